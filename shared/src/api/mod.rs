@@ -1,0 +1,1 @@
+//! HTTP glue shared by the function handlers. STUB: being written.

@@ -1,0 +1,1 @@
+//! Write validation. STUB: being written.

@@ -1,0 +1,25 @@
+//! Domain of the account routing API.
+//!
+//! Everything the Lambda functions share lives here: the record model and the field catalogue
+//! (spec "Resources and their fields"), write validation and canonical stored forms, account
+//! members and their availability, routers and trigger evaluation, OAuth 2.0 client-credentials
+//! auth (RFC 6749 section 4.4, JWT bearer tokens per RFC 7519 / RFC 6750), the store port with its
+//! adapters, the provisioning (seed) loader, and the thin HTTP glue the handlers use.
+//!
+//! The product decisions where the spec is silent are in `../shared/BEHAVIOR.md`; section numbers
+//! quoted in doc comments ("BEHAVIOR 3") refer to that page.
+
+pub mod api;
+pub mod auth;
+pub mod clock;
+pub mod error;
+pub mod fields;
+pub mod model;
+pub mod records;
+pub mod schedule;
+pub mod seed;
+pub mod store;
+pub mod timefmt;
+pub mod trigger;
+
+pub use error::ApiError;

@@ -1,0 +1,71 @@
+use crate::auth::Scope;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A customer account: the tenant every other item belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Account {
+    /// Account id (UUID).
+    pub id: Uuid,
+    /// Display name.
+    pub name: String,
+    /// Inactive accounts keep their data and tokens; only dispatch refuses them (BEHAVIOR 1).
+    pub active: bool,
+    /// Monthly assignment quota of the plan; `None` is unlimited (BEHAVIOR 6, step 9).
+    pub assignment_quota: Option<u64>,
+    /// The connected CRM, if any.
+    pub crm: Option<CrmConnection>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A HubSpot-compatible CRM connection (BEHAVIOR 6, "CRM connection").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrmConnection {
+    /// Always `hubspot` for now.
+    pub provider: String,
+    /// Base URL of the CRM's API.
+    pub base_url: String,
+    /// Bearer token for the CRM.
+    pub access_token: String,
+}
+
+/// An OAuth 2.0 confidential client (RFC 6749 section 2.1) linked to one account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiClient {
+    /// `client_id`, unique across the store.
+    pub client_id: String,
+    /// The account the client's tokens carry as `account_id`.
+    pub account_id: Uuid,
+    /// PHC string of the argon2id hash of the secret; the secret itself is never stored.
+    pub secret_hash: String,
+    /// The scopes this client may request.
+    pub scopes: Vec<Scope>,
+}
+
+/// A member role; members show its display name as `role`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Role {
+    /// Role id (UUID).
+    pub id: Uuid,
+    /// Owning account.
+    pub account_id: Uuid,
+    /// Display name, e.g. `Sales Rep`.
+    pub name: String,
+}
+
+/// A named group of members; routers refer to teams by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Team {
+    /// Team id (UUID).
+    pub id: Uuid,
+    /// Owning account.
+    pub account_id: Uuid,
+    /// Name, unique per account.
+    pub name: String,
+    /// Member e-mails, in order.
+    pub members: Vec<String>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}

@@ -1,0 +1,45 @@
+use super::ObjectType;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// A stored contact, company, deal or ticket.
+///
+/// `values` holds every field that has a value, in stored (canonical) text form (spec "Field
+/// types"): standard and custom fields, `external_id`, and the `*_owner_assigned_date` system
+/// fields. A field absent from the map is `null`. `record_id`, `create_date` and
+/// `last_modified_date` are derived from `id`, `created_at` and `updated_at`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Record id (UUID v7 for API-created records).
+    pub id: Uuid,
+    /// Owning account.
+    pub account_id: Uuid,
+    /// Contact, company, deal or ticket.
+    pub object_type: ObjectType,
+    /// Field values by internal name, stored form.
+    pub values: BTreeMap<String, String>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last write time.
+    pub updated_at: DateTime<Utc>,
+    /// Archive time; `None` while active.
+    pub archived_at: Option<DateTime<Utc>>,
+    /// Who archived it (token `sub` or member id); set with `archived_at`.
+    pub archived_by: Option<String>,
+    /// Optimistic-concurrency version, incremented by every write.
+    pub version: u64,
+}
+
+impl Record {
+    /// Whether the record is active (not archived).
+    pub fn is_active(&self) -> bool {
+        self.archived_at.is_none()
+    }
+
+    /// The stored value of a field, `None` when unset.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
+    }
+}

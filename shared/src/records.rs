@@ -1,0 +1,1 @@
+//! Record service. STUB: being written.

@@ -1,0 +1,1 @@
+//! Members' time zones, working hours, out-of-office ranges and availability. STUB: being written.

@@ -1,0 +1,169 @@
+//! The store port: what the domain needs from persistence, as async traits, and its adapters.
+//!
+//! The port is shaped after what DynamoDB does well, so that adapter is a straight
+//! implementation: single-item reads by key, ordered queries with a page, and atomic multi-item
+//! writes with conditions (`TransactWriteItems`). Rules that must hold under concurrency are
+//! enforced by the store inside one write, never by "query, then write":
+//!
+//! - uniqueness of record keys: guard items claimed in the same transaction as the record
+//!   ([`Store::create_record`], [`Store::update_record`]);
+//! - lost updates: every mutable item carries a `version`; writes are conditional on the version
+//!   read ([`StoreError::Conflict`] otherwise).
+//!
+//! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
+//! fast tests').
+
+pub mod memory;
+
+use crate::error::{ApiError, BoxError};
+use crate::fields::FieldDefinition;
+use crate::model::{Account, ApiClient, Member, ObjectType, Record, Role, Router, Team};
+use crate::seed::ProvisionPlan;
+use async_trait::async_trait;
+use uuid::Uuid;
+
+/// Result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Why a store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// An active record of the same account and type already holds this unique key.
+    #[error("duplicate value for unique key {field}")]
+    Duplicate {
+        /// The first colliding key, in the order the keys were given.
+        field: String,
+    },
+    /// The item changed (or was archived) since it was read: the conditional write failed.
+    #[error("the item changed concurrently")]
+    Conflict,
+    /// Provisioning found an item that contradicts the store (e.g. a key held by another record).
+    #[error("{0}")]
+    Rejected(String),
+    /// The backend failed (I/O, throttling after retries, malformed item).
+    #[error("store backend failure")]
+    Backend(#[source] BoxError),
+}
+
+impl From<StoreError> for ApiError {
+    /// Store failures the caller did not map itself are internal errors.
+    fn from(e: StoreError) -> Self {
+        ApiError::internal(e)
+    }
+}
+
+/// One page of a list, in the contract's order (BEHAVIOR 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// Maximum number of items, 1..=100.
+    pub limit: usize,
+    /// Items to skip, >= 0.
+    pub offset: usize,
+    /// Whether archived items are included.
+    pub include_archived: bool,
+}
+
+/// A unique key of a record (BEHAVIOR 3): the field's internal name and its canonical value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UniqueKey {
+    /// `email`, `website_url` or `external_id`.
+    pub field: String,
+    /// The canonical stored value.
+    pub value: String,
+}
+
+/// What a provisioning run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProvisionReport {
+    /// Items written.
+    pub inserted: usize,
+    /// Items left as stored because their id (or `client_id`) existed, e.g. `router 5b1c...`.
+    pub skipped: Vec<String>,
+}
+
+/// Persistence of the routing domain. All reads and writes are scoped to an account; an item of
+/// another account is reported as absent.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// An account by id.
+    async fn get_account(&self, account_id: Uuid) -> StoreResult<Option<Account>>;
+
+    /// An API client by `client_id` (unique across the store).
+    async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>>;
+
+    /// The account's stored field definitions, all record types.
+    async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>>;
+
+    /// A record of the account and type by id, archived or not.
+    async fn get_record(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        id: Uuid,
+    ) -> StoreResult<Option<Record>>;
+
+    /// Records of the account and type, by creation time then id.
+    async fn list_records(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        page: Page,
+    ) -> StoreResult<Vec<Record>>;
+
+    /// Creates `record` and claims its `unique_keys` atomically.
+    ///
+    /// Errors: [`StoreError::Duplicate`] naming the first key (in the given order) held by an
+    /// active record of the same account and type; nothing is written then.
+    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()>;
+
+    /// Replaces the stored record with `record` when the stored one is active and at
+    /// `expected_version`, releasing the `released` keys and claiming the `claimed` ones in the
+    /// same atomic write. Archiving is such an update (with `archived_at` set, releasing every key).
+    ///
+    /// Errors: [`StoreError::Duplicate`] for a claimed key held by another active record;
+    /// [`StoreError::Conflict`] when the stored record changed, was archived or is gone.
+    async fn update_record(
+        &self,
+        record: &Record,
+        expected_version: u64,
+        claimed: &[UniqueKey],
+        released: &[UniqueKey],
+    ) -> StoreResult<()>;
+
+    /// Members of the account, by e-mail.
+    async fn list_members(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Member>>;
+
+    /// A member by id, archived or not.
+    async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>>;
+
+    /// A member by e-mail (case-insensitive), archived or not.
+    async fn find_member_by_email(
+        &self,
+        account_id: Uuid,
+        email: &str,
+    ) -> StoreResult<Option<Member>>;
+
+    /// Replaces the stored member when it is active and at `expected_version`.
+    ///
+    /// Errors: [`StoreError::Conflict`] otherwise.
+    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()>;
+
+    /// The account's roles.
+    async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>>;
+
+    /// The account's teams, by creation time.
+    async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>>;
+
+    /// Routers of the account, by creation time then id.
+    async fn list_routers(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Router>>;
+
+    /// A router by id, archived or not.
+    async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>>;
+
+    /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),
+    /// all-or-nothing.
+    ///
+    /// Errors: [`StoreError::Rejected`] when an inserted record's unique key is held by an
+    /// existing active record; nothing is written then.
+    async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport>;
+}
