@@ -1,1 +1,91 @@
-fn main() {}
+//! `local-server`: the whole API behind one HTTP listener, for development and black-box tests.
+//!
+//! Every function's handler is mounted exactly as Lambda runs it, over the embedded store loaded
+//! from a seed file (`--seed`, default: the demo seed committed in `infra/seed/demo.json`).
+//! Tokens are signed with `--signing-key` (a P-256 PEM), or the fixed development key.
+
+use anyhow::Context;
+use clap::Parser;
+use local_server::{build_app, AppConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Command line of the local server.
+#[derive(Debug, Parser)]
+#[command(name = "local-server", about = "Runs the account routing API locally on the embedded store")]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    addr: SocketAddr,
+    /// Seed file (contracts/seed-format.md); default: the demo seed.
+    #[arg(long)]
+    seed: Option<PathBuf>,
+    /// PEM file of the P-256 private key that signs tokens; default: the development key.
+    #[arg(long)]
+    signing_key: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+        )
+        .init();
+    let args = Args::parse();
+    let seed = match &args.seed {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read seed file {}", path.display()))?,
+        None => local_server::DEMO_SEED.to_string(),
+    };
+    let signing_key = match &args.signing_key {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read signing key {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let app = build_app(AppConfig { seed, signing_key_pem: signing_key }).await?;
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    println!("account routing API listening on http://{addr}");
+    if let Some(client) = &app.demo_client {
+        println!("demo client id: {client}");
+        if let Some(secret) = &app.demo_secret {
+            println!(
+                "get a token:\n  curl -s -X POST http://{addr}/oauth2/token -u '{client}:{secret}' \
+                 -d grant_type=client_credentials -d 'scope=service-api/read service-api/create service-api/update service-api/delete'"
+            );
+        }
+    }
+    axum::serve(listener, app.router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("server failed")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

@@ -3,9 +3,11 @@
 //! Every account starts with the standard catalogue (`contracts/standard-fields.md`); its stored
 //! definitions add custom fields and options of standard enumerations (BEHAVIOR 3).
 
+mod cache;
 mod catalogue;
 pub mod validate;
 
+pub use cache::{AccountCatalogues, CatalogueCache};
 pub use catalogue::{Catalogue, FieldDef, FieldOrigin, DEFAULT_SYSTEM_FIELDS};
 
 use crate::model::ObjectType;

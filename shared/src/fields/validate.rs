@@ -1,1 +1,414 @@
-//! Write validation. STUB: being written.
+//! Write validation and canonical stored forms (spec "Field types", BEHAVIOR 3).
+//!
+//! Validation of a write is all-or-nothing: [`validate_fields`] checks every key of `fields`
+//! before anything is stored. `user` values need the account's members, so they come back as
+//! [`FieldInput::Member`] for the caller to resolve against the store.
+
+use super::{Catalogue, EnumOption, FieldDef, FieldType};
+use crate::error::ApiError;
+use crate::timefmt::rfc3339_millis;
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use email_address::{EmailAddress, Options};
+use serde_json::{Map, Value};
+
+/// Keys that are never writable though not in the catalogue: always-present response keys.
+const RESPONSE_ONLY_KEYS: [&str; 5] = ["id", "created_at", "updated_at", "archived", "archived_by"];
+
+/// A validated value of one key of `fields`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldInput {
+    /// Store this canonical text.
+    Set(String),
+    /// Clear the field (`null`, or a blank string).
+    Clear,
+    /// A `user` field: a member id or e-mail still to be resolved to an active member's e-mail.
+    Member(String),
+}
+
+/// Validates every key of a `fields` object against `catalogue`, in the object's key order.
+///
+/// Errors (400, `field` set): `Unknown field: <name>`; `Field cannot be set: <name>` for
+/// system-managed names (spec "System-managed record fields"); a type error naming the field.
+pub fn validate_fields(
+    catalogue: &Catalogue,
+    fields: &Map<String, Value>,
+) -> Result<Vec<(String, FieldInput)>, ApiError> {
+    fields
+        .iter()
+        .map(|(name, value)| {
+            let def = match catalogue.get(name) {
+                Some(def) if def.is_system() => return Err(cannot_be_set(name)),
+                Some(def) => def,
+                None if RESPONSE_ONLY_KEYS.contains(&name.as_str()) => {
+                    return Err(cannot_be_set(name))
+                }
+                None => {
+                    return Err(ApiError::bad_field(name, format!("Unknown field: {name}")));
+                }
+            };
+            validate_value(def, value).map(|input| (name.clone(), input))
+        })
+        .collect()
+}
+
+fn cannot_be_set(name: &str) -> ApiError {
+    ApiError::bad_field(name, format!("Field cannot be set: {name}"))
+}
+
+/// Validates one value for a (writable) field definition.
+///
+/// Errors: 400 naming the field, e.g. `Invalid value for amount: expected a finite number`.
+pub fn validate_value(def: &FieldDef, value: &Value) -> Result<FieldInput, ApiError> {
+    let name = def.internal_name.as_str();
+    let invalid = |why: String| ApiError::bad_field(name, format!("Invalid value for {name}: {why}"));
+    if value.is_null() {
+        return Ok(FieldInput::Clear);
+    }
+    match def.field_type {
+        FieldType::String => {
+            let Some(text) = scalar_text(value) else {
+                return Err(invalid("expected a string".into()));
+            };
+            if text.trim().is_empty() {
+                return Ok(FieldInput::Clear);
+            }
+            let stored = match name {
+                "email" => canonical_email(&text).map_err(invalid)?,
+                "website_url" => canonical_domain(&text).map_err(invalid)?,
+                _ => text,
+            };
+            Ok(FieldInput::Set(stored))
+        }
+        FieldType::Number => canonical_number(value).map(FieldInput::Set).map_err(invalid),
+        FieldType::Bool => canonical_bool(value).map(FieldInput::Set).map_err(invalid),
+        FieldType::Datetime => {
+            if is_blank(value) {
+                return Ok(FieldInput::Clear);
+            }
+            parse_datetime_value(value)
+                .map(|at| FieldInput::Set(rfc3339_millis(at)))
+                .map_err(invalid)
+        }
+        FieldType::Enumeration => {
+            let Some(text) = scalar_text(value) else {
+                return Err(invalid("expected one of the options".into()));
+            };
+            if text.trim().is_empty() {
+                return Ok(FieldInput::Clear);
+            }
+            canonical_option(&text, &def.options).map(FieldInput::Set).map_err(invalid)
+        }
+        FieldType::User => match value {
+            Value::String(s) if s.trim().is_empty() => Ok(FieldInput::Clear),
+            Value::String(s) => Ok(FieldInput::Member(s.trim().to_string())),
+            _ => Err(invalid("expected a member id or e-mail".into())),
+        },
+    }
+}
+
+fn is_blank(value: &Value) -> bool {
+    matches!(value, Value::String(s) if s.trim().is_empty())
+}
+
+/// Text of a scalar: strings as they are, numbers and booleans as their JSON text; `None` for
+/// objects and arrays.
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A syntactically valid e-mail address, lowercased (spec "Field types": `email` is lowercased).
+///
+/// Display text (`Ana <a@b.com>`) and domain literals are refused; the domain needs a dot.
+pub fn canonical_email(input: &str) -> Result<String, String> {
+    let options = Options::default()
+        .without_display_text()
+        .without_domain_literal()
+        .with_required_tld();
+    EmailAddress::parse_with_options(input.trim(), options)
+        .map(|e| e.as_str().to_lowercase())
+        .map_err(|e| format!("not a valid e-mail address ({e})"))
+}
+
+/// The canonical host of a website URL (BEHAVIOR 3): lowercased, without scheme, `www.`, port,
+/// path, query, fragment or trailing dot; a value without a scheme is read as `http://<value>`.
+/// `https://www.Example.com/about` -> `example.com`.
+pub fn canonical_domain(input: &str) -> Result<String, String> {
+    let trimmed = input.trim();
+    let with_scheme = if trimmed.contains("://") {
+        trimmed.to_string()
+    } else {
+        format!("http://{trimmed}")
+    };
+    let url = url::Url::parse(&with_scheme).map_err(|e| format!("not a valid URL ({e})"))?;
+    let host = url.host_str().filter(|h| !h.is_empty()).ok_or("the URL has no host")?;
+    let host = host.trim_end_matches('.').to_lowercase();
+    let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
+    if host.is_empty() {
+        return Err("the URL has no host".into());
+    }
+    Ok(host)
+}
+
+/// A finite number (JSON number or numeric string) as its shortest decimal text without exponent
+/// (BEHAVIOR 3): `1e3` -> `1000`, `12.50` -> `12.5`, `-0` -> `0`.
+pub fn canonical_number(value: &Value) -> Result<String, String> {
+    let number = match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => {
+            let t = s.trim();
+            // Rust also parses `inf`, `NaN` and `infinity`; only digits, sign, point, exponent here.
+            if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) {
+                None
+            } else {
+                t.parse::<f64>().ok()
+            }
+        }
+        _ => None,
+    };
+    match number {
+        Some(n) if n.is_finite() => Ok(if n == 0.0 { "0".to_string() } else { format!("{n}") }),
+        _ => Err("expected a finite number".into()),
+    }
+}
+
+/// `true`, `false`, `"true"`, `"false"` (strings case-insensitive) as `true` / `false`.
+pub fn canonical_bool(value: &Value) -> Result<String, String> {
+    match value {
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::String(s) if s.trim().eq_ignore_ascii_case("true") => Ok("true".into()),
+        Value::String(s) if s.trim().eq_ignore_ascii_case("false") => Ok("false".into()),
+        _ => Err("expected true or false".into()),
+    }
+}
+
+/// An enumeration option by `internal_name` or display `name`, case-insensitive, as its
+/// `internal_name`. The error lists the allowed internal names.
+pub fn canonical_option(input: &str, options: &[EnumOption]) -> Result<String, String> {
+    let wanted = input.trim();
+    options
+        .iter()
+        .find(|o| o.internal_name.eq_ignore_ascii_case(wanted) || o.name.eq_ignore_ascii_case(wanted))
+        .map(|o| o.internal_name.clone())
+        .ok_or_else(|| {
+            let allowed: Vec<&str> = options.iter().map(|o| o.internal_name.as_str()).collect();
+            format!("\"{wanted}\" is not an option; allowed: {}", allowed.join(", "))
+        })
+}
+
+/// Parses a datetime input (BEHAVIOR 3): RFC 3339 / ISO 8601 (a date alone is midnight UTC, a
+/// time without offset is UTC, an offset is converted), RFC 2822, or a numeric timestamp (number
+/// or numeric string; absolute values below 10^11 are seconds, otherwise milliseconds).
+pub fn parse_datetime_value(value: &Value) -> Result<DateTime<Utc>, String> {
+    let bad = || "expected an ISO 8601 or RFC 2822 date-time or a numeric timestamp".to_string();
+    match value {
+        Value::Number(n) => n.as_f64().and_then(from_timestamp).ok_or_else(bad),
+        Value::String(s) => parse_datetime_text(s).ok_or_else(bad),
+        _ => Err(bad()),
+    }
+}
+
+/// [`parse_datetime_value`] for text.
+pub fn parse_datetime_text(text: &str) -> Option<DateTime<Utc>> {
+    let t = text.trim();
+    if let Ok(at) = DateTime::parse_from_rfc3339(t) {
+        return Some(at.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+        if let Ok(at) = DateTime::parse_from_str(t, format) {
+            return Some(at.with_timezone(&Utc));
+        }
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+        if let Ok(at) = NaiveDateTime::parse_from_str(t, format) {
+            return Some(at.and_utc());
+        }
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return date.and_hms_opt(0, 0, 0).map(|d| d.and_utc());
+    }
+    if let Ok(at) = DateTime::parse_from_rfc2822(t) {
+        return Some(at.with_timezone(&Utc));
+    }
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || "+-.".contains(c)) {
+        return t.parse::<f64>().ok().and_then(from_timestamp);
+    }
+    None
+}
+
+fn from_timestamp(n: f64) -> Option<DateTime<Utc>> {
+    if !n.is_finite() {
+        return None;
+    }
+    let millis = if n.abs() < 1e11 { n * 1000.0 } else { n };
+    if millis.abs() > 8.64e15 {
+        return None;
+    }
+    DateTime::from_timestamp_millis(millis.round() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectType;
+    use serde_json::json;
+
+    #[test]
+    fn emails_are_lowercased_and_invalid_ones_rejected() {
+        let cases = [
+            ("Ana.Lopez@Northwind.EXAMPLE", Some("ana.lopez@northwind.example")),
+            ("  dana@contoso.example ", Some("dana@contoso.example")),
+            ("not-an-email", None),
+            ("a@b", None),
+            ("Ana <ana@x.example>", None),
+            ("two@@x.example", None),
+            ("", None),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(canonical_email(input).ok().as_deref(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn website_urls_are_stored_as_their_canonical_host() {
+        let cases = [
+            ("https://www.Example.com/about", Some("example.com")),
+            ("http://example.com", Some("example.com")),
+            ("www.example.com", Some("example.com")),
+            ("example.com.", Some("example.com")),
+            ("EXAMPLE.com:8080/path?q=1#frag", Some("example.com")),
+            ("https://shop.example.co.uk/", Some("shop.example.co.uk")),
+            ("https://", None),
+            ("http://exa mple.com", None),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(canonical_domain(input).ok().as_deref(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_stored_as_shortest_decimal_text() {
+        let cases = [
+            (json!(1e3), Some("1000")),
+            (json!(12.50), Some("12.5")),
+            (json!(-0.0), Some("0")),
+            (json!("42"), Some("42")),
+            (json!(" 7.25 "), Some("7.25")),
+            (json!("1e3"), Some("1000")),
+            (json!(1e21), Some("1000000000000000000000")),
+            (json!(-3), Some("-3")),
+            (json!("inf"), None),
+            (json!("NaN"), None),
+            (json!("12abc"), None),
+            (json!(true), None),
+            (json!([1]), None),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(canonical_number(&input).ok().as_deref(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn booleans_accept_json_and_text_forms() {
+        let cases = [
+            (json!(true), Some("true")),
+            (json!(false), Some("false")),
+            (json!("TRUE"), Some("true")),
+            (json!("false"), Some("false")),
+            (json!("yes"), None),
+            (json!(1), None),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(canonical_bool(&input).ok().as_deref(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn datetimes_in_every_accepted_format_become_rfc3339_utc_millis() {
+        let cases = [
+            (json!("2026-11-22T09:30:00Z"), Some("2026-11-22T09:30:00.000Z")),
+            (json!("2026-11-22T10:30:00+01:00"), Some("2026-11-22T09:30:00.000Z")),
+            (json!("2026-11-22T09:30:00.123456Z"), Some("2026-11-22T09:30:00.123Z")),
+            (json!("2026-11-22T09:30:00"), Some("2026-11-22T09:30:00.000Z")),
+            (json!("2026-11-22"), Some("2026-11-22T00:00:00.000Z")),
+            (json!("Sun, 22 Nov 2026 09:30:00 +0000"), Some("2026-11-22T09:30:00.000Z")),
+            (json!("Sun, 22 Nov 2026 10:30:00 +0100"), Some("2026-11-22T09:30:00.000Z")),
+            (json!(1_795_339_800), Some("2026-11-22T09:30:00.000Z")),
+            (json!(1_795_339_800_000_i64), Some("2026-11-22T09:30:00.000Z")),
+            (json!("1795339800"), Some("2026-11-22T09:30:00.000Z")),
+            (json!("yesterday"), None),
+            (json!("2026-13-01"), None),
+            (json!(true), None),
+        ];
+        for (input, expected) in cases {
+            let got = parse_datetime_value(&input).ok().map(rfc3339_millis);
+            assert_eq!(got.as_deref(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn enumerations_accept_internal_or_display_name_case_insensitively() {
+        let c = Catalogue::standard(ObjectType::Deals);
+        let stage = c.get("deal_stage").unwrap();
+        for input in ["closed_won", "Closed Won", "CLOSED_WON", "closed won"] {
+            assert_eq!(
+                validate_value(stage, &json!(input)).unwrap(),
+                FieldInput::Set("closed_won".into()),
+                "{input}"
+            );
+        }
+        let err = validate_value(stage, &json!("won-ish")).unwrap_err();
+        assert!(err.to_string().contains("allowed: appointment_scheduled"), "{err}");
+    }
+
+    #[test]
+    fn strings_coerce_scalars_and_blank_strings_clear() {
+        let c = Catalogue::standard(ObjectType::Contacts);
+        let city = c.get("city").unwrap();
+        assert_eq!(validate_value(city, &json!(12)).unwrap(), FieldInput::Set("12".into()));
+        assert_eq!(validate_value(city, &json!(true)).unwrap(), FieldInput::Set("true".into()));
+        assert_eq!(validate_value(city, &json!("   ")).unwrap(), FieldInput::Clear);
+        assert_eq!(validate_value(city, &Value::Null).unwrap(), FieldInput::Clear);
+        assert!(validate_value(city, &json!({"a": 1})).is_err());
+        assert!(validate_value(city, &json!(["a"])).is_err());
+    }
+
+    #[test]
+    fn user_fields_take_an_id_or_email_to_resolve() {
+        let c = Catalogue::standard(ObjectType::Contacts);
+        let owner = c.get("contact_owner").unwrap();
+        assert_eq!(
+            validate_value(owner, &json!(" ana@x.example ")).unwrap(),
+            FieldInput::Member("ana@x.example".into())
+        );
+        assert!(validate_value(owner, &json!(5)).is_err());
+    }
+
+    #[test]
+    fn unknown_and_system_managed_names_are_rejected_with_the_field() {
+        let c = Catalogue::standard(ObjectType::Contacts);
+        let cases = [
+            ("favourite_colour", "Unknown field: favourite_colour"),
+            ("record_id", "Field cannot be set: record_id"),
+            ("create_date", "Field cannot be set: create_date"),
+            ("last_modified_date", "Field cannot be set: last_modified_date"),
+            ("contact_owner_assigned_date", "Field cannot be set: contact_owner_assigned_date"),
+            ("id", "Field cannot be set: id"),
+            ("created_at", "Field cannot be set: created_at"),
+            ("updated_at", "Field cannot be set: updated_at"),
+            ("archived", "Field cannot be set: archived"),
+            ("archived_by", "Field cannot be set: archived_by"),
+        ];
+        for (name, message) in cases {
+            let mut fields = Map::new();
+            fields.insert("first_name".into(), json!("Ana"));
+            fields.insert(name.into(), json!("x"));
+            let err = validate_fields(&c, &fields).unwrap_err();
+            assert_eq!(err.body(), json!({"message": message, "error": true, "field": name}));
+        }
+    }
+}

@@ -1,1 +1,321 @@
-//! Embedded store. STUB: being written.
+//! The embedded store: everything in process memory behind one lock.
+//!
+//! Each port method runs under a single mutex, so every multi-item write is atomic and
+//! conditional exactly as the DynamoDB adapter's transactions are: uniqueness guards, version
+//! checks and provisioning all succeed or change nothing.
+
+use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use crate::fields::FieldDefinition;
+use crate::model::{Account, ApiClient, Member, ObjectType, Record, Role, Router, Team};
+use crate::seed::ProvisionPlan;
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use uuid::Uuid;
+
+/// Identity of a uniqueness guard: account, type, key name, canonical value.
+type GuardKey = (Uuid, ObjectType, String, String);
+
+#[derive(Debug, Default)]
+struct State {
+    accounts: HashMap<Uuid, Account>,
+    clients: HashMap<String, ApiClient>,
+    roles: HashMap<Uuid, Role>,
+    members: HashMap<Uuid, Member>,
+    teams: HashMap<Uuid, Team>,
+    field_definitions: HashMap<Uuid, Vec<FieldDefinition>>,
+    routers: HashMap<Uuid, Router>,
+    records: HashMap<Uuid, Record>,
+    /// Guard -> id of the active record holding the key.
+    guards: HashMap<GuardKey, Uuid>,
+}
+
+/// In-process adapter of the [`Store`] port.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-applied write: every method
+        // validates before it mutates. So a poisoned lock is still consistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn guard(record: &Record, key: &UniqueKey) -> GuardKey {
+    (record.account_id, record.object_type, key.field.clone(), key.value.clone())
+}
+
+fn page_of<T: Clone>(mut items: Vec<T>, page: Page) -> Vec<T> {
+    items.drain(..).skip(page.offset).take(page.limit).collect()
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn get_account(&self, account_id: Uuid) -> StoreResult<Option<Account>> {
+        Ok(self.lock().accounts.get(&account_id).cloned())
+    }
+
+    async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>> {
+        Ok(self.lock().clients.get(client_id).cloned())
+    }
+
+    async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+        Ok(self.lock().field_definitions.get(&account_id).cloned().unwrap_or_default())
+    }
+
+    async fn get_record(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        id: Uuid,
+    ) -> StoreResult<Option<Record>> {
+        Ok(self
+            .lock()
+            .records
+            .get(&id)
+            .filter(|r| r.account_id == account_id && r.object_type == object_type)
+            .cloned())
+    }
+
+    async fn list_records(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        page: Page,
+    ) -> StoreResult<Vec<Record>> {
+        let state = self.lock();
+        let mut items: Vec<Record> = state
+            .records
+            .values()
+            .filter(|r| r.account_id == account_id && r.object_type == object_type)
+            .filter(|r| page.include_archived || r.is_active())
+            .cloned()
+            .collect();
+        items.sort_by_key(|r| (r.created_at, r.id));
+        Ok(page_of(items, page))
+    }
+
+    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
+        let mut state = self.lock();
+        if let Some(taken) = unique_keys.iter().find(|k| state.guards.contains_key(&guard(record, k))) {
+            return Err(StoreError::Duplicate { field: taken.field.clone() });
+        }
+        if state.records.contains_key(&record.id) {
+            return Err(StoreError::Conflict);
+        }
+        for key in unique_keys {
+            state.guards.insert(guard(record, key), record.id);
+        }
+        state.records.insert(record.id, record.clone());
+        Ok(())
+    }
+
+    async fn update_record(
+        &self,
+        record: &Record,
+        expected_version: u64,
+        claimed: &[UniqueKey],
+        released: &[UniqueKey],
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.records.get(&record.id) {
+            Some(stored)
+                if stored.version == expected_version
+                    && stored.is_active()
+                    && stored.account_id == record.account_id
+                    && stored.object_type == record.object_type => {}
+            _ => return Err(StoreError::Conflict),
+        }
+        let held_by_other = |k: &&UniqueKey| {
+            state.guards.get(&guard(record, k)).is_some_and(|holder| *holder != record.id)
+        };
+        if let Some(taken) = claimed.iter().find(held_by_other) {
+            return Err(StoreError::Duplicate { field: taken.field.clone() });
+        }
+        for key in released {
+            let g = guard(record, key);
+            if state.guards.get(&g) == Some(&record.id) {
+                state.guards.remove(&g);
+            }
+        }
+        for key in claimed {
+            state.guards.insert(guard(record, key), record.id);
+        }
+        state.records.insert(record.id, record.clone());
+        Ok(())
+    }
+
+    async fn list_members(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Member>> {
+        let state = self.lock();
+        let mut items: Vec<Member> = state
+            .members
+            .values()
+            .filter(|m| m.account_id == account_id && (page.include_archived || m.is_active()))
+            .cloned()
+            .collect();
+        items.sort_by(|a, b| a.email.cmp(&b.email).then(a.id.cmp(&b.id)));
+        Ok(page_of(items, page))
+    }
+
+    async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>> {
+        Ok(self.lock().members.get(&member_id).filter(|m| m.account_id == account_id).cloned())
+    }
+
+    async fn find_member_by_email(
+        &self,
+        account_id: Uuid,
+        email: &str,
+    ) -> StoreResult<Option<Member>> {
+        let wanted = email.to_lowercase();
+        Ok(self
+            .lock()
+            .members
+            .values()
+            .find(|m| m.account_id == account_id && m.email == wanted)
+            .cloned())
+    }
+
+    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.members.get(&member.id) {
+            Some(stored)
+                if stored.version == expected_version
+                    && stored.is_active()
+                    && stored.account_id == member.account_id => {}
+            _ => return Err(StoreError::Conflict),
+        }
+        state.members.insert(member.id, member.clone());
+        Ok(())
+    }
+
+    async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>> {
+        let state = self.lock();
+        Ok(state.roles.values().filter(|r| r.account_id == account_id).cloned().collect())
+    }
+
+    async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>> {
+        let state = self.lock();
+        let mut teams: Vec<Team> =
+            state.teams.values().filter(|t| t.account_id == account_id).cloned().collect();
+        teams.sort_by_key(|t| (t.created_at, t.id));
+        Ok(teams)
+    }
+
+    async fn list_routers(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Router>> {
+        let state = self.lock();
+        let mut items: Vec<Router> = state
+            .routers
+            .values()
+            .filter(|r| r.account_id == account_id)
+            .filter(|r| page.include_archived || r.archived_at.is_none())
+            .cloned()
+            .collect();
+        items.sort_by_key(|r| (r.created_at, r.id));
+        Ok(page_of(items, page))
+    }
+
+    async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>> {
+        Ok(self.lock().routers.get(&router_id).filter(|r| r.account_id == account_id).cloned())
+    }
+
+    async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
+        let mut state = self.lock();
+        // Check first, write after: nothing is written when any record's key is taken.
+        for account in &plan.accounts {
+            for planned in account.records.iter().filter(|p| !state.records.contains_key(&p.record.id)) {
+                if let Some(key) = planned.unique_keys.iter().find(|k| {
+                    state.guards.get(&guard(&planned.record, k)).is_some_and(|h| *h != planned.record.id)
+                }) {
+                    return Err(StoreError::Rejected(format!(
+                        "{}.fields.{}: an active {} already holds {} \"{}\"",
+                        planned.path,
+                        key.field,
+                        planned.record.object_type.singular(),
+                        key.field,
+                        key.value
+                    )));
+                }
+            }
+        }
+        let mut report = ProvisionReport::default();
+        let mut note = |inserted: bool, what: String| {
+            if inserted {
+                report.inserted += 1;
+            } else {
+                report.skipped.push(what);
+            }
+        };
+        for plan in &plan.accounts {
+            let a = &plan.account;
+            let fresh = !state.accounts.contains_key(&a.id);
+            if fresh {
+                state.accounts.insert(a.id, a.clone());
+            }
+            note(fresh, format!("account {}", a.id));
+            for c in &plan.clients {
+                let fresh = !state.clients.contains_key(&c.client_id);
+                if fresh {
+                    state.clients.insert(c.client_id.clone(), c.clone());
+                }
+                note(fresh, format!("client {}", c.client_id));
+            }
+            for r in &plan.roles {
+                let fresh = !state.roles.contains_key(&r.id);
+                if fresh {
+                    state.roles.insert(r.id, r.clone());
+                }
+                note(fresh, format!("role {}", r.id));
+            }
+            for m in &plan.members {
+                let fresh = !state.members.contains_key(&m.id);
+                if fresh {
+                    state.members.insert(m.id, m.clone());
+                }
+                note(fresh, format!("member {}", m.id));
+            }
+            for t in &plan.teams {
+                let fresh = !state.teams.contains_key(&t.id);
+                if fresh {
+                    state.teams.insert(t.id, t.clone());
+                }
+                note(fresh, format!("team {}", t.id));
+            }
+            let stored = state.field_definitions.entry(a.id).or_default();
+            for d in &plan.field_definitions {
+                let fresh = !stored
+                    .iter()
+                    .any(|s| s.object_type == d.object_type && s.internal_name == d.internal_name);
+                if fresh {
+                    stored.push(d.clone());
+                }
+                note(fresh, format!("field {}.{}", d.object_type, d.internal_name));
+            }
+            for r in &plan.routers {
+                let fresh = !state.routers.contains_key(&r.id);
+                if fresh {
+                    state.routers.insert(r.id, r.clone());
+                }
+                note(fresh, format!("router {}", r.id));
+            }
+            for p in &plan.records {
+                let fresh = !state.records.contains_key(&p.record.id);
+                if fresh {
+                    for key in &p.unique_keys {
+                        state.guards.insert(guard(&p.record, key), p.record.id);
+                    }
+                    state.records.insert(p.record.id, p.record.clone());
+                }
+                note(fresh, format!("record {}", p.record.id));
+            }
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,29 @@
+//! The bearer-token extractor (RFC 6750 section 2.1).
+
+use crate::auth::{bearer_token, Principal, TokenVerifier};
+use crate::error::ApiError;
+use axum::extract::{FromRef, FromRequestParts};
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use std::sync::Arc;
+
+/// The verified caller of a request. As the first extractor of a handler it makes 401 the first
+/// check of every route (BEHAVIOR 2); the handler then checks its scope with
+/// [`Principal::require`] (403).
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub Principal);
+
+impl<S> FromRequestParts<S> for Authenticated
+where
+    Arc<TokenVerifier>: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let verifier = Arc::<TokenVerifier>::from_ref(state);
+        let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let token = bearer_token(header)?;
+        Ok(Authenticated(verifier.verify(token)?))
+    }
+}
