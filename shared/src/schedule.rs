@@ -1,1 +1,0 @@
-//! Members' time zones, working hours, out-of-office ranges and availability. STUB: being written.
