@@ -5,12 +5,14 @@
 //! account in the token's context (spec "Authentication" 6).
 
 mod account;
+mod dispatch;
 mod member;
 mod object_type;
 mod record;
 mod router;
 
 pub use account::{Account, ApiClient, CrmConnection, Role, Team};
+pub use dispatch::{AssignmentLog, AssignmentReason, AssignmentWrite, RotationState};
 pub use member::{Member, OutOfOffice, WorkingHours};
 pub use object_type::ObjectType;
 pub use record::Record;

@@ -6,10 +6,13 @@
 
 use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
 use crate::fields::FieldDefinition;
-use crate::model::{Account, ApiClient, Member, ObjectType, Record, Role, Router, Team};
+use crate::model::{
+    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
+    RotationState, Router, Team,
+};
 use crate::seed::ProvisionPlan;
 use async_trait::async_trait;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
@@ -28,6 +31,11 @@ struct State {
     records: HashMap<Uuid, Record>,
     /// Guard -> id of the active record holding the key.
     guards: HashMap<GuardKey, Uuid>,
+    rotation: HashMap<Uuid, RotationState>,
+    /// (account, `YYYY-MM`) -> assignments.
+    monthly: HashMap<(Uuid, String), u64>,
+    log: Vec<AssignmentLog>,
+    idempotency_keys: HashSet<String>,
 }
 
 /// In-process adapter of the [`Store`] port.
@@ -224,6 +232,81 @@ impl Store for MemoryStore {
 
     async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>> {
         Ok(self.lock().routers.get(&router_id).filter(|r| r.account_id == account_id).cloned())
+    }
+
+    async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>> {
+        Ok(self.lock().routers.get(&router_id).cloned())
+    }
+
+    async fn find_by_unique_key(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        key: &UniqueKey,
+    ) -> StoreResult<Option<Record>> {
+        let state = self.lock();
+        let guard = (account_id, object_type, key.field.clone(), key.value.clone());
+        Ok(state.guards.get(&guard).and_then(|id| state.records.get(id)).cloned())
+    }
+
+    async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState> {
+        Ok(self.lock().rotation.get(&router_id).cloned().unwrap_or_default())
+    }
+
+    async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64> {
+        Ok(self.lock().monthly.get(&(account_id, month.to_string())).copied().unwrap_or(0))
+    }
+
+    async fn assignment_log(&self, account_id: Uuid, record_id: Uuid) -> StoreResult<Vec<AssignmentLog>> {
+        let state = self.lock();
+        Ok(state
+            .log
+            .iter()
+            .filter(|l| l.account_id == account_id && l.record_id == record_id)
+            .cloned()
+            .collect())
+    }
+
+    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
+        Ok(self.lock().idempotency_keys.contains(key))
+    }
+
+    async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
+        let mut state = self.lock();
+        if let Some(key) = &w.idempotency_key {
+            if state.idempotency_keys.contains(key) {
+                return Err(StoreError::AlreadyApplied);
+            }
+        }
+        let record_ok = state
+            .records
+            .get(&w.record.id)
+            .is_some_and(|r| r.version == w.record_version && r.is_active());
+        let rotation_ok = w.rotation.as_ref().is_none_or(|(router, _, version)| {
+            state.rotation.get(router).map_or(0, |r| r.version) == *version
+        });
+        let member_ok = w.member.as_ref().is_none_or(|(m, version)| {
+            state.members.get(&m.id).is_some_and(|s| s.version == *version && s.is_active())
+        });
+        let month_key = (w.log.account_id, w.month.clone());
+        let count = state.monthly.get(&month_key).copied().unwrap_or(0);
+        let quota_ok = w.quota.is_none_or(|q| count < q);
+        if !(record_ok && rotation_ok && member_ok && quota_ok) {
+            return Err(StoreError::Conflict);
+        }
+        state.records.insert(w.record.id, w.record.clone());
+        if let Some((router, rotation, _)) = &w.rotation {
+            state.rotation.insert(*router, rotation.clone());
+        }
+        if let Some((member, _)) = &w.member {
+            state.members.insert(member.id, member.clone());
+        }
+        state.monthly.insert(month_key, count + 1);
+        state.log.push(w.log.clone());
+        if let Some(key) = &w.idempotency_key {
+            state.idempotency_keys.insert(key.clone());
+        }
+        Ok(())
     }
 
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {

@@ -17,7 +17,10 @@ pub mod memory;
 
 use crate::error::{ApiError, BoxError};
 use crate::fields::FieldDefinition;
-use crate::model::{Account, ApiClient, Member, ObjectType, Record, Role, Router, Team};
+use crate::model::{
+    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
+    RotationState, Router, Team,
+};
 use crate::seed::ProvisionPlan;
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -37,6 +40,9 @@ pub enum StoreError {
     /// The item changed (or was archived) since it was read: the conditional write failed.
     #[error("the item changed concurrently")]
     Conflict,
+    /// The idempotency key of the write was already used: the work was done before.
+    #[error("already applied")]
+    AlreadyApplied,
     /// Provisioning found an item that contradicts the store (e.g. a key held by another record).
     #[error("{0}")]
     Rejected(String),
@@ -159,6 +165,42 @@ pub trait Store: Send + Sync + 'static {
 
     /// A router by id, archived or not.
     async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>>;
+
+    /// A router by id in any account (router ids are unique across the store); the queue path
+    /// resolves a message's account through it.
+    async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>>;
+
+    /// The active record of the account and type holding unique key `field` = `value`, if any
+    /// (a lookup of the uniqueness guard; account matching finds a company by domain with it).
+    async fn find_by_unique_key(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        key: &UniqueKey,
+    ) -> StoreResult<Option<Record>>;
+
+    /// The router's rotation state (the default, version 0, before the first rotation).
+    async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState>;
+
+    /// The account's assignments in calendar month `month` (`YYYY-MM`, UTC).
+    async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64>;
+
+    /// The assignment log of a record, oldest first.
+    async fn assignment_log(&self, account_id: Uuid, record_id: Uuid) -> StoreResult<Vec<AssignmentLog>>;
+
+    /// Whether the idempotency key was already used by a committed assignment.
+    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool>;
+
+    /// Commits one assignment atomically: the record (conditional on its version and being
+    /// active), the rotation state (conditional on its version), the member's counters
+    /// (conditional on its version and being active), the account's monthly count (+1,
+    /// conditional on staying within the quota), the log item, and the idempotency marker
+    /// (conditional on not existing).
+    ///
+    /// Errors: [`StoreError::Conflict`] when any condition but the marker's failed (re-read and
+    /// retry); [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
+    /// written then.
+    async fn commit_assignment(&self, write: &AssignmentWrite) -> StoreResult<()>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),
     /// all-or-nothing.
