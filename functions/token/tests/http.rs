@@ -1,0 +1,389 @@
+//! HTTP-level tests of the token function: real requests through `routes(...)`, in process.
+
+use async_trait::async_trait;
+use axum::body::Body;
+use axum::http::{header, Method, Request, Response, StatusCode};
+use axum::Router;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use chrono::{DateTime, TimeZone, Utc};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use shared::auth::{
+    hash_secret, Scope, SigningKey, TokenIssuer, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER,
+    DEV_SIGNING_KEY_PEM,
+};
+use shared::clock::FixedClock;
+use shared::fields::FieldDefinition;
+use shared::model::{
+    Account, ApiClient, Member, ObjectType, Record, Role, Router as RoutingRouter, Team,
+};
+use shared::seed::ProvisionPlan;
+use shared::store::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use std::sync::{Arc, OnceLock};
+use token_function::{routes, TokenState, MAX_BODY_BYTES};
+use tower::ServiceExt;
+use uuid::Uuid;
+
+const CLIENT_ID: &str = "northwind-integration";
+const SECRET: &str = "dev-secret-change-me";
+const ACCOUNT: Uuid = Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001);
+const FORM: &str = "application/x-www-form-urlencoded";
+const GOOD_FORM: &str = "grant_type=client_credentials&client_id=northwind-integration&client_secret=dev-secret-change-me&scope=service-api%2Fread";
+
+/// A test double of the store: only `get_client` answers, from a fixed list of clients.
+struct FakeStore {
+    clients: Vec<ApiClient>,
+    broken: bool,
+}
+
+#[async_trait]
+impl Store for FakeStore {
+    async fn get_account(&self, _: Uuid) -> StoreResult<Option<Account>> {
+        Ok(None)
+    }
+    async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>> {
+        if self.broken {
+            return Err(StoreError::Backend("throttled".into()));
+        }
+        Ok(self
+            .clients
+            .iter()
+            .find(|c| c.client_id == client_id)
+            .cloned())
+    }
+    async fn field_definitions(&self, _: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+        Ok(vec![])
+    }
+    async fn get_record(&self, _: Uuid, _: ObjectType, _: Uuid) -> StoreResult<Option<Record>> {
+        Ok(None)
+    }
+    async fn list_records(&self, _: Uuid, _: ObjectType, _: Page) -> StoreResult<Vec<Record>> {
+        Ok(vec![])
+    }
+    async fn create_record(&self, _: &Record, _: &[UniqueKey]) -> StoreResult<()> {
+        Ok(())
+    }
+    async fn update_record(
+        &self,
+        _: &Record,
+        _: u64,
+        _: &[UniqueKey],
+        _: &[UniqueKey],
+    ) -> StoreResult<()> {
+        Ok(())
+    }
+    async fn list_members(&self, _: Uuid, _: Page) -> StoreResult<Vec<Member>> {
+        Ok(vec![])
+    }
+    async fn get_member(&self, _: Uuid, _: Uuid) -> StoreResult<Option<Member>> {
+        Ok(None)
+    }
+    async fn find_member_by_email(&self, _: Uuid, _: &str) -> StoreResult<Option<Member>> {
+        Ok(None)
+    }
+    async fn update_member(&self, _: &Member, _: u64) -> StoreResult<()> {
+        Ok(())
+    }
+    async fn list_roles(&self, _: Uuid) -> StoreResult<Vec<Role>> {
+        Ok(vec![])
+    }
+    async fn list_teams(&self, _: Uuid) -> StoreResult<Vec<Team>> {
+        Ok(vec![])
+    }
+    async fn list_routers(&self, _: Uuid, _: Page) -> StoreResult<Vec<RoutingRouter>> {
+        Ok(vec![])
+    }
+    async fn get_router(&self, _: Uuid, _: Uuid) -> StoreResult<Option<RoutingRouter>> {
+        Ok(None)
+    }
+    async fn provision(&self, _: &ProvisionPlan) -> StoreResult<ProvisionReport> {
+        Ok(ProvisionReport::default())
+    }
+}
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 9, 30, 0)
+        .single()
+        .expect("a valid instant")
+}
+
+fn dev_key() -> SigningKey {
+    SigningKey::from_pem(DEV_SIGNING_KEY_PEM).expect("the dev key parses")
+}
+
+/// The client of `events/token-post.json`: may read and create, not update or delete.
+fn northwind() -> ApiClient {
+    static HASH: OnceLock<String> = OnceLock::new();
+    ApiClient {
+        client_id: CLIENT_ID.to_owned(),
+        account_id: ACCOUNT,
+        secret_hash: HASH
+            .get_or_init(|| hash_secret(SECRET).expect("hashes"))
+            .clone(),
+        scopes: vec![Scope::Read, Scope::Create],
+    }
+}
+
+/// The token function over its own isolated fake store, at a fixed time.
+fn app_with(store: FakeStore) -> Router {
+    routes(TokenState {
+        store: Arc::new(store),
+        issuer: Arc::new(TokenIssuer::new(
+            dev_key(),
+            DEFAULT_ISSUER,
+            DEFAULT_AUDIENCE,
+            3600,
+        )),
+        clock: Arc::new(FixedClock::new(t0())),
+    })
+}
+
+fn app() -> Router {
+    app_with(FakeStore {
+        clients: vec![northwind()],
+        broken: false,
+    })
+}
+
+fn verifier() -> TokenVerifier {
+    TokenVerifier::from_signing_key(&dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE)
+        .expect("a verifier")
+}
+
+fn post(
+    content_type: Option<&str>,
+    authorization: Option<&str>,
+    body: impl Into<Body>,
+) -> Request<Body> {
+    let mut request = Request::builder().method(Method::POST).uri("/oauth2/token");
+    if let Some(content_type) = content_type {
+        request = request.header(header::CONTENT_TYPE, content_type);
+    }
+    if let Some(authorization) = authorization {
+        request = request.header(header::AUTHORIZATION, authorization);
+    }
+    request.body(body.into()).expect("a valid request")
+}
+
+async fn send<B>(app: Router, request: Request<B>) -> (Response<Body>, Value)
+where
+    Router: tower::Service<Request<B>, Response = Response<Body>, Error = std::convert::Infallible>,
+{
+    let response = app.oneshot(request).await.expect("infallible");
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.expect("the body reads").to_bytes();
+    let json = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).expect("a JSON body")
+    };
+    (Response::from_parts(parts, Body::empty()), json)
+}
+
+fn header_of<'a>(response: &'a Response<Body>, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+#[tokio::test]
+async fn a_valid_form_request_gets_a_token_that_must_not_be_cached() {
+    let (response, body) = send(app(), post(Some(FORM), None, GOOD_FORM)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        header_of(&response, "content-type"),
+        Some("application/json")
+    );
+    assert_eq!(header_of(&response, "cache-control"), Some("no-store"));
+    assert_eq!(header_of(&response, "pragma"), Some("no-cache"));
+    assert_eq!(header_of(&response, "www-authenticate"), None);
+    let keys: Vec<&str> = body
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        vec!["access_token", "expires_in", "scope", "token_type"]
+    );
+    assert_eq!(body["expires_in"], 3600);
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["scope"], "service-api/read");
+    let token = body["access_token"].as_str().expect("a string");
+    let principal = verifier().verify(token, t0()).expect("the token verifies");
+    assert_eq!(
+        (principal.client_id.as_str(), principal.account_id),
+        (CLIENT_ID, ACCOUNT)
+    );
+}
+
+#[tokio::test]
+async fn basic_credentials_get_a_token() {
+    let authorization = format!("Basic {}", STANDARD.encode(format!("{CLIENT_ID}:{SECRET}")));
+    let request = post(
+        Some("application/x-www-form-urlencoded;charset=UTF-8"),
+        Some(&authorization),
+        "grant_type=client_credentials&scope=service-api%2Fcreate+service-api%2Fread",
+    );
+    let (response, body) = send(app(), request).await;
+    assert_eq!(response.status(), StatusCode::OK, "{body}");
+    assert_eq!(body["scope"], "service-api/create service-api/read");
+}
+
+/// (case, content type, Authorization, body, status, error, WWW-Authenticate)
+type Case<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+    u16,
+    &'a str,
+    Option<&'a str>,
+);
+
+#[tokio::test]
+async fn refused_requests_get_rfc_6749_error_bodies() {
+    let bad_basic = format!("Basic {}", STANDARD.encode(format!("{CLIENT_ID}:wrong")));
+    let cases: [Case; 7] = [
+        ("JSON body", Some("application/json"), None, r#"{"grant_type":"client_credentials"}"#, 400, "invalid_request", None),
+        ("no grant_type", Some(FORM), None, "scope=service-api%2Fread", 400, "invalid_request", None),
+        ("wrong grant_type", Some(FORM), Some(&bad_basic), "grant_type=password", 400, "unsupported_grant_type", None),
+        ("scope not allowed", Some(FORM), None, "grant_type=client_credentials&client_id=northwind-integration&client_secret=dev-secret-change-me&scope=service-api%2Fdelete", 400, "invalid_scope", None),
+        ("no scope", Some(FORM), None, "grant_type=client_credentials&client_id=northwind-integration&client_secret=dev-secret-change-me", 400, "invalid_request", None),
+        ("wrong secret in the form", Some(FORM), None, "grant_type=client_credentials&client_id=northwind-integration&client_secret=wrong&scope=service-api%2Fread", 401, "invalid_client", None),
+        ("wrong secret in Basic", Some(FORM), Some(&bad_basic), "grant_type=client_credentials&scope=service-api%2Fread", 401, "invalid_client", Some("Basic realm=\"account-routing-api\"")),
+    ];
+    for (case, content_type, authorization, form, status, error, challenge) in cases {
+        let (response, body) =
+            send(app(), post(content_type, authorization, form.to_owned())).await;
+        assert_eq!(response.status().as_u16(), status, "{case}: {body}");
+        assert_eq!(
+            header_of(&response, "www-authenticate"),
+            challenge,
+            "{case}"
+        );
+        assert_eq!(
+            header_of(&response, "cache-control"),
+            Some("no-store"),
+            "{case}"
+        );
+        let keys: Vec<&str> = body
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, vec!["error", "error_description"], "{case}");
+        assert_eq!(body["error"], error, "{case}");
+    }
+}
+
+#[tokio::test]
+async fn a_store_failure_is_a_500_server_error_without_details() {
+    let app = app_with(FakeStore {
+        clients: vec![],
+        broken: true,
+    });
+    let (response, body) = send(app, post(Some(FORM), None, GOOD_FORM)).await;
+    assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(
+        body,
+        json!({"error": "server_error", "error_description": "Internal server error"})
+    );
+}
+
+#[tokio::test]
+async fn other_methods_on_the_token_path_get_405_allowing_post() {
+    for method in [
+        Method::GET,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::HEAD,
+    ] {
+        let request = Request::builder()
+            .method(method.clone())
+            .uri("/oauth2/token")
+            .body(Body::empty())
+            .expect("a valid request");
+        let (response, body) = send(app(), request).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method}"
+        );
+        assert_eq!(header_of(&response, "allow"), Some("POST"), "{method}");
+        if method != Method::HEAD {
+            assert_eq!(
+                body,
+                json!({"message": "Method not allowed", "error": true}),
+                "{method}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_body_over_one_mebibyte_gets_413_and_one_of_exactly_one_does_not() {
+    let (response, body) = send(
+        app(),
+        post(Some(FORM), None, vec![b'a'; MAX_BODY_BYTES + 1]),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        body,
+        json!({"message": "Request body too large", "error": true})
+    );
+
+    let (response, body) = send(app(), post(Some(FORM), None, vec![b'a'; MAX_BODY_BYTES])).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"], "invalid_request");
+}
+
+#[tokio::test]
+async fn other_paths_are_404() {
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/oauth2/tokens")
+        .header(header::CONTENT_TYPE, FORM)
+        .body(Body::from(GOOD_FORM))
+        .expect("a valid request");
+    let (response, body) = send(app(), request).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(body, json!({"message": "Not found", "error": true}));
+}
+
+#[tokio::test]
+async fn every_response_carries_a_request_id() {
+    let (ok, _) = send(app(), post(Some(FORM), None, GOOD_FORM)).await;
+    let (refused, _) = send(app(), post(None, None, "")).await;
+    for response in [ok, refused] {
+        let id = header_of(&response, "x-request-id").expect("an x-request-id");
+        assert!(
+            Uuid::parse_str(id).is_ok(),
+            "outside API Gateway the id is a fresh UUID: {id}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_sample_api_gateway_event_gets_a_token() {
+    let event = include_str!("../../../events/token-post.json");
+    let request = lambda_http::request::from_str(event).expect("the event parses");
+    let (response, body) = send(app(), request).await;
+    assert_eq!(response.status(), StatusCode::OK, "{body}");
+    assert_eq!(
+        header_of(&response, "x-request-id"),
+        Some("Bq3XPjQ0DoEEMnA=")
+    );
+    assert_eq!(header_of(&response, "cache-control"), Some("no-store"));
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["expires_in"], 3600);
+    assert_eq!(body["scope"], "service-api/read service-api/create");
+    let token = body["access_token"].as_str().expect("a string");
+    let principal = verifier().verify(token, t0()).expect("the token verifies");
+    assert_eq!(principal.client_id, CLIENT_ID);
+    assert_eq!(principal.account_id, ACCOUNT);
+    assert_eq!(principal.scopes, vec![Scope::Read, Scope::Create]);
+}
