@@ -55,12 +55,18 @@ pub enum ApiError {
 impl ApiError {
     /// 400 without a field.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::BadRequest { message: message.into(), field: None }
+        Self::BadRequest {
+            message: message.into(),
+            field: None,
+        }
     }
 
     /// 400 caused by one field.
     pub fn bad_field(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::BadRequest { message: message.into(), field: Some(field.into()) }
+        Self::BadRequest {
+            message: message.into(),
+            field: Some(field.into()),
+        }
     }
 
     /// 404 with a message.
@@ -90,7 +96,9 @@ impl ApiError {
     /// The contract body `{message, error: true, field?}`.
     pub fn body(&self) -> serde_json::Value {
         let mut body = json!({ "message": self.to_string(), "error": true });
-        if let Self::BadRequest { field: Some(f), .. } | Self::Conflict { field: Some(f), .. } = self {
+        if let Self::BadRequest { field: Some(f), .. } | Self::Conflict { field: Some(f), .. } =
+            self
+        {
             body["field"] = json!(f);
         }
         body
@@ -132,8 +140,6 @@ impl IntoResponse for ApiError {
     }
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,19 +148,28 @@ mod tests {
     fn field_errors_carry_the_field_and_the_error_flag() {
         let e = ApiError::bad_field("email", "Invalid email: x");
         assert_eq!(e.status(), StatusCode::BAD_REQUEST);
-        assert_eq!(e.body(), json!({"message": "Invalid email: x", "error": true, "field": "email"}));
+        assert_eq!(
+            e.body(),
+            json!({"message": "Invalid email: x", "error": true, "field": "email"})
+        );
     }
 
     #[test]
     fn internal_errors_never_leak_their_cause() {
         let e = ApiError::internal("disk on fire");
-        assert_eq!(e.body(), json!({"message": "Internal server error", "error": true}));
+        assert_eq!(
+            e.body(),
+            json!({"message": "Internal server error", "error": true})
+        );
     }
 
     #[test]
     fn insufficient_scope_is_403_naming_the_scope() {
         let e = ApiError::InsufficientScope("service-api/read");
         assert_eq!(e.status(), StatusCode::FORBIDDEN);
-        assert_eq!(e.body()["message"], "Insufficient scope: requires service-api/read");
+        assert_eq!(
+            e.body()["message"],
+            "Insufficient scope: requires service-api/read"
+        );
     }
 }

@@ -12,7 +12,14 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 /// Keys a PATCH may not send: read-only in the spec's user object.
-const READ_ONLY: [&str; 6] = ["id", "email", "calendars", "archived", "archived_by", "role"];
+const READ_ONLY: [&str; 6] = [
+    "id",
+    "email",
+    "calendars",
+    "archived",
+    "archived_by",
+    "role",
+];
 
 /// How many times a PATCH that lost a race is re-read and re-applied.
 const CONFLICT_RETRIES: usize = 8;
@@ -26,7 +33,10 @@ pub fn validate_capacity(entries: &[Map<String, Value>]) -> Result<(), (String, 
         for key in ["current_capacity", "max_capacity"] {
             if let Some(v) = entry.get(key) {
                 if v.as_u64().is_none() {
-                    return Err((format!("[{i}].{key}"), "must be a non-negative integer".into()));
+                    return Err((
+                        format!("[{i}].{key}"),
+                        "must be a non-negative integer".into(),
+                    ));
                 }
             }
         }
@@ -96,7 +106,8 @@ fn text(key: &str, v: &Value) -> Result<Option<String>, ApiError> {
 }
 
 fn boolean(key: &str, v: &Value) -> Result<bool, ApiError> {
-    v.as_bool().ok_or_else(|| invalid(key, "expected true or false"))
+    v.as_bool()
+        .ok_or_else(|| invalid(key, "expected true or false"))
 }
 
 fn objects(key: &str, v: &Value) -> Result<Vec<Map<String, Value>>, ApiError> {
@@ -113,7 +124,12 @@ fn objects(key: &str, v: &Value) -> Result<Vec<Map<String, Value>>, ApiError> {
         .collect()
 }
 
-fn entry_text(key: &str, i: usize, entry: &Map<String, Value>, name: &str) -> Result<String, ApiError> {
+fn entry_text(
+    key: &str,
+    i: usize,
+    entry: &Map<String, Value>,
+    name: &str,
+) -> Result<String, ApiError> {
     match entry.get(name) {
         Some(Value::String(s)) => Ok(s.clone()),
         None | Some(Value::Null) => Err(invalid(key, format!("[{i}].{name} is required"))),
@@ -125,7 +141,9 @@ fn entry_text(key: &str, i: usize, entry: &Map<String, Value>, name: &str) -> Re
 /// checked against the time zone later, `role_id` against the account's roles).
 fn parse_patch(body: &Map<String, Value>) -> Result<Vec<Change>, ApiError> {
     if body.is_empty() {
-        return Err(ApiError::bad_request("At least one writable field is required"));
+        return Err(ApiError::bad_request(
+            "At least one writable field is required",
+        ));
     }
     let mut changes = Vec::new();
     for (key, v) in body {
@@ -142,7 +160,9 @@ fn parse_patch(body: &Map<String, Value>) -> Result<Vec<Change>, ApiError> {
             "office_status" => Change::OfficeStatus(boolean(k, v)?),
             "can_receive_notifications" => Change::CanReceiveNotifications(boolean(k, v)?),
             "time_zone" => {
-                let name = v.as_str().ok_or_else(|| invalid(k, "expected an IANA time zone name"))?;
+                let name = v
+                    .as_str()
+                    .ok_or_else(|| invalid(k, "expected an IANA time zone name"))?;
                 parse_time_zone(name).map_err(|e| invalid(k, e))?;
                 Change::TimeZone(name.to_string())
             }
@@ -172,7 +192,8 @@ fn parse_patch(body: &Map<String, Value>) -> Result<Vec<Change>, ApiError> {
             }
             "capacity" => {
                 let entries = objects(k, v)?;
-                validate_capacity(&entries).map_err(|(at, why)| invalid(k, format!("{at} {why}")))?;
+                validate_capacity(&entries)
+                    .map_err(|(at, why)| invalid(k, format!("{at} {why}")))?;
                 Change::Capacity(entries)
             }
             "notification_preferences" => {
@@ -236,7 +257,8 @@ pub struct MemberService {
 ///
 /// Errors: 400 `Invalid userId: must be a UUID` (spec "Users": UUID required).
 pub fn parse_member_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::bad_field("userId", "Invalid userId: must be a UUID"))
+    Uuid::parse_str(raw)
+        .map_err(|_| ApiError::bad_field("userId", "Invalid userId: must be a UUID"))
 }
 
 impl MemberService {
@@ -250,7 +272,9 @@ impl MemberService {
         let members = self.store.list_members(account_id, page).await?;
         let roles = self.store.list_roles(account_id).await?;
         let data: Vec<Value> = members.iter().map(|m| member_json(m, &roles)).collect();
-        Ok(json!({"data": data, "pagination": {"limit": page.limit, "offset": page.offset, "count": data.len()}}))
+        Ok(
+            json!({"data": data, "pagination": {"limit": page.limit, "offset": page.offset, "count": data.len()}}),
+        )
     }
 
     /// `GET /users/{userId}`: the member, archived or not.
@@ -266,7 +290,12 @@ impl MemberService {
     ///
     /// Errors, in order: 400 non-UUID id; 404; 409 archived member; 400 invalid JSON, empty
     /// body, unknown or read-only key, invalid value (`field` names the key), `Invalid role_id`.
-    pub async fn update(&self, account_id: Uuid, raw_id: &str, body: &[u8]) -> Result<Value, ApiError> {
+    pub async fn update(
+        &self,
+        account_id: Uuid,
+        raw_id: &str,
+        body: &[u8],
+    ) -> Result<Value, ApiError> {
         let id = parse_member_id(raw_id)?;
         let mut current = self.find(account_id, id).await?;
         if !current.is_active() {
@@ -303,7 +332,9 @@ impl MemberService {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ApiError::internal("member update kept conflicting with concurrent writes"))
+        Err(ApiError::internal(
+            "member update kept conflicting with concurrent writes",
+        ))
     }
 
     async fn find(&self, account_id: Uuid, id: Uuid) -> Result<Member, ApiError> {
@@ -315,7 +346,10 @@ impl MemberService {
 }
 
 fn archived() -> ApiError {
-    ApiError::Conflict { message: "Cannot update an archived user".into(), field: None }
+    ApiError::Conflict {
+        message: "Cannot update an archived user".into(),
+        field: None,
+    }
 }
 
 #[cfg(test)]
@@ -328,7 +362,10 @@ mod tests {
 
     #[test]
     fn capacity_counters_must_be_non_negative_integers() {
-        assert!(validate_capacity(&entries(json!([{"id": "c1", "current_capacity": 0, "max_capacity": 5, "x": "kept"}]))).is_ok());
+        assert!(validate_capacity(&entries(
+            json!([{"id": "c1", "current_capacity": 0, "max_capacity": 5, "x": "kept"}])
+        ))
+        .is_ok());
         assert!(validate_capacity(&entries(json!([{"name": "no counters"}]))).is_ok());
         for bad in [json!(-1), json!(1.5), json!("3"), json!(null)] {
             let err = validate_capacity(&entries(json!([{}, {"max_capacity": bad}]))).unwrap_err();
@@ -349,28 +386,62 @@ mod tests {
             (json!({"nickname": "x"}), Some("nickname")),
             (json!({"first_name": 5}), Some("first_name")),
             (json!({"office_status": "yes"}), Some("office_status")),
-            (json!({"can_receive_notifications": 1}), Some("can_receive_notifications")),
+            (
+                json!({"can_receive_notifications": 1}),
+                Some("can_receive_notifications"),
+            ),
             (json!({"time_zone": "Mars/Olympus"}), Some("time_zone")),
             (json!({"time_zone": null}), Some("time_zone")),
             (json!({"working_hours": "9-5"}), Some("working_hours")),
-            (json!({"working_hours": [{"days": "weekdays", "start_date": "09:00", "end_date": "17:00"}]}), Some("working_hours")),
-            (json!({"working_hours": [{"days": "monday", "start_date": "9:00", "end_date": "17:00"}]}), Some("working_hours")),
-            (json!({"working_hours": [{"days": "monday", "start_date": "09:00", "end_date": "09:00"}]}), Some("working_hours")),
-            (json!({"working_hours": [{"days": "monday", "start_date": "09:00"}]}), Some("working_hours")),
-            (json!({"out_office_dates": [{"start_date": "2026-12-01"}]}), Some("out_office_dates")),
-            (json!({"out_office_dates": [{"end_date": "2026-12-01"}]}), Some("out_office_dates")),
+            (
+                json!({"working_hours": [{"days": "weekdays", "start_date": "09:00", "end_date": "17:00"}]}),
+                Some("working_hours"),
+            ),
+            (
+                json!({"working_hours": [{"days": "monday", "start_date": "9:00", "end_date": "17:00"}]}),
+                Some("working_hours"),
+            ),
+            (
+                json!({"working_hours": [{"days": "monday", "start_date": "09:00", "end_date": "09:00"}]}),
+                Some("working_hours"),
+            ),
+            (
+                json!({"working_hours": [{"days": "monday", "start_date": "09:00"}]}),
+                Some("working_hours"),
+            ),
+            (
+                json!({"out_office_dates": [{"start_date": "2026-12-01"}]}),
+                Some("out_office_dates"),
+            ),
+            (
+                json!({"out_office_dates": [{"end_date": "2026-12-01"}]}),
+                Some("out_office_dates"),
+            ),
             (json!({"out_office_dates": {}}), Some("out_office_dates")),
-            (json!({"capacity": [{"max_capacity": -1}]}), Some("capacity")),
+            (
+                json!({"capacity": [{"max_capacity": -1}]}),
+                Some("capacity"),
+            ),
             (json!({"capacity": [1]}), Some("capacity")),
-            (json!({"notification_preferences": ["ok", ""]}), Some("notification_preferences")),
-            (json!({"notification_preferences": "all"}), Some("notification_preferences")),
+            (
+                json!({"notification_preferences": ["ok", ""]}),
+                Some("notification_preferences"),
+            ),
+            (
+                json!({"notification_preferences": "all"}),
+                Some("notification_preferences"),
+            ),
             (json!({"role_id": "not-a-uuid"}), Some("role_id")),
             (json!({"role_id": 7}), Some("role_id")),
         ];
         for (body, field) in cases {
             let err = parse_patch(body.as_object().unwrap()).unwrap_err();
             assert_eq!(err.status(), 400, "{body}");
-            assert_eq!(err.body().get("field").and_then(Value::as_str), field, "{body}");
+            assert_eq!(
+                err.body().get("field").and_then(Value::as_str),
+                field,
+                "{body}"
+            );
         }
     }
 
@@ -390,7 +461,10 @@ mod tests {
             end_date: "2026-12-26".into(),
             created_by: None
         }])));
-        assert!(changes.contains(&Change::NotificationPreferences(vec!["a".into(), "b".into()])));
+        assert!(changes.contains(&Change::NotificationPreferences(vec![
+            "a".into(),
+            "b".into()
+        ])));
         assert!(changes.contains(&Change::Role(None)));
     }
 }

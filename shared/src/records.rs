@@ -38,11 +38,23 @@ pub struct Caller<'a> {
 
 impl RecordService {
     /// A service over `store`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>) -> Self {
-        Self { store, clock, catalogues }
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        catalogues: Arc<CatalogueCache>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            catalogues,
+        }
     }
 
-    async fn catalogue(&self, account_id: Uuid, object_type: ObjectType) -> Result<Catalogue, ApiError> {
+    async fn catalogue(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+    ) -> Result<Catalogue, ApiError> {
         let all = self.catalogues.get(self.store.as_ref(), account_id).await?;
         Ok(all.get(object_type).clone())
     }
@@ -59,8 +71,14 @@ impl RecordService {
     ) -> Result<Value, ApiError> {
         let catalogue = self.catalogue(account_id, object_type).await?;
         let extra = parse_properties(properties, &catalogue)?;
-        let records = self.store.list_records(account_id, object_type, page).await?;
-        let data: Vec<Value> = records.iter().map(|r| record_json(r, &catalogue, &extra)).collect();
+        let records = self
+            .store
+            .list_records(account_id, object_type, page)
+            .await?;
+        let data: Vec<Value> = records
+            .iter()
+            .map(|r| record_json(r, &catalogue, &extra))
+            .collect();
         Ok(json!({
             "data": data,
             "pagination": {"limit": page.limit, "offset": page.offset, "count": data.len()},
@@ -97,7 +115,9 @@ impl RecordService {
     ) -> Result<Value, ApiError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         let fields = fields_of(body)?;
-        let inputs = self.resolve(caller.account_id, validate_fields(&catalogue, &fields)?).await?;
+        let inputs = self
+            .resolve(caller.account_id, validate_fields(&catalogue, &fields)?)
+            .await?;
         let now = self.clock.now();
         let mut values = BTreeMap::new();
         apply(&mut values, &catalogue, &inputs, now);
@@ -143,7 +163,9 @@ impl RecordService {
             return Err(archived_conflict());
         }
         let fields = fields_of(body)?;
-        let inputs = self.resolve(caller.account_id, validate_fields(&catalogue, &fields)?).await?;
+        let inputs = self
+            .resolve(caller.account_id, validate_fields(&catalogue, &fields)?)
+            .await?;
         for _ in 0..CONFLICT_RETRIES {
             let now = self.clock.now().max(current.updated_at);
             let mut next = current.clone();
@@ -151,7 +173,11 @@ impl RecordService {
             next.updated_at = now;
             next.version = current.version + 1;
             let (claimed, released) = key_changes(&catalogue, &current, &next);
-            match self.store.update_record(&next, current.version, &claimed, &released).await {
+            match self
+                .store
+                .update_record(&next, current.version, &claimed, &released)
+                .await
+            {
                 Ok(()) => return Ok(record_json(&next, &catalogue, &extra)),
                 Err(StoreError::Duplicate { field }) => return Err(duplicate(object_type, field)),
                 Err(StoreError::Conflict) => {
@@ -163,7 +189,9 @@ impl RecordService {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ApiError::internal("record update kept conflicting with concurrent writes"))
+        Err(ApiError::internal(
+            "record update kept conflicting with concurrent writes",
+        ))
     }
 
     /// `DELETE /{type}/{id}`: archives the record (retained), releasing its unique keys. Returns
@@ -189,16 +217,27 @@ impl RecordService {
             next.updated_at = now;
             next.version = current.version + 1;
             let released = unique_keys(&catalogue, &current);
-            match self.store.update_record(&next, current.version, &[], &released).await {
+            match self
+                .store
+                .update_record(&next, current.version, &[], &released)
+                .await
+            {
                 Ok(()) => return Ok(record_json(&next, &catalogue, &[])),
                 Err(StoreError::Conflict) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ApiError::internal("record archive kept conflicting with concurrent writes"))
+        Err(ApiError::internal(
+            "record archive kept conflicting with concurrent writes",
+        ))
     }
 
-    async fn find(&self, account_id: Uuid, object_type: ObjectType, id: &str) -> Result<Record, ApiError> {
+    async fn find(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        id: &str,
+    ) -> Result<Record, ApiError> {
         // A path id that is not a UUID names no record (BEHAVIOR 3).
         let Ok(id) = Uuid::parse_str(id) else {
             return Err(not_found(object_type));
@@ -253,8 +292,14 @@ pub fn fields_of(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     let mut object = crate::api::json_object(body)?;
     match object.remove("fields") {
         Some(Value::Object(fields)) => Ok(fields),
-        Some(_) => Err(ApiError::bad_field("fields", "Invalid fields: must be an object")),
-        None => Err(ApiError::bad_field("fields", "Missing required property: fields")),
+        Some(_) => Err(ApiError::bad_field(
+            "fields",
+            "Invalid fields: must be an object",
+        )),
+        None => Err(ApiError::bad_field(
+            "fields",
+            "Missing required property: fields",
+        )),
     }
 }
 
@@ -281,17 +326,26 @@ fn apply(
 ///
 /// Errors: 400 `At least one of ... is required` (contacts, companies) or `Missing required
 /// field: <name>` with `field` (deals, tickets).
-pub fn check_required(object_type: ObjectType, values: &BTreeMap<String, String>) -> Result<(), ApiError> {
+pub fn check_required(
+    object_type: ObjectType,
+    values: &BTreeMap<String, String>,
+) -> Result<(), ApiError> {
     let any_of = |names: &[&str]| -> Result<(), ApiError> {
         if names.iter().any(|n| values.contains_key(*n)) {
             Ok(())
         } else {
-            Err(ApiError::bad_request(format!("At least one of {} is required", names.join(", "))))
+            Err(ApiError::bad_request(format!(
+                "At least one of {} is required",
+                names.join(", ")
+            )))
         }
     };
     let all_of = |names: &[&str]| -> Result<(), ApiError> {
         match names.iter().find(|n| !values.contains_key(**n)) {
-            Some(missing) => Err(ApiError::bad_field(*missing, format!("Missing required field: {missing}"))),
+            Some(missing) => Err(ApiError::bad_field(
+                *missing,
+                format!("Missing required field: {missing}"),
+            )),
             None => Ok(()),
         }
     };
@@ -309,12 +363,19 @@ pub fn unique_keys(catalogue: &Catalogue, record: &Record) -> Vec<UniqueKey> {
         .unique_keys()
         .iter()
         .filter_map(|field| {
-            record.value(field).map(|value| UniqueKey { field: field.to_string(), value: value.to_string() })
+            record.value(field).map(|value| UniqueKey {
+                field: field.to_string(),
+                value: value.to_string(),
+            })
         })
         .collect()
 }
 
-fn key_changes(catalogue: &Catalogue, before: &Record, after: &Record) -> (Vec<UniqueKey>, Vec<UniqueKey>) {
+fn key_changes(
+    catalogue: &Catalogue,
+    before: &Record,
+    after: &Record,
+) -> (Vec<UniqueKey>, Vec<UniqueKey>) {
     let old = unique_keys(catalogue, before);
     let new = unique_keys(catalogue, after);
     let claimed = new.iter().filter(|k| !old.contains(k)).cloned().collect();
@@ -330,12 +391,18 @@ fn not_found(object_type: ObjectType) -> ApiError {
 }
 
 fn archived_conflict() -> ApiError {
-    ApiError::Conflict { message: "Cannot update an archived object".into(), field: None }
+    ApiError::Conflict {
+        message: "Cannot update an archived object".into(),
+        field: None,
+    }
 }
 
 fn duplicate(object_type: ObjectType, field: String) -> ApiError {
     ApiError::Conflict {
-        message: format!("A {} with this {field} already exists", object_type.singular()),
+        message: format!(
+            "A {} with this {field} already exists",
+            object_type.singular()
+        ),
         field: Some(field),
     }
 }
@@ -346,13 +413,18 @@ fn duplicate(object_type: ObjectType, field: String) -> ApiError {
 /// Errors: 400 `Invalid property name: <name>` for an empty value, an empty name, `archived_by`,
 /// or a name that is not a field of the type (system fields are readable).
 pub fn parse_properties(raw: Option<&str>, catalogue: &Catalogue) -> Result<Vec<String>, ApiError> {
-    let Some(raw) = raw else { return Ok(Vec::new()) };
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
     let mut names: Vec<String> = Vec::new();
     for name in raw.split(',').map(str::trim) {
         let known = DEFAULT_SYSTEM_FIELDS.contains(&name) || catalogue.get(name).is_some();
         if name.is_empty() || !known {
             let shown = if name.is_empty() { "(empty)" } else { name };
-            return Err(ApiError::bad_field("properties", format!("Invalid property name: {shown}")));
+            return Err(ApiError::bad_field(
+                "properties",
+                format!("Invalid property name: {shown}"),
+            ));
         }
         if !names.iter().any(|n| n == name) {
             names.push(name.to_string());
@@ -384,8 +456,14 @@ pub fn record_json(record: &Record, catalogue: &Catalogue, extra: &[String]) -> 
             out.insert("archived".into(), json!(false));
         }
     }
-    out.insert("created_at".into(), json!(rfc3339_millis(record.created_at)));
-    out.insert("updated_at".into(), json!(rfc3339_millis(record.updated_at)));
+    out.insert(
+        "created_at".into(),
+        json!(rfc3339_millis(record.created_at)),
+    );
+    out.insert(
+        "updated_at".into(),
+        json!(rfc3339_millis(record.updated_at)),
+    );
     Value::Object(out)
 }
 

@@ -48,7 +48,8 @@ pub fn router_json(router: &Router) -> Value {
 ///
 /// Errors: 400 `Invalid routerId: must be a UUID`.
 pub fn parse_router_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::bad_field("routerId", "Invalid routerId: must be a UUID"))
+    Uuid::parse_str(raw)
+        .map_err(|_| ApiError::bad_field("routerId", "Invalid routerId: must be a UUID"))
 }
 
 /// The router read operations.
@@ -66,7 +67,9 @@ impl RouterService {
     pub async fn list(&self, account_id: Uuid, page: Page) -> Result<Value, ApiError> {
         let routers = self.store.list_routers(account_id, page).await?;
         let data: Vec<Value> = routers.iter().map(router_json).collect();
-        Ok(json!({"data": data, "pagination": {"limit": page.limit, "offset": page.offset, "count": data.len()}}))
+        Ok(
+            json!({"data": data, "pagination": {"limit": page.limit, "offset": page.offset, "count": data.len()}}),
+        )
     }
 
     /// `GET /routers/{routerId}`, archived or not.

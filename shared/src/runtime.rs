@@ -42,10 +42,11 @@ fn var(name: &str) -> Option<String> {
 ///
 /// Errors: the JWKS is missing or not a valid set of P-256 keys.
 pub fn verifier_from_env() -> Result<TokenVerifier, ConfigError> {
-    let jwks = var("JWT_PUBLIC_JWKS").ok_or_else(|| ConfigError("JWT_PUBLIC_JWKS is not set".into()))?;
+    let jwks =
+        var("JWT_PUBLIC_JWKS").ok_or_else(|| ConfigError("JWT_PUBLIC_JWKS is not set".into()))?;
     let issuer = var("JWT_ISSUER").unwrap_or_else(|| DEFAULT_ISSUER.into());
     let audience = var("JWT_AUDIENCE").unwrap_or_else(|| DEFAULT_AUDIENCE.into());
-    TokenVerifier::from_jwks(&jwks, &issuer, &audience)
+    TokenVerifier::from_jwks_str(&jwks, &issuer, &audience)
         .map_err(|e| ConfigError(format!("JWT_PUBLIC_JWKS is invalid: {e}")))
 }
 

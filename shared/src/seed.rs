@@ -75,7 +75,10 @@ pub struct SeedError {
 }
 
 fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, SeedError> {
-    Err(SeedError { path: path.into(), message: message.into() })
+    Err(SeedError {
+        path: path.into(),
+        message: message.into(),
+    })
 }
 
 // ---- file shape -------------------------------------------------------------------------
@@ -108,13 +111,13 @@ struct SeedAccount {
     #[serde(default)]
     teams: Vec<SeedTeam>,
     #[serde(default)]
-    fields: BTreeMap<ObjectType, Vec<SeedField>>,
+    fields: BTreeMap<String, Vec<SeedField>>,
     #[serde(default)]
     crm: Option<SeedCrm>,
     #[serde(default)]
     routers: Vec<SeedRouter>,
     #[serde(default)]
-    records: BTreeMap<ObjectType, Vec<SeedRecord>>,
+    records: BTreeMap<String, Vec<SeedRecord>>,
 }
 
 #[derive(Deserialize)]
@@ -181,7 +184,11 @@ impl<'de> Deserialize<'de> for Archived {
             Value::Bool(false) | Value::Null => Ok(Archived(None)),
             Value::String(s) => DateTime::parse_from_rfc3339(&s)
                 .map(|t| Archived(Some(t.with_timezone(&Utc))))
-                .map_err(|_| serde::de::Error::custom(format!("expected false or an RFC 3339 timestamp, got \"{s}\""))),
+                .map_err(|_| {
+                    serde::de::Error::custom(format!(
+                        "expected false or an RFC 3339 timestamp, got \"{s}\""
+                    ))
+                }),
             other => Err(serde::de::Error::custom(format!(
                 "expected false or an RFC 3339 timestamp, got {other}"
             ))),
@@ -292,9 +299,22 @@ pub fn load(text: &str, base: DateTime<Utc>) -> Result<ProvisionPlan, SeedError>
     let mut de = serde_json::Deserializer::from_str(text);
     let file: SeedFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        SeedError { path: if path == "." { "$".into() } else { path }, message: e.into_inner().to_string() }
+        let mut message = e.into_inner().to_string();
+        // serde_json appends the position; the JSON path says more.
+        if let Some(at) = message.rfind(" at line ") {
+            message.truncate(at);
+        }
+        SeedError {
+            path: if path == "." { "$".into() } else { path },
+            message,
+        }
     })?;
-    let mut loader = Loader { base, tick: 0, ids: HashMap::new(), client_ids: HashSet::new() };
+    let mut loader = Loader {
+        base,
+        tick: 0,
+        ids: HashMap::new(),
+        client_ids: HashSet::new(),
+    };
     let accounts = file
         .accounts
         .into_iter()
@@ -320,7 +340,10 @@ impl Loader {
 
     fn claim_id(&mut self, id: Uuid, path: String) -> Result<(), SeedError> {
         if let Some(first) = self.ids.get(&id) {
-            return err(format!("{path}.id"), format!("id {id} is already used at {first}"));
+            return err(
+                format!("{path}.id"),
+                format!("id {id} is already used at {first}"),
+            );
         }
         self.ids.insert(id, path);
         Ok(())
@@ -333,13 +356,20 @@ impl Loader {
             None => None,
             Some(c) => {
                 if c.provider != "hubspot" {
-                    return err(format!("{path}.crm.provider"), format!("unknown provider \"{}\"; expected \"hubspot\"", c.provider));
+                    return err(
+                        format!("{path}.crm.provider"),
+                        format!("unknown provider \"{}\"; expected \"hubspot\"", c.provider),
+                    );
                 }
                 match url::Url::parse(&c.base_url) {
                     Ok(u) if matches!(u.scheme(), "http" | "https") => {}
                     _ => return err(format!("{path}.crm.base_url"), "expected an http(s) URL"),
                 }
-                Some(CrmConnection { provider: c.provider, base_url: c.base_url, access_token: c.access_token })
+                Some(CrmConnection {
+                    provider: c.provider,
+                    base_url: c.base_url,
+                    access_token: c.access_token,
+                })
             }
         };
         let account = Account {
@@ -358,20 +388,34 @@ impl Loader {
                 return err(format!("{p}.client_id"), "must not be empty");
             }
             if !self.client_ids.insert(c.client_id.clone()) {
-                return err(format!("{p}.client_id"), format!("client_id \"{}\" is used twice", c.client_id));
+                return err(
+                    format!("{p}.client_id"),
+                    format!("client_id \"{}\" is used twice", c.client_id),
+                );
             }
             if c.client_secret.is_empty() {
                 return err(format!("{p}.client_secret"), "must not be empty");
             }
-            let secret_hash = hash_secret(&c.client_secret)
-                .map_err(|e| SeedError { path: format!("{p}.client_secret"), message: e.to_string() })?;
-            clients.push(ApiClient { client_id: c.client_id, account_id: a.id, secret_hash, scopes: c.scopes });
+            let secret_hash = hash_secret(&c.client_secret).map_err(|e| SeedError {
+                path: format!("{p}.client_secret"),
+                message: e.to_string(),
+            })?;
+            clients.push(ApiClient {
+                client_id: c.client_id,
+                account_id: a.id,
+                secret_hash,
+                scopes: c.scopes,
+            });
         }
 
         let mut roles = Vec::new();
         for (i, r) in a.roles.into_iter().enumerate() {
             self.claim_id(r.id, format!("{path}.roles[{i}]"))?;
-            roles.push(Role { id: r.id, account_id: a.id, name: r.name });
+            roles.push(Role {
+                id: r.id,
+                account_id: a.id,
+                name: r.name,
+            });
         }
 
         let mut members: Vec<Member> = Vec::new();
@@ -385,24 +429,36 @@ impl Loader {
             let p = format!("{path}.teams[{i}]");
             self.claim_id(t.id, p.clone())?;
             if teams.iter().any(|x| x.name == t.name) {
-                return err(format!("{p}.name"), format!("team name \"{}\" is used twice in this account", t.name));
+                return err(
+                    format!("{p}.name"),
+                    format!("team name \"{}\" is used twice in this account", t.name),
+                );
             }
             let mut emails = Vec::new();
             for (j, e) in t.members.iter().enumerate() {
                 emails.push(member_email(&format!("{p}.members[{j}]"), e, &members)?);
             }
-            teams.push(Team { id: t.id, account_id: a.id, name: t.name, members: emails, created_at: self.next_time() });
+            teams.push(Team {
+                id: t.id,
+                account_id: a.id,
+                name: t.name,
+                members: emails,
+                created_at: self.next_time(),
+            });
         }
 
         let mut field_definitions = Vec::new();
-        for (object_type, defs) in a.fields {
+        for (type_name, defs) in a.fields {
+            let object_type = object_type_key(&format!("{path}.fields.{type_name}"), &type_name)?;
             for (i, d) in defs.into_iter().enumerate() {
                 let p = format!("{path}.fields.{object_type}[{i}]");
                 field_definitions.push(field_definition(&p, object_type, d, &field_definitions)?);
             }
         }
-        let catalogues: HashMap<ObjectType, Catalogue> =
-            ObjectType::ALL.iter().map(|t| (*t, Catalogue::build(*t, &field_definitions))).collect();
+        let catalogues: HashMap<ObjectType, Catalogue> = ObjectType::ALL
+            .iter()
+            .map(|t| (*t, Catalogue::build(*t, &field_definitions)))
+            .collect();
 
         let mut routers = Vec::new();
         for (i, r) in a.routers.into_iter().enumerate() {
@@ -413,11 +469,19 @@ impl Loader {
 
         let mut records = Vec::new();
         let mut keys_seen: HashMap<(ObjectType, UniqueKey), String> = HashMap::new();
-        for (object_type, list) in a.records {
+        for (type_name, list) in a.records {
+            let object_type = object_type_key(&format!("{path}.records.{type_name}"), &type_name)?;
             for (i, r) in list.into_iter().enumerate() {
                 let p = format!("{path}.records.{object_type}[{i}]");
                 self.claim_id(r.id, p.clone())?;
-                let planned = self.record(&p, a.id, object_type, r, &catalogues[&object_type], &members)?;
+                let planned = self.record(
+                    &p,
+                    a.id,
+                    object_type,
+                    r,
+                    &catalogues[&object_type],
+                    &members,
+                )?;
                 for key in &planned.unique_keys {
                     if let Some(first) = keys_seen.insert((object_type, key.clone()), p.clone()) {
                         return err(
@@ -429,31 +493,75 @@ impl Loader {
                 records.push(planned);
             }
         }
-        Ok(AccountPlan { account, clients, roles, members, teams, field_definitions, routers, records })
+        Ok(AccountPlan {
+            account,
+            clients,
+            roles,
+            members,
+            teams,
+            field_definitions,
+            routers,
+            records,
+        })
     }
 
-    fn member(&mut self, p: &str, account_id: Uuid, u: SeedUser, roles: &[Role], others: &[Member]) -> Result<Member, SeedError> {
+    fn member(
+        &mut self,
+        p: &str,
+        account_id: Uuid,
+        u: SeedUser,
+        roles: &[Role],
+        others: &[Member],
+    ) -> Result<Member, SeedError> {
         self.claim_id(u.id, p.to_string())?;
-        let email = canonical_email(&u.email).map_err(|m| SeedError { path: format!("{p}.email"), message: m })?;
+        let email = canonical_email(&u.email).map_err(|m| SeedError {
+            path: format!("{p}.email"),
+            message: m,
+        })?;
         if others.iter().any(|m| m.email == email) {
-            return err(format!("{p}.email"), format!("e-mail \"{email}\" is used twice in this account"));
+            return err(
+                format!("{p}.email"),
+                format!("e-mail \"{email}\" is used twice in this account"),
+            );
         }
         if let Some(role_id) = u.role_id {
             if !roles.iter().any(|r| r.id == role_id) {
-                return err(format!("{p}.role_id"), format!("no role {role_id} in this account"));
+                return err(
+                    format!("{p}.role_id"),
+                    format!("no role {role_id} in this account"),
+                );
             }
         }
         let time_zone = u.time_zone.unwrap_or_else(|| "UTC".to_string());
-        let tz = parse_time_zone(&time_zone).map_err(|m| SeedError { path: format!("{p}.time_zone"), message: m })?;
+        let tz = parse_time_zone(&time_zone).map_err(|m| SeedError {
+            path: format!("{p}.time_zone"),
+            message: m,
+        })?;
         for (j, w) in u.working_hours.iter().enumerate() {
-            validate_working_hours(w).map_err(|m| SeedError { path: format!("{p}.working_hours[{j}]"), message: m })?;
+            validate_working_hours(w).map_err(|m| SeedError {
+                path: format!("{p}.working_hours[{j}]"),
+                message: m,
+            })?;
         }
         for (j, o) in u.out_office_dates.iter().enumerate() {
-            validate_out_of_office(o, tz).map_err(|m| SeedError { path: format!("{p}.out_office_dates[{j}]"), message: m })?;
+            validate_out_of_office(o, tz).map_err(|m| SeedError {
+                path: format!("{p}.out_office_dates[{j}]"),
+                message: m,
+            })?;
         }
-        validate_capacity(&u.capacity).map_err(|(sub, m)| SeedError { path: format!("{p}.capacity{sub}"), message: m })?;
-        if let Some(j) = u.notification_preferences.iter().position(|n| n.trim().is_empty()) {
-            return err(format!("{p}.notification_preferences[{j}]"), "must not be empty");
+        validate_capacity(&u.capacity).map_err(|(sub, m)| SeedError {
+            path: format!("{p}.capacity{sub}"),
+            message: m,
+        })?;
+        if let Some(j) = u
+            .notification_preferences
+            .iter()
+            .position(|n| n.trim().is_empty())
+        {
+            return err(
+                format!("{p}.notification_preferences[{j}]"),
+                "must not be empty",
+            );
         }
         let mut notification_preferences: Vec<String> = Vec::new();
         for n in u.notification_preferences {
@@ -462,7 +570,10 @@ impl Loader {
             }
         }
         let created_at = self.next_time();
-        let archived_by = u.archived.0.map(|_| u.archived_by.unwrap_or_else(|| "provisioning".into()));
+        let archived_by = u
+            .archived
+            .0
+            .map(|_| u.archived_by.unwrap_or_else(|| "provisioning".into()));
         Ok(Member {
             id: u.id,
             account_id,
@@ -504,15 +615,24 @@ impl Loader {
             let email = member_email(&format!("{p}.users[{j}].email"), &u.email, members)?;
             if let Some(pct) = u.percentage {
                 if !(0.0..=100.0).contains(&pct) {
-                    return err(format!("{p}.users[{j}].percentage"), "must be from 0 to 100");
+                    return err(
+                        format!("{p}.users[{j}].percentage"),
+                        "must be from 0 to 100",
+                    );
                 }
             }
-            users.push(RouterUser { email, percentage: u.percentage });
+            users.push(RouterUser {
+                email,
+                percentage: u.percentage,
+            });
         }
         let mut team_names = Vec::new();
         for (j, t) in r.teams.iter().enumerate() {
             if !teams.iter().any(|x| x.name == t.name) {
-                return err(format!("{p}.teams[{j}].name"), format!("no team \"{}\" in this account", t.name));
+                return err(
+                    format!("{p}.teams[{j}].name"),
+                    format!("no team \"{}\" in this account", t.name),
+                );
             }
             team_names.push(t.name.clone());
         }
@@ -546,15 +666,26 @@ impl Loader {
                         return err(format!("{p}.teams"), "a percentage router lists no teams");
                     }
                     if let Some(j) = users.iter().position(|u| u.percentage.is_none()) {
-                        return err(format!("{p}.users[{j}].percentage"), "every user of a percentage router needs a percentage");
+                        return err(
+                            format!("{p}.users[{j}].percentage"),
+                            "every user of a percentage router needs a percentage",
+                        );
                     }
                     let total: f64 = users.iter().filter_map(|u| u.percentage).sum();
                     if (total - 100.0).abs() > 1e-6 {
-                        return err(format!("{p}.users"), format!("percentages sum to {total}, not 100"));
+                        return err(
+                            format!("{p}.users"),
+                            format!("percentages sum to {total}, not 100"),
+                        );
                     }
                 }
-                if s.rotation_type == RotationType::Teams && (team_names.is_empty() || !users.is_empty()) {
-                    return err(format!("{sp}.rotation_type"), "a teams rotation lists teams and no users");
+                if s.rotation_type == RotationType::Teams
+                    && (team_names.is_empty() || !users.is_empty())
+                {
+                    return err(
+                        format!("{sp}.rotation_type"),
+                        "a teams rotation lists teams and no users",
+                    );
                 }
                 Some(RouterSettings {
                     overwrite: s.overwrite,
@@ -570,7 +701,10 @@ impl Loader {
             }
         };
         let created_at = self.next_time();
-        let archived_by = r.archived.0.map(|_| r.archived_by.unwrap_or_else(|| "provisioning".into()));
+        let archived_by = r
+            .archived
+            .0
+            .map(|_| r.archived_by.unwrap_or_else(|| "provisioning".into()));
         Ok(Router {
             id: r.id,
             account_id,
@@ -600,8 +734,14 @@ impl Loader {
         let fields_path = format!("{p}.fields");
         let as_seed_error = |e: crate::ApiError| {
             let body = e.body();
-            let field = body["field"].as_str().map(|f| format!(".{f}")).unwrap_or_default();
-            SeedError { path: format!("{fields_path}{field}"), message: e.to_string() }
+            let field = body["field"]
+                .as_str()
+                .map(|f| format!(".{f}"))
+                .unwrap_or_default();
+            SeedError {
+                path: format!("{fields_path}{field}"),
+                message: e.to_string(),
+            }
         };
         let inputs = validate_fields(catalogue, &r.fields).map_err(as_seed_error)?;
         let created_at = self.next_time();
@@ -631,7 +771,10 @@ impl Loader {
                 }
             }
             if catalogue.get(&name).is_some_and(|f| f.is_owner_field()) {
-                values.insert(format!("{name}_assigned_date"), crate::timefmt::rfc3339_millis(created_at));
+                values.insert(
+                    format!("{name}_assigned_date"),
+                    crate::timefmt::rfc3339_millis(created_at),
+                );
             }
         }
         crate::records::check_required(object_type, &values).map_err(as_seed_error)?;
@@ -647,15 +790,31 @@ impl Loader {
             version: 1,
         };
         let unique_keys = unique_keys(catalogue, &record);
-        Ok(PlannedRecord { record, unique_keys, path: p.to_string() })
+        Ok(PlannedRecord {
+            record,
+            unique_keys,
+            path: p.to_string(),
+        })
     }
+}
+
+fn object_type_key(path: &str, name: &str) -> Result<ObjectType, SeedError> {
+    name.parse().map_err(|_| SeedError {
+        path: path.to_string(),
+        message: format!(
+            "unknown record type \"{name}\"; expected contacts, companies, deals or tickets"
+        ),
+    })
 }
 
 fn member_email(path: &str, given: &str, members: &[Member]) -> Result<String, SeedError> {
     let wanted = given.trim().to_lowercase();
     match members.iter().find(|m| m.email == wanted) {
         Some(m) => Ok(m.email.clone()),
-        None => err(path, format!("no user with e-mail \"{given}\" in this account")),
+        None => err(
+            path,
+            format!("no user with e-mail \"{given}\" in this account"),
+        ),
     }
 }
 
@@ -667,35 +826,75 @@ fn field_definition(
 ) -> Result<FieldDefinition, SeedError> {
     let name = d.internal_name.trim();
     let valid_name = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !valid_name {
-        return err(format!("{p}.internal_name"), "expected lowercase letters, digits and underscores");
+        return err(
+            format!("{p}.internal_name"),
+            "expected lowercase letters, digits and underscores",
+        );
     }
     let standard = Catalogue::standard(object_type);
-    let reserved = ["id", "created_at", "updated_at", "archived", "archived_by", "properties"];
-    if reserved.contains(&name) || standard.get(name).is_some_and(|f| f.is_system()) || name.ends_with("_assigned_date") {
-        return err(format!("{p}.internal_name"), format!("\"{name}\" is a system-managed name"));
+    let reserved = [
+        "id",
+        "created_at",
+        "updated_at",
+        "archived",
+        "archived_by",
+        "properties",
+    ];
+    if reserved.contains(&name)
+        || standard.get(name).is_some_and(|f| f.is_system())
+        || name.ends_with("_assigned_date")
+    {
+        return err(
+            format!("{p}.internal_name"),
+            format!("\"{name}\" is a system-managed name"),
+        );
     }
     if let Some(existing) = standard.get(name) {
         if existing.field_type != d.field_type_id {
             return err(
                 format!("{p}.field_type_id"),
-                format!("\"{name}\" is a standard {} field and cannot be redefined as {}", existing.field_type.as_str(), d.field_type_id.as_str()),
+                format!(
+                    "\"{name}\" is a standard {} field and cannot be redefined as {}",
+                    existing.field_type.as_str(),
+                    d.field_type_id.as_str()
+                ),
             );
         }
     }
-    if earlier.iter().any(|e| e.object_type == object_type && e.internal_name == name) {
-        return err(format!("{p}.internal_name"), format!("\"{name}\" is defined twice"));
+    if earlier
+        .iter()
+        .any(|e| e.object_type == object_type && e.internal_name == name)
+    {
+        return err(
+            format!("{p}.internal_name"),
+            format!("\"{name}\" is defined twice"),
+        );
     }
     if d.field_type_id != FieldType::Enumeration && !d.options.is_empty() {
-        return err(format!("{p}.options"), "only enumeration fields have options");
+        return err(
+            format!("{p}.options"),
+            "only enumeration fields have options",
+        );
     }
     for (i, o) in d.options.iter().enumerate() {
         if o.internal_name.trim().is_empty() {
-            return err(format!("{p}.options[{i}].internal_name"), "must not be empty");
+            return err(
+                format!("{p}.options[{i}].internal_name"),
+                "must not be empty",
+            );
         }
-        if d.options[..i].iter().any(|x| x.internal_name == o.internal_name) {
-            return err(format!("{p}.options[{i}].internal_name"), format!("option \"{}\" is listed twice", o.internal_name));
+        if d.options[..i]
+            .iter()
+            .any(|x| x.internal_name == o.internal_name)
+        {
+            return err(
+                format!("{p}.options[{i}].internal_name"),
+                format!("option \"{}\" is listed twice", o.internal_name),
+            );
         }
     }
     Ok(FieldDefinition {

@@ -9,7 +9,9 @@ use axum::http::StatusCode;
 use axum::routing::{get, MethodRouter};
 use axum::{Json, Router};
 use serde_json::Value;
-use shared::api::{item_properties, missing_path_parameter, with_405, Authenticated, ListQuery, RawBody};
+use shared::api::{
+    item_properties, missing_path_parameter, with_405, Authenticated, ListQuery, RawBody,
+};
 use shared::auth::{Scope, TokenVerifier};
 use shared::model::ObjectType;
 use shared::records::{Caller, RecordService};
@@ -71,7 +73,9 @@ fn empty_item(t: ObjectType) -> MethodRouter<RecordsState> {
         }
     };
     with_405(
-        get(answer(Scope::Read)).patch(answer(Scope::Update)).delete(answer(Scope::Delete)),
+        get(answer(Scope::Read))
+            .patch(answer(Scope::Update))
+            .delete(answer(Scope::Delete)),
         "GET, PATCH, DELETE",
     )
 }
@@ -93,7 +97,10 @@ async fn list(
 ) -> Answer {
     p.require(Scope::Read)?;
     let q = ListQuery::parse(query.as_deref())?;
-    let body = s.records.list(p.account_id, t, q.properties.as_deref(), q.page).await?;
+    let body = s
+        .records
+        .list(p.account_id, t, q.properties.as_deref(), q.page)
+        .await?;
     Ok((StatusCode::OK, Json(body)))
 }
 
@@ -104,7 +111,10 @@ async fn create(
     RawBody(body): RawBody,
 ) -> Answer {
     p.require(Scope::Create)?;
-    let caller = Caller { account_id: p.account_id, actor: &p.client_id };
+    let caller = Caller {
+        account_id: p.account_id,
+        actor: &p.client_id,
+    };
     let created = s.records.create(caller, t, &body).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
@@ -118,7 +128,10 @@ async fn read(
 ) -> Answer {
     p.require(Scope::Read)?;
     let properties = item_properties(query.as_deref());
-    let record = s.records.get(p.account_id, t, &id, properties.as_deref()).await?;
+    let record = s
+        .records
+        .get(p.account_id, t, &id, properties.as_deref())
+        .await?;
     Ok((StatusCode::OK, Json(record)))
 }
 
@@ -131,9 +144,15 @@ async fn update(
     RawBody(body): RawBody,
 ) -> Answer {
     p.require(Scope::Update)?;
-    let caller = Caller { account_id: p.account_id, actor: &p.client_id };
+    let caller = Caller {
+        account_id: p.account_id,
+        actor: &p.client_id,
+    };
     let properties = item_properties(query.as_deref());
-    let record = s.records.update(caller, t, &id, properties.as_deref(), &body).await?;
+    let record = s
+        .records
+        .update(caller, t, &id, properties.as_deref(), &body)
+        .await?;
     Ok((StatusCode::OK, Json(record)))
 }
 
@@ -144,7 +163,10 @@ async fn archive(
     Path(id): Path<String>,
 ) -> Answer {
     p.require(Scope::Delete)?;
-    let caller = Caller { account_id: p.account_id, actor: &p.client_id };
+    let caller = Caller {
+        account_id: p.account_id,
+        actor: &p.client_id,
+    };
     let record = s.records.archive(caller, t, &id).await?;
     Ok((StatusCode::OK, Json(record)))
 }

@@ -10,7 +10,11 @@ async fn main() -> Result<(), lambda_http::Error> {
     let store = shared::runtime::store_from_env().await?;
     let clock = shared::runtime::clock();
     let state = records_function::RecordsState {
-        records: Arc::new(shared::records::RecordService::new(store, clock, Arc::new(shared::fields::CatalogueCache::default()))),
+        records: Arc::new(shared::records::RecordService::new(
+            store,
+            clock,
+            Arc::new(shared::fields::CatalogueCache::default()),
+        )),
         verifier,
     };
     lambda_http::run(shared::api::finish(records_function::routes(state))).await

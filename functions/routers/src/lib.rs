@@ -41,13 +41,21 @@ pub fn routes(state: RoutersState) -> Router {
         .with_state(state)
 }
 
-async fn list(Authenticated(p): Authenticated, State(s): State<RoutersState>, RawQuery(q): RawQuery) -> Answer {
+async fn list(
+    Authenticated(p): Authenticated,
+    State(s): State<RoutersState>,
+    RawQuery(q): RawQuery,
+) -> Answer {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(s.routers.list(p.account_id, query.page).await?))
 }
 
-async fn read(Authenticated(p): Authenticated, State(s): State<RoutersState>, Path(id): Path<String>) -> Answer {
+async fn read(
+    Authenticated(p): Authenticated,
+    State(s): State<RoutersState>,
+    Path(id): Path<String>,
+) -> Answer {
     p.require(Scope::Read)?;
     Ok(Json(s.routers.get(p.account_id, &id).await?))
 }

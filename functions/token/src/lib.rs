@@ -13,28 +13,24 @@
 //! both with `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 section 5.1).
 //! Transport-level errors use the common body `{message, error: true}` (BEHAVIOR 2): 405 with
 //! `Allow: POST` for another method on the path, 413 for a body over 1 MiB, 404 elsewhere.
-//! Every response carries `x-request-id`: API Gateway's request id, or a fresh UUID.
+//! [`shared::api::finish`] adds the 404 fallback and `x-request-id` (BEHAVIOR 2).
 
 pub mod config;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use lambda_http::request::RequestContext;
-use lambda_http::RequestExt;
 use shared::auth::{token_endpoint, OAuthError, TokenIssuer};
 use shared::clock::Clock;
 use shared::store::Store;
 use shared::ApiError;
 use std::borrow::Cow;
 use std::sync::Arc;
-use tracing::Instrument;
 
 pub use config::{ConfigError, TokenConfig};
 
@@ -47,8 +43,6 @@ pub const TOKEN_PATH: &str = "/oauth2/token";
 /// Value of `WWW-Authenticate` on a 401 to a client that used HTTP Basic (RFC 7617).
 pub const BASIC_CHALLENGE: &str = "Basic realm=\"account-routing-api\"";
 
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
 /// What the handler needs, built once at cold start and shared by every request.
 #[derive(Clone)]
 pub struct TokenState {
@@ -60,13 +54,11 @@ pub struct TokenState {
     pub clock: Arc<dyn Clock>,
 }
 
-/// The token function's router: `POST /oauth2/token`, 405 for other methods on that path, 404
-/// for other paths.
+/// The token function's routes: `POST /oauth2/token`, 405 for other methods on that path.
+/// Unfinished: [`shared::api::finish`] adds the 404 fallback and request ids.
 pub fn routes(state: TokenState) -> Router {
     Router::new()
         .route(TOKEN_PATH, post(token).fallback(method_not_allowed))
-        .fallback(not_found)
-        .layer(middleware::from_fn(request_id))
         .with_state(state)
 }
 
@@ -149,34 +141,4 @@ fn no_store(mut response: Response) -> Response {
 
 async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed { allow: "POST" }
-}
-
-async fn not_found() -> ApiError {
-    ApiError::not_found("Not found")
-}
-
-/// Tags the request's logs with its id and echoes the id in `x-request-id` (BEHAVIOR 2).
-///
-/// Candidate for `shared::api` once that module offers the same for every function.
-async fn request_id(request: Request, next: Next) -> Response {
-    let id = api_gateway_request_id(&request).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let span = tracing::info_span!(
-        "request",
-        request_id = %id,
-        method = %request.method(),
-        path = %request.uri().path(),
-    );
-    let mut response = next.run(request).instrument(span).await;
-    if let Ok(value) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(REQUEST_ID, value);
-    }
-    response
-}
-
-/// `requestContext.requestId` of an API Gateway HTTP API event, when the request came from one.
-fn api_gateway_request_id(request: &Request) -> Option<String> {
-    match request.extensions().request_context_ref()? {
-        RequestContext::ApiGatewayV2(context) => context.request_id.clone(),
-        _ => None,
-    }
 }

@@ -16,7 +16,8 @@ use shared::auth::{
 use shared::clock::FixedClock;
 use shared::fields::FieldDefinition;
 use shared::model::{
-    Account, ApiClient, Member, ObjectType, Record, Role, Router as RoutingRouter, Team,
+    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
+    RotationState, Router as RoutingRouter, Team,
 };
 use shared::seed::ProvisionPlan;
 use shared::store::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
@@ -97,6 +98,32 @@ impl Store for FakeStore {
     async fn get_router(&self, _: Uuid, _: Uuid) -> StoreResult<Option<RoutingRouter>> {
         Ok(None)
     }
+    async fn find_router(&self, _: Uuid) -> StoreResult<Option<RoutingRouter>> {
+        Ok(None)
+    }
+    async fn find_by_unique_key(
+        &self,
+        _: Uuid,
+        _: ObjectType,
+        _: &UniqueKey,
+    ) -> StoreResult<Option<Record>> {
+        Ok(None)
+    }
+    async fn rotation_state(&self, _: Uuid) -> StoreResult<RotationState> {
+        Ok(RotationState::default())
+    }
+    async fn assignment_count(&self, _: Uuid, _: &str) -> StoreResult<u64> {
+        Ok(0)
+    }
+    async fn assignment_log(&self, _: Uuid, _: Uuid) -> StoreResult<Vec<AssignmentLog>> {
+        Ok(vec![])
+    }
+    async fn idempotency_key_used(&self, _: &str) -> StoreResult<bool> {
+        Ok(false)
+    }
+    async fn commit_assignment(&self, _: &AssignmentWrite) -> StoreResult<()> {
+        Ok(())
+    }
     async fn provision(&self, _: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         Ok(ProvisionReport::default())
     }
@@ -126,8 +153,9 @@ fn northwind() -> ApiClient {
 }
 
 /// The token function over its own isolated fake store, at a fixed time.
+/// The function as Lambda runs it: its routes, finished (404 fallback, request ids).
 fn app_with(store: FakeStore) -> Router {
-    routes(TokenState {
+    shared::api::finish(routes(TokenState {
         store: Arc::new(store),
         issuer: Arc::new(TokenIssuer::new(
             dev_key(),
@@ -136,7 +164,7 @@ fn app_with(store: FakeStore) -> Router {
             3600,
         )),
         clock: Arc::new(FixedClock::new(t0())),
-    })
+    }))
 }
 
 fn app() -> Router {
@@ -196,12 +224,13 @@ async fn a_valid_form_request_gets_a_token_that_must_not_be_cached() {
     assert_eq!(header_of(&response, "cache-control"), Some("no-store"));
     assert_eq!(header_of(&response, "pragma"), Some("no-cache"));
     assert_eq!(header_of(&response, "www-authenticate"), None);
-    let keys: Vec<&str> = body
+    let mut keys: Vec<&str> = body
         .as_object()
         .expect("an object")
         .keys()
         .map(String::as_str)
         .collect();
+    keys.sort_unstable();
     assert_eq!(
         keys,
         vec!["access_token", "expires_in", "scope", "token_type"]

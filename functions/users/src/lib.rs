@@ -37,19 +37,39 @@ pub fn routes(state: UsersState) -> Router {
         }
     };
     Router::new()
-        .route("/users", with_405(get(list).patch(missing(Scope::Update)), "GET"))
-        .route("/users/", with_405(get(missing(Scope::Read)).patch(missing(Scope::Update)), "GET, PATCH"))
-        .route("/users/{user_id}", with_405(get(read).patch(update), "GET, PATCH"))
+        .route(
+            "/users",
+            with_405(get(list).patch(missing(Scope::Update)), "GET"),
+        )
+        .route(
+            "/users/",
+            with_405(
+                get(missing(Scope::Read)).patch(missing(Scope::Update)),
+                "GET, PATCH",
+            ),
+        )
+        .route(
+            "/users/{user_id}",
+            with_405(get(read).patch(update), "GET, PATCH"),
+        )
         .with_state(state)
 }
 
-async fn list(Authenticated(p): Authenticated, State(s): State<UsersState>, RawQuery(q): RawQuery) -> Answer {
+async fn list(
+    Authenticated(p): Authenticated,
+    State(s): State<UsersState>,
+    RawQuery(q): RawQuery,
+) -> Answer {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(s.members.list(p.account_id, query.page).await?))
 }
 
-async fn read(Authenticated(p): Authenticated, State(s): State<UsersState>, Path(id): Path<String>) -> Answer {
+async fn read(
+    Authenticated(p): Authenticated,
+    State(s): State<UsersState>,
+    Path(id): Path<String>,
+) -> Answer {
     p.require(Scope::Read)?;
     Ok(Json(s.members.get(p.account_id, &id).await?))
 }

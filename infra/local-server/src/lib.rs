@@ -63,17 +63,32 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let plan = shared::seed::load(&config.seed, clock.now()).context("invalid seed file")?;
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let report = store.provision(&plan).await.context("provisioning the seed failed")?;
-    tracing::info!(inserted = report.inserted, skipped = report.skipped.len(), "seed loaded");
+    let report = store
+        .provision(&plan)
+        .await
+        .context("provisioning the seed failed")?;
+    tracing::info!(
+        inserted = report.inserted,
+        skipped = report.skipped.len(),
+        "seed loaded"
+    );
     let (demo_client, demo_secret) = first_client(&config.seed);
 
-    let pem = config.signing_key_pem.as_deref().unwrap_or(DEV_SIGNING_KEY_PEM);
+    let pem = config
+        .signing_key_pem
+        .as_deref()
+        .unwrap_or(DEV_SIGNING_KEY_PEM);
     let key = SigningKey::from_pem(pem).context("invalid signing key")?;
     let verifier = Arc::new(
         TokenVerifier::from_signing_key(&key, DEFAULT_ISSUER, DEFAULT_AUDIENCE)
             .context("invalid signing key")?,
     );
-    let issuer = Arc::new(TokenIssuer::new(key, DEFAULT_ISSUER, DEFAULT_AUDIENCE, TOKEN_TTL_SECONDS));
+    let issuer = Arc::new(TokenIssuer::new(
+        key,
+        DEFAULT_ISSUER,
+        DEFAULT_AUDIENCE,
+        TOKEN_TTL_SECONDS,
+    ));
 
     let functions = Functions {
         token: token_function::routes(token_function::TokenState {
@@ -105,7 +120,13 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
             .merge(functions.users.clone())
             .merge(functions.routers.clone()),
     );
-    Ok(App { router, functions, store, demo_client, demo_secret })
+    Ok(App {
+        router,
+        functions,
+        store,
+        demo_client,
+        demo_secret,
+    })
 }
 
 fn first_client(seed: &str) -> (Option<String>, Option<String>) {

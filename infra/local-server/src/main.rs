@@ -12,7 +12,10 @@ use std::path::PathBuf;
 
 /// Command line of the local server.
 #[derive(Debug, Parser)]
-#[command(name = "local-server", about = "Runs the account routing API locally on the embedded store")]
+#[command(
+    name = "local-server",
+    about = "Runs the account routing API locally on the embedded store"
+)]
 struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:3000")]
@@ -46,7 +49,11 @@ async fn main() -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let app = build_app(AppConfig { seed, signing_key_pem: signing_key }).await?;
+    let app = build_app(AppConfig {
+        seed,
+        signing_key_pem: signing_key,
+    })
+    .await?;
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;

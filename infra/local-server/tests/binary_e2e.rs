@@ -28,7 +28,10 @@ fn start(args: &[&str]) -> Server {
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let base = loop {
-        let line = lines.next().expect("server printed its address").expect("readable stdout");
+        let line = lines
+            .next()
+            .expect("server printed its address")
+            .expect("readable stdout");
         if let Some(rest) = line.strip_prefix("account routing API listening on ") {
             break rest.trim().to_string();
         }
@@ -39,7 +42,10 @@ fn start(args: &[&str]) -> Server {
 }
 
 fn contract_seed() -> String {
-    format!("{}/../../../shared/contracts/seed-example.json", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../../../shared/contracts/seed-example.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[tokio::test]
@@ -49,11 +55,17 @@ async fn the_binary_serves_the_contract_example_seed_and_issues_tokens() {
         panic!("the contract folder ../shared must sit beside the repository: {seed} is missing");
     }
     let server = start(&["--seed", &seed]);
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
     let token: serde_json::Value = http
         .post(format!("{}/oauth2/token", server.base))
         .basic_auth("northwind-integration", Some("dev-secret-change-me"))
-        .form(&[("grant_type", "client_credentials"), ("scope", "service-api/read")])
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("scope", "service-api/read"),
+        ])
         .send()
         .await
         .unwrap()
@@ -82,7 +94,11 @@ async fn the_binary_refuses_an_invalid_seed_naming_the_json_path() {
     let dir = std::env::temp_dir().join(format!("seed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.json");
-    std::fs::write(&path, r#"{"accounts": [{"id": "not-a-uuid", "name": "x"}]}"#).unwrap();
+    std::fs::write(
+        &path,
+        r#"{"accounts": [{"id": "not-a-uuid", "name": "x"}]}"#,
+    )
+    .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_local-server"))
         .args(["--addr", "127.0.0.1:0", "--seed", path.to_str().unwrap()])
         .output()
@@ -96,7 +112,10 @@ async fn the_binary_refuses_an_invalid_seed_naming_the_json_path() {
 async fn the_binary_stops_cleanly_on_sigterm() {
     let mut server = start(&[]);
     let pid = server.child.id();
-    let status = Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let mut waited = 0;
     let exit = loop {

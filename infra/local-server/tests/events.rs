@@ -12,27 +12,50 @@ use tower::ServiceExt;
 #[tokio::test]
 async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../events");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     let mut driven = 0;
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
         let text = std::fs::read_to_string(path).unwrap();
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         if json.get("Records").is_some() {
             continue; // SQS batches: driven by the dispatch function's tests.
         }
         // A fresh app per event, so a fixture's writes do not meet another's.
-        let app = build_app(AppConfig { seed: DEMO_SEED.into(), signing_key_pem: None }).await.unwrap();
-        let test = common::TestApp { router: app.router.clone() };
+        let app = build_app(AppConfig {
+            seed: DEMO_SEED.into(),
+            signing_key_pem: None,
+        })
+        .await
+        .unwrap();
+        let test = common::TestApp {
+            router: app.router.clone(),
+        };
         let token = test.northwind().await;
-        let request = lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let request = lambda_http::request::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let (mut parts, body) = request.into_parts();
         if parts.headers.contains_key("authorization") && !parts.uri.path().starts_with("/oauth2") {
             // The fixture's token is only realistic; a live one replaces it.
-            parts.headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+            parts
+                .headers
+                .insert("authorization", format!("Bearer {token}").parse().unwrap());
         }
         let body = Body::from(body.to_vec());
-        let segment = parts.uri.path().trim_start_matches('/').split('/').next().unwrap_or("").to_string();
+        let segment = parts
+            .uri
+            .path()
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .to_string();
         let routes = match segment.as_str() {
             "oauth2" => app.functions.token,
             "contacts" | "companies" | "deals" | "tickets" => app.functions.records,
@@ -47,9 +70,19 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
         let status = response.status();
         let request_id = response.headers().get("x-request-id").cloned();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        assert!(status.is_success(), "{}: {status} {}", path.display(), String::from_utf8_lossy(&bytes));
+        assert!(
+            status.is_success(),
+            "{}: {status} {}",
+            path.display(),
+            String::from_utf8_lossy(&bytes)
+        );
         let expected_id = json["requestContext"]["requestId"].as_str().unwrap();
-        assert_eq!(request_id.unwrap(), expected_id, "{}: API Gateway's request id is echoed", path.display());
+        assert_eq!(
+            request_id.unwrap(),
+            expected_id,
+            "{}: API Gateway's request id is echoed",
+            path.display()
+        );
         driven += 1;
     }
     assert!(driven >= 10, "only {driven} fixtures driven");

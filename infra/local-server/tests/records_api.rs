@@ -12,7 +12,8 @@ const GLOBEX_HANK: &str = "01936b2a-7c00-7a00-8000-000000000008";
 const BEN_ID: &str = "2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12";
 
 async fn create(app: &TestApp, token: &str, path: &str, fields: Value) -> common::Answer {
-    app.call(Method::POST, path, token, Some(json!({ "fields": fields }))).await
+    app.call(Method::POST, path, token, Some(json!({ "fields": fields })))
+        .await
 }
 
 fn assert_error(answer: &common::Answer, status: StatusCode, message: &str) {
@@ -25,12 +26,34 @@ fn assert_error(answer: &common::Answer, status: StatusCode, message: &str) {
 async fn a_created_contact_has_every_default_field_in_stored_form() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let a = create(&app, &t, "/contacts", json!({"email": "New.Person@Example.COM", "first_name": "New"})).await;
+    let a = create(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "New.Person@Example.COM", "first_name": "New"}),
+    )
+    .await;
     assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
-    let keys: Vec<&str> = a.body.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = a
+        .body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         keys,
-        ["id", "first_name", "last_name", "email", "contact_owner", "external_id", "archived", "created_at", "updated_at"]
+        [
+            "id",
+            "first_name",
+            "last_name",
+            "email",
+            "contact_owner",
+            "external_id",
+            "archived",
+            "created_at",
+            "updated_at"
+        ]
     );
     assert_eq!(a.body["email"], "new.person@example.com");
     assert_eq!(a.body["last_name"], Value::Null);
@@ -41,7 +64,9 @@ async fn a_created_contact_has_every_default_field_in_stored_form() {
     let id = a.body["id"].as_str().unwrap();
     assert_eq!(uuid::Uuid::parse_str(id).unwrap().get_version_num(), 7);
 
-    let got = app.call(Method::GET, &format!("/contacts/{id}"), &t, None).await;
+    let got = app
+        .call(Method::GET, &format!("/contacts/{id}"), &t, None)
+        .await;
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(got.body, a.body);
 }
@@ -70,21 +95,67 @@ async fn required_fields_on_create_are_enforced_per_type() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
     let cases = [
-        ("/contacts", json!({"phone": "123"}), "At least one of email, first_name, last_name is required", None),
-        ("/contacts", json!({"first_name": "   "}), "At least one of email, first_name, last_name is required", None),
-        ("/companies", json!({"industry": "x"}), "At least one of company_name, website_url is required", None),
-        ("/deals", json!({"deal_stage": "closed_won", "pipeline": "default"}), "Missing required field: deal_name", Some("deal_name")),
-        ("/deals", json!({"deal_name": "D", "pipeline": "default"}), "Missing required field: deal_stage", Some("deal_stage")),
-        ("/deals", json!({"deal_name": "D", "deal_stage": "closed_won"}), "Missing required field: pipeline", Some("pipeline")),
-        ("/tickets", json!({"ticket_name": "T", "pipeline": "support"}), "Missing required field: ticket_stage", Some("ticket_stage")),
-        ("/tickets", json!({"ticket_stage": "new", "pipeline": "support"}), "Missing required field: ticket_name", Some("ticket_name")),
+        (
+            "/contacts",
+            json!({"phone": "123"}),
+            "At least one of email, first_name, last_name is required",
+            None,
+        ),
+        (
+            "/contacts",
+            json!({"first_name": "   "}),
+            "At least one of email, first_name, last_name is required",
+            None,
+        ),
+        (
+            "/companies",
+            json!({"industry": "x"}),
+            "At least one of company_name, website_url is required",
+            None,
+        ),
+        (
+            "/deals",
+            json!({"deal_stage": "closed_won", "pipeline": "default"}),
+            "Missing required field: deal_name",
+            Some("deal_name"),
+        ),
+        (
+            "/deals",
+            json!({"deal_name": "D", "pipeline": "default"}),
+            "Missing required field: deal_stage",
+            Some("deal_stage"),
+        ),
+        (
+            "/deals",
+            json!({"deal_name": "D", "deal_stage": "closed_won"}),
+            "Missing required field: pipeline",
+            Some("pipeline"),
+        ),
+        (
+            "/tickets",
+            json!({"ticket_name": "T", "pipeline": "support"}),
+            "Missing required field: ticket_stage",
+            Some("ticket_stage"),
+        ),
+        (
+            "/tickets",
+            json!({"ticket_stage": "new", "pipeline": "support"}),
+            "Missing required field: ticket_name",
+            Some("ticket_name"),
+        ),
     ];
     for (path, fields, message, field) in cases {
         let a = create(&app, &t, path, fields).await;
         assert_error(&a, StatusCode::BAD_REQUEST, message);
         assert_eq!(a.body.get("field").and_then(Value::as_str), field, "{path}");
     }
-    let ok = create(&app, &t, "/tickets", json!({"ticket_name": "T", "ticket_stage": "New", "pipeline": "Support Pipeline"})).await;
+    let ok = create(
+        &app,
+        &t,
+        "/tickets",
+        json!({"ticket_name": "T", "ticket_stage": "New", "pipeline": "Support Pipeline"}),
+    )
+    .await;
     assert_eq!(ok.status, StatusCode::CREATED, "{}", ok.body);
     assert_eq!(ok.body["pipeline"], "support");
 }
@@ -93,35 +164,91 @@ async fn required_fields_on_create_are_enforced_per_type() {
 async fn invalid_bodies_and_fields_are_400_and_write_nothing() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let before = app.call(Method::GET, "/contacts?limit=100", &t, None).await.body["pagination"]["count"].clone();
+    let before = app
+        .call(Method::GET, "/contacts?limit=100", &t, None)
+        .await
+        .body["pagination"]["count"]
+        .clone();
     let auth = format!("Bearer {t}");
-    let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("content-type", "application/json"),
+    ];
     for raw in [&b"{not json"[..], b"[1,2]", b"", b"\"x\""] {
-        let a = app.raw(Method::POST, "/contacts", &headers, raw.to_vec()).await;
+        let a = app
+            .raw(Method::POST, "/contacts", &headers, raw.to_vec())
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST);
-        assert!(a.body["message"].as_str().unwrap().starts_with("Invalid JSON"), "{}", a.body);
+        assert!(
+            a.body["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Invalid JSON"),
+            "{}",
+            a.body
+        );
     }
     let cases = [
         (json!({"first_name": "A"}), "fields"),
         (json!({"fields": "x"}), "fields"),
-        (json!({"fields": {"first_name": "A", "shoe_size": 44}}), "shoe_size"),
-        (json!({"fields": {"first_name": "A", "record_id": "x"}}), "record_id"),
-        (json!({"fields": {"first_name": "A", "email": "nope"}}), "email"),
-        (json!({"fields": {"first_name": "A", "lifecycle_stage": "alien"}}), "lifecycle_stage"),
-        (json!({"fields": {"first_name": "A", "contact_owner": "nobody@northwind.example"}}), "contact_owner"),
-        (json!({"fields": {"first_name": "A", "contact_owner": "eli.former@northwind.example"}}), "contact_owner"),
-        (json!({"fields": {"first_name": "A", "employee_count": "many"}}), "employee_count"),
-        (json!({"fields": {"first_name": {"nested": true}}}), "first_name"),
+        (
+            json!({"fields": {"first_name": "A", "shoe_size": 44}}),
+            "shoe_size",
+        ),
+        (
+            json!({"fields": {"first_name": "A", "record_id": "x"}}),
+            "record_id",
+        ),
+        (
+            json!({"fields": {"first_name": "A", "email": "nope"}}),
+            "email",
+        ),
+        (
+            json!({"fields": {"first_name": "A", "lifecycle_stage": "alien"}}),
+            "lifecycle_stage",
+        ),
+        (
+            json!({"fields": {"first_name": "A", "contact_owner": "nobody@northwind.example"}}),
+            "contact_owner",
+        ),
+        (
+            json!({"fields": {"first_name": "A", "contact_owner": "eli.former@northwind.example"}}),
+            "contact_owner",
+        ),
+        (
+            json!({"fields": {"first_name": "A", "employee_count": "many"}}),
+            "employee_count",
+        ),
+        (
+            json!({"fields": {"first_name": {"nested": true}}}),
+            "first_name",
+        ),
     ];
     for (body, field) in cases {
-        let a = app.call(Method::POST, "/contacts", &t, Some(body.clone())).await;
+        let a = app
+            .call(Method::POST, "/contacts", &t, Some(body.clone()))
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(a.body["field"], field, "{body}");
         assert_eq!(a.body["error"], true);
     }
-    let system = create(&app, &t, "/contacts", json!({"first_name": "A", "record_id": "1"})).await;
-    assert_error(&system, StatusCode::BAD_REQUEST, "Field cannot be set: record_id");
-    let after = app.call(Method::GET, "/contacts?limit=100", &t, None).await.body["pagination"]["count"].clone();
+    let system = create(
+        &app,
+        &t,
+        "/contacts",
+        json!({"first_name": "A", "record_id": "1"}),
+    )
+    .await;
+    assert_error(
+        &system,
+        StatusCode::BAD_REQUEST,
+        "Field cannot be set: record_id",
+    );
+    let after = app
+        .call(Method::GET, "/contacts?limit=100", &t, None)
+        .await
+        .body["pagination"]["count"]
+        .clone();
     assert_eq!(before, after, "a rejected write must store nothing");
 }
 
@@ -130,62 +257,137 @@ async fn duplicate_active_keys_are_409_naming_the_first_colliding_key() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
     // dana@contoso.example is seeded.
-    let a = create(&app, &t, "/contacts", json!({"email": "DANA@contoso.example"})).await;
-    assert_error(&a, StatusCode::CONFLICT, "A contact with this email already exists");
+    let a = create(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "DANA@contoso.example"}),
+    )
+    .await;
+    assert_error(
+        &a,
+        StatusCode::CONFLICT,
+        "A contact with this email already exists",
+    );
     assert_eq!(a.body["field"], "email");
-    let a = create(&app, &t, "/contacts", json!({"email": "dana@contoso.example", "external_id": "crm-contact-1001"})).await;
+    let a = create(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "dana@contoso.example", "external_id": "crm-contact-1001"}),
+    )
+    .await;
     assert_eq!(a.body["field"], "email");
-    let a = create(&app, &t, "/contacts", json!({"first_name": "X", "external_id": "crm-contact-1001"})).await;
+    let a = create(
+        &app,
+        &t,
+        "/contacts",
+        json!({"first_name": "X", "external_id": "crm-contact-1001"}),
+    )
+    .await;
     assert_eq!(a.status, StatusCode::CONFLICT);
     assert_eq!(a.body["field"], "external_id");
     // Companies: scheme and www. do not make a different company.
-    for url in ["http://contoso.example", "contoso.example/", "https://WWW.contoso.example"] {
+    for url in [
+        "http://contoso.example",
+        "contoso.example/",
+        "https://WWW.contoso.example",
+    ] {
         let a = create(&app, &t, "/companies", json!({"website_url": url})).await;
         assert_eq!(a.status, StatusCode::CONFLICT, "{url}");
         assert_eq!(a.body["field"], "website_url");
     }
     // Repeating the same POST with a key does not create a second record.
     let body = json!({"deal_name": "Same", "deal_stage": "closed_won", "pipeline": "default", "external_id": "ext-1"});
-    assert_eq!(create(&app, &t, "/deals", body.clone()).await.status, StatusCode::CREATED);
-    assert_eq!(create(&app, &t, "/deals", body).await.status, StatusCode::CONFLICT);
+    assert_eq!(
+        create(&app, &t, "/deals", body.clone()).await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        create(&app, &t, "/deals", body).await.status,
+        StatusCode::CONFLICT
+    );
     // Duplicate deal names are fine.
     let dup_name = json!({"deal_name": "Same", "deal_stage": "closed_won", "pipeline": "default"});
-    assert_eq!(create(&app, &t, "/deals", dup_name).await.status, StatusCode::CREATED);
+    assert_eq!(
+        create(&app, &t, "/deals", dup_name).await.status,
+        StatusCode::CREATED
+    );
 }
 
 #[tokio::test]
 async fn an_archived_records_keys_can_be_reused_and_archiving_twice_is_404() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let del = app.call(Method::DELETE, &format!("/contacts/{DANA}"), &t, None).await;
+    let del = app
+        .call(Method::DELETE, &format!("/contacts/{DANA}"), &t, None)
+        .await;
     assert_eq!(del.status, StatusCode::OK, "{}", del.body);
     assert!(del.body["archived"].as_str().unwrap().ends_with('Z'));
     assert_eq!(del.body["archived_by"], "northwind-integration");
     assert_eq!(del.body["email"], "dana@contoso.example");
-    let again = app.call(Method::DELETE, &format!("/contacts/{DANA}"), &t, None).await;
+    let again = app
+        .call(Method::DELETE, &format!("/contacts/{DANA}"), &t, None)
+        .await;
     assert_eq!(again.status, StatusCode::NOT_FOUND);
     // GET still returns it, archived.
-    let got = app.call(Method::GET, &format!("/contacts/{DANA}"), &t, None).await;
+    let got = app
+        .call(Method::GET, &format!("/contacts/{DANA}"), &t, None)
+        .await;
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(got.body["archived"], del.body["archived"]);
     // PATCH on an archived record is 409.
-    let patch = app.call(Method::PATCH, &format!("/contacts/{DANA}"), &t, Some(json!({"fields": {"first_name": "X"}}))).await;
-    assert_error(&patch, StatusCode::CONFLICT, "Cannot update an archived object");
+    let patch = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{DANA}"),
+            &t,
+            Some(json!({"fields": {"first_name": "X"}})),
+        )
+        .await;
+    assert_error(
+        &patch,
+        StatusCode::CONFLICT,
+        "Cannot update an archived object",
+    );
     // Its e-mail is free again.
-    let reuse = create(&app, &t, "/contacts", json!({"email": "dana@contoso.example"})).await;
+    let reuse = create(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "dana@contoso.example"}),
+    )
+    .await;
     assert_eq!(reuse.status, StatusCode::CREATED, "{}", reuse.body);
     // Lists hide archived records unless archived=true.
     let active = app.call(Method::GET, "/contacts?limit=100", &t, None).await;
-    assert!(!active.body["data"].as_array().unwrap().iter().any(|r| r["id"] == DANA));
-    let all = app.call(Method::GET, "/contacts?limit=100&archived=true", &t, None).await;
-    assert!(all.body["data"].as_array().unwrap().iter().any(|r| r["id"] == DANA));
+    assert!(!active.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["id"] == DANA));
+    let all = app
+        .call(Method::GET, "/contacts?limit=100&archived=true", &t, None)
+        .await;
+    assert!(all.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["id"] == DANA));
 }
 
 #[tokio::test]
 async fn patch_changes_only_the_sent_keys_and_refreshes_timestamps() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let before = app.call(Method::GET, &format!("/contacts/{DANA}?properties=region,last_modified_date"), &t, None).await;
+    let before = app
+        .call(
+            Method::GET,
+            &format!("/contacts/{DANA}?properties=region,last_modified_date"),
+            &t,
+            None,
+        )
+        .await;
     let patched = app
         .call(
             Method::PATCH,
@@ -199,17 +401,35 @@ async fn patch_changes_only_the_sent_keys_and_refreshes_timestamps() {
     assert_eq!(patched.body["last_name"], Value::Null);
     assert_eq!(patched.body["first_name"], "Dana");
     assert_eq!(patched.body["region"], "emea");
-    assert_eq!(patched.body["contact_owner"], "ben.okafor@northwind.example");
+    assert_eq!(
+        patched.body["contact_owner"],
+        "ben.okafor@northwind.example"
+    );
     assert!(patched.body["contact_owner_assigned_date"].is_string());
     assert!(patched.body["updated_at"].as_str() >= before.body["updated_at"].as_str());
-    assert_eq!(patched.body["last_modified_date"], patched.body["updated_at"]);
+    assert_eq!(
+        patched.body["last_modified_date"],
+        patched.body["updated_at"]
+    );
     assert_eq!(patched.body["created_at"], before.body["created_at"]);
     // A failing PATCH changes nothing.
     let bad = app
-        .call(Method::PATCH, &format!("/contacts/{DANA}"), &t, Some(json!({"fields": {"job_title": "CEO", "email": "broken"}})))
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{DANA}"),
+            &t,
+            Some(json!({"fields": {"job_title": "CEO", "email": "broken"}})),
+        )
         .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
-    let after = app.call(Method::GET, &format!("/contacts/{DANA}?properties=job_title"), &t, None).await;
+    let after = app
+        .call(
+            Method::GET,
+            &format!("/contacts/{DANA}?properties=job_title"),
+            &t,
+            None,
+        )
+        .await;
     assert_eq!(after.body["job_title"], "CTO");
 }
 
@@ -219,22 +439,60 @@ async fn patch_checks_run_in_the_contracts_order() {
     let t = app.northwind().await;
     let missing = uuid::Uuid::now_v7();
     // 404 beats a bad body.
-    let a = app.call(Method::PATCH, &format!("/contacts/{missing}"), &t, Some(json!({"x": 1}))).await;
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{missing}"),
+            &t,
+            Some(json!({"x": 1})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
     // Invalid properties (400) beats 404.
-    let a = app.call(Method::PATCH, &format!("/contacts/{missing}?properties=nope"), &t, Some(json!({"fields": {}}))).await;
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{missing}?properties=nope"),
+            &t,
+            Some(json!({"fields": {}})),
+        )
+        .await;
     assert_error(&a, StatusCode::BAD_REQUEST, "Invalid property name: nope");
     // Duplicate key on PATCH is 409 with field.
     let other = create(&app, &t, "/contacts", json!({"email": "other@x.example"})).await;
     let id = other.body["id"].as_str().unwrap();
-    let a = app.call(Method::PATCH, &format!("/contacts/{id}"), &t, Some(json!({"fields": {"email": "dana@contoso.example"}}))).await;
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{id}"),
+            &t,
+            Some(json!({"fields": {"email": "dana@contoso.example"}})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::CONFLICT);
     assert_eq!(a.body["field"], "email");
     // Changing a key moves the guard: the old value is free, the new one is taken.
-    let a = app.call(Method::PATCH, &format!("/contacts/{id}"), &t, Some(json!({"fields": {"email": "moved@x.example"}}))).await;
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{id}"),
+            &t,
+            Some(json!({"fields": {"email": "moved@x.example"}})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::OK);
-    assert_eq!(create(&app, &t, "/contacts", json!({"email": "other@x.example"})).await.status, StatusCode::CREATED);
-    assert_eq!(create(&app, &t, "/contacts", json!({"email": "moved@x.example"})).await.status, StatusCode::CONFLICT);
+    assert_eq!(
+        create(&app, &t, "/contacts", json!({"email": "other@x.example"}))
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        create(&app, &t, "/contacts", json!({"email": "moved@x.example"}))
+            .await
+            .status,
+        StatusCode::CONFLICT
+    );
 }
 
 #[tokio::test]
@@ -242,7 +500,7 @@ async fn properties_add_to_the_defaults_and_invalid_names_are_400() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
     let a = app
-        .call(Method::GET, &format!("/contacts/{DANA}?properties=region, email,record_id,create_date,id,archived,phone"), &t, None)
+        .call(Method::GET, &format!("/contacts/{DANA}?properties=region,%20email,record_id,create_date,id,archived,phone"), &t, None)
         .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_eq!(a.body["region"], "emea");
@@ -251,14 +509,40 @@ async fn properties_add_to_the_defaults_and_invalid_names_are_400() {
     assert_eq!(a.body["phone"], Value::Null);
     assert_eq!(a.body["email"], "dana@contoso.example");
     for bad in ["nope", "", "region,,email", "archived_by", "deal_name"] {
-        let a = app.call(Method::GET, &format!("/contacts/{DANA}?properties={bad}"), &t, None).await;
+        let a = app
+            .call(
+                Method::GET,
+                &format!("/contacts/{DANA}?properties={bad}"),
+                &t,
+                None,
+            )
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{bad}");
-        assert!(a.body["message"].as_str().unwrap().starts_with("Invalid property name: "), "{}", a.body);
+        assert!(
+            a.body["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Invalid property name: "),
+            "{}",
+            a.body
+        );
     }
-    let list = app.call(Method::GET, "/contacts?properties=region", &t, None).await;
-    assert!(list.body["data"].as_array().unwrap().iter().all(|r| r.get("region").is_some()));
-    let bad_list = app.call(Method::GET, "/contacts?properties=bogus", &t, None).await;
-    assert_error(&bad_list, StatusCode::BAD_REQUEST, "Invalid property name: bogus");
+    let list = app
+        .call(Method::GET, "/contacts?properties=region", &t, None)
+        .await;
+    assert!(list.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r.get("region").is_some()));
+    let bad_list = app
+        .call(Method::GET, "/contacts?properties=bogus", &t, None)
+        .await;
+    assert_error(
+        &bad_list,
+        StatusCode::BAD_REQUEST,
+        "Invalid property name: bogus",
+    );
 }
 
 #[tokio::test]
@@ -271,15 +555,47 @@ async fn lists_page_in_creation_order_and_validate_their_parameters() {
         ids.push(a.body["id"].clone());
     }
     let all = app.call(Method::GET, "/deals?limit=100", &t, None).await;
-    let names: Vec<&str> = all.body["data"].as_array().unwrap().iter().map(|d| d["deal_name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["Contoso renewal", "Fabrikam pilot", "D0", "D1", "D2", "D3", "D4"]);
-    let page = app.call(Method::GET, "/deals?limit=2&offset=3", &t, None).await;
-    assert_eq!(page.body["pagination"], json!({"limit": 2, "offset": 3, "count": 2}));
+    let names: Vec<&str> = all.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["deal_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Contoso renewal",
+            "Fabrikam pilot",
+            "D0",
+            "D1",
+            "D2",
+            "D3",
+            "D4"
+        ]
+    );
+    let page = app
+        .call(Method::GET, "/deals?limit=2&offset=3", &t, None)
+        .await;
+    assert_eq!(
+        page.body["pagination"],
+        json!({"limit": 2, "offset": 3, "count": 2})
+    );
     assert_eq!(page.body["data"][0]["id"], ids[1]);
     let beyond = app.call(Method::GET, "/deals?offset=50", &t, None).await;
-    assert_eq!(beyond.body["pagination"], json!({"limit": 10, "offset": 50, "count": 0}));
-    for q in ["limit=0", "limit=101", "offset=-1", "archived=maybe", "limit=abc"] {
-        let a = app.call(Method::GET, &format!("/deals?{q}"), &t, None).await;
+    assert_eq!(
+        beyond.body["pagination"],
+        json!({"limit": 10, "offset": 50, "count": 0})
+    );
+    for q in [
+        "limit=0",
+        "limit=101",
+        "offset=-1",
+        "archived=maybe",
+        "limit=abc",
+    ] {
+        let a = app
+            .call(Method::GET, &format!("/deals?{q}"), &t, None)
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{q}");
         assert_eq!(a.body["error"], true);
     }
@@ -291,22 +607,57 @@ async fn another_accounts_records_are_not_found() {
     let northwind = app.northwind().await;
     let globex = app.token(GLOBEX, ALL_SCOPES).await;
     for method in [Method::GET, Method::DELETE] {
-        let a = app.call(method, &format!("/contacts/{GLOBEX_HANK}"), &northwind, None).await;
+        let a = app
+            .call(
+                method,
+                &format!("/contacts/{GLOBEX_HANK}"),
+                &northwind,
+                None,
+            )
+            .await;
         assert_eq!(a.status, StatusCode::NOT_FOUND);
     }
-    let a = app.call(Method::PATCH, &format!("/contacts/{GLOBEX_HANK}"), &northwind, Some(json!({"fields": {"first_name": "X"}}))).await;
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{GLOBEX_HANK}"),
+            &northwind,
+            Some(json!({"fields": {"first_name": "X"}})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
-    let list = app.call(Method::GET, "/contacts?limit=100", &globex, None).await;
-    let ids: Vec<&Value> = list.body["data"].as_array().unwrap().iter().map(|r| &r["id"]).collect();
+    let list = app
+        .call(Method::GET, "/contacts?limit=100", &globex, None)
+        .await;
+    let ids: Vec<&Value> = list.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["id"])
+        .collect();
     assert_eq!(ids, [&json!(GLOBEX_HANK)]);
     // Keys are per account: Globex may hold an e-mail Northwind holds.
-    let a = create(&app, &globex, "/contacts", json!({"email": "dana@contoso.example"})).await;
+    let a = create(
+        &app,
+        &globex,
+        "/contacts",
+        json!({"email": "dana@contoso.example"}),
+    )
+    .await;
     assert_eq!(a.status, StatusCode::CREATED);
     // The custom field of Northwind does not exist for Globex.
-    let a = create(&app, &globex, "/contacts", json!({"first_name": "R", "region": "emea"})).await;
+    let a = create(
+        &app,
+        &globex,
+        "/contacts",
+        json!({"first_name": "R", "region": "emea"}),
+    )
+    .await;
     assert_eq!(a.body["field"], "region");
     // A malformed id names no record.
-    let a = app.call(Method::GET, "/contacts/not-a-uuid", &northwind, None).await;
+    let a = app
+        .call(Method::GET, "/contacts/not-a-uuid", &northwind, None)
+        .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
 }
 
@@ -314,13 +665,34 @@ async fn another_accounts_records_are_not_found() {
 async fn routes_answer_400_405_404_and_413_in_the_contract_shape() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let a = app.call(Method::PATCH, "/contacts", &t, Some(json!({"fields": {}}))).await;
-    assert_error(&a, StatusCode::BAD_REQUEST, "Missing path parameter: contactId");
+    let a = app
+        .call(Method::PATCH, "/contacts", &t, Some(json!({"fields": {}})))
+        .await;
+    assert_error(
+        &a,
+        StatusCode::BAD_REQUEST,
+        "Missing path parameter: contactId",
+    );
     let a = app.call(Method::DELETE, "/companies", &t, None).await;
-    assert_error(&a, StatusCode::BAD_REQUEST, "Missing path parameter: companyId");
+    assert_error(
+        &a,
+        StatusCode::BAD_REQUEST,
+        "Missing path parameter: companyId",
+    );
     let a = app.call(Method::GET, "/deals/", &t, None).await;
-    assert_error(&a, StatusCode::BAD_REQUEST, "Missing path parameter: dealId");
-    let a = app.call(Method::PUT, &format!("/contacts/{DANA}"), &t, Some(json!({}))).await;
+    assert_error(
+        &a,
+        StatusCode::BAD_REQUEST,
+        "Missing path parameter: dealId",
+    );
+    let a = app
+        .call(
+            Method::PUT,
+            &format!("/contacts/{DANA}"),
+            &t,
+            Some(json!({})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(a.headers["allow"], "GET, PATCH, DELETE");
     assert_eq!(a.body["error"], true);
@@ -331,7 +703,14 @@ async fn routes_answer_400_405_404_and_413_in_the_contract_shape() {
     assert_error(&a, StatusCode::NOT_FOUND, "Not found");
     let auth = format!("Bearer {t}");
     let big = vec![b' '; 1024 * 1024 + 1];
-    let a = app.raw(Method::POST, "/contacts", &[("authorization", auth.as_str())], big).await;
+    let a = app
+        .raw(
+            Method::POST,
+            "/contacts",
+            &[("authorization", auth.as_str())],
+            big,
+        )
+        .await;
     assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(a.body["error"], true);
     assert!(a.headers.contains_key("x-request-id"));
@@ -346,23 +725,61 @@ async fn missing_bad_and_underprivileged_tokens_are_401_and_403() {
     assert!(a.headers.contains_key("www-authenticate"));
     let a = app.call(Method::GET, "/contacts", "not.a.jwt", None).await;
     assert_eq!(a.status, StatusCode::UNAUTHORIZED);
-    let a = app.raw(Method::GET, "/contacts", &[("authorization", "Basic abc")], vec![]).await;
+    let a = app
+        .raw(
+            Method::GET,
+            "/contacts",
+            &[("authorization", "Basic abc")],
+            vec![],
+        )
+        .await;
     assert_eq!(a.status, StatusCode::UNAUTHORIZED);
 
     let read_only = app.token(NORTHWIND_READONLY, "service-api/read").await;
-    assert_eq!(app.call(Method::GET, "/contacts", &read_only, None).await.status, StatusCode::OK);
+    assert_eq!(
+        app.call(Method::GET, "/contacts", &read_only, None)
+            .await
+            .status,
+        StatusCode::OK
+    );
     let cases = [
         (Method::POST, "/contacts".to_string(), "service-api/create"),
-        (Method::PATCH, format!("/contacts/{DANA}"), "service-api/update"),
-        (Method::DELETE, format!("/contacts/{DANA}"), "service-api/delete"),
+        (
+            Method::PATCH,
+            format!("/contacts/{DANA}"),
+            "service-api/update",
+        ),
+        (
+            Method::DELETE,
+            format!("/contacts/{DANA}"),
+            "service-api/delete",
+        ),
         (Method::PATCH, "/contacts".to_string(), "service-api/update"),
     ];
     for (method, path, scope) in cases {
-        let a = app.call(method, &path, &read_only, Some(json!({"fields": {"first_name": "x"}}))).await;
-        assert_error(&a, StatusCode::FORBIDDEN, &format!("Insufficient scope: requires {scope}"));
+        let a = app
+            .call(
+                method,
+                &path,
+                &read_only,
+                Some(json!({"fields": {"first_name": "x"}})),
+            )
+            .await;
+        assert_error(
+            &a,
+            StatusCode::FORBIDDEN,
+            &format!("Insufficient scope: requires {scope}"),
+        );
     }
     // 401 comes before 404 and 400.
-    let a = app.raw(Method::GET, "/contacts/not-a-uuid?properties=bad", &[], vec![]).await;
+    let a = app
+        .raw(
+            Method::GET,
+            "/contacts/not-a-uuid?properties=bad",
+            &[],
+            vec![],
+        )
+        .await;
     assert_eq!(a.status, StatusCode::UNAUTHORIZED);
 }
 
@@ -376,7 +793,14 @@ async fn twenty_concurrent_creates_with_one_email_give_one_201_and_nineteen_409s
         let t = t.clone();
         tasks.push(tokio::spawn(async move {
             let app = TestApp { router };
-            create(&app, &t, "/contacts", json!({"email": "race@x.example", "first_name": format!("R{i}")})).await.status
+            create(
+                &app,
+                &t,
+                "/contacts",
+                json!({"email": "race@x.example", "first_name": format!("R{i}")}),
+            )
+            .await
+            .status
         }));
     }
     let mut created = 0;
@@ -410,6 +834,12 @@ async fn datetime_number_and_enumeration_fields_are_stored_canonically() {
     assert_eq!(a.body["amount"], "12.5");
     assert_eq!(a.body["deal_type"], "new_business");
     // An option the account added to a standard enumeration is accepted.
-    let a = create(&app, &t, "/deals", json!({"deal_name": "Hold", "deal_stage": "On hold", "pipeline": "default"})).await;
+    let a = create(
+        &app,
+        &t,
+        "/deals",
+        json!({"deal_name": "Hold", "deal_stage": "On hold", "pipeline": "default"}),
+    )
+    .await;
     assert_eq!(a.body["deal_stage"], "on_hold");
 }

@@ -17,7 +17,12 @@ const PERCENT_ROUTER: &str = "7e3f4a56-b7c8-4d93-8ea5-b02b3c4d5e78";
 const ARCHIVED_ROUTER: &str = "9a5b6c78-d9ea-4fb5-a0c7-d24d5e6f7a90";
 
 fn emails(list: &Value) -> Vec<&str> {
-    list["data"].as_array().unwrap().iter().map(|u| u["email"].as_str().unwrap()).collect()
+    list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["email"].as_str().unwrap())
+        .collect()
 }
 
 #[tokio::test]
@@ -28,14 +33,35 @@ async fn users_are_listed_by_email_without_archived_members_unless_asked() {
     assert_eq!(a.status, StatusCode::OK);
     assert_eq!(
         emails(&a.body),
-        ["ana.lopez@northwind.example", "ben.okafor@northwind.example", "chen.wei@northwind.example", "dora.maier@northwind.example"]
+        [
+            "ana.lopez@northwind.example",
+            "ben.okafor@northwind.example",
+            "chen.wei@northwind.example",
+            "dora.maier@northwind.example"
+        ]
     );
-    assert_eq!(a.body["pagination"], json!({"limit": 10, "offset": 0, "count": 4}));
-    let all = app.call(Method::GET, "/users?archived=true&limit=2&offset=4", &t, None).await;
+    assert_eq!(
+        a.body["pagination"],
+        json!({"limit": 10, "offset": 0, "count": 4})
+    );
+    let all = app
+        .call(
+            Method::GET,
+            "/users?archived=true&limit=2&offset=4",
+            &t,
+            None,
+        )
+        .await;
     assert_eq!(emails(&all.body), ["eli.former@northwind.example"]);
     assert_eq!(all.body["data"][0]["archived_by"], "provisioning");
     for q in ["limit=0", "limit=101", "offset=-2", "archived=1"] {
-        assert_eq!(app.call(Method::GET, &format!("/users?{q}"), &t, None).await.status, StatusCode::BAD_REQUEST, "{q}");
+        assert_eq!(
+            app.call(Method::GET, &format!("/users?{q}"), &t, None)
+                .await
+                .status,
+            StatusCode::BAD_REQUEST,
+            "{q}"
+        );
     }
 }
 
@@ -43,20 +69,52 @@ async fn users_are_listed_by_email_without_archived_members_unless_asked() {
 async fn a_user_reads_back_in_the_spec_shape() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let a = app.call(Method::GET, &format!("/users/{ANA}"), &t, None).await;
+    let a = app
+        .call(Method::GET, &format!("/users/{ANA}"), &t, None)
+        .await;
     assert_eq!(a.status, StatusCode::OK);
-    let keys: Vec<&str> = a.body.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = a
+        .body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         keys,
-        ["id", "email", "full_name", "first_name", "last_name", "role", "external_id", "phone", "office_status",
-         "working_hours", "out_office_dates", "time_zone", "calendars", "capacity", "can_receive_notifications",
-         "notification_preferences", "archived"]
+        [
+            "id",
+            "email",
+            "full_name",
+            "first_name",
+            "last_name",
+            "role",
+            "external_id",
+            "phone",
+            "office_status",
+            "working_hours",
+            "out_office_dates",
+            "time_zone",
+            "calendars",
+            "capacity",
+            "can_receive_notifications",
+            "notification_preferences",
+            "archived"
+        ]
     );
     assert_eq!(a.body["role"], "Sales Rep");
-    assert_eq!(a.body["calendars"], json!({"google": "ana.lopez@northwind.example"}));
-    assert_eq!(a.body["working_hours"], json!([{"days": "Mon - Fri", "start_date": "09:00", "end_date": "18:00"}]));
+    assert_eq!(
+        a.body["calendars"],
+        json!({"google": "ana.lopez@northwind.example"})
+    );
+    assert_eq!(
+        a.body["working_hours"],
+        json!([{"days": "Mon - Fri", "start_date": "09:00", "end_date": "18:00"}])
+    );
     assert_eq!(a.body["archived"], false);
-    let archived = app.call(Method::GET, &format!("/users/{ELI_ARCHIVED}"), &t, None).await;
+    let archived = app
+        .call(Method::GET, &format!("/users/{ELI_ARCHIVED}"), &t, None)
+        .await;
     assert_eq!(archived.body["archived"], "2026-06-30T17:00:00.000Z");
 }
 
@@ -67,23 +125,51 @@ async fn user_paths_need_a_uuid_of_this_account() {
     let a = app.call(Method::GET, "/users/not-a-uuid", &t, None).await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
     assert_eq!(a.body["field"], "userId");
-    let a = app.call(Method::PATCH, "/users/123", &t, Some(json!({"phone": "1"}))).await;
+    let a = app
+        .call(Method::PATCH, "/users/123", &t, Some(json!({"phone": "1"})))
+        .await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
-    assert_eq!(app.call(Method::GET, &format!("/users/{GINA_GLOBEX}"), &t, None).await.status, StatusCode::NOT_FOUND);
     assert_eq!(
-        app.call(Method::PATCH, &format!("/users/{GINA_GLOBEX}"), &t, Some(json!({"phone": "1"}))).await.status,
+        app.call(Method::GET, &format!("/users/{GINA_GLOBEX}"), &t, None)
+            .await
+            .status,
         StatusCode::NOT_FOUND
     );
-    let a = app.call(Method::PATCH, "/users", &t, Some(json!({"phone": "1"}))).await;
+    assert_eq!(
+        app.call(
+            Method::PATCH,
+            &format!("/users/{GINA_GLOBEX}"),
+            &t,
+            Some(json!({"phone": "1"}))
+        )
+        .await
+        .status,
+        StatusCode::NOT_FOUND
+    );
+    let a = app
+        .call(Method::PATCH, "/users", &t, Some(json!({"phone": "1"})))
+        .await;
     assert_eq!(a.body["message"], "Missing path parameter: userId");
     let a = app.call(Method::GET, "/users/", &t, None).await;
     assert_eq!(a.body["message"], "Missing path parameter: userId");
-    let a = app.call(Method::DELETE, &format!("/users/{ANA}"), &t, None).await;
+    let a = app
+        .call(Method::DELETE, &format!("/users/{ANA}"), &t, None)
+        .await;
     assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(a.headers["allow"], "GET, PATCH");
-    assert_eq!(app.raw(Method::GET, "/users", &[], vec![]).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        app.raw(Method::GET, "/users", &[], vec![]).await.status,
+        StatusCode::UNAUTHORIZED
+    );
     let read_only = app.token(NORTHWIND_READONLY, "service-api/read").await;
-    let a = app.call(Method::PATCH, &format!("/users/{ANA}"), &read_only, Some(json!({"phone": "1"}))).await;
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/users/{ANA}"),
+            &read_only,
+            Some(json!({"phone": "1"})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::FORBIDDEN);
 }
 
@@ -102,16 +188,26 @@ async fn patching_a_member_changes_the_sent_keys_and_validates_the_rest() {
         "external_id": null,
         "phone": "+34 600 000 000"
     });
-    let a = app.call(Method::PATCH, &format!("/users/{BEN}"), &t, Some(body)).await;
+    let a = app
+        .call(Method::PATCH, &format!("/users/{BEN}"), &t, Some(body))
+        .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_eq!(a.body["time_zone"], "America/New_York");
     assert_eq!(a.body["role"], "Admin");
     assert_eq!(a.body["office_status"], false);
-    assert_eq!(a.body["out_office_dates"], json!([{"start_date": "2026-12-24", "end_date": "2026-12-26"}]));
+    assert_eq!(
+        a.body["out_office_dates"],
+        json!([{"start_date": "2026-12-24", "end_date": "2026-12-26"}])
+    );
     assert_eq!(a.body["working_hours"][1]["days"], "saturday");
-    assert_eq!(a.body["notification_preferences"], json!(["assignment", "digest"]));
+    assert_eq!(
+        a.body["notification_preferences"],
+        json!(["assignment", "digest"])
+    );
     assert_eq!(a.body["first_name"], "Ben");
-    let again = app.call(Method::GET, &format!("/users/{BEN}"), &t, None).await;
+    let again = app
+        .call(Method::GET, &format!("/users/{BEN}"), &t, None)
+        .await;
     assert_eq!(again.body, a.body);
 
     let bad = [
@@ -121,19 +217,52 @@ async fn patching_a_member_changes_the_sent_keys_and_validates_the_rest() {
         (json!({"unknown": 1}), Some("unknown")),
         (json!({"time_zone": "Europe/Atlantis"}), Some("time_zone")),
         (json!({"role_id": GLOBEX_ROLE}), Some("role_id")),
-        (json!({"out_office_dates": [{"start_date": "2026-12-10", "end_date": "2026-12-01"}]}), Some("out_office_dates")),
-        (json!({"working_hours": [{"days": "Mon-Sun", "start_date": "09:00", "end_date": "17:00"}]}), Some("working_hours")),
+        (
+            json!({"out_office_dates": [{"start_date": "2026-12-10", "end_date": "2026-12-01"}]}),
+            Some("out_office_dates"),
+        ),
+        (
+            json!({"working_hours": [{"days": "Mon-Sun", "start_date": "09:00", "end_date": "17:00"}]}),
+            Some("working_hours"),
+        ),
     ];
     for (body, field) in bad {
-        let a = app.call(Method::PATCH, &format!("/users/{BEN}"), &t, Some(body.clone())).await;
+        let a = app
+            .call(
+                Method::PATCH,
+                &format!("/users/{BEN}"),
+                &t,
+                Some(body.clone()),
+            )
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(a.body.get("field").and_then(Value::as_str), field, "{body}");
     }
     let auth = format!("Bearer {t}");
-    let a = app.raw(Method::PATCH, &format!("/users/{BEN}"), &[("authorization", auth.as_str())], b"{oops".to_vec()).await;
+    let a = app
+        .raw(
+            Method::PATCH,
+            &format!("/users/{BEN}"),
+            &[("authorization", auth.as_str())],
+            b"{oops".to_vec(),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST);
-    assert_eq!(app.call(Method::GET, &format!("/users/{BEN}"), &t, None).await.body, again.body, "rejected PATCHes write nothing");
-    let a = app.call(Method::PATCH, &format!("/users/{ELI_ARCHIVED}"), &t, Some(json!({"phone": "1"}))).await;
+    assert_eq!(
+        app.call(Method::GET, &format!("/users/{BEN}"), &t, None)
+            .await
+            .body,
+        again.body,
+        "rejected PATCHes write nothing"
+    );
+    let a = app
+        .call(
+            Method::PATCH,
+            &format!("/users/{ELI_ARCHIVED}"),
+            &t,
+            Some(json!({"phone": "1"})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::CONFLICT);
 }
 
@@ -141,28 +270,73 @@ async fn patching_a_member_changes_the_sent_keys_and_validates_the_rest() {
 async fn routers_read_back_in_the_spec_shape_without_internal_data() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
-    let a = app.call(Method::GET, &format!("/routers/{INBOUND_ROUTER}"), &t, None).await;
+    let a = app
+        .call(Method::GET, &format!("/routers/{INBOUND_ROUTER}"), &t, None)
+        .await;
     assert_eq!(a.status, StatusCode::OK);
     assert_eq!(a.body["object_type"], "contacts");
     assert_eq!(a.body["settings"]["distribution_model"], "round robin");
-    assert_eq!(a.body["settings"]["trigger"]["groups"][0]["conditions"][0]["operator"], "in");
-    assert_eq!(a.body["users"], json!([{"email": "ana.lopez@northwind.example"}, {"email": "ben.okafor@northwind.example"}]));
+    assert_eq!(
+        a.body["settings"]["trigger"]["groups"][0]["conditions"][0]["operator"],
+        "in"
+    );
+    assert_eq!(
+        a.body["users"],
+        json!([{"email": "ana.lopez@northwind.example"}, {"email": "ben.okafor@northwind.example"}])
+    );
     assert_eq!(a.body["teams"], json!([{"name": "Inbound"}]));
-    let settings_keys: Vec<&str> = a.body["settings"].as_object().unwrap().keys().map(String::as_str).collect();
+    let settings_keys: Vec<&str> = a.body["settings"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
         settings_keys,
-        ["overwrite", "owner_field", "distribution_model", "default_user", "disable_default_assignment",
-         "ignore_working_hours", "account_matching", "rotation_type", "trigger"]
+        [
+            "overwrite",
+            "owner_field",
+            "distribution_model",
+            "default_user",
+            "disable_default_assignment",
+            "ignore_working_hours",
+            "account_matching",
+            "rotation_type",
+            "trigger"
+        ]
     );
-    let p = app.call(Method::GET, &format!("/routers/{PERCENT_ROUTER}"), &t, None).await;
+    let p = app
+        .call(Method::GET, &format!("/routers/{PERCENT_ROUTER}"), &t, None)
+        .await;
     assert_eq!(p.body["settings"]["default_user"], Value::Null);
-    assert!(!p.body.to_string().contains("percentage\":"), "weights must not leak: {}", p.body);
+    assert!(
+        !p.body.to_string().contains("percentage\":"),
+        "weights must not leak: {}",
+        p.body
+    );
     let list = app.call(Method::GET, "/routers", &t, None).await;
-    let names: Vec<&str> = list.body["data"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["Inbound leads", "Deals by share", "Support tickets"]);
-    let all = app.call(Method::GET, "/routers?archived=true", &t, None).await;
+    let names: Vec<&str> = list.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["Inbound leads", "Deals by share", "Support tickets"]
+    );
+    let all = app
+        .call(Method::GET, "/routers?archived=true", &t, None)
+        .await;
     assert_eq!(all.body["pagination"]["count"], 4);
-    let archived = app.call(Method::GET, &format!("/routers/{ARCHIVED_ROUTER}"), &t, None).await;
+    let archived = app
+        .call(
+            Method::GET,
+            &format!("/routers/{ARCHIVED_ROUTER}"),
+            &t,
+            None,
+        )
+        .await;
     assert_eq!(archived.body["settings"], Value::Null);
     assert_eq!(archived.body["archived_by"], "provisioning");
 }
@@ -172,12 +346,38 @@ async fn router_paths_need_a_uuid_of_this_account() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
     let globex = app.token(GLOBEX, ALL_SCOPES).await;
-    assert_eq!(app.call(Method::GET, "/routers/xyz", &t, None).await.status, StatusCode::BAD_REQUEST);
-    assert_eq!(app.call(Method::GET, &format!("/routers/{INBOUND_ROUTER}"), &globex, None).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(app.call(Method::GET, "/routers", &globex, None).await.body["pagination"]["count"], 0);
-    let a = app.call(Method::POST, "/routers", &t, Some(json!({}))).await;
+    assert_eq!(
+        app.call(Method::GET, "/routers/xyz", &t, None).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        app.call(
+            Method::GET,
+            &format!("/routers/{INBOUND_ROUTER}"),
+            &globex,
+            None
+        )
+        .await
+        .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.call(Method::GET, "/routers", &globex, None).await.body["pagination"]["count"],
+        0
+    );
+    let a = app
+        .call(Method::POST, "/routers", &t, Some(json!({})))
+        .await;
     assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(a.headers["allow"], "GET");
-    assert_eq!(app.call(Method::GET, "/routers/", &t, None).await.body["message"], "Missing path parameter: routerId");
-    assert_eq!(app.call(Method::GET, "/routers?limit=500", &t, None).await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        app.call(Method::GET, "/routers/", &t, None).await.body["message"],
+        "Missing path parameter: routerId"
+    );
+    assert_eq!(
+        app.call(Method::GET, "/routers?limit=500", &t, None)
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
 }

@@ -1,10 +1,11 @@
 //! The bearer-token extractor (RFC 6750 section 2.1).
 
-use crate::auth::{bearer_token, Principal, TokenVerifier};
+use crate::auth::{Principal, TokenVerifier};
 use crate::error::ApiError;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use chrono::Utc;
 use std::sync::Arc;
 
 /// The verified caller of a request. As the first extractor of a handler it makes 401 the first
@@ -22,8 +23,10 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let verifier = Arc::<TokenVerifier>::from_ref(state);
-        let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-        let token = bearer_token(header)?;
-        Ok(Authenticated(verifier.verify(token)?))
+        let header = parts
+            .headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        Ok(Authenticated(verifier.authenticate(header, Utc::now())?))
     }
 }

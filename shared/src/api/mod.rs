@@ -27,7 +27,9 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_request("Invalid JSON: the body must be a JSON object")),
+        Ok(_) => Err(ApiError::bad_request(
+            "Invalid JSON: the body must be a JSON object",
+        )),
         Err(e) => Err(ApiError::bad_request(format!("Invalid JSON: {e}"))),
     }
 }
@@ -74,7 +76,8 @@ pub fn finish(routes: Router) -> Router {
 }
 
 async fn request_span(req: Request, next: Next) -> Response {
-    let request_id = api_gateway_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let request_id =
+        api_gateway_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let span = tracing::info_span!("request", request_id = %request_id, %method, %path);

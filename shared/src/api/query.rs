@@ -25,12 +25,18 @@ fn pairs(raw: Option<&str>) -> Vec<(String, String)> {
 }
 
 fn first<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 fn properties(pairs: &[(String, String)]) -> Option<String> {
-    let values: Vec<&str> =
-        pairs.iter().filter(|(k, _)| k == "properties").map(|(_, v)| v.as_str()).collect();
+    let values: Vec<&str> = pairs
+        .iter()
+        .filter(|(k, _)| k == "properties")
+        .map(|(_, v)| v.as_str())
+        .collect();
     (!values.is_empty()).then(|| values.join(","))
 }
 
@@ -61,7 +67,14 @@ impl ListQuery {
                 .parse::<usize>()
                 .map_err(|_| invalid("offset", "must be an integer of 0 or more"))?,
         };
-        Ok(Self { properties: properties(&pairs), page: Page { limit, offset, include_archived } })
+        Ok(Self {
+            properties: properties(&pairs),
+            page: Page {
+                limit,
+                offset,
+                include_archived,
+            },
+        })
     }
 }
 
@@ -81,15 +94,31 @@ mod tests {
     #[test]
     fn defaults_are_limit_10_offset_0_active_only() {
         let q = ListQuery::parse(None).unwrap();
-        assert_eq!(q.page, Page { limit: 10, offset: 0, include_archived: false });
+        assert_eq!(
+            q.page,
+            Page {
+                limit: 10,
+                offset: 0,
+                include_archived: false
+            }
+        );
         assert_eq!(q.properties, None);
     }
 
     #[test]
     fn valid_values_are_read_and_unknown_parameters_ignored() {
-        let q = ListQuery::parse(Some("limit=100&offset=5&archived=true&foo=bar&properties=a,b"))
-            .unwrap();
-        assert_eq!(q.page, Page { limit: 100, offset: 5, include_archived: true });
+        let q = ListQuery::parse(Some(
+            "limit=100&offset=5&archived=true&foo=bar&properties=a,b",
+        ))
+        .unwrap();
+        assert_eq!(
+            q.page,
+            Page {
+                limit: 100,
+                offset: 5,
+                include_archived: true
+            }
+        );
         assert_eq!(q.properties.as_deref(), Some("a,b"));
     }
 
@@ -117,7 +146,10 @@ mod tests {
 
     #[test]
     fn repeated_properties_are_joined_and_encoded_values_decoded() {
-        assert_eq!(item_properties(Some("properties=a&properties=b%2Cc")).as_deref(), Some("a,b,c"));
+        assert_eq!(
+            item_properties(Some("properties=a&properties=b%2Cc")).as_deref(),
+            Some("a,b,c")
+        );
         assert_eq!(item_properties(Some("properties=")).as_deref(), Some(""));
         assert_eq!(item_properties(Some("x=1")), None);
     }

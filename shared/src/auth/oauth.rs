@@ -374,7 +374,10 @@ mod tests {
     };
     use crate::clock::FixedClock;
     use crate::fields::FieldDefinition;
-    use crate::model::{Account, ApiClient, Member, ObjectType, Record, Role, Router, Team};
+    use crate::model::{
+        Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
+        RotationState, Router, Team,
+    };
     use crate::seed::ProvisionPlan;
     use crate::store::{Page, ProvisionReport, StoreError, StoreResult, UniqueKey};
     use async_trait::async_trait;
@@ -452,6 +455,32 @@ mod tests {
         }
         async fn get_router(&self, _: Uuid, _: Uuid) -> StoreResult<Option<Router>> {
             Ok(None)
+        }
+        async fn find_router(&self, _: Uuid) -> StoreResult<Option<Router>> {
+            Ok(None)
+        }
+        async fn find_by_unique_key(
+            &self,
+            _: Uuid,
+            _: ObjectType,
+            _: &UniqueKey,
+        ) -> StoreResult<Option<Record>> {
+            Ok(None)
+        }
+        async fn rotation_state(&self, _: Uuid) -> StoreResult<RotationState> {
+            Ok(RotationState::default())
+        }
+        async fn assignment_count(&self, _: Uuid, _: &str) -> StoreResult<u64> {
+            Ok(0)
+        }
+        async fn assignment_log(&self, _: Uuid, _: Uuid) -> StoreResult<Vec<AssignmentLog>> {
+            Ok(vec![])
+        }
+        async fn idempotency_key_used(&self, _: &str) -> StoreResult<bool> {
+            Ok(false)
+        }
+        async fn commit_assignment(&self, _: &AssignmentWrite) -> StoreResult<()> {
+            Ok(())
         }
         async fn provision(&self, _: &ProvisionPlan) -> StoreResult<ProvisionReport> {
             Ok(ProvisionReport::default())

@@ -21,7 +21,10 @@ pub struct AccountCatalogues {
 impl AccountCatalogues {
     /// The catalogue of `object_type`.
     pub fn get(&self, object_type: ObjectType) -> &Catalogue {
-        let index = ObjectType::ALL.iter().position(|t| *t == object_type).unwrap_or(0);
+        let index = ObjectType::ALL
+            .iter()
+            .position(|t| *t == object_type)
+            .unwrap_or(0);
         &self.by_type[index]
     }
 }
@@ -39,13 +42,20 @@ impl CatalogueCache {
 
     /// An empty cache whose entries live `ttl`.
     pub fn new(ttl: Duration) -> Self {
-        Self { ttl, entries: Mutex::new(HashMap::new()) }
+        Self {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The account's catalogues, from the cache or (once per TTL) from the store.
     ///
     /// Errors: the store's, when it has to be read.
-    pub async fn get(&self, store: &dyn Store, account_id: Uuid) -> StoreResult<Arc<AccountCatalogues>> {
+    pub async fn get(
+        &self,
+        store: &dyn Store,
+        account_id: Uuid,
+    ) -> StoreResult<Arc<AccountCatalogues>> {
         if let Some((at, cached)) = self.lock().get(&account_id) {
             if at.elapsed() < self.ttl {
                 return Ok(cached.clone());
@@ -55,7 +65,8 @@ impl CatalogueCache {
         let built = Arc::new(AccountCatalogues {
             by_type: ObjectType::ALL.map(|t| Catalogue::build(t, &definitions)),
         });
-        self.lock().insert(account_id, (Instant::now(), built.clone()));
+        self.lock()
+            .insert(account_id, (Instant::now(), built.clone()));
         Ok(built)
     }
 

@@ -50,7 +50,12 @@ pub struct Catalogue {
     fields: Vec<FieldDef>,
 }
 
-type Std = (&'static str, &'static str, FieldType, &'static [(&'static str, &'static str)]);
+type Std = (
+    &'static str,
+    &'static str,
+    FieldType,
+    &'static [(&'static str, &'static str)],
+);
 
 const CONTACTS: &[Std] = &[
     ("first_name", "First name", FieldType::String, &[]),
@@ -58,7 +63,12 @@ const CONTACTS: &[Std] = &[
     ("email", "Email", FieldType::String, &[]),
     ("contact_owner", "Contact owner", FieldType::User, &[]),
     ("phone", "Phone number", FieldType::String, &[]),
-    ("mobile_phone", "Mobile phone number", FieldType::String, &[]),
+    (
+        "mobile_phone",
+        "Mobile phone number",
+        FieldType::String,
+        &[],
+    ),
     ("job_title", "Job title", FieldType::String, &[]),
     ("company", "Company name", FieldType::String, &[]),
     ("website_url", "Website URL", FieldType::String, &[]),
@@ -109,7 +119,12 @@ const COMPANIES: &[Std] = &[
     ("city", "City", FieldType::String, &[]),
     ("state", "State/Region", FieldType::String, &[]),
     ("country", "Country", FieldType::String, &[]),
-    ("number_of_employees", "Number of employees", FieldType::Number, &[]),
+    (
+        "number_of_employees",
+        "Number of employees",
+        FieldType::Number,
+        &[],
+    ),
     ("annual_revenue", "Annual revenue", FieldType::Number, &[]),
     (
         "type",
@@ -127,7 +142,12 @@ const COMPANIES: &[Std] = &[
 
 const DEALS: &[Std] = &[
     ("deal_name", "Deal name", FieldType::String, &[]),
-    ("pipeline", "Pipeline", FieldType::Enumeration, &[("default", "Sales Pipeline")]),
+    (
+        "pipeline",
+        "Pipeline",
+        FieldType::Enumeration,
+        &[("default", "Sales Pipeline")],
+    ),
     (
         "deal_stage",
         "Deal stage",
@@ -149,14 +169,22 @@ const DEALS: &[Std] = &[
         "deal_type",
         "Deal type",
         FieldType::Enumeration,
-        &[("new_business", "New business"), ("existing_business", "Existing business")],
+        &[
+            ("new_business", "New business"),
+            ("existing_business", "Existing business"),
+        ],
     ),
     ("description", "Description", FieldType::String, &[]),
 ];
 
 const TICKETS: &[Std] = &[
     ("ticket_name", "Ticket name", FieldType::String, &[]),
-    ("pipeline", "Pipeline", FieldType::Enumeration, &[("support", "Support Pipeline")]),
+    (
+        "pipeline",
+        "Pipeline",
+        FieldType::Enumeration,
+        &[("support", "Support Pipeline")],
+    ),
     (
         "ticket_stage",
         "Ticket status",
@@ -173,13 +201,23 @@ const TICKETS: &[Std] = &[
         "priority",
         "Priority",
         FieldType::Enumeration,
-        &[("low", "Low"), ("medium", "Medium"), ("high", "High"), ("urgent", "Urgent")],
+        &[
+            ("low", "Low"),
+            ("medium", "Medium"),
+            ("high", "High"),
+            ("urgent", "Urgent"),
+        ],
     ),
     (
         "source",
         "Source",
         FieldType::Enumeration,
-        &[("email", "Email"), ("chat", "Chat"), ("form", "Form"), ("phone", "Phone")],
+        &[
+            ("email", "Email"),
+            ("chat", "Chat"),
+            ("form", "Form"),
+            ("phone", "Phone"),
+        ],
     ),
     ("description", "Description", FieldType::String, &[]),
 ];
@@ -215,19 +253,34 @@ impl Catalogue {
             .map(|(name, display, ty, options)| FieldDef {
                 options: options
                     .iter()
-                    .map(|(i, n)| EnumOption { internal_name: i.to_string(), name: n.to_string() })
+                    .map(|(i, n)| EnumOption {
+                        internal_name: i.to_string(),
+                        name: n.to_string(),
+                    })
                     .collect(),
                 ..def(name, display, *ty, FieldOrigin::Standard)
             })
             .collect();
-        fields.push(def("external_id", "External ID", FieldType::String, FieldOrigin::Standard));
+        fields.push(def(
+            "external_id",
+            "External ID",
+            FieldType::String,
+            FieldOrigin::Standard,
+        ));
         for d in definitions.iter().filter(|d| d.object_type == object_type) {
-            if let Some(existing) = fields.iter_mut().find(|f| f.internal_name == d.internal_name) {
+            if let Some(existing) = fields
+                .iter_mut()
+                .find(|f| f.internal_name == d.internal_name)
+            {
                 if existing.field_type == FieldType::Enumeration
                     && d.field_type == FieldType::Enumeration
                 {
                     for option in &d.options {
-                        if !existing.options.iter().any(|o| o.internal_name == option.internal_name) {
+                        if !existing
+                            .options
+                            .iter()
+                            .any(|o| o.internal_name == option.internal_name)
+                        {
                             existing.options.push(option.clone());
                         }
                     }
@@ -244,8 +297,18 @@ impl Catalogue {
             .filter(|f| f.is_owner_field())
             .map(|f| format!("{}_assigned_date", f.internal_name))
             .collect();
-        fields.push(def("record_id", "Record ID", FieldType::String, FieldOrigin::System));
-        fields.push(def("create_date", "Create date", FieldType::Datetime, FieldOrigin::System));
+        fields.push(def(
+            "record_id",
+            "Record ID",
+            FieldType::String,
+            FieldOrigin::System,
+        ));
+        fields.push(def(
+            "create_date",
+            "Create date",
+            FieldType::Datetime,
+            FieldOrigin::System,
+        ));
         fields.push(def(
             "last_modified_date",
             "Last modified date",
@@ -254,10 +317,18 @@ impl Catalogue {
         ));
         for name in owners {
             if !fields.iter().any(|f| f.internal_name == name) {
-                fields.push(def(&name, "Owner assigned date", FieldType::Datetime, FieldOrigin::System));
+                fields.push(def(
+                    &name,
+                    "Owner assigned date",
+                    FieldType::Datetime,
+                    FieldOrigin::System,
+                ));
             }
         }
-        Self { object_type, fields }
+        Self {
+            object_type,
+            fields,
+        }
     }
 
     /// The standard catalogue alone.
@@ -272,7 +343,9 @@ impl Catalogue {
 
     /// A field by internal name.
     pub fn get(&self, internal_name: &str) -> Option<&FieldDef> {
-        self.fields.iter().find(|f| f.internal_name == internal_name)
+        self.fields
+            .iter()
+            .find(|f| f.internal_name == internal_name)
     }
 
     /// All fields, catalogue order.
@@ -314,7 +387,9 @@ mod tests {
     #[test]
     fn standard_contacts_have_owner_assigned_date_as_a_system_field() {
         let c = Catalogue::standard(ObjectType::Contacts);
-        let f = c.get("contact_owner_assigned_date").expect("companion field");
+        let f = c
+            .get("contact_owner_assigned_date")
+            .expect("companion field");
         assert!(f.is_system());
         assert_eq!(f.field_type, FieldType::Datetime);
         assert!(c.get("record_id").unwrap().is_system());
@@ -329,14 +404,20 @@ mod tests {
                 internal_name: "region".into(),
                 name: "Region".into(),
                 field_type: FieldType::Enumeration,
-                options: vec![EnumOption { internal_name: "emea".into(), name: "EMEA".into() }],
+                options: vec![EnumOption {
+                    internal_name: "emea".into(),
+                    name: "EMEA".into(),
+                }],
             },
             FieldDefinition {
                 object_type: ObjectType::Contacts,
                 internal_name: "lead_status".into(),
                 name: "Lead status".into(),
                 field_type: FieldType::Enumeration,
-                options: vec![EnumOption { internal_name: "nurture".into(), name: "Nurture".into() }],
+                options: vec![EnumOption {
+                    internal_name: "nurture".into(),
+                    name: "Nurture".into(),
+                }],
             },
             FieldDefinition {
                 object_type: ObjectType::Deals,
@@ -372,6 +453,9 @@ mod tests {
     fn tickets_require_stage_field_in_catalogue_with_display_name_ticket_status() {
         let c = Catalogue::standard(ObjectType::Tickets);
         assert_eq!(c.get("ticket_stage").unwrap().name, "Ticket status");
-        assert_eq!(c.default_fields(), &["ticket_name", "pipeline", "ticket_owner"]);
+        assert_eq!(
+            c.default_fields(),
+            &["ticket_name", "pipeline", "ticket_owner"]
+        );
     }
 }

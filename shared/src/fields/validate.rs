@@ -60,7 +60,8 @@ fn cannot_be_set(name: &str) -> ApiError {
 /// Errors: 400 naming the field, e.g. `Invalid value for amount: expected a finite number`.
 pub fn validate_value(def: &FieldDef, value: &Value) -> Result<FieldInput, ApiError> {
     let name = def.internal_name.as_str();
-    let invalid = |why: String| ApiError::bad_field(name, format!("Invalid value for {name}: {why}"));
+    let invalid =
+        |why: String| ApiError::bad_field(name, format!("Invalid value for {name}: {why}"));
     if value.is_null() {
         return Ok(FieldInput::Clear);
     }
@@ -79,7 +80,9 @@ pub fn validate_value(def: &FieldDef, value: &Value) -> Result<FieldInput, ApiEr
             };
             Ok(FieldInput::Set(stored))
         }
-        FieldType::Number => canonical_number(value).map(FieldInput::Set).map_err(invalid),
+        FieldType::Number => canonical_number(value)
+            .map(FieldInput::Set)
+            .map_err(invalid),
         FieldType::Bool => canonical_bool(value).map(FieldInput::Set).map_err(invalid),
         FieldType::Datetime => {
             if is_blank(value) {
@@ -96,7 +99,9 @@ pub fn validate_value(def: &FieldDef, value: &Value) -> Result<FieldInput, ApiEr
             if text.trim().is_empty() {
                 return Ok(FieldInput::Clear);
             }
-            canonical_option(&text, &def.options).map(FieldInput::Set).map_err(invalid)
+            canonical_option(&text, &def.options)
+                .map(FieldInput::Set)
+                .map_err(invalid)
         }
         FieldType::User => match value {
             Value::String(s) if s.trim().is_empty() => Ok(FieldInput::Clear),
@@ -145,7 +150,10 @@ pub fn canonical_domain(input: &str) -> Result<String, String> {
         format!("http://{trimmed}")
     };
     let url = url::Url::parse(&with_scheme).map_err(|e| format!("not a valid URL ({e})"))?;
-    let host = url.host_str().filter(|h| !h.is_empty()).ok_or("the URL has no host")?;
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or("the URL has no host")?;
     let host = host.trim_end_matches('.').to_lowercase();
     let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
     if host.is_empty() {
@@ -171,7 +179,11 @@ pub fn canonical_number(value: &Value) -> Result<String, String> {
         _ => None,
     };
     match number {
-        Some(n) if n.is_finite() => Ok(if n == 0.0 { "0".to_string() } else { format!("{n}") }),
+        Some(n) if n.is_finite() => Ok(if n == 0.0 {
+            "0".to_string()
+        } else {
+            format!("{n}")
+        }),
         _ => Err("expected a finite number".into()),
     }
 }
@@ -192,11 +204,16 @@ pub fn canonical_option(input: &str, options: &[EnumOption]) -> Result<String, S
     let wanted = input.trim();
     options
         .iter()
-        .find(|o| o.internal_name.eq_ignore_ascii_case(wanted) || o.name.eq_ignore_ascii_case(wanted))
+        .find(|o| {
+            o.internal_name.eq_ignore_ascii_case(wanted) || o.name.eq_ignore_ascii_case(wanted)
+        })
         .map(|o| o.internal_name.clone())
         .ok_or_else(|| {
             let allowed: Vec<&str> = options.iter().map(|o| o.internal_name.as_str()).collect();
-            format!("\"{wanted}\" is not an option; allowed: {}", allowed.join(", "))
+            format!(
+                "\"{wanted}\" is not an option; allowed: {}",
+                allowed.join(", ")
+            )
         })
 }
 
@@ -218,12 +235,21 @@ pub fn parse_datetime_text(text: &str) -> Option<DateTime<Utc>> {
     if let Ok(at) = DateTime::parse_from_rfc3339(t) {
         return Some(at.with_timezone(&Utc));
     }
-    for format in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M%z",
+        "%Y-%m-%d %H:%M:%S%.f%z",
+    ] {
         if let Ok(at) = DateTime::parse_from_str(t, format) {
             return Some(at.with_timezone(&Utc));
         }
     }
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(at) = NaiveDateTime::parse_from_str(t, format) {
             return Some(at.and_utc());
         }
@@ -260,7 +286,10 @@ mod tests {
     #[test]
     fn emails_are_lowercased_and_invalid_ones_rejected() {
         let cases = [
-            ("Ana.Lopez@Northwind.EXAMPLE", Some("ana.lopez@northwind.example")),
+            (
+                "Ana.Lopez@Northwind.EXAMPLE",
+                Some("ana.lopez@northwind.example"),
+            ),
             ("  dana@contoso.example ", Some("dana@contoso.example")),
             ("not-an-email", None),
             ("a@b", None),
@@ -308,7 +337,11 @@ mod tests {
             (json!([1]), None),
         ];
         for (input, expected) in cases {
-            assert_eq!(canonical_number(&input).ok().as_deref(), expected, "{input}");
+            assert_eq!(
+                canonical_number(&input).ok().as_deref(),
+                expected,
+                "{input}"
+            );
         }
     }
 
@@ -330,15 +363,36 @@ mod tests {
     #[test]
     fn datetimes_in_every_accepted_format_become_rfc3339_utc_millis() {
         let cases = [
-            (json!("2026-11-22T09:30:00Z"), Some("2026-11-22T09:30:00.000Z")),
-            (json!("2026-11-22T10:30:00+01:00"), Some("2026-11-22T09:30:00.000Z")),
-            (json!("2026-11-22T09:30:00.123456Z"), Some("2026-11-22T09:30:00.123Z")),
-            (json!("2026-11-22T09:30:00"), Some("2026-11-22T09:30:00.000Z")),
+            (
+                json!("2026-11-22T09:30:00Z"),
+                Some("2026-11-22T09:30:00.000Z"),
+            ),
+            (
+                json!("2026-11-22T10:30:00+01:00"),
+                Some("2026-11-22T09:30:00.000Z"),
+            ),
+            (
+                json!("2026-11-22T09:30:00.123456Z"),
+                Some("2026-11-22T09:30:00.123Z"),
+            ),
+            (
+                json!("2026-11-22T09:30:00"),
+                Some("2026-11-22T09:30:00.000Z"),
+            ),
             (json!("2026-11-22"), Some("2026-11-22T00:00:00.000Z")),
-            (json!("Sun, 22 Nov 2026 09:30:00 +0000"), Some("2026-11-22T09:30:00.000Z")),
-            (json!("Sun, 22 Nov 2026 10:30:00 +0100"), Some("2026-11-22T09:30:00.000Z")),
+            (
+                json!("Sun, 22 Nov 2026 09:30:00 +0000"),
+                Some("2026-11-22T09:30:00.000Z"),
+            ),
+            (
+                json!("Sun, 22 Nov 2026 10:30:00 +0100"),
+                Some("2026-11-22T09:30:00.000Z"),
+            ),
             (json!(1_795_339_800), Some("2026-11-22T09:30:00.000Z")),
-            (json!(1_795_339_800_000_i64), Some("2026-11-22T09:30:00.000Z")),
+            (
+                json!(1_795_339_800_000_i64),
+                Some("2026-11-22T09:30:00.000Z"),
+            ),
             (json!("1795339800"), Some("2026-11-22T09:30:00.000Z")),
             (json!("yesterday"), None),
             (json!("2026-13-01"), None),
@@ -362,17 +416,32 @@ mod tests {
             );
         }
         let err = validate_value(stage, &json!("won-ish")).unwrap_err();
-        assert!(err.to_string().contains("allowed: appointment_scheduled"), "{err}");
+        assert!(
+            err.to_string().contains("allowed: appointment_scheduled"),
+            "{err}"
+        );
     }
 
     #[test]
     fn strings_coerce_scalars_and_blank_strings_clear() {
         let c = Catalogue::standard(ObjectType::Contacts);
         let city = c.get("city").unwrap();
-        assert_eq!(validate_value(city, &json!(12)).unwrap(), FieldInput::Set("12".into()));
-        assert_eq!(validate_value(city, &json!(true)).unwrap(), FieldInput::Set("true".into()));
-        assert_eq!(validate_value(city, &json!("   ")).unwrap(), FieldInput::Clear);
-        assert_eq!(validate_value(city, &Value::Null).unwrap(), FieldInput::Clear);
+        assert_eq!(
+            validate_value(city, &json!(12)).unwrap(),
+            FieldInput::Set("12".into())
+        );
+        assert_eq!(
+            validate_value(city, &json!(true)).unwrap(),
+            FieldInput::Set("true".into())
+        );
+        assert_eq!(
+            validate_value(city, &json!("   ")).unwrap(),
+            FieldInput::Clear
+        );
+        assert_eq!(
+            validate_value(city, &Value::Null).unwrap(),
+            FieldInput::Clear
+        );
         assert!(validate_value(city, &json!({"a": 1})).is_err());
         assert!(validate_value(city, &json!(["a"])).is_err());
     }
@@ -395,8 +464,14 @@ mod tests {
             ("favourite_colour", "Unknown field: favourite_colour"),
             ("record_id", "Field cannot be set: record_id"),
             ("create_date", "Field cannot be set: create_date"),
-            ("last_modified_date", "Field cannot be set: last_modified_date"),
-            ("contact_owner_assigned_date", "Field cannot be set: contact_owner_assigned_date"),
+            (
+                "last_modified_date",
+                "Field cannot be set: last_modified_date",
+            ),
+            (
+                "contact_owner_assigned_date",
+                "Field cannot be set: contact_owner_assigned_date",
+            ),
             ("id", "Field cannot be set: id"),
             ("created_at", "Field cannot be set: created_at"),
             ("updated_at", "Field cannot be set: updated_at"),
@@ -408,7 +483,10 @@ mod tests {
             fields.insert("first_name".into(), json!("Ana"));
             fields.insert(name.into(), json!("x"));
             let err = validate_fields(&c, &fields).unwrap_err();
-            assert_eq!(err.body(), json!({"message": message, "error": true, "field": name}));
+            assert_eq!(
+                err.body(),
+                json!({"message": message, "error": true, "field": name})
+            );
         }
     }
 }

@@ -58,7 +58,12 @@ impl MemoryStore {
 }
 
 fn guard(record: &Record, key: &UniqueKey) -> GuardKey {
-    (record.account_id, record.object_type, key.field.clone(), key.value.clone())
+    (
+        record.account_id,
+        record.object_type,
+        key.field.clone(),
+        key.value.clone(),
+    )
 }
 
 fn page_of<T: Clone>(mut items: Vec<T>, page: Page) -> Vec<T> {
@@ -76,7 +81,12 @@ impl Store for MemoryStore {
     }
 
     async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>> {
-        Ok(self.lock().field_definitions.get(&account_id).cloned().unwrap_or_default())
+        Ok(self
+            .lock()
+            .field_definitions
+            .get(&account_id)
+            .cloned()
+            .unwrap_or_default())
     }
 
     async fn get_record(
@@ -113,8 +123,13 @@ impl Store for MemoryStore {
 
     async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
         let mut state = self.lock();
-        if let Some(taken) = unique_keys.iter().find(|k| state.guards.contains_key(&guard(record, k))) {
-            return Err(StoreError::Duplicate { field: taken.field.clone() });
+        if let Some(taken) = unique_keys
+            .iter()
+            .find(|k| state.guards.contains_key(&guard(record, k)))
+        {
+            return Err(StoreError::Duplicate {
+                field: taken.field.clone(),
+            });
         }
         if state.records.contains_key(&record.id) {
             return Err(StoreError::Conflict);
@@ -143,10 +158,15 @@ impl Store for MemoryStore {
             _ => return Err(StoreError::Conflict),
         }
         let held_by_other = |k: &&UniqueKey| {
-            state.guards.get(&guard(record, k)).is_some_and(|holder| *holder != record.id)
+            state
+                .guards
+                .get(&guard(record, k))
+                .is_some_and(|holder| *holder != record.id)
         };
         if let Some(taken) = claimed.iter().find(held_by_other) {
-            return Err(StoreError::Duplicate { field: taken.field.clone() });
+            return Err(StoreError::Duplicate {
+                field: taken.field.clone(),
+            });
         }
         for key in released {
             let g = guard(record, key);
@@ -174,7 +194,12 @@ impl Store for MemoryStore {
     }
 
     async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>> {
-        Ok(self.lock().members.get(&member_id).filter(|m| m.account_id == account_id).cloned())
+        Ok(self
+            .lock()
+            .members
+            .get(&member_id)
+            .filter(|m| m.account_id == account_id)
+            .cloned())
     }
 
     async fn find_member_by_email(
@@ -206,13 +231,22 @@ impl Store for MemoryStore {
 
     async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>> {
         let state = self.lock();
-        Ok(state.roles.values().filter(|r| r.account_id == account_id).cloned().collect())
+        Ok(state
+            .roles
+            .values()
+            .filter(|r| r.account_id == account_id)
+            .cloned()
+            .collect())
     }
 
     async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>> {
         let state = self.lock();
-        let mut teams: Vec<Team> =
-            state.teams.values().filter(|t| t.account_id == account_id).cloned().collect();
+        let mut teams: Vec<Team> = state
+            .teams
+            .values()
+            .filter(|t| t.account_id == account_id)
+            .cloned()
+            .collect();
         teams.sort_by_key(|t| (t.created_at, t.id));
         Ok(teams)
     }
@@ -231,7 +265,12 @@ impl Store for MemoryStore {
     }
 
     async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>> {
-        Ok(self.lock().routers.get(&router_id).filter(|r| r.account_id == account_id).cloned())
+        Ok(self
+            .lock()
+            .routers
+            .get(&router_id)
+            .filter(|r| r.account_id == account_id)
+            .cloned())
     }
 
     async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>> {
@@ -245,19 +284,42 @@ impl Store for MemoryStore {
         key: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
         let state = self.lock();
-        let guard = (account_id, object_type, key.field.clone(), key.value.clone());
-        Ok(state.guards.get(&guard).and_then(|id| state.records.get(id)).cloned())
+        let guard = (
+            account_id,
+            object_type,
+            key.field.clone(),
+            key.value.clone(),
+        );
+        Ok(state
+            .guards
+            .get(&guard)
+            .and_then(|id| state.records.get(id))
+            .cloned())
     }
 
     async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState> {
-        Ok(self.lock().rotation.get(&router_id).cloned().unwrap_or_default())
+        Ok(self
+            .lock()
+            .rotation
+            .get(&router_id)
+            .cloned()
+            .unwrap_or_default())
     }
 
     async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64> {
-        Ok(self.lock().monthly.get(&(account_id, month.to_string())).copied().unwrap_or(0))
+        Ok(self
+            .lock()
+            .monthly
+            .get(&(account_id, month.to_string()))
+            .copied()
+            .unwrap_or(0))
     }
 
-    async fn assignment_log(&self, account_id: Uuid, record_id: Uuid) -> StoreResult<Vec<AssignmentLog>> {
+    async fn assignment_log(
+        &self,
+        account_id: Uuid,
+        record_id: Uuid,
+    ) -> StoreResult<Vec<AssignmentLog>> {
         let state = self.lock();
         Ok(state
             .log
@@ -286,7 +348,10 @@ impl Store for MemoryStore {
             state.rotation.get(router).map_or(0, |r| r.version) == *version
         });
         let member_ok = w.member.as_ref().is_none_or(|(m, version)| {
-            state.members.get(&m.id).is_some_and(|s| s.version == *version && s.is_active())
+            state
+                .members
+                .get(&m.id)
+                .is_some_and(|s| s.version == *version && s.is_active())
         });
         let month_key = (w.log.account_id, w.month.clone());
         let count = state.monthly.get(&month_key).copied().unwrap_or(0);
@@ -313,9 +378,16 @@ impl Store for MemoryStore {
         let mut state = self.lock();
         // Check first, write after: nothing is written when any record's key is taken.
         for account in &plan.accounts {
-            for planned in account.records.iter().filter(|p| !state.records.contains_key(&p.record.id)) {
+            for planned in account
+                .records
+                .iter()
+                .filter(|p| !state.records.contains_key(&p.record.id))
+            {
                 if let Some(key) = planned.unique_keys.iter().find(|k| {
-                    state.guards.get(&guard(&planned.record, k)).is_some_and(|h| *h != planned.record.id)
+                    state
+                        .guards
+                        .get(&guard(&planned.record, k))
+                        .is_some_and(|h| *h != planned.record.id)
                 }) {
                     return Err(StoreError::Rejected(format!(
                         "{}.fields.{}: an active {} already holds {} \"{}\"",
@@ -379,7 +451,10 @@ impl Store for MemoryStore {
                 if fresh {
                     stored.push(d.clone());
                 }
-                note(fresh, format!("field {}.{}", d.object_type, d.internal_name));
+                note(
+                    fresh,
+                    format!("field {}.{}", d.object_type, d.internal_name),
+                );
             }
             for r in &plan.routers {
                 let fresh = !state.routers.contains_key(&r.id);

@@ -186,7 +186,11 @@ pub trait Store: Send + Sync + 'static {
     async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64>;
 
     /// The assignment log of a record, oldest first.
-    async fn assignment_log(&self, account_id: Uuid, record_id: Uuid) -> StoreResult<Vec<AssignmentLog>>;
+    async fn assignment_log(
+        &self,
+        account_id: Uuid,
+        record_id: Uuid,
+    ) -> StoreResult<Vec<AssignmentLog>>;
 
     /// Whether the idempotency key was already used by a committed assignment.
     async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool>;

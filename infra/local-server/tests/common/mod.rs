@@ -18,7 +18,8 @@ pub const NORTHWIND_READONLY: (&str, &str) = ("northwind-readonly", "dev-readonl
 /// Globex (another, inactive account).
 pub const GLOBEX: (&str, &str) = ("globex-integration", "globex-dev-secret");
 /// Every scope.
-pub const ALL_SCOPES: &str = "service-api/read service-api/create service-api/update service-api/delete";
+pub const ALL_SCOPES: &str =
+    "service-api/read service-api/create service-api/update service-api/delete";
 
 /// An answer: status, headers, JSON body (`Null` when empty or not JSON).
 pub struct Answer {
@@ -39,9 +40,12 @@ impl TestApp {
 
     /// The application over `seed`.
     pub async fn with_seed(seed: &str) -> Self {
-        let app = build_app(AppConfig { seed: seed.to_string(), signing_key_pem: None })
-            .await
-            .expect("app builds");
+        let app = build_app(AppConfig {
+            seed: seed.to_string(),
+            signing_key_pem: None,
+        })
+        .await
+        .expect("app builds");
         Self { router: app.router }
     }
 
@@ -67,11 +71,21 @@ impl TestApp {
         let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Answer { status, headers, body }
+        Answer {
+            status,
+            headers,
+            body,
+        }
     }
 
     /// A JSON request with a bearer token.
-    pub async fn call(&self, method: Method, uri: &str, token: &str, body: Option<Value>) -> Answer {
+    pub async fn call(
+        &self,
+        method: Method,
+        uri: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> Answer {
         let auth = format!("Bearer {token}");
         let mut headers = vec![("authorization", auth.as_str())];
         let bytes = match &body {
@@ -100,7 +114,12 @@ impl TestApp {
                 form.into_bytes(),
             )
             .await;
-        assert_eq!(answer.status, StatusCode::OK, "token request failed: {}", answer.body);
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "token request failed: {}",
+            answer.body
+        );
         answer.body["access_token"].as_str().unwrap().to_string()
     }
 
