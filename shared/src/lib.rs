@@ -12,6 +12,7 @@
 pub mod api;
 pub mod auth;
 pub mod clock;
+pub mod dispatch;
 pub mod error;
 pub mod fields;
 pub mod members;

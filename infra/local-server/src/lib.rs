@@ -7,6 +7,7 @@ use shared::auth::{
     SigningKey, TokenIssuer, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM,
 };
 use shared::clock::{Clock, SystemClock};
+use shared::dispatch::DispatchEngine;
 use shared::fields::CatalogueCache;
 use shared::members::MemberService;
 use shared::records::RecordService;
@@ -40,6 +41,8 @@ pub struct Functions {
     pub users: Router,
     /// `/routers[/{routerId}]`.
     pub routers: Router,
+    /// `POST /dispatch/router`.
+    pub dispatch: Router,
 }
 
 /// The built application.
@@ -50,6 +53,8 @@ pub struct App {
     pub functions: Functions,
     /// The store behind it.
     pub store: Arc<dyn Store>,
+    /// The dispatch engine (also fed by the queue poller).
+    pub engine: Arc<DispatchEngine>,
     /// First client id of the seed, for the start-up hint.
     pub demo_client: Option<String>,
     /// Its secret as written in the seed (only for the start-up hint).
@@ -90,6 +95,8 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
         TOKEN_TTL_SECONDS,
     ));
 
+    let catalogues = Arc::new(CatalogueCache::default());
+    let engine = Arc::new(DispatchEngine::new(store.clone(), clock.clone(), catalogues.clone()));
     let functions = Functions {
         token: token_function::routes(token_function::TokenState {
             store: store.clone(),
@@ -97,11 +104,7 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
             clock: clock.clone(),
         }),
         records: records_function::routes(records_function::RecordsState {
-            records: Arc::new(RecordService::new(
-                store.clone(),
-                clock.clone(),
-                Arc::new(CatalogueCache::default()),
-            )),
+            records: Arc::new(RecordService::new(store.clone(), clock.clone(), catalogues)),
             verifier: verifier.clone(),
         }),
         users: users_function::routes(users_function::UsersState {
@@ -110,6 +113,10 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
         }),
         routers: routers_function::routes(routers_function::RoutersState {
             routers: Arc::new(RouterService::new(store.clone())),
+            verifier: verifier.clone(),
+        }),
+        dispatch: dispatch_function::routes(dispatch_function::DispatchState {
+            engine: engine.clone(),
             verifier,
         }),
     };
@@ -118,12 +125,14 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
             .merge(functions.token.clone())
             .merge(functions.records.clone())
             .merge(functions.users.clone())
-            .merge(functions.routers.clone()),
+            .merge(functions.routers.clone())
+            .merge(functions.dispatch.clone()),
     );
     Ok(App {
         router,
         functions,
         store,
+        engine,
         demo_client,
         demo_secret,
     })

@@ -61,6 +61,7 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
             "contacts" | "companies" | "deals" | "tickets" => app.functions.records,
             "users" => app.functions.users,
             "routers" => app.functions.routers,
+            "dispatch" => app.functions.dispatch,
             other => panic!("{}: no function serves /{other}", path.display()),
         };
         let response = shared::api::finish(routes)
