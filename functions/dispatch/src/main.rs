@@ -20,10 +20,12 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         shared::runtime::clock(),
         Arc::new(CatalogueCache::default()),
     ));
-    let app = shared::api::finish(dispatch_function::routes(dispatch_function::DispatchState {
-        engine: engine.clone(),
-        verifier,
-    }));
+    let app = shared::api::finish(dispatch_function::routes(
+        dispatch_function::DispatchState {
+            engine: engine.clone(),
+            verifier,
+        },
+    ));
     let handler = service_fn(move |event: LambdaEvent<Value>| {
         let engine = engine.clone();
         let app = app.clone();

@@ -65,9 +65,16 @@ pub struct App {
 ///
 /// Errors: an invalid seed (with the JSON path of the first problem) or signing key.
 pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
+    build_app_on(config, Arc::new(MemoryStore::new())).await
+}
+
+/// Loads the seed into `store` (insert-if-absent) and mounts every function's routes over it.
+///
+/// Errors: an invalid seed (with the JSON path of the first problem), a refused provisioning,
+/// or an invalid signing key.
+pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::Result<App> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let plan = shared::seed::load(&config.seed, clock.now()).context("invalid seed file")?;
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let report = store
         .provision(&plan)
         .await
@@ -96,7 +103,11 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
     ));
 
     let catalogues = Arc::new(CatalogueCache::default());
-    let engine = Arc::new(DispatchEngine::new(store.clone(), clock.clone(), catalogues.clone()));
+    let engine = Arc::new(DispatchEngine::new(
+        store.clone(),
+        clock.clone(),
+        catalogues.clone(),
+    ));
     let functions = Functions {
         token: token_function::routes(token_function::TokenState {
             store: store.clone(),

@@ -843,3 +843,44 @@ async fn datetime_number_and_enumeration_fields_are_stored_canonically() {
     .await;
     assert_eq!(a.body["deal_stage"], "on_hold");
 }
+
+#[tokio::test]
+async fn a_store_failure_is_an_opaque_500_in_the_error_shape() {
+    use shared::store::faulty::FaultyStore;
+    use shared::store::memory::MemoryStore;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
+    let built = local_server::build_app_on(
+        local_server::AppConfig {
+            seed: local_server::DEMO_SEED.into(),
+            signing_key_pem: None,
+        },
+        faulty.clone(),
+    )
+    .await
+    .unwrap();
+    let app = TestApp {
+        router: built.router,
+    };
+    let t = app.northwind().await;
+    faulty.faults.backend_down.store(true, Ordering::SeqCst);
+    let a = app
+        .call(Method::GET, &format!("/contacts/{DANA}"), &t, None)
+        .await;
+    assert_eq!(a.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(
+        a.body,
+        json!({"message": "Internal server error", "error": true})
+    );
+    let token = app
+        .raw(
+            Method::POST,
+            "/oauth2/token",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            b"grant_type=client_credentials&client_id=northwind-integration&client_secret=x&scope=service-api%2Fread".to_vec(),
+        )
+        .await;
+    assert_eq!(token.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(token.body["error"], "server_error");
+}

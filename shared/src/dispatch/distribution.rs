@@ -8,11 +8,17 @@ use crate::model::RotationState;
 /// Round robin: the first eligible member after `last` in pool order, wrapping around; the first
 /// eligible member when `last` is `None` or has left the pool. Ineligible members are skipped,
 /// not queued. `None` when nobody is eligible.
-pub fn round_robin<'a>(pool: &'a [String], eligible: &dyn Fn(&str) -> bool, last: Option<&str>) -> Option<&'a String> {
+pub fn round_robin<'a>(
+    pool: &'a [String],
+    eligible: &dyn Fn(&str) -> bool,
+    last: Option<&str>,
+) -> Option<&'a String> {
     let start = last
         .and_then(|l| pool.iter().position(|m| m == l))
         .map_or(0, |i| i + 1);
-    (0..pool.len()).map(|k| &pool[(start + k) % pool.len()]).find(|m| eligible(m))
+    (0..pool.len())
+        .map(|k| &pool[(start + k) % pool.len()])
+        .find(|m| eligible(m))
 }
 
 /// Percentage: with N the router's rotation assignments so far and c a member's count, the
@@ -51,10 +57,12 @@ pub fn teams<'a>(
         .as_deref()
         .and_then(|l| teams.iter().position(|(t, _)| t == l))
         .map_or(0, |i| i + 1);
-    (0..teams.len()).map(|k| &teams[(start + k) % teams.len()]).find_map(|(team, members)| {
-        let last = state.team_last_member.get(team).map(String::as_str);
-        round_robin(members, eligible, last).map(|m| (team, m))
-    })
+    (0..teams.len())
+        .map(|k| &teams[(start + k) % teams.len()])
+        .find_map(|(team, members)| {
+            let last = state.team_last_member.get(team).map(String::as_str);
+            round_robin(members, eligible, last).map(|m| (team, m))
+        })
 }
 
 #[cfg(test)]
@@ -73,7 +81,10 @@ mod tests {
         assert_eq!(round_robin(&pool, &all, None), Some(&pool[0]));
         assert_eq!(round_robin(&pool, &all, Some(&pool[0])), Some(&pool[1]));
         assert_eq!(round_robin(&pool, &all, Some(&pool[2])), Some(&pool[0]));
-        assert_eq!(round_robin(&pool, &all, Some("gone@x.example")), Some(&pool[0]));
+        assert_eq!(
+            round_robin(&pool, &all, Some("gone@x.example")),
+            Some(&pool[0])
+        );
     }
 
     #[test]

@@ -71,7 +71,9 @@ impl Skip {
             Self::TriggerDidNotMatch => "Trigger did not match",
             Self::CannotOverwrite => "The router can not overwrite",
             Self::LimitReached => "Assignment limit reached",
-            Self::NoUsersAvailable => "There are no users available and the backup user is disabled",
+            Self::NoUsersAvailable => {
+                "There are no users available and the backup user is disabled"
+            }
         }
     }
 }
@@ -189,8 +191,17 @@ enum Plan {
 
 impl DispatchEngine {
     /// An engine over `store`, retrying conflicts for [`DEFAULT_DEADLINE`].
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>) -> Self {
-        Self { store, clock, catalogues, deadline: DEFAULT_DEADLINE }
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        catalogues: Arc<CatalogueCache>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            catalogues,
+            deadline: DEFAULT_DEADLINE,
+        }
     }
 
     /// The same engine with another retry deadline.
@@ -283,7 +294,12 @@ impl DispatchEngine {
         if !router.is_published {
             return done(RouterUnpublished);
         }
-        let catalogue = self.catalogues.get(self.store.as_ref(), account_id).await?.get(router.object_type).clone();
+        let catalogue = self
+            .catalogues
+            .get(self.store.as_ref(), account_id)
+            .await?
+            .get(router.object_type)
+            .clone();
         let settings = match &router.settings {
             Some(s) if s.distribution_model.is_some() => s,
             _ => return done(NoSettings),
@@ -297,7 +313,11 @@ impl DispatchEngine {
             return done(NoSettings);
         };
         let record = match Uuid::parse_str(&request.object_id) {
-            Ok(id) => self.store.get_record(account_id, router.object_type, id).await?,
+            Ok(id) => {
+                self.store
+                    .get_record(account_id, router.object_type, id)
+                    .await?
+            }
             Err(_) => None,
         };
         let Some(record) = record.filter(|r| r.is_active()) else {
@@ -324,14 +344,22 @@ impl DispatchEngine {
             }
         }
 
-        let by_email: HashMap<&str, &Member> =
-            members.iter().filter(|m| m.is_active()).map(|m| (m.email.as_str(), m)).collect();
+        let by_email: HashMap<&str, &Member> = members
+            .iter()
+            .filter(|m| m.is_active())
+            .map(|m| (m.email.as_str(), m))
+            .collect();
         let object_type = router.object_type;
         let available = |email: &str| {
-            by_email.get(email).is_some_and(|m| is_available(m, now, settings.ignore_working_hours))
+            by_email
+                .get(email)
+                .is_some_and(|m| is_available(m, now, settings.ignore_working_hours))
         };
         let eligible = |email: &str| {
-            available(email) && by_email.get(email).is_some_and(|m| under_capacity(m, object_type))
+            available(email)
+                && by_email
+                    .get(email)
+                    .is_some_and(|m| under_capacity(m, object_type))
         };
 
         // Account matching (contacts only): the owner of the company of the e-mail's domain.
@@ -351,11 +379,22 @@ impl DispatchEngine {
                 teams
                     .iter()
                     .find(|t| t.name == name)
-                    .map(|t| t.members.iter().filter(|e| by_email.contains_key(e.as_str())).cloned().collect())
+                    .map(|t| {
+                        t.members
+                            .iter()
+                            .filter(|e| by_email.contains_key(e.as_str()))
+                            .cloned()
+                            .collect()
+                    })
                     .unwrap_or_default()
             };
             let mut pool: Vec<String> = Vec::new();
-            for email in router.users.iter().map(|u| u.email.clone()).chain(router.teams.iter().flat_map(|t| team_members(t))) {
+            for email in router
+                .users
+                .iter()
+                .map(|u| u.email.clone())
+                .chain(router.teams.iter().flat_map(|t| team_members(t)))
+            {
                 if by_email.contains_key(email.as_str()) && !pool.contains(&email) {
                     pool.push(email);
                 }
@@ -374,7 +413,8 @@ impl DispatchEngine {
                             .filter(|u| pool.contains(&u.email))
                             .map(|u| (u.email.clone(), u.percentage.unwrap_or(0.0)))
                             .collect();
-                        let chosen = distribution::percentage(&weighted, &eligible, &state).cloned();
+                        let chosen =
+                            distribution::percentage(&weighted, &eligible, &state).cloned();
                         if let Some(c) = &chosen {
                             *next.counts.entry(c.clone()).or_default() += 1;
                             next.total += 1;
@@ -382,8 +422,11 @@ impl DispatchEngine {
                         chosen
                     }
                     (_, RotationType::Teams) => {
-                        let teams_pool: Vec<(String, Vec<String>)> =
-                            router.teams.iter().map(|t| (t.clone(), team_members(t))).collect();
+                        let teams_pool: Vec<(String, Vec<String>)> = router
+                            .teams
+                            .iter()
+                            .map(|t| (t.clone(), team_members(t)))
+                            .collect();
                         let chosen = distribution::teams(&teams_pool, &eligible, &state)
                             .map(|(t, m)| (t.clone(), m.clone()));
                         chosen.map(|(team, member)| {
@@ -393,7 +436,12 @@ impl DispatchEngine {
                         })
                     }
                     (_, RotationType::Users) => {
-                        let chosen = distribution::round_robin(&pool, &eligible, state.last_member.as_deref()).cloned();
+                        let chosen = distribution::round_robin(
+                            &pool,
+                            &eligible,
+                            state.last_member.as_deref(),
+                        )
+                        .cloned();
                         next.last_member = chosen.clone();
                         chosen
                     }
@@ -426,8 +474,13 @@ impl DispatchEngine {
             (_, Some(member)) => count_assignment(member, object_type, now),
         };
         let mut next_record = record.clone();
-        next_record.values.insert(owner_def.internal_name.clone(), email.clone());
-        next_record.values.insert(format!("{}_assigned_date", owner_def.internal_name), rfc3339_millis(now));
+        next_record
+            .values
+            .insert(owner_def.internal_name.clone(), email.clone());
+        next_record.values.insert(
+            format!("{}_assigned_date", owner_def.internal_name),
+            rfc3339_millis(now),
+        );
         next_record.updated_at = now.max(record.updated_at);
         next_record.version = record.version + 1;
         let assigned = Assigned {
@@ -458,7 +511,10 @@ impl DispatchEngine {
         Ok(Plan::Write(Box::new(write), assigned))
     }
 
-    async fn find_router_anywhere(&self, router_id: Option<Uuid>) -> Result<Option<Router>, ApiError> {
+    async fn find_router_anywhere(
+        &self,
+        router_id: Option<Uuid>,
+    ) -> Result<Option<Router>, ApiError> {
         Ok(match router_id {
             Some(id) => self.store.find_router(id).await?,
             None => None,
@@ -469,7 +525,11 @@ impl DispatchEngine {
     async fn all_members(&self, account_id: Uuid) -> Result<Vec<Member>, ApiError> {
         let mut all = Vec::new();
         loop {
-            let page = Page { limit: 100, offset: all.len(), include_archived: true };
+            let page = Page {
+                limit: 100,
+                offset: all.len(),
+                include_archived: true,
+            };
             let batch = self.store.list_members(account_id, page).await?;
             let done = batch.len() < page.limit;
             all.extend(batch);
@@ -487,12 +547,24 @@ impl DispatchEngine {
         account_id: Uuid,
         contact: &crate::model::Record,
     ) -> Result<Option<String>, ApiError> {
-        let Some(domain) = contact.value("email").and_then(|e| e.rsplit_once('@')).map(|(_, d)| d) else {
+        let Some(domain) = contact
+            .value("email")
+            .and_then(|e| e.rsplit_once('@'))
+            .map(|(_, d)| d)
+        else {
             return Ok(None);
         };
-        let key = UniqueKey { field: "website_url".into(), value: domain.to_string() };
-        let company = self.store.find_by_unique_key(account_id, ObjectType::Companies, &key).await?;
-        Ok(company.filter(|c| c.is_active()).and_then(|c| c.value("company_owner").map(str::to_string)))
+        let key = UniqueKey {
+            field: "website_url".into(),
+            value: domain.to_string(),
+        };
+        let company = self
+            .store
+            .find_by_unique_key(account_id, ObjectType::Companies, &key)
+            .await?;
+        Ok(company
+            .filter(|c| c.is_active())
+            .and_then(|c| c.value("company_owner").map(str::to_string)))
     }
 }
 
@@ -509,22 +581,36 @@ fn applies(entry: &serde_json::Map<String, Value>, object_type: ObjectType) -> b
 
 /// `current_capacity < max_capacity` for every applying entry.
 pub fn under_capacity(member: &Member, object_type: ObjectType) -> bool {
-    member.capacity.iter().filter(|e| applies(e, object_type)).all(|e| {
-        let current = e.get("current_capacity").and_then(Value::as_u64).unwrap_or(0);
-        let max = e.get("max_capacity").and_then(Value::as_u64).unwrap_or(0);
-        current < max
-    })
+    member
+        .capacity
+        .iter()
+        .filter(|e| applies(e, object_type))
+        .all(|e| {
+            let current = e
+                .get("current_capacity")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let max = e.get("max_capacity").and_then(Value::as_u64).unwrap_or(0);
+            current < max
+        })
 }
 
 /// The member with `current_capacity` + 1 on each applying entry, and the version read; `None`
 /// when no entry applies (nothing to write).
-fn count_assignment(member: &Member, object_type: ObjectType, now: DateTime<Utc>) -> Option<(Member, u64)> {
+fn count_assignment(
+    member: &Member,
+    object_type: ObjectType,
+    now: DateTime<Utc>,
+) -> Option<(Member, u64)> {
     if !member.capacity.iter().any(|e| applies(e, object_type)) {
         return None;
     }
     let mut next = member.clone();
     for entry in next.capacity.iter_mut().filter(|e| applies(e, object_type)) {
-        let current = entry.get("current_capacity").and_then(Value::as_u64).unwrap_or(0);
+        let current = entry
+            .get("current_capacity")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         entry.insert("current_capacity".into(), json!(current + 1));
     }
     next.updated_at = now.max(member.updated_at);

@@ -13,6 +13,7 @@
 //! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
 //! fast tests').
 
+pub mod faulty;
 pub mod memory;
 
 use crate::error::{ApiError, BoxError};

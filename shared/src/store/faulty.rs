@@ -1,0 +1,157 @@
+//! A store decorator that fails on demand: for tests of the error paths (500s, SQS retries,
+//! conflict retries) without a broken backend.
+
+use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use crate::fields::FieldDefinition;
+use crate::model::{
+    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
+    RotationState, Router, Team,
+};
+use crate::seed::ProvisionPlan;
+use async_trait::async_trait;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// What the decorator makes fail.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Every call answers [`StoreError::Backend`].
+    pub backend_down: AtomicBool,
+    /// `commit_assignment` answers [`StoreError::Conflict`] (a race that never ends).
+    pub commits_conflict: AtomicBool,
+}
+
+/// Delegates to `inner` unless a fault is switched on.
+pub struct FaultyStore {
+    inner: Arc<dyn Store>,
+    /// The switches.
+    pub faults: Arc<Faults>,
+}
+
+impl FaultyStore {
+    /// Wraps `inner` with every fault off.
+    pub fn new(inner: Arc<dyn Store>) -> Self {
+        Self {
+            inner,
+            faults: Arc::new(Faults::default()),
+        }
+    }
+
+    fn check(&self) -> StoreResult<()> {
+        if self.faults.backend_down.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend("injected backend failure".into()));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Store for FaultyStore {
+    async fn get_account(&self, a: Uuid) -> StoreResult<Option<Account>> {
+        self.check()?;
+        self.inner.get_account(a).await
+    }
+    async fn get_client(&self, c: &str) -> StoreResult<Option<ApiClient>> {
+        self.check()?;
+        self.inner.get_client(c).await
+    }
+    async fn field_definitions(&self, a: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+        self.check()?;
+        self.inner.field_definitions(a).await
+    }
+    async fn get_record(&self, a: Uuid, t: ObjectType, id: Uuid) -> StoreResult<Option<Record>> {
+        self.check()?;
+        self.inner.get_record(a, t, id).await
+    }
+    async fn list_records(&self, a: Uuid, t: ObjectType, p: Page) -> StoreResult<Vec<Record>> {
+        self.check()?;
+        self.inner.list_records(a, t, p).await
+    }
+    async fn create_record(&self, r: &Record, k: &[UniqueKey]) -> StoreResult<()> {
+        self.check()?;
+        self.inner.create_record(r, k).await
+    }
+    async fn update_record(
+        &self,
+        r: &Record,
+        v: u64,
+        c: &[UniqueKey],
+        x: &[UniqueKey],
+    ) -> StoreResult<()> {
+        self.check()?;
+        self.inner.update_record(r, v, c, x).await
+    }
+    async fn list_members(&self, a: Uuid, p: Page) -> StoreResult<Vec<Member>> {
+        self.check()?;
+        self.inner.list_members(a, p).await
+    }
+    async fn get_member(&self, a: Uuid, m: Uuid) -> StoreResult<Option<Member>> {
+        self.check()?;
+        self.inner.get_member(a, m).await
+    }
+    async fn find_member_by_email(&self, a: Uuid, e: &str) -> StoreResult<Option<Member>> {
+        self.check()?;
+        self.inner.find_member_by_email(a, e).await
+    }
+    async fn update_member(&self, m: &Member, v: u64) -> StoreResult<()> {
+        self.check()?;
+        self.inner.update_member(m, v).await
+    }
+    async fn list_roles(&self, a: Uuid) -> StoreResult<Vec<Role>> {
+        self.check()?;
+        self.inner.list_roles(a).await
+    }
+    async fn list_teams(&self, a: Uuid) -> StoreResult<Vec<Team>> {
+        self.check()?;
+        self.inner.list_teams(a).await
+    }
+    async fn list_routers(&self, a: Uuid, p: Page) -> StoreResult<Vec<Router>> {
+        self.check()?;
+        self.inner.list_routers(a, p).await
+    }
+    async fn get_router(&self, a: Uuid, r: Uuid) -> StoreResult<Option<Router>> {
+        self.check()?;
+        self.inner.get_router(a, r).await
+    }
+    async fn find_router(&self, r: Uuid) -> StoreResult<Option<Router>> {
+        self.check()?;
+        self.inner.find_router(r).await
+    }
+    async fn find_by_unique_key(
+        &self,
+        a: Uuid,
+        t: ObjectType,
+        k: &UniqueKey,
+    ) -> StoreResult<Option<Record>> {
+        self.check()?;
+        self.inner.find_by_unique_key(a, t, k).await
+    }
+    async fn rotation_state(&self, r: Uuid) -> StoreResult<RotationState> {
+        self.check()?;
+        self.inner.rotation_state(r).await
+    }
+    async fn assignment_count(&self, a: Uuid, m: &str) -> StoreResult<u64> {
+        self.check()?;
+        self.inner.assignment_count(a, m).await
+    }
+    async fn assignment_log(&self, a: Uuid, r: Uuid) -> StoreResult<Vec<AssignmentLog>> {
+        self.check()?;
+        self.inner.assignment_log(a, r).await
+    }
+    async fn idempotency_key_used(&self, k: &str) -> StoreResult<bool> {
+        self.check()?;
+        self.inner.idempotency_key_used(k).await
+    }
+    async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
+        self.check()?;
+        if self.faults.commits_conflict.load(Ordering::SeqCst) {
+            return Err(StoreError::Conflict);
+        }
+        self.inner.commit_assignment(w).await
+    }
+    async fn provision(&self, p: &ProvisionPlan) -> StoreResult<ProvisionReport> {
+        self.check()?;
+        self.inner.provision(p).await
+    }
+}

@@ -1,0 +1,825 @@
+//! The dispatch engine (spec "Dispatch"; BEHAVIOR 6) on the embedded store with a fixed clock:
+//! one test per outcome message, the distribution models, availability, limits, the queue
+//! path's idempotency, and the concurrency guarantees.
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::{json, Value};
+use shared::clock::FixedClock;
+use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome, Skip};
+use shared::fields::CatalogueCache;
+use shared::model::{AssignmentReason, ObjectType};
+use shared::store::memory::MemoryStore;
+use shared::store::{Page, Store};
+use std::collections::HashMap;
+use std::sync::Arc;
+use uuid::Uuid;
+
+const ACCOUNT: &str = "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01";
+const OTHER_ACCOUNT: &str = "aa6b7c89-eafb-4ac6-b1d8-e35e6f7a8b01";
+const ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
+const OTHER_ROUTER: &str = "7e3f4a56-b7c8-4d93-8ea5-b02b3c4d5e78";
+const CONTACT: &str = "01936b2a-7c00-7a00-8000-000000000002";
+const OWNED_CONTACT: &str = "01936b2a-7c00-7a00-8000-000000000003";
+const DEAL: &str = "01936b2a-7c00-7a00-8000-000000000005";
+
+/// Wednesday 2026-11-18 10:00 UTC.
+fn wednesday_10_utc() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap()
+}
+
+fn member(n: usize) -> Value {
+    json!({"id": Uuid::from_u128(0x1000 + n as u128), "email": format!("m{n}@acme.example"), "time_zone": "UTC"})
+}
+
+fn email(n: usize) -> String {
+    format!("m{n}@acme.example")
+}
+
+/// A seed: one active account with members m1..m4 (24/7), team T1 = [m3, m4], the router
+/// `ROUTER` on contacts with `settings`, two contacts (one owned), a deal, and a second account
+/// with its own router.
+fn seed(settings: Value, edit: impl FnOnce(&mut Value)) -> Value {
+    let mut s = json!({"accounts": [
+        {
+            "id": ACCOUNT, "name": "Acme", "active": true, "assignment_quota": null,
+            "clients": [], "roles": [],
+            "users": [member(1), member(2), member(3), member(4)],
+            "teams": [{"id": Uuid::from_u128(0x2001), "name": "T1", "members": [email(3), email(4)]}],
+            "fields": {},
+            "routers": [{
+                "id": ROUTER, "name": "R", "object_type": "contacts", "is_published": true,
+                "has_integration": false, "settings": settings,
+                "users": [{"email": email(1)}, {"email": email(2)}], "teams": [{"name": "T1"}]
+            }],
+            "records": {
+                "contacts": [
+                    {"id": CONTACT, "fields": {"email": "lead@prospect.example", "country": "US"}},
+                    {"id": OWNED_CONTACT, "fields": {"email": "owned@prospect.example", "contact_owner": email(2)}}
+                ],
+                "deals": [{"id": DEAL, "fields": {"deal_name": "D", "deal_stage": "closed_won", "pipeline": "default"}}]
+            }
+        },
+        {
+            "id": OTHER_ACCOUNT, "name": "Other", "active": true,
+            "users": [{"id": Uuid::from_u128(0x9001), "email": "x@other.example"}],
+            "routers": [{
+                "id": OTHER_ROUTER, "name": "Other", "object_type": "contacts", "is_published": true,
+                "settings": {"owner_field": "contact_owner", "distribution_model": "round robin"},
+                "users": [{"email": "x@other.example"}], "teams": []
+            }]
+        }
+    ]});
+    edit(&mut s);
+    s
+}
+
+fn rr() -> Value {
+    json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": false})
+}
+
+struct Fixture {
+    store: Arc<MemoryStore>,
+    engine: Arc<DispatchEngine>,
+    clock: Arc<FixedClock>,
+}
+
+async fn fixture(seed: Value) -> Fixture {
+    let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
+    let store = Arc::new(MemoryStore::new());
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        wednesday_10_utc() - chrono::Duration::days(30),
+    )
+    .unwrap_or_else(|e| panic!("test seed: {e}"));
+    store.provision(&plan).await.unwrap();
+    let engine = Arc::new(DispatchEngine::new(
+        store.clone(),
+        clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    ));
+    Fixture {
+        store,
+        engine,
+        clock,
+    }
+}
+
+impl Fixture {
+    async fn run(&self, router: &str, object: &str) -> Outcome {
+        self.run_in(Uuid::parse_str(ACCOUNT).unwrap(), router, object)
+            .await
+    }
+
+    async fn run_in(&self, account: Uuid, router: &str, object: &str) -> Outcome {
+        let request = DispatchRequest {
+            router_id: router.into(),
+            object_id: object.into(),
+            account_id: None,
+        };
+        self.engine
+            .dispatch(AccountContext::Token(account), &request, None)
+            .await
+            .unwrap()
+    }
+
+    /// Creates `n` fresh contacts and returns their ids.
+    async fn contacts(&self, n: usize) -> Vec<String> {
+        let mut ids = Vec::new();
+        for i in 0..n {
+            let id = Uuid::now_v7();
+            let at = wednesday_10_utc();
+            let mut values = std::collections::BTreeMap::new();
+            values.insert("email".to_string(), format!("c{i}-{id}@leads.example"));
+            let record = shared::model::Record {
+                id,
+                account_id: Uuid::parse_str(ACCOUNT).unwrap(),
+                object_type: ObjectType::Contacts,
+                values,
+                created_at: at,
+                updated_at: at,
+                archived_at: None,
+                archived_by: None,
+                version: 1,
+            };
+            self.store.create_record(&record, &[]).await.unwrap();
+            ids.push(id.to_string());
+        }
+        ids
+    }
+
+    async fn owner(&self, contact: &str) -> Option<String> {
+        let record = self
+            .store
+            .get_record(
+                Uuid::parse_str(ACCOUNT).unwrap(),
+                ObjectType::Contacts,
+                Uuid::parse_str(contact).unwrap(),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        record.value("contact_owner").map(str::to_string)
+    }
+
+    async fn capacity_of(&self, n: usize) -> Value {
+        let m = self
+            .store
+            .get_member(
+                Uuid::parse_str(ACCOUNT).unwrap(),
+                Uuid::from_u128(0x1000 + n as u128),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        json!(m.capacity)
+    }
+}
+
+fn assigned(outcome: &Outcome) -> (&str, AssignmentReason) {
+    match outcome {
+        Outcome::Assigned(a) => (a.user.as_str(), a.reason),
+        other => panic!("expected an assignment, got {other:?}"),
+    }
+}
+
+fn skipped(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Skipped(skip) => skip.message(),
+        other => panic!("expected a skip, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_outcome_message_of_the_spec_is_reached_by_its_rule() {
+    type Edit = Box<dyn FnOnce(&mut Value)>;
+    let no_edit = || -> Edit { Box::new(|_| {}) };
+    let missing = Uuid::now_v7().to_string();
+    // (settings, seed edit, router, object, account, expected message)
+    let cases: Vec<(Value, Edit, String, String, &str, &str)> = vec![
+        (
+            rr(),
+            no_edit(),
+            ROUTER.into(),
+            CONTACT.into(),
+            "00000000-0000-4000-8000-000000000000",
+            "Account not found",
+        ),
+        (
+            rr(),
+            Box::new(|s| s["accounts"][0]["active"] = json!(false)),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Account is not active",
+        ),
+        (
+            rr(),
+            no_edit(),
+            missing.clone(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Router not found",
+        ),
+        (
+            rr(),
+            no_edit(),
+            "not-a-uuid".into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Router not found",
+        ),
+        (
+            rr(),
+            no_edit(),
+            OTHER_ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Router not found",
+        ),
+        (
+            rr(),
+            Box::new(|s| {
+                s["accounts"][0]["routers"][0]["archived"] = json!("2026-01-01T00:00:00Z")
+            }),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Router not found",
+        ),
+        (
+            rr(),
+            Box::new(|s| s["accounts"][0]["routers"][0]["is_published"] = json!(false)),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "The router is unpublished",
+        ),
+        (
+            Value::Null,
+            no_edit(),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "The router has no settings",
+        ),
+        (
+            json!({"distribution_model": "round robin"}),
+            no_edit(),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "The router has no settings",
+        ),
+        (
+            json!({"owner_field": "contact_owner"}),
+            no_edit(),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "The router has no settings",
+        ),
+        (
+            rr(),
+            no_edit(),
+            ROUTER.into(),
+            missing.clone(),
+            ACCOUNT,
+            "Object not found",
+        ),
+        (
+            rr(),
+            no_edit(),
+            ROUTER.into(),
+            DEAL.into(),
+            ACCOUNT,
+            "Object not found",
+        ),
+        (
+            rr(),
+            no_edit(),
+            ROUTER.into(),
+            "nope".into(),
+            ACCOUNT,
+            "Object not found",
+        ),
+        (
+            json!({"owner_field": "contact_owner", "distribution_model": "round robin",
+                "trigger": {"groups": [{"conditions": [{"field": "country", "operator": "equals", "value": "DE"}]}]}}),
+            no_edit(),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Trigger did not match",
+        ),
+        (
+            rr(),
+            no_edit(),
+            ROUTER.into(),
+            OWNED_CONTACT.into(),
+            ACCOUNT,
+            "The router can not overwrite",
+        ),
+        (
+            rr(),
+            Box::new(|s| s["accounts"][0]["assignment_quota"] = json!(0)),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Assignment limit reached",
+        ),
+        (
+            rr(),
+            Box::new(|s| {
+                for i in 0..4 {
+                    s["accounts"][0]["users"][i]["capacity"] =
+                        json!([{"max_capacity": 3, "current_capacity": 3}])
+                }
+            }),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "Assignment limit reached",
+        ),
+        (
+            rr(),
+            Box::new(|s| {
+                for i in 0..4 {
+                    s["accounts"][0]["users"][i]["office_status"] = json!(false)
+                }
+            }),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "There are no users available and the backup user is disabled",
+        ),
+        (
+            json!({"owner_field": "contact_owner", "distribution_model": "round robin", "default_user": "m1@acme.example", "disable_default_assignment": true}),
+            Box::new(|s| {
+                for i in 0..4 {
+                    s["accounts"][0]["users"][i]["office_status"] = json!(false)
+                }
+            }),
+            ROUTER.into(),
+            CONTACT.into(),
+            ACCOUNT,
+            "There are no users available and the backup user is disabled",
+        ),
+    ];
+    for (settings, edit, router, object, account, expected) in cases {
+        let f = fixture(seed(settings.clone(), edit)).await;
+        let outcome = f
+            .run_in(Uuid::parse_str(account).unwrap(), &router, &object)
+            .await;
+        assert_eq!(
+            skipped(&outcome),
+            expected,
+            "settings {settings}, router {router}, object {object}"
+        );
+        assert_eq!(outcome.body(), json!({"message": expected}));
+    }
+}
+
+#[tokio::test]
+async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write() {
+    let f = fixture(seed(rr(), |_| {})).await;
+    let outcome = f.run(ROUTER, CONTACT).await;
+    let body = outcome.body();
+    assert_eq!(body["message"], "Owner assigned");
+    assert_eq!(body["success"], true);
+    assert_eq!(body["user"], "m1@acme.example");
+    assert_eq!(body["field_name"], "Contact owner");
+    assert_eq!(body["owner_assigned_at"], "Wed, 18 Nov 2026 10:00:00 +0000");
+    let account = Uuid::parse_str(ACCOUNT).unwrap();
+    let id = Uuid::parse_str(CONTACT).unwrap();
+    let record = f
+        .store
+        .get_record(account, ObjectType::Contacts, id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.value("contact_owner"), Some("m1@acme.example"));
+    assert_eq!(
+        record.value("contact_owner_assigned_date"),
+        Some("2026-11-18T10:00:00.000Z")
+    );
+    assert_eq!(record.updated_at, wednesday_10_utc());
+    let log = f.store.assignment_log(account, id).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].reason, AssignmentReason::Rotation);
+    assert_eq!(
+        f.store.assignment_count(account, "2026-11").await.unwrap(),
+        1
+    );
+    // With overwrite, a second run reassigns to the next in turn.
+    let f = fixture(seed(json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true}), |_| {})).await;
+    assert_eq!(
+        assigned(&f.run(ROUTER, OWNED_CONTACT).await).0,
+        "m1@acme.example"
+    );
+    assert_eq!(
+        assigned(&f.run(ROUTER, OWNED_CONTACT).await).0,
+        "m2@acme.example"
+    );
+}
+
+#[tokio::test]
+async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable() {
+    let f = fixture(seed(rr(), |s| {
+        s["accounts"][0]["users"][2]["office_status"] = json!(false)
+    }))
+    .await;
+    let ids = f.contacts(6).await;
+    let mut got = Vec::new();
+    for id in &ids {
+        got.push(assigned(&f.run(ROUTER, id).await).0.to_string());
+    }
+    assert_eq!(
+        got,
+        [email(1), email(2), email(4), email(1), email(2), email(4)]
+    );
+}
+
+#[tokio::test]
+async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them() {
+    let hours = |s: &mut Value| {
+        // m1 works 09:00-17:00 in Tokyo (00:00-08:00 UTC): at 10:00 UTC they are off.
+        s["accounts"][0]["users"][0]["time_zone"] = json!("Asia/Tokyo");
+        s["accounts"][0]["users"][0]["working_hours"] =
+            json!([{"days": "mon-fri", "start_date": "09:00", "end_date": "17:00"}]);
+        s["accounts"][0]["routers"][0]["users"] = json!([{"email": email(1)}]);
+        s["accounts"][0]["routers"][0]["teams"] = json!([]);
+    };
+    let f = fixture(seed(rr(), hours)).await;
+    assert_eq!(
+        skipped(&f.run(ROUTER, CONTACT).await),
+        Skip::NoUsersAvailable.message()
+    );
+    f.clock
+        .set(Utc.with_ymd_and_hms(2026, 11, 18, 1, 0, 0).unwrap()); // 10:00 in Tokyo
+    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(1));
+
+    let ignoring = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "ignore_working_hours": true});
+    let f = fixture(seed(ignoring, hours)).await;
+    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(1));
+}
+
+#[tokio::test]
+async fn out_of_office_members_are_skipped() {
+    let f = fixture(seed(rr(), |s| {
+        s["accounts"][0]["users"][0]["out_office_dates"] =
+            json!([{"start_date": "2026-11-17", "end_date": "2026-11-18"}]);
+    }))
+    .await;
+    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(2));
+}
+
+#[tokio::test]
+async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters() {
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "default_user": email(4)});
+    let f = fixture(seed(settings, |s| {
+        for i in 0..4 {
+            s["accounts"][0]["users"][i]["office_status"] = json!(false);
+        }
+        s["accounts"][0]["users"][3]["capacity"] =
+            json!([{"current_capacity": 5, "max_capacity": 5}]);
+    }))
+    .await;
+    let outcome = f.run(ROUTER, CONTACT).await;
+    assert_eq!(
+        assigned(&outcome),
+        (email(4).as_str(), AssignmentReason::Backup)
+    );
+    assert_eq!(
+        f.capacity_of(4).await,
+        json!([{"current_capacity": 5, "max_capacity": 5}])
+    );
+    // The backup does not move the rotation: once m1 is back, m1 gets the next one.
+    let account = Uuid::parse_str(ACCOUNT).unwrap();
+    let rotation = f
+        .store
+        .rotation_state(Uuid::parse_str(ROUTER).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(rotation.version, 0);
+    assert_eq!(
+        f.store.assignment_count(account, "2026-11").await.unwrap(),
+        1,
+        "backups count toward the quota"
+    );
+}
+
+#[tokio::test]
+async fn account_matching_gives_a_contact_to_its_companys_owner() {
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "account_matching": true});
+    let company = |s: &mut Value| {
+        s["accounts"][0]["records"]["companies"] = json!([
+            {"id": "01936b2a-7c00-7a00-8000-0000000000c1", "fields": {"company_name": "Prospect", "website_url": "https://www.prospect.example", "company_owner": email(3)}}
+        ]);
+    };
+    let f = fixture(seed(settings.clone(), company)).await;
+    assert_eq!(
+        assigned(&f.run(ROUTER, CONTACT).await),
+        (email(3).as_str(), AssignmentReason::AccountMatching)
+    );
+    let rotation = f
+        .store
+        .rotation_state(Uuid::parse_str(ROUTER).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        rotation.version, 0,
+        "a matched assignment does not move the rotation"
+    );
+    // An unavailable company owner falls back to the rotation.
+    let f = fixture(seed(settings, |s| {
+        company(s);
+        s["accounts"][0]["users"][2]["office_status"] = json!(false);
+    }))
+    .await;
+    assert_eq!(
+        assigned(&f.run(ROUTER, CONTACT).await),
+        (email(1).as_str(), AssignmentReason::Rotation)
+    );
+}
+
+#[tokio::test]
+async fn capacity_counts_only_applying_entries_and_stops_at_the_maximum() {
+    let f = fixture(seed(rr(), |s| {
+        s["accounts"][0]["routers"][0]["users"] = json!([{"email": email(1)}]);
+        s["accounts"][0]["routers"][0]["teams"] = json!([]);
+        s["accounts"][0]["users"][0]["capacity"] = json!([
+            {"id": "a", "current_capacity": 0, "max_capacity": 2, "assignment_type": "contacts"},
+            {"id": "b", "current_capacity": 7, "max_capacity": 9, "assignment_type": "deals"},
+            {"id": "c", "current_capacity": 1, "max_capacity": 5},
+            {"id": "d", "current_capacity": 0, "name": "no maximum"}
+        ]);
+    }))
+    .await;
+    let ids = f.contacts(3).await;
+    assert_eq!(assigned(&f.run(ROUTER, &ids[0]).await).0, email(1));
+    assert_eq!(assigned(&f.run(ROUTER, &ids[1]).await).0, email(1));
+    assert_eq!(
+        skipped(&f.run(ROUTER, &ids[2]).await),
+        "Assignment limit reached"
+    );
+    assert_eq!(
+        f.capacity_of(1).await,
+        json!([
+            {"id": "a", "current_capacity": 2, "max_capacity": 2, "assignment_type": "contacts"},
+            {"id": "b", "current_capacity": 7, "max_capacity": 9, "assignment_type": "deals"},
+            {"id": "c", "current_capacity": 3, "max_capacity": 5},
+            {"id": "d", "current_capacity": 0, "name": "no maximum"}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_teams_rotation_alternates_teams_and_rotates_inside_each() {
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "rotation_type": "teams"});
+    let f = fixture(seed(settings, |s| {
+        s["accounts"][0]["teams"] = json!([
+            {"id": Uuid::from_u128(0x2001), "name": "T1", "members": [email(1), email(2)]},
+            {"id": Uuid::from_u128(0x2002), "name": "T2", "members": [email(3), email(4)]}
+        ]);
+        s["accounts"][0]["routers"][0]["users"] = json!([]);
+        s["accounts"][0]["routers"][0]["teams"] = json!([{"name": "T1"}, {"name": "T2"}]);
+    }))
+    .await;
+    let ids = f.contacts(4).await;
+    let mut got = Vec::new();
+    for id in &ids {
+        got.push(assigned(&f.run(ROUTER, id).await).0.to_string());
+    }
+    assert_eq!(got, [email(1), email(3), email(2), email(4)]);
+}
+
+#[tokio::test]
+async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_twice() {
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true});
+    let f = fixture(seed(settings, |_| {})).await;
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    let first = f
+        .engine
+        .dispatch(AccountContext::RouterOwner, &request, Some("msg-1"))
+        .await
+        .unwrap();
+    assert_eq!(assigned(&first).0, email(1));
+    let again = f
+        .engine
+        .dispatch(AccountContext::RouterOwner, &request, Some("msg-1"))
+        .await
+        .unwrap();
+    assert_eq!(again, Outcome::AlreadyProcessed);
+    assert_eq!(f.owner(CONTACT).await.as_deref(), Some(email(1).as_str()));
+    let log = f
+        .store
+        .assignment_log(
+            Uuid::parse_str(ACCOUNT).unwrap(),
+            Uuid::parse_str(CONTACT).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(log.len(), 1);
+    // A message naming another account than the router's finds no router.
+    let wrong = DispatchRequest {
+        account_id: Some(OTHER_ACCOUNT.into()),
+        ..request.clone()
+    };
+    let outcome = f
+        .engine
+        .dispatch(AccountContext::RouterOwner, &wrong, Some("msg-2"))
+        .await
+        .unwrap();
+    assert_eq!(skipped(&outcome), "Router not found");
+}
+
+#[test]
+fn a_body_without_both_ids_is_the_specs_400() {
+    for body in [
+        &b"{}"[..],
+        b"{\"router_id\": \"x\"}",
+        b"{\"object_id\": \"x\"}",
+        b"{\"router_id\": null, \"object_id\": \"x\"}",
+        b"{\"router_id\": \"\", \"object_id\": \"x\"}",
+        b"{\"router_id\": 5, \"object_id\": \"x\"}",
+        b"not json",
+        b"[]",
+    ] {
+        let err = DispatchRequest::parse(body).unwrap_err();
+        assert_eq!(
+            err.body(),
+            json!({"message": "Invalid event: require router_id and object_id", "error": true})
+        );
+    }
+    assert!(DispatchRequest::parse(b"{\"router_id\": \"r\", \"object_id\": \"o\"}").is_ok());
+}
+
+async fn run_concurrently(f: &Fixture, ids: Vec<String>) -> HashMap<String, usize> {
+    let mut tasks = Vec::new();
+    for id in ids {
+        let engine = f.engine.clone();
+        tasks.push(tokio::spawn(async move {
+            let request = DispatchRequest {
+                router_id: ROUTER.into(),
+                object_id: id,
+                account_id: None,
+            };
+            engine
+                .dispatch(
+                    AccountContext::Token(Uuid::parse_str(ACCOUNT).unwrap()),
+                    &request,
+                    None,
+                )
+                .await
+                .unwrap()
+        }));
+    }
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for task in tasks {
+        let label = match task.await.unwrap() {
+            Outcome::Assigned(a) => a.user,
+            Outcome::Skipped(s) => s.message().to_string(),
+            Outcome::AlreadyProcessed => "already".into(),
+        };
+        *counts.entry(label).or_default() += 1;
+    }
+    counts
+}
+
+fn four_users(s: &mut Value) {
+    s["accounts"][0]["routers"][0]["users"] =
+        json!([{"email": email(1)}, {"email": email(2)}, {"email": email(3)}, {"email": email(4)}]);
+    s["accounts"][0]["routers"][0]["teams"] = json!([]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_concurrent_round_robin_dispatches_give_each_of_four_members_exactly_25() {
+    let f = fixture(seed(rr(), four_users)).await;
+    let counts = run_concurrently(&f, f.contacts(100).await).await;
+    for i in 1..=4 {
+        assert_eq!(counts.get(&email(i)), Some(&25), "{counts:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_dispatches_never_push_a_member_past_max_capacity() {
+    let f = fixture(seed(rr(), |s| {
+        four_users(s);
+        s["accounts"][0]["users"][1]["capacity"] =
+            json!([{"current_capacity": 0, "max_capacity": 10, "assignment_type": "contacts"}]);
+    }))
+    .await;
+    let counts = run_concurrently(&f, f.contacts(100).await).await;
+    assert_eq!(counts.get(&email(2)), Some(&10), "{counts:?}");
+    assert_eq!(counts.values().sum::<usize>(), 100);
+    assert_eq!(f.capacity_of(2).await[0]["current_capacity"], 10);
+    for i in [1, 3, 4] {
+        assert_eq!(counts.get(&email(i)), Some(&30), "{counts:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_percentage_router_of_50_30_20_gives_50_30_20_over_a_hundred_concurrent_dispatches() {
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "percentage"});
+    let f = fixture(seed(settings, |s| {
+        s["accounts"][0]["routers"][0]["users"] = json!([
+            {"email": email(1), "percentage": 50}, {"email": email(2), "percentage": 30}, {"email": email(3), "percentage": 20}
+        ]);
+        s["accounts"][0]["routers"][0]["teams"] = json!([]);
+    }))
+    .await;
+    let counts = run_concurrently(&f, f.contacts(100).await).await;
+    assert_eq!(
+        (counts[&email(1)], counts[&email(2)], counts[&email(3)]),
+        (50, 30, 20)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_account_quota_of_n_allows_exactly_n_concurrent_assignments() {
+    let f = fixture(seed(rr(), |s| {
+        s["accounts"][0]["assignment_quota"] = json!(37)
+    }))
+    .await;
+    let counts = run_concurrently(&f, f.contacts(60).await).await;
+    assert_eq!(
+        counts.get("Assignment limit reached"),
+        Some(&23),
+        "{counts:?}"
+    );
+    let account = Uuid::parse_str(ACCOUNT).unwrap();
+    assert_eq!(
+        f.store.assignment_count(account, "2026-11").await.unwrap(),
+        37
+    );
+    // A new month starts a new count.
+    f.clock
+        .set(Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap());
+    let more = f.contacts(1).await;
+    assert!(matches!(
+        f.run(ROUTER, &more[0]).await,
+        Outcome::Assigned(_)
+    ));
+    let _ = f
+        .store
+        .list_members(
+            account,
+            Page {
+                limit: 10,
+                offset: 0,
+                include_archived: false,
+            },
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_write_that_keeps_losing_races_fails_after_the_deadline_and_writes_nothing() {
+    use shared::store::faulty::FaultyStore;
+    use std::sync::atomic::Ordering;
+    let f = fixture(seed(rr(), |_| {})).await;
+    let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+    faulty.faults.commits_conflict.store(true, Ordering::SeqCst);
+    let engine = DispatchEngine::new(
+        faulty.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    )
+    .with_deadline(std::time::Duration::from_millis(200));
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    let started = std::time::Instant::now();
+    let err = engine
+        .dispatch(
+            AccountContext::Token(Uuid::parse_str(ACCOUNT).unwrap()),
+            &request,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), 500);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+    assert_eq!(f.owner(CONTACT).await, None);
+    // Once the race ends, the same dispatch succeeds.
+    faulty
+        .faults
+        .commits_conflict
+        .store(false, Ordering::SeqCst);
+    let ok = engine
+        .dispatch(
+            AccountContext::Token(Uuid::parse_str(ACCOUNT).unwrap()),
+            &request,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(assigned(&ok).0, email(1));
+}
