@@ -16,6 +16,7 @@
 //! [`shared::api::finish`] adds the 404 fallback and `x-request-id` (BEHAVIOR 2).
 
 pub mod config;
+pub mod secret;
 
 use axum::body::Body;
 use axum::extract::State;

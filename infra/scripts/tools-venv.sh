@@ -1,0 +1,36 @@
+# Sourced by the infra scripts: the repository's Python virtualenv `.venv/` (gitignored) with the
+# deployment tools, each pinned and installed only when missing or at another version.
+#
+#   source infra/scripts/tools-venv.sh
+#   tools_venv_require cfn-lint aws-sam-cli      # then use "$VENV/bin/cfn-lint", "$VENV/bin/sam"
+#
+# Needs python3 (3.9+) and access to PyPI on the first run; later runs install nothing.
+
+VENV="${VENV:-$(pwd)/.venv}"
+
+# Pinned versions: a new release of a linter must not turn the build red by itself. Bump on purpose.
+declare -A TOOLS_PIN=(
+  [cfn-lint]=1.58.0
+  [aws-sam-cli]=1.170.0
+  [cargo-lambda]=1.9.2
+)
+
+tools_venv_require() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "==> creating $VENV (python3 -m venv)"
+    python3 -m venv "$VENV"
+  fi
+  local want=() name version installed
+  for name in "$@"; do
+    version="${TOOLS_PIN[$name]:?no pinned version for $name}"
+    # `pip show` is slow; the installed distribution's metadata directory tells the version.
+    installed=$(ls -d "$VENV"/lib/python3*/site-packages/"${name//-/_}"-*.dist-info 2>/dev/null | head -1 || true)
+    if [ "${installed##*/}" != "${name//-/_}-${version}.dist-info" ]; then
+      want+=("$name==$version")
+    fi
+  done
+  if [ "${#want[@]}" -gt 0 ]; then
+    echo "==> pip install ${want[*]} (into $VENV)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${want[@]}"
+  fi
+}

@@ -1,0 +1,710 @@
+//! `template.yaml` checked against the code and the contract: references, the table against
+//! `infra/table.json`, every route of the spec on its function, the dispatch queue, functions,
+//! and least-privilege roles. cfn-lint and `sam validate --lint` run in
+//! `infra/scripts/check-template.sh`; these are the checks they do not make.
+
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use template_check::{
+    api_routes, broken_references, function_environment, function_property, functions, one_or_many,
+    parse_template, read_repo_file, resolve_route, role_actions, role_statements,
+};
+
+fn template() -> Value {
+    parse_template(&read_repo_file("template.yaml")).expect("template.yaml parses")
+}
+
+/// (logical id, cargo `[[bin]]` name, crate directory, role)
+const FUNCTIONS: &[(&str, &str, &str, &str)] = &[
+    ("TokenFunction", "token", "functions/token", "TokenRole"),
+    (
+        "RecordsFunction",
+        "records",
+        "functions/records",
+        "RecordsRole",
+    ),
+    ("UsersFunction", "users", "functions/users", "UsersRole"),
+    (
+        "RoutersFunction",
+        "routers",
+        "functions/routers",
+        "RoutersRole",
+    ),
+    (
+        "DispatchFunction",
+        "dispatch",
+        "functions/dispatch",
+        "DispatchRole",
+    ),
+];
+
+#[test]
+fn every_ref_getatt_and_sub_name_exists() {
+    let problems = broken_references(&template());
+    assert!(
+        problems.is_empty(),
+        "broken references:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_transform_and_the_architecture_parameter_are_as_designed() {
+    let t = template();
+    assert_eq!(t["Transform"], "AWS::Serverless-2016-10-31");
+    assert_eq!(t["Parameters"]["Architecture"]["Default"], "arm64");
+    assert_eq!(
+        t["Parameters"]["Architecture"]["AllowedValues"],
+        json!(["arm64", "x86_64"])
+    );
+    for name in [
+        "Stage",
+        "NamePrefix",
+        "JwtPublicJwks",
+        "JwtIssuer",
+        "JwtAudience",
+    ] {
+        assert!(t["Parameters"][name].is_object(), "parameter {name}");
+    }
+    assert_eq!(
+        t["Parameters"]["JwtPublicJwks"]["Type"], "String",
+        "the JWKS is public: a plain String, not a secure parameter"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// The table: one source of truth, infra/table.json.
+// ------------------------------------------------------------------------------------------------
+
+/// Order-insensitive form of a list of objects, sorted by `key`.
+fn sorted_by(list: &Value, key: &str) -> Value {
+    let mut items = list.as_array().cloned().unwrap_or_default();
+    items.sort_by_key(|item| item[key].as_str().unwrap_or_default().to_string());
+    Value::Array(items)
+}
+
+/// The comparable form of a table property (CloudFormation ignores the order of attribute
+/// definitions and of indexes; key schemas keep theirs).
+fn normalized(property: &str, value: &Value) -> Value {
+    match property {
+        "AttributeDefinitions" => sorted_by(value, "AttributeName"),
+        "GlobalSecondaryIndexes" | "LocalSecondaryIndexes" => sorted_by(value, "IndexName"),
+        _ => value.clone(),
+    }
+}
+
+#[test]
+fn the_table_resource_matches_infra_table_json_exactly() {
+    let t = template();
+    let definition: Value =
+        serde_json::from_str(&read_repo_file("infra/table.json")).expect("infra/table.json");
+    let tables: Vec<_> = t["Resources"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, r)| r["Type"] == "AWS::DynamoDB::Table")
+        .collect();
+    assert_eq!(tables.len(), 1, "a single table");
+    let (name, table) = tables[0];
+    let props = &table["Properties"];
+
+    // Every setting of the definition file is in the template, with the same value...
+    for (property, expected) in definition.as_object().expect("an object") {
+        assert_eq!(
+            normalized(property, &props[property]),
+            normalized(property, expected),
+            "{name}.{property} differs from infra/table.json"
+        );
+    }
+    // ...and the template defines no key, attribute or index the file does not.
+    for property in [
+        "AttributeDefinitions",
+        "KeySchema",
+        "GlobalSecondaryIndexes",
+        "LocalSecondaryIndexes",
+        "BillingMode",
+    ] {
+        if !props[property].is_null() {
+            assert!(
+                definition.get(property).is_some(),
+                "{name}.{property} is not in infra/table.json"
+            );
+        }
+    }
+    assert!(
+        definition.get("KeySchema").is_some() && definition.get("GlobalSecondaryIndexes").is_some()
+    );
+}
+
+#[test]
+fn the_table_is_protected_encrypted_and_recoverable() {
+    let t = template();
+    let table = &t["Resources"]["Table"];
+    assert_eq!(table["Type"], "AWS::DynamoDB::Table");
+    assert_eq!(table["DeletionPolicy"], "Retain");
+    assert_eq!(table["UpdateReplacePolicy"], "Retain");
+    let props = &table["Properties"];
+    assert_eq!(props["BillingMode"], "PAY_PER_REQUEST");
+    assert_eq!(
+        props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"],
+        true
+    );
+    assert_eq!(props["SSESpecification"]["SSEEnabled"], true);
+    assert_eq!(props["DeletionProtectionEnabled"], true);
+    assert!(
+        props["TableName"].is_null(),
+        "a generated name: a retained table never blocks a redeploy"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Routes: every route of the spec on the right function, the rest where BEHAVIOR 2 wants it.
+// ------------------------------------------------------------------------------------------------
+
+/// (method, request path, function) for every route and method of the spec: each must be an
+/// explicit route (not only reached through `ANY`).
+const SPEC_ROUTES: &[(&str, &str, &str)] = &[
+    ("POST", "/oauth2/token", "TokenFunction"),
+    ("GET", "/contacts", "RecordsFunction"),
+    ("POST", "/contacts", "RecordsFunction"),
+    ("GET", "/contacts/{contactId}", "RecordsFunction"),
+    ("PATCH", "/contacts/{contactId}", "RecordsFunction"),
+    ("DELETE", "/contacts/{contactId}", "RecordsFunction"),
+    ("GET", "/companies", "RecordsFunction"),
+    ("POST", "/companies", "RecordsFunction"),
+    ("GET", "/companies/{companyId}", "RecordsFunction"),
+    ("PATCH", "/companies/{companyId}", "RecordsFunction"),
+    ("DELETE", "/companies/{companyId}", "RecordsFunction"),
+    ("GET", "/deals", "RecordsFunction"),
+    ("POST", "/deals", "RecordsFunction"),
+    ("GET", "/deals/{dealId}", "RecordsFunction"),
+    ("PATCH", "/deals/{dealId}", "RecordsFunction"),
+    ("DELETE", "/deals/{dealId}", "RecordsFunction"),
+    ("GET", "/tickets", "RecordsFunction"),
+    ("POST", "/tickets", "RecordsFunction"),
+    ("GET", "/tickets/{ticketId}", "RecordsFunction"),
+    ("PATCH", "/tickets/{ticketId}", "RecordsFunction"),
+    ("DELETE", "/tickets/{ticketId}", "RecordsFunction"),
+    ("GET", "/users", "UsersFunction"),
+    ("GET", "/users/{userId}", "UsersFunction"),
+    ("PATCH", "/users/{userId}", "UsersFunction"),
+    ("GET", "/routers", "RoutersFunction"),
+    ("GET", "/routers/{routerId}", "RoutersFunction"),
+    ("POST", "/dispatch/router", "DispatchFunction"),
+];
+
+/// Requests outside the spec's routes and the function that must answer them (BEHAVIOR 2: 400
+/// for item methods on a collection or an empty id, 405 for other methods on a known path, 404
+/// with the contract's body everywhere else, from the records function through `$default`).
+const OTHER_REQUESTS: &[(&str, &str, &str)] = &[
+    ("PATCH", "/contacts", "RecordsFunction"),
+    ("DELETE", "/deals", "RecordsFunction"),
+    ("GET", "/tickets/", "RecordsFunction"),
+    (
+        "PUT",
+        "/companies/01936b2a-7c00-7a00-8000-000000000001",
+        "RecordsFunction",
+    ),
+    ("PATCH", "/users", "UsersFunction"),
+    ("GET", "/users/", "UsersFunction"),
+    (
+        "DELETE",
+        "/users/1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01",
+        "UsersFunction",
+    ),
+    ("POST", "/routers", "RoutersFunction"),
+    ("GET", "/routers/", "RoutersFunction"),
+    (
+        "PATCH",
+        "/routers/5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45",
+        "RoutersFunction",
+    ),
+    ("GET", "/oauth2/token", "TokenFunction"),
+    ("GET", "/dispatch/router", "DispatchFunction"),
+    ("GET", "/", "RecordsFunction"),
+    ("GET", "/nothing-here", "RecordsFunction"),
+    ("GET", "/contacts/x/y", "RecordsFunction"),
+    ("POST", "/dispatch", "RecordsFunction"),
+    ("GET", "/oauth2", "RecordsFunction"),
+];
+
+/// A concrete path for a route path: `{name}` becomes a sample id.
+fn concrete(path: &str) -> String {
+    path.split('/')
+        .map(|s| {
+            if s.starts_with('{') {
+                "01936b2a-7c00-7a00-8000-000000000002"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[test]
+fn every_route_of_the_spec_is_an_explicit_route_on_its_function() {
+    let routes = api_routes(&template());
+    for (method, path, function) in SPEC_ROUTES {
+        let explicit: Vec<_> = routes
+            .iter()
+            .filter(|r| r.method == *method && r.path == *path)
+            .collect();
+        assert_eq!(explicit.len(), 1, "{method} {path}: one explicit route");
+        assert_eq!(explicit[0].function, *function, "{method} {path}");
+        let resolved = resolve_route(&routes, method, &concrete(path)).expect("resolves");
+        assert_eq!(
+            resolved, explicit[0],
+            "{method} {path} resolves to its explicit route"
+        );
+    }
+}
+
+#[test]
+fn every_other_request_reaches_the_function_that_answers_it_in_the_contract_shape() {
+    let routes = api_routes(&template());
+    for (method, path, function) in OTHER_REQUESTS {
+        let resolved = resolve_route(&routes, method, path).expect("resolves");
+        assert_eq!(
+            resolved.function,
+            *function,
+            "{method} {path} (route {})",
+            resolved.key()
+        );
+    }
+}
+
+#[test]
+fn the_api_has_exactly_the_spec_routes_their_any_fallbacks_and_a_default_route() {
+    let routes = api_routes(&template());
+    let spec_paths: BTreeSet<&str> = SPEC_ROUTES.iter().map(|(_, p, _)| *p).collect();
+    let mut keys = BTreeSet::new();
+    for route in &routes {
+        assert!(keys.insert(route.key()), "duplicate route {}", route.key());
+        assert!(
+            !route.path.ends_with('/'),
+            "{}: a route key cannot end with /",
+            route.key()
+        );
+        if route.path == "$default" {
+            assert_eq!(
+                route.function, "RecordsFunction",
+                "$default answers 404 from records"
+            );
+            continue;
+        }
+        assert!(
+            spec_paths.contains(route.path.as_str()),
+            "{} is not a path of the spec",
+            route.key()
+        );
+        if route.method != "ANY" {
+            assert!(
+                SPEC_ROUTES
+                    .iter()
+                    .any(|(m, p, _)| *m == route.method && *p == route.path),
+                "{} is not a route of the spec",
+                route.key()
+            );
+        }
+    }
+    for path in &spec_paths {
+        assert!(
+            keys.contains(&format!("ANY {path}")),
+            "ANY {path}: 405/400 from the function"
+        );
+    }
+    assert!(keys.contains("$default"));
+}
+
+#[test]
+fn every_api_event_uses_the_http_api_with_payload_format_2() {
+    let t = template();
+    for (name, function) in functions(&t) {
+        for (event, spec) in function["Properties"]["Events"].as_object().unwrap() {
+            match spec["Type"].as_str() {
+                Some("HttpApi") => {
+                    assert_eq!(
+                        spec["Properties"]["ApiId"],
+                        json!({"Ref": "HttpApi"}),
+                        "{name}.{event}"
+                    );
+                    assert_eq!(
+                        spec["Properties"]["PayloadFormatVersion"], "2.0",
+                        "{name}.{event}"
+                    );
+                }
+                Some("SQS") => {
+                    assert_eq!(name, "DispatchFunction", "only dispatch reads the queue")
+                }
+                other => panic!("{name}.{event}: unexpected event type {other:?}"),
+            }
+        }
+    }
+    let api = &t["Resources"]["HttpApi"];
+    assert_eq!(api["Type"], "AWS::Serverless::HttpApi");
+    assert_eq!(
+        api["Properties"]["StageName"], "$default",
+        "a named stage would prefix every path the handlers see"
+    );
+    let throttling = &api["Properties"]["DefaultRouteSettings"];
+    assert!(
+        !throttling["ThrottlingRateLimit"].is_null()
+            && !throttling["ThrottlingBurstLimit"].is_null()
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Functions, the queue, logs.
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn every_function_is_a_cargo_lambda_binary_of_the_workspace_on_al2023() {
+    let t = template();
+    assert_eq!(functions(&t).len(), FUNCTIONS.len());
+    for (function, bin, dir, _) in FUNCTIONS {
+        let resource = &t["Resources"][*function];
+        assert_eq!(
+            resource["Metadata"]["BuildMethod"], "rust-cargolambda",
+            "{function}"
+        );
+        assert_eq!(
+            resource["Metadata"]["BuildProperties"]["Binary"], *bin,
+            "{function}"
+        );
+        let manifest = read_repo_file(&format!("{dir}/Cargo.toml"));
+        assert!(
+            manifest.contains(&format!("[[bin]]\nname = \"{bin}\"")),
+            "{dir}/Cargo.toml has no [[bin]] {bin}"
+        );
+        assert_eq!(
+            function_property(&t, function, "Runtime"),
+            "provided.al2023",
+            "{function}"
+        );
+        assert_eq!(
+            function_property(&t, function, "Handler"),
+            "bootstrap",
+            "{function}"
+        );
+        assert_eq!(
+            function_property(&t, function, "Architectures"),
+            &json!([{"Ref": "Architecture"}]),
+            "{function}"
+        );
+        assert_eq!(
+            function_property(&t, function, "CodeUri"),
+            ".",
+            "{function}: the workspace"
+        );
+        let memory = function_property(&t, function, "MemorySize")
+            .as_u64()
+            .unwrap();
+        let timeout = function_property(&t, function, "Timeout").as_u64().unwrap();
+        assert!(
+            (128..=3008).contains(&memory),
+            "{function}: memory {memory}"
+        );
+        assert!((3..=60).contains(&timeout), "{function}: timeout {timeout}");
+    }
+}
+
+#[test]
+fn every_function_logs_to_its_own_log_group_with_retention() {
+    let t = template();
+    for (function, _, _, _) in FUNCTIONS {
+        let group = t["Resources"][*function]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{function}: LoggingConfig.LogGroup is a Ref"));
+        let resource = &t["Resources"][group];
+        assert_eq!(resource["Type"], "AWS::Logs::LogGroup", "{function}");
+        assert!(
+            !resource["Properties"]["RetentionInDays"].is_null(),
+            "{group}: retention"
+        );
+    }
+    let access = &t["Resources"]["ApiAccessLogGroup"];
+    assert!(!access["Properties"]["RetentionInDays"].is_null());
+}
+
+#[test]
+fn only_the_token_function_gets_the_signing_key_and_the_others_the_public_keys() {
+    let t = template();
+    for (function, _, _, _) in FUNCTIONS {
+        let env = function_environment(&t, function);
+        assert_eq!(env["STORE_BACKEND"], "dynamodb", "{function}");
+        assert_eq!(env["TABLE_NAME"], json!({"Ref": "Table"}), "{function}");
+        assert!(
+            env.get("JWT_SIGNING_KEY_PEM").is_none(),
+            "{function}: no PEM in any configuration"
+        );
+        if *function == "TokenFunction" {
+            assert_eq!(
+                env["JWT_SIGNING_KEY_SECRET_ARN"],
+                json!({"Ref": "SigningKeySecret"})
+            );
+            assert!(env.get("JWT_PUBLIC_JWKS").is_none());
+        } else {
+            assert_eq!(
+                env["JWT_PUBLIC_JWKS"],
+                json!({"Ref": "JwtPublicJwks"}),
+                "{function}"
+            );
+            assert!(
+                env.get("JWT_SIGNING_KEY_SECRET_ARN").is_none(),
+                "{function}"
+            );
+        }
+    }
+    let secret = &t["Resources"]["SigningKeySecret"];
+    assert_eq!(secret["Type"], "AWS::SecretsManager::Secret");
+    assert!(
+        secret["Properties"]["SecretString"].is_null(),
+        "the PEM is put in by the operator, never written in the template"
+    );
+}
+
+#[test]
+fn the_dispatch_function_consumes_the_queue_with_partial_batch_responses() {
+    let t = template();
+    let events = &t["Resources"]["DispatchFunction"]["Properties"]["Events"];
+    let sqs: Vec<_> = events
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|e| e["Type"] == "SQS")
+        .collect();
+    assert_eq!(sqs.len(), 1);
+    let props = &sqs[0]["Properties"];
+    assert_eq!(
+        props["Queue"],
+        json!({"Fn::GetAtt": ["DispatchQueue", "Arn"]})
+    );
+    assert_eq!(
+        props["FunctionResponseTypes"],
+        json!(["ReportBatchItemFailures"])
+    );
+    let batch = props["BatchSize"].as_u64().expect("a batch size");
+    assert!((1..=10).contains(&batch), "batch size {batch}");
+}
+
+#[test]
+fn the_queue_outlasts_six_dispatch_timeouts_and_redrives_to_its_dead_letter_queue() {
+    let t = template();
+    let timeout = function_property(&t, "DispatchFunction", "Timeout")
+        .as_u64()
+        .unwrap();
+    let queue = &t["Resources"]["DispatchQueue"]["Properties"];
+    let visibility = queue["VisibilityTimeout"]
+        .as_u64()
+        .expect("a visibility timeout");
+    assert!(
+        visibility >= 6 * timeout,
+        "visibility timeout {visibility} s < 6 x dispatch timeout {timeout} s"
+    );
+    assert_eq!(
+        queue["RedrivePolicy"]["deadLetterTargetArn"],
+        json!({"Fn::GetAtt": ["DispatchDeadLetterQueue", "Arn"]})
+    );
+    assert_eq!(queue["RedrivePolicy"]["maxReceiveCount"], 5);
+    let dlq = &t["Resources"]["DispatchDeadLetterQueue"];
+    assert_eq!(dlq["Type"], "AWS::SQS::Queue");
+    let retention = dlq["Properties"]["MessageRetentionPeriod"]
+        .as_u64()
+        .unwrap();
+    let source = queue["MessageRetentionPeriod"].as_u64().unwrap_or(345_600);
+    assert!(
+        retention > source,
+        "the dead-letter queue keeps messages longer than the queue"
+    );
+}
+
+#[test]
+fn the_outputs_name_the_api_the_queues_and_the_table() {
+    let t = template();
+    for output in [
+        "ApiUrl",
+        "DispatchQueueUrl",
+        "DeadLetterQueueUrl",
+        "TableName",
+    ] {
+        assert!(!t["Outputs"][output]["Value"].is_null(), "output {output}");
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Least privilege: table-driven, from what the code calls (docs/deploy.md has the derivation).
+// ------------------------------------------------------------------------------------------------
+
+const LOGS: &[&str] = &["logs:CreateLogStream", "logs:PutLogEvents"];
+
+/// Per role, the exact set of allowed actions besides the two log actions.
+///
+/// DynamoDB: the adapter calls GetItem, Query, PutItem and TransactWriteItems (whose Put / Update /
+/// Delete are authorized as PutItem / UpdateItem / DeleteItem; there is no IAM action of its own).
+/// token: get_client (GetItem). records: get/list/create/update records, guards, field definitions,
+/// member lookups (GetItem, Query, PutItem; Delete of released guards). users: list/get/update
+/// members, roles (GetItem, Query, conditional PutItem). routers: list/get (GetItem, Query).
+/// dispatch: the reads of the engine and the assignment transaction (Put + the monthly counter's
+/// Update).
+const ROLE_ACTIONS: &[(&str, &[&str])] = &[
+    (
+        "TokenRole",
+        &["dynamodb:GetItem", "secretsmanager:GetSecretValue"],
+    ),
+    (
+        "RecordsRole",
+        &[
+            "dynamodb:GetItem",
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:DeleteItem",
+        ],
+    ),
+    (
+        "UsersRole",
+        &["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"],
+    ),
+    ("RoutersRole", &["dynamodb:GetItem", "dynamodb:Query"]),
+    (
+        "DispatchRole",
+        &[
+            "dynamodb:GetItem",
+            "dynamodb:Query",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+        ],
+    ),
+];
+
+#[test]
+fn every_function_runs_under_its_own_role() {
+    let t = template();
+    for (function, _, _, role) in FUNCTIONS {
+        let props = &t["Resources"][*function]["Properties"];
+        assert_eq!(
+            props["Role"],
+            json!({"Fn::GetAtt": [role, "Arn"]}),
+            "{function}"
+        );
+        assert!(
+            props["Policies"].is_null(),
+            "{function}: no SAM policy templates besides its role"
+        );
+        let role = &t["Resources"][*role];
+        assert_eq!(role["Type"], "AWS::IAM::Role");
+        assert!(
+            role["Properties"]["ManagedPolicyArns"].is_null(),
+            "{function}: no managed policies"
+        );
+        let trust = serde_json::to_string(&role["Properties"]["AssumeRolePolicyDocument"]).unwrap();
+        assert!(
+            trust.contains("lambda.amazonaws.com"),
+            "{function}: assumed by Lambda"
+        );
+    }
+}
+
+#[test]
+fn each_role_allows_exactly_the_actions_its_function_calls() {
+    let t = template();
+    for (role, actions) in ROLE_ACTIONS {
+        let expected: BTreeSet<String> =
+            actions.iter().chain(LOGS).map(|a| a.to_string()).collect();
+        assert_eq!(role_actions(&t, role), expected, "{role}");
+    }
+}
+
+#[test]
+fn every_statement_allows_named_resources_of_this_stack_only() {
+    let t = template();
+    for (role, _) in ROLE_ACTIONS {
+        for statement in role_statements(&t, role) {
+            assert_eq!(
+                statement["Effect"], "Allow",
+                "{role}: allow statements only"
+            );
+            let actions: Vec<&str> = one_or_many(&statement["Action"])
+                .into_iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert!(
+                actions.iter().all(|a| !a.contains('*')),
+                "{role}: wildcard action {actions:?}"
+            );
+            let resources = one_or_many(&statement["Resource"]);
+            assert!(
+                !resources.is_empty(),
+                "{role}: a statement without a resource"
+            );
+            for resource in resources {
+                let allowed = resource.get("Ref").is_some()
+                    || resource.get("Fn::GetAtt").is_some()
+                    || resource["Fn::Sub"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("${"));
+                assert!(
+                    allowed,
+                    "{role}: {resource} is not a resource of this stack"
+                );
+            }
+            let service = actions
+                .first()
+                .and_then(|a| a.split(':').next())
+                .unwrap_or("");
+            let target = serde_json::to_string(&statement["Resource"]).unwrap();
+            let expected_target = match service {
+                "logs" => "LogGroup",
+                "dynamodb" => "Table",
+                "sqs" => "DispatchQueue",
+                "secretsmanager" => "SigningKeySecret",
+                other => panic!("{role}: unexpected service {other}"),
+            };
+            assert!(
+                target.contains(expected_target),
+                "{role}: {service} actions on {target}"
+            );
+            assert!(
+                actions
+                    .iter()
+                    .all(|a| a.starts_with(&format!("{service}:"))),
+                "{role}: one service per statement: {actions:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn item_actions_are_on_the_table_and_queries_on_the_table_and_its_indexes_only() {
+    let t = template();
+    let table = json!({"Fn::GetAtt": ["Table", "Arn"]});
+    let indexes = json!({"Fn::Sub": "${Table.Arn}/index/*"});
+    for (role, _) in ROLE_ACTIONS {
+        for statement in role_statements(&t, role) {
+            let actions: Vec<&str> = one_or_many(&statement["Action"])
+                .into_iter()
+                .filter_map(Value::as_str)
+                .collect();
+            if !actions.iter().any(|a| a.starts_with("dynamodb:")) {
+                continue;
+            }
+            let resources: Vec<&Value> = one_or_many(&statement["Resource"]);
+            if actions == ["dynamodb:Query"] {
+                assert_eq!(resources, vec![&table, &indexes], "{role}: Query");
+            } else {
+                assert!(
+                    !actions.contains(&"dynamodb:Query"),
+                    "{role}: Query in its own statement"
+                );
+                assert_eq!(
+                    resources,
+                    vec![&table],
+                    "{role}: item actions on the table only"
+                );
+            }
+        }
+    }
+}
