@@ -8,7 +8,8 @@
 //! | `JWT_AUDIENCE` | `aud` of issued tokens | `account-routing-api` |
 //! | `TOKEN_TTL_SECONDS` | token lifetime, 1..=86400 seconds | `3600` |
 //!
-//! Exactly one of the two key variables must be set. In AWS the key lives in Secrets Manager,
+//! Exactly one of the two key variables must be set (a blank `JWT_SIGNING_KEY_SECRET_ARN` counts
+//! as unset). In AWS the key lives in Secrets Manager,
 //! never in the function's environment (a Lambda environment variable cannot resolve a secure
 //! parameter, and a resolved secret would sit in plain text in the function configuration);
 //! only the token function is allowed to read it (BEHAVIOR 1). [`TokenConfig::from_lookup`]
@@ -146,12 +147,12 @@ impl TokenConfig {
     ///
     /// Errors: [`ConfigError`] naming the variable at fault.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let key_source = match (lookup(SECRET_ARN_VAR), lookup(PEM_VAR)) {
+        // A blank ARN counts as unset: a template's variable cannot be removed, only blanked
+        // (`sam local invoke --env-vars` switching the token function to a PEM).
+        let arn = lookup(SECRET_ARN_VAR).filter(|arn| !arn.trim().is_empty());
+        let key_source = match (arn, lookup(PEM_VAR)) {
             (Some(_), Some(_)) => return Err(ConfigError::BothSigningKeys),
             (None, None) => return Err(ConfigError::MissingSigningKey),
-            (Some(arn), None) if arn.trim().is_empty() => {
-                return Err(ConfigError::Empty(SECRET_ARN_VAR))
-            }
             (Some(arn), None) if !is_secret_arn(arn.trim()) => {
                 return Err(ConfigError::InvalidSecretArn(arn))
             }
@@ -248,6 +249,16 @@ mod tests {
     }
 
     #[test]
+    fn a_blank_secret_arn_gives_way_to_the_pem() {
+        let config = config(&[
+            ("JWT_SIGNING_KEY_SECRET_ARN", ""),
+            ("JWT_SIGNING_KEY_PEM", DEV_SIGNING_KEY_PEM),
+        ])
+        .expect("valid");
+        assert!(matches!(config.key_source, SigningKeySource::Pem(k) if k.kid() == dev_kid()));
+    }
+
+    #[test]
     fn a_secret_in_another_partition_is_accepted() {
         let arn = "arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:jwt-AbCdEf";
         let config = config(&[("JWT_SIGNING_KEY_SECRET_ARN", arn)]).expect("valid");
@@ -293,9 +304,9 @@ mod tests {
                 "both JWT_SIGNING_KEY_SECRET_ARN and JWT_SIGNING_KEY_PEM are set",
             ),
             (
-                "empty ARN",
+                "a blank ARN alone",
                 vec![("JWT_SIGNING_KEY_SECRET_ARN", "  ")],
-                "JWT_SIGNING_KEY_SECRET_ARN is set but empty",
+                "no signing key: set JWT_SIGNING_KEY_SECRET_ARN",
             ),
             (
                 "a secret name, not an ARN",
