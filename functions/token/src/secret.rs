@@ -7,6 +7,7 @@
 
 use crate::config::{key_from_secret_text, ConfigError};
 use aws_config::BehaviorVersion;
+use aws_sdk_secretsmanager::error::{ProvideErrorMetadata, SdkError};
 use shared::auth::SigningKey;
 
 /// Reads the secret `arn` and parses its `SecretString` as the P-256 private key PEM.
@@ -24,10 +25,34 @@ pub async fn signing_key_from_secret(arn: &str) -> Result<SigningKey, ConfigErro
         .await
         .map_err(|e| ConfigError::SecretUnreadable {
             arn: arn.to_owned(),
-            cause: aws_sdk_secretsmanager::error::DisplayErrorContext(&e).to_string(),
+            cause: describe(&e),
         })?;
     let text = out
         .secret_string()
         .ok_or_else(|| ConfigError::SecretNotText(arn.to_owned()))?;
     key_from_secret_text(arn, text)
+}
+
+/// One line for an SDK error: the service's code and message (`AccessDeniedException: ...`), or
+/// the chain of causes of a transport error (timeout, DNS, credentials).
+fn describe<E, R>(error: &SdkError<E, R>) -> String
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    if let Some(service) = error.as_service_error() {
+        return format!(
+            "{}: {}",
+            service.code().unwrap_or("service error"),
+            service.message().unwrap_or("(no message)")
+        );
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
