@@ -9,11 +9,15 @@
 VENV="${VENV:-$(pwd)/.venv}"
 
 # Pinned versions: a new release of a linter must not turn the build red by itself. Bump on purpose.
-declare -A TOOLS_PIN=(
-  [cfn-lint]=1.58.0
-  [aws-sam-cli]=1.170.0
-  [cargo-lambda]=1.9.2
-)
+# (A function rather than an associative array: macOS still ships bash 3.2.)
+tools_pin() {
+  case "$1" in
+    cfn-lint) echo 1.58.0 ;;
+    aws-sam-cli) echo 1.170.0 ;;
+    cargo-lambda) echo 1.9.2 ;;
+    *) echo "tools-venv.sh: no pinned version for $1" >&2; return 1 ;;
+  esac
+}
 
 tools_venv_require() {
   if [ ! -x "$VENV/bin/python" ]; then
@@ -22,7 +26,7 @@ tools_venv_require() {
   fi
   local want=() name version installed
   for name in "$@"; do
-    version="${TOOLS_PIN[$name]:?no pinned version for $name}"
+    version="$(tools_pin "$name")"
     # `pip show` is slow; the installed distribution's metadata directory tells the version.
     installed=$(ls -d "$VENV"/lib/python3*/site-packages/"${name//-/_}"-*.dist-info 2>/dev/null | head -1 || true)
     if [ "${installed##*/}" != "${name//-/_}-${version}.dist-info" ]; then

@@ -34,7 +34,7 @@ fn run() -> anyhow::Result<()> {
             .map(|path| {
                 let pem =
                     std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-                SigningKey::from_pem(&pem).with_context(|| format!("{path}"))
+                SigningKey::from_pem(&pem).with_context(|| path.clone())
             })
             .collect::<anyhow::Result<_>>()?
     };
