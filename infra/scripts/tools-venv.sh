@@ -4,7 +4,8 @@
 #   source infra/scripts/tools-venv.sh
 #   tools_venv_require cfn-lint aws-sam-cli      # then use "$VENV/bin/cfn-lint", "$VENV/bin/sam"
 #
-# Needs python3 (3.9+) and access to PyPI on the first run; later runs install nothing.
+# Needs python3 (3.9+) and access to PyPI on the first run; later runs install nothing. The
+# DynamoDB tests' emulator (moto) lives in the same .venv/; the two sets of tools coexist.
 
 VENV="${VENV:-$(pwd)/.venv}"
 
@@ -22,7 +23,13 @@ tools_pin() {
 tools_venv_require() {
   if [ ! -x "$VENV/bin/python" ]; then
     echo "==> creating $VENV (python3 -m venv)"
-    python3 -m venv "$VENV"
+    if ! python3 -m venv "$VENV"; then
+      # Some distributions ship Python without the venv module: fall back to virtualenv (as
+      # infra/scripts/emulator.sh does; both share this .venv/).
+      rm -rf "$VENV"
+      python3 -m pip install --quiet --user virtualenv
+      python3 -m virtualenv --quiet "$VENV"
+    fi
   fi
   local want=() name version installed
   for name in "$@"; do
