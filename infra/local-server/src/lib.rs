@@ -1,6 +1,8 @@
 //! Wiring of the local server: every function's routes over one embedded store, so the HTTP
 //! tests and the binary run the very same application.
 
+pub mod queue;
+
 use anyhow::Context;
 use axum::Router;
 use shared::auth::{

@@ -26,6 +26,10 @@ struct Args {
     /// PEM file of the P-256 private key that signs tokens; default: the development key.
     #[arg(long)]
     signing_key: Option<PathBuf>,
+    /// SQS queue to poll for dispatch messages, as Lambda's event source mapping would
+    /// (endpoint, credentials and region from the standard AWS environment).
+    #[arg(long)]
+    queue_url: Option<String>,
 }
 
 #[tokio::main]
@@ -68,10 +72,28 @@ async fn main() -> anyhow::Result<()> {
             );
         }
     }
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let poller = match args.queue_url.clone() {
+        Some(url) => {
+            let client = local_server::queue::client_from_env().await;
+            println!("polling dispatch queue {url}");
+            Some(tokio::spawn(local_server::queue::poll(
+                client,
+                url,
+                app.engine.clone(),
+                stopped,
+            )))
+        }
+        None => None,
+    };
     axum::serve(listener, app.router)
         .with_graceful_shutdown(shutdown_signal())
         .await
         .context("server failed")?;
+    let _ = stop.send(true);
+    if let Some(poller) = poller {
+        let _ = poller.await;
+    }
     tracing::info!("stopped");
     Ok(())
 }
