@@ -252,12 +252,18 @@ async fn a_created_record_reads_back_exactly(store: Arc<dyn Store>) {
         &[("email", "jo@x.co"), ("first_name", "Jo"), ("note", "")],
     );
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
-    let back = store.get_record(a, ObjectType::Contacts, r.id).await.unwrap();
+    let back = store
+        .get_record(a, ObjectType::Contacts, r.id)
+        .await
+        .unwrap();
     assert_eq!(back, Some(r.clone()));
     let plain = record(a, ObjectType::Deals, 1, &[("deal_name", "Big")]);
     store.create_record(&plain, &[]).await.unwrap();
     assert_eq!(
-        store.get_record(a, ObjectType::Deals, plain.id).await.unwrap(),
+        store
+            .get_record(a, ObjectType::Deals, plain.id)
+            .await
+            .unwrap(),
         Some(plain)
     );
 }
@@ -267,9 +273,27 @@ async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Stor
     let r = record(a, ObjectType::Contacts, 0, &[("email", "jo@x.co")]);
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
     let other = Uuid::new_v4();
-    assert_eq!(store.get_record(other, ObjectType::Contacts, r.id).await.unwrap(), None);
-    assert_eq!(store.get_record(a, ObjectType::Companies, r.id).await.unwrap(), None);
-    assert_eq!(store.get_record(a, ObjectType::Contacts, Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        store
+            .get_record(other, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Companies, r.id)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, Uuid::new_v4())
+            .await
+            .unwrap(),
+        None
+    );
     assert!(store
         .list_records(other, ObjectType::Contacts, page(100, 0))
         .await
@@ -293,11 +317,20 @@ async fn records_list_by_creation_time_then_id_and_page_by_offset(store: Arc<dyn
     }
     made.sort_by_key(|r| (r.created_at, r.id));
     let expected = ids(&made, |r| r.id);
-    let listed = store.list_records(a, ObjectType::Companies, page(100, 0)).await.unwrap();
+    let listed = store
+        .list_records(a, ObjectType::Companies, page(100, 0))
+        .await
+        .unwrap();
     assert_eq!(ids(&listed, |r| r.id), expected);
-    let second = store.list_records(a, ObjectType::Companies, page(2, 2)).await.unwrap();
+    let second = store
+        .list_records(a, ObjectType::Companies, page(2, 2))
+        .await
+        .unwrap();
     assert_eq!(ids(&second, |r| r.id), expected[2..4]);
-    let last = store.list_records(a, ObjectType::Companies, page(2, 4)).await.unwrap();
+    let last = store
+        .list_records(a, ObjectType::Companies, page(2, 4))
+        .await
+        .unwrap();
     assert_eq!(ids(&last, |r| r.id), expected[4..]);
     assert!(store
         .list_records(a, ObjectType::Companies, page(2, 5))
@@ -320,12 +353,21 @@ async fn archived_records_are_listed_only_when_asked(store: Arc<dyn Store>) {
         store.create_record(r, &contact_keys(r)).await.unwrap();
     }
     let archived = archive(&store, &r2, &contact_keys(&r2)).await;
-    let active = store.list_records(a, ObjectType::Contacts, page(100, 0)).await.unwrap();
+    let active = store
+        .list_records(a, ObjectType::Contacts, page(100, 0))
+        .await
+        .unwrap();
     assert_eq!(ids(&active, |r| r.id), [r1.id, r3.id]);
-    let everything = store.list_records(a, ObjectType::Contacts, all(100, 0)).await.unwrap();
+    let everything = store
+        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
     assert_eq!(ids(&everything, |r| r.id), [r1.id, r2.id, r3.id]);
     assert_eq!(everything[1], archived);
-    let offset = store.list_records(a, ObjectType::Contacts, page(1, 1)).await.unwrap();
+    let offset = store
+        .list_records(a, ObjectType::Contacts, page(1, 1))
+        .await
+        .unwrap();
     assert_eq!(ids(&offset, |r| r.id), [r3.id]);
 }
 
@@ -333,32 +375,68 @@ async fn a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first
     store: Arc<dyn Store>,
 ) {
     let a = Uuid::new_v4();
-    let first = record(a, ObjectType::Contacts, 1, &[("email", "jo@x.co"), ("external_id", "E1")]);
-    store.create_record(&first, &contact_keys(&first)).await.unwrap();
+    let first = record(
+        a,
+        ObjectType::Contacts,
+        1,
+        &[("email", "jo@x.co"), ("external_id", "E1")],
+    );
+    store
+        .create_record(&first, &contact_keys(&first))
+        .await
+        .unwrap();
 
-    let both = record(a, ObjectType::Contacts, 2, &[("email", "jo@x.co"), ("external_id", "E1")]);
+    let both = record(
+        a,
+        ObjectType::Contacts,
+        2,
+        &[("email", "jo@x.co"), ("external_id", "E1")],
+    );
     match store.create_record(&both, &contact_keys(&both)).await {
         Err(StoreError::Duplicate { field }) => assert_eq!(field, "email"),
         other => panic!("expected a duplicate email, got {other:?}"),
     }
-    let second_key = record(a, ObjectType::Contacts, 3, &[("email", "new@x.co"), ("external_id", "E1")]);
-    match store.create_record(&second_key, &contact_keys(&second_key)).await {
+    let second_key = record(
+        a,
+        ObjectType::Contacts,
+        3,
+        &[("email", "new@x.co"), ("external_id", "E1")],
+    );
+    match store
+        .create_record(&second_key, &contact_keys(&second_key))
+        .await
+    {
         Err(StoreError::Duplicate { field }) => assert_eq!(field, "external_id"),
         other => panic!("expected a duplicate external_id, got {other:?}"),
     }
     // Nothing of the refused records was written: neither the records nor their free keys.
-    assert_eq!(store.get_record(a, ObjectType::Contacts, second_key.id).await.unwrap(), None);
-    let listed = store.list_records(a, ObjectType::Contacts, all(100, 0)).await.unwrap();
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, second_key.id)
+            .await
+            .unwrap(),
+        None
+    );
+    let listed = store
+        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
     assert_eq!(ids(&listed, |r| r.id), [first.id]);
     let free = record(a, ObjectType::Contacts, 4, &[("email", "new@x.co")]);
-    store.create_record(&free, &contact_keys(&free)).await.unwrap();
+    store
+        .create_record(&free, &contact_keys(&free))
+        .await
+        .unwrap();
 }
 
 async fn the_same_key_in_another_account_or_type_is_not_a_duplicate(store: Arc<dyn Store>) {
     let a = Uuid::new_v4();
     let b = Uuid::new_v4();
     let r = record(a, ObjectType::Deals, 1, &[("external_id", "X")]);
-    store.create_record(&r, &[key("external_id", "X")]).await.unwrap();
+    store
+        .create_record(&r, &[key("external_id", "X")])
+        .await
+        .unwrap();
     let other_account = record(b, ObjectType::Deals, 2, &[("external_id", "X")]);
     store
         .create_record(&other_account, &[key("external_id", "X")])
@@ -391,7 +469,10 @@ async fn twenty_concurrent_creates_with_one_key_let_exactly_one_succeed(store: A
         }
     }
     assert_eq!((created, duplicates), (1, 19));
-    let listed = store.list_records(a, ObjectType::Contacts, all(100, 0)).await.unwrap();
+    let listed = store
+        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
     assert_eq!(listed.len(), 1);
 }
 
@@ -411,21 +492,46 @@ async fn a_record_id_that_exists_cannot_be_created_again(store: Arc<dyn Store>) 
     }
     // The refused write claimed nothing.
     let free = record(a, ObjectType::Contacts, 2, &[("email", "other@x.co")]);
-    store.create_record(&free, &contact_keys(&free)).await.unwrap();
-    assert_eq!(store.get_record(a, ObjectType::Contacts, r.id).await.unwrap(), Some(r));
+    store
+        .create_record(&free, &contact_keys(&free))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(r)
+    );
 }
 
 async fn archiving_a_record_releases_its_keys_for_reuse(store: Arc<dyn Store>) {
     let a = Uuid::new_v4();
-    let r = record(a, ObjectType::Contacts, 1, &[("email", "jo@x.co"), ("external_id", "E")]);
+    let r = record(
+        a,
+        ObjectType::Contacts,
+        1,
+        &[("email", "jo@x.co"), ("external_id", "E")],
+    );
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
     let archived = archive(&store, &r, &contact_keys(&r)).await;
     assert_eq!(
-        store.get_record(a, ObjectType::Contacts, r.id).await.unwrap(),
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
         Some(archived)
     );
-    let reuse = record(a, ObjectType::Contacts, 2, &[("email", "jo@x.co"), ("external_id", "E")]);
-    store.create_record(&reuse, &contact_keys(&reuse)).await.unwrap();
+    let reuse = record(
+        a,
+        ObjectType::Contacts,
+        2,
+        &[("email", "jo@x.co"), ("external_id", "E")],
+    );
+    store
+        .create_record(&reuse, &contact_keys(&reuse))
+        .await
+        .unwrap();
     let found = store
         .find_by_unique_key(a, ObjectType::Contacts, &key("email", "jo@x.co"))
         .await
@@ -435,7 +541,12 @@ async fn archiving_a_record_releases_its_keys_for_reuse(store: Arc<dyn Store>) {
 
 async fn an_update_that_changes_a_key_moves_its_guard(store: Arc<dyn Store>) {
     let a = Uuid::new_v4();
-    let r = record(a, ObjectType::Contacts, 1, &[("email", "old@x.co"), ("external_id", "E")]);
+    let r = record(
+        a,
+        ObjectType::Contacts,
+        1,
+        &[("email", "old@x.co"), ("external_id", "E")],
+    );
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
     let mut next = r.clone();
     next.values.insert("email".into(), "new@x.co".into());
@@ -443,11 +554,19 @@ async fn an_update_that_changes_a_key_moves_its_guard(store: Arc<dyn Store>) {
     next.version = 2;
     next.updated_at = at(5);
     store
-        .update_record(&next, 1, &[key("email", "new@x.co")], &[key("email", "old@x.co")])
+        .update_record(
+            &next,
+            1,
+            &[key("email", "new@x.co")],
+            &[key("email", "old@x.co")],
+        )
         .await
         .unwrap();
     assert_eq!(
-        store.get_record(a, ObjectType::Contacts, r.id).await.unwrap(),
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
         Some(next.clone())
     );
     let by_new = store
@@ -464,7 +583,10 @@ async fn an_update_that_changes_a_key_moves_its_guard(store: Arc<dyn Store>) {
     );
     // The old key is free, the new one taken, the unchanged one still held.
     let old = record(a, ObjectType::Contacts, 2, &[("email", "old@x.co")]);
-    store.create_record(&old, &contact_keys(&old)).await.unwrap();
+    store
+        .create_record(&old, &contact_keys(&old))
+        .await
+        .unwrap();
     let new = record(a, ObjectType::Contacts, 3, &[("email", "new@x.co")]);
     assert!(matches!(
         store.create_record(&new, &contact_keys(&new)).await,
@@ -506,7 +628,13 @@ async fn an_update_claiming_a_key_held_by_another_record_is_a_duplicate_and_writ
         Err(StoreError::Duplicate { field }) => assert_eq!(field, "website_url"),
         other => panic!("expected a duplicate, got {other:?}"),
     }
-    assert_eq!(store.get_record(a, ObjectType::Companies, r.id).await.unwrap(), Some(r.clone()));
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Companies, r.id)
+            .await
+            .unwrap(),
+        Some(r.clone())
+    );
     let still = store
         .find_by_unique_key(a, ObjectType::Companies, &key("website_url", "beta.com"))
         .await
@@ -526,15 +654,29 @@ async fn an_update_at_a_stale_version_is_a_conflict_and_writes_nothing(store: Ar
     stale.values.insert("email".into(), "two@x.co".into());
     stale.version = 2;
     match store
-        .update_record(&stale, 1, &[key("email", "two@x.co")], &[key("email", "jo@x.co")])
+        .update_record(
+            &stale,
+            1,
+            &[key("email", "two@x.co")],
+            &[key("email", "jo@x.co")],
+        )
         .await
     {
         Err(StoreError::Conflict) => {}
         other => panic!("expected a conflict, got {other:?}"),
     }
-    assert_eq!(store.get_record(a, ObjectType::Contacts, r.id).await.unwrap(), Some(first));
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(first)
+    );
     let two = record(a, ObjectType::Contacts, 2, &[("email", "two@x.co")]);
-    store.create_record(&two, &contact_keys(&two)).await.unwrap();
+    store
+        .create_record(&two, &contact_keys(&two))
+        .await
+        .unwrap();
     // Updating a record that does not exist is a conflict too.
     let ghost = record(a, ObjectType::Contacts, 3, &[]);
     assert!(matches!(
@@ -546,7 +688,10 @@ async fn an_update_at_a_stale_version_is_a_conflict_and_writes_nothing(store: Ar
 async fn an_update_of_an_archived_record_is_a_conflict(store: Arc<dyn Store>) {
     let a = Uuid::new_v4();
     let r = record(a, ObjectType::Tickets, 1, &[("external_id", "T")]);
-    store.create_record(&r, &[key("external_id", "T")]).await.unwrap();
+    store
+        .create_record(&r, &[key("external_id", "T")])
+        .await
+        .unwrap();
     let archived = archive(&store, &r, &[key("external_id", "T")]).await;
     let mut next = archived.clone();
     next.archived_at = None;
@@ -558,7 +703,10 @@ async fn an_update_of_an_archived_record_is_a_conflict(store: Arc<dyn Store>) {
         Err(StoreError::Conflict)
     ));
     assert_eq!(
-        store.get_record(a, ObjectType::Tickets, r.id).await.unwrap(),
+        store
+            .get_record(a, ObjectType::Tickets, r.id)
+            .await
+            .unwrap(),
         Some(archived)
     );
 }
@@ -574,20 +722,32 @@ async fn find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type
         .unwrap();
     let k = key("website_url", "acme.com");
     assert_eq!(
-        store.find_by_unique_key(a, ObjectType::Companies, &k).await.unwrap(),
+        store
+            .find_by_unique_key(a, ObjectType::Companies, &k)
+            .await
+            .unwrap(),
         Some(c.clone())
     );
     assert_eq!(
-        store.find_by_unique_key(Uuid::new_v4(), ObjectType::Companies, &k).await.unwrap(),
+        store
+            .find_by_unique_key(Uuid::new_v4(), ObjectType::Companies, &k)
+            .await
+            .unwrap(),
         None
     );
     assert_eq!(
-        store.find_by_unique_key(a, ObjectType::Contacts, &k).await.unwrap(),
+        store
+            .find_by_unique_key(a, ObjectType::Contacts, &k)
+            .await
+            .unwrap(),
         None
     );
     archive(&store, &c, std::slice::from_ref(&k)).await;
     assert_eq!(
-        store.find_by_unique_key(a, ObjectType::Companies, &k).await.unwrap(),
+        store
+            .find_by_unique_key(a, ObjectType::Companies, &k)
+            .await
+            .unwrap(),
         None
     );
 }
@@ -630,19 +790,31 @@ async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
     plan.members = vec![m.clone(), gone.clone(), member(acc.id, "jo@x.com", 3)];
     provision(&store, vec![plan]).await;
 
-    assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(m.clone()));
+    assert_eq!(
+        store.get_member(acc.id, m.id).await.unwrap(),
+        Some(m.clone())
+    );
     assert_eq!(store.get_member(Uuid::new_v4(), m.id).await.unwrap(), None);
     assert_eq!(
         store.find_member_by_email(acc.id, "Jo@X.co").await.unwrap(),
         Some(m.clone())
     );
     assert_eq!(
-        store.find_member_by_email(acc.id, "gone@x.co").await.unwrap(),
+        store
+            .find_member_by_email(acc.id, "gone@x.co")
+            .await
+            .unwrap(),
         Some(gone)
     );
-    assert_eq!(store.find_member_by_email(acc.id, "jo@x.c").await.unwrap(), None);
     assert_eq!(
-        store.find_member_by_email(Uuid::new_v4(), "jo@x.co").await.unwrap(),
+        store.find_member_by_email(acc.id, "jo@x.c").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .find_member_by_email(Uuid::new_v4(), "jo@x.co")
+            .await
+            .unwrap(),
         None
     );
 }
@@ -662,19 +834,31 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     next.phone = Some("+1 555".into());
     next.version = 2;
     store.update_member(&next, 1).await.unwrap();
-    assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(next.clone()));
+    assert_eq!(
+        store.get_member(acc.id, m.id).await.unwrap(),
+        Some(next.clone())
+    );
 
     let mut stale = m.clone();
     stale.first_name = Some("Stale".into());
     stale.version = 2;
-    assert!(matches!(store.update_member(&stale, 1).await, Err(StoreError::Conflict)));
+    assert!(matches!(
+        store.update_member(&stale, 1).await,
+        Err(StoreError::Conflict)
+    ));
     let mut archived = gone.clone();
     archived.version = 2;
-    assert!(matches!(store.update_member(&archived, 1).await, Err(StoreError::Conflict)));
+    assert!(matches!(
+        store.update_member(&archived, 1).await,
+        Err(StoreError::Conflict)
+    ));
     let mut foreign = next.clone();
     foreign.account_id = Uuid::new_v4();
     foreign.version = 3;
-    assert!(matches!(store.update_member(&foreign, 2).await, Err(StoreError::Conflict)));
+    assert!(matches!(
+        store.update_member(&foreign, 2).await,
+        Err(StoreError::Conflict)
+    ));
     assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(next));
     assert_eq!(store.get_member(acc.id, gone.id).await.unwrap(), Some(gone));
 }
@@ -696,7 +880,11 @@ async fn routers_list_by_creation_and_skip_archived_unless_asked(store: Arc<dyn 
     assert_eq!(ids(&every, |r| r.id), [r1.id, r2.id, r3.id]);
     let paged = store.list_routers(acc.id, all(1, 2)).await.unwrap();
     assert_eq!(ids(&paged, |r| r.id), [r3.id]);
-    assert!(store.list_routers(Uuid::new_v4(), all(100, 0)).await.unwrap().is_empty());
+    assert!(store
+        .list_routers(Uuid::new_v4(), all(100, 0))
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>) {
@@ -735,7 +923,10 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
     plan.routers = vec![r.clone()];
     provision(&store, vec![plan]).await;
 
-    assert_eq!(store.get_router(acc.id, r.id).await.unwrap(), Some(r.clone()));
+    assert_eq!(
+        store.get_router(acc.id, r.id).await.unwrap(),
+        Some(r.clone())
+    );
     assert_eq!(store.get_router(Uuid::new_v4(), r.id).await.unwrap(), None);
     assert_eq!(store.find_router(r.id).await.unwrap(), Some(r));
     assert_eq!(store.find_router(Uuid::new_v4()).await.unwrap(), None);
@@ -803,7 +994,11 @@ async fn field_definitions_read_back_in_definition_order_per_account(store: Arc<
     let mut plan = plan_of(&acc);
     let defs = vec![
         definition(ObjectType::Contacts, "zone", &[]),
-        definition(ObjectType::Contacts, "lifecycle_stage", &["zombie", "angel"]),
+        definition(
+            ObjectType::Contacts,
+            "lifecycle_stage",
+            &["zombie", "angel"],
+        ),
         definition(ObjectType::Deals, "area", &[]),
         definition(ObjectType::Contacts, "alpha", &[]),
     ];
@@ -817,7 +1012,11 @@ async fn field_definitions_read_back_in_definition_order_per_account(store: Arc<
     let mut expected = defs;
     expected.push(later);
     assert_eq!(store.field_definitions(acc.id).await.unwrap(), expected);
-    assert!(store.field_definitions(Uuid::new_v4()).await.unwrap().is_empty());
+    assert!(store
+        .field_definitions(Uuid::new_v4())
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
@@ -842,9 +1041,15 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
     };
     provision(&store, vec![plan, plan_of(&inactive)]).await;
     assert_eq!(store.get_account(acc.id).await.unwrap(), Some(acc));
-    assert_eq!(store.get_account(inactive.id).await.unwrap(), Some(inactive));
+    assert_eq!(
+        store.get_account(inactive.id).await.unwrap(),
+        Some(inactive)
+    );
     assert_eq!(store.get_account(Uuid::new_v4()).await.unwrap(), None);
-    assert_eq!(store.get_client("acme-integration").await.unwrap(), Some(client));
+    assert_eq!(
+        store.get_client("acme-integration").await.unwrap(),
+        Some(client)
+    );
     assert_eq!(store.get_client("nobody").await.unwrap(), None);
 }
 
@@ -876,7 +1081,12 @@ fn full_plan() -> (Account, AccountPlan) {
     plan.routers = vec![router(acc.id, "R", 4)];
     plan.records = vec![
         planned(
-            record(acc.id, ObjectType::Contacts, 5, &[("email", "c1@x.co"), ("external_id", "C1")]),
+            record(
+                acc.id,
+                ObjectType::Contacts,
+                5,
+                &[("email", "c1@x.co"), ("external_id", "C1")],
+            ),
             "accounts[0].records.contacts[0]",
         ),
         planned(
@@ -911,7 +1121,10 @@ async fn provisioning_twice_inserts_once_and_skips_every_item_the_second_time(
         .chain(a.records.iter().map(|p| format!("record {}", p.record.id)))
         .collect();
     assert_eq!(second.skipped, expected);
-    let records = store.list_records(acc.id, ObjectType::Contacts, all(100, 0)).await.unwrap();
+    let records = store
+        .list_records(acc.id, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
     assert_eq!(records.len(), 2);
     let held = store
         .find_by_unique_key(acc.id, ObjectType::Contacts, &key("external_id", "C1"))
@@ -937,7 +1150,10 @@ async fn a_reload_never_clobbers_what_changed_since(store: Arc<dyn Store>) {
     assert_eq!(again.inserted, 0);
     assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(changed));
     assert_eq!(
-        store.get_record(acc.id, ObjectType::Contacts, r.id).await.unwrap(),
+        store
+            .get_record(acc.id, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
         Some(archived)
     );
 }
@@ -947,7 +1163,10 @@ async fn provisioning_a_record_whose_key_is_taken_is_rejected_with_its_path_and_
 ) {
     let (acc, plan) = full_plan();
     let holder = record(acc.id, ObjectType::Contacts, 0, &[("email", "c2@x.co")]);
-    store.create_record(&holder, &contact_keys(&holder)).await.unwrap();
+    store
+        .create_record(&holder, &contact_keys(&holder))
+        .await
+        .unwrap();
     match store
         .provision(&ProvisionPlan {
             accounts: vec![plan.clone()],
@@ -961,12 +1180,21 @@ async fn provisioning_a_record_whose_key_is_taken_is_rejected_with_its_path_and_
         other => panic!("expected a rejection, got {other:?}"),
     }
     assert_eq!(store.get_account(acc.id).await.unwrap(), None);
-    assert_eq!(store.get_client(&plan.clients[0].client_id).await.unwrap(), None);
-    assert_eq!(store.get_member(acc.id, plan.members[0].id).await.unwrap(), None);
+    assert_eq!(
+        store.get_client(&plan.clients[0].client_id).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.get_member(acc.id, plan.members[0].id).await.unwrap(),
+        None
+    );
     assert_eq!(store.find_router(plan.routers[0].id).await.unwrap(), None);
     assert!(store.field_definitions(acc.id).await.unwrap().is_empty());
     assert!(store.list_teams(acc.id).await.unwrap().is_empty());
-    let records = store.list_records(acc.id, ObjectType::Contacts, all(100, 0)).await.unwrap();
+    let records = store
+        .list_records(acc.id, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
     assert_eq!(ids(&records, |r| r.id), [holder.id]);
     // The first record's keys were not claimed either.
     let c1 = record(acc.id, ObjectType::Contacts, 9, &[("email", "c1@x.co")]);
@@ -986,7 +1214,10 @@ async fn a_plan_larger_than_one_transaction_loads_completely(store: Arc<dyn Stor
                     acc.id,
                     ObjectType::Contacts,
                     100 + i,
-                    &[("email", &format!("c{i}@x.co")), ("external_id", &format!("E{i}"))],
+                    &[
+                        ("email", &format!("c{i}@x.co")),
+                        ("external_id", &format!("E{i}")),
+                    ],
                 ),
                 &format!("accounts[0].records.contacts[{i}]"),
             )
@@ -997,11 +1228,24 @@ async fn a_plan_larger_than_one_transaction_loads_completely(store: Arc<dyn Stor
     };
     let report = store.provision(&plan).await.unwrap();
     assert_eq!(report.inserted, 101);
-    let records = store.list_records(acc.id, ObjectType::Contacts, page(100, 0)).await.unwrap();
+    let records = store
+        .list_records(acc.id, ObjectType::Contacts, page(100, 0))
+        .await
+        .unwrap();
     assert_eq!(records.len(), 70);
-    let tail = store.list_records(acc.id, ObjectType::Contacts, page(100, 60)).await.unwrap();
+    let tail = store
+        .list_records(acc.id, ObjectType::Contacts, page(100, 60))
+        .await
+        .unwrap();
     assert_eq!(ids(&tail, |r| r.id), ids(&records[60..], |r| r.id));
-    assert_eq!(store.list_members(acc.id, page(100, 0)).await.unwrap().len(), 30);
+    assert_eq!(
+        store
+            .list_members(acc.id, page(100, 0))
+            .await
+            .unwrap()
+            .len(),
+        30
+    );
     let again = store.provision(&plan).await.unwrap();
     assert_eq!((again.inserted, again.skipped.len()), (0, 101));
     let dup = record(acc.id, ObjectType::Contacts, 999, &[("external_id", "E69")]);
@@ -1084,7 +1328,10 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
 async fn nothing_assigned(store: &Arc<dyn Store>, s: &Scene, key: Option<&str>) {
     let acc = s.account.id;
     assert_eq!(
-        store.get_record(acc, ObjectType::Contacts, s.record.id).await.unwrap(),
+        store
+            .get_record(acc, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
         Some(s.record.clone())
     );
     assert_eq!(
@@ -1096,22 +1343,27 @@ async fn nothing_assigned(store: &Arc<dyn Store>, s: &Scene, key: Option<&str>) 
         Some(s.member.clone())
     );
     assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 0);
-    assert!(store.assignment_log(acc, s.record.id).await.unwrap().is_empty());
+    assert!(store
+        .assignment_log(acc, s.record.id)
+        .await
+        .unwrap()
+        .is_empty());
     if let Some(key) = key {
         assert!(!store.idempotency_key_used(key).await.unwrap());
     }
 }
 
-async fn an_assignment_writes_record_rotation_member_count_and_log_together(
-    store: Arc<dyn Store>,
-) {
+async fn an_assignment_writes_record_rotation_member_count_and_log_together(store: Arc<dyn Store>) {
     let s = scene(&store, Some(5)).await;
     let w = assignment(&s, "2026-03", Some("msg-1"));
     assert!(!store.idempotency_key_used("msg-1").await.unwrap());
     store.commit_assignment(&w).await.unwrap();
     let acc = s.account.id;
     assert_eq!(
-        store.get_record(acc, ObjectType::Contacts, s.record.id).await.unwrap(),
+        store
+            .get_record(acc, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
         Some(w.record.clone())
     );
     let rotation = w.rotation.as_ref().map(|(_, r, _)| r.clone()).unwrap();
@@ -1125,7 +1377,11 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(
         store.assignment_log(acc, s.record.id).await.unwrap(),
         vec![w.log.clone()]
     );
-    assert!(store.assignment_log(Uuid::new_v4(), s.record.id).await.unwrap().is_empty());
+    assert!(store
+        .assignment_log(Uuid::new_v4(), s.record.id)
+        .await
+        .unwrap()
+        .is_empty());
     assert!(store.idempotency_key_used("msg-1").await.unwrap());
 
     // A second assignment from the written state: the rotation moves on, the count grows,
@@ -1155,7 +1411,10 @@ async fn an_assignment_on_a_stale_record_writes_nothing(store: Arc<dyn Store>) {
     let s = scene(&store, None).await;
     let mut w = assignment(&s, "2026-03", Some("k"));
     w.record_version = 7;
-    assert!(matches!(store.commit_assignment(&w).await, Err(StoreError::Conflict)));
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
     nothing_assigned(&store, &s, Some("k")).await;
 }
 
@@ -1165,7 +1424,10 @@ async fn an_assignment_on_a_stale_rotation_writes_nothing(store: Arc<dyn Store>)
     if let Some((_, _, version)) = w.rotation.as_mut() {
         *version = 3;
     }
-    assert!(matches!(store.commit_assignment(&w).await, Err(StoreError::Conflict)));
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
     nothing_assigned(&store, &s, Some("k")).await;
 }
 
@@ -1175,7 +1437,10 @@ async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<d
     if let Some((_, version)) = w.member.as_mut() {
         *version = 9;
     }
-    assert!(matches!(store.commit_assignment(&w).await, Err(StoreError::Conflict)));
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
     nothing_assigned(&store, &s, Some("k")).await;
 
     // Archive the member, then try at the right version.
@@ -1189,10 +1454,22 @@ async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<d
         *version = 2;
         m.version = 3;
     }
-    assert!(matches!(store.commit_assignment(&w).await, Err(StoreError::Conflict)));
-    assert_eq!(store.assignment_count(s.account.id, "2026-03").await.unwrap(), 0);
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
     assert_eq!(
-        store.get_record(s.account.id, ObjectType::Contacts, s.record.id).await.unwrap(),
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .get_record(s.account.id, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
         Some(s.record.clone())
     );
 }
@@ -1212,27 +1489,63 @@ async fn an_assignment_past_the_quota_writes_nothing(store: Arc<dyn Store>) {
     w.rotation = None;
     w.member = None;
     store.commit_assignment(&w).await.unwrap();
-    assert_eq!(store.assignment_count(s.account.id, "2026-03").await.unwrap(), 1);
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
 
     let w = assignment(&s, "2026-03", Some("k"));
-    assert!(matches!(store.commit_assignment(&w).await, Err(StoreError::Conflict)));
-    assert_eq!(store.assignment_count(s.account.id, "2026-03").await.unwrap(), 1);
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
     assert_eq!(
-        store.get_record(s.account.id, ObjectType::Contacts, s.record.id).await.unwrap(),
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .get_record(s.account.id, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
         Some(s.record.clone())
     );
-    assert_eq!(store.rotation_state(s.router.id).await.unwrap(), RotationState::default());
+    assert_eq!(
+        store.rotation_state(s.router.id).await.unwrap(),
+        RotationState::default()
+    );
     assert!(!store.idempotency_key_used("k").await.unwrap());
 
     // A quota of zero admits nothing, even in a fresh month.
     let mut zero = assignment(&s, "2026-04", None);
     zero.quota = Some(0);
-    assert!(matches!(store.commit_assignment(&zero).await, Err(StoreError::Conflict)));
-    assert_eq!(store.assignment_count(s.account.id, "2026-04").await.unwrap(), 0);
+    assert!(matches!(
+        store.commit_assignment(&zero).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-04")
+            .await
+            .unwrap(),
+        0
+    );
     // The next month starts from zero.
     let april = assignment(&s, "2026-04", None);
     store.commit_assignment(&april).await.unwrap();
-    assert_eq!(store.assignment_count(s.account.id, "2026-04").await.unwrap(), 1);
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-04")
+            .await
+            .unwrap(),
+        1
+    );
 }
 
 async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc<dyn Store>) {
@@ -1255,8 +1568,21 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
         store.commit_assignment(&w).await,
         Err(StoreError::AlreadyApplied)
     ));
-    assert_eq!(store.assignment_count(s.account.id, "2026-03").await.unwrap(), 1);
-    assert_eq!(store.assignment_log(s.account.id, s.record.id).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .assignment_log(s.account.id, s.record.id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
@@ -1265,7 +1591,25 @@ async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
     w.rotation = None;
     w.member = None;
     store.commit_assignment(&w).await.unwrap();
-    assert_eq!(store.assignment_count(s.account.id, "2026-03").await.unwrap(), 1);
-    assert_eq!(store.assignment_count(s.account.id, "2026-02").await.unwrap(), 0);
-    assert_eq!(store.assignment_count(Uuid::new_v4(), "2026-03").await.unwrap(), 0);
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-02")
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .assignment_count(Uuid::new_v4(), "2026-03")
+            .await
+            .unwrap(),
+        0
+    );
 }

@@ -67,13 +67,10 @@ pub fn classify(parts: &[Part], codes: &[Option<String>], precedence: Precedence
     if precedence == Precedence::RecordFirst && failed(&|p| *p == Part::Record) {
         return Outcome::Fail(StoreError::Conflict);
     }
-    let first_taken = parts
-        .iter()
-        .zip(codes)
-        .find_map(|(p, c)| match p {
-            Part::Guard(field) if c.as_deref() == Some(CONDITION_FAILED) => Some(field.clone()),
-            _ => None,
-        });
+    let first_taken = parts.iter().zip(codes).find_map(|(p, c)| match p {
+        Part::Guard(field) if c.as_deref() == Some(CONDITION_FAILED) => Some(field.clone()),
+        _ => None,
+    });
     if let Some(field) = first_taken {
         return Outcome::Fail(StoreError::Duplicate { field });
     }
@@ -114,7 +111,9 @@ mod tests {
             &codes(&["None", CONDITION_FAILED, "None"]),
             Precedence::GuardsFirst,
         );
-        assert!(matches!(out, Outcome::Fail(StoreError::Duplicate { field }) if field == "external_id"));
+        assert!(
+            matches!(out, Outcome::Fail(StoreError::Duplicate { field }) if field == "external_id")
+        );
         let out = classify(
             &parts,
             &codes(&[CONDITION_FAILED, CONDITION_FAILED, CONDITION_FAILED]),
@@ -158,7 +157,10 @@ mod tests {
             let mut c = codes(&["None", "None", "None", "None"]);
             c[failing] = Some(CONDITION_FAILED.into());
             let out = classify(&parts, &c, Precedence::RecordFirst);
-            assert!(matches!(out, Outcome::Fail(StoreError::Conflict)), "{failing}");
+            assert!(
+                matches!(out, Outcome::Fail(StoreError::Conflict)),
+                "{failing}"
+            );
         }
     }
 
@@ -178,7 +180,11 @@ mod tests {
     #[test]
     fn a_validation_error_is_a_backend_failure_not_a_retry() {
         let parts = [Part::Record];
-        let out = classify(&parts, &codes(&["ValidationError"]), Precedence::GuardsFirst);
+        let out = classify(
+            &parts,
+            &codes(&["ValidationError"]),
+            Precedence::GuardsFirst,
+        );
         assert!(matches!(out, Outcome::Fail(StoreError::Backend(_))));
     }
 }

@@ -11,7 +11,8 @@ use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::Client;
 
 /// What a test that needs DynamoDB says when no emulator is configured.
-pub const EMULATOR_MISSING: &str = "AWS_ENDPOINT_URL is not set: the DynamoDB tests need the local \
+pub const EMULATOR_MISSING: &str =
+    "AWS_ENDPOINT_URL is not set: the DynamoDB tests need the local \
 emulator. Run the README's test command, `bash infra/scripts/test.sh`, which starts moto and \
 runs every test against it (or start it yourself: `source infra/scripts/emulator.sh`)";
 

@@ -152,8 +152,13 @@ pub fn router(r: &Router) -> StoreResult<(Key, Item)> {
 /// A record item (GSI1 while active).
 pub fn record(r: &Record) -> StoreResult<(Key, Item)> {
     let key = keys::record(r.id);
-    let (active, all) =
-        keys::record_index(r.account_id, r.object_type, r.created_at, r.id, r.is_active());
+    let (active, all) = keys::record_index(
+        r.account_id,
+        r.object_type,
+        r.created_at,
+        r.id,
+        r.is_active(),
+    );
     let item = item_of("record", r, &key, active.as_ref(), Some(&all))?;
     Ok((key, item))
 }

@@ -227,7 +227,8 @@ impl DynamoStore {
             Ok(_) => Ok(()),
             Err(e)
                 if e.as_service_error().is_some_and(|s| {
-                    s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
+                    s.is_conditional_check_failed_exception()
+                        || s.is_transaction_conflict_exception()
                 }) =>
             {
                 Err(StoreError::Conflict)
@@ -627,7 +628,10 @@ impl Store for DynamoStore {
         let (_, record) = items::record(&w.record)?;
         tx.push(self.put(
             record,
-            Some(items::active_at_version(w.record.account_id, w.record_version)),
+            Some(items::active_at_version(
+                w.record.account_id,
+                w.record_version,
+            )),
         )?);
         parts.push(Part::Record);
 
@@ -659,15 +663,16 @@ impl Store for DynamoStore {
         }
 
         let count_key = keys::monthly_count(w.log.account_id, &w.month);
-        let mut count = Expr::new("ADD #count :one SET #type = :type, #account = :account, #month = :month")
-            .name("#count", items::COUNT)
-            .name("#type", keys::ITEM_TYPE)
-            .name("#account", "account_id")
-            .name("#month", "month")
-            .value(":one", n(1))
-            .value(":type", s("monthly_count"))
-            .value(":account", s(w.log.account_id.to_string()))
-            .value(":month", s(&w.month));
+        let mut count =
+            Expr::new("ADD #count :one SET #type = :type, #account = :account, #month = :month")
+                .name("#count", items::COUNT)
+                .name("#type", keys::ITEM_TYPE)
+                .name("#account", "account_id")
+                .name("#month", "month")
+                .value(":one", n(1))
+                .value(":type", s("monthly_count"))
+                .value(":account", s(w.log.account_id.to_string()))
+                .value(":month", s(&w.month));
         let quota_condition = w.quota.map(|quota| {
             count.values.insert(":quota".into(), n(quota));
             "attribute_not_exists(#count) OR #count < :quota".to_string()
@@ -710,7 +715,11 @@ impl Store for DynamoStore {
             })
         };
         for a in &plan.accounts {
-            add(format!("account {}", a.account.id), items::account(&a.account)?, vec![]);
+            add(
+                format!("account {}", a.account.id),
+                items::account(&a.account)?,
+                vec![],
+            );
             for c in &a.clients {
                 add(format!("client {}", c.client_id), items::client(c)?, vec![]);
             }
@@ -739,7 +748,11 @@ impl Store for DynamoStore {
                     .iter()
                     .map(|k| items::guard(&p.record, k))
                     .collect();
-                add(format!("record {}", p.record.id), items::record(&p.record)?, guards);
+                add(
+                    format!("record {}", p.record.id),
+                    items::record(&p.record)?,
+                    guards,
+                );
             }
         }
 
@@ -756,14 +769,24 @@ impl Store for DynamoStore {
             .iter()
             .flat_map(|p| {
                 p.unique_keys.iter().map(|k| {
-                    keys::guard(p.record.account_id, p.record.object_type, &k.field, &k.value)
+                    keys::guard(
+                        p.record.account_id,
+                        p.record.object_type,
+                        &k.field,
+                        &k.value,
+                    )
                 })
             })
             .collect();
         let guards = self.batch_get(&guard_keys).await?;
         for p in &fresh_records {
             for k in &p.unique_keys {
-                let g = keys::guard(p.record.account_id, p.record.object_type, &k.field, &k.value);
+                let g = keys::guard(
+                    p.record.account_id,
+                    p.record.object_type,
+                    &k.field,
+                    &k.value,
+                );
                 let held_by_other = guards
                     .get(&g)
                     .and_then(|item| string_attr(item, items::GUARD_RECORD_ID).ok())

@@ -4,8 +4,8 @@
 
 use crate::error::BoxError;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType,
-    Projection, ProjectionType, ScalarAttributeType, TableStatus,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType, TableStatus,
 };
 use aws_sdk_dynamodb::Client;
 use serde::Deserialize;
@@ -99,7 +99,13 @@ fn keys(elements: &[KeyElement]) -> Result<Vec<KeySchemaElement>, BoxError> {
 ///
 /// Errors: the SDK's (permissions, endpoint unreachable, invalid definition).
 pub async fn create_table_if_missing(client: &Client, name: &str) -> Result<bool, BoxError> {
-    if client.describe_table().table_name(name).send().await.is_ok() {
+    if client
+        .describe_table()
+        .table_name(name)
+        .send()
+        .await
+        .is_ok()
+    {
         return Ok(false);
     }
     let def = TableDefinition::production()?;
