@@ -1,14 +1,28 @@
 //! `local-server`: the whole API behind one HTTP listener, for development and black-box tests.
 //!
 //! Every function's handler is mounted exactly as Lambda runs it, over the embedded store loaded
-//! from a seed file (`--seed`, default: the demo seed committed in `infra/seed/demo.json`).
-//! Tokens are signed with `--signing-key` (a P-256 PEM), or the fixed development key.
+//! from a seed file (`--seed`, default: the demo seed committed in `infra/seed/demo.json`), or
+//! with `--store dynamodb` over the DynamoDB table named by `TABLE_NAME` (endpoint, region and
+//! credentials from the standard AWS environment; the table is created from `infra/table.json`
+//! when missing and the seed provisioned insert-if-absent). Tokens are signed with
+//! `--signing-key` (a P-256 PEM), or the fixed development key.
 
 use anyhow::Context;
 use clap::Parser;
-use local_server::{build_app, AppConfig};
+use local_server::{build_app, build_app_on, AppConfig};
+use shared::store::dynamodb::{env, DynamoStore};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which store serves the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StoreKind {
+    /// The embedded in-process store, loaded from the seed at every start.
+    Memory,
+    /// The DynamoDB table named by `TABLE_NAME` (`AWS_ENDPOINT_URL` for an emulator).
+    Dynamodb,
+}
 
 /// Command line of the local server.
 #[derive(Debug, Parser)]
@@ -26,6 +40,9 @@ struct Args {
     /// PEM file of the P-256 private key that signs tokens; default: the development key.
     #[arg(long)]
     signing_key: Option<PathBuf>,
+    /// Where the data lives.
+    #[arg(long, value_enum, default_value = "memory")]
+    store: StoreKind,
 }
 
 #[tokio::main]
@@ -49,11 +66,30 @@ async fn main() -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let app = build_app(AppConfig {
+    let config = AppConfig {
         seed,
         signing_key_pem: signing_key,
-    })
-    .await?;
+    };
+    let app = match args.store {
+        StoreKind::Memory => build_app(config).await?,
+        StoreKind::Dynamodb => {
+            let table = std::env::var("TABLE_NAME")
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+                .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
+            // Validate the seed before touching the table.
+            shared::seed::load(&config.seed, chrono::Utc::now()).context("invalid seed file")?;
+            let store = DynamoStore::new(env::client(&env::sdk_config().await, None), &table);
+            if store
+                .create_table_if_missing()
+                .await
+                .with_context(|| format!("cannot create table {table}"))?
+            {
+                tracing::info!(table, "created table");
+            }
+            build_app_on(config, Arc::new(store)).await?
+        }
+    };
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
