@@ -17,7 +17,12 @@ emulator_install() {
         return 0
     fi
     echo "==> installing moto[server] into .venv (first run only)" >&2
-    python3 -m venv "$venv"
+    if ! python3 -m venv "$venv" >&2; then
+        # Some distributions ship Python without the venv module: fall back to virtualenv.
+        rm -rf "$venv"
+        python3 -m pip install --quiet --user virtualenv >&2
+        python3 -m virtualenv --quiet "$venv" >&2
+    fi
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'moto[server]' >&2
 }
 
