@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs every check and test of the workspace: formatting, clippy, and all test tiers
-# (unit, store contract, HTTP-level, end-to-end). This is the README's test command; .ci/run calls it.
+# (unit, store contract on both adapters, HTTP-level, end-to-end, DynamoDB against the emulator).
+# This is the README's test command; .ci/run calls it. Needs the Rust toolchain, Python 3 and pip:
+# moto (the AWS emulator) is installed into .venv/ on the first run and reused afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+started=$SECONDS
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
@@ -10,5 +13,12 @@ cargo fmt --all -- --check
 echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "==> cargo test"
+echo "==> starting the DynamoDB/SQS emulator (moto)"
+# shellcheck source=infra/scripts/emulator.sh
+source infra/scripts/emulator.sh
+trap emulator_stop EXIT
+
+echo "==> cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
 cargo test --workspace --locked
+
+echo "==> all checks passed in $((SECONDS - started)) s"

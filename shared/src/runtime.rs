@@ -5,14 +5,16 @@
 //! |---|---|
 //! | `JWT_PUBLIC_JWKS` | JWKS (JSON) of the public keys that verify bearer tokens (selected by `kid`) |
 //! | `JWT_ISSUER`, `JWT_AUDIENCE` | expected `iss` / `aud`; default `account-routing-api` |
-//! | `STORE_BACKEND` | `memory` (embedded store, loaded from `SEED_PATH`; for local invocation) |
+//! | `STORE_BACKEND` | `dynamodb` (default) or `memory` (embedded store loaded from `SEED_PATH`; for local invocation) |
+//! | `TABLE_NAME` | the DynamoDB table (required for `dynamodb`) |
+//! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
 //!
-//! The DynamoDB backend (`TABLE_NAME`) lands with the DynamoDB adapter (issue 4); until then a
-//! function configured for it refuses to start rather than pretend.
+//! Region and credentials come from the standard AWS environment (the Lambda role in AWS).
 
 use crate::auth::{TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER};
 use crate::clock::{Clock, SystemClock};
+use crate::store::dynamodb::{self, DynamoStore};
 use crate::store::memory::MemoryStore;
 use crate::store::Store;
 use std::sync::Arc;
@@ -50,24 +52,42 @@ pub fn verifier_from_env() -> Result<TokenVerifier, ConfigError> {
         .map_err(|e| ConfigError(format!("JWT_PUBLIC_JWKS is invalid: {e}")))
 }
 
-/// The store named by `STORE_BACKEND`.
+/// The store named by `STORE_BACKEND` (default `dynamodb`).
 ///
-/// Errors: an unknown or unavailable backend, or an unreadable / invalid seed.
+/// For DynamoDB the SDK client is built once here (`BehaviorVersion::latest()`, standard retry
+/// mode, `AWS_ENDPOINT_URL` when set); no request is made at cold start.
+///
+/// Errors: an unknown backend, `TABLE_NAME` missing, or an unreadable / invalid seed.
 pub async fn store_from_env() -> Result<Arc<dyn Store>, ConfigError> {
     match var("STORE_BACKEND").as_deref() {
+        None | Some("dynamodb") => {
+            let table = var("TABLE_NAME").ok_or_else(|| {
+                ConfigError("TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into())
+            })?;
+            let sdk = dynamodb::env::sdk_config().await;
+            Ok(Arc::new(DynamoStore::new(
+                dynamodb::env::client(&sdk, None),
+                table,
+            )))
+        }
         Some("memory") => {
-            let path = var("SEED_PATH").ok_or_else(|| ConfigError("SEED_PATH is not set for STORE_BACKEND=memory".into()))?;
+            let path = var("SEED_PATH").ok_or_else(|| {
+                ConfigError("SEED_PATH is not set for STORE_BACKEND=memory".into())
+            })?;
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| ConfigError(format!("cannot read SEED_PATH {path}: {e}")))?;
-            let plan = crate::seed::load(&text, SystemClock.now()).map_err(|e| ConfigError(format!("invalid seed: {e}")))?;
+            let plan = crate::seed::load(&text, SystemClock.now())
+                .map_err(|e| ConfigError(format!("invalid seed: {e}")))?;
             let store = MemoryStore::new();
-            store.provision(&plan).await.map_err(|e| ConfigError(format!("seed not loaded: {e}")))?;
+            store
+                .provision(&plan)
+                .await
+                .map_err(|e| ConfigError(format!("seed not loaded: {e}")))?;
             Ok(Arc::new(store))
         }
         Some(other) => Err(ConfigError(format!(
-            "STORE_BACKEND={other} is not available; the DynamoDB adapter lands with issue 4 (use memory)"
+            "STORE_BACKEND={other} is unknown; expected dynamodb or memory"
         ))),
-        None => Err(ConfigError("STORE_BACKEND is not set (memory)".into())),
     }
 }
 

@@ -8,6 +8,7 @@ use shared::clock::FixedClock;
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome, Skip};
 use shared::fields::CatalogueCache;
 use shared::model::{AssignmentReason, ObjectType};
+use shared::store::dynamodb::env::TestTable;
 use shared::store::memory::MemoryStore;
 use shared::store::{Page, Store};
 use std::collections::HashMap;
@@ -78,25 +79,110 @@ fn rr() -> Value {
 }
 
 struct Fixture {
-    store: Arc<MemoryStore>,
+    store: Arc<dyn Store>,
     engine: Arc<DispatchEngine>,
     clock: Arc<FixedClock>,
 }
 
-async fn fixture(seed: Value) -> Fixture {
+/// Where a test runs: the embedded store, or a fresh DynamoDB table on the emulator.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Memory,
+    Dynamo,
+}
+
+impl Backend {
+    async fn store(self) -> Arc<dyn Store> {
+        match self {
+            Backend::Memory => Arc::new(MemoryStore::new()),
+            Backend::Dynamo => Arc::new(
+                TestTable::create()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .store,
+            ),
+        }
+    }
+
+    /// How many warm instances share the concurrent dispatches: one per dispatch on the
+    /// embedded store (every dispatch races every other); four on the emulator, which serializes
+    /// every DynamoDB request, so a hundred simultaneous optimistic writers would spend minutes
+    /// re-reading there (each round of races lets one through).
+    fn instances(self) -> usize {
+        match self {
+            Backend::Memory => 100,
+            Backend::Dynamo => 4,
+        }
+    }
+
+    /// The retry deadline: the emulator serializes every DynamoDB request, so a hundred
+    /// concurrent dispatches queue far longer there than against DynamoDB; the guarantees under
+    /// test (no shared turn, no overshoot) do not depend on it.
+    fn deadline(self) -> std::time::Duration {
+        match self {
+            Backend::Memory => shared::dispatch::DEFAULT_DEADLINE,
+            Backend::Dynamo => std::time::Duration::from_secs(120),
+        }
+    }
+}
+
+/// Runs each test body once per backend: `memory::<name>` and `dynamodb::<name>`.
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::Backend::Memory).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::Backend::Dynamo).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    every_outcome_message_of_the_spec_is_reached_by_its_rule,
+    an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write,
+    round_robin_walks_users_then_team_members_and_skips_the_unavailable,
+    working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them,
+    out_of_office_members_are_skipped,
+    the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters,
+    account_matching_gives_a_contact_to_its_companys_owner,
+    capacity_counts_only_applying_entries_and_stops_at_the_maximum,
+    a_teams_rotation_alternates_teams_and_rotates_inside_each,
+    the_queue_path_finds_the_routers_account_and_never_assigns_a_message_twice,
+    a_hundred_concurrent_round_robin_dispatches_give_each_of_four_members_exactly_25,
+    concurrent_dispatches_never_push_a_member_past_max_capacity,
+    a_percentage_router_of_50_30_20_gives_50_30_20_over_a_hundred_concurrent_dispatches,
+    an_account_quota_of_n_allows_exactly_n_concurrent_assignments,
+    a_write_that_keeps_losing_races_fails_after_the_deadline_and_writes_nothing,
+);
+
+async fn fixture(backend: Backend, seed: Value) -> Fixture {
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
-    let store = Arc::new(MemoryStore::new());
+    let store = backend.store().await;
     let plan = shared::seed::load(
         &seed.to_string(),
         wednesday_10_utc() - chrono::Duration::days(30),
     )
     .unwrap_or_else(|e| panic!("test seed: {e}"));
     store.provision(&plan).await.unwrap();
-    let engine = Arc::new(DispatchEngine::new(
-        store.clone(),
-        clock.clone(),
-        Arc::new(CatalogueCache::default()),
-    ));
+    let engine = Arc::new(
+        DispatchEngine::new(
+            store.clone(),
+            clock.clone(),
+            Arc::new(CatalogueCache::default()),
+        )
+        .with_deadline(backend.deadline()),
+    );
     Fixture {
         store,
         engine,
@@ -189,8 +275,7 @@ fn skipped(outcome: &Outcome) -> &'static str {
     }
 }
 
-#[tokio::test]
-async fn every_outcome_message_of_the_spec_is_reached_by_its_rule() {
+async fn every_outcome_message_of_the_spec_is_reached_by_its_rule(backend: Backend) {
     type Edit = Box<dyn FnOnce(&mut Value)>;
     let no_edit = || -> Edit { Box::new(|_| {}) };
     let missing = Uuid::now_v7().to_string();
@@ -366,7 +451,7 @@ async fn every_outcome_message_of_the_spec_is_reached_by_its_rule() {
         ),
     ];
     for (settings, edit, router, object, account, expected) in cases {
-        let f = fixture(seed(settings.clone(), edit)).await;
+        let f = fixture(backend, seed(settings.clone(), edit)).await;
         let outcome = f
             .run_in(Uuid::parse_str(account).unwrap(), &router, &object)
             .await;
@@ -379,9 +464,8 @@ async fn every_outcome_message_of_the_spec_is_reached_by_its_rule() {
     }
 }
 
-#[tokio::test]
-async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write() {
-    let f = fixture(seed(rr(), |_| {})).await;
+async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(backend: Backend) {
+    let f = fixture(backend, seed(rr(), |_| {})).await;
     let outcome = f.run(ROUTER, CONTACT).await;
     let body = outcome.body();
     assert_eq!(body["message"], "Owner assigned");
@@ -411,7 +495,7 @@ async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(
         1
     );
     // With overwrite, a second run reassigns to the next in turn.
-    let f = fixture(seed(json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true}), |_| {})).await;
+    let f = fixture(backend, seed(json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true}), |_| {})).await;
     assert_eq!(
         assigned(&f.run(ROUTER, OWNED_CONTACT).await).0,
         "m1@acme.example"
@@ -422,11 +506,13 @@ async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(
     );
 }
 
-#[tokio::test]
-async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable() {
-    let f = fixture(seed(rr(), |s| {
-        s["accounts"][0]["users"][2]["office_status"] = json!(false)
-    }))
+async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable(backend: Backend) {
+    let f = fixture(
+        backend,
+        seed(rr(), |s| {
+            s["accounts"][0]["users"][2]["office_status"] = json!(false)
+        }),
+    )
     .await;
     let ids = f.contacts(6).await;
     let mut got = Vec::new();
@@ -439,8 +525,9 @@ async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable() {
     );
 }
 
-#[tokio::test]
-async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them() {
+async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them(
+    backend: Backend,
+) {
     let hours = |s: &mut Value| {
         // m1 works 09:00-17:00 in Tokyo (00:00-08:00 UTC): at 10:00 UTC they are off.
         s["accounts"][0]["users"][0]["time_zone"] = json!("Asia/Tokyo");
@@ -449,7 +536,7 @@ async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_th
         s["accounts"][0]["routers"][0]["users"] = json!([{"email": email(1)}]);
         s["accounts"][0]["routers"][0]["teams"] = json!([]);
     };
-    let f = fixture(seed(rr(), hours)).await;
+    let f = fixture(backend, seed(rr(), hours)).await;
     assert_eq!(
         skipped(&f.run(ROUTER, CONTACT).await),
         Skip::NoUsersAvailable.message()
@@ -459,30 +546,36 @@ async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_th
     assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(1));
 
     let ignoring = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "ignore_working_hours": true});
-    let f = fixture(seed(ignoring, hours)).await;
+    let f = fixture(backend, seed(ignoring, hours)).await;
     assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(1));
 }
 
-#[tokio::test]
-async fn out_of_office_members_are_skipped() {
-    let f = fixture(seed(rr(), |s| {
-        s["accounts"][0]["users"][0]["out_office_dates"] =
-            json!([{"start_date": "2026-11-17", "end_date": "2026-11-18"}]);
-    }))
+async fn out_of_office_members_are_skipped(backend: Backend) {
+    let f = fixture(
+        backend,
+        seed(rr(), |s| {
+            s["accounts"][0]["users"][0]["out_office_dates"] =
+                json!([{"start_date": "2026-11-17", "end_date": "2026-11-18"}]);
+        }),
+    )
     .await;
     assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(2));
 }
 
-#[tokio::test]
-async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters() {
+async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters(
+    backend: Backend,
+) {
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "default_user": email(4)});
-    let f = fixture(seed(settings, |s| {
-        for i in 0..4 {
-            s["accounts"][0]["users"][i]["office_status"] = json!(false);
-        }
-        s["accounts"][0]["users"][3]["capacity"] =
-            json!([{"current_capacity": 5, "max_capacity": 5}]);
-    }))
+    let f = fixture(
+        backend,
+        seed(settings, |s| {
+            for i in 0..4 {
+                s["accounts"][0]["users"][i]["office_status"] = json!(false);
+            }
+            s["accounts"][0]["users"][3]["capacity"] =
+                json!([{"current_capacity": 5, "max_capacity": 5}]);
+        }),
+    )
     .await;
     let outcome = f.run(ROUTER, CONTACT).await;
     assert_eq!(
@@ -508,15 +601,14 @@ async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touch
     );
 }
 
-#[tokio::test]
-async fn account_matching_gives_a_contact_to_its_companys_owner() {
+async fn account_matching_gives_a_contact_to_its_companys_owner(backend: Backend) {
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "account_matching": true});
     let company = |s: &mut Value| {
         s["accounts"][0]["records"]["companies"] = json!([
             {"id": "01936b2a-7c00-7a00-8000-0000000000c1", "fields": {"company_name": "Prospect", "website_url": "https://www.prospect.example", "company_owner": email(3)}}
         ]);
     };
-    let f = fixture(seed(settings.clone(), company)).await;
+    let f = fixture(backend, seed(settings.clone(), company)).await;
     assert_eq!(
         assigned(&f.run(ROUTER, CONTACT).await),
         (email(3).as_str(), AssignmentReason::AccountMatching)
@@ -531,10 +623,13 @@ async fn account_matching_gives_a_contact_to_its_companys_owner() {
         "a matched assignment does not move the rotation"
     );
     // An unavailable company owner falls back to the rotation.
-    let f = fixture(seed(settings, |s| {
-        company(s);
-        s["accounts"][0]["users"][2]["office_status"] = json!(false);
-    }))
+    let f = fixture(
+        backend,
+        seed(settings, |s| {
+            company(s);
+            s["accounts"][0]["users"][2]["office_status"] = json!(false);
+        }),
+    )
     .await;
     assert_eq!(
         assigned(&f.run(ROUTER, CONTACT).await),
@@ -542,9 +637,8 @@ async fn account_matching_gives_a_contact_to_its_companys_owner() {
     );
 }
 
-#[tokio::test]
-async fn capacity_counts_only_applying_entries_and_stops_at_the_maximum() {
-    let f = fixture(seed(rr(), |s| {
+async fn capacity_counts_only_applying_entries_and_stops_at_the_maximum(backend: Backend) {
+    let f = fixture(backend, seed(rr(), |s| {
         s["accounts"][0]["routers"][0]["users"] = json!([{"email": email(1)}]);
         s["accounts"][0]["routers"][0]["teams"] = json!([]);
         s["accounts"][0]["users"][0]["capacity"] = json!([
@@ -573,17 +667,19 @@ async fn capacity_counts_only_applying_entries_and_stops_at_the_maximum() {
     );
 }
 
-#[tokio::test]
-async fn a_teams_rotation_alternates_teams_and_rotates_inside_each() {
+async fn a_teams_rotation_alternates_teams_and_rotates_inside_each(backend: Backend) {
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "rotation_type": "teams"});
-    let f = fixture(seed(settings, |s| {
-        s["accounts"][0]["teams"] = json!([
-            {"id": Uuid::from_u128(0x2001), "name": "T1", "members": [email(1), email(2)]},
-            {"id": Uuid::from_u128(0x2002), "name": "T2", "members": [email(3), email(4)]}
-        ]);
-        s["accounts"][0]["routers"][0]["users"] = json!([]);
-        s["accounts"][0]["routers"][0]["teams"] = json!([{"name": "T1"}, {"name": "T2"}]);
-    }))
+    let f = fixture(
+        backend,
+        seed(settings, |s| {
+            s["accounts"][0]["teams"] = json!([
+                {"id": Uuid::from_u128(0x2001), "name": "T1", "members": [email(1), email(2)]},
+                {"id": Uuid::from_u128(0x2002), "name": "T2", "members": [email(3), email(4)]}
+            ]);
+            s["accounts"][0]["routers"][0]["users"] = json!([]);
+            s["accounts"][0]["routers"][0]["teams"] = json!([{"name": "T1"}, {"name": "T2"}]);
+        }),
+    )
     .await;
     let ids = f.contacts(4).await;
     let mut got = Vec::new();
@@ -593,10 +689,11 @@ async fn a_teams_rotation_alternates_teams_and_rotates_inside_each() {
     assert_eq!(got, [email(1), email(3), email(2), email(4)]);
 }
 
-#[tokio::test]
-async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_twice() {
+async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_twice(
+    backend: Backend,
+) {
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true});
-    let f = fixture(seed(settings, |_| {})).await;
+    let f = fixture(backend, seed(settings, |_| {})).await;
     let request = DispatchRequest {
         router_id: ROUTER.into(),
         object_id: CONTACT.into(),
@@ -658,10 +755,30 @@ fn a_body_without_both_ids_is_the_specs_400() {
     assert!(DispatchRequest::parse(b"{\"router_id\": \"r\", \"object_id\": \"o\"}").is_ok());
 }
 
-async fn run_concurrently(f: &Fixture, ids: Vec<String>) -> HashMap<String, usize> {
+/// Starts every dispatch at once, spread over `instances` engines that share the store, as
+/// warm Lambda instances do; each engine serializes its own dispatches per router, so the
+/// instances race each other in the store and only its conditional writes keep the counts right.
+async fn run_concurrently(
+    f: &Fixture,
+    backend: Backend,
+    ids: Vec<String>,
+) -> HashMap<String, usize> {
+    let instances = backend.instances();
+    let engines: Vec<Arc<DispatchEngine>> = (0..instances)
+        .map(|_| {
+            Arc::new(
+                DispatchEngine::new(
+                    f.store.clone(),
+                    f.clock.clone(),
+                    Arc::new(CatalogueCache::default()),
+                )
+                .with_deadline(backend.deadline()),
+            )
+        })
+        .collect();
     let mut tasks = Vec::new();
-    for id in ids {
-        let engine = f.engine.clone();
+    for (i, id) in ids.into_iter().enumerate() {
+        let engine = engines[i % instances].clone();
         tasks.push(tokio::spawn(async move {
             let request = DispatchRequest {
                 router_id: ROUTER.into(),
@@ -696,24 +813,27 @@ fn four_users(s: &mut Value) {
     s["accounts"][0]["routers"][0]["teams"] = json!([]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_hundred_concurrent_round_robin_dispatches_give_each_of_four_members_exactly_25() {
-    let f = fixture(seed(rr(), four_users)).await;
-    let counts = run_concurrently(&f, f.contacts(100).await).await;
+async fn a_hundred_concurrent_round_robin_dispatches_give_each_of_four_members_exactly_25(
+    backend: Backend,
+) {
+    let f = fixture(backend, seed(rr(), four_users)).await;
+    let counts = run_concurrently(&f, backend, f.contacts(100).await).await;
     for i in 1..=4 {
         assert_eq!(counts.get(&email(i)), Some(&25), "{counts:?}");
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_dispatches_never_push_a_member_past_max_capacity() {
-    let f = fixture(seed(rr(), |s| {
-        four_users(s);
-        s["accounts"][0]["users"][1]["capacity"] =
-            json!([{"current_capacity": 0, "max_capacity": 10, "assignment_type": "contacts"}]);
-    }))
+async fn concurrent_dispatches_never_push_a_member_past_max_capacity(backend: Backend) {
+    let f = fixture(
+        backend,
+        seed(rr(), |s| {
+            four_users(s);
+            s["accounts"][0]["users"][1]["capacity"] =
+                json!([{"current_capacity": 0, "max_capacity": 10, "assignment_type": "contacts"}]);
+        }),
+    )
     .await;
-    let counts = run_concurrently(&f, f.contacts(100).await).await;
+    let counts = run_concurrently(&f, backend, f.contacts(100).await).await;
     assert_eq!(counts.get(&email(2)), Some(&10), "{counts:?}");
     assert_eq!(counts.values().sum::<usize>(), 100);
     assert_eq!(f.capacity_of(2).await[0]["current_capacity"], 10);
@@ -722,30 +842,31 @@ async fn concurrent_dispatches_never_push_a_member_past_max_capacity() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_percentage_router_of_50_30_20_gives_50_30_20_over_a_hundred_concurrent_dispatches() {
+async fn a_percentage_router_of_50_30_20_gives_50_30_20_over_a_hundred_concurrent_dispatches(
+    backend: Backend,
+) {
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "percentage"});
-    let f = fixture(seed(settings, |s| {
+    let f = fixture(backend, seed(settings, |s| {
         s["accounts"][0]["routers"][0]["users"] = json!([
             {"email": email(1), "percentage": 50}, {"email": email(2), "percentage": 30}, {"email": email(3), "percentage": 20}
         ]);
         s["accounts"][0]["routers"][0]["teams"] = json!([]);
     }))
     .await;
-    let counts = run_concurrently(&f, f.contacts(100).await).await;
+    let counts = run_concurrently(&f, backend, f.contacts(100).await).await;
     assert_eq!(
         (counts[&email(1)], counts[&email(2)], counts[&email(3)]),
         (50, 30, 20)
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_account_quota_of_n_allows_exactly_n_concurrent_assignments() {
-    let f = fixture(seed(rr(), |s| {
-        s["accounts"][0]["assignment_quota"] = json!(37)
-    }))
+async fn an_account_quota_of_n_allows_exactly_n_concurrent_assignments(backend: Backend) {
+    let f = fixture(
+        backend,
+        seed(rr(), |s| s["accounts"][0]["assignment_quota"] = json!(37)),
+    )
     .await;
-    let counts = run_concurrently(&f, f.contacts(60).await).await;
+    let counts = run_concurrently(&f, backend, f.contacts(60).await).await;
     assert_eq!(
         counts.get("Assignment limit reached"),
         Some(&23),
@@ -778,11 +899,12 @@ async fn an_account_quota_of_n_allows_exactly_n_concurrent_assignments() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn a_write_that_keeps_losing_races_fails_after_the_deadline_and_writes_nothing() {
+async fn a_write_that_keeps_losing_races_fails_after_the_deadline_and_writes_nothing(
+    backend: Backend,
+) {
     use shared::store::faulty::FaultyStore;
     use std::sync::atomic::Ordering;
-    let f = fixture(seed(rr(), |_| {})).await;
+    let f = fixture(backend, seed(rr(), |_| {})).await;
     let faulty = Arc::new(FaultyStore::new(f.store.clone()));
     faulty.faults.commits_conflict.store(true, Ordering::SeqCst);
     let engine = DispatchEngine::new(

@@ -19,6 +19,7 @@ use shared::auth::{Scope, TokenVerifier};
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest};
 use shared::ApiError;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// What the handler needs, built once per cold start.
 #[derive(Clone)]
@@ -72,49 +73,11 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
     for message in event.records {
         let message_id = message.message_id.clone().unwrap_or_default();
         let span = tracing::info_span!("sqs_message", message_id = %message_id);
-        let _entered = span.enter();
-        let body = message.body.as_deref().unwrap_or("");
-        let failed = match DispatchRequest::parse(body.as_bytes()) {
-            Err(_) => {
-                tracing::warn!(
-                    message_id = %message_id,
-                    outcome = "invalid_body",
-                    "dispatch message rejected: {}",
-                    shared::dispatch::INVALID_EVENT
-                );
-                true
-            }
-            Ok(request) => {
-                let key = (!message_id.is_empty()).then_some(message_id.as_str());
-                match engine
-                    .dispatch(AccountContext::RouterOwner, &request, key)
-                    .await
-                {
-                    Ok(outcome) => {
-                        tracing::info!(
-                            message_id = %message_id,
-                            router_id = %request.router_id,
-                            object_id = %request.object_id,
-                            outcome = outcome.label(),
-                            "dispatch message processed"
-                        );
-                        false
-                    }
-                    Err(error) => {
-                        tracing::error!(
-                            message_id = %message_id,
-                            router_id = %request.router_id,
-                            object_id = %request.object_id,
-                            outcome = "error",
-                            error = %error_chain(&error),
-                            "dispatch message failed; it will be retried"
-                        );
-                        true
-                    }
-                }
-            }
-        };
-        if failed {
+        if process_message(engine, &message_id, message.body.as_deref().unwrap_or(""))
+            .instrument(span)
+            .await
+            .is_err()
+        {
             let mut failure = BatchItemFailure::default();
             failure.item_identifier = message_id;
             failures.push(failure);
@@ -123,6 +86,46 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     response
+}
+
+/// Processes one message; `Err(())` means "report it failed" (already logged).
+async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) -> Result<(), ()> {
+    let Ok(request) = DispatchRequest::parse(body.as_bytes()) else {
+        tracing::warn!(
+            message_id,
+            outcome = "invalid_body",
+            "dispatch message rejected: {}",
+            shared::dispatch::INVALID_EVENT
+        );
+        return Err(());
+    };
+    let key = (!message_id.is_empty()).then_some(message_id);
+    match engine
+        .dispatch(AccountContext::RouterOwner, &request, key)
+        .await
+    {
+        Ok(outcome) => {
+            tracing::info!(
+                message_id,
+                router_id = %request.router_id,
+                object_id = %request.object_id,
+                outcome = outcome.label(),
+                "dispatch message processed"
+            );
+            Ok(())
+        }
+        Err(error) => {
+            tracing::error!(
+                message_id,
+                router_id = %request.router_id,
+                object_id = %request.object_id,
+                outcome = "error",
+                error = %error_chain(&error),
+                "dispatch message failed; it will be retried"
+            );
+            Err(())
+        }
+    }
 }
 
 fn error_chain(error: &ApiError) -> String {

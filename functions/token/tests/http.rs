@@ -1,6 +1,5 @@
 //! HTTP-level tests of the token function: real requests through `routes(...)`, in process.
 
-use async_trait::async_trait;
 use axum::body::Body;
 use axum::http::{header, Method, Request, Response, StatusCode};
 use axum::Router;
@@ -10,18 +9,15 @@ use chrono::{DateTime, TimeZone, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use shared::auth::{
-    hash_secret, Scope, SigningKey, TokenIssuer, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER,
+    Scope, SigningKey, TokenIssuer, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER,
     DEV_SIGNING_KEY_PEM,
 };
 use shared::clock::FixedClock;
-use shared::fields::FieldDefinition;
-use shared::model::{
-    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
-    RotationState, Router as RoutingRouter, Team,
-};
-use shared::seed::ProvisionPlan;
-use shared::store::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
-use std::sync::{Arc, OnceLock};
+use shared::store::faulty::FaultyStore;
+use shared::store::memory::MemoryStore;
+use shared::store::Store;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use token_function::{routes, TokenState, MAX_BODY_BYTES};
 use tower::ServiceExt;
 use uuid::Uuid;
@@ -31,103 +27,6 @@ const SECRET: &str = "dev-secret-change-me";
 const ACCOUNT: Uuid = Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001);
 const FORM: &str = "application/x-www-form-urlencoded";
 const GOOD_FORM: &str = "grant_type=client_credentials&client_id=northwind-integration&client_secret=dev-secret-change-me&scope=service-api%2Fread";
-
-/// A test double of the store: only `get_client` answers, from a fixed list of clients.
-struct FakeStore {
-    clients: Vec<ApiClient>,
-    broken: bool,
-}
-
-#[async_trait]
-impl Store for FakeStore {
-    async fn get_account(&self, _: Uuid) -> StoreResult<Option<Account>> {
-        Ok(None)
-    }
-    async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>> {
-        if self.broken {
-            return Err(StoreError::Backend("throttled".into()));
-        }
-        Ok(self
-            .clients
-            .iter()
-            .find(|c| c.client_id == client_id)
-            .cloned())
-    }
-    async fn field_definitions(&self, _: Uuid) -> StoreResult<Vec<FieldDefinition>> {
-        Ok(vec![])
-    }
-    async fn get_record(&self, _: Uuid, _: ObjectType, _: Uuid) -> StoreResult<Option<Record>> {
-        Ok(None)
-    }
-    async fn list_records(&self, _: Uuid, _: ObjectType, _: Page) -> StoreResult<Vec<Record>> {
-        Ok(vec![])
-    }
-    async fn create_record(&self, _: &Record, _: &[UniqueKey]) -> StoreResult<()> {
-        Ok(())
-    }
-    async fn update_record(
-        &self,
-        _: &Record,
-        _: u64,
-        _: &[UniqueKey],
-        _: &[UniqueKey],
-    ) -> StoreResult<()> {
-        Ok(())
-    }
-    async fn list_members(&self, _: Uuid, _: Page) -> StoreResult<Vec<Member>> {
-        Ok(vec![])
-    }
-    async fn get_member(&self, _: Uuid, _: Uuid) -> StoreResult<Option<Member>> {
-        Ok(None)
-    }
-    async fn find_member_by_email(&self, _: Uuid, _: &str) -> StoreResult<Option<Member>> {
-        Ok(None)
-    }
-    async fn update_member(&self, _: &Member, _: u64) -> StoreResult<()> {
-        Ok(())
-    }
-    async fn list_roles(&self, _: Uuid) -> StoreResult<Vec<Role>> {
-        Ok(vec![])
-    }
-    async fn list_teams(&self, _: Uuid) -> StoreResult<Vec<Team>> {
-        Ok(vec![])
-    }
-    async fn list_routers(&self, _: Uuid, _: Page) -> StoreResult<Vec<RoutingRouter>> {
-        Ok(vec![])
-    }
-    async fn get_router(&self, _: Uuid, _: Uuid) -> StoreResult<Option<RoutingRouter>> {
-        Ok(None)
-    }
-    async fn find_router(&self, _: Uuid) -> StoreResult<Option<RoutingRouter>> {
-        Ok(None)
-    }
-    async fn find_by_unique_key(
-        &self,
-        _: Uuid,
-        _: ObjectType,
-        _: &UniqueKey,
-    ) -> StoreResult<Option<Record>> {
-        Ok(None)
-    }
-    async fn rotation_state(&self, _: Uuid) -> StoreResult<RotationState> {
-        Ok(RotationState::default())
-    }
-    async fn assignment_count(&self, _: Uuid, _: &str) -> StoreResult<u64> {
-        Ok(0)
-    }
-    async fn assignment_log(&self, _: Uuid, _: Uuid) -> StoreResult<Vec<AssignmentLog>> {
-        Ok(vec![])
-    }
-    async fn idempotency_key_used(&self, _: &str) -> StoreResult<bool> {
-        Ok(false)
-    }
-    async fn commit_assignment(&self, _: &AssignmentWrite) -> StoreResult<()> {
-        Ok(())
-    }
-    async fn provision(&self, _: &ProvisionPlan) -> StoreResult<ProvisionReport> {
-        Ok(ProvisionReport::default())
-    }
-}
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 22, 9, 30, 0)
@@ -139,24 +38,23 @@ fn dev_key() -> SigningKey {
     SigningKey::from_pem(DEV_SIGNING_KEY_PEM).expect("the dev key parses")
 }
 
-/// The client of `events/token-post.json`: may read and create, not update or delete.
-fn northwind() -> ApiClient {
-    static HASH: OnceLock<String> = OnceLock::new();
-    ApiClient {
-        client_id: CLIENT_ID.to_owned(),
-        account_id: ACCOUNT,
-        secret_hash: HASH
-            .get_or_init(|| hash_secret(SECRET).expect("hashes"))
-            .clone(),
-        scopes: vec![Scope::Read, Scope::Create],
-    }
+/// The embedded store with the client of `events/token-post.json` (may read and create, not
+/// update or delete), wrapped so a test can take the backend down.
+async fn store() -> Arc<FaultyStore> {
+    let seed = json!({"accounts": [{"id": ACCOUNT, "name": "Northwind", "clients": [
+        {"client_id": CLIENT_ID, "client_secret": SECRET, "scopes": ["service-api/read", "service-api/create"]}
+    ]}]});
+    let memory = MemoryStore::new();
+    let plan = shared::seed::load(&seed.to_string(), t0()).expect("valid test seed");
+    memory.provision(&plan).await.expect("provisioned");
+    Arc::new(FaultyStore::new(Arc::new(memory)))
 }
 
-/// The token function over its own isolated fake store, at a fixed time.
-/// The function as Lambda runs it: its routes, finished (404 fallback, request ids).
-fn app_with(store: FakeStore) -> Router {
+/// The function as Lambda runs it (its routes, finished: 404 fallback, request ids) over
+/// `store`, at a fixed time.
+fn app_with(store: Arc<FaultyStore>) -> Router {
     shared::api::finish(routes(TokenState {
-        store: Arc::new(store),
+        store,
         issuer: Arc::new(TokenIssuer::new(
             dev_key(),
             DEFAULT_ISSUER,
@@ -167,11 +65,8 @@ fn app_with(store: FakeStore) -> Router {
     }))
 }
 
-fn app() -> Router {
-    app_with(FakeStore {
-        clients: vec![northwind()],
-        broken: false,
-    })
+async fn app() -> Router {
+    app_with(store().await)
 }
 
 fn verifier() -> TokenVerifier {
@@ -215,7 +110,7 @@ fn header_of<'a>(response: &'a Response<Body>, name: &str) -> Option<&'a str> {
 
 #[tokio::test]
 async fn a_valid_form_request_gets_a_token_that_must_not_be_cached() {
-    let (response, body) = send(app(), post(Some(FORM), None, GOOD_FORM)).await;
+    let (response, body) = send(app().await, post(Some(FORM), None, GOOD_FORM)).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         header_of(&response, "content-type"),
@@ -254,7 +149,7 @@ async fn basic_credentials_get_a_token() {
         Some(&authorization),
         "grant_type=client_credentials&scope=service-api%2Fcreate+service-api%2Fread",
     );
-    let (response, body) = send(app(), request).await;
+    let (response, body) = send(app().await, request).await;
     assert_eq!(response.status(), StatusCode::OK, "{body}");
     assert_eq!(body["scope"], "service-api/create service-api/read");
 }
@@ -283,8 +178,11 @@ async fn refused_requests_get_rfc_6749_error_bodies() {
         ("wrong secret in Basic", Some(FORM), Some(&bad_basic), "grant_type=client_credentials&scope=service-api%2Fread", 401, "invalid_client", Some("Basic realm=\"account-routing-api\"")),
     ];
     for (case, content_type, authorization, form, status, error, challenge) in cases {
-        let (response, body) =
-            send(app(), post(content_type, authorization, form.to_owned())).await;
+        let (response, body) = send(
+            app().await,
+            post(content_type, authorization, form.to_owned()),
+        )
+        .await;
         assert_eq!(response.status().as_u16(), status, "{case}: {body}");
         assert_eq!(
             header_of(&response, "www-authenticate"),
@@ -309,10 +207,9 @@ async fn refused_requests_get_rfc_6749_error_bodies() {
 
 #[tokio::test]
 async fn a_store_failure_is_a_500_server_error_without_details() {
-    let app = app_with(FakeStore {
-        clients: vec![],
-        broken: true,
-    });
+    let store = store().await;
+    store.faults.backend_down.store(true, Ordering::SeqCst);
+    let app = app_with(store);
     let (response, body) = send(app, post(Some(FORM), None, GOOD_FORM)).await;
     assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
     assert_eq!(
@@ -335,7 +232,7 @@ async fn other_methods_on_the_token_path_get_405_allowing_post() {
             .uri("/oauth2/token")
             .body(Body::empty())
             .expect("a valid request");
-        let (response, body) = send(app(), request).await;
+        let (response, body) = send(app().await, request).await;
         assert_eq!(
             response.status(),
             StatusCode::METHOD_NOT_ALLOWED,
@@ -355,7 +252,7 @@ async fn other_methods_on_the_token_path_get_405_allowing_post() {
 #[tokio::test]
 async fn a_body_over_one_mebibyte_gets_413_and_one_of_exactly_one_does_not() {
     let (response, body) = send(
-        app(),
+        app().await,
         post(Some(FORM), None, vec![b'a'; MAX_BODY_BYTES + 1]),
     )
     .await;
@@ -365,7 +262,11 @@ async fn a_body_over_one_mebibyte_gets_413_and_one_of_exactly_one_does_not() {
         json!({"message": "Request body too large", "error": true})
     );
 
-    let (response, body) = send(app(), post(Some(FORM), None, vec![b'a'; MAX_BODY_BYTES])).await;
+    let (response, body) = send(
+        app().await,
+        post(Some(FORM), None, vec![b'a'; MAX_BODY_BYTES]),
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     assert_eq!(body["error"], "invalid_request");
 }
@@ -378,15 +279,15 @@ async fn other_paths_are_404() {
         .header(header::CONTENT_TYPE, FORM)
         .body(Body::from(GOOD_FORM))
         .expect("a valid request");
-    let (response, body) = send(app(), request).await;
+    let (response, body) = send(app().await, request).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert_eq!(body, json!({"message": "Not found", "error": true}));
 }
 
 #[tokio::test]
 async fn every_response_carries_a_request_id() {
-    let (ok, _) = send(app(), post(Some(FORM), None, GOOD_FORM)).await;
-    let (refused, _) = send(app(), post(None, None, "")).await;
+    let (ok, _) = send(app().await, post(Some(FORM), None, GOOD_FORM)).await;
+    let (refused, _) = send(app().await, post(None, None, "")).await;
     for response in [ok, refused] {
         let id = header_of(&response, "x-request-id").expect("an x-request-id");
         assert!(
@@ -400,7 +301,7 @@ async fn every_response_carries_a_request_id() {
 async fn the_sample_api_gateway_event_gets_a_token() {
     let event = include_str!("../../../events/token-post.json");
     let request = lambda_http::request::from_str(event).expect("the event parses");
-    let (response, body) = send(app(), request).await;
+    let (response, body) = send(app().await, request).await;
     assert_eq!(response.status(), StatusCode::OK, "{body}");
     assert_eq!(
         header_of(&response, "x-request-id"),

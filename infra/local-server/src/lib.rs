@@ -1,5 +1,8 @@
-//! Wiring of the local server: every function's routes over one embedded store, so the HTTP
-//! tests and the binary run the very same application.
+//! Wiring of the local server: every function's routes over one store (the embedded store by
+//! default, or the DynamoDB table with `--store dynamodb`), so the HTTP tests and the binary run
+//! the very same application.
+
+pub mod queue;
 
 use anyhow::Context;
 use axum::Router;
@@ -68,10 +71,11 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
     build_app_on(config, Arc::new(MemoryStore::new())).await
 }
 
-/// Loads the seed into `store` (insert-if-absent) and mounts every function's routes over it.
+/// Loads the seed into `store` (insert-if-absent: what exists is left as stored, so a table
+/// that already holds the seed is not changed) and mounts every function's routes over it.
 ///
-/// Errors: an invalid seed (with the JSON path of the first problem), a refused provisioning,
-/// or an invalid signing key.
+/// Errors: an invalid seed (with the JSON path of the first problem; nothing written), a record
+/// key held by another record, the store's, or an invalid signing key.
 pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::Result<App> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let plan = shared::seed::load(&config.seed, clock.now()).context("invalid seed file")?;

@@ -1,14 +1,28 @@
 //! `local-server`: the whole API behind one HTTP listener, for development and black-box tests.
 //!
 //! Every function's handler is mounted exactly as Lambda runs it, over the embedded store loaded
-//! from a seed file (`--seed`, default: the demo seed committed in `infra/seed/demo.json`).
-//! Tokens are signed with `--signing-key` (a P-256 PEM), or the fixed development key.
+//! from a seed file (`--seed`, default: the demo seed committed in `infra/seed/demo.json`), or
+//! with `--store dynamodb` over the DynamoDB table named by `TABLE_NAME` (endpoint, region and
+//! credentials from the standard AWS environment; the table is created from `infra/table.json`
+//! when missing and the seed provisioned insert-if-absent). Tokens are signed with
+//! `--signing-key` (a P-256 PEM), or the fixed development key.
 
 use anyhow::Context;
 use clap::Parser;
-use local_server::{build_app, AppConfig};
+use local_server::{build_app, build_app_on, AppConfig};
+use shared::store::dynamodb::{env, DynamoStore};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which store serves the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StoreKind {
+    /// The embedded in-process store, loaded from the seed at every start.
+    Memory,
+    /// The DynamoDB table named by `TABLE_NAME` (`AWS_ENDPOINT_URL` for an emulator).
+    Dynamodb,
+}
 
 /// Command line of the local server.
 #[derive(Debug, Parser)]
@@ -26,6 +40,13 @@ struct Args {
     /// PEM file of the P-256 private key that signs tokens; default: the development key.
     #[arg(long)]
     signing_key: Option<PathBuf>,
+    /// SQS queue to poll for dispatch messages, as Lambda's event source mapping would
+    /// (endpoint, credentials and region from the standard AWS environment).
+    #[arg(long)]
+    queue_url: Option<String>,
+    /// Where the data lives.
+    #[arg(long, value_enum, default_value = "memory")]
+    store: StoreKind,
 }
 
 #[tokio::main]
@@ -49,11 +70,31 @@ async fn main() -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let app = build_app(AppConfig {
+    let config = AppConfig {
         seed,
         signing_key_pem: signing_key,
-    })
-    .await?;
+    };
+    let app = match args.store {
+        StoreKind::Memory => build_app(config).await?,
+        StoreKind::Dynamodb => {
+            let table = std::env::var("TABLE_NAME")
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+                .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
+            // Validate the seed before touching the table.
+            shared::seed::load(&config.seed, chrono::Utc::now()).context("invalid seed file")?;
+            let store = DynamoStore::new(env::client(&env::sdk_config().await, None), &table);
+            if store
+                .create_table_if_missing()
+                .await
+                .with_context(|| format!("cannot create table {table}"))?
+            {
+                tracing::info!(table, "created table");
+            }
+            build_app_on(config, Arc::new(store)).await?
+        }
+    };
+    let shutdown = shutdown_signal();
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
@@ -68,31 +109,55 @@ async fn main() -> anyhow::Result<()> {
             );
         }
     }
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let poller = match args.queue_url.clone() {
+        Some(url) => {
+            let client = local_server::queue::client_from_env().await;
+            println!("polling dispatch queue {url}");
+            Some(tokio::spawn(local_server::queue::poll(
+                client,
+                url,
+                app.engine.clone(),
+                stopped,
+            )))
+        }
+        None => None,
+    };
     axum::serve(listener, app.router)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(shutdown)
         .await
         .context("server failed")?;
+    let _ = stop.send(true);
+    if let Some(poller) = poller {
+        let _ = poller.await;
+    }
     tracing::info!("stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGINT or SIGTERM. The SIGTERM handler is registered when this is called (before
+/// the address is printed), so a signal sent right after start-up still stops the server cleanly.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        #[cfg(unix)]
+        let terminate = async move {
+            match terminate {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<()>();
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = terminate => {},
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
     }
 }

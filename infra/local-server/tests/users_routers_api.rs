@@ -381,3 +381,45 @@ async fn router_paths_need_a_uuid_of_this_account() {
         StatusCode::BAD_REQUEST
     );
 }
+
+#[tokio::test]
+async fn store_failures_are_opaque_500s_on_user_and_router_routes() {
+    use shared::store::faulty::FaultyStore;
+    use shared::store::memory::MemoryStore;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
+    let built = local_server::build_app_on(
+        local_server::AppConfig {
+            seed: local_server::DEMO_SEED.into(),
+            signing_key_pem: None,
+        },
+        faulty.clone(),
+    )
+    .await
+    .unwrap();
+    let app = TestApp {
+        router: built.router,
+    };
+    let t = app.northwind().await;
+    faulty.faults.backend_down.store(true, Ordering::SeqCst);
+    let calls = [
+        (Method::GET, "/users".to_string(), None),
+        (Method::GET, format!("/users/{ANA}"), None),
+        (
+            Method::PATCH,
+            format!("/users/{ANA}"),
+            Some(json!({"phone": "1"})),
+        ),
+        (Method::GET, "/routers".to_string(), None),
+        (Method::GET, format!("/routers/{INBOUND_ROUTER}"), None),
+    ];
+    for (method, path, body) in calls {
+        let a = app.call(method, &path, &t, body).await;
+        assert_eq!(a.status, StatusCode::INTERNAL_SERVER_ERROR, "{path}");
+        assert_eq!(
+            a.body,
+            json!({"message": "Internal server error", "error": true})
+        );
+    }
+}

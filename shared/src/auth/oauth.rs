@@ -369,20 +369,14 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
     use crate::auth::{
-        hash_secret, AuthError, SigningKey, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER,
-        DEV_SIGNING_KEY_PEM,
+        AuthError, SigningKey, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM,
     };
     use crate::clock::FixedClock;
-    use crate::fields::FieldDefinition;
-    use crate::model::{
-        Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
-        RotationState, Router, Team,
-    };
-    use crate::seed::ProvisionPlan;
-    use crate::store::{Page, ProvisionReport, StoreError, StoreResult, UniqueKey};
-    use async_trait::async_trait;
+    use crate::store::faulty::FaultyStore;
+    use crate::store::memory::MemoryStore;
     use chrono::{DateTime, TimeZone, Utc};
-    use std::sync::OnceLock;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
     use uuid::Uuid;
 
     const CLIENT_ID: &str = "northwind-integration";
@@ -390,138 +384,20 @@ mod tests {
     const ACCOUNT: Uuid = Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001);
     const FORM: &str = "application/x-www-form-urlencoded";
 
-    /// A test double of the store: only `get_client` answers, from a fixed list of clients.
-    struct FakeStore {
-        clients: Vec<ApiClient>,
-        broken: bool,
-    }
-
-    #[async_trait]
-    impl Store for FakeStore {
-        async fn get_account(&self, _: Uuid) -> StoreResult<Option<Account>> {
-            Ok(None)
-        }
-        async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>> {
-            if self.broken {
-                return Err(StoreError::Backend("connection reset".into()));
-            }
-            Ok(self
-                .clients
-                .iter()
-                .find(|c| c.client_id == client_id)
-                .cloned())
-        }
-        async fn field_definitions(&self, _: Uuid) -> StoreResult<Vec<FieldDefinition>> {
-            Ok(vec![])
-        }
-        async fn get_record(&self, _: Uuid, _: ObjectType, _: Uuid) -> StoreResult<Option<Record>> {
-            Ok(None)
-        }
-        async fn list_records(&self, _: Uuid, _: ObjectType, _: Page) -> StoreResult<Vec<Record>> {
-            Ok(vec![])
-        }
-        async fn create_record(&self, _: &Record, _: &[UniqueKey]) -> StoreResult<()> {
-            Ok(())
-        }
-        async fn update_record(
-            &self,
-            _: &Record,
-            _: u64,
-            _: &[UniqueKey],
-            _: &[UniqueKey],
-        ) -> StoreResult<()> {
-            Ok(())
-        }
-        async fn list_members(&self, _: Uuid, _: Page) -> StoreResult<Vec<Member>> {
-            Ok(vec![])
-        }
-        async fn get_member(&self, _: Uuid, _: Uuid) -> StoreResult<Option<Member>> {
-            Ok(None)
-        }
-        async fn find_member_by_email(&self, _: Uuid, _: &str) -> StoreResult<Option<Member>> {
-            Ok(None)
-        }
-        async fn update_member(&self, _: &Member, _: u64) -> StoreResult<()> {
-            Ok(())
-        }
-        async fn list_roles(&self, _: Uuid) -> StoreResult<Vec<Role>> {
-            Ok(vec![])
-        }
-        async fn list_teams(&self, _: Uuid) -> StoreResult<Vec<Team>> {
-            Ok(vec![])
-        }
-        async fn list_routers(&self, _: Uuid, _: Page) -> StoreResult<Vec<Router>> {
-            Ok(vec![])
-        }
-        async fn get_router(&self, _: Uuid, _: Uuid) -> StoreResult<Option<Router>> {
-            Ok(None)
-        }
-        async fn find_router(&self, _: Uuid) -> StoreResult<Option<Router>> {
-            Ok(None)
-        }
-        async fn find_by_unique_key(
-            &self,
-            _: Uuid,
-            _: ObjectType,
-            _: &UniqueKey,
-        ) -> StoreResult<Option<Record>> {
-            Ok(None)
-        }
-        async fn rotation_state(&self, _: Uuid) -> StoreResult<RotationState> {
-            Ok(RotationState::default())
-        }
-        async fn assignment_count(&self, _: Uuid, _: &str) -> StoreResult<u64> {
-            Ok(0)
-        }
-        async fn assignment_log(&self, _: Uuid, _: Uuid) -> StoreResult<Vec<AssignmentLog>> {
-            Ok(vec![])
-        }
-        async fn idempotency_key_used(&self, _: &str) -> StoreResult<bool> {
-            Ok(false)
-        }
-        async fn commit_assignment(&self, _: &AssignmentWrite) -> StoreResult<()> {
-            Ok(())
-        }
-        async fn provision(&self, _: &ProvisionPlan) -> StoreResult<ProvisionReport> {
-            Ok(ProvisionReport::default())
-        }
-    }
-
-    fn hashed(secret: &str) -> String {
-        static HASHES: OnceLock<(String, String)> = OnceLock::new();
-        let (dev, odd) = HASHES.get_or_init(|| {
-            (
-                hash_secret(SECRET).expect("hashes"),
-                hash_secret("p@ss:w%rd & more").expect("hashes"),
-            )
-        });
-        if secret == SECRET {
-            dev.clone()
-        } else {
-            odd.clone()
-        }
-    }
-
-    /// `northwind-integration` may read, create and update (not delete); `team a` has a secret
-    /// full of characters that Basic auth must form-urlencode.
-    fn store() -> FakeStore {
-        FakeStore {
-            clients: vec![
-                ApiClient {
-                    client_id: CLIENT_ID.to_owned(),
-                    account_id: ACCOUNT,
-                    secret_hash: hashed(SECRET),
-                    scopes: vec![Scope::Read, Scope::Create, Scope::Update],
-                },
-                ApiClient {
-                    client_id: "team a".to_owned(),
-                    account_id: Uuid::from_u128(2),
-                    secret_hash: hashed("p@ss:w%rd & more"),
-                    scopes: vec![Scope::Read],
-                },
-            ],
-            broken: false,
-        }
+    /// The embedded store holding two clients: `northwind-integration` may read, create and
+    /// update (not delete); `team a` has a secret full of characters that Basic auth must
+    /// form-urlencode. Wrapped so a test can take the backend down.
+    async fn store() -> FaultyStore {
+        let seed = serde_json::json!({"accounts": [
+            {"id": ACCOUNT, "name": "Northwind", "clients": [{"client_id": CLIENT_ID, "client_secret": SECRET,
+              "scopes": ["service-api/read", "service-api/create", "service-api/update"]}]},
+            {"id": Uuid::from_u128(2), "name": "Team A", "clients": [{"client_id": "team a",
+              "client_secret": "p@ss:w%rd & more", "scopes": ["service-api/read"]}]}
+        ]});
+        let memory = MemoryStore::new();
+        let plan = crate::seed::load(&seed.to_string(), t0()).expect("valid test seed");
+        memory.provision(&plan).await.expect("provisioned");
+        FaultyStore::new(Arc::new(memory))
     }
 
     fn t0() -> DateTime<Utc> {
@@ -540,7 +416,7 @@ mod tests {
     }
 
     async fn call(
-        store: &FakeStore,
+        store: &FaultyStore,
         content_type: Option<&str>,
         authorization: Option<&str>,
         body: &str,
@@ -627,7 +503,7 @@ mod tests {
             ("scope the client may not have", Some(FORM), Some(&good_basic), "grant_type=client_credentials&scope=service-api%2Fdelete", 400, "invalid_scope", false),
             ("one forbidden scope among allowed ones", Some(FORM), Some(&good_basic), "grant_type=client_credentials&scope=service-api%2Fread+service-api%2Fdelete", 400, "invalid_scope", false),
         ];
-        let store = store();
+        let store = store().await;
         for (case, content_type, authorization, body, status, error, challenge) in cases {
             let got = call(&store, content_type, authorization, body)
                 .await
@@ -651,7 +527,7 @@ mod tests {
     async fn a_non_utf8_body_is_not_form_encoded() {
         let clock = FixedClock::new(t0());
         let got = token_endpoint(
-            &store(),
+            &store().await,
             &issuer(),
             &clock,
             Some(FORM),
@@ -665,10 +541,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_store_failure_is_an_opaque_server_error() {
-        let store = FakeStore {
-            clients: vec![],
-            broken: true,
-        };
+        let store = store().await;
+        store.faults.backend_down.store(true, Ordering::SeqCst);
         let got = call(&store, Some(FORM), None, GOOD)
             .await
             .expect_err("fails");
@@ -681,7 +555,7 @@ mod tests {
 
     #[tokio::test]
     async fn form_credentials_get_a_bearer_token_for_the_clients_account() {
-        let response = call(&store(), Some(FORM), None, GOOD)
+        let response = call(&store().await, Some(FORM), None, GOOD)
             .await
             .expect("a token");
         assert_eq!(response.token_type, "Bearer");
@@ -702,7 +576,7 @@ mod tests {
     async fn basic_credentials_get_a_token_too() {
         let authorization = basic("northwind-integration:dev-secret-change-me");
         let response = call(
-            &store(),
+            &store().await,
             Some("application/x-www-form-urlencoded; charset=UTF-8"),
             Some(&authorization),
             "grant_type=client_credentials&scope=service-api%2Fcreate",
@@ -720,7 +594,7 @@ mod tests {
             STANDARD.encode("team+a:p%40ss%3Aw%25rd+%26+more")
         );
         let response = call(
-            &store(),
+            &store().await,
             Some("Application/X-WWW-Form-Urlencoded"),
             Some(&authorization),
             "grant_type=client_credentials&client_id=team+a&scope=service-api%2Fread",
@@ -733,7 +607,7 @@ mod tests {
     #[tokio::test]
     async fn the_granted_scope_echoes_the_request_without_duplicates() {
         let body = "scope=service-api%2Fupdate++service-api%2Fread+service-api%2Fupdate&grant_type=client_credentials&client_id=northwind-integration&client_secret=dev-secret-change-me&unknown=ignored";
-        let response = call(&store(), Some(FORM), None, body)
+        let response = call(&store().await, Some(FORM), None, body)
             .await
             .expect("a token");
         assert_eq!(response.scope, "service-api/update service-api/read");
@@ -754,7 +628,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_token_expires_with_the_configured_lifetime() {
-        let response = call(&store(), Some(FORM), None, GOOD)
+        let response = call(&store().await, Some(FORM), None, GOOD)
             .await
             .expect("a token");
         let verifier =

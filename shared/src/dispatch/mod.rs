@@ -179,6 +179,11 @@ pub struct DispatchEngine {
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     deadline: Duration,
+    /// One async lock per router id: dispatches of one warm instance on one router take turns
+    /// instead of racing each other in the store (a Lambda instance serves one event at a time,
+    /// but the local server and a queue batch run many). Races between instances are still
+    /// settled by the store's conditional write.
+    turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Default time a dispatch keeps retrying lost races before failing with 500.
@@ -201,6 +206,7 @@ impl DispatchEngine {
             clock,
             catalogues,
             deadline: DEFAULT_DEADLINE,
+            turns: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -229,6 +235,22 @@ impl DispatchEngine {
                 return Ok(Outcome::AlreadyProcessed);
             }
         }
+        let turn = self.turn_lock(&request.router_id);
+        let outcome = {
+            let _turn = turn.lock().await;
+            self.dispatch_in_turn(context, request, idempotency_key)
+                .await
+        };
+        self.release_turn_lock(&request.router_id, turn);
+        outcome
+    }
+
+    async fn dispatch_in_turn(
+        &self,
+        context: AccountContext,
+        request: &DispatchRequest,
+        idempotency_key: Option<&str>,
+    ) -> Result<Outcome, ApiError> {
         let started = Instant::now();
         let mut attempt: u32 = 0;
         loop {
@@ -253,6 +275,21 @@ impl DispatchEngine {
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    fn turn_lock(&self, router_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        turns.entry(router_id.to_string()).or_default().clone()
+    }
+
+    /// Drops the router's lock from the map when nobody else holds or waits for it, so the map
+    /// holds only routers being dispatched right now (whatever ids callers send).
+    fn release_turn_lock(&self, router_id: &str, turn: Arc<tokio::sync::Mutex<()>>) {
+        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        // Two references: the map's and ours.
+        if Arc::strong_count(&turn) == 2 {
+            turns.remove(router_id);
         }
     }
 

@@ -4,7 +4,7 @@
 //! conditional exactly as the DynamoDB adapter's transactions are: uniqueness guards, version
 //! checks and provisioning all succeed or change nothing.
 
-use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use super::{key_taken_message, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
 use crate::fields::FieldDefinition;
 use crate::model::{
     Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
@@ -389,14 +389,7 @@ impl Store for MemoryStore {
                         .get(&guard(&planned.record, k))
                         .is_some_and(|h| *h != planned.record.id)
                 }) {
-                    return Err(StoreError::Rejected(format!(
-                        "{}.fields.{}: an active {} already holds {} \"{}\"",
-                        planned.path,
-                        key.field,
-                        planned.record.object_type.singular(),
-                        key.field,
-                        key.value
-                    )));
+                    return Err(StoreError::Rejected(key_taken_message(planned, key)));
                 }
             }
         }

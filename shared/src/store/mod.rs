@@ -11,9 +11,12 @@
 //!   read ([`StoreError::Conflict`] otherwise).
 //!
 //! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
-//! fast tests').
+//! fast tests') and [`dynamodb::DynamoStore`] (production: one DynamoDB table whose keys come
+//! from [`keys`]). Both pass the same contract suite (`shared/tests/store_contract.rs`).
 
+pub mod dynamodb;
 pub mod faulty;
+pub mod keys;
 pub mod memory;
 
 use crate::error::{ApiError, BoxError};
@@ -22,7 +25,7 @@ use crate::model::{
     Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
     RotationState, Router, Team,
 };
-use crate::seed::ProvisionPlan;
+use crate::seed::{PlannedRecord, ProvisionPlan};
 use async_trait::async_trait;
 use uuid::Uuid;
 
@@ -86,6 +89,19 @@ pub struct ProvisionReport {
     pub inserted: usize,
     /// Items left as stored because their id (or `client_id`) existed, e.g. `router 5b1c...`.
     pub skipped: Vec<String>,
+}
+
+/// The [`StoreError::Rejected`] message of provisioning a record whose unique `key` is held by
+/// another active record: the record's JSON path in the seed, then what holds it.
+pub(crate) fn key_taken_message(planned: &PlannedRecord, key: &UniqueKey) -> String {
+    format!(
+        "{}.fields.{}: an active {} already holds {} \"{}\"",
+        planned.path,
+        key.field,
+        planned.record.object_type.singular(),
+        key.field,
+        key.value
+    )
 }
 
 /// Persistence of the routing domain. All reads and writes are scoped to an account; an item of

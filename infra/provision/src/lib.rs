@@ -1,0 +1,62 @@
+//! Provisioning a seed file (`contracts/seed-format.md`) into the DynamoDB table: the same
+//! loader and validation as the local server's ([`shared::seed::load`]), then
+//! [`shared::store::Store::provision`] (insert-if-absent, checked before the first write).
+//! Used by the `provision` binary and by `local-server --store dynamodb`.
+
+use anyhow::Context;
+use shared::store::dynamodb::{env, DynamoStore};
+use shared::store::{ProvisionReport, Store};
+use std::fmt::Write;
+
+/// The adapter over the table named by `TABLE_NAME`, with the client from the standard AWS
+/// environment (`AWS_ENDPOINT_URL` for an emulator).
+///
+/// Errors: `TABLE_NAME` is not set.
+pub async fn store_from_env() -> anyhow::Result<DynamoStore> {
+    let table = std::env::var("TABLE_NAME")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .context("TABLE_NAME is not set: name the DynamoDB table to provision")?;
+    let sdk = env::sdk_config().await;
+    Ok(DynamoStore::new(env::client(&sdk, None), table))
+}
+
+/// Validates `seed` (the whole file, before anything is written), creates the table when
+/// `create_table` and it is missing, then loads the seed insert-if-absent.
+///
+/// Errors: the seed's first problem with its JSON path; a record key held by an existing
+/// record (nothing written); the SDK's.
+pub async fn provision(
+    store: &DynamoStore,
+    seed: &str,
+    create_table: bool,
+) -> anyhow::Result<ProvisionReport> {
+    let plan = shared::seed::load(seed, chrono::Utc::now())
+        .map_err(|e| anyhow::anyhow!("invalid seed, nothing written: {e}"))?;
+    if create_table {
+        let created = store
+            .create_table_if_missing()
+            .await
+            .with_context(|| format!("cannot create table {}", store.table_name()))?;
+        if created {
+            eprintln!("created table {}", store.table_name());
+        }
+    }
+    store
+        .provision(&plan)
+        .await
+        .with_context(|| format!("provisioning into table {} failed", store.table_name()))
+}
+
+/// A human summary of a run: counts, then every skipped item.
+pub fn summary(report: &ProvisionReport) -> String {
+    let mut out = format!(
+        "inserted {} items, skipped {} already present\n",
+        report.inserted,
+        report.skipped.len()
+    );
+    for skipped in &report.skipped {
+        let _ = writeln!(out, "  skipped {skipped}");
+    }
+    out
+}

@@ -1,0 +1,64 @@
+//! A request counter: an SDK interceptor that counts DynamoDB requests by operation name.
+//!
+//! Added to a client's config (`config::Builder::interceptor`), it counts every request actually
+//! sent (each attempt, retries included), so tests can measure what an API operation costs.
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Counts requests by operation name (`GetItem`, `Query`, `TransactWriteItems`, ...). Clones
+/// share their counts.
+#[derive(Debug, Clone, Default)]
+pub struct RequestCounter {
+    counts: Arc<Mutex<BTreeMap<String, u64>>>,
+}
+
+impl RequestCounter {
+    /// A counter at zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, u64>> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The counts so far, by operation name.
+    pub fn snapshot(&self) -> BTreeMap<String, u64> {
+        self.lock().clone()
+    }
+
+    /// The counts so far, and back to zero.
+    pub fn take(&self) -> BTreeMap<String, u64> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    /// All requests so far.
+    pub fn total(&self) -> u64 {
+        self.lock().values().sum()
+    }
+}
+
+impl Intercept for RequestCounter {
+    fn name(&self) -> &'static str {
+        "RequestCounter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let operation = cfg
+            .load::<Metadata>()
+            .map(|m| m.name().to_string())
+            .unwrap_or_else(|| "unknown".to_string());
+        *self.lock().entry(operation).or_insert(0) += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,335 @@
+//! Conversion between the model and DynamoDB items, and the expressions the adapter writes.
+//!
+//! Items are the model serialised by `serde_dynamo` (attributes named as the model's fields),
+//! plus the key attributes of [`crate::store::keys`] and `item_type`. `None` values are left out
+//! of the item rather than written as `NULL`: a `NULL` index key is a `ValidationException`, and
+//! conditions such as `attribute_not_exists(archived_at)` need an absent attribute.
+
+use crate::fields::FieldDefinition;
+use crate::model::{
+    Account, ApiClient, AssignmentLog, Member, Record, Role, RotationState, Router, Team,
+};
+use crate::store::keys::{self, IndexKey, Key};
+use crate::store::{StoreError, StoreResult, UniqueKey};
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// A DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// Attribute of a guard holding the id of the record that claims it.
+pub const GUARD_RECORD_ID: &str = "record_id";
+/// Attribute of a monthly count item holding the count.
+pub const COUNT: &str = "count";
+/// Attribute of a field definition item holding its definition order.
+pub const DEFINED_AT: &str = "defined_at";
+/// Attribute of an idempotency marker: expiry (epoch seconds) for DynamoDB's TTL.
+pub const EXPIRES_AT: &str = "expires_at";
+
+/// A string attribute.
+pub fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+/// A number attribute.
+pub fn n(value: u64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+/// A malformed item or an SDK failure, as a backend error.
+pub fn backend(e: impl Into<crate::error::BoxError>) -> StoreError {
+    StoreError::Backend(e.into())
+}
+
+/// The `PK`/`SK` attributes of `key`.
+pub fn key_attributes(key: &Key) -> Item {
+    HashMap::from([
+        (keys::PK.to_string(), s(&key.pk)),
+        (keys::SK.to_string(), s(&key.sk)),
+    ])
+}
+
+/// The item of `value` under `key`, with optional GSI1 / GSI2 keys.
+///
+/// Errors: the value does not serialise (a bug, reported as a backend error).
+pub fn item_of<T: Serialize>(
+    item_type: &str,
+    value: &T,
+    key: &Key,
+    gsi1: Option<&IndexKey>,
+    gsi2: Option<&IndexKey>,
+) -> StoreResult<Item> {
+    let mut item: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(value).map_err(backend)?;
+    item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
+    item.extend(key_attributes(key));
+    item.insert(keys::ITEM_TYPE.to_string(), s(item_type));
+    if let Some(k) = gsi1 {
+        item.insert(keys::GSI1PK.to_string(), s(&k.pk));
+        item.insert(keys::GSI1SK.to_string(), s(&k.sk));
+    }
+    if let Some(k) = gsi2 {
+        item.insert(keys::GSI2PK.to_string(), s(&k.pk));
+        item.insert(keys::GSI2SK.to_string(), s(&k.sk));
+    }
+    Ok(item)
+}
+
+/// The model value of an item (extra attributes such as keys are ignored).
+///
+/// Errors: the item does not have the model's shape.
+pub fn from_item<T: DeserializeOwned>(item: Item) -> StoreResult<T> {
+    serde_dynamo::aws_sdk_dynamodb_1::from_item(item).map_err(backend)
+}
+
+/// An account item.
+pub fn account(a: &Account) -> StoreResult<(Key, Item)> {
+    let key = keys::account(a.id);
+    let item = item_of("account", a, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// An API client item.
+pub fn client(c: &ApiClient) -> StoreResult<(Key, Item)> {
+    let key = keys::client(&c.client_id);
+    let item = item_of("client", c, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// A role item.
+pub fn role(r: &Role) -> StoreResult<(Key, Item)> {
+    let key = keys::role(r.id);
+    let item = item_of(
+        "role",
+        r,
+        &key,
+        None,
+        Some(&keys::role_index(r.account_id, r.id)),
+    )?;
+    Ok((key, item))
+}
+
+/// A member item (GSI1 while active).
+pub fn member(m: &Member) -> StoreResult<(Key, Item)> {
+    let key = keys::member(m.id);
+    let (active, all) = keys::member_index(m.account_id, &m.email, m.id, m.is_active());
+    let item = item_of("member", m, &key, active.as_ref(), Some(&all))?;
+    Ok((key, item))
+}
+
+/// A team item.
+pub fn team(t: &Team) -> StoreResult<(Key, Item)> {
+    let key = keys::team(t.id);
+    let index = keys::team_index(t.account_id, t.created_at, t.id);
+    let item = item_of("team", t, &key, None, Some(&index))?;
+    Ok((key, item))
+}
+
+/// A field definition item of `account_id`; `defined_at` orders the account's definitions.
+pub fn field_definition(
+    account_id: Uuid,
+    d: &FieldDefinition,
+    defined_at: &str,
+) -> StoreResult<(Key, Item)> {
+    let key = keys::field_definition(account_id, d.object_type, &d.internal_name);
+    let mut item = item_of("field", d, &key, None, None)?;
+    item.insert("account_id".into(), s(account_id.to_string()));
+    item.insert(DEFINED_AT.into(), s(defined_at));
+    Ok((key, item))
+}
+
+/// A router item (GSI1 while active).
+pub fn router(r: &Router) -> StoreResult<(Key, Item)> {
+    let key = keys::router(r.id);
+    let (active, all) =
+        keys::router_index(r.account_id, r.created_at, r.id, r.archived_at.is_none());
+    let item = item_of("router", r, &key, active.as_ref(), Some(&all))?;
+    Ok((key, item))
+}
+
+/// A record item (GSI1 while active).
+pub fn record(r: &Record) -> StoreResult<(Key, Item)> {
+    let key = keys::record(r.id);
+    let (active, all) = keys::record_index(
+        r.account_id,
+        r.object_type,
+        r.created_at,
+        r.id,
+        r.is_active(),
+    );
+    let item = item_of("record", r, &key, active.as_ref(), Some(&all))?;
+    Ok((key, item))
+}
+
+/// The uniqueness guard of `unique_key` held by `record`.
+pub fn guard(r: &Record, unique_key: &UniqueKey) -> (Key, Item) {
+    let key = keys::guard(
+        r.account_id,
+        r.object_type,
+        &unique_key.field,
+        &unique_key.value,
+    );
+    let mut item = key_attributes(&key);
+    item.insert(keys::ITEM_TYPE.into(), s("guard"));
+    item.insert(GUARD_RECORD_ID.into(), s(r.id.to_string()));
+    item.insert("account_id".into(), s(r.account_id.to_string()));
+    item.insert("object_type".into(), s(r.object_type.as_str()));
+    item.insert("field".into(), s(&unique_key.field));
+    (key, item)
+}
+
+/// A router's rotation state item.
+pub fn rotation(router_id: Uuid, state: &RotationState) -> StoreResult<(Key, Item)> {
+    let key = keys::rotation(router_id);
+    let mut item = item_of("rotation", state, &key, None, None)?;
+    item.insert("router_id".into(), s(router_id.to_string()));
+    Ok((key, item))
+}
+
+/// An assignment log item.
+pub fn log(l: &AssignmentLog) -> StoreResult<(Key, Item)> {
+    let key = keys::assignment_log(l.record_id, l.at, l.id);
+    let item = item_of("log", l, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// An idempotency marker expiring at `expires_at` (epoch seconds).
+pub fn marker(idempotency_key: &str, expires_at: i64) -> (Key, Item) {
+    let key = keys::idempotency(idempotency_key);
+    let mut item = key_attributes(&key);
+    item.insert(keys::ITEM_TYPE.into(), s("idempotency"));
+    item.insert(EXPIRES_AT.into(), AttributeValue::N(expires_at.to_string()));
+    (key, item)
+}
+
+/// A condition or update expression with its placeholders. Only the names and values an
+/// expression uses are sent (DynamoDB rejects unused ones; moto does not, so keep it right here).
+#[derive(Debug, Clone, Default)]
+pub struct Expr {
+    /// The expression text.
+    pub text: String,
+    /// `#name` placeholders.
+    pub names: HashMap<String, String>,
+    /// `:value` placeholders.
+    pub values: HashMap<String, AttributeValue>,
+}
+
+impl Expr {
+    /// An expression `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Binds `#placeholder` to attribute `name`.
+    pub fn name(mut self, placeholder: &str, name: &str) -> Self {
+        self.names.insert(placeholder.into(), name.into());
+        self
+    }
+
+    /// Binds `:placeholder` to `value`.
+    pub fn value(mut self, placeholder: &str, value: AttributeValue) -> Self {
+        self.values.insert(placeholder.into(), value);
+        self
+    }
+
+    /// `None` when there are no names (the SDK field stays unset).
+    pub fn names_opt(&self) -> Option<HashMap<String, String>> {
+        (!self.names.is_empty()).then(|| self.names.clone())
+    }
+
+    /// `None` when there are no values (the SDK field stays unset).
+    pub fn values_opt(&self) -> Option<HashMap<String, AttributeValue>> {
+        (!self.values.is_empty()).then(|| self.values.clone())
+    }
+}
+
+/// The item does not exist yet.
+pub fn absent() -> Expr {
+    Expr::new("attribute_not_exists(#pk)").name("#pk", keys::PK)
+}
+
+/// The item exists, is active, belongs to `account_id` and is at `version`.
+pub fn active_at_version(account_id: Uuid, version: u64) -> Expr {
+    Expr::new(
+        "attribute_exists(#pk) AND #version = :version AND attribute_not_exists(#archived) AND #account = :account",
+    )
+    .name("#pk", keys::PK)
+    .name("#version", "version")
+    .name("#archived", "archived_at")
+    .name("#account", "account_id")
+    .value(":version", n(version))
+    .value(":account", s(account_id.to_string()))
+}
+
+/// The guard is free or already held by `record_id`.
+pub fn free_or_held_by(record_id: Uuid) -> Expr {
+    Expr::new("attribute_not_exists(#pk) OR #holder = :holder")
+        .name("#pk", keys::PK)
+        .name("#holder", GUARD_RECORD_ID)
+        .value(":holder", s(record_id.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ObjectType;
+    use chrono::{TimeZone, Utc};
+    use std::collections::BTreeMap;
+
+    fn record(active: bool) -> Record {
+        let t = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        Record {
+            id: Uuid::from_u128(5),
+            account_id: Uuid::from_u128(1),
+            object_type: ObjectType::Contacts,
+            values: BTreeMap::from([("email".to_string(), "a@x.co".to_string())]),
+            created_at: t,
+            updated_at: t,
+            archived_at: (!active).then_some(t),
+            archived_by: (!active).then(|| "client".to_string()),
+            version: 3,
+        }
+    }
+
+    #[test]
+    fn an_active_record_item_has_both_index_keys_and_no_null_attributes() {
+        let (key, item) = super::record(&record(true)).unwrap();
+        assert_eq!(item[keys::PK], s(&key.pk));
+        assert!(item.contains_key(keys::GSI1PK) && item.contains_key(keys::GSI2PK));
+        assert!(!item.contains_key("archived_at"));
+        assert!(item.values().all(|v| !v.is_null()));
+        let back: Record = from_item(item).unwrap();
+        assert_eq!(back, record(true));
+    }
+
+    #[test]
+    fn an_archived_record_item_leaves_the_sparse_index() {
+        let (_, item) = super::record(&record(false)).unwrap();
+        assert!(!item.contains_key(keys::GSI1PK) && !item.contains_key(keys::GSI1SK));
+        assert!(item.contains_key(keys::GSI2PK));
+        let back: Record = from_item(item).unwrap();
+        assert_eq!(back, record(false));
+    }
+
+    #[test]
+    fn a_guard_item_names_the_record_holding_it() {
+        let r = record(true);
+        let (key, item) = guard(
+            &r,
+            &UniqueKey {
+                field: "email".into(),
+                value: "a@x.co".into(),
+            },
+        );
+        assert_eq!(
+            key,
+            keys::guard(r.account_id, r.object_type, "email", "a@x.co")
+        );
+        assert_eq!(item[GUARD_RECORD_ID], s(r.id.to_string()));
+    }
+}

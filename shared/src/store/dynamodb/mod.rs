@@ -1,0 +1,827 @@
+//! The DynamoDB adapter of the [`Store`] port: one table, keys from [`crate::store::keys`],
+//! definition in `infra/table.json` (see `docs/dynamodb.md` for the access patterns).
+//!
+//! - Single-item reads are strongly consistent `GetItem`s; lists are `Query`s on the sparse
+//!   index GSI1 (active items) or GSI2 (archived included), in the contract's order.
+//! - Writes that must be atomic are one `TransactWriteItems` with conditions: record + guards,
+//!   the assignment (record, rotation state, member, monthly count, log, idempotency marker).
+//!   Cancellation reasons become domain errors ([`cancel::classify`]); transactions cancelled only
+//!   by `TransactionConflict` are retried a few times with jitter.
+//! - Other SDK errors (after the SDK's standard retries) are [`StoreError::Backend`] with the cause.
+
+pub mod cancel;
+pub mod counter;
+pub mod env;
+pub mod items;
+pub mod table;
+
+use self::cancel::{classify, Outcome, Part, Precedence};
+use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
+use super::keys::{self, Key};
+use super::{key_taken_message, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use crate::fields::FieldDefinition;
+use crate::model::{
+    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
+    RotationState, Router, Team,
+};
+use crate::seed::ProvisionPlan;
+use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use rand::Rng;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+use uuid::Uuid;
+
+pub use counter::RequestCounter;
+
+/// DynamoDB's limit of items in one `TransactWriteItems`.
+pub const MAX_TRANSACTION_ITEMS: usize = 100;
+/// DynamoDB's limit of keys in one `BatchGetItem`.
+const MAX_BATCH_GET_KEYS: usize = 100;
+/// Attempts of a transaction cancelled only by `TransactionConflict`.
+const TRANSACTION_ATTEMPTS: usize = 5;
+/// How long an idempotency marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.
+const MARKER_LIFETIME_SECS: i64 = 15 * 24 * 3600;
+
+/// The DynamoDB adapter: a client and the table name. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+}
+
+/// One provisioned item with the guards written in the same transaction.
+struct Provisioned {
+    label: String,
+    key: Key,
+    item: Item,
+    guards: Vec<(Key, Item)>,
+}
+
+impl DynamoStore {
+    /// An adapter over `table`.
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+        }
+    }
+
+    /// The table name.
+    pub fn table_name(&self) -> &str {
+        &self.table
+    }
+
+    /// The SDK client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Creates the table from `infra/table.json` when it does not exist. Returns whether it did.
+    ///
+    /// Errors: the SDK's, as [`StoreError::Backend`].
+    pub async fn create_table_if_missing(&self) -> StoreResult<bool> {
+        table::create_table_if_missing(&self.client, &self.table)
+            .await
+            .map_err(StoreError::Backend)
+    }
+
+    async fn get(&self, key: &Key) -> StoreResult<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(out.item)
+    }
+
+    async fn get_as<T: serde::de::DeserializeOwned>(&self, key: &Key) -> StoreResult<Option<T>> {
+        self.get(key).await?.map(from_item).transpose()
+    }
+
+    /// Every item of a key condition, following `LastEvaluatedKey`.
+    async fn query_all(&self, q: &Query) -> StoreResult<Vec<Item>> {
+        self.query_range(q, 0, usize::MAX).await
+    }
+
+    /// Items `offset..offset + limit` of a key condition, in index order. Reads (and pays for)
+    /// the skipped items too: see `docs/dynamodb.md` for deep offsets.
+    async fn query_range(&self, q: &Query, offset: usize, limit: usize) -> StoreResult<Vec<Item>> {
+        let mut out = Vec::new();
+        let mut skipped = 0usize;
+        let mut start: Option<Item> = None;
+        loop {
+            let remaining = offset.saturating_add(limit) - skipped - out.len();
+            let expr = q.expr();
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .set_index_name(q.index.map(str::to_string))
+                .key_condition_expression(&expr.text)
+                .set_expression_attribute_names(expr.names_opt())
+                .set_expression_attribute_values(expr.values_opt())
+                .consistent_read(q.index.is_none())
+                .set_limit((limit != usize::MAX).then(|| remaining.min(i32::MAX as usize) as i32))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(backend)?;
+            for item in page.items.unwrap_or_default() {
+                if skipped < offset {
+                    skipped += 1;
+                } else if out.len() < limit {
+                    out.push(item);
+                }
+            }
+            match page.last_evaluated_key {
+                Some(key) if out.len() < limit => start = Some(key),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// Runs one transaction, mapping cancellation reasons with `precedence`.
+    async fn transact(
+        &self,
+        items: Vec<TransactWriteItem>,
+        parts: &[Part],
+        precedence: Precedence,
+    ) -> StoreResult<()> {
+        for attempt in 0..TRANSACTION_ATTEMPTS {
+            let sent = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await;
+            let err = match sent {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            let codes = match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(c)) => c
+                    .cancellation_reasons()
+                    .iter()
+                    .map(|r| r.code().map(str::to_string))
+                    .collect::<Vec<_>>(),
+                _ => return Err(backend(err)),
+            };
+            match classify(parts, &codes, precedence) {
+                Outcome::Fail(e) => return Err(e),
+                Outcome::Retry => {
+                    let jitter = rand::thread_rng().gen_range(5..30u64) << attempt;
+                    tokio::time::sleep(Duration::from_millis(jitter)).await;
+                }
+            }
+        }
+        Err(StoreError::Conflict)
+    }
+
+    fn put(&self, item: Item, condition: Option<Expr>) -> StoreResult<TransactWriteItem> {
+        let condition = condition.unwrap_or_default();
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .set_condition_expression((!condition.text.is_empty()).then(|| condition.text.clone()))
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    fn delete(&self, key: &Key, condition: Expr) -> StoreResult<TransactWriteItem> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// A single conditional `PutItem`; a failed condition is a [`StoreError::Conflict`].
+    async fn put_conditional(&self, item: Item, condition: Expr) -> StoreResult<()> {
+        let sent = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .send()
+            .await;
+        match sent {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error().is_some_and(|s| {
+                    s.is_conditional_check_failed_exception()
+                        || s.is_transaction_conflict_exception()
+                }) =>
+            {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    /// The items of `keys` that exist (consistent `BatchGetItem`s of up to 100 keys), with
+    /// the guard holder attribute when present.
+    async fn batch_get(&self, keys: &[Key]) -> StoreResult<HashMap<Key, Item>> {
+        let unique: Vec<Key> = {
+            let mut seen = HashSet::new();
+            keys.iter().filter(|k| seen.insert(*k)).cloned().collect()
+        };
+        let mut found = HashMap::new();
+        for chunk in unique.chunks(MAX_BATCH_GET_KEYS) {
+            let mut pending: Option<KeysAndAttributes> = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(chunk.iter().map(key_attributes).collect()))
+                    .consistent_read(true)
+                    .projection_expression("#pk, #sk, #holder")
+                    .expression_attribute_names("#pk", keys::PK)
+                    .expression_attribute_names("#sk", keys::SK)
+                    .expression_attribute_names("#holder", items::GUARD_RECORD_ID)
+                    .build()
+                    .map_err(backend)?,
+            );
+            let mut attempt = 0u32;
+            while let Some(request) = pending.take() {
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(backend)?;
+                for item in out
+                    .responses
+                    .and_then(|mut r| r.remove(&self.table))
+                    .unwrap_or_default()
+                {
+                    let key = Key {
+                        pk: string_attr(&item, keys::PK)?,
+                        sk: string_attr(&item, keys::SK)?,
+                    };
+                    found.insert(key, item);
+                }
+                pending = out
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .filter(|k| !k.keys.is_empty());
+                if pending.is_some() {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(6))).await;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Writes one provisioning chunk: every item insert-if-absent.
+    async fn provision_chunk(&self, chunk: &[&Provisioned], written: usize) -> StoreResult<()> {
+        let mut items = Vec::new();
+        let mut labels = Vec::new();
+        for p in chunk {
+            items.push(self.put(p.item.clone(), Some(items::absent()))?);
+            labels.push(p.label.clone());
+            for (_, guard) in &p.guards {
+                items.push(self.put(guard.clone(), Some(items::absent()))?);
+                labels.push(format!("a key of {}", p.label));
+            }
+        }
+        let parts = vec![Part::Other; items.len()];
+        let sent = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await;
+        let err = match sent {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        if let Some(TransactWriteItemsError::TransactionCanceledException(c)) =
+            err.as_service_error()
+        {
+            let codes: Vec<Option<String>> = c
+                .cancellation_reasons()
+                .iter()
+                .map(|r| r.code().map(str::to_string))
+                .collect();
+            if let Outcome::Fail(StoreError::Conflict) =
+                classify(&parts, &codes, Precedence::GuardsFirst)
+            {
+                let what = codes
+                    .iter()
+                    .position(|c| c.as_deref() == Some("ConditionalCheckFailed"))
+                    .and_then(|i| labels.get(i))
+                    .cloned()
+                    .unwrap_or_else(|| "an item".into());
+                return Err(StoreError::Rejected(format!(
+                    "{what} was written concurrently while provisioning; {written} items were \
+                     inserted before; run the provisioning again (it inserts only what is missing)"
+                )));
+            }
+        }
+        Err(backend(err))
+    }
+}
+
+/// A key condition: the partition of the table or an index, optionally a sort-key prefix.
+struct Query {
+    index: Option<&'static str>,
+    pk: String,
+    sk_prefix: Option<String>,
+}
+
+impl Query {
+    fn table(pk: String) -> Self {
+        Self {
+            index: None,
+            pk,
+            sk_prefix: None,
+        }
+    }
+
+    fn index(index: &'static str, pk: String) -> Self {
+        Self {
+            index: Some(index),
+            pk,
+            sk_prefix: None,
+        }
+    }
+
+    fn prefix(mut self, prefix: String) -> Self {
+        self.sk_prefix = Some(prefix);
+        self
+    }
+
+    fn expr(&self) -> Expr {
+        let (pk, sk) = match self.index {
+            None => (keys::PK, keys::SK),
+            Some(keys::GSI1) => (keys::GSI1PK, keys::GSI1SK),
+            Some(_) => (keys::GSI2PK, keys::GSI2SK),
+        };
+        let e = Expr::new("#pk = :pk")
+            .name("#pk", pk)
+            .value(":pk", s(&self.pk));
+        match &self.sk_prefix {
+            None => e,
+            Some(prefix) => Expr {
+                text: "#pk = :pk AND begins_with(#sk, :prefix)".into(),
+                ..e
+            }
+            .name("#sk", sk)
+            .value(":prefix", s(prefix)),
+        }
+    }
+}
+
+fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => Ok(v.clone()),
+        _ => Err(backend(format!("item without string attribute {name}"))),
+    }
+}
+
+fn listing_index(page: &Page) -> &'static str {
+    if page.include_archived {
+        keys::GSI2
+    } else {
+        keys::GSI1
+    }
+}
+
+fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<Vec<T>> {
+    items.into_iter().map(from_item).collect()
+}
+
+#[async_trait]
+impl Store for DynamoStore {
+    async fn get_account(&self, account_id: Uuid) -> StoreResult<Option<Account>> {
+        self.get_as(&keys::account(account_id)).await
+    }
+
+    async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>> {
+        self.get_as(&keys::client(client_id)).await
+    }
+
+    async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+        let q = Query::table(keys::account(account_id).pk).prefix(keys::FIELD_PREFIX.into());
+        let mut ordered = Vec::new();
+        for item in self.query_all(&q).await? {
+            let at = string_attr(&item, items::DEFINED_AT).unwrap_or_default();
+            ordered.push((at, from_item::<FieldDefinition>(item)?));
+        }
+        ordered.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(ordered.into_iter().map(|(_, d)| d).collect())
+    }
+
+    async fn get_record(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        id: Uuid,
+    ) -> StoreResult<Option<Record>> {
+        Ok(self
+            .get_as::<Record>(&keys::record(id))
+            .await?
+            .filter(|r| r.account_id == account_id && r.object_type == object_type))
+    }
+
+    async fn list_records(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        page: Page,
+    ) -> StoreResult<Vec<Record>> {
+        let q = Query::index(
+            listing_index(&page),
+            keys::records_partition(account_id, object_type),
+        );
+        parse_items(self.query_range(&q, page.offset, page.limit).await?)
+    }
+
+    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
+        let (_, item) = items::record(record)?;
+        if unique_keys.is_empty() {
+            return self.put_conditional(item, items::absent()).await;
+        }
+        let mut tx = Vec::new();
+        let mut parts = Vec::new();
+        let mut seen = HashSet::new();
+        for key in unique_keys {
+            let (guard_key, guard) = items::guard(record, key);
+            if seen.insert(guard_key) {
+                tx.push(self.put(guard, Some(items::absent()))?);
+                parts.push(Part::Guard(key.field.clone()));
+            }
+        }
+        tx.push(self.put(item, Some(items::absent()))?);
+        parts.push(Part::Record);
+        self.transact(tx, &parts, Precedence::GuardsFirst).await
+    }
+
+    async fn update_record(
+        &self,
+        record: &Record,
+        expected_version: u64,
+        claimed: &[UniqueKey],
+        released: &[UniqueKey],
+    ) -> StoreResult<()> {
+        let (_, item) = items::record(record)?;
+        let condition = items::active_at_version(record.account_id, expected_version)
+            .name("#type", "object_type")
+            .value(":type", s(record.object_type.as_str()));
+        let condition = Expr {
+            text: format!("{} AND #type = :type", condition.text),
+            ..condition
+        };
+        let mut tx = vec![self.put(item, Some(condition))?];
+        let mut parts = vec![Part::Record];
+        let mut touched: HashSet<Key> = HashSet::new();
+        for key in claimed {
+            let (guard_key, guard) = items::guard(record, key);
+            if touched.insert(guard_key) {
+                tx.push(self.put(guard, Some(items::free_or_held_by(record.id)))?);
+                parts.push(Part::Guard(key.field.clone()));
+            }
+        }
+        for key in released {
+            let (guard_key, _) = items::guard(record, key);
+            if touched.insert(guard_key.clone()) {
+                tx.push(self.delete(&guard_key, items::free_or_held_by(record.id))?);
+                parts.push(Part::Release);
+            }
+        }
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn list_members(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Member>> {
+        let q = Query::index(listing_index(&page), keys::members_partition(account_id));
+        parse_items(self.query_range(&q, page.offset, page.limit).await?)
+    }
+
+    async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>> {
+        Ok(self
+            .get_as::<Member>(&keys::member(member_id))
+            .await?
+            .filter(|m| m.account_id == account_id))
+    }
+
+    async fn find_member_by_email(
+        &self,
+        account_id: Uuid,
+        email: &str,
+    ) -> StoreResult<Option<Member>> {
+        let q = Query::index(keys::GSI2, keys::members_partition(account_id))
+            .prefix(keys::email_prefix(&email.to_lowercase()));
+        let found = self.query_range(&q, 0, 1).await?;
+        found.into_iter().next().map(from_item).transpose()
+    }
+
+    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
+        let (_, item) = items::member(member)?;
+        self.put_conditional(
+            item,
+            items::active_at_version(member.account_id, expected_version),
+        )
+        .await
+    }
+
+    async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>> {
+        let q = Query::index(keys::GSI2, keys::roles_partition(account_id));
+        parse_items(self.query_all(&q).await?)
+    }
+
+    async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>> {
+        let q = Query::index(keys::GSI2, keys::teams_partition(account_id));
+        parse_items(self.query_all(&q).await?)
+    }
+
+    async fn list_routers(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Router>> {
+        let q = Query::index(listing_index(&page), keys::routers_partition(account_id));
+        parse_items(self.query_range(&q, page.offset, page.limit).await?)
+    }
+
+    async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>> {
+        Ok(self
+            .find_router(router_id)
+            .await?
+            .filter(|r| r.account_id == account_id))
+    }
+
+    async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>> {
+        self.get_as(&keys::router(router_id)).await
+    }
+
+    async fn find_by_unique_key(
+        &self,
+        account_id: Uuid,
+        object_type: ObjectType,
+        key: &UniqueKey,
+    ) -> StoreResult<Option<Record>> {
+        let guard = keys::guard(account_id, object_type, &key.field, &key.value);
+        let Some(item) = self.get(&guard).await? else {
+            return Ok(None);
+        };
+        let holder = string_attr(&item, items::GUARD_RECORD_ID)?;
+        let id = Uuid::parse_str(&holder).map_err(backend)?;
+        self.get_record(account_id, object_type, id).await
+    }
+
+    async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState> {
+        Ok(self
+            .get_as(&keys::rotation(router_id))
+            .await?
+            .unwrap_or_default())
+    }
+
+    async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64> {
+        let Some(item) = self.get(&keys::monthly_count(account_id, month)).await? else {
+            return Ok(0);
+        };
+        match item.get(items::COUNT) {
+            Some(AttributeValue::N(v)) => v.parse().map_err(backend),
+            _ => Ok(0),
+        }
+    }
+
+    async fn assignment_log(
+        &self,
+        account_id: Uuid,
+        record_id: Uuid,
+    ) -> StoreResult<Vec<AssignmentLog>> {
+        let q = Query::table(keys::record(record_id).pk).prefix(keys::LOG_PREFIX.into());
+        let logs: Vec<AssignmentLog> = parse_items(self.query_all(&q).await?)?;
+        Ok(logs
+            .into_iter()
+            .filter(|l| l.account_id == account_id)
+            .collect())
+    }
+
+    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
+        Ok(self.get(&keys::idempotency(key)).await?.is_some())
+    }
+
+    async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
+        if w.quota == Some(0) {
+            // `attribute_not_exists(count) OR count < 0` would pass on a fresh month.
+            return Err(StoreError::Conflict);
+        }
+        let mut tx = Vec::new();
+        let mut parts = Vec::new();
+
+        let (_, record) = items::record(&w.record)?;
+        tx.push(self.put(
+            record,
+            Some(items::active_at_version(
+                w.record.account_id,
+                w.record_version,
+            )),
+        )?);
+        parts.push(Part::Record);
+
+        if let Some((router_id, state, version)) = &w.rotation {
+            let (_, item) = items::rotation(*router_id, state)?;
+            // Version 0 is the state before the first rotation: no item yet.
+            let text = if *version == 0 {
+                "attribute_not_exists(#pk) OR #version = :version"
+            } else {
+                "#version = :version"
+            };
+            let mut condition = Expr::new(text)
+                .name("#version", "version")
+                .value(":version", n(*version));
+            if *version == 0 {
+                condition = condition.name("#pk", keys::PK);
+            }
+            tx.push(self.put(item, Some(condition))?);
+            parts.push(Part::Rotation);
+        }
+
+        if let Some((member, version)) = &w.member {
+            let (_, item) = items::member(member)?;
+            tx.push(self.put(
+                item,
+                Some(items::active_at_version(member.account_id, *version)),
+            )?);
+            parts.push(Part::Member);
+        }
+
+        let count_key = keys::monthly_count(w.log.account_id, &w.month);
+        let mut count =
+            Expr::new("ADD #count :one SET #type = :type, #account = :account, #month = :month")
+                .name("#count", items::COUNT)
+                .name("#type", keys::ITEM_TYPE)
+                .name("#account", "account_id")
+                .name("#month", "month")
+                .value(":one", n(1))
+                .value(":type", s("monthly_count"))
+                .value(":account", s(w.log.account_id.to_string()))
+                .value(":month", s(&w.month));
+        let quota_condition = w.quota.map(|quota| {
+            count.values.insert(":quota".into(), n(quota));
+            "attribute_not_exists(#count) OR #count < :quota".to_string()
+        });
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(&count_key)))
+            .update_expression(&count.text)
+            .set_condition_expression(quota_condition)
+            .set_expression_attribute_names(count.names_opt())
+            .set_expression_attribute_values(count.values_opt())
+            .build()
+            .map_err(backend)?;
+        tx.push(TransactWriteItem::builder().update(update).build());
+        parts.push(Part::Quota);
+
+        let (_, log) = items::log(&w.log)?;
+        tx.push(self.put(log, None)?);
+        parts.push(Part::Other);
+
+        if let Some(key) = &w.idempotency_key {
+            let expires = w.log.at.timestamp() + MARKER_LIFETIME_SECS;
+            let (_, marker) = items::marker(key, expires);
+            tx.push(self.put(marker, Some(items::absent()))?);
+            parts.push(Part::Marker);
+        }
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
+        // Everything the plan would write, in plan order.
+        let defined_at = keys::sortable_time(chrono::Utc::now());
+        let mut entries: Vec<Provisioned> = Vec::new();
+        let mut add = |label: String, (key, item): (Key, Item), guards: Vec<(Key, Item)>| {
+            entries.push(Provisioned {
+                label,
+                key,
+                item,
+                guards,
+            })
+        };
+        for a in &plan.accounts {
+            add(
+                format!("account {}", a.account.id),
+                items::account(&a.account)?,
+                vec![],
+            );
+            for c in &a.clients {
+                add(format!("client {}", c.client_id), items::client(c)?, vec![]);
+            }
+            for r in &a.roles {
+                add(format!("role {}", r.id), items::role(r)?, vec![]);
+            }
+            for m in &a.members {
+                add(format!("member {}", m.id), items::member(m)?, vec![]);
+            }
+            for t in &a.teams {
+                add(format!("team {}", t.id), items::team(t)?, vec![]);
+            }
+            for (i, d) in a.field_definitions.iter().enumerate() {
+                add(
+                    format!("field {}.{}", d.object_type, d.internal_name),
+                    items::field_definition(a.account.id, d, &format!("{defined_at}#{i:06}"))?,
+                    vec![],
+                );
+            }
+            for r in &a.routers {
+                add(format!("router {}", r.id), items::router(r)?, vec![]);
+            }
+            for p in &a.records {
+                let guards = p
+                    .unique_keys
+                    .iter()
+                    .map(|k| items::guard(&p.record, k))
+                    .collect();
+                add(
+                    format!("record {}", p.record.id),
+                    items::record(&p.record)?,
+                    guards,
+                );
+            }
+        }
+
+        // Check before the first write: what exists, and whether a new record's key is taken.
+        let all_keys: Vec<Key> = entries.iter().map(|e| e.key.clone()).collect();
+        let existing = self.batch_get(&all_keys).await?;
+        let fresh_records: Vec<&crate::seed::PlannedRecord> = plan
+            .accounts
+            .iter()
+            .flat_map(|a| &a.records)
+            .filter(|p| !existing.contains_key(&keys::record(p.record.id)))
+            .collect();
+        let guard_keys: Vec<Key> = fresh_records
+            .iter()
+            .flat_map(|p| {
+                p.unique_keys.iter().map(|k| {
+                    keys::guard(
+                        p.record.account_id,
+                        p.record.object_type,
+                        &k.field,
+                        &k.value,
+                    )
+                })
+            })
+            .collect();
+        let guards = self.batch_get(&guard_keys).await?;
+        for p in &fresh_records {
+            for k in &p.unique_keys {
+                let g = keys::guard(
+                    p.record.account_id,
+                    p.record.object_type,
+                    &k.field,
+                    &k.value,
+                );
+                let held_by_other = guards
+                    .get(&g)
+                    .and_then(|item| string_attr(item, items::GUARD_RECORD_ID).ok())
+                    .is_some_and(|holder| holder != p.record.id.to_string());
+                if held_by_other {
+                    return Err(StoreError::Rejected(key_taken_message(p, k)));
+                }
+            }
+        }
+
+        // Write what is missing, in transactions of at most 100 items (a record with its
+        // guards always in the same one).
+        let mut report = ProvisionReport::default();
+        let mut chunk: Vec<&Provisioned> = Vec::new();
+        let mut chunk_items = 0usize;
+        let mut written = 0usize;
+        for e in &entries {
+            if existing.contains_key(&e.key) {
+                report.skipped.push(e.label.clone());
+                continue;
+            }
+            let size = 1 + e.guards.len();
+            if chunk_items + size > MAX_TRANSACTION_ITEMS {
+                self.provision_chunk(&chunk, written).await?;
+                written += chunk.len();
+                chunk.clear();
+                chunk_items = 0;
+            }
+            chunk.push(e);
+            chunk_items += size;
+            report.inserted += 1;
+        }
+        if !chunk.is_empty() {
+            self.provision_chunk(&chunk, written).await?;
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,436 @@
+//! Every key of the single DynamoDB table, built here and nowhere else.
+//!
+//! The table has a generic primary key (`PK`, `SK`) and two overloaded global secondary indexes
+//! (`GSI1PK`/`GSI1SK`, `GSI2PK`/`GSI2SK`); the item types and access patterns are tabled in
+//! `docs/dynamodb.md`. Summary:
+//!
+//! | item | `PK` | `SK` | GSI1 (active only) | GSI2 (all) |
+//! |---|---|---|---|---|
+//! | account | `ACCOUNT#<id>` | `ACCOUNT` | | |
+//! | API client | `CLIENT#<client_id>` | `CLIENT` | | |
+//! | role | `ROLE#<id>` | `ROLE` | | `ACCOUNT#<a>#ROLES` / `<id>` |
+//! | member | `MEMBER#<id>` | `MEMBER` | `ACCOUNT#<a>#MEMBERS` / `<email>#<id>` | same |
+//! | team | `TEAM#<id>` | `TEAM` | | `ACCOUNT#<a>#TEAMS` / `<created>#<id>` |
+//! | field definition | `ACCOUNT#<a>` | `FIELD#<type>#<internal_name>` | | |
+//! | router | `ROUTER#<id>` | `ROUTER` | `ACCOUNT#<a>#ROUTERS` / `<created>#<id>` | same |
+//! | rotation state | `ROUTER#<id>` | `ROTATION` | | |
+//! | record | `RECORD#<id>` | `RECORD` | `ACCOUNT#<a>#RECORDS#<type>` / `<created>#<id>` | same |
+//! | assignment log | `RECORD#<record id>` | `LOG#<at>#<log id>` | | |
+//! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
+//! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
+//! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
+//!
+//! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
+//! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
+
+use crate::model::ObjectType;
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+/// Partition key attribute of the table.
+pub const PK: &str = "PK";
+/// Sort key attribute of the table.
+pub const SK: &str = "SK";
+/// GSI1: active items of a listing (sparse: archived items carry no GSI1 keys).
+pub const GSI1: &str = "GSI1";
+/// Partition key attribute of GSI1.
+pub const GSI1PK: &str = "GSI1PK";
+/// Sort key attribute of GSI1.
+pub const GSI1SK: &str = "GSI1SK";
+/// GSI2: every item of a listing, archived included; roles and teams by account.
+pub const GSI2: &str = "GSI2";
+/// Partition key attribute of GSI2.
+pub const GSI2PK: &str = "GSI2PK";
+/// Sort key attribute of GSI2.
+pub const GSI2SK: &str = "GSI2SK";
+/// Attribute naming the item type (`account`, `record`, ...), for people reading the table.
+pub const ITEM_TYPE: &str = "item_type";
+
+/// Sort-key prefix of an account's field definitions.
+pub const FIELD_PREFIX: &str = "FIELD#";
+/// Sort-key prefix of a record's assignment log items.
+pub const LOG_PREFIX: &str = "LOG#";
+
+/// Canonical values longer than this (in bytes) are replaced by their SHA-256 in a guard key, so
+/// the key stays far below DynamoDB's 2048-byte partition key limit.
+pub const MAX_VERBATIM_VALUE: usize = 1024;
+
+/// A primary key: `PK` and `SK`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    /// Partition key value.
+    pub pk: String,
+    /// Sort key value.
+    pub sk: String,
+}
+
+impl Key {
+    fn new(pk: String, sk: &str) -> Self {
+        Self {
+            pk,
+            sk: sk.to_string(),
+        }
+    }
+}
+
+/// An index key: partition and sort value of GSI1 or GSI2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexKey {
+    /// Index partition key value.
+    pub pk: String,
+    /// Index sort key value.
+    pub sk: String,
+}
+
+/// An account item.
+pub fn account(id: Uuid) -> Key {
+    Key::new(format!("ACCOUNT#{id}"), "ACCOUNT")
+}
+
+/// An API client item, by `client_id` (unique across the store).
+pub fn client(client_id: &str) -> Key {
+    Key::new(format!("CLIENT#{client_id}"), "CLIENT")
+}
+
+/// A role item.
+pub fn role(id: Uuid) -> Key {
+    Key::new(format!("ROLE#{id}"), "ROLE")
+}
+
+/// A member item.
+pub fn member(id: Uuid) -> Key {
+    Key::new(format!("MEMBER#{id}"), "MEMBER")
+}
+
+/// A team item.
+pub fn team(id: Uuid) -> Key {
+    Key::new(format!("TEAM#{id}"), "TEAM")
+}
+
+/// A router item.
+pub fn router(id: Uuid) -> Key {
+    Key::new(format!("ROUTER#{id}"), "ROUTER")
+}
+
+/// A record item (any type).
+pub fn record(id: Uuid) -> Key {
+    Key::new(format!("RECORD#{id}"), "RECORD")
+}
+
+/// A field definition of the account: one item per (type, internal name), in the account's
+/// partition so one `Query` reads them all.
+pub fn field_definition(account_id: Uuid, object_type: ObjectType, internal_name: &str) -> Key {
+    Key {
+        pk: account(account_id).pk,
+        sk: format!("{FIELD_PREFIX}{object_type}#{internal_name}"),
+    }
+}
+
+/// The uniqueness guard of `field` = `value` among active records of the account and type
+/// (`UNIQUE#<account>#<type>#<field>#<canonical value>`). Values longer than
+/// [`MAX_VERBATIM_VALUE`] bytes are replaced by `sha256:<hex>`.
+pub fn guard(account_id: Uuid, object_type: ObjectType, field: &str, value: &str) -> Key {
+    let value = if value.len() > MAX_VERBATIM_VALUE {
+        let digest = Sha256::digest(value.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    } else {
+        value.to_string()
+    };
+    Key::new(
+        format!("UNIQUE#{account_id}#{object_type}#{field}#{value}"),
+        "UNIQUE",
+    )
+}
+
+/// A router's rotation state, beside the router in its partition.
+pub fn rotation(router_id: Uuid) -> Key {
+    Key::new(router(router_id).pk, "ROTATION")
+}
+
+/// The account's assignment count of calendar month `month` (`YYYY-MM`).
+pub fn monthly_count(account_id: Uuid, month: &str) -> Key {
+    Key {
+        pk: account(account_id).pk,
+        sk: format!("MONTH#{month}"),
+    }
+}
+
+/// An assignment log item, in its record's partition, oldest first.
+pub fn assignment_log(record_id: Uuid, at: DateTime<Utc>, log_id: Uuid) -> Key {
+    Key {
+        pk: record(record_id).pk,
+        sk: format!("{LOG_PREFIX}{}#{log_id}", sortable_time(at)),
+    }
+}
+
+/// The idempotency marker of a queue message (its id).
+pub fn idempotency(key: &str) -> Key {
+    Key::new(format!("IDEMPOTENCY#{key}"), "IDEMPOTENCY")
+}
+
+/// Index partition of the account's records of one type.
+pub fn records_partition(account_id: Uuid, object_type: ObjectType) -> String {
+    format!("ACCOUNT#{account_id}#RECORDS#{object_type}")
+}
+
+/// Index partition of the account's members.
+pub fn members_partition(account_id: Uuid) -> String {
+    format!("ACCOUNT#{account_id}#MEMBERS")
+}
+
+/// Index partition of the account's routers.
+pub fn routers_partition(account_id: Uuid) -> String {
+    format!("ACCOUNT#{account_id}#ROUTERS")
+}
+
+/// Index partition of the account's roles (GSI2).
+pub fn roles_partition(account_id: Uuid) -> String {
+    format!("ACCOUNT#{account_id}#ROLES")
+}
+
+/// Index partition of the account's teams (GSI2).
+pub fn teams_partition(account_id: Uuid) -> String {
+    format!("ACCOUNT#{account_id}#TEAMS")
+}
+
+/// A fixed-width UTC time (`2026-11-22T09:30:00.000000000Z`): its text order is time order.
+pub fn sortable_time(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S%.9fZ").to_string()
+}
+
+/// Index sort key "by creation time then id" (records, routers, teams).
+pub fn by_creation(created_at: DateTime<Utc>, id: Uuid) -> String {
+    format!("{}#{id}", sortable_time(created_at))
+}
+
+/// Index sort key "by e-mail then id" (members).
+pub fn by_email(email: &str, id: Uuid) -> String {
+    format!("{}{id}", email_prefix(email))
+}
+
+/// The sort-key prefix of a member's e-mail, for the lookup by e-mail (`begins_with`).
+pub fn email_prefix(email: &str) -> String {
+    format!("{email}#")
+}
+
+/// Index keys of a record: GSI1 only while active, GSI2 always.
+pub fn record_index(
+    account_id: Uuid,
+    object_type: ObjectType,
+    created_at: DateTime<Utc>,
+    id: Uuid,
+    active: bool,
+) -> (Option<IndexKey>, IndexKey) {
+    listing(
+        records_partition(account_id, object_type),
+        by_creation(created_at, id),
+        active,
+    )
+}
+
+/// Index keys of a member: GSI1 only while active, GSI2 always.
+pub fn member_index(
+    account_id: Uuid,
+    email: &str,
+    id: Uuid,
+    active: bool,
+) -> (Option<IndexKey>, IndexKey) {
+    listing(members_partition(account_id), by_email(email, id), active)
+}
+
+/// Index keys of a router: GSI1 only while active, GSI2 always.
+pub fn router_index(
+    account_id: Uuid,
+    created_at: DateTime<Utc>,
+    id: Uuid,
+    active: bool,
+) -> (Option<IndexKey>, IndexKey) {
+    listing(
+        routers_partition(account_id),
+        by_creation(created_at, id),
+        active,
+    )
+}
+
+/// GSI2 key of a role.
+pub fn role_index(account_id: Uuid, id: Uuid) -> IndexKey {
+    IndexKey {
+        pk: roles_partition(account_id),
+        sk: id.to_string(),
+    }
+}
+
+/// GSI2 key of a team.
+pub fn team_index(account_id: Uuid, created_at: DateTime<Utc>, id: Uuid) -> IndexKey {
+    IndexKey {
+        pk: teams_partition(account_id),
+        sk: by_creation(created_at, id),
+    }
+}
+
+fn listing(pk: String, sk: String, active: bool) -> (Option<IndexKey>, IndexKey) {
+    let all = IndexKey { pk, sk };
+    (active.then(|| all.clone()), all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    #[test]
+    fn entity_keys_carry_the_type_and_the_id() {
+        let a = id(1);
+        assert_eq!(
+            account(a),
+            Key {
+                pk: "ACCOUNT#00000000-0000-0000-0000-000000000001".into(),
+                sk: "ACCOUNT".into()
+            }
+        );
+        assert_eq!(client("northwind").pk, "CLIENT#northwind");
+        assert_eq!(role(a).pk, format!("ROLE#{a}"));
+        assert_eq!(member(a).sk, "MEMBER");
+        assert_eq!(team(a).sk, "TEAM");
+        assert_eq!(router(a).sk, "ROUTER");
+        assert_eq!(record(a).sk, "RECORD");
+    }
+
+    #[test]
+    fn rotation_state_lives_in_its_routers_partition() {
+        let r = id(7);
+        assert_eq!(rotation(r).pk, router(r).pk);
+        assert_ne!(rotation(r).sk, router(r).sk);
+    }
+
+    #[test]
+    fn field_definitions_share_the_account_partition_under_one_prefix() {
+        let k = field_definition(id(1), ObjectType::Contacts, "region");
+        assert_eq!(k.pk, account(id(1)).pk);
+        assert_eq!(k.sk, "FIELD#contacts#region");
+        assert!(k.sk.starts_with(FIELD_PREFIX));
+    }
+
+    #[test]
+    fn a_guard_key_names_account_type_field_and_canonical_value() {
+        let k = guard(id(1), ObjectType::Companies, "website_url", "example.com");
+        assert_eq!(
+            k.pk,
+            "UNIQUE#00000000-0000-0000-0000-000000000001#companies#website_url#example.com"
+        );
+        assert_eq!(k.sk, "UNIQUE");
+    }
+
+    #[test]
+    fn guards_of_other_accounts_types_or_fields_differ() {
+        let base = guard(id(1), ObjectType::Contacts, "external_id", "x");
+        assert_ne!(base, guard(id(2), ObjectType::Contacts, "external_id", "x"));
+        assert_ne!(base, guard(id(1), ObjectType::Deals, "external_id", "x"));
+        assert_ne!(base, guard(id(1), ObjectType::Contacts, "email", "x"));
+    }
+
+    #[test]
+    fn a_very_long_guard_value_is_hashed_to_a_bounded_key() {
+        let long = "v".repeat(5000);
+        let k = guard(id(1), ObjectType::Deals, "external_id", &long);
+        assert!(k.pk.len() < 200, "{}", k.pk.len());
+        assert!(k.pk.contains("#sha256:"));
+        let other = guard(id(1), ObjectType::Deals, "external_id", &"w".repeat(5000));
+        assert_ne!(k, other);
+        let short = "v".repeat(MAX_VERBATIM_VALUE);
+        assert!(guard(id(1), ObjectType::Deals, "external_id", &short)
+            .pk
+            .ends_with(&short));
+    }
+
+    #[test]
+    fn creation_sort_keys_order_by_time_then_id() {
+        let t1 = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap();
+        let t2 = t1 + chrono::Duration::milliseconds(1);
+        let t3 = t1 + chrono::Duration::seconds(10);
+        let mut keys = [
+            by_creation(t3, id(1)),
+            by_creation(t2, id(1)),
+            by_creation(t1, id(9)),
+            by_creation(t1, id(2)),
+        ];
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                by_creation(t1, id(2)),
+                by_creation(t1, id(9)),
+                by_creation(t2, id(1)),
+                by_creation(t3, id(1)),
+            ]
+        );
+        assert_eq!(sortable_time(t1), "2026-01-02T03:04:05.000000000Z");
+    }
+
+    #[test]
+    fn member_sort_keys_order_by_email_even_when_one_is_a_prefix_of_another() {
+        let mut keys = [
+            by_email("a@x.com", id(1)),
+            by_email("a@x.co", id(2)),
+            by_email("ab@x.co", id(3)),
+        ];
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                by_email("a@x.co", id(2)),
+                by_email("a@x.com", id(1)),
+                by_email("ab@x.co", id(3)),
+            ]
+        );
+        assert!(by_email("a@x.co", id(2)).starts_with(&email_prefix("a@x.co")));
+        assert!(!by_email("a@x.com", id(2)).starts_with(&email_prefix("a@x.co")));
+    }
+
+    #[test]
+    fn archived_items_leave_the_active_index_but_stay_in_the_full_one() {
+        let t = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let (active, all) = record_index(id(1), ObjectType::Contacts, t, id(5), true);
+        assert_eq!(active.as_ref(), Some(&all));
+        assert_eq!(all.pk, records_partition(id(1), ObjectType::Contacts));
+        let (active, all) = record_index(id(1), ObjectType::Contacts, t, id(5), false);
+        assert!(active.is_none());
+        assert_eq!(all.sk, by_creation(t, id(5)));
+        assert!(member_index(id(1), "a@x.co", id(2), false).0.is_none());
+        assert!(router_index(id(1), t, id(3), true).0.is_some());
+    }
+
+    #[test]
+    fn listing_partitions_are_per_account_and_type() {
+        assert_ne!(
+            records_partition(id(1), ObjectType::Contacts),
+            records_partition(id(1), ObjectType::Companies)
+        );
+        assert_ne!(members_partition(id(1)), members_partition(id(2)));
+        assert_ne!(routers_partition(id(1)), members_partition(id(1)));
+        assert_eq!(role_index(id(1), id(4)).pk, roles_partition(id(1)));
+        let t = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        assert_eq!(team_index(id(1), t, id(4)).pk, teams_partition(id(1)));
+    }
+
+    #[test]
+    fn dispatch_items_have_their_own_keys() {
+        let t = Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap();
+        assert_eq!(monthly_count(id(1), "2026-03").sk, "MONTH#2026-03");
+        assert_eq!(monthly_count(id(1), "2026-03").pk, account(id(1)).pk);
+        let log = assignment_log(id(5), t, id(6));
+        assert_eq!(log.pk, record(id(5)).pk);
+        assert!(log.sk.starts_with(LOG_PREFIX));
+        assert!(
+            assignment_log(id(5), t, id(6)).sk
+                < assignment_log(id(5), t + chrono::Duration::milliseconds(1), id(1)).sk
+        );
+        assert_eq!(idempotency("msg-1").pk, "IDEMPOTENCY#msg-1");
+    }
+}

@@ -1,0 +1,169 @@
+//! DynamoDB requests per API operation, measured with the SDK interceptor
+//! ([`shared::store::dynamodb::RequestCounter`]) on the services the handlers call, against the
+//! emulator (`bash infra/scripts/test.sh`). The table these numbers produce is in
+//! `docs/dynamodb.md`; run with `--nocapture` to print it.
+
+use chrono::Utc;
+use shared::clock::SystemClock;
+use shared::fields::{CatalogueCache, FieldDefinition, FieldType};
+use shared::members::MemberService;
+use shared::model::{Account, ObjectType};
+use shared::records::{Caller, RecordService};
+use shared::routers::RouterService;
+use shared::seed::{AccountPlan, ProvisionPlan};
+use shared::store::dynamodb::env::TestTable;
+use shared::store::{Page, Store};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use uuid::Uuid;
+
+fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+fn page(offset: usize) -> Page {
+    Page {
+        limit: 10,
+        offset,
+        include_archived: false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let account = Account {
+        id: Uuid::new_v4(),
+        name: "Acme".into(),
+        active: true,
+        assignment_quota: None,
+        crm: None,
+        created_at: Utc::now(),
+    };
+    let plan = ProvisionPlan {
+        accounts: vec![AccountPlan {
+            account: account.clone(),
+            clients: vec![],
+            roles: vec![],
+            members: vec![],
+            teams: vec![],
+            field_definitions: vec![FieldDefinition {
+                object_type: ObjectType::Contacts,
+                internal_name: "region".into(),
+                name: "Region".into(),
+                field_type: FieldType::String,
+                options: vec![],
+            }],
+            routers: vec![],
+            records: vec![],
+        }],
+    };
+    let store: Arc<dyn Store> = Arc::new(table.store.clone());
+    store.provision(&plan).await.expect("provisioned");
+    let counter = table.counter.clone();
+    counter.take();
+
+    let cache = Arc::new(CatalogueCache::default());
+    let records = RecordService::new(store.clone(), Arc::new(SystemClock), cache.clone());
+    let members = MemberService::new(store.clone(), Arc::new(SystemClock));
+    let routers = RouterService::new(store.clone());
+    let caller = Caller {
+        account_id: account.id,
+        actor: "client",
+    };
+    let mut measured: Vec<(&str, BTreeMap<String, u64>)> = Vec::new();
+
+    // Cold instance: the account's field definitions, read once and cached.
+    cache
+        .get(store.as_ref(), account.id)
+        .await
+        .expect("catalogue");
+    measured.push((
+        "field definitions (cold instance, once per TTL)",
+        counter.take(),
+    ));
+
+    let created = records
+        .create(
+            caller,
+            ObjectType::Contacts,
+            br#"{"fields": {"email": "jo@example.com", "first_name": "Jo", "region": "EMEA"}}"#,
+        )
+        .await
+        .expect("created");
+    measured.push(("POST /contacts (unique key email)", counter.take()));
+    let id = created["id"].as_str().expect("id").to_string();
+
+    records
+        .create(
+            caller,
+            ObjectType::Contacts,
+            br#"{"fields": {"first_name": "Al"}}"#,
+        )
+        .await
+        .expect("created");
+    measured.push(("POST /contacts (no unique key in the body)", counter.take()));
+
+    records
+        .get(account.id, ObjectType::Contacts, &id, Some("region"))
+        .await
+        .expect("read");
+    measured.push(("GET /contacts/{id}", counter.take()));
+
+    records
+        .list(account.id, ObjectType::Contacts, None, page(0))
+        .await
+        .expect("listed");
+    measured.push(("GET /contacts (offset 0)", counter.take()));
+
+    records
+        .update(
+            caller,
+            ObjectType::Contacts,
+            &id,
+            None,
+            br#"{"fields": {"email": "jo.doe@example.com"}}"#,
+        )
+        .await
+        .expect("updated");
+    measured.push(("PATCH /contacts/{id} (key changed)", counter.take()));
+
+    records
+        .archive(caller, ObjectType::Contacts, &id)
+        .await
+        .expect("archived");
+    measured.push(("DELETE /contacts/{id}", counter.take()));
+
+    members.list(account.id, page(0)).await.expect("members");
+    measured.push(("GET /users (offset 0)", counter.take()));
+
+    routers.list(account.id, page(0)).await.expect("routers");
+    measured.push(("GET /routers (offset 0)", counter.take()));
+
+    store.get_client("nobody").await.expect("client read");
+    measured.push(("POST /oauth2/token (client lookup)", counter.take()));
+
+    println!("| operation | DynamoDB requests |");
+    println!("|---|---|");
+    for (what, c) in &measured {
+        let text: Vec<String> = c.iter().map(|(op, n)| format!("{n} {op}")).collect();
+        println!("| {what} | {} |", text.join(" + "));
+    }
+
+    let expected = [
+        counts(&[("Query", 1)]),
+        counts(&[("TransactWriteItems", 1)]),
+        counts(&[("PutItem", 1)]),
+        counts(&[("GetItem", 1)]),
+        counts(&[("Query", 1)]),
+        counts(&[("GetItem", 1), ("TransactWriteItems", 1)]),
+        counts(&[("GetItem", 1), ("TransactWriteItems", 1)]),
+        counts(&[("Query", 2)]),
+        counts(&[("Query", 1)]),
+        counts(&[("GetItem", 1)]),
+    ];
+    for ((what, got), want) in measured.iter().zip(expected) {
+        assert_eq!(got, &want, "{what}");
+    }
+    table.delete().await;
+}

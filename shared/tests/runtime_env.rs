@@ -1,0 +1,39 @@
+//! `store_from_env`: the backend chosen by `STORE_BACKEND` (default `dynamodb`), failing fast
+//! with a clear message. One test function, so nothing else in this binary races on the
+//! process environment.
+
+use shared::runtime::store_from_env;
+
+#[tokio::test]
+async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
+    std::env::remove_var("STORE_BACKEND");
+    std::env::remove_var("TABLE_NAME");
+    let err = store_from_env()
+        .await
+        .err()
+        .expect("no table name")
+        .to_string();
+    assert!(err.contains("TABLE_NAME is not set"), "{err}");
+
+    std::env::set_var("STORE_BACKEND", "cassandra");
+    let err = store_from_env()
+        .await
+        .err()
+        .expect("unknown backend")
+        .to_string();
+    assert!(err.contains("STORE_BACKEND=cassandra is unknown"), "{err}");
+
+    // Building the DynamoDB store makes no request (cold start stays light): it succeeds even
+    // with an endpoint where nothing listens.
+    std::env::set_var("STORE_BACKEND", "dynamodb");
+    std::env::set_var("TABLE_NAME", "routing");
+    std::env::set_var("AWS_REGION", "us-east-1");
+    std::env::set_var("AWS_EC2_METADATA_DISABLED", "true");
+    std::env::set_var("AWS_ENDPOINT_URL", "http://127.0.0.1:9");
+    assert!(store_from_env().await.is_ok());
+
+    std::env::set_var("STORE_BACKEND", "memory");
+    std::env::remove_var("SEED_PATH");
+    let err = store_from_env().await.err().expect("no seed").to_string();
+    assert!(err.contains("SEED_PATH is not set"), "{err}");
+}

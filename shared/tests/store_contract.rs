@@ -1,0 +1,1615 @@
+//! The store contract: the same test bodies run against both adapters of the port, the embedded
+//! `MemoryStore` and the `DynamoStore` (each DynamoDB test on a fresh table of its own, on the
+//! emulator named by `AWS_ENDPOINT_URL`; run them with `bash infra/scripts/test.sh`).
+//!
+//! A body is an `async fn(Arc<dyn Store>)`; `contract!` instantiates every body once per adapter
+//! (`memory::<name>` and `dynamodb::<name>`).
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use shared::auth::Scope;
+use shared::fields::{EnumOption, FieldDefinition, FieldType};
+use shared::model::{
+    Account, ApiClient, AssignmentLog, AssignmentReason, AssignmentWrite, Member, ObjectType,
+    Record, Role, RotationState, Router, Team,
+};
+use shared::seed::{AccountPlan, PlannedRecord, ProvisionPlan};
+use shared::store::{Page, Store, StoreError, UniqueKey};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use uuid::Uuid;
+
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(std::sync::Arc::new(shared::store::memory::MemoryStore::new()))
+                        .await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let table = shared::store::dynamodb::env::TestTable::create()
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    super::$name(std::sync::Arc::new(table.store.clone())).await;
+                    table.delete().await;
+                }
+            )*
+        }
+    };
+}
+
+contract!(
+    a_created_record_reads_back_exactly,
+    a_record_of_another_account_or_type_reads_as_absent,
+    records_list_by_creation_time_then_id_and_page_by_offset,
+    archived_records_are_listed_only_when_asked,
+    a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first_colliding_key,
+    the_same_key_in_another_account_or_type_is_not_a_duplicate,
+    twenty_concurrent_creates_with_one_key_let_exactly_one_succeed,
+    a_record_id_that_exists_cannot_be_created_again,
+    archiving_a_record_releases_its_keys_for_reuse,
+    an_update_that_changes_a_key_moves_its_guard,
+    an_update_claiming_a_key_held_by_another_record_is_a_duplicate_and_writes_nothing,
+    an_update_at_a_stale_version_is_a_conflict_and_writes_nothing,
+    an_update_of_an_archived_record_is_a_conflict,
+    find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type,
+    members_list_by_email_and_skip_archived_unless_asked,
+    a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account,
+    a_member_update_is_conditional_on_version_and_activity,
+    routers_list_by_creation_and_skip_archived_unless_asked,
+    a_router_is_found_in_its_account_and_by_id_alone,
+    roles_and_teams_are_listed_per_account,
+    field_definitions_read_back_in_definition_order_per_account,
+    accounts_and_clients_read_back_by_id,
+    provisioning_twice_inserts_once_and_skips_every_item_the_second_time,
+    a_reload_never_clobbers_what_changed_since,
+    provisioning_a_record_whose_key_is_taken_is_rejected_with_its_path_and_writes_nothing,
+    a_plan_larger_than_one_transaction_loads_completely,
+    an_assignment_writes_record_rotation_member_count_and_log_together,
+    an_assignment_on_a_stale_record_writes_nothing,
+    an_assignment_on_a_stale_rotation_writes_nothing,
+    an_assignment_on_a_stale_or_archived_member_writes_nothing,
+    an_assignment_past_the_quota_writes_nothing,
+    an_assignment_with_a_used_idempotency_key_is_already_applied,
+    monthly_counts_are_per_account_and_month,
+);
+
+// ---- fixtures ---------------------------------------------------------------------------
+
+fn base() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 10, 9, 0, 0).unwrap()
+}
+
+fn at(ms: i64) -> DateTime<Utc> {
+    base() + Duration::milliseconds(ms)
+}
+
+fn page(limit: usize, offset: usize) -> Page {
+    Page {
+        limit,
+        offset,
+        include_archived: false,
+    }
+}
+
+fn all(limit: usize, offset: usize) -> Page {
+    Page {
+        limit,
+        offset,
+        include_archived: true,
+    }
+}
+
+fn account(quota: Option<u64>) -> Account {
+    Account {
+        id: Uuid::new_v4(),
+        name: "Acme".into(),
+        active: true,
+        assignment_quota: quota,
+        crm: None,
+        created_at: base(),
+    }
+}
+
+fn member(account_id: Uuid, email: &str, ms: i64) -> Member {
+    Member {
+        id: Uuid::new_v4(),
+        account_id,
+        email: email.into(),
+        full_name: Some(format!("Full {email}")),
+        first_name: None,
+        last_name: Some("Last".into()),
+        role_id: None,
+        external_id: None,
+        phone: None,
+        office_status: true,
+        time_zone: "Europe/Berlin".into(),
+        working_hours: vec![],
+        out_office_dates: vec![],
+        calendars: BTreeMap::from([("google".to_string(), email.to_string())]),
+        capacity: vec![serde_json::json!({"current_capacity": 1, "max_capacity": 5, "assignment_type": "contacts", "note": null})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()],
+        can_receive_notifications: false,
+        notification_preferences: vec!["email".into()],
+        created_at: at(ms),
+        updated_at: at(ms),
+        archived_at: None,
+        archived_by: None,
+        version: 1,
+    }
+}
+
+fn router(account_id: Uuid, name: &str, ms: i64) -> Router {
+    Router {
+        id: Uuid::new_v4(),
+        account_id,
+        name: name.into(),
+        object_type: ObjectType::Contacts,
+        has_integration: false,
+        is_published: true,
+        settings: None,
+        users: vec![],
+        teams: vec![],
+        created_at: at(ms),
+        updated_at: at(ms),
+        archived_at: None,
+        archived_by: None,
+    }
+}
+
+fn record(account_id: Uuid, object_type: ObjectType, ms: i64, values: &[(&str, &str)]) -> Record {
+    Record {
+        id: Uuid::now_v7(),
+        account_id,
+        object_type,
+        values: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        created_at: at(ms),
+        updated_at: at(ms),
+        archived_at: None,
+        archived_by: None,
+        version: 1,
+    }
+}
+
+fn key(field: &str, value: &str) -> UniqueKey {
+    UniqueKey {
+        field: field.into(),
+        value: value.into(),
+    }
+}
+
+fn contact_keys(r: &Record) -> Vec<UniqueKey> {
+    ["email", "external_id"]
+        .iter()
+        .filter_map(|f| r.value(f).map(|v| key(f, v)))
+        .collect()
+}
+
+fn plan_of(account: &Account) -> AccountPlan {
+    AccountPlan {
+        account: account.clone(),
+        clients: vec![],
+        roles: vec![],
+        members: vec![],
+        teams: vec![],
+        field_definitions: vec![],
+        routers: vec![],
+        records: vec![],
+    }
+}
+
+fn planned(r: Record, path: &str) -> PlannedRecord {
+    let unique_keys = contact_keys(&r);
+    PlannedRecord {
+        record: r,
+        unique_keys,
+        path: path.into(),
+    }
+}
+
+async fn provision(store: &Arc<dyn Store>, plans: Vec<AccountPlan>) {
+    store
+        .provision(&ProvisionPlan { accounts: plans })
+        .await
+        .expect("provisioning succeeds");
+}
+
+async fn archive(store: &Arc<dyn Store>, r: &Record, keys: &[UniqueKey]) -> Record {
+    let mut next = r.clone();
+    next.archived_at = Some(r.updated_at + Duration::seconds(1));
+    next.archived_by = Some("client".into());
+    next.version = r.version + 1;
+    store
+        .update_record(&next, r.version, &[], keys)
+        .await
+        .expect("archive succeeds");
+    next
+}
+
+fn ids<T>(items: &[T], id: impl Fn(&T) -> Uuid) -> Vec<Uuid> {
+    items.iter().map(id).collect()
+}
+
+// ---- records ----------------------------------------------------------------------------
+
+async fn a_created_record_reads_back_exactly(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(
+        a,
+        ObjectType::Contacts,
+        0,
+        &[("email", "jo@x.co"), ("first_name", "Jo"), ("note", "")],
+    );
+    store.create_record(&r, &contact_keys(&r)).await.unwrap();
+    let back = store
+        .get_record(a, ObjectType::Contacts, r.id)
+        .await
+        .unwrap();
+    assert_eq!(back, Some(r.clone()));
+    let plain = record(a, ObjectType::Deals, 1, &[("deal_name", "Big")]);
+    store.create_record(&plain, &[]).await.unwrap();
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Deals, plain.id)
+            .await
+            .unwrap(),
+        Some(plain)
+    );
+}
+
+async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(a, ObjectType::Contacts, 0, &[("email", "jo@x.co")]);
+    store.create_record(&r, &contact_keys(&r)).await.unwrap();
+    let other = Uuid::new_v4();
+    assert_eq!(
+        store
+            .get_record(other, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Companies, r.id)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, Uuid::new_v4())
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(store
+        .list_records(other, ObjectType::Contacts, page(100, 0))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .list_records(a, ObjectType::Companies, page(100, 0))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn records_list_by_creation_time_then_id_and_page_by_offset(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    // Created out of order; two share a creation time and are ordered by id.
+    let mut made = Vec::new();
+    for ms in [30, 10, 20, 10, 40] {
+        let r = record(a, ObjectType::Companies, ms, &[]);
+        store.create_record(&r, &[]).await.unwrap();
+        made.push(r);
+    }
+    made.sort_by_key(|r| (r.created_at, r.id));
+    let expected = ids(&made, |r| r.id);
+    let listed = store
+        .list_records(a, ObjectType::Companies, page(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&listed, |r| r.id), expected);
+    let second = store
+        .list_records(a, ObjectType::Companies, page(2, 2))
+        .await
+        .unwrap();
+    assert_eq!(ids(&second, |r| r.id), expected[2..4]);
+    let last = store
+        .list_records(a, ObjectType::Companies, page(2, 4))
+        .await
+        .unwrap();
+    assert_eq!(ids(&last, |r| r.id), expected[4..]);
+    assert!(store
+        .list_records(a, ObjectType::Companies, page(2, 5))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .list_records(a, ObjectType::Companies, page(10, 1000))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn archived_records_are_listed_only_when_asked(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r1 = record(a, ObjectType::Contacts, 1, &[("email", "one@x.co")]);
+    let r2 = record(a, ObjectType::Contacts, 2, &[("email", "two@x.co")]);
+    let r3 = record(a, ObjectType::Contacts, 3, &[]);
+    for r in [&r1, &r2, &r3] {
+        store.create_record(r, &contact_keys(r)).await.unwrap();
+    }
+    let archived = archive(&store, &r2, &contact_keys(&r2)).await;
+    let active = store
+        .list_records(a, ObjectType::Contacts, page(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&active, |r| r.id), [r1.id, r3.id]);
+    let everything = store
+        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&everything, |r| r.id), [r1.id, r2.id, r3.id]);
+    assert_eq!(everything[1], archived);
+    let offset = store
+        .list_records(a, ObjectType::Contacts, page(1, 1))
+        .await
+        .unwrap();
+    assert_eq!(ids(&offset, |r| r.id), [r3.id]);
+}
+
+async fn a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first_colliding_key(
+    store: Arc<dyn Store>,
+) {
+    let a = Uuid::new_v4();
+    let first = record(
+        a,
+        ObjectType::Contacts,
+        1,
+        &[("email", "jo@x.co"), ("external_id", "E1")],
+    );
+    store
+        .create_record(&first, &contact_keys(&first))
+        .await
+        .unwrap();
+
+    let both = record(
+        a,
+        ObjectType::Contacts,
+        2,
+        &[("email", "jo@x.co"), ("external_id", "E1")],
+    );
+    match store.create_record(&both, &contact_keys(&both)).await {
+        Err(StoreError::Duplicate { field }) => assert_eq!(field, "email"),
+        other => panic!("expected a duplicate email, got {other:?}"),
+    }
+    let second_key = record(
+        a,
+        ObjectType::Contacts,
+        3,
+        &[("email", "new@x.co"), ("external_id", "E1")],
+    );
+    match store
+        .create_record(&second_key, &contact_keys(&second_key))
+        .await
+    {
+        Err(StoreError::Duplicate { field }) => assert_eq!(field, "external_id"),
+        other => panic!("expected a duplicate external_id, got {other:?}"),
+    }
+    // Nothing of the refused records was written: neither the records nor their free keys.
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, second_key.id)
+            .await
+            .unwrap(),
+        None
+    );
+    let listed = store
+        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&listed, |r| r.id), [first.id]);
+    let free = record(a, ObjectType::Contacts, 4, &[("email", "new@x.co")]);
+    store
+        .create_record(&free, &contact_keys(&free))
+        .await
+        .unwrap();
+}
+
+async fn the_same_key_in_another_account_or_type_is_not_a_duplicate(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let b = Uuid::new_v4();
+    let r = record(a, ObjectType::Deals, 1, &[("external_id", "X")]);
+    store
+        .create_record(&r, &[key("external_id", "X")])
+        .await
+        .unwrap();
+    let other_account = record(b, ObjectType::Deals, 2, &[("external_id", "X")]);
+    store
+        .create_record(&other_account, &[key("external_id", "X")])
+        .await
+        .unwrap();
+    let other_type = record(a, ObjectType::Tickets, 3, &[("external_id", "X")]);
+    store
+        .create_record(&other_type, &[key("external_id", "X")])
+        .await
+        .unwrap();
+}
+
+async fn twenty_concurrent_creates_with_one_key_let_exactly_one_succeed(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let r = record(a, ObjectType::Contacts, i, &[("email", "race@x.co")]);
+            store.create_record(&r, &contact_keys(&r)).await
+        }));
+    }
+    let mut created = 0;
+    let mut duplicates = 0;
+    for t in tasks {
+        match t.await.expect("task ran") {
+            Ok(()) => created += 1,
+            Err(StoreError::Duplicate { field }) if field == "email" => duplicates += 1,
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((created, duplicates), (1, 19));
+    let listed = store
+        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+}
+
+async fn a_record_id_that_exists_cannot_be_created_again(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(a, ObjectType::Contacts, 1, &[("email", "jo@x.co")]);
+    store.create_record(&r, &contact_keys(&r)).await.unwrap();
+    let mut again = r.clone();
+    again.values.insert("email".into(), "other@x.co".into());
+    match store.create_record(&again, &contact_keys(&again)).await {
+        Err(StoreError::Conflict) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    match store.create_record(&r, &[]).await {
+        Err(StoreError::Conflict) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    // The refused write claimed nothing.
+    let free = record(a, ObjectType::Contacts, 2, &[("email", "other@x.co")]);
+    store
+        .create_record(&free, &contact_keys(&free))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(r)
+    );
+}
+
+async fn archiving_a_record_releases_its_keys_for_reuse(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(
+        a,
+        ObjectType::Contacts,
+        1,
+        &[("email", "jo@x.co"), ("external_id", "E")],
+    );
+    store.create_record(&r, &contact_keys(&r)).await.unwrap();
+    let archived = archive(&store, &r, &contact_keys(&r)).await;
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(archived)
+    );
+    let reuse = record(
+        a,
+        ObjectType::Contacts,
+        2,
+        &[("email", "jo@x.co"), ("external_id", "E")],
+    );
+    store
+        .create_record(&reuse, &contact_keys(&reuse))
+        .await
+        .unwrap();
+    let found = store
+        .find_by_unique_key(a, ObjectType::Contacts, &key("email", "jo@x.co"))
+        .await
+        .unwrap();
+    assert_eq!(found.map(|r| r.id), Some(reuse.id));
+}
+
+async fn an_update_that_changes_a_key_moves_its_guard(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(
+        a,
+        ObjectType::Contacts,
+        1,
+        &[("email", "old@x.co"), ("external_id", "E")],
+    );
+    store.create_record(&r, &contact_keys(&r)).await.unwrap();
+    let mut next = r.clone();
+    next.values.insert("email".into(), "new@x.co".into());
+    next.values.insert("first_name".into(), "Jo".into());
+    next.version = 2;
+    next.updated_at = at(5);
+    store
+        .update_record(
+            &next,
+            1,
+            &[key("email", "new@x.co")],
+            &[key("email", "old@x.co")],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(next.clone())
+    );
+    let by_new = store
+        .find_by_unique_key(a, ObjectType::Contacts, &key("email", "new@x.co"))
+        .await
+        .unwrap();
+    assert_eq!(by_new.map(|r| r.id), Some(r.id));
+    assert_eq!(
+        store
+            .find_by_unique_key(a, ObjectType::Contacts, &key("email", "old@x.co"))
+            .await
+            .unwrap(),
+        None
+    );
+    // The old key is free, the new one taken, the unchanged one still held.
+    let old = record(a, ObjectType::Contacts, 2, &[("email", "old@x.co")]);
+    store
+        .create_record(&old, &contact_keys(&old))
+        .await
+        .unwrap();
+    let new = record(a, ObjectType::Contacts, 3, &[("email", "new@x.co")]);
+    assert!(matches!(
+        store.create_record(&new, &contact_keys(&new)).await,
+        Err(StoreError::Duplicate { .. })
+    ));
+    let ext = record(a, ObjectType::Contacts, 4, &[("external_id", "E")]);
+    assert!(matches!(
+        store.create_record(&ext, &contact_keys(&ext)).await,
+        Err(StoreError::Duplicate { .. })
+    ));
+}
+
+async fn an_update_claiming_a_key_held_by_another_record_is_a_duplicate_and_writes_nothing(
+    store: Arc<dyn Store>,
+) {
+    let a = Uuid::new_v4();
+    let holder = record(a, ObjectType::Companies, 1, &[("website_url", "acme.com")]);
+    store
+        .create_record(&holder, &[key("website_url", "acme.com")])
+        .await
+        .unwrap();
+    let r = record(a, ObjectType::Companies, 2, &[("website_url", "beta.com")]);
+    store
+        .create_record(&r, &[key("website_url", "beta.com")])
+        .await
+        .unwrap();
+    let mut next = r.clone();
+    next.values.insert("website_url".into(), "acme.com".into());
+    next.version = 2;
+    match store
+        .update_record(
+            &next,
+            1,
+            &[key("website_url", "acme.com")],
+            &[key("website_url", "beta.com")],
+        )
+        .await
+    {
+        Err(StoreError::Duplicate { field }) => assert_eq!(field, "website_url"),
+        other => panic!("expected a duplicate, got {other:?}"),
+    }
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Companies, r.id)
+            .await
+            .unwrap(),
+        Some(r.clone())
+    );
+    let still = store
+        .find_by_unique_key(a, ObjectType::Companies, &key("website_url", "beta.com"))
+        .await
+        .unwrap();
+    assert_eq!(still.map(|x| x.id), Some(r.id));
+}
+
+async fn an_update_at_a_stale_version_is_a_conflict_and_writes_nothing(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(a, ObjectType::Contacts, 1, &[("email", "jo@x.co")]);
+    store.create_record(&r, &contact_keys(&r)).await.unwrap();
+    let mut first = r.clone();
+    first.values.insert("first_name".into(), "One".into());
+    first.version = 2;
+    store.update_record(&first, 1, &[], &[]).await.unwrap();
+    let mut stale = r.clone();
+    stale.values.insert("email".into(), "two@x.co".into());
+    stale.version = 2;
+    match store
+        .update_record(
+            &stale,
+            1,
+            &[key("email", "two@x.co")],
+            &[key("email", "jo@x.co")],
+        )
+        .await
+    {
+        Err(StoreError::Conflict) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(first)
+    );
+    let two = record(a, ObjectType::Contacts, 2, &[("email", "two@x.co")]);
+    store
+        .create_record(&two, &contact_keys(&two))
+        .await
+        .unwrap();
+    // Updating a record that does not exist is a conflict too.
+    let ghost = record(a, ObjectType::Contacts, 3, &[]);
+    assert!(matches!(
+        store.update_record(&ghost, 1, &[], &[]).await,
+        Err(StoreError::Conflict)
+    ));
+}
+
+async fn an_update_of_an_archived_record_is_a_conflict(store: Arc<dyn Store>) {
+    let a = Uuid::new_v4();
+    let r = record(a, ObjectType::Tickets, 1, &[("external_id", "T")]);
+    store
+        .create_record(&r, &[key("external_id", "T")])
+        .await
+        .unwrap();
+    let archived = archive(&store, &r, &[key("external_id", "T")]).await;
+    let mut next = archived.clone();
+    next.archived_at = None;
+    next.version = archived.version + 1;
+    assert!(matches!(
+        store
+            .update_record(&next, archived.version, &[key("external_id", "T")], &[])
+            .await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store
+            .get_record(a, ObjectType::Tickets, r.id)
+            .await
+            .unwrap(),
+        Some(archived)
+    );
+}
+
+async fn find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type(
+    store: Arc<dyn Store>,
+) {
+    let a = Uuid::new_v4();
+    let c = record(a, ObjectType::Companies, 1, &[("website_url", "acme.com")]);
+    store
+        .create_record(&c, &[key("website_url", "acme.com")])
+        .await
+        .unwrap();
+    let k = key("website_url", "acme.com");
+    assert_eq!(
+        store
+            .find_by_unique_key(a, ObjectType::Companies, &k)
+            .await
+            .unwrap(),
+        Some(c.clone())
+    );
+    assert_eq!(
+        store
+            .find_by_unique_key(Uuid::new_v4(), ObjectType::Companies, &k)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .find_by_unique_key(a, ObjectType::Contacts, &k)
+            .await
+            .unwrap(),
+        None
+    );
+    archive(&store, &c, std::slice::from_ref(&k)).await;
+    assert_eq!(
+        store
+            .find_by_unique_key(a, ObjectType::Companies, &k)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+// ---- members, routers, roles, teams, fields, accounts, clients --------------------------------
+
+async fn members_list_by_email_and_skip_archived_unless_asked(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let c = member(acc.id, "carol@x.co", 1);
+    let a = member(acc.id, "a@x.com", 2);
+    let a_short = member(acc.id, "a@x.co", 3);
+    let mut b = member(acc.id, "bob@x.co", 4);
+    b.archived_at = Some(at(10));
+    b.archived_by = Some("provisioning".into());
+    plan.members = vec![c.clone(), a.clone(), a_short.clone(), b.clone()];
+    let other = account(None);
+    let mut other_plan = plan_of(&other);
+    other_plan.members = vec![member(other.id, "aaa@x.co", 1)];
+    provision(&store, vec![plan, other_plan]).await;
+
+    let active = store.list_members(acc.id, page(100, 0)).await.unwrap();
+    assert_eq!(ids(&active, |m| m.id), [a_short.id, a.id, c.id]);
+    assert_eq!(active[0], a_short);
+    let everyone = store.list_members(acc.id, all(100, 0)).await.unwrap();
+    assert_eq!(ids(&everyone, |m| m.id), [a_short.id, a.id, b.id, c.id]);
+    let paged = store.list_members(acc.id, all(2, 1)).await.unwrap();
+    assert_eq!(ids(&paged, |m| m.id), [a.id, b.id]);
+}
+
+async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
+    store: Arc<dyn Store>,
+) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "jo@x.co", 1);
+    let mut gone = member(acc.id, "gone@x.co", 2);
+    gone.archived_at = Some(at(5));
+    gone.archived_by = Some("provisioning".into());
+    plan.members = vec![m.clone(), gone.clone(), member(acc.id, "jo@x.com", 3)];
+    provision(&store, vec![plan]).await;
+
+    assert_eq!(
+        store.get_member(acc.id, m.id).await.unwrap(),
+        Some(m.clone())
+    );
+    assert_eq!(store.get_member(Uuid::new_v4(), m.id).await.unwrap(), None);
+    assert_eq!(
+        store.find_member_by_email(acc.id, "Jo@X.co").await.unwrap(),
+        Some(m.clone())
+    );
+    assert_eq!(
+        store
+            .find_member_by_email(acc.id, "gone@x.co")
+            .await
+            .unwrap(),
+        Some(gone)
+    );
+    assert_eq!(
+        store.find_member_by_email(acc.id, "jo@x.c").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .find_member_by_email(Uuid::new_v4(), "jo@x.co")
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "jo@x.co", 1);
+    let mut gone = member(acc.id, "gone@x.co", 2);
+    gone.archived_at = Some(at(5));
+    gone.archived_by = Some("provisioning".into());
+    plan.members = vec![m.clone(), gone.clone()];
+    provision(&store, vec![plan]).await;
+
+    let mut next = m.clone();
+    next.office_status = false;
+    next.phone = Some("+1 555".into());
+    next.version = 2;
+    store.update_member(&next, 1).await.unwrap();
+    assert_eq!(
+        store.get_member(acc.id, m.id).await.unwrap(),
+        Some(next.clone())
+    );
+
+    let mut stale = m.clone();
+    stale.first_name = Some("Stale".into());
+    stale.version = 2;
+    assert!(matches!(
+        store.update_member(&stale, 1).await,
+        Err(StoreError::Conflict)
+    ));
+    let mut archived = gone.clone();
+    archived.version = 2;
+    assert!(matches!(
+        store.update_member(&archived, 1).await,
+        Err(StoreError::Conflict)
+    ));
+    let mut foreign = next.clone();
+    foreign.account_id = Uuid::new_v4();
+    foreign.version = 3;
+    assert!(matches!(
+        store.update_member(&foreign, 2).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(next));
+    assert_eq!(store.get_member(acc.id, gone.id).await.unwrap(), Some(gone));
+}
+
+async fn routers_list_by_creation_and_skip_archived_unless_asked(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let r2 = router(acc.id, "second", 20);
+    let r1 = router(acc.id, "first", 10);
+    let mut r3 = router(acc.id, "archived", 30);
+    r3.archived_at = Some(at(40));
+    r3.archived_by = Some("provisioning".into());
+    plan.routers = vec![r2.clone(), r1.clone(), r3.clone()];
+    provision(&store, vec![plan]).await;
+
+    let active = store.list_routers(acc.id, page(100, 0)).await.unwrap();
+    assert_eq!(active, vec![r1.clone(), r2.clone()]);
+    let every = store.list_routers(acc.id, all(100, 0)).await.unwrap();
+    assert_eq!(ids(&every, |r| r.id), [r1.id, r2.id, r3.id]);
+    let paged = store.list_routers(acc.id, all(1, 2)).await.unwrap();
+    assert_eq!(ids(&paged, |r| r.id), [r3.id]);
+    assert!(store
+        .list_routers(Uuid::new_v4(), all(100, 0))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let mut r = router(acc.id, "with settings", 1);
+    r.settings = Some(shared::model::RouterSettings {
+        overwrite: false,
+        owner_field: Some("contact_owner".into()),
+        distribution_model: Some(shared::model::DistributionModel::Percentage),
+        default_user: None,
+        disable_default_assignment: false,
+        ignore_working_hours: true,
+        account_matching: false,
+        rotation_type: shared::model::RotationType::Users,
+        trigger: Some(
+            serde_json::from_value(serde_json::json!({"groups": [{"conditions": [
+                {"field": "country", "operator": "equals", "value": "US"},
+                {"field": "annual_revenue", "operator": "greater_than", "value": 1000000},
+                {"field": "lifecycle_stage", "operator": "in", "value": ["lead", "customer"]},
+                {"field": "email", "operator": "is_empty"}
+            ]}]}))
+            .expect("trigger"),
+        ),
+    });
+    r.users = vec![
+        shared::model::RouterUser {
+            email: "a@x.co".into(),
+            percentage: Some(62.5),
+        },
+        shared::model::RouterUser {
+            email: "b@x.co".into(),
+            percentage: Some(37.5),
+        },
+    ];
+    plan.routers = vec![r.clone()];
+    provision(&store, vec![plan]).await;
+
+    assert_eq!(
+        store.get_router(acc.id, r.id).await.unwrap(),
+        Some(r.clone())
+    );
+    assert_eq!(store.get_router(Uuid::new_v4(), r.id).await.unwrap(), None);
+    assert_eq!(store.find_router(r.id).await.unwrap(), Some(r));
+    assert_eq!(store.find_router(Uuid::new_v4()).await.unwrap(), None);
+}
+
+async fn roles_and_teams_are_listed_per_account(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let roles = vec![
+        Role {
+            id: Uuid::new_v4(),
+            account_id: acc.id,
+            name: "Sales Rep".into(),
+        },
+        Role {
+            id: Uuid::new_v4(),
+            account_id: acc.id,
+            name: "Manager".into(),
+        },
+    ];
+    let team = |name: &str, ms: i64| Team {
+        id: Uuid::new_v4(),
+        account_id: acc.id,
+        name: name.into(),
+        members: vec!["a@x.co".into(), "b@x.co".into()],
+        created_at: at(ms),
+    };
+    let teams = vec![team("Zeta", 1), team("Alpha", 2)];
+    plan.roles = roles.clone();
+    plan.teams = teams.clone();
+    provision(&store, vec![plan, plan_of(&account(None))]).await;
+
+    let mut listed = store.list_roles(acc.id).await.unwrap();
+    listed.sort_by_key(|r| r.id);
+    let mut expected = roles;
+    expected.sort_by_key(|r| r.id);
+    assert_eq!(listed, expected);
+    assert_eq!(store.list_teams(acc.id).await.unwrap(), teams);
+    assert!(store.list_roles(Uuid::new_v4()).await.unwrap().is_empty());
+    assert!(store.list_teams(Uuid::new_v4()).await.unwrap().is_empty());
+}
+
+fn definition(object_type: ObjectType, name: &str, options: &[&str]) -> FieldDefinition {
+    FieldDefinition {
+        object_type,
+        internal_name: name.into(),
+        name: format!("Display {name}"),
+        field_type: if options.is_empty() {
+            FieldType::String
+        } else {
+            FieldType::Enumeration
+        },
+        options: options
+            .iter()
+            .map(|o| EnumOption {
+                internal_name: o.to_string(),
+                name: o.to_uppercase(),
+            })
+            .collect(),
+    }
+}
+
+async fn field_definitions_read_back_in_definition_order_per_account(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let defs = vec![
+        definition(ObjectType::Contacts, "zone", &[]),
+        definition(
+            ObjectType::Contacts,
+            "lifecycle_stage",
+            &["zombie", "angel"],
+        ),
+        definition(ObjectType::Deals, "area", &[]),
+        definition(ObjectType::Contacts, "alpha", &[]),
+    ];
+    plan.field_definitions = defs.clone();
+    provision(&store, vec![plan]).await;
+    let mut more = plan_of(&acc);
+    let later = definition(ObjectType::Contacts, "aardvark", &[]);
+    more.field_definitions = vec![defs[0].clone(), later.clone()];
+    provision(&store, vec![more]).await;
+
+    let mut expected = defs;
+    expected.push(later);
+    assert_eq!(store.field_definitions(acc.id).await.unwrap(), expected);
+    assert!(store
+        .field_definitions(Uuid::new_v4())
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
+    let mut acc = account(Some(100));
+    acc.crm = Some(shared::model::CrmConnection {
+        provider: "hubspot".into(),
+        base_url: "http://127.0.0.1:9/crm".into(),
+        access_token: "tok".into(),
+    });
+    let mut plan = plan_of(&acc);
+    let client = ApiClient {
+        client_id: "acme-integration".into(),
+        account_id: acc.id,
+        secret_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
+        scopes: vec![Scope::Read, Scope::Update],
+    };
+    plan.clients = vec![client.clone()];
+    let inactive = Account {
+        active: false,
+        assignment_quota: None,
+        ..account(None)
+    };
+    provision(&store, vec![plan, plan_of(&inactive)]).await;
+    assert_eq!(store.get_account(acc.id).await.unwrap(), Some(acc));
+    assert_eq!(
+        store.get_account(inactive.id).await.unwrap(),
+        Some(inactive)
+    );
+    assert_eq!(store.get_account(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        store.get_client("acme-integration").await.unwrap(),
+        Some(client)
+    );
+    assert_eq!(store.get_client("nobody").await.unwrap(), None);
+}
+
+// ---- provisioning -----------------------------------------------------------------------
+
+fn full_plan() -> (Account, AccountPlan) {
+    let acc = account(Some(10));
+    let mut plan = plan_of(&acc);
+    plan.clients = vec![ApiClient {
+        client_id: format!("client-{}", acc.id),
+        account_id: acc.id,
+        secret_hash: "hash".into(),
+        scopes: vec![Scope::Read],
+    }];
+    plan.roles = vec![Role {
+        id: Uuid::new_v4(),
+        account_id: acc.id,
+        name: "Rep".into(),
+    }];
+    plan.members = vec![member(acc.id, "a@x.co", 1), member(acc.id, "b@x.co", 2)];
+    plan.teams = vec![Team {
+        id: Uuid::new_v4(),
+        account_id: acc.id,
+        name: "T".into(),
+        members: vec!["a@x.co".into()],
+        created_at: at(3),
+    }];
+    plan.field_definitions = vec![definition(ObjectType::Contacts, "region", &[])];
+    plan.routers = vec![router(acc.id, "R", 4)];
+    plan.records = vec![
+        planned(
+            record(
+                acc.id,
+                ObjectType::Contacts,
+                5,
+                &[("email", "c1@x.co"), ("external_id", "C1")],
+            ),
+            "accounts[0].records.contacts[0]",
+        ),
+        planned(
+            record(acc.id, ObjectType::Contacts, 6, &[("email", "c2@x.co")]),
+            "accounts[0].records.contacts[1]",
+        ),
+    ];
+    (acc, plan)
+}
+
+async fn provisioning_twice_inserts_once_and_skips_every_item_the_second_time(
+    store: Arc<dyn Store>,
+) {
+    let (acc, plan) = full_plan();
+    let plan = ProvisionPlan {
+        accounts: vec![plan],
+    };
+    let first = store.provision(&plan).await.unwrap();
+    assert_eq!(first.inserted, 10);
+    assert!(first.skipped.is_empty(), "{:?}", first.skipped);
+    let second = store.provision(&plan).await.unwrap();
+    assert_eq!(second.inserted, 0);
+    let a = &plan.accounts[0];
+    let expected: Vec<String> = [format!("account {}", acc.id)]
+        .into_iter()
+        .chain(a.clients.iter().map(|c| format!("client {}", c.client_id)))
+        .chain(a.roles.iter().map(|r| format!("role {}", r.id)))
+        .chain(a.members.iter().map(|m| format!("member {}", m.id)))
+        .chain(a.teams.iter().map(|t| format!("team {}", t.id)))
+        .chain(["field contacts.region".to_string()])
+        .chain(a.routers.iter().map(|r| format!("router {}", r.id)))
+        .chain(a.records.iter().map(|p| format!("record {}", p.record.id)))
+        .collect();
+    assert_eq!(second.skipped, expected);
+    let records = store
+        .list_records(acc.id, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 2);
+    let held = store
+        .find_by_unique_key(acc.id, ObjectType::Contacts, &key("external_id", "C1"))
+        .await
+        .unwrap();
+    assert_eq!(held.map(|r| r.id), Some(a.records[0].record.id));
+}
+
+async fn a_reload_never_clobbers_what_changed_since(store: Arc<dyn Store>) {
+    let (acc, plan) = full_plan();
+    let plan = ProvisionPlan {
+        accounts: vec![plan],
+    };
+    store.provision(&plan).await.unwrap();
+    let m = plan.accounts[0].members[0].clone();
+    let mut changed = m.clone();
+    changed.office_status = false;
+    changed.version = 2;
+    store.update_member(&changed, 1).await.unwrap();
+    let r = plan.accounts[0].records[1].record.clone();
+    let archived = archive(&store, &r, &contact_keys(&r)).await;
+    let again = store.provision(&plan).await.unwrap();
+    assert_eq!(again.inserted, 0);
+    assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(changed));
+    assert_eq!(
+        store
+            .get_record(acc.id, ObjectType::Contacts, r.id)
+            .await
+            .unwrap(),
+        Some(archived)
+    );
+}
+
+async fn provisioning_a_record_whose_key_is_taken_is_rejected_with_its_path_and_writes_nothing(
+    store: Arc<dyn Store>,
+) {
+    let (acc, plan) = full_plan();
+    let holder = record(acc.id, ObjectType::Contacts, 0, &[("email", "c2@x.co")]);
+    store
+        .create_record(&holder, &contact_keys(&holder))
+        .await
+        .unwrap();
+    match store
+        .provision(&ProvisionPlan {
+            accounts: vec![plan.clone()],
+        })
+        .await
+    {
+        Err(StoreError::Rejected(message)) => assert_eq!(
+            message,
+            "accounts[0].records.contacts[1].fields.email: an active contact already holds email \"c2@x.co\""
+        ),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(store.get_account(acc.id).await.unwrap(), None);
+    assert_eq!(
+        store.get_client(&plan.clients[0].client_id).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.get_member(acc.id, plan.members[0].id).await.unwrap(),
+        None
+    );
+    assert_eq!(store.find_router(plan.routers[0].id).await.unwrap(), None);
+    assert!(store.field_definitions(acc.id).await.unwrap().is_empty());
+    assert!(store.list_teams(acc.id).await.unwrap().is_empty());
+    let records = store
+        .list_records(acc.id, ObjectType::Contacts, all(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&records, |r| r.id), [holder.id]);
+    // The first record's keys were not claimed either.
+    let c1 = record(acc.id, ObjectType::Contacts, 9, &[("email", "c1@x.co")]);
+    store.create_record(&c1, &contact_keys(&c1)).await.unwrap();
+}
+
+async fn a_plan_larger_than_one_transaction_loads_completely(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    plan.members = (0..30)
+        .map(|i| member(acc.id, &format!("m{i:02}@x.co"), i))
+        .collect();
+    plan.records = (0..70)
+        .map(|i| {
+            planned(
+                record(
+                    acc.id,
+                    ObjectType::Contacts,
+                    100 + i,
+                    &[
+                        ("email", &format!("c{i}@x.co")),
+                        ("external_id", &format!("E{i}")),
+                    ],
+                ),
+                &format!("accounts[0].records.contacts[{i}]"),
+            )
+        })
+        .collect();
+    let plan = ProvisionPlan {
+        accounts: vec![plan],
+    };
+    let report = store.provision(&plan).await.unwrap();
+    assert_eq!(report.inserted, 101);
+    let records = store
+        .list_records(acc.id, ObjectType::Contacts, page(100, 0))
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 70);
+    let tail = store
+        .list_records(acc.id, ObjectType::Contacts, page(100, 60))
+        .await
+        .unwrap();
+    assert_eq!(ids(&tail, |r| r.id), ids(&records[60..], |r| r.id));
+    assert_eq!(
+        store
+            .list_members(acc.id, page(100, 0))
+            .await
+            .unwrap()
+            .len(),
+        30
+    );
+    let again = store.provision(&plan).await.unwrap();
+    assert_eq!((again.inserted, again.skipped.len()), (0, 101));
+    let dup = record(acc.id, ObjectType::Contacts, 999, &[("external_id", "E69")]);
+    assert!(matches!(
+        store.create_record(&dup, &contact_keys(&dup)).await,
+        Err(StoreError::Duplicate { .. })
+    ));
+}
+
+// ---- the assignment transaction ---------------------------------------------------------
+
+struct Scene {
+    account: Account,
+    member: Member,
+    router: Router,
+    record: Record,
+}
+
+async fn scene(store: &Arc<dyn Store>, quota: Option<u64>) -> Scene {
+    let acc = account(quota);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "rep@x.co", 1);
+    let r = router(acc.id, "R", 2);
+    let rec = record(acc.id, ObjectType::Contacts, 3, &[("email", "lead@x.co")]);
+    plan.members = vec![m.clone()];
+    plan.routers = vec![r.clone()];
+    plan.records = vec![planned(rec.clone(), "accounts[0].records.contacts[0]")];
+    provision(store, vec![plan]).await;
+    Scene {
+        account: acc,
+        member: m,
+        router: r,
+        record: rec,
+    }
+}
+
+fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> AssignmentWrite {
+    let now = at(1000);
+    let mut record = s.record.clone();
+    record
+        .values
+        .insert("contact_owner".into(), s.member.email.clone());
+    record.values.insert(
+        "contact_owner_assigned_date".into(),
+        "2026-03-10T09:00:01.000Z".into(),
+    );
+    record.updated_at = now;
+    record.version = s.record.version + 1;
+    let mut member = s.member.clone();
+    member.capacity[0].insert("current_capacity".into(), serde_json::json!(2));
+    member.version = s.member.version + 1;
+    let rotation = RotationState {
+        version: 1,
+        last_member: Some(s.member.email.clone()),
+        counts: BTreeMap::from([(s.member.email.clone(), 1)]),
+        total: 1,
+        ..RotationState::default()
+    };
+    AssignmentWrite {
+        record,
+        record_version: s.record.version,
+        rotation: Some((s.router.id, rotation, 0)),
+        member: Some((member, s.member.version)),
+        month: month.into(),
+        quota: s.account.assignment_quota,
+        log: AssignmentLog {
+            id: Uuid::now_v7(),
+            account_id: s.account.id,
+            router_id: s.router.id,
+            record_id: s.record.id,
+            member_email: s.member.email.clone(),
+            reason: AssignmentReason::Rotation,
+            at: now,
+        },
+        idempotency_key: idempotency_key.map(str::to_string),
+    }
+}
+
+/// Asserts that no part of an assignment was written.
+async fn nothing_assigned(store: &Arc<dyn Store>, s: &Scene, key: Option<&str>) {
+    let acc = s.account.id;
+    assert_eq!(
+        store
+            .get_record(acc, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
+        Some(s.record.clone())
+    );
+    assert_eq!(
+        store.rotation_state(s.router.id).await.unwrap(),
+        RotationState::default()
+    );
+    assert_eq!(
+        store.get_member(acc, s.member.id).await.unwrap(),
+        Some(s.member.clone())
+    );
+    assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 0);
+    assert!(store
+        .assignment_log(acc, s.record.id)
+        .await
+        .unwrap()
+        .is_empty());
+    if let Some(key) = key {
+        assert!(!store.idempotency_key_used(key).await.unwrap());
+    }
+}
+
+async fn an_assignment_writes_record_rotation_member_count_and_log_together(store: Arc<dyn Store>) {
+    let s = scene(&store, Some(5)).await;
+    let w = assignment(&s, "2026-03", Some("msg-1"));
+    assert!(!store.idempotency_key_used("msg-1").await.unwrap());
+    store.commit_assignment(&w).await.unwrap();
+    let acc = s.account.id;
+    assert_eq!(
+        store
+            .get_record(acc, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
+        Some(w.record.clone())
+    );
+    let rotation = w.rotation.as_ref().map(|(_, r, _)| r.clone()).unwrap();
+    assert_eq!(store.rotation_state(s.router.id).await.unwrap(), rotation);
+    assert_eq!(
+        store.get_member(acc, s.member.id).await.unwrap(),
+        w.member.as_ref().map(|(m, _)| m.clone())
+    );
+    assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 1);
+    assert_eq!(
+        store.assignment_log(acc, s.record.id).await.unwrap(),
+        vec![w.log.clone()]
+    );
+    assert!(store
+        .assignment_log(Uuid::new_v4(), s.record.id)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store.idempotency_key_used("msg-1").await.unwrap());
+
+    // A second assignment from the written state: the rotation moves on, the count grows,
+    // the log keeps both, oldest first.
+    let mut next = assignment(&s, "2026-03", None);
+    next.record_version = w.record.version;
+    next.record = w.record.clone();
+    next.record.version = w.record.version + 1;
+    let mut rotation2 = rotation.clone();
+    rotation2.version = 2;
+    rotation2.total = 2;
+    next.rotation = Some((s.router.id, rotation2.clone(), 1));
+    next.member = None;
+    next.log.id = Uuid::now_v7();
+    next.log.at = w.log.at + Duration::seconds(1);
+    next.log.reason = AssignmentReason::Backup;
+    store.commit_assignment(&next).await.unwrap();
+    assert_eq!(store.rotation_state(s.router.id).await.unwrap(), rotation2);
+    assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 2);
+    assert_eq!(
+        store.assignment_log(acc, s.record.id).await.unwrap(),
+        vec![w.log, next.log]
+    );
+}
+
+async fn an_assignment_on_a_stale_record_writes_nothing(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    w.record_version = 7;
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    nothing_assigned(&store, &s, Some("k")).await;
+}
+
+async fn an_assignment_on_a_stale_rotation_writes_nothing(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    if let Some((_, _, version)) = w.rotation.as_mut() {
+        *version = 3;
+    }
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    nothing_assigned(&store, &s, Some("k")).await;
+}
+
+async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    if let Some((_, version)) = w.member.as_mut() {
+        *version = 9;
+    }
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    nothing_assigned(&store, &s, Some("k")).await;
+
+    // Archive the member, then try at the right version.
+    let mut archived = s.member.clone();
+    archived.archived_at = Some(at(50));
+    archived.archived_by = Some("admin".into());
+    archived.version = 2;
+    store.update_member(&archived, 1).await.unwrap();
+    let mut w = assignment(&s, "2026-03", None);
+    if let Some((m, version)) = w.member.as_mut() {
+        *version = 2;
+        m.version = 3;
+    }
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .get_record(s.account.id, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
+        Some(s.record.clone())
+    );
+}
+
+async fn an_assignment_past_the_quota_writes_nothing(store: Arc<dyn Store>) {
+    let s = scene(&store, Some(1)).await;
+    // Another record uses up this month's quota of one.
+    let other = record(s.account.id, ObjectType::Contacts, 9, &[]);
+    store.create_record(&other, &[]).await.unwrap();
+    let first = Scene {
+        account: s.account.clone(),
+        member: s.member.clone(),
+        router: s.router.clone(),
+        record: other.clone(),
+    };
+    let mut w = assignment(&first, "2026-03", None);
+    w.rotation = None;
+    w.member = None;
+    store.commit_assignment(&w).await.unwrap();
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+
+    let w = assignment(&s, "2026-03", Some("k"));
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .get_record(s.account.id, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap(),
+        Some(s.record.clone())
+    );
+    assert_eq!(
+        store.rotation_state(s.router.id).await.unwrap(),
+        RotationState::default()
+    );
+    assert!(!store.idempotency_key_used("k").await.unwrap());
+
+    // A quota of zero admits nothing, even in a fresh month.
+    let mut zero = assignment(&s, "2026-04", None);
+    zero.quota = Some(0);
+    assert!(matches!(
+        store.commit_assignment(&zero).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-04")
+            .await
+            .unwrap(),
+        0
+    );
+    // The next month starts from zero.
+    let april = assignment(&s, "2026-04", None);
+    store.commit_assignment(&april).await.unwrap();
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-04")
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let w = assignment(&s, "2026-03", Some("msg-7"));
+    store.commit_assignment(&w).await.unwrap();
+    // The redelivered message, even re-read at the new versions, is recognised.
+    let mut again = assignment(&s, "2026-03", Some("msg-7"));
+    again.record_version = w.record.version;
+    again.record.version = w.record.version + 1;
+    again.rotation = None;
+    again.member = None;
+    again.log.id = Uuid::now_v7();
+    assert!(matches!(
+        store.commit_assignment(&again).await,
+        Err(StoreError::AlreadyApplied)
+    ));
+    // Also when other conditions fail at the same time.
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::AlreadyApplied)
+    ));
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .assignment_log(s.account.id, s.record.id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", None);
+    w.rotation = None;
+    w.member = None;
+    store.commit_assignment(&w).await.unwrap();
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-03")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .assignment_count(s.account.id, "2026-02")
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .assignment_count(Uuid::new_v4(), "2026-03")
+            .await
+            .unwrap(),
+        0
+    );
+}
