@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test of the workspace: formatting, clippy, and all test tiers
-# (unit, store contract on both adapters, HTTP-level, end-to-end, DynamoDB against the emulator).
+# (unit, store contract on both adapters, HTTP-level, end-to-end, DynamoDB against the emulator),
+# and the SAM template checks (cfn-lint, sam validate --lint; the template-check tests run with cargo).
 # This is the README's test command; .ci/run calls it. Needs the Rust toolchain, Python 3 and pip:
 # moto (the AWS emulator) is installed into .venv/ on the first run and reused afterwards.
 set -euo pipefail
@@ -12,6 +13,9 @@ cargo fmt --all -- --check
 
 echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "==> SAM template checks (cfn-lint, sam validate --lint)"
+bash infra/scripts/check-template.sh
 
 echo "==> starting the DynamoDB/SQS emulator (moto)"
 # shellcheck source=infra/scripts/emulator.sh
