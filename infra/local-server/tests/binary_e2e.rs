@@ -1,45 +1,10 @@
 //! End-to-end: the `local-server` binary started as a newcomer starts it, talked to over HTTP.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use common::start_server;
+use std::process::Command;
 use std::time::Duration;
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the binary on a free port and waits for its "listening on" line.
-fn start(args: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_local-server"))
-        .args(["--addr", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("local-server starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("server printed its address")
-            .expect("readable stdout");
-        if let Some(rest) = line.strip_prefix("account routing API listening on ") {
-            break rest.trim().to_string();
-        }
-    };
-    // Keep draining stdout so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
-}
 
 fn contract_seed() -> String {
     format!(
@@ -54,7 +19,7 @@ async fn the_binary_serves_the_contract_example_seed_and_issues_tokens() {
     if !std::path::Path::new(&seed).exists() {
         panic!("the contract folder ../shared must sit beside the repository: {seed} is missing");
     }
-    let server = start(&["--seed", &seed]);
+    let server = start_server(&["--seed", &seed], &[]);
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -110,7 +75,7 @@ async fn the_binary_refuses_an_invalid_seed_naming_the_json_path() {
 
 #[tokio::test]
 async fn the_binary_stops_cleanly_on_sigterm() {
-    let mut server = start(&[]);
+    let mut server = start_server(&[], &[]);
     let pid = server.child.id();
     let status = Command::new("kill")
         .args(["-TERM", &pid.to_string()])

@@ -2,47 +2,17 @@
 //! creates the table, provisions the demo seed, answers a token request and lists contacts; a
 //! second start on the same table provisions nothing new and serves the same data.
 
+mod common;
+
+use common::{start_server, Server};
 use shared::store::dynamodb::env::{self, EMULATOR_MISSING};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn start(table: &str) -> Server {
     if std::env::var("AWS_ENDPOINT_URL").is_err() {
         panic!("{EMULATOR_MISSING}");
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_local-server"))
-        .args(["--addr", "127.0.0.1:0", "--store", "dynamodb"])
-        .env("TABLE_NAME", table)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("local-server starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let base = loop {
-        let line = lines
-            .next()
-            .expect("server printed its address")
-            .expect("readable stdout");
-        if let Some(rest) = line.strip_prefix("account routing API listening on ") {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+    start_server(&["--store", "dynamodb"], &[("TABLE_NAME", table)])
 }
 
 async fn token_and_contacts(base: &str) -> serde_json::Value {

@@ -197,12 +197,7 @@ async fn queued_messages_assign_once_and_poison_ends_in_the_dead_letter_queue() 
 #[tokio::test]
 async fn the_binary_polls_the_queue_given_with_queue_url() {
     let q = queues().await;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_local-server"))
-        .args(["--addr", "127.0.0.1:0", "--queue-url", &q.main])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let server = common::start_server(&["--queue-url", &q.main], &[]);
     let body = json!({"router_id": INBOUND_ROUTER, "object_id": DANA}).to_string();
     q.client
         .send_message()
@@ -211,10 +206,36 @@ async fn the_binary_polls_the_queue_given_with_queue_url() {
         .send()
         .await
         .unwrap();
-    eventually("the binary consumed the message", || async {
+    let http = reqwest::Client::new();
+    let token: serde_json::Value = http
+        .post(format!("{}/oauth2/token", server.base))
+        .basic_auth("northwind-integration", Some("dev-secret-change-me"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("scope", "service-api/read"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let access = token["access_token"].as_str().unwrap().to_string();
+    eventually("the binary assigned Dana from the queue", || async {
+        let contact: serde_json::Value = http
+            .get(format!("{}/contacts/{DANA}", server.base))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        contact["contact_owner"] == "ana.lopez@northwind.example"
+    })
+    .await;
+    eventually("the processed message was deleted", || async {
         depth(&q.client, &q.main).await == (0, 0)
     })
     .await;
-    let _ = child.kill();
-    let _ = child.wait();
 }

@@ -846,23 +846,8 @@ async fn datetime_number_and_enumeration_fields_are_stored_canonically() {
 
 #[tokio::test]
 async fn a_store_failure_is_an_opaque_500_in_the_error_shape() {
-    use shared::store::faulty::FaultyStore;
-    use shared::store::memory::MemoryStore;
     use std::sync::atomic::Ordering;
-    use std::sync::Arc;
-    let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
-    let built = local_server::build_app_on(
-        local_server::AppConfig {
-            seed: local_server::DEMO_SEED.into(),
-            signing_key_pem: None,
-        },
-        faulty.clone(),
-    )
-    .await
-    .unwrap();
-    let app = TestApp {
-        router: built.router,
-    };
+    let (app, faulty) = spawn_on_faulty_store().await;
     let t = app.northwind().await;
     faulty.faults.backend_down.store(true, Ordering::SeqCst);
     let a = app

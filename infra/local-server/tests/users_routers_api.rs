@@ -384,23 +384,8 @@ async fn router_paths_need_a_uuid_of_this_account() {
 
 #[tokio::test]
 async fn store_failures_are_opaque_500s_on_user_and_router_routes() {
-    use shared::store::faulty::FaultyStore;
-    use shared::store::memory::MemoryStore;
     use std::sync::atomic::Ordering;
-    use std::sync::Arc;
-    let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
-    let built = local_server::build_app_on(
-        local_server::AppConfig {
-            seed: local_server::DEMO_SEED.into(),
-            signing_key_pem: None,
-        },
-        faulty.clone(),
-    )
-    .await
-    .unwrap();
-    let app = TestApp {
-        router: built.router,
-    };
+    let (app, faulty) = spawn_on_faulty_store().await;
     let t = app.northwind().await;
     faulty.faults.backend_down.store(true, Ordering::SeqCst);
     let calls = [

@@ -128,3 +128,71 @@ impl TestApp {
         self.token(NORTHWIND, ALL_SCOPES).await
     }
 }
+
+/// The `local-server` binary, started as a newcomer starts it; killed when dropped.
+pub struct Server {
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary on a free port with `args` and `envs`, and waits for its "listening on"
+/// line.
+pub fn start_server(args: &[&str], envs: &[(&str, &str)]) -> Server {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_local-server"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("local-server starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("server printed its address")
+            .expect("readable stdout");
+        if let Some(rest) = line.strip_prefix("account routing API listening on ") {
+            break rest.trim().to_string();
+        }
+    };
+    // Keep draining stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, base }
+}
+
+/// Starts an in-process app whose store can be taken down: the demo seed on the embedded store
+/// behind [`shared::store::faulty::FaultyStore`].
+pub async fn spawn_on_faulty_store() -> (TestApp, std::sync::Arc<shared::store::faulty::FaultyStore>)
+{
+    use shared::store::faulty::FaultyStore;
+    use shared::store::memory::MemoryStore;
+    use std::sync::Arc;
+    let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
+    let built = local_server::build_app_on(
+        AppConfig {
+            seed: DEMO_SEED.into(),
+            signing_key_pem: None,
+        },
+        faulty.clone(),
+    )
+    .await
+    .expect("app builds");
+    (
+        TestApp {
+            router: built.router,
+        },
+        faulty,
+    )
+}
