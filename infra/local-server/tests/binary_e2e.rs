@@ -24,19 +24,7 @@ async fn the_binary_serves_the_contract_example_seed_and_issues_tokens() {
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let token: serde_json::Value = http
-        .post(format!("{}/oauth2/token", server.base))
-        .basic_auth("northwind-integration", Some("dev-secret-change-me"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("scope", "service-api/read"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token = server.token_response("service-api/read").await;
     assert_eq!(token["token_type"], "Bearer");
     assert_eq!(token["expires_in"], 3600);
     let access = token["access_token"].as_str().unwrap();

@@ -207,19 +207,7 @@ async fn the_binary_polls_the_queue_given_with_queue_url() {
         .await
         .unwrap();
     let http = reqwest::Client::new();
-    let token: serde_json::Value = http
-        .post(format!("{}/oauth2/token", server.base))
-        .basic_auth("northwind-integration", Some("dev-secret-change-me"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("scope", "service-api/read"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token = server.token_response("service-api/read").await;
     let access = token["access_token"].as_str().unwrap().to_string();
     eventually("the binary assigned Dana from the queue", || async {
         let contact: serde_json::Value = http

@@ -196,3 +196,20 @@ pub async fn spawn_on_faulty_store() -> (TestApp, std::sync::Arc<shared::store::
         faulty,
     )
 }
+
+impl Server {
+    /// The token endpoint's JSON answer for the demo client `northwind-integration` (Basic auth).
+    pub async fn token_response(&self, scope: &str) -> Value {
+        reqwest::Client::new()
+            .post(format!("{}/oauth2/token", self.base))
+            .basic_auth(NORTHWIND.0, Some(NORTHWIND.1))
+            .form(&[("grant_type", "client_credentials"), ("scope", scope)])
+            .timeout(std::time::Duration::from_secs(10))
+            .send()
+            .await
+            .expect("token request")
+            .json()
+            .await
+            .expect("JSON answer")
+    }
+}
