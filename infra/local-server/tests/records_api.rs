@@ -431,6 +431,26 @@ async fn patch_changes_only_the_sent_keys_and_refreshes_timestamps() {
         )
         .await;
     assert_eq!(after.body["job_title"], "CTO");
+    // Sending the owner field, even as null, stamps its assigned date (BEHAVIOR 3).
+    let fresh = create(&app, &t, "/contacts", json!({"first_name": "Nobody"})).await;
+    let id = fresh.body["id"].as_str().unwrap();
+    let path = format!("/contacts/{id}?properties=contact_owner_assigned_date");
+    let before = app.call(Method::GET, &path, &t, None).await;
+    assert_eq!(before.body["contact_owner_assigned_date"], Value::Null);
+    let cleared = app
+        .call(
+            Method::PATCH,
+            &path,
+            &t,
+            Some(json!({"fields": {"contact_owner": null}})),
+        )
+        .await;
+    assert_eq!(cleared.body["contact_owner"], Value::Null);
+    assert!(
+        cleared.body["contact_owner_assigned_date"].is_string(),
+        "{}",
+        cleared.body
+    );
 }
 
 #[tokio::test]
