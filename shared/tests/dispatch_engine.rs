@@ -1,6 +1,7 @@
 //! The dispatch engine (spec "Dispatch"; BEHAVIOR 6) on the embedded store with a fixed clock:
 //! one test per outcome message, the distribution models, availability, limits, the queue
 //! path's idempotency, and the concurrency guarantees.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{json, Value};

@@ -2,6 +2,7 @@
 //! ([`shared::store::dynamodb::RequestCounter`]) on the services the handlers call, against the
 //! emulator (`bash infra/scripts/test.sh`). The table these numbers produce is in
 //! `docs/dynamodb.md`; run with `--nocapture` to print it.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use chrono::Utc;
 use shared::clock::SystemClock;

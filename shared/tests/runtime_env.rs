@@ -1,6 +1,7 @@
 //! `store_from_env`: the backend chosen by `STORE_BACKEND` (default `dynamodb`), failing fast
 //! with a clear message. One test function, so nothing else in this binary races on the
 //! process environment.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use shared::runtime::store_from_env;
 

@@ -1,5 +1,6 @@
 //! The provisioning loader against `contracts/seed-format.md`: valid files load into the store
 //! insert-if-absent, invalid ones are refused with the JSON path of the first problem.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use chrono::{TimeZone, Utc};
 use serde_json::{json, Value};

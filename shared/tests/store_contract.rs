@@ -4,6 +4,7 @@
 //!
 //! A body is an `async fn(Arc<dyn Store>)`; `contract!` instantiates every body once per adapter
 //! (`memory::<name>` and `dynamodb::<name>`).
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use shared::auth::Scope;

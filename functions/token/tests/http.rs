@@ -1,4 +1,5 @@
 //! HTTP-level tests of the token function: real requests through `routes(...)`, in process.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use axum::body::Body;
 use axum::http::{header, Method, Request, Response, StatusCode};

@@ -1,4 +1,5 @@
 //! End-to-end: the `local-server` binary started as a newcomer starts it, talked to over HTTP.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

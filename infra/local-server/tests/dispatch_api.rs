@@ -1,5 +1,6 @@
 //! `POST /dispatch/router` over HTTP and SQS batches through the dispatch function's handler
 //! (spec "Dispatch", "Events"; BEHAVIOR 6), over the demo seed.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

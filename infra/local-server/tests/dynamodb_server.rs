@@ -1,6 +1,7 @@
 //! `local-server --store dynamodb` against the emulator (`bash infra/scripts/test.sh`): it
 //! creates the table, provisions the demo seed, answers a token request and lists contacts; a
 //! second start on the same table provisions nothing new and serves the same data.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! fixtures never rot. An event of the `$default` route goes to the records function (as
 //! `template.yaml` routes it) and must get the contract's 404; every other one a 2xx.
 //! (`infra/template-check` checks that each event's `routeKey` is the template's route for it.)
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

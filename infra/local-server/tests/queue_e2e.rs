@@ -2,6 +2,7 @@
 //! messages sent to the queue are polled like Lambda's event source mapping does, processed
 //! ones are deleted, a message delivered twice assigns once, and a poison message ends in the
 //! dead-letter queue through the queue's redrive policy.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! HTTP-level tests of the record routes (spec "Record collection endpoints", "Record item
 //! endpoints", BEHAVIOR 2 and 3), through the real handlers over the demo seed.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

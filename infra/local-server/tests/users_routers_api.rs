@@ -1,4 +1,5 @@
 //! HTTP-level tests of the user and router routes (spec "Users", "Routers"; BEHAVIOR 4, 5).
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
 

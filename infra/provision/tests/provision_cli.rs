@@ -1,5 +1,6 @@
 //! The `provision` binary against the emulator (`bash infra/scripts/test.sh`): the demo seed
 //! twice into a fresh table, and an invalid seed that must write nothing.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use shared::store::dynamodb::env::{self, TestTable, EMULATOR_MISSING};
 use shared::store::Store;

@@ -3,6 +3,7 @@
 //! right function), every route of the spec has an event, and the SQS events are the ones the
 //! dispatch tests drive. `infra/local-server/tests/events.rs` drives every API event through its
 //! handler; `infra/local-server/tests/dispatch_api.rs` the SQS ones.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use serde_json::Value;
 use std::collections::BTreeSet;
