@@ -1,142 +1,117 @@
-//! The one error type of the API and its mapping to status and body.
+//! The domain's one error type, and the formatter of error chains for logs.
 //!
-//! Body for every route but the token endpoint (spec "Errors" 1): `{message, error: true, field?}`.
-//! A 500 body is opaque (`Internal server error`); the whole cause chain is logged instead.
+//! [`DomainError`] says what went wrong in the terms of the contract (invalid input, not found,
+//! conflict, ...); it knows nothing of HTTP. `shared::api` maps it, in one place, to the status
+//! and the contract's body `{message, error: true, field?}` (spec "Errors" 1). An internal error
+//! carries its cause for the logs; its answer never shows it.
 
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use std::fmt;
 
 /// Boxed cause of an internal error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// An error answer of the API.
+/// Why a domain operation refused or failed (spec "Errors" table, BEHAVIOR 2).
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
-    /// 400: invalid path, query, JSON or field (spec "Errors" table).
+pub enum DomainError {
+    /// The request is invalid: path, query, JSON, a field's value (answered 400).
     #[error("{message}")]
-    BadRequest {
+    Invalid {
         /// Human-readable message, e.g. `Invalid property name: foo`.
         message: String,
         /// The offending key, when one field caused it (BEHAVIOR 2).
         field: Option<String>,
     },
-    /// 401: missing, malformed, expired or badly signed bearer token, or no account context.
+    /// Missing, malformed, expired or badly signed bearer token, or no account context (401).
     #[error("{0}")]
     Unauthorized(String),
-    /// 403: a valid token without the route's scope (RFC 6750 section 3.1 `insufficient_scope`).
+    /// A valid token without the scope the operation needs (403, RFC 6750 section 3.1
+    /// `insufficient_scope`); holds the scope's name.
     #[error("Insufficient scope: requires {0}")]
     InsufficientScope(&'static str),
-    /// 404: no such route, or no such item in the caller's account.
+    /// No such item in the caller's account (404); the message names what, e.g. `User not found`.
     #[error("{0}")]
     NotFound(String),
-    /// 405: the path exists but not with this method; `allow` lists the methods (RFC 9110 15.5.6).
-    #[error("Method not allowed")]
-    MethodNotAllowed {
-        /// Value of the `Allow` header, e.g. `GET, POST`.
-        allow: &'static str,
-    },
-    /// 409: archived target or duplicate active unique key.
+    /// The target is archived, or a unique key is held by another active item (409).
     #[error("{message}")]
     Conflict {
         /// Human-readable message.
         message: String,
-        /// The colliding key for duplicates.
+        /// The colliding key, for duplicates.
         field: Option<String>,
     },
-    /// 413: request body over the limit.
-    #[error("Request body too large")]
-    PayloadTooLarge,
-    /// 500: anything unexpected. The cause is logged, never sent.
+    /// The request is well formed but cannot be processed as sent (422), e.g. an
+    /// `Idempotency-Key` reused with another body.
+    #[error("{message}")]
+    Unprocessable {
+        /// Human-readable message.
+        message: String,
+        /// The offending key or header, when one caused it.
+        field: Option<String>,
+    },
+    /// Anything unexpected (500). The cause is logged, never sent.
     #[error("Internal server error")]
     Internal(#[source] BoxError),
 }
 
-impl ApiError {
-    /// 400 without a field.
+impl DomainError {
+    /// An invalid request without a field.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::BadRequest {
+        Self::Invalid {
             message: message.into(),
             field: None,
         }
     }
 
-    /// 400 caused by one field.
+    /// An invalid request caused by one field (or parameter).
     pub fn bad_field(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::BadRequest {
+        Self::Invalid {
             message: message.into(),
             field: Some(field.into()),
         }
     }
 
-    /// 404 with a message.
+    /// Not found, with a message such as `Contact not found`.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::NotFound(message.into())
     }
 
-    /// 500 from any error.
+    /// A conflict without a field, e.g. `Cannot update an archived object`.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::Conflict {
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    /// An internal failure from any error.
     pub fn internal(cause: impl Into<BoxError>) -> Self {
         Self::Internal(cause.into())
     }
 
-    /// The HTTP status of this error.
-    pub fn status(&self) -> StatusCode {
+    /// The key that caused the error, for invalid requests, conflicts and unprocessable ones.
+    pub fn field(&self) -> Option<&str> {
         match self {
-            Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
-            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::InsufficientScope(_) => StatusCode::FORBIDDEN,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Conflict { .. } => StatusCode::CONFLICT,
-            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Invalid { field, .. }
+            | Self::Conflict { field, .. }
+            | Self::Unprocessable { field, .. } => field.as_deref(),
+            _ => None,
         }
-    }
-
-    /// The contract body `{message, error: true, field?}`.
-    pub fn body(&self) -> serde_json::Value {
-        let mut body = json!({ "message": self.to_string(), "error": true });
-        if let Self::BadRequest { field: Some(f), .. } | Self::Conflict { field: Some(f), .. } =
-            self
-        {
-            body["field"] = json!(f);
-        }
-        body
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        if let Self::Internal(cause) = &self {
-            let mut chain = cause.to_string();
-            let mut source = std::error::Error::source(cause.as_ref());
-            while let Some(s) = source {
-                chain.push_str(": ");
-                chain.push_str(&s.to_string());
-                source = s.source();
-            }
-            tracing::error!(error = %chain, "internal error");
+/// Displays an error followed by each of its sources: `outer: cause: root cause`. The one
+/// formatter of error chains for logs.
+pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'a));
+
+impl fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
         }
-        let status = self.status();
-        let mut response = (status, axum::Json(self.body())).into_response();
-        let headers = response.headers_mut();
-        match &self {
-            Self::Unauthorized(_) => {
-                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            }
-            Self::InsufficientScope(scope) => {
-                if let Ok(v) = HeaderValue::from_str(&format!(
-                    "Bearer error=\"insufficient_scope\", scope=\"{scope}\""
-                )) {
-                    headers.insert(header::WWW_AUTHENTICATE, v);
-                }
-            }
-            Self::MethodNotAllowed { allow } => {
-                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
-            }
-            _ => {}
-        }
-        response
+        Ok(())
     }
 }
 
@@ -144,32 +119,25 @@ impl IntoResponse for ApiError {
 mod tests {
     use super::*;
 
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer")]
+    struct Outer(#[source] std::io::Error);
+
     #[test]
-    fn field_errors_carry_the_field_and_the_error_flag() {
-        let e = ApiError::bad_field("email", "Invalid email: x");
-        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+    fn an_error_chain_shows_every_cause_in_order() {
+        let error = Outer(std::io::Error::other("disk on fire"));
+        assert_eq!(ErrorChain(&error).to_string(), "outer: disk on fire");
+        let internal = DomainError::internal(error);
         assert_eq!(
-            e.body(),
-            json!({"message": "Invalid email: x", "error": true, "field": "email"})
+            ErrorChain(&internal).to_string(),
+            "Internal server error: outer: disk on fire"
         );
     }
 
     #[test]
-    fn internal_errors_never_leak_their_cause() {
-        let e = ApiError::internal("disk on fire");
-        assert_eq!(
-            e.body(),
-            json!({"message": "Internal server error", "error": true})
-        );
-    }
-
-    #[test]
-    fn insufficient_scope_is_403_naming_the_scope() {
-        let e = ApiError::InsufficientScope("service-api/read");
-        assert_eq!(e.status(), StatusCode::FORBIDDEN);
-        assert_eq!(
-            e.body()["message"],
-            "Insufficient scope: requires service-api/read"
-        );
+    fn the_field_is_reported_for_invalid_requests_and_conflicts_only() {
+        assert_eq!(DomainError::bad_field("email", "x").field(), Some("email"));
+        assert_eq!(DomainError::bad_request("x").field(), None);
+        assert_eq!(DomainError::not_found("x").field(), None);
     }
 }

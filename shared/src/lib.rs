@@ -6,24 +6,32 @@
 //! auth (RFC 6749 section 4.4, JWT bearer tokens per RFC 7519 / RFC 6750), the store port with its
 //! adapters, the provisioning (seed) loader, and the thin HTTP glue the handlers use.
 //!
+//! Layers, each using only those above it: [`error`], [`clock`], [`timefmt`] -> parsed values
+//! ([`types`], [`schedule`]) -> the stored [`model`] -> [`fields`], [`trigger`] -> the [`store`]
+//! port -> the services ([`records`], [`members`], [`routers`], [`dispatch`], [`auth`], [`seed`])
+//! -> the HTTP glue ([`api`]) and the cold-start wiring ([`deps`]). Services take parsed inputs
+//! and return typed views; only [`api`] knows HTTP.
+//!
 //! The product decisions where the spec is silent are in `../shared/BEHAVIOR.md`; section numbers
 //! quoted in doc comments ("BEHAVIOR 3") refer to that page.
 
 pub mod api;
 pub mod auth;
 pub mod clock;
+pub mod deps;
 pub mod dispatch;
 pub mod error;
 pub mod fields;
 pub mod members;
 pub mod model;
+pub mod page;
 pub mod records;
 pub mod routers;
-pub mod runtime;
 pub mod schedule;
 pub mod seed;
 pub mod store;
 pub mod timefmt;
 pub mod trigger;
+pub mod types;
 
-pub use error::ApiError;
+pub use error::DomainError;

@@ -9,12 +9,23 @@ use shared::clock::FixedClock;
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome, Skip};
 use shared::fields::CatalogueCache;
 use shared::model::{AssignmentReason, ObjectType};
-use shared::store::dynamodb::env::TestTable;
+use shared::store::dynamodb::test_table::TestTable;
 use shared::store::memory::MemoryStore;
 use shared::store::Store;
+use shared::types::{AccountId, RecordId};
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
+
+/// A typed id from its text.
+fn id<T: From<Uuid>>(text: &str) -> T {
+    Uuid::parse_str(text).unwrap().into()
+}
+
+/// The 200 body of an outcome, as JSON.
+fn answer(outcome: &shared::dispatch::Outcome) -> serde_json::Value {
+    serde_json::to_value(outcome.answer()).unwrap()
+}
 
 const ACCOUNT: &str = "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01";
 const OTHER_ACCOUNT: &str = "aa6b7c89-eafb-4ac6-b1d8-e35e6f7a8b01";
@@ -193,11 +204,10 @@ async fn fixture(backend: Backend, seed: Value) -> Fixture {
 
 impl Fixture {
     async fn run(&self, router: &str, object: &str) -> Outcome {
-        self.run_in(Uuid::parse_str(ACCOUNT).unwrap(), router, object)
-            .await
+        self.run_in(id(ACCOUNT), router, object).await
     }
 
-    async fn run_in(&self, account: Uuid, router: &str, object: &str) -> Outcome {
+    async fn run_in(&self, account: AccountId, router: &str, object: &str) -> Outcome {
         let request = DispatchRequest {
             router_id: router.into(),
             object_id: object.into(),
@@ -213,13 +223,16 @@ impl Fixture {
     async fn contacts(&self, n: usize) -> Vec<String> {
         let mut ids = Vec::new();
         for i in 0..n {
-            let id = Uuid::now_v7();
+            let record_id = RecordId::new_v7();
             let at = wednesday_10_utc();
             let mut values = std::collections::BTreeMap::new();
-            values.insert("email".to_string(), format!("c{i}-{id}@leads.example"));
+            values.insert(
+                "email".to_string(),
+                format!("c{i}-{record_id}@leads.example"),
+            );
             let record = shared::model::Record {
-                id,
-                account_id: Uuid::parse_str(ACCOUNT).unwrap(),
+                id: record_id,
+                account_id: id(ACCOUNT),
                 object_type: ObjectType::Contacts,
                 values,
                 created_at: at,
@@ -229,7 +242,7 @@ impl Fixture {
                 version: 1,
             };
             self.store.create_record(&record, &[]).await.unwrap();
-            ids.push(id.to_string());
+            ids.push(record_id.to_string());
         }
         ids
     }
@@ -237,11 +250,7 @@ impl Fixture {
     async fn owner(&self, contact: &str) -> Option<String> {
         let record = self
             .store
-            .get_record(
-                Uuid::parse_str(ACCOUNT).unwrap(),
-                ObjectType::Contacts,
-                Uuid::parse_str(contact).unwrap(),
-            )
+            .get_record(id(ACCOUNT), ObjectType::Contacts, id(contact))
             .await
             .unwrap()
             .unwrap();
@@ -251,10 +260,7 @@ impl Fixture {
     async fn capacity_of(&self, n: usize) -> Value {
         let m = self
             .store
-            .get_member(
-                Uuid::parse_str(ACCOUNT).unwrap(),
-                Uuid::from_u128(0x1000 + n as u128),
-            )
+            .get_member(id(ACCOUNT), Uuid::from_u128(0x1000 + n as u128).into())
             .await
             .unwrap()
             .unwrap();
@@ -453,32 +459,30 @@ async fn every_outcome_message_of_the_spec_is_reached_by_its_rule(backend: Backe
     ];
     for (settings, edit, router, object, account, expected) in cases {
         let f = fixture(backend, seed(settings.clone(), edit)).await;
-        let outcome = f
-            .run_in(Uuid::parse_str(account).unwrap(), &router, &object)
-            .await;
+        let outcome = f.run_in(id(account), &router, &object).await;
         assert_eq!(
             skipped(&outcome),
             expected,
             "settings {settings}, router {router}, object {object}"
         );
-        assert_eq!(outcome.body(), json!({"message": expected}));
+        assert_eq!(answer(&outcome), json!({"message": expected}));
     }
 }
 
 async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(backend: Backend) {
     let f = fixture(backend, seed(rr(), |_| {})).await;
     let outcome = f.run(ROUTER, CONTACT).await;
-    let body = outcome.body();
+    let body = answer(&outcome);
     assert_eq!(body["message"], "Owner assigned");
     assert_eq!(body["success"], true);
     assert_eq!(body["user"], "m1@acme.example");
     assert_eq!(body["field_name"], "Contact owner");
     assert_eq!(body["owner_assigned_at"], "Wed, 18 Nov 2026 10:00:00 +0000");
-    let account = Uuid::parse_str(ACCOUNT).unwrap();
-    let id = Uuid::parse_str(CONTACT).unwrap();
+    let account = id(ACCOUNT);
+    let contact_id = id(CONTACT);
     let record = f
         .store
-        .get_record(account, ObjectType::Contacts, id)
+        .get_record(account, ObjectType::Contacts, contact_id)
         .await
         .unwrap()
         .unwrap();
@@ -488,7 +492,7 @@ async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(
         Some("2026-11-18T10:00:00.000Z")
     );
     assert_eq!(record.updated_at, wednesday_10_utc());
-    let log = f.store.assignment_log(account, id).await.unwrap();
+    let log = f.store.assignment_log(account, contact_id).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].reason, AssignmentReason::Rotation);
     assert_eq!(
@@ -588,12 +592,8 @@ async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touch
         json!([{"current_capacity": 5, "max_capacity": 5}])
     );
     // The backup does not move the rotation: once m1 is back, m1 gets the next one.
-    let account = Uuid::parse_str(ACCOUNT).unwrap();
-    let rotation = f
-        .store
-        .rotation_state(Uuid::parse_str(ROUTER).unwrap())
-        .await
-        .unwrap();
+    let account = id(ACCOUNT);
+    let rotation = f.store.rotation_state(id(ROUTER)).await.unwrap();
     assert_eq!(rotation.version, 0);
     assert_eq!(
         f.store.assignment_count(account, "2026-11").await.unwrap(),
@@ -617,11 +617,7 @@ async fn account_matching_gives_a_contact_to_its_companys_owner(backend: Backend
         assigned(&f.run(ROUTER, CONTACT).await),
         (email(3).as_str(), AssignmentReason::AccountMatching)
     );
-    let rotation = f
-        .store
-        .rotation_state(Uuid::parse_str(ROUTER).unwrap())
-        .await
-        .unwrap();
+    let rotation = f.store.rotation_state(id(ROUTER)).await.unwrap();
     assert_eq!(
         rotation.version, 0,
         "a matched assignment does not move the rotation"
@@ -718,10 +714,7 @@ async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_tw
     assert_eq!(f.owner(CONTACT).await.as_deref(), Some(email(1).as_str()));
     let log = f
         .store
-        .assignment_log(
-            Uuid::parse_str(ACCOUNT).unwrap(),
-            Uuid::parse_str(CONTACT).unwrap(),
-        )
+        .assignment_log(id(ACCOUNT), id(CONTACT))
         .await
         .unwrap();
     assert_eq!(log.len(), 1);
@@ -752,9 +745,10 @@ fn a_body_without_both_ids_is_the_specs_400() {
     ] {
         let err = DispatchRequest::parse(body).unwrap_err();
         assert_eq!(
-            err.body(),
-            json!({"message": "Invalid event: require router_id and object_id", "error": true})
+            err.to_string(),
+            "Invalid event: require router_id and object_id"
         );
+        assert!(matches!(err, shared::DomainError::Invalid { .. }));
     }
     assert!(DispatchRequest::parse(b"{\"router_id\": \"r\", \"object_id\": \"o\"}").is_ok());
 }
@@ -781,20 +775,16 @@ async fn run_concurrently(
         })
         .collect();
     let mut tasks = Vec::new();
-    for (i, id) in ids.into_iter().enumerate() {
+    for (i, object_id) in ids.into_iter().enumerate() {
         let engine = engines[i % instances].clone();
         tasks.push(tokio::spawn(async move {
             let request = DispatchRequest {
                 router_id: ROUTER.into(),
-                object_id: id,
+                object_id,
                 account_id: None,
             };
             engine
-                .dispatch(
-                    AccountContext::Token(Uuid::parse_str(ACCOUNT).unwrap()),
-                    &request,
-                    None,
-                )
+                .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
                 .await
                 .unwrap()
         }));
@@ -876,7 +866,7 @@ async fn an_account_quota_of_n_allows_exactly_n_concurrent_assignments(backend: 
         Some(&23),
         "{counts:?}"
     );
-    let account = Uuid::parse_str(ACCOUNT).unwrap();
+    let account = id(ACCOUNT);
     assert_eq!(
         f.store.assignment_count(account, "2026-11").await.unwrap(),
         37
@@ -912,14 +902,10 @@ async fn a_write_that_keeps_losing_races_fails_after_the_deadline_and_writes_not
     };
     let started = std::time::Instant::now();
     let err = engine
-        .dispatch(
-            AccountContext::Token(Uuid::parse_str(ACCOUNT).unwrap()),
-            &request,
-            None,
-        )
+        .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
         .await
         .unwrap_err();
-    assert_eq!(err.status(), 500);
+    assert!(matches!(err, shared::DomainError::Internal(_)), "{err:?}");
     assert!(started.elapsed() >= std::time::Duration::from_millis(200));
     assert_eq!(f.owner(CONTACT).await, None);
     // Once the race ends, the same dispatch succeeds.
@@ -928,11 +914,7 @@ async fn a_write_that_keeps_losing_races_fails_after_the_deadline_and_writes_not
         .commits_conflict
         .store(false, Ordering::SeqCst);
     let ok = engine
-        .dispatch(
-            AccountContext::Token(Uuid::parse_str(ACCOUNT).unwrap()),
-            &request,
-            None,
-        )
+        .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
         .await
         .unwrap();
     assert_eq!(assigned(&ok).0, email(1));

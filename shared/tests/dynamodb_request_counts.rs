@@ -5,15 +5,18 @@
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use chrono::Utc;
+use serde_json::json;
 use shared::clock::SystemClock;
 use shared::fields::{CatalogueCache, FieldDefinition, FieldType};
 use shared::members::MemberService;
 use shared::model::{Account, ObjectType};
+use shared::model::{AccountPlan, ProvisionPlan};
+use shared::records::RecordWrite;
 use shared::records::{Caller, RecordService};
 use shared::routers::RouterService;
-use shared::seed::{AccountPlan, ProvisionPlan};
-use shared::store::dynamodb::env::TestTable;
+use shared::store::dynamodb::test_table::TestTable;
 use shared::store::{Page, Store};
+use shared::types::RecordId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -30,11 +33,18 @@ fn page(offset: usize) -> Page {
     }
 }
 
+/// A write body `{fields: ...}`.
+fn write(fields: serde_json::Value) -> RecordWrite {
+    RecordWrite {
+        fields: fields.as_object().cloned().unwrap(),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
     let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
     let account = Account {
-        id: Uuid::new_v4(),
+        id: Uuid::new_v4().into(),
         name: "Acme".into(),
         active: true,
         assignment_quota: None,
@@ -88,25 +98,25 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
         .create(
             caller,
             ObjectType::Contacts,
-            br#"{"fields": {"email": "jo@example.com", "first_name": "Jo", "region": "EMEA"}}"#,
+            write(json!({"email": "jo@example.com", "first_name": "Jo", "region": "EMEA"})),
         )
         .await
         .expect("created");
     measured.push(("POST /contacts (unique key email)", counter.take()));
-    let id = created["id"].as_str().expect("id").to_string();
+    let id: Option<RecordId> = Some(created.id);
 
     records
         .create(
             caller,
             ObjectType::Contacts,
-            br#"{"fields": {"first_name": "Al"}}"#,
+            write(json!({"first_name": "Al"})),
         )
         .await
         .expect("created");
     measured.push(("POST /contacts (no unique key in the body)", counter.take()));
 
     records
-        .get(account.id, ObjectType::Contacts, &id, Some("region"))
+        .get(account.id, ObjectType::Contacts, id, Some("region"))
         .await
         .expect("read");
     measured.push(("GET /contacts/{id}", counter.take()));
@@ -121,16 +131,16 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
         .update(
             caller,
             ObjectType::Contacts,
-            &id,
+            id,
             None,
-            br#"{"fields": {"email": "jo.doe@example.com"}}"#,
+            Ok(write(json!({"email": "jo.doe@example.com"}))),
         )
         .await
         .expect("updated");
     measured.push(("PATCH /contacts/{id} (key changed)", counter.take()));
 
     records
-        .archive(caller, ObjectType::Contacts, &id)
+        .archive(caller, ObjectType::Contacts, id)
         .await
         .expect("archived");
     measured.push(("DELETE /contacts/{id}", counter.take()));

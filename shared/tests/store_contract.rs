@@ -13,8 +13,10 @@ use shared::model::{
     Account, ApiClient, AssignmentLog, AssignmentReason, AssignmentWrite, Member, ObjectType,
     Record, Role, RotationState, Router, Team,
 };
-use shared::seed::{AccountPlan, PlannedRecord, ProvisionPlan};
+use shared::model::{AccountPlan, PlannedRecord, ProvisionPlan};
+use shared::schedule::IanaTimeZone;
 use shared::store::{Page, Store, StoreError, UniqueKey};
+use shared::types::{AccountId, CapacityEntry, Email, NotificationPreferences};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -34,7 +36,7 @@ macro_rules! contract {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    let table = shared::store::dynamodb::env::TestTable::create()
+                    let table = shared::store::dynamodb::test_table::TestTable::create()
                         .await
                         .unwrap_or_else(|e| panic!("{e}"));
                     super::$name(std::sync::Arc::new(table.store.clone())).await;
@@ -109,7 +111,7 @@ fn all(limit: usize, offset: usize) -> Page {
 
 fn account(quota: Option<u64>) -> Account {
     Account {
-        id: Uuid::new_v4(),
+        id: new_id(),
         name: "Acme".into(),
         active: true,
         assignment_quota: quota,
@@ -118,11 +120,11 @@ fn account(quota: Option<u64>) -> Account {
     }
 }
 
-fn member(account_id: Uuid, email: &str, ms: i64) -> Member {
+fn member(account_id: AccountId, email: &str, ms: i64) -> Member {
     Member {
-        id: Uuid::new_v4(),
+        id: new_id(),
         account_id,
-        email: email.into(),
+        email: Email::parse(email).unwrap(),
         full_name: Some(format!("Full {email}")),
         first_name: None,
         last_name: Some("Last".into()),
@@ -130,16 +132,20 @@ fn member(account_id: Uuid, email: &str, ms: i64) -> Member {
         external_id: None,
         phone: None,
         office_status: true,
-        time_zone: "Europe/Berlin".into(),
+        time_zone: IanaTimeZone::parse("Europe/Berlin").unwrap(),
         working_hours: vec![],
         out_office_dates: vec![],
         calendars: BTreeMap::from([("google".to_string(), email.to_string())]),
-        capacity: vec![serde_json::json!({"current_capacity": 1, "max_capacity": 5, "assignment_type": "contacts", "note": null})
-            .as_object()
-            .cloned()
-            .unwrap_or_default()],
+        capacity: vec![CapacityEntry::parse(
+            serde_json::json!({"current_capacity": 1, "max_capacity": 5, "assignment_type": "contacts", "note": null})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        )
+        .unwrap()],
         can_receive_notifications: false,
-        notification_preferences: vec!["email".into()],
+        notification_preferences: NotificationPreferences::parse(&[serde_json::json!("email")])
+            .unwrap(),
         created_at: at(ms),
         updated_at: at(ms),
         archived_at: None,
@@ -148,9 +154,9 @@ fn member(account_id: Uuid, email: &str, ms: i64) -> Member {
     }
 }
 
-fn router(account_id: Uuid, name: &str, ms: i64) -> Router {
+fn router(account_id: AccountId, name: &str, ms: i64) -> Router {
     Router {
-        id: Uuid::new_v4(),
+        id: new_id(),
         account_id,
         name: name.into(),
         object_type: ObjectType::Contacts,
@@ -166,9 +172,14 @@ fn router(account_id: Uuid, name: &str, ms: i64) -> Router {
     }
 }
 
-fn record(account_id: Uuid, object_type: ObjectType, ms: i64, values: &[(&str, &str)]) -> Record {
+fn record(
+    account_id: AccountId,
+    object_type: ObjectType,
+    ms: i64,
+    values: &[(&str, &str)],
+) -> Record {
     Record {
-        id: Uuid::now_v7(),
+        id: new_id_v7(),
         account_id,
         object_type,
         values: values
@@ -238,14 +249,24 @@ async fn archive(store: &Arc<dyn Store>, r: &Record, keys: &[UniqueKey]) -> Reco
     next
 }
 
-fn ids<T>(items: &[T], id: impl Fn(&T) -> Uuid) -> Vec<Uuid> {
+fn ids<T, I>(items: &[T], id: impl Fn(&T) -> I) -> Vec<I> {
     items.iter().map(id).collect()
+}
+
+/// A new random id of whatever kind the context needs.
+fn new_id<T: From<Uuid>>() -> T {
+    Uuid::new_v4().into()
+}
+
+/// A new time-ordered id of whatever kind the context needs.
+fn new_id_v7<T: From<Uuid>>() -> T {
+    Uuid::now_v7().into()
 }
 
 // ---- records ----------------------------------------------------------------------------
 
 async fn a_created_record_reads_back_exactly(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(
         a,
         ObjectType::Contacts,
@@ -270,10 +291,10 @@ async fn a_created_record_reads_back_exactly(store: Arc<dyn Store>) {
 }
 
 async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(a, ObjectType::Contacts, 0, &[("email", "jo@x.co")]);
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
-    let other = Uuid::new_v4();
+    let other = new_id();
     assert_eq!(
         store
             .get_record(other, ObjectType::Contacts, r.id)
@@ -290,7 +311,7 @@ async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Stor
     );
     assert_eq!(
         store
-            .get_record(a, ObjectType::Contacts, Uuid::new_v4())
+            .get_record(a, ObjectType::Contacts, new_id())
             .await
             .unwrap(),
         None
@@ -308,7 +329,7 @@ async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Stor
 }
 
 async fn records_list_by_creation_time_then_id_and_page_by_offset(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     // Created out of order; two share a creation time and are ordered by id.
     let mut made = Vec::new();
     for ms in [30, 10, 20, 10, 40] {
@@ -346,7 +367,7 @@ async fn records_list_by_creation_time_then_id_and_page_by_offset(store: Arc<dyn
 }
 
 async fn archived_records_are_listed_only_when_asked(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r1 = record(a, ObjectType::Contacts, 1, &[("email", "one@x.co")]);
     let r2 = record(a, ObjectType::Contacts, 2, &[("email", "two@x.co")]);
     let r3 = record(a, ObjectType::Contacts, 3, &[]);
@@ -375,7 +396,7 @@ async fn archived_records_are_listed_only_when_asked(store: Arc<dyn Store>) {
 async fn a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first_colliding_key(
     store: Arc<dyn Store>,
 ) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let first = record(
         a,
         ObjectType::Contacts,
@@ -431,8 +452,8 @@ async fn a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first
 }
 
 async fn the_same_key_in_another_account_or_type_is_not_a_duplicate(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
-    let b = Uuid::new_v4();
+    let a = new_id();
+    let b = new_id();
     let r = record(a, ObjectType::Deals, 1, &[("external_id", "X")]);
     store
         .create_record(&r, &[key("external_id", "X")])
@@ -451,7 +472,7 @@ async fn the_same_key_in_another_account_or_type_is_not_a_duplicate(store: Arc<d
 }
 
 async fn twenty_concurrent_creates_with_one_key_let_exactly_one_succeed(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let mut tasks = Vec::new();
     for i in 0..20 {
         let store = store.clone();
@@ -478,7 +499,7 @@ async fn twenty_concurrent_creates_with_one_key_let_exactly_one_succeed(store: A
 }
 
 async fn a_record_id_that_exists_cannot_be_created_again(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(a, ObjectType::Contacts, 1, &[("email", "jo@x.co")]);
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
     let mut again = r.clone();
@@ -507,7 +528,7 @@ async fn a_record_id_that_exists_cannot_be_created_again(store: Arc<dyn Store>) 
 }
 
 async fn archiving_a_record_releases_its_keys_for_reuse(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(
         a,
         ObjectType::Contacts,
@@ -541,7 +562,7 @@ async fn archiving_a_record_releases_its_keys_for_reuse(store: Arc<dyn Store>) {
 }
 
 async fn an_update_that_changes_a_key_moves_its_guard(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(
         a,
         ObjectType::Contacts,
@@ -603,7 +624,7 @@ async fn an_update_that_changes_a_key_moves_its_guard(store: Arc<dyn Store>) {
 async fn an_update_claiming_a_key_held_by_another_record_is_a_duplicate_and_writes_nothing(
     store: Arc<dyn Store>,
 ) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let holder = record(a, ObjectType::Companies, 1, &[("website_url", "acme.com")]);
     store
         .create_record(&holder, &[key("website_url", "acme.com")])
@@ -644,7 +665,7 @@ async fn an_update_claiming_a_key_held_by_another_record_is_a_duplicate_and_writ
 }
 
 async fn an_update_at_a_stale_version_is_a_conflict_and_writes_nothing(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(a, ObjectType::Contacts, 1, &[("email", "jo@x.co")]);
     store.create_record(&r, &contact_keys(&r)).await.unwrap();
     let mut first = r.clone();
@@ -687,7 +708,7 @@ async fn an_update_at_a_stale_version_is_a_conflict_and_writes_nothing(store: Ar
 }
 
 async fn an_update_of_an_archived_record_is_a_conflict(store: Arc<dyn Store>) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let r = record(a, ObjectType::Tickets, 1, &[("external_id", "T")]);
     store
         .create_record(&r, &[key("external_id", "T")])
@@ -715,7 +736,7 @@ async fn an_update_of_an_archived_record_is_a_conflict(store: Arc<dyn Store>) {
 async fn find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type(
     store: Arc<dyn Store>,
 ) {
-    let a = Uuid::new_v4();
+    let a = new_id();
     let c = record(a, ObjectType::Companies, 1, &[("website_url", "acme.com")]);
     store
         .create_record(&c, &[key("website_url", "acme.com")])
@@ -731,7 +752,7 @@ async fn find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type
     );
     assert_eq!(
         store
-            .find_by_unique_key(Uuid::new_v4(), ObjectType::Companies, &k)
+            .find_by_unique_key(new_id(), ObjectType::Companies, &k)
             .await
             .unwrap(),
         None
@@ -795,7 +816,7 @@ async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
         store.get_member(acc.id, m.id).await.unwrap(),
         Some(m.clone())
     );
-    assert_eq!(store.get_member(Uuid::new_v4(), m.id).await.unwrap(), None);
+    assert_eq!(store.get_member(new_id(), m.id).await.unwrap(), None);
     assert_eq!(
         store.find_member_by_email(acc.id, "Jo@X.co").await.unwrap(),
         Some(m.clone())
@@ -813,7 +834,7 @@ async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
     );
     assert_eq!(
         store
-            .find_member_by_email(Uuid::new_v4(), "jo@x.co")
+            .find_member_by_email(new_id(), "jo@x.co")
             .await
             .unwrap(),
         None
@@ -854,7 +875,7 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
         Err(StoreError::Conflict)
     ));
     let mut foreign = next.clone();
-    foreign.account_id = Uuid::new_v4();
+    foreign.account_id = new_id();
     foreign.version = 3;
     assert!(matches!(
         store.update_member(&foreign, 2).await,
@@ -882,7 +903,7 @@ async fn routers_list_by_creation_and_skip_archived_unless_asked(store: Arc<dyn 
     let paged = store.list_routers(acc.id, all(1, 2)).await.unwrap();
     assert_eq!(ids(&paged, |r| r.id), [r3.id]);
     assert!(store
-        .list_routers(Uuid::new_v4(), all(100, 0))
+        .list_routers(new_id(), all(100, 0))
         .await
         .unwrap()
         .is_empty());
@@ -913,11 +934,11 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
     });
     r.users = vec![
         shared::model::RouterUser {
-            email: "a@x.co".into(),
+            email: Email::parse("a@x.co").unwrap(),
             percentage: Some(62.5),
         },
         shared::model::RouterUser {
-            email: "b@x.co".into(),
+            email: Email::parse("b@x.co").unwrap(),
             percentage: Some(37.5),
         },
     ];
@@ -928,9 +949,9 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
         store.get_router(acc.id, r.id).await.unwrap(),
         Some(r.clone())
     );
-    assert_eq!(store.get_router(Uuid::new_v4(), r.id).await.unwrap(), None);
+    assert_eq!(store.get_router(new_id(), r.id).await.unwrap(), None);
     assert_eq!(store.find_router(r.id).await.unwrap(), Some(r));
-    assert_eq!(store.find_router(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(store.find_router(new_id()).await.unwrap(), None);
 }
 
 async fn roles_and_teams_are_listed_per_account(store: Arc<dyn Store>) {
@@ -938,21 +959,24 @@ async fn roles_and_teams_are_listed_per_account(store: Arc<dyn Store>) {
     let mut plan = plan_of(&acc);
     let roles = vec![
         Role {
-            id: Uuid::new_v4(),
+            id: new_id(),
             account_id: acc.id,
             name: "Sales Rep".into(),
         },
         Role {
-            id: Uuid::new_v4(),
+            id: new_id(),
             account_id: acc.id,
             name: "Manager".into(),
         },
     ];
     let team = |name: &str, ms: i64| Team {
-        id: Uuid::new_v4(),
+        id: new_id(),
         account_id: acc.id,
         name: name.into(),
-        members: vec!["a@x.co".into(), "b@x.co".into()],
+        members: vec![
+            Email::parse("a@x.co").unwrap(),
+            Email::parse("b@x.co").unwrap(),
+        ],
         created_at: at(ms),
     };
     let teams = vec![team("Zeta", 1), team("Alpha", 2)];
@@ -966,8 +990,8 @@ async fn roles_and_teams_are_listed_per_account(store: Arc<dyn Store>) {
     expected.sort_by_key(|r| r.id);
     assert_eq!(listed, expected);
     assert_eq!(store.list_teams(acc.id).await.unwrap(), teams);
-    assert!(store.list_roles(Uuid::new_v4()).await.unwrap().is_empty());
-    assert!(store.list_teams(Uuid::new_v4()).await.unwrap().is_empty());
+    assert!(store.list_roles(new_id()).await.unwrap().is_empty());
+    assert!(store.list_teams(new_id()).await.unwrap().is_empty());
 }
 
 fn definition(object_type: ObjectType, name: &str, options: &[&str]) -> FieldDefinition {
@@ -1013,11 +1037,7 @@ async fn field_definitions_read_back_in_definition_order_per_account(store: Arc<
     let mut expected = defs;
     expected.push(later);
     assert_eq!(store.field_definitions(acc.id).await.unwrap(), expected);
-    assert!(store
-        .field_definitions(Uuid::new_v4())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(store.field_definitions(new_id()).await.unwrap().is_empty());
 }
 
 async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
@@ -1046,7 +1066,7 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
         store.get_account(inactive.id).await.unwrap(),
         Some(inactive)
     );
-    assert_eq!(store.get_account(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(store.get_account(new_id()).await.unwrap(), None);
     assert_eq!(
         store.get_client("acme-integration").await.unwrap(),
         Some(client)
@@ -1066,16 +1086,16 @@ fn full_plan() -> (Account, AccountPlan) {
         scopes: vec![Scope::Read],
     }];
     plan.roles = vec![Role {
-        id: Uuid::new_v4(),
+        id: new_id(),
         account_id: acc.id,
         name: "Rep".into(),
     }];
     plan.members = vec![member(acc.id, "a@x.co", 1), member(acc.id, "b@x.co", 2)];
     plan.teams = vec![Team {
-        id: Uuid::new_v4(),
+        id: new_id(),
         account_id: acc.id,
         name: "T".into(),
-        members: vec!["a@x.co".into()],
+        members: vec![Email::parse("a@x.co").unwrap()],
         created_at: at(3),
     }];
     plan.field_definitions = vec![definition(ObjectType::Contacts, "region", &[])];
@@ -1288,7 +1308,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
     let mut record = s.record.clone();
     record
         .values
-        .insert("contact_owner".into(), s.member.email.clone());
+        .insert("contact_owner".into(), s.member.email.to_string());
     record.values.insert(
         "contact_owner_assigned_date".into(),
         "2026-03-10T09:00:01.000Z".into(),
@@ -1296,12 +1316,12 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
     record.updated_at = now;
     record.version = s.record.version + 1;
     let mut member = s.member.clone();
-    member.capacity[0].insert("current_capacity".into(), serde_json::json!(2));
+    member.capacity[0] = member.capacity[0].counted();
     member.version = s.member.version + 1;
     let rotation = RotationState {
         version: 1,
-        last_member: Some(s.member.email.clone()),
-        counts: BTreeMap::from([(s.member.email.clone(), 1)]),
+        last_member: Some(s.member.email.to_string()),
+        counts: BTreeMap::from([(s.member.email.to_string(), 1)]),
         total: 1,
         ..RotationState::default()
     };
@@ -1313,7 +1333,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
         month: month.into(),
         quota: s.account.assignment_quota,
         log: AssignmentLog {
-            id: Uuid::now_v7(),
+            id: new_id_v7(),
             account_id: s.account.id,
             router_id: s.router.id,
             record_id: s.record.id,
@@ -1379,7 +1399,7 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
         vec![w.log.clone()]
     );
     assert!(store
-        .assignment_log(Uuid::new_v4(), s.record.id)
+        .assignment_log(new_id(), s.record.id)
         .await
         .unwrap()
         .is_empty());
@@ -1396,7 +1416,7 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     rotation2.total = 2;
     next.rotation = Some((s.router.id, rotation2.clone(), 1));
     next.member = None;
-    next.log.id = Uuid::now_v7();
+    next.log.id = new_id_v7();
     next.log.at = w.log.at + Duration::seconds(1);
     next.log.reason = AssignmentReason::Backup;
     store.commit_assignment(&next).await.unwrap();
@@ -1559,7 +1579,7 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
     again.record.version = w.record.version + 1;
     again.rotation = None;
     again.member = None;
-    again.log.id = Uuid::now_v7();
+    again.log.id = new_id_v7();
     assert!(matches!(
         store.commit_assignment(&again).await,
         Err(StoreError::AlreadyApplied)
@@ -1607,10 +1627,7 @@ async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
         0
     );
     assert_eq!(
-        store
-            .assignment_count(Uuid::new_v4(), "2026-03")
-            .await
-            .unwrap(),
+        store.assignment_count(new_id(), "2026-03").await.unwrap(),
         0
     );
 }

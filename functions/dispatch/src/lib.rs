@@ -8,21 +8,31 @@
 //! SQS redelivers it and, after the queue's `maxReceiveCount`, moves it to the dead-letter
 //! queue. Every non-error outcome counts as processed. The SQS message id is the idempotency
 //! key, so a redelivered message never assigns twice.
+//!
+//! One Lambda binary serves both event sources: [`LambdaHandler`] tells an SQS batch from an API
+//! Gateway request and routes it.
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use axum::extract::{FromRef, State};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
+use lambda_http::request::LambdaRequest;
+use lambda_http::{Adapter, Service};
+use lambda_runtime::LambdaEvent;
 use serde_json::Value;
-use shared::api::{Authenticated, RawBody};
+use shared::api::openapi::responses::*;
+use shared::api::openapi::TAG_DISPATCH;
+use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest};
-use shared::ApiError;
+use shared::deps::{ConfigError, Deps};
+use shared::dispatch::{AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest};
+use shared::error::ErrorChain;
 use std::sync::Arc;
 use tracing::Instrument;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
-#[derive(Clone)]
+#[derive(Clone, FromRef)]
 pub struct DispatchState {
     /// The engine.
     pub engine: Arc<DispatchEngine>,
@@ -30,30 +40,60 @@ pub struct DispatchState {
     pub verifier: Arc<TokenVerifier>,
 }
 
-impl FromRef<DispatchState> for Arc<TokenVerifier> {
-    fn from_ref(state: &DispatchState) -> Self {
-        state.verifier.clone()
+impl DispatchState {
+    /// The state over `deps`.
+    ///
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
+        Ok(Self {
+            engine: Arc::new(DispatchEngine::new(
+                deps.store.clone(),
+                deps.clock.clone(),
+                deps.catalogues.clone(),
+            )),
+            verifier: deps.verifier()?,
+        })
     }
 }
 
-/// `POST /dispatch/router`; other methods on the path answer 405 with `Allow: POST`.
-/// Unfinished: [`shared::api::finish`] adds the 404 fallback and request ids.
-pub fn routes(state: DispatchState) -> Router {
-    Router::new()
-        .route(
-            "/dispatch/router",
-            shared::api::with_405(post(dispatch), "POST"),
-        )
+/// The described routes of the function, stateful (for the local server to merge).
+pub fn api(state: DispatchState) -> OpenApiRouter {
+    let (schemas, paths, methods) = routes!(dispatch);
+    OpenApiRouter::new()
+        .routes((schemas, paths, with_405(methods, "POST")))
         .with_state(state)
 }
 
-async fn dispatch(
+/// The function's application: its routes, finished ([`shared::api::finish`]).
+///
+/// Errors: no token verifier configured.
+pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
+    let (router, _) = api(DispatchState::new(deps)?).split_for_parts();
+    Ok(shared::api::finish(router))
+}
+
+/// Runs a router for one record.
+#[utoipa::path(
+    post,
+    path = "/dispatch/router",
+    operation_id = "dispatchRouter",
+    tag = TAG_DISPATCH,
+    summary = "Dispatch a record through a router",
+    description = "Evaluates the router's trigger, the members' availability and capacity and the distribution model, and assigns the record's owner when the rules match (one atomic write). A run that stops without assigning is still 200, with only `message`: `Trigger did not match`, `Router not found`, `Object not found`, `The router is unpublished`, `The router has no settings`, `Account not found`, `Account is not active`, `Assignment limit reached`, `The router can not overwrite`, `There are no users available and the backup user is disabled`. A body without both ids is 400 `Invalid event: require router_id and object_id`.",
+    request_body(content = DispatchRequest, content_type = "application/json"),
+    security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The outcome: an assignment, or a message", body = DispatchAnswer),
+        BadRequest, Unauthorized, Forbidden, PayloadTooLarge, InternalError
+    )
+)]
+pub async fn dispatch(
     Authenticated(p): Authenticated,
     State(s): State<DispatchState>,
-    RawBody(body): RawBody,
-) -> Result<Json<Value>, ApiError> {
+    body: Body,
+) -> Result<Json<DispatchAnswer>, ApiError> {
     p.require(Scope::Update)?;
-    let request = DispatchRequest::parse(&body)?;
+    let request = DispatchRequest::parse(body.bytes())?;
     let outcome = s
         .engine
         .dispatch(AccountContext::Token(p.account_id), &request, None)
@@ -64,7 +104,7 @@ async fn dispatch(
         outcome = outcome.label(),
         "dispatch"
     );
-    Ok(Json(outcome.body()))
+    Ok(Json(outcome.answer()))
 }
 
 /// Processes one SQS batch in order and reports the messages to retry.
@@ -120,7 +160,7 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
                 router_id = %request.router_id,
                 object_id = %request.object_id,
                 outcome = "error",
-                error = %error_chain(&error),
+                error = %ErrorChain(&error),
                 "dispatch message failed; it will be retried"
             );
             Err(())
@@ -128,22 +168,52 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
     }
 }
 
-fn error_chain(error: &ApiError) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// Whether a raw Lambda event is an SQS batch (rather than an API Gateway request).
+/// Whether a raw Lambda event is an SQS batch (rather than an API Gateway request):
+/// `Records[0].eventSource == "aws:sqs"`.
 pub fn is_sqs_event(event: &Value) -> bool {
     event["Records"]
         .as_array()
         .and_then(|r| r.first())
         .and_then(|r| r["eventSource"].as_str())
         == Some("aws:sqs")
+}
+
+/// The Lambda handler of the dispatch binary: an SQS batch goes to [`handle_sqs_batch`] (the
+/// answer is the partial batch response), anything else is an API Gateway (HTTP API, payload
+/// 2.0) request served by the app.
+#[derive(Clone)]
+pub struct LambdaHandler {
+    engine: Arc<DispatchEngine>,
+    app: axum::Router,
+}
+
+impl LambdaHandler {
+    /// The handler over `deps`.
+    ///
+    /// Errors: no token verifier configured.
+    pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
+        let state = DispatchState::new(deps)?;
+        let engine = state.engine.clone();
+        let (router, _) = api(state).split_for_parts();
+        Ok(Self {
+            engine,
+            app: shared::api::finish(router),
+        })
+    }
+
+    /// Handles one raw event and returns the raw answer.
+    ///
+    /// Errors: an event that is neither an SQS batch nor an API Gateway request.
+    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
+        let LambdaEvent { payload, context } = event;
+        if is_sqs_event(&payload) {
+            let batch: SqsEvent = serde_json::from_value(payload)?;
+            let response = handle_sqs_batch(&self.engine, batch).await;
+            return Ok(serde_json::to_value(response)?);
+        }
+        let request: LambdaRequest = serde_json::from_value(payload)?;
+        let mut adapter = Adapter::from(self.app.clone());
+        let response = adapter.call(LambdaEvent::new(request, context)).await?;
+        Ok(serde_json::to_value(response)?)
+    }
 }

@@ -2,24 +2,32 @@
 //! and tickets (spec "Record collection endpoints", "Record item endpoints").
 //!
 //! Thin: authenticate, check the route's scope (BEHAVIOR 1), parse path and query, call
-//! [`shared::records::RecordService`], map the result.
+//! [`shared::records::RecordService`], answer its typed view. Each operation is described by
+//! `#[utoipa::path]` next to its handler and mounted with `routes!`, so a route and its
+//! description are one declaration.
 
 use axum::extract::{FromRef, Path, RawQuery, State};
-use axum::http::StatusCode;
-use axum::routing::{get, MethodRouter};
-use axum::{Json, Router};
-use serde_json::Value;
+use axum::http::{Method, StatusCode};
+use axum::Json;
+use shared::api::openapi::records::*;
+use shared::api::openapi::responses::*;
+use shared::api::openapi::{ListParams, TAG_RECORDS};
 use shared::api::{
-    item_properties, missing_path_parameter, with_405, Authenticated, ListQuery, RawBody,
+    empty_id_route, item_properties, with_405, with_item_methods, ApiError, Authenticated, Body,
+    ListQuery,
 };
 use shared::auth::{Scope, TokenVerifier};
+use shared::deps::{ConfigError, Deps};
 use shared::model::ObjectType;
-use shared::records::{Caller, RecordService};
-use shared::ApiError;
+use shared::page::ListView;
+use shared::records::{Caller, RecordService, RecordView, RecordWrite};
+use shared::types::RecordId;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
-#[derive(Clone)]
+#[derive(Clone, FromRef)]
 pub struct RecordsState {
     /// The record operations.
     pub records: Arc<RecordService>,
@@ -27,74 +35,60 @@ pub struct RecordsState {
     pub verifier: Arc<TokenVerifier>,
 }
 
-impl FromRef<RecordsState> for Arc<TokenVerifier> {
-    fn from_ref(state: &RecordsState) -> Self {
-        state.verifier.clone()
+impl RecordsState {
+    /// The state over `deps`.
+    ///
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
+        Ok(Self {
+            records: Arc::new(RecordService::new(
+                deps.store.clone(),
+                deps.clock.clone(),
+                deps.catalogues.clone(),
+            )),
+            verifier: deps.verifier()?,
+        })
     }
 }
 
-type Answer = Result<(StatusCode, Json<Value>), ApiError>;
-
-/// The record routes for all four types, without fallback (see [`shared::api::finish`]).
-pub fn routes(state: RecordsState) -> Router {
-    let mut router = Router::new();
-    for t in ObjectType::ALL {
-        router = router
-            .route(&format!("/{t}"), collection(t))
-            .route(&format!("/{t}/"), empty_item(t))
-            .route(&format!("/{t}/{{id}}"), item(t));
-    }
+/// The described routes of the function, stateful (for the local server to merge).
+pub fn api(state: RecordsState) -> OpenApiRouter {
+    let mut router = OpenApiRouter::new();
+    router = contacts::mount(router);
+    router = companies::mount(router);
+    router = deals::mount(router);
+    router = tickets::mount(router);
     router.with_state(state)
 }
 
-fn collection(t: ObjectType) -> MethodRouter<RecordsState> {
-    let missing = t.path_id_name();
-    with_405(
-        get(move |auth, state, query| list(t, auth, state, query))
-            .post(move |auth, state, body| create(t, auth, state, body))
-            .patch(move |Authenticated(p): Authenticated| async move {
-                p.require(Scope::Update)?;
-                Err::<(), _>(missing_path_parameter(missing))
-            })
-            .delete(move |Authenticated(p): Authenticated| async move {
-                p.require(Scope::Delete)?;
-                Err::<(), _>(missing_path_parameter(missing))
-            }),
-        "GET, POST",
-    )
+/// The function's application: its routes, finished ([`shared::api::finish`]).
+///
+/// Errors: no token verifier configured.
+pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
+    let (router, _) = api(RecordsState::new(deps)?).split_for_parts();
+    Ok(shared::api::finish(router))
 }
 
-fn empty_item(t: ObjectType) -> MethodRouter<RecordsState> {
-    let missing = t.path_id_name();
-    let answer = move |scope: Scope| {
-        move |Authenticated(p): Authenticated| async move {
-            p.require(scope)?;
-            Err::<(), _>(missing_path_parameter(missing))
-        }
-    };
-    with_405(
-        get(answer(Scope::Read))
-            .patch(answer(Scope::Update))
-            .delete(answer(Scope::Delete)),
-        "GET, PATCH, DELETE",
-    )
-}
+type Answer<T> = Result<(StatusCode, Json<T>), ApiError>;
 
-fn item(t: ObjectType) -> MethodRouter<RecordsState> {
-    with_405(
-        get(move |auth, state, path, query| read(t, auth, state, path, query))
-            .patch(move |auth, state, path, query, body| update(t, auth, state, path, query, body))
-            .delete(move |auth, state, path| archive(t, auth, state, path)),
-        "GET, PATCH, DELETE",
-    )
-}
+/// Methods of an item path, with the scope each needs (BEHAVIOR 1).
+const ITEM_METHODS: &[(Method, Scope)] = &[
+    (Method::GET, Scope::Read),
+    (Method::PATCH, Scope::Update),
+    (Method::DELETE, Scope::Delete),
+];
+/// Item methods a collection path answers with `Missing path parameter` (BEHAVIOR 2).
+const ITEM_ONLY_METHODS: &[(Method, Scope)] = &[
+    (Method::PATCH, Scope::Update),
+    (Method::DELETE, Scope::Delete),
+];
 
 async fn list(
     t: ObjectType,
     Authenticated(p): Authenticated,
-    State(s): State<RecordsState>,
-    RawQuery(query): RawQuery,
-) -> Answer {
+    s: RecordsState,
+    query: Option<String>,
+) -> Answer<ListView<RecordView>> {
     p.require(Scope::Read)?;
     let q = ListQuery::parse(query.as_deref())?;
     let body = s
@@ -107,30 +101,33 @@ async fn list(
 async fn create(
     t: ObjectType,
     Authenticated(p): Authenticated,
-    State(s): State<RecordsState>,
-    RawBody(body): RawBody,
-) -> Answer {
+    s: RecordsState,
+    body: Body,
+) -> Answer<RecordView> {
     p.require(Scope::Create)?;
+    let write = RecordWrite::from_body(body.json_object()?)?;
     let caller = Caller {
         account_id: p.account_id,
         actor: &p.client_id,
     };
-    let created = s.records.create(caller, t, &body).await?;
-    Ok((StatusCode::CREATED, Json(created)))
+    Ok((
+        StatusCode::CREATED,
+        Json(s.records.create(caller, t, write).await?),
+    ))
 }
 
 async fn read(
     t: ObjectType,
     Authenticated(p): Authenticated,
-    State(s): State<RecordsState>,
-    Path(id): Path<String>,
-    RawQuery(query): RawQuery,
-) -> Answer {
+    s: RecordsState,
+    id: String,
+    query: Option<String>,
+) -> Answer<RecordView> {
     p.require(Scope::Read)?;
     let properties = item_properties(query.as_deref());
     let record = s
         .records
-        .get(p.account_id, t, &id, properties.as_deref())
+        .get(p.account_id, t, RecordId::parse(&id), properties.as_deref())
         .await?;
     Ok((StatusCode::OK, Json(record)))
 }
@@ -138,20 +135,27 @@ async fn read(
 async fn update(
     t: ObjectType,
     Authenticated(p): Authenticated,
-    State(s): State<RecordsState>,
-    Path(id): Path<String>,
-    RawQuery(query): RawQuery,
-    RawBody(body): RawBody,
-) -> Answer {
+    s: RecordsState,
+    id: String,
+    query: Option<String>,
+    body: Body,
+) -> Answer<RecordView> {
     p.require(Scope::Update)?;
     let caller = Caller {
         account_id: p.account_id,
         actor: &p.client_id,
     };
     let properties = item_properties(query.as_deref());
+    let write = body.json_object().and_then(RecordWrite::from_body);
     let record = s
         .records
-        .update(caller, t, &id, properties.as_deref(), &body)
+        .update(
+            caller,
+            t,
+            RecordId::parse(&id),
+            properties.as_deref(),
+            write,
+        )
         .await?;
     Ok((StatusCode::OK, Json(record)))
 }
@@ -159,14 +163,251 @@ async fn update(
 async fn archive(
     t: ObjectType,
     Authenticated(p): Authenticated,
-    State(s): State<RecordsState>,
-    Path(id): Path<String>,
-) -> Answer {
+    s: RecordsState,
+    id: String,
+) -> Answer<RecordView> {
     p.require(Scope::Delete)?;
     let caller = Caller {
         account_id: p.account_id,
         actor: &p.client_id,
     };
-    let record = s.records.archive(caller, t, &id).await?;
+    let record = s.records.archive(caller, t, RecordId::parse(&id)).await?;
     Ok((StatusCode::OK, Json(record)))
 }
+
+/// The five described operations of one record type.
+macro_rules! record_type {
+    (
+        $module:ident, $t:ident, $plural:literal, $singular:literal,
+        collection = $collection:literal, item = $item:literal, empty = $empty:literal,
+        id = $id:literal,
+        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal],
+        schemas = [$view:ident, $list:ident, $create:ident, $update:ident, $props:ident]
+    ) => {
+        #[doc = concat!("The ", $plural, " routes.")]
+        pub mod $module {
+            use super::*;
+
+            #[doc = concat!("Lists the account's ", $plural, ", oldest first.")]
+            #[utoipa::path(
+                get,
+                path = $collection,
+                operation_id = $list_id,
+                tag = TAG_RECORDS,
+                summary = concat!("List ", $plural),
+                description = concat!("The account's ", $plural, " by creation time then id (oldest first), active ones unless `archived=true`; each with the default fields plus the requested `properties`. `pagination.count` is the number of items in this page."),
+                params(ListParams, $props),
+                security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+                responses(
+                    (status = 200, description = concat!("A page of ", $plural), body = $list),
+                    BadRequest, Unauthorized, Forbidden, InternalError
+                )
+            )]
+            pub async fn list(
+                auth: Authenticated,
+                State(s): State<RecordsState>,
+                RawQuery(q): RawQuery,
+            ) -> Answer<ListView<RecordView>> {
+                super::list(ObjectType::$t, auth, s, q).await
+            }
+
+            #[doc = concat!("Creates a ", $singular, ".")]
+            #[utoipa::path(
+                post,
+                path = $collection,
+                operation_id = $create_id,
+                tag = TAG_RECORDS,
+                summary = concat!("Create a ", $singular),
+                description = concat!("Validates every field (all-or-nothing), then creates the ", $singular, " and claims its unique keys atomically. Answers the default fields plus every field the request set, in stored form. A body with a unique key held by an active ", $singular, " is 409 with `field` (send `external_id` to make retries safe)."),
+                request_body(content = $create, content_type = "application/json"),
+                security(("oauth2" = ["service-api/create"]), ("bearer" = [])),
+                responses(
+                    (status = 201, description = concat!("The created ", $singular), body = $view),
+                    BadRequest, Unauthorized, Forbidden, Conflict, PayloadTooLarge, InternalError
+                )
+            )]
+            pub async fn create(
+                auth: Authenticated,
+                State(s): State<RecordsState>,
+                body: Body,
+            ) -> Answer<RecordView> {
+                super::create(ObjectType::$t, auth, s, body).await
+            }
+
+            #[doc = concat!("Reads a ", $singular, ".")]
+            #[utoipa::path(
+                get,
+                path = $item,
+                operation_id = $get_id,
+                tag = TAG_RECORDS,
+                summary = concat!("Read a ", $singular),
+                description = concat!("The ", $singular, " (archived ones too), default fields plus the requested `properties`. An id that is not a UUID names no record (404)."),
+                params(($id = String, Path, description = concat!("The ", $singular, "'s id (UUID)")), $props),
+                security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+                responses(
+                    (status = 200, description = concat!("The ", $singular), body = $view),
+                    BadRequest, Unauthorized, Forbidden, NotFound, InternalError
+                )
+            )]
+            pub async fn get(
+                auth: Authenticated,
+                State(s): State<RecordsState>,
+                Path(id): Path<String>,
+                RawQuery(q): RawQuery,
+            ) -> Answer<RecordView> {
+                super::read(ObjectType::$t, auth, s, id, q).await
+            }
+
+            #[doc = concat!("Updates a ", $singular, ".")]
+            #[utoipa::path(
+                patch,
+                path = $item,
+                operation_id = $update_id,
+                tag = TAG_RECORDS,
+                summary = concat!("Update a ", $singular),
+                description = concat!("Changes only the fields sent (null clears one) and refreshes `updated_at` / `last_modified_date`; a changed unique key moves atomically. An archived ", $singular, " is 409 `Cannot update an archived object`."),
+                params(($id = String, Path, description = concat!("The ", $singular, "'s id (UUID)")), $props),
+                request_body(content = $update, content_type = "application/json"),
+                security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
+                responses(
+                    (status = 200, description = concat!("The updated ", $singular), body = $view),
+                    BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, InternalError
+                )
+            )]
+            pub async fn update(
+                auth: Authenticated,
+                State(s): State<RecordsState>,
+                Path(id): Path<String>,
+                RawQuery(q): RawQuery,
+                body: Body,
+            ) -> Answer<RecordView> {
+                super::update(ObjectType::$t, auth, s, id, q, body).await
+            }
+
+            #[doc = concat!("Archives a ", $singular, ".")]
+            #[utoipa::path(
+                delete,
+                path = $item,
+                operation_id = $archive_id,
+                tag = TAG_RECORDS,
+                summary = concat!("Archive a ", $singular),
+                description = concat!("Archives the ", $singular, " (it is kept, and its unique keys are released). Answers it with the default fields, `archived` set and `archived_by` the API client. Already archived: 404."),
+                params(($id = String, Path, description = concat!("The ", $singular, "'s id (UUID)"))),
+                security(("oauth2" = ["service-api/delete"]), ("bearer" = [])),
+                responses(
+                    (status = 200, description = concat!("The archived ", $singular), body = $view),
+                    Unauthorized, Forbidden, NotFound, InternalError
+                )
+            )]
+            pub async fn archive(
+                auth: Authenticated,
+                State(s): State<RecordsState>,
+                Path(id): Path<String>,
+            ) -> Answer<RecordView> {
+                super::archive(ObjectType::$t, auth, s, id).await
+            }
+
+            pub(super) fn mount(router: OpenApiRouter<RecordsState>) -> OpenApiRouter<RecordsState> {
+                let (schemas, paths, methods) = routes!(list, create);
+                let methods = with_item_methods(methods, "GET, POST", ITEM_ONLY_METHODS, $id);
+                let router = router.routes((schemas, paths, methods));
+                let (schemas, paths, methods) = routes!(get, update, archive);
+                let methods = with_405(methods, "GET, PATCH, DELETE");
+                router
+                    .routes((schemas, paths, methods))
+                    .route($empty, empty_id_route("GET, PATCH, DELETE", ITEM_METHODS, $id))
+            }
+        }
+    };
+}
+
+record_type!(
+    contacts,
+    Contacts,
+    "contacts",
+    "contact",
+    collection = "/contacts",
+    item = "/contacts/{contactId}",
+    empty = "/contacts/",
+    id = "contactId",
+    ids = [
+        "listContacts",
+        "createContact",
+        "getContact",
+        "updateContact",
+        "archiveContact"
+    ],
+    schemas = [
+        Contact,
+        ContactList,
+        ContactCreate,
+        ContactUpdate,
+        ContactProperties
+    ]
+);
+record_type!(
+    companies,
+    Companies,
+    "companies",
+    "company",
+    collection = "/companies",
+    item = "/companies/{companyId}",
+    empty = "/companies/",
+    id = "companyId",
+    ids = [
+        "listCompanies",
+        "createCompany",
+        "getCompany",
+        "updateCompany",
+        "archiveCompany"
+    ],
+    schemas = [
+        Company,
+        CompanyList,
+        CompanyCreate,
+        CompanyUpdate,
+        CompanyProperties
+    ]
+);
+record_type!(
+    deals,
+    Deals,
+    "deals",
+    "deal",
+    collection = "/deals",
+    item = "/deals/{dealId}",
+    empty = "/deals/",
+    id = "dealId",
+    ids = [
+        "listDeals",
+        "createDeal",
+        "getDeal",
+        "updateDeal",
+        "archiveDeal"
+    ],
+    schemas = [Deal, DealList, DealCreate, DealUpdate, DealProperties]
+);
+record_type!(
+    tickets,
+    Tickets,
+    "tickets",
+    "ticket",
+    collection = "/tickets",
+    item = "/tickets/{ticketId}",
+    empty = "/tickets/",
+    id = "ticketId",
+    ids = [
+        "listTickets",
+        "createTicket",
+        "getTicket",
+        "updateTicket",
+        "archiveTicket"
+    ],
+    schemas = [
+        Ticket,
+        TicketList,
+        TicketCreate,
+        TicketUpdate,
+        TicketProperties
+    ]
+);

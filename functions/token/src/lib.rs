@@ -3,7 +3,8 @@
 //!
 //! This crate is the HTTP glue only: it reads the headers and the body (at most
 //! [`MAX_BODY_BYTES`]), calls [`shared::auth::token_endpoint`] and maps its result to a response.
-//! The same [`routes`] serve Lambda (through `lambda_http`) and the local server.
+//! The same [`api`] serves Lambda (through `lambda_http`, [`app`]) and the local server. The
+//! function also serves the API description, `GET /openapi.json`, without authentication.
 //!
 //! Responses:
 //! - 200 `{access_token, expires_in, token_type: "Bearer", scope}`;
@@ -18,25 +19,26 @@
 pub mod config;
 pub mod secret;
 
-use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
-use bytes::Bytes;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use shared::auth::{token_endpoint, OAuthError, TokenIssuer};
+use axum::Json;
+use shared::api::openapi::responses::{InternalError, PayloadTooLarge};
+use shared::api::openapi::{TAG_META, TAG_TOKEN};
+use shared::api::{with_405, ApiError, Body};
+use shared::auth::{
+    token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenRequestForm, TokenResponse,
+};
 use shared::clock::Clock;
+use shared::deps::{ConfigError, Deps};
 use shared::store::Store;
-use shared::ApiError;
 use std::borrow::Cow;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub use config::{ConfigError, TokenConfig};
-
-/// Largest accepted request body, in bytes (1 MiB, BEHAVIOR 2); larger bodies get 413.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub use config::{ConfigError as TokenConfigError, TokenConfig};
+pub use shared::api::MAX_BODY_BYTES;
 
 /// The path of the token endpoint (spec "Token").
 pub const TOKEN_PATH: &str = "/oauth2/token";
@@ -44,8 +46,12 @@ pub const TOKEN_PATH: &str = "/oauth2/token";
 /// Value of `WWW-Authenticate` on a 401 to a client that used HTTP Basic (RFC 7617).
 pub const BASIC_CHALLENGE: &str = "Basic realm=\"account-routing-api\"";
 
+/// The committed API description (`openapi.json` at the repository root; a test keeps it equal
+/// to the one generated from the code).
+pub const OPENAPI_JSON: &str = include_str!("../../../openapi.json");
+
 /// What the handler needs, built once at cold start and shared by every request.
-#[derive(Clone)]
+#[derive(Clone, FromRef)]
 pub struct TokenState {
     /// Where API clients are looked up.
     pub store: Arc<dyn Store>,
@@ -55,20 +61,65 @@ pub struct TokenState {
     pub clock: Arc<dyn Clock>,
 }
 
-/// The token function's routes: `POST /oauth2/token`, 405 for other methods on that path.
-/// Unfinished: [`shared::api::finish`] adds the 404 fallback and request ids.
-pub fn routes(state: TokenState) -> Router {
-    Router::new()
-        .route(TOKEN_PATH, post(token).fallback(method_not_allowed))
+impl TokenState {
+    /// The state over `deps`.
+    ///
+    /// Errors: no signing key configured.
+    pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
+        Ok(Self {
+            store: deps.store.clone(),
+            issuer: deps.issuer()?,
+            clock: deps.clock.clone(),
+        })
+    }
+}
+
+/// The described routes of the function: `POST /oauth2/token`, and `GET /openapi.json` (the
+/// API description, served without authentication).
+pub fn api(state: TokenState) -> OpenApiRouter {
+    let (schemas, paths, methods) = routes!(token);
+    let (doc_schemas, doc_paths, doc_methods) = routes!(openapi_json);
+    OpenApiRouter::new()
+        .routes((schemas, paths, with_405(methods, "POST")))
+        .routes((doc_schemas, doc_paths, with_405(doc_methods, "GET")))
         .with_state(state)
 }
 
-/// `POST /oauth2/token`.
-async fn token(State(state): State<TokenState>, headers: HeaderMap, body: Body) -> Response {
-    let body = match read_body(body).await {
+/// The function's application: its routes, finished ([`shared::api::finish`]).
+///
+/// Errors: no signing key configured.
+pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
+    let (router, _) = api(TokenState::new(deps)?).split_for_parts();
+    Ok(shared::api::finish(router))
+}
+
+/// Issues an access token.
+#[utoipa::path(
+    post,
+    path = "/oauth2/token",
+    operation_id = "issueToken",
+    tag = TAG_TOKEN,
+    summary = "Get an access token (client credentials)",
+    description = "The OAuth 2.0 client-credentials grant (RFC 6749 section 4.4). The client authenticates with `client_id` and `client_secret` in the form, or with HTTP Basic (not both). Request only the scopes the calls need. Checks, in order: the body is form-encoded, `grant_type`, client authentication, `scope`. Errors are RFC 6749 section 5.2 bodies `{error, error_description}`; every answer carries `Cache-Control: no-store`.",
+    request_body(content = TokenRequestForm, content_type = "application/x-www-form-urlencoded"),
+    security((), ("client_basic" = [])),
+    responses(
+        (status = 200, description = "The access token (an ES256 JWT)", body = TokenResponse),
+        (status = 400, description = "`invalid_request`, `unsupported_grant_type` or `invalid_scope`", body = OAuthErrorBody),
+        (status = 401, description = "`invalid_client`; with `WWW-Authenticate: Basic` after HTTP Basic", body = OAuthErrorBody),
+        PayloadTooLarge,
+        (status = 500, description = "`server_error`", body = OAuthErrorBody)
+    )
+)]
+pub async fn token(
+    State(state): State<TokenState>,
+    headers: HeaderMap,
+    body: Result<Body, ApiError>,
+) -> Response {
+    let body = match body {
         Ok(body) => body,
-        Err(BodyError::TooLarge) => return ApiError::PayloadTooLarge.into_response(),
-        Err(BodyError::Unreadable) => {
+        Err(ApiError::PayloadTooLarge) => return ApiError::PayloadTooLarge.into_response(),
+        Err(_) => {
             return oauth_error(OAuthError {
                 status: 400,
                 error: "invalid_request",
@@ -85,7 +136,7 @@ async fn token(State(state): State<TokenState>, headers: HeaderMap, body: Body) 
         state.clock.as_ref(),
         content_type.as_deref(),
         authorization.as_deref(),
-        &body,
+        body.bytes(),
     )
     .await;
     match result {
@@ -94,29 +145,37 @@ async fn token(State(state): State<TokenState>, headers: HeaderMap, body: Body) 
     }
 }
 
+/// Serves the API description.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "getOpenApiDocument",
+    tag = TAG_META,
+    summary = "This API's OpenAPI 3.1 description",
+    description = "The OpenAPI 3.1 document of every route, generated from the code. No authentication.",
+    security(()),
+    responses(
+        (status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
+        InternalError
+    )
+)]
+pub async fn openapi_json() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        OPENAPI_JSON,
+    )
+        .into_response()
+}
+
 /// A header's value as text; bytes that are not UTF-8 become U+FFFD, so a malformed header is
 /// still seen (and refused) rather than taken as absent.
 fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<Cow<'a, str>> {
     headers
         .get(name)
         .map(|value| String::from_utf8_lossy(value.as_bytes()))
-}
-
-enum BodyError {
-    TooLarge,
-    Unreadable,
-}
-
-/// The whole body, refusing more than [`MAX_BODY_BYTES`].
-async fn read_body(body: Body) -> Result<Bytes, BodyError> {
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<LengthLimitError>() => Err(BodyError::TooLarge),
-        Err(error) => {
-            tracing::warn!(%error, "could not read the request body");
-            Err(BodyError::Unreadable)
-        }
-    }
 }
 
 /// An RFC 6749 section 5.2 error response.
@@ -138,8 +197,4 @@ fn no_store(mut response: Response) -> Response {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     response
-}
-
-async fn method_not_allowed() -> ApiError {
-    ApiError::MethodNotAllowed { allow: "POST" }
 }

@@ -1,27 +1,29 @@
-//! Lambda entry point of the token function. Thin: logging, configuration, the signing key
-//! (from Secrets Manager in AWS, from `JWT_SIGNING_KEY_PEM` locally) and the store are set up once
-//! at cold start, failing fast with a message naming what to fix; then every event is served by
-//! [`token_function::routes`].
+//! Lambda entry point of the token function. Thin: logging, [`shared::deps::Deps::from_env`],
+//! the signing key (from Secrets Manager in AWS, through the same AWS configuration, or from
+//! `JWT_SIGNING_KEY_PEM` locally) read once at cold start, failing fast with a message naming
+//! what to fix; then every event is served by [`token_function::app`].
 
 use shared::auth::TokenIssuer;
-use shared::clock::SystemClock;
-use std::sync::Arc;
 use token_function::config::SigningKeySource;
-use token_function::{routes, TokenConfig, TokenState};
+use token_function::TokenConfig;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::init_tracing();
+    shared::deps::init_tracing();
 
     // The error is returned as its message, so the process's own exit output is readable too.
     let config = TokenConfig::from_env().map_err(|error| {
         tracing::error!(%error, "invalid configuration");
         lambda_http::Error::from(error.to_string())
     })?;
+    let mut deps = shared::deps::Deps::from_env()
+        .await
+        .inspect_err(|error| tracing::error!(%error, "invalid configuration"))?;
     let (signing_key, key_source) = match config.key_source {
         SigningKeySource::Pem(key) => (key, "JWT_SIGNING_KEY_PEM"),
         SigningKeySource::SecretArn(arn) => {
-            let key = token_function::secret::signing_key_from_secret(&arn)
+            let sdk = deps.aws().await;
+            let key = token_function::secret::signing_key_from_secret(&sdk, &arn)
                 .await
                 .map_err(|error| {
                     tracing::error!(%error, "no signing key");
@@ -30,11 +32,6 @@ async fn main() -> Result<(), lambda_http::Error> {
             (key, "secrets-manager")
         }
     };
-    let store = shared::runtime::store_from_env()
-        .await
-        .inspect_err(|error| {
-            tracing::error!(%error, "no store");
-        })?;
     let issuer = TokenIssuer::new(
         signing_key,
         config.issuer,
@@ -47,11 +44,6 @@ async fn main() -> Result<(), lambda_http::Error> {
         ttl_seconds = issuer.ttl_seconds(),
         "token function ready"
     );
-
-    let state = TokenState {
-        store,
-        issuer: Arc::new(issuer),
-        clock: Arc::new(SystemClock),
-    };
-    lambda_http::run(shared::api::finish(routes(state))).await
+    let deps = deps.with_issuer(issuer);
+    lambda_http::run(token_function::app(&deps)?).await
 }

@@ -6,18 +6,20 @@
 //! `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_SECRETS_MANAGER`) points it at a local emulator.
 
 use crate::config::{key_from_secret_text, ConfigError};
-use aws_config::BehaviorVersion;
+use aws_config::SdkConfig;
 use aws_sdk_secretsmanager::error::{ProvideErrorMetadata, SdkError};
 use shared::auth::SigningKey;
 
-/// Reads the secret `arn` and parses its `SecretString` as the P-256 private key PEM.
+/// Reads the secret `arn` with the function's AWS configuration `sdk` and parses its `SecretString` as the P-256 private key PEM.
 ///
 /// Errors: [`ConfigError::SecretUnreadable`] (no permission, no such secret, network),
 /// [`ConfigError::SecretNotText`] (a binary secret or no value yet),
 /// [`ConfigError::SecretNotAKey`] (the text is not a key).
-pub async fn signing_key_from_secret(arn: &str) -> Result<SigningKey, ConfigError> {
-    let sdk = aws_config::defaults(BehaviorVersion::latest()).load().await;
-    let client = aws_sdk_secretsmanager::Client::new(&sdk);
+pub async fn signing_key_from_secret(
+    sdk: &SdkConfig,
+    arn: &str,
+) -> Result<SigningKey, ConfigError> {
+    let client = aws_sdk_secretsmanager::Client::new(sdk);
     let out = client
         .get_secret_value()
         .secret_id(arn)
@@ -47,12 +49,5 @@ where
             service.message().unwrap_or("(no message)")
         );
     }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    shared::error::ErrorChain(error).to_string()
 }

@@ -19,13 +19,14 @@ use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use token_function::{routes, TokenState, MAX_BODY_BYTES};
+use token_function::{api, TokenState, MAX_BODY_BYTES};
 use tower::ServiceExt;
 use uuid::Uuid;
 
 const CLIENT_ID: &str = "northwind-integration";
 const SECRET: &str = "dev-secret-change-me";
-const ACCOUNT: Uuid = Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001);
+const ACCOUNT: shared::types::AccountId =
+    shared::types::AccountId::from_uuid(Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001));
 const FORM: &str = "application/x-www-form-urlencoded";
 const GOOD_FORM: &str = "grant_type=client_credentials&client_id=northwind-integration&client_secret=dev-secret-change-me&scope=service-api%2Fread";
 
@@ -54,16 +55,20 @@ async fn store() -> Arc<FaultyStore> {
 /// The function as Lambda runs it (its routes, finished: 404 fallback, request ids) over
 /// `store`, at a fixed time.
 fn app_with(store: Arc<FaultyStore>) -> Router {
-    shared::api::finish(routes(TokenState {
-        store,
-        issuer: Arc::new(TokenIssuer::new(
-            dev_key(),
-            DEFAULT_ISSUER,
-            DEFAULT_AUDIENCE,
-            3600,
-        )),
-        clock: Arc::new(FixedClock::new(t0())),
-    }))
+    shared::api::finish(
+        api(TokenState {
+            store,
+            issuer: Arc::new(TokenIssuer::new(
+                dev_key(),
+                DEFAULT_ISSUER,
+                DEFAULT_AUDIENCE,
+                3600,
+            )),
+            clock: Arc::new(FixedClock::new(t0())),
+        })
+        .split_for_parts()
+        .0,
+    )
 }
 
 async fn app() -> Router {

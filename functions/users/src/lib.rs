@@ -2,17 +2,24 @@
 //! (spec "Users"). Thin: authenticate, scope, parse, call [`shared::members::MemberService`].
 
 use axum::extract::{FromRef, Path, RawQuery, State};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::Value;
-use shared::api::{missing_path_parameter, with_405, Authenticated, ListQuery, RawBody};
+use axum::http::Method;
+use axum::Json;
+use shared::api::openapi::responses::*;
+use shared::api::openapi::{ListParams, TAG_USERS};
+use shared::api::{
+    empty_id_route, with_405, with_item_methods, ApiError, Authenticated, Body, ListQuery,
+};
 use shared::auth::{Scope, TokenVerifier};
-use shared::members::MemberService;
-use shared::ApiError;
+use shared::deps::{ConfigError, Deps};
+use shared::members::{MemberPatch, MemberService, MemberView};
+use shared::page::ListView;
+use shared::types::MemberId;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
-#[derive(Clone)]
+#[derive(Clone, FromRef)]
 pub struct UsersState {
     /// The member operations.
     pub members: Arc<MemberService>,
@@ -20,66 +27,126 @@ pub struct UsersState {
     pub verifier: Arc<TokenVerifier>,
 }
 
-impl FromRef<UsersState> for Arc<TokenVerifier> {
-    fn from_ref(state: &UsersState) -> Self {
-        state.verifier.clone()
+impl UsersState {
+    /// The state over `deps`.
+    ///
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
+        Ok(Self {
+            members: Arc::new(MemberService::new(deps.store.clone(), deps.clock.clone())),
+            verifier: deps.verifier()?,
+        })
     }
 }
 
-type Answer = Result<Json<Value>, ApiError>;
-
-/// The user routes, without fallback (see [`shared::api::finish`]).
-pub fn routes(state: UsersState) -> Router {
-    let missing = |scope: Scope| {
-        move |Authenticated(p): Authenticated| async move {
-            p.require(scope)?;
-            Err::<(), _>(missing_path_parameter("userId"))
-        }
-    };
-    Router::new()
-        .route(
-            "/users",
-            with_405(get(list).patch(missing(Scope::Update)), "GET"),
-        )
+/// The described routes of the function, stateful (for the local server to merge).
+pub fn api(state: UsersState) -> OpenApiRouter {
+    let (schemas, paths, methods) = routes!(list);
+    let collection = with_item_methods(methods, "GET", ITEM_ONLY_METHODS, "userId");
+    let (schemas_item, paths_item, methods_item) = routes!(get, update);
+    OpenApiRouter::new()
+        .routes((schemas, paths, collection))
+        .routes((
+            schemas_item,
+            paths_item,
+            with_405(methods_item, "GET, PATCH"),
+        ))
         .route(
             "/users/",
-            with_405(
-                get(missing(Scope::Read)).patch(missing(Scope::Update)),
-                "GET, PATCH",
-            ),
-        )
-        .route(
-            "/users/{user_id}",
-            with_405(get(read).patch(update), "GET, PATCH"),
+            empty_id_route("GET, PATCH", ITEM_METHODS, "userId"),
         )
         .with_state(state)
 }
 
-async fn list(
+/// The function's application: its routes, finished ([`shared::api::finish`]).
+///
+/// Errors: no token verifier configured.
+pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
+    let (router, _) = api(UsersState::new(deps)?).split_for_parts();
+    Ok(shared::api::finish(router))
+}
+
+const ITEM_METHODS: &[(Method, Scope)] =
+    &[(Method::GET, Scope::Read), (Method::PATCH, Scope::Update)];
+const ITEM_ONLY_METHODS: &[(Method, Scope)] = &[(Method::PATCH, Scope::Update)];
+
+type Answer<T> = Result<Json<T>, ApiError>;
+
+/// Lists the account's members.
+#[utoipa::path(
+    get,
+    path = "/users",
+    operation_id = "listUsers",
+    tag = TAG_USERS,
+    summary = "List users",
+    description = "The account's members by e-mail, active ones unless `archived=true`.",
+    params(ListParams),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "A page of users", body = ListView<MemberView>),
+        BadRequest, Unauthorized, Forbidden, InternalError
+    )
+)]
+pub async fn list(
     Authenticated(p): Authenticated,
     State(s): State<UsersState>,
     RawQuery(q): RawQuery,
-) -> Answer {
+) -> Answer<ListView<MemberView>> {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(s.members.list(p.account_id, query.page).await?))
 }
 
-async fn read(
+/// Reads a member.
+#[utoipa::path(
+    get,
+    path = "/users/{userId}",
+    operation_id = "getUser",
+    tag = TAG_USERS,
+    summary = "Read a user",
+    description = "The member, archived or not.",
+    params(("userId" = uuid::Uuid, Path, description = "The member's id")),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The user", body = MemberView),
+        BadRequest, Unauthorized, Forbidden, NotFound, InternalError
+    )
+)]
+pub async fn get(
     Authenticated(p): Authenticated,
     State(s): State<UsersState>,
     Path(id): Path<String>,
-) -> Answer {
+) -> Answer<MemberView> {
     p.require(Scope::Read)?;
-    Ok(Json(s.members.get(p.account_id, &id).await?))
+    Ok(Json(
+        s.members.get(p.account_id, MemberId::parse(&id)?).await?,
+    ))
 }
 
-async fn update(
+/// Updates a member.
+#[utoipa::path(
+    patch,
+    path = "/users/{userId}",
+    operation_id = "updateUser",
+    tag = TAG_USERS,
+    summary = "Update a user",
+    description = "Changes the writable keys sent (a flat object, at least one key). Read-only and unknown keys are 400 naming the key; an archived member is 409.",
+    params(("userId" = uuid::Uuid, Path, description = "The member's id")),
+    request_body(content = shared::api::openapi::users::UserPatch, content_type = "application/json"),
+    security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The updated user", body = MemberView),
+        BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, InternalError
+    )
+)]
+pub async fn update(
     Authenticated(p): Authenticated,
     State(s): State<UsersState>,
     Path(id): Path<String>,
-    RawBody(body): RawBody,
-) -> Answer {
+    body: Body,
+) -> Answer<MemberView> {
     p.require(Scope::Update)?;
-    Ok(Json(s.members.update(p.account_id, &id, &body).await?))
+    let id = MemberId::parse(&id)?;
+    let patch = body.json_object().and_then(|b| MemberPatch::parse(&b));
+    Ok(Json(s.members.update(p.account_id, id, patch).await?))
 }

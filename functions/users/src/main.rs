@@ -1,17 +1,9 @@
-//! Lambda entry point of the users function: configuration and store built once per cold start,
-//! then every API Gateway request goes through [`users_function::routes`].
-
-use std::sync::Arc;
+//! Lambda entry point of the users function: [`shared::deps::Deps::from_env`] once per cold
+//! start, then every API Gateway request goes through [`users_function::app`].
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::runtime::init_tracing();
-    let verifier = Arc::new(shared::runtime::verifier_from_env()?);
-    let store = shared::runtime::store_from_env().await?;
-    let clock = shared::runtime::clock();
-    let state = users_function::UsersState {
-        members: Arc::new(shared::members::MemberService::new(store, clock)),
-        verifier,
-    };
-    lambda_http::run(shared::api::finish(users_function::routes(state))).await
+    shared::deps::init_tracing();
+    let deps = shared::deps::Deps::from_env().await?;
+    lambda_http::run(users_function::app(&deps)?).await
 }

@@ -1,29 +1,34 @@
-//! Wiring of the local server: every function's routes over one store (the embedded store by
-//! default, or the DynamoDB table with `--store dynamodb`), so the HTTP tests and the binary run
-//! the very same application.
+//! Wiring of the local server: every function's described routes over one [`Deps`] (the embedded
+//! store by default, or the DynamoDB table with `--store dynamodb`), so the HTTP tests and the
+//! binary run the very same application. It also serves the interactive API reference at
+//! `GET /docs` (Swagger UI, vendored into the build) over the `GET /openapi.json` every
+//! deployment serves.
 
 pub mod queue;
 
 use anyhow::Context;
 use axum::Router;
+use shared::api::openapi::finish_document;
 use shared::auth::{
     SigningKey, TokenIssuer, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM,
 };
-use shared::clock::{Clock, SystemClock};
+use shared::deps::Deps;
 use shared::dispatch::DispatchEngine;
-use shared::fields::CatalogueCache;
-use shared::members::MemberService;
-use shared::records::RecordService;
-use shared::routers::RouterService;
 use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use std::sync::Arc;
+use utoipa::openapi::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::{oauth, Config, SwaggerUi};
 
 /// The demo seed committed in the repository (`infra/seed/demo.json`).
 pub const DEMO_SEED: &str = include_str!("../../seed/demo.json");
 
 /// Lifetime of issued tokens, seconds.
 pub const TOKEN_TTL_SECONDS: u64 = 3600;
+
+/// Path of the interactive API reference.
+pub const DOCS_PATH: &str = "/docs";
 
 /// What the local server is built from.
 #[derive(Debug, Clone)]
@@ -34,9 +39,10 @@ pub struct AppConfig {
     pub signing_key_pem: Option<String>,
 }
 
-/// The function route groups, each as its Lambda function mounts it (not yet finished).
+/// The function route groups, each as its Lambda function runs it (finished: 404 fallback,
+/// request ids).
 pub struct Functions {
-    /// `POST /oauth2/token`.
+    /// `POST /oauth2/token`, `GET /openapi.json`.
     pub token: Router,
     /// `/{contacts,companies,deals,tickets}[/{id}]`.
     pub records: Router,
@@ -50,14 +56,21 @@ pub struct Functions {
 
 /// The built application.
 pub struct App {
-    /// All routes merged and finished (404 fallback, request ids).
+    /// All routes merged and finished (404 fallback, request ids), plus `GET /docs`.
     pub router: Router,
-    /// Each function's routes alone, for tests that drive one handler.
+    /// Each function's application alone, for tests that drive one handler.
     pub functions: Functions,
-    /// The store behind it.
-    pub store: Arc<dyn Store>,
+    /// The described routes of every function, merged and not finished: what the API
+    /// description is generated from.
+    pub routes: Router,
+    /// The API description generated from the routes.
+    pub openapi: OpenApi,
+    /// What the functions are built from.
+    pub deps: Deps,
     /// The dispatch engine (also fed by the queue poller).
     pub engine: Arc<DispatchEngine>,
+    /// The store behind it.
+    pub store: Arc<dyn Store>,
     /// First client id of the seed, for the start-up hint.
     pub demo_client: Option<String>,
     /// Its secret as written in the seed (only for the start-up hint).
@@ -71,15 +84,36 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
     build_app_on(config, Arc::new(MemoryStore::new())).await
 }
 
+/// The deps of the local server over `store`: the system clock, and the signing key's issuer
+/// and verifier (the development key unless `signing_key_pem`).
+///
+/// Errors: an invalid signing key.
+pub fn local_deps(store: Arc<dyn Store>, signing_key_pem: Option<&str>) -> anyhow::Result<Deps> {
+    let key = SigningKey::from_pem(signing_key_pem.unwrap_or(DEV_SIGNING_KEY_PEM))
+        .context("invalid signing key")?;
+    let verifier = TokenVerifier::from_signing_key(&key, DEFAULT_ISSUER, DEFAULT_AUDIENCE)
+        .context("invalid signing key")?;
+    let issuer = TokenIssuer::new(key, DEFAULT_ISSUER, DEFAULT_AUDIENCE, TOKEN_TTL_SECONDS);
+    Ok(Deps::new(store).with_verifier(verifier).with_issuer(issuer))
+}
+
 /// Loads the seed into `store` (insert-if-absent: what exists is left as stored, so a table
 /// that already holds the seed is not changed) and mounts every function's routes over it.
 ///
 /// Errors: an invalid seed (with the JSON path of the first problem; nothing written), a record
 /// key held by another record, the store's, or an invalid signing key.
 pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::Result<App> {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let plan = shared::seed::load(&config.seed, clock.now()).context("invalid seed file")?;
-    let report = store
+    let deps = local_deps(store, config.signing_key_pem.as_deref())?;
+    build_app_with(config, deps).await
+}
+
+/// Loads the seed into `deps.store` and mounts every function's routes over `deps`.
+///
+/// Errors: as [`build_app_on`].
+pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App> {
+    let plan = shared::seed::load(&config.seed, deps.clock.now()).context("invalid seed file")?;
+    let report = deps
+        .store
         .provision(&plan)
         .await
         .context("provisioning the seed failed")?;
@@ -90,67 +124,93 @@ pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::R
     );
     let (demo_client, demo_secret) = first_client(&config.seed);
 
-    let pem = config
-        .signing_key_pem
-        .as_deref()
-        .unwrap_or(DEV_SIGNING_KEY_PEM);
-    let key = SigningKey::from_pem(pem).context("invalid signing key")?;
-    let verifier = Arc::new(
-        TokenVerifier::from_signing_key(&key, DEFAULT_ISSUER, DEFAULT_AUDIENCE)
-            .context("invalid signing key")?,
-    );
-    let issuer = Arc::new(TokenIssuer::new(
-        key,
-        DEFAULT_ISSUER,
-        DEFAULT_AUDIENCE,
-        TOKEN_TTL_SECONDS,
-    ));
-
-    let catalogues = Arc::new(CatalogueCache::default());
-    let engine = Arc::new(DispatchEngine::new(
-        store.clone(),
-        clock.clone(),
-        catalogues.clone(),
-    ));
-    let functions = Functions {
-        token: token_function::routes(token_function::TokenState {
-            store: store.clone(),
-            issuer,
-            clock: clock.clone(),
-        }),
-        records: records_function::routes(records_function::RecordsState {
-            records: Arc::new(RecordService::new(store.clone(), clock.clone(), catalogues)),
-            verifier: verifier.clone(),
-        }),
-        users: users_function::routes(users_function::UsersState {
-            members: Arc::new(MemberService::new(store.clone(), clock.clone())),
-            verifier: verifier.clone(),
-        }),
-        routers: routers_function::routes(routers_function::RoutersState {
-            routers: Arc::new(RouterService::new(store.clone())),
-            verifier: verifier.clone(),
-        }),
-        dispatch: dispatch_function::routes(dispatch_function::DispatchState {
-            engine: engine.clone(),
-            verifier,
-        }),
-    };
+    let dispatch_state = dispatch_function::DispatchState::new(&deps)?;
+    let engine = dispatch_state.engine.clone();
+    let described = described_routes(&deps, dispatch_state)?;
+    let (routes, openapi) = described.split_for_parts();
+    let openapi = finish_document(openapi);
     let router = shared::api::finish(
-        Router::new()
-            .merge(functions.token.clone())
-            .merge(functions.records.clone())
-            .merge(functions.users.clone())
-            .merge(functions.routers.clone())
-            .merge(functions.dispatch.clone()),
+        routes
+            .clone()
+            .merge(docs_page(demo_client.as_deref(), demo_secret.as_deref())),
     );
+    let functions = Functions {
+        token: token_function::app(&deps)?,
+        records: records_function::app(&deps)?,
+        users: users_function::app(&deps)?,
+        routers: routers_function::app(&deps)?,
+        dispatch: dispatch_function::app(&deps)?,
+    };
     Ok(App {
         router,
         functions,
-        store,
+        routes,
+        openapi,
+        store: deps.store.clone(),
+        deps,
         engine,
         demo_client,
         demo_secret,
     })
+}
+
+/// Every function's described routes, merged.
+fn described_routes(
+    deps: &Deps,
+    dispatch_state: dispatch_function::DispatchState,
+) -> anyhow::Result<OpenApiRouter> {
+    Ok(OpenApiRouter::new()
+        .merge(token_function::api(token_function::TokenState::new(deps)?))
+        .merge(records_function::api(records_function::RecordsState::new(
+            deps,
+        )?))
+        .merge(users_function::api(users_function::UsersState::new(deps)?))
+        .merge(routers_function::api(routers_function::RoutersState::new(
+            deps,
+        )?))
+        .merge(dispatch_function::api(dispatch_state)))
+}
+
+/// The API description generated from the routes, as committed in `openapi.json` (pretty JSON
+/// with a final newline).
+///
+/// Errors: the demo seed or development key failing to load (never in practice).
+pub async fn generated_openapi_json() -> anyhow::Result<String> {
+    let app = build_app(AppConfig {
+        seed: DEMO_SEED.to_string(),
+        signing_key_pem: None,
+    })
+    .await?;
+    Ok(format!("{}\n", app.openapi.to_pretty_json()?))
+}
+
+/// `GET /docs`: Swagger UI (assets vendored into the build, no CDN) reading `/openapi.json`,
+/// with the OAuth 2.0 client-credentials flow wired to `POST /oauth2/token` so a reader can get
+/// a token from the page and try a call; the seed's first client is filled in.
+fn docs_page(client_id: Option<&str>, client_secret: Option<&str>) -> Router {
+    let config = Config::new(["/openapi.json"])
+        .persist_authorization(true)
+        .display_operation_id(true)
+        .try_it_out_enabled(true)
+        .filter(true)
+        .doc_expansion("list");
+    let mut oauth = oauth::Config::new();
+    if let Some(id) = client_id {
+        oauth = oauth.client_id(id);
+    }
+    if let Some(secret) = client_secret {
+        // The local server's demo client (the seed's first); never a production secret.
+        oauth = oauth.client_secret(secret);
+    }
+    let oauth = oauth
+        .scopes(vec![
+            "service-api/read".to_string(),
+            "service-api/create".to_string(),
+            "service-api/update".to_string(),
+            "service-api/delete".to_string(),
+        ])
+        .app_name("Account routing API");
+    SwaggerUi::new(DOCS_PATH).config(config).oauth(oauth).into()
 }
 
 fn first_client(seed: &str) -> (Option<String>, Option<String>) {

@@ -9,7 +9,7 @@
 
 use anyhow::Context;
 use clap::Parser;
-use local_server::{build_app, build_app_on, AppConfig};
+use local_server::{build_app, build_app_with, local_deps, AppConfig};
 use shared::store::dynamodb::{env, DynamoStore};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -83,7 +83,8 @@ async fn main() -> anyhow::Result<()> {
                 .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
             // Validate the seed before touching the table.
             shared::seed::load(&config.seed, chrono::Utc::now()).context("invalid seed file")?;
-            let store = DynamoStore::new(env::client(&env::sdk_config().await, None), &table);
+            let sdk = env::sdk_config().await;
+            let store = DynamoStore::new(env::client(&sdk), &table);
             if store
                 .create_table_if_missing()
                 .await
@@ -91,7 +92,9 @@ async fn main() -> anyhow::Result<()> {
             {
                 tracing::info!(table, "created table");
             }
-            build_app_on(config, Arc::new(store)).await?
+            let mut deps = local_deps(Arc::new(store), config.signing_key_pem.as_deref())?;
+            deps.aws = Some(sdk);
+            build_app_with(config, deps).await?
         }
     };
     let shutdown = shutdown_signal();
@@ -100,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
     println!("account routing API listening on http://{addr}");
+    println!("API reference: http://{addr}{}", local_server::DOCS_PATH);
     if let Some(client) = &app.demo_client {
         println!("demo client id: {client}");
         if let Some(secret) = &app.demo_secret {
@@ -112,7 +116,8 @@ async fn main() -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let poller = match args.queue_url.clone() {
         Some(url) => {
-            let client = local_server::queue::client_from_env().await;
+            let mut deps = app.deps.clone();
+            let client = aws_sdk_sqs::Client::new(&deps.aws().await);
             println!("polling dispatch queue {url}");
             Some(tokio::spawn(local_server::queue::poll(
                 client,

@@ -117,6 +117,6 @@ async fn process_batch(
 
 /// An SQS client from the standard AWS environment (`AWS_ENDPOINT_URL`, credentials, region).
 pub async fn client_from_env() -> aws_sdk_sqs::Client {
-    let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let config = shared::store::dynamodb::env::sdk_config().await;
     aws_sdk_sqs::Client::new(&config)
 }

@@ -272,3 +272,77 @@ async fn a_store_failure_reports_the_message_failed_for_redelivery() {
         .collect();
     assert_eq!(failed, ["2f6c3a1e-0b7d-4c55-9a1e-6d7f8e9a0b11"]);
 }
+
+/// The dispatch binary's handler, in process: an SQS fixture is routed to the batch handler (the
+/// answer is a partial batch response), an API Gateway fixture to the HTTP app.
+mod lambda_handler {
+    use super::*;
+    use dispatch_function::LambdaHandler;
+    use lambda_runtime::{Context, LambdaEvent};
+    use serde_json::Value;
+
+    async fn handler() -> (LambdaHandler, TestApp) {
+        let app = build_app(AppConfig {
+            seed: DEMO_SEED.into(),
+            signing_key_pem: None,
+        })
+        .await
+        .unwrap();
+        let handler = LambdaHandler::new(&app.deps).unwrap();
+        (
+            handler,
+            TestApp {
+                router: app.router.clone(),
+            },
+        )
+    }
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    async fn handle(handler: &LambdaHandler, event: Value) -> Value {
+        handler
+            .handle(LambdaEvent::new(event, Context::default()))
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_sqs_event_gets_a_partial_batch_response() {
+        let (handler, test) = handler().await;
+        let answer = handle(&handler, fixture("sqs-dispatch-valid.json")).await;
+        assert_eq!(answer, serde_json::json!({"batchItemFailures": []}));
+        let t = test.northwind().await;
+        let contact = test
+            .call(Method::GET, &format!("/contacts/{DANA}"), &t, None)
+            .await;
+        assert_eq!(contact.body["contact_owner"], "ana.lopez@northwind.example");
+
+        let answer = handle(&handler, fixture("sqs-dispatch-invalid.json")).await;
+        assert_eq!(answer["batchItemFailures"].as_array().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_api_gateway_event_is_served_by_the_http_app() {
+        let (handler, test) = handler().await;
+        let mut event = fixture("dispatch-router.json");
+        let token = test.northwind().await;
+        event["headers"]["authorization"] = Value::String(format!("Bearer {token}"));
+        let answer = handle(&handler, event).await;
+        assert_eq!(answer["statusCode"], 200, "{answer}");
+        let body: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+        assert_eq!(body["message"], "Owner assigned", "{body}");
+        assert_eq!(body["success"], true);
+
+        // Without a token the same event is refused by the app, in the contract's shape.
+        let mut anonymous = fixture("dispatch-router.json");
+        anonymous["headers"]
+            .as_object_mut()
+            .unwrap()
+            .remove("authorization");
+        let answer = handle(&handler, anonymous).await;
+        assert_eq!(answer["statusCode"], 401, "{answer}");
+    }
+}

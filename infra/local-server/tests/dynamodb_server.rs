@@ -6,7 +6,8 @@
 mod common;
 
 use common::{start_server, Server};
-use shared::store::dynamodb::env::{self, EMULATOR_MISSING};
+use shared::store::dynamodb::env;
+use shared::store::dynamodb::test_table::EMULATOR_MISSING;
 use std::time::Duration;
 
 fn start(table: &str) -> Server {
@@ -95,6 +96,6 @@ async fn the_server_on_dynamodb_creates_the_table_provisions_the_seed_and_serves
     assert_eq!(again["pagination"]["count"], 3, "{again}");
     assert_eq!(again["data"][2]["email"], "new.lead@example.com");
     drop(server);
-    let client = env::client(&env::sdk_config().await, None);
+    let client = env::client(&env::sdk_config().await);
     let _ = shared::store::dynamodb::table::delete_table(&client, &table).await;
 }

@@ -18,7 +18,7 @@ pub async fn store_from_env() -> anyhow::Result<DynamoStore> {
         .filter(|t| !t.trim().is_empty())
         .context("TABLE_NAME is not set: name the DynamoDB table to provision")?;
     let sdk = env::sdk_config().await;
-    Ok(DynamoStore::new(env::client(&sdk, None), table))
+    Ok(DynamoStore::new(env::client(&sdk), table))
 }
 
 /// Validates `seed` (the whole file, before anything is written), creates the table when

@@ -2,7 +2,8 @@
 //! twice into a fresh table, and an invalid seed that must write nothing.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-use shared::store::dynamodb::env::{self, TestTable, EMULATOR_MISSING};
+use shared::store::dynamodb::env;
+use shared::store::dynamodb::test_table::{TestTable, EMULATOR_MISSING};
 use shared::store::Store;
 use std::process::{Command, Output};
 
@@ -54,7 +55,7 @@ async fn provisioning_the_demo_seed_twice_inserts_once_then_skips_everything() {
     );
 
     // The data is there, secrets hashed.
-    let client = env::client(&env::sdk_config().await, None);
+    let client = env::client(&env::sdk_config().await);
     let store = shared::store::dynamodb::DynamoStore::new(client, &table);
     let api_client = store
         .get_client("northwind-integration")

@@ -1,7 +1,8 @@
 //! The bearer-token extractor (RFC 6750 section 2.1).
 
-use crate::auth::{Principal, TokenVerifier};
-use crate::error::ApiError;
+use super::error::ApiError;
+use crate::auth::token::principal::Principal;
+use crate::auth::token::verify::TokenVerifier;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;

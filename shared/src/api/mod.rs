@@ -2,57 +2,30 @@
 //! method and route fallbacks, request ids. Handlers stay thin: they call these, then the domain.
 
 mod auth;
+pub mod body;
+pub mod error;
+pub mod openapi;
 mod query;
 
 pub use auth::Authenticated;
+pub use body::{Body, MAX_BODY_BYTES};
+pub use error::{ApiError, ErrorBody};
 pub use query::{item_properties, ListQuery};
 
-use crate::error::ApiError;
-use axum::body::Bytes;
-use axum::extract::{FromRequest, Request};
-use axum::http::HeaderValue;
+use crate::auth::scope::Scope;
+use crate::auth::token::verify::TokenVerifier;
+use crate::error::DomainError;
+use axum::extract::{FromRef, Request};
+use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
 use axum::routing::MethodRouter;
 use axum::Router;
-use serde_json::{Map, Value};
+use std::sync::Arc;
 use tracing::Instrument;
 
-/// Largest accepted request body: 1 MiB (BEHAVIOR 2); larger -> 413.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// Parses a request body that must be one JSON object.
-///
-/// Errors: 400 `Invalid JSON: <parser message>` when it does not parse or is not an object.
-pub fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_request(
-            "Invalid JSON: the body must be a JSON object",
-        )),
-        Err(e) => Err(ApiError::bad_request(format!("Invalid JSON: {e}"))),
-    }
-}
-
-/// The raw request body, at most [`MAX_BODY_BYTES`].
-///
-/// Rejection: 413 in the contract's error shape.
-#[derive(Debug, Clone)]
-pub struct RawBody(pub Bytes);
-
-impl<S: Send + Sync> FromRequest<S> for RawBody {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
-            .await
-            .map(RawBody)
-            .map_err(|_| ApiError::PayloadTooLarge)
-    }
-}
-
 /// A method router for a path that answers `allow`'s methods; every other method gets 405 with
-/// `Allow` and the contract body (BEHAVIOR 2).
+/// `Allow` and the contract body (BEHAVIOR 2), before authentication (a routing fact).
 pub fn with_405<S: Clone + Send + Sync + 'static>(
     router: MethodRouter<S>,
     allow: &'static str,
@@ -60,10 +33,58 @@ pub fn with_405<S: Clone + Send + Sync + 'static>(
     router.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
 }
 
-/// A handler answering 400 `Missing path parameter: <name>`: a method defined on the item path
-/// sent to the collection, or an item path with an empty id (BEHAVIOR 2).
-pub fn missing_path_parameter(name: &'static str) -> ApiError {
-    ApiError::bad_field(name, format!("Missing path parameter: {name}"))
+/// Like [`with_405`] for a collection path whose item path defines more methods: those methods
+/// (`item_methods`, each with the scope it needs) answer 400 `Missing path parameter: <param>`
+/// after 401 and 403, the spec's "id missing from path" (BEHAVIOR 2); other methods get 405.
+pub fn with_item_methods<S>(
+    router: MethodRouter<S>,
+    allow: &'static str,
+    item_methods: &'static [(Method, Scope)],
+    param: &'static str,
+) -> MethodRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<TokenVerifier>: FromRef<S>,
+{
+    router.fallback(
+        move |method: Method, auth: Result<Authenticated, ApiError>| async move {
+            let Some((_, scope)) = item_methods.iter().find(|(m, _)| *m == method) else {
+                return ApiError::MethodNotAllowed { allow };
+            };
+            match auth {
+                Ok(Authenticated(principal)) => match principal.require(*scope) {
+                    Ok(()) => missing_path_parameter(param).into(),
+                    Err(e) => e.into(),
+                },
+                Err(e) => e,
+            }
+        },
+    )
+}
+
+/// An item path with an empty id (`/contacts/`): the methods of the item path answer 400
+/// `Missing path parameter: <param>` after 401 and 403 (BEHAVIOR 2), others 405. These routes
+/// are not operations of their own and are not in the API description; [`EMPTY_ID_SUFFIX`]
+/// marks them for the test that checks every route is described.
+pub fn empty_id_route<S>(
+    allow: &'static str,
+    methods: &'static [(Method, Scope)],
+    param: &'static str,
+) -> MethodRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<TokenVerifier>: FromRef<S>,
+{
+    with_item_methods(MethodRouter::new(), allow, methods, param)
+}
+
+/// Every path that ends with this suffix is an [`empty_id_route`].
+pub const EMPTY_ID_SUFFIX: &str = "/";
+
+/// 400 `Missing path parameter: <name>`: a method defined on the item path sent to the
+/// collection, or an item path with an empty id (BEHAVIOR 2).
+pub fn missing_path_parameter(name: &'static str) -> DomainError {
+    DomainError::bad_field(name, format!("Missing path parameter: {name}"))
 }
 
 /// Finishes a router of routes: unknown routes -> 404 in the contract shape, an `x-request-id`
@@ -71,7 +92,7 @@ pub fn missing_path_parameter(name: &'static str) -> ApiError {
 /// line per request. The local server applies it once to the merged routes of every function.
 pub fn finish(routes: Router) -> Router {
     routes
-        .fallback(|| async { ApiError::not_found("Not found") })
+        .fallback(|| async { DomainError::not_found("Not found") })
         .layer(axum::middleware::from_fn(request_span))
 }
 

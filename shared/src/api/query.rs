@@ -2,8 +2,8 @@
 //! (default 10); `offset` an integer >= 0 (default 0); anything else -> 400 naming the parameter.
 //! Unknown parameters are ignored. Repeated `properties` values are joined with commas.
 
-use crate::error::ApiError;
-use crate::store::Page;
+use crate::error::DomainError;
+use crate::page::{Page, DEFAULT_LIMIT, MAX_LIMIT};
 
 /// Parsed query of a list route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,11 +13,6 @@ pub struct ListQuery {
     /// `limit`, `offset`, `archived`.
     pub page: Page,
 }
-
-/// Default page size (spec "Limits").
-pub const DEFAULT_LIMIT: usize = 10;
-/// Largest page size (spec "Limits").
-pub const MAX_LIMIT: usize = 100;
 
 fn pairs(raw: Option<&str>) -> Vec<(String, String)> {
     raw.map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
@@ -45,7 +40,7 @@ impl ListQuery {
     ///
     /// Errors: 400 with `field` = the parameter, e.g. `Invalid query parameter limit: must be an
     /// integer from 1 to 100`.
-    pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+    pub fn parse(raw: Option<&str>) -> Result<Self, DomainError> {
         let pairs = pairs(raw);
         let include_archived = match first(&pairs, "archived") {
             None => false,
@@ -83,8 +78,8 @@ pub fn item_properties(raw: Option<&str>) -> Option<String> {
     properties(&pairs(raw))
 }
 
-fn invalid(name: &str, why: &str) -> ApiError {
-    ApiError::bad_field(name, format!("Invalid query parameter {name}: {why}"))
+fn invalid(name: &str, why: &str) -> DomainError {
+    DomainError::bad_field(name, format!("Invalid query parameter {name}: {why}"))
 }
 
 #[cfg(test)]
@@ -139,8 +134,8 @@ mod tests {
         ];
         for (query, field) in cases {
             let err = ListQuery::parse(Some(query)).unwrap_err();
-            assert_eq!(err.status(), 400, "{query}");
-            assert_eq!(err.body()["field"], field, "{query}");
+            assert!(matches!(err, DomainError::Invalid { .. }), "{query}");
+            assert_eq!(err.field(), Some(field), "{query}");
         }
     }
 

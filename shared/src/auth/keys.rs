@@ -7,12 +7,14 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+use jsonwebtoken::jwk::{
+    AlgorithmParameters, CommonParameters, EllipticCurve, EllipticCurveKeyParameters,
+    EllipticCurveKeyType, Jwk, KeyAlgorithm, PublicKeyUse, ThumbprintHash,
+};
 use jsonwebtoken::EncodingKey;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 use p256::{PublicKey, SecretKey};
-use serde_json::json;
-use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// Default `iss` of issued tokens, and the issuer verifiers expect, unless configured otherwise.
@@ -86,9 +88,11 @@ impl SigningKey {
             .map_err(|_| KeyError::InvalidPrivateKey { format: "PKCS#8" })?;
         let public = secret.public_key();
         let (x, y) = coordinates(&public);
+        let kid =
+            thumbprint(&x, &y).map_err(|_| KeyError::InvalidPrivateKey { format: "PKCS#8" })?;
         Ok(SigningKey {
             encoding: EncodingKey::from_ec_der(der.as_bytes()),
-            kid: thumbprint(&x, &y),
+            kid,
             public,
         })
     }
@@ -104,21 +108,17 @@ impl SigningKey {
     /// 32-byte coordinates in base64url without padding.
     pub fn public_jwk(&self) -> serde_json::Value {
         let (x, y) = coordinates(&self.public);
-        json!({
-            "kty": "EC",
-            "crv": "P-256",
-            "x": x,
-            "y": y,
-            "kid": self.kid,
-            "alg": "ES256",
-            "use": "sig",
-        })
+        let mut jwk = ec_jwk(x, y);
+        jwk.common.key_id = Some(self.kid.clone());
+        jwk.common.key_algorithm = Some(KeyAlgorithm::ES256);
+        jwk.common.public_key_use = Some(PublicKeyUse::Signature);
+        serde_json::to_value(&jwk).unwrap_or_default()
     }
 
     /// The public key as a JWK Set `{"keys": [jwk]}` (RFC 7517 section 5), the shape
     /// `TokenVerifier::from_jwks` reads and verifying functions are configured with.
     pub fn public_jwks(&self) -> serde_json::Value {
-        json!({ "keys": [self.public_jwk()] })
+        serde_json::json!({ "keys": [self.public_jwk()] })
     }
 
     /// The public key.
@@ -150,11 +150,25 @@ pub(crate) fn coordinates(public: &PublicKey) -> (String, String) {
     )
 }
 
-/// The RFC 7638 thumbprint of a P-256 JWK given its base64url coordinates: the SHA-256 of the
-/// required members in lexicographic order without whitespace, base64url without padding.
-pub(crate) fn thumbprint(x: &str, y: &str) -> String {
-    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
-    URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
+/// A public P-256 JWK with only its required members.
+fn ec_jwk(x: String, y: String) -> Jwk {
+    Jwk {
+        common: CommonParameters::default(),
+        algorithm: AlgorithmParameters::EllipticCurve(EllipticCurveKeyParameters {
+            key_type: EllipticCurveKeyType::EC,
+            curve: EllipticCurve::P256,
+            x,
+            y,
+        }),
+    }
+}
+
+/// The RFC 7638 thumbprint of a P-256 JWK given its base64url coordinates (jsonwebtoken's
+/// [`Jwk::thumbprint`] with SHA-256): 43 base64url characters.
+///
+/// Errors: jsonwebtoken's, when no crypto backend computes the digest.
+pub(crate) fn thumbprint(x: &str, y: &str) -> Result<String, jsonwebtoken::errors::Error> {
+    ec_jwk(x.to_owned(), y.to_owned()).thumbprint(ThumbprintHash::SHA256)
 }
 
 /// The first `-----BEGIN <label>-----` ... `-----END <label>-----` block of `text`, if any.
@@ -169,6 +183,8 @@ fn pem_block<'a>(text: &'a str, label: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use sha2::{Digest, Sha256};
 
     /// The development key in SEC1 form, as `openssl ec -in dev-signing-key.pem` prints it.
     const DEV_KEY_SEC1_PEM: &str = "-----BEGIN EC PRIVATE KEY-----

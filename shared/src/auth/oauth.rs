@@ -21,15 +21,16 @@
 //! Error bodies are RFC 6749 section 5.2's `{error, error_description}`; descriptions never echo
 //! request input other than known parameter and scope names.
 
+use crate::auth::scope::Scope;
 use crate::auth::secret::{burn_verification, verify_secret};
-use crate::auth::token::TokenIssuer;
-use crate::auth::Scope;
+use crate::auth::token::issue::TokenIssuer;
 use crate::clock::Clock;
+use crate::error::ErrorChain;
+use crate::model::account::ApiClient;
 use crate::store::Store;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// The only grant type served.
 const CLIENT_CREDENTIALS: &str = "client_credentials";
@@ -39,7 +40,8 @@ const MAX_CLIENT_ID_LEN: usize = 256;
 
 /// A successful token response (RFC 6749 section 5.1); serializes to exactly
 /// `{access_token, expires_in, token_type, scope}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"access_token": "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6Ii4uLiJ9.eyJpc3MiOiIuLi4ifQ.c2lnbmF0dXJl", "expires_in": 3600, "token_type": "Bearer", "scope": "service-api/read service-api/update"}))]
 pub struct TokenResponse {
     /// The JWT access token.
     pub access_token: String,
@@ -97,9 +99,44 @@ impl OAuthError {
     }
 
     /// The body `{error, error_description}`.
-    pub fn body(&self) -> serde_json::Value {
-        json!({ "error": self.error, "error_description": self.error_description })
+    pub fn body(&self) -> OAuthErrorBody {
+        OAuthErrorBody {
+            error: self.error,
+            error_description: self.error_description.clone(),
+        }
     }
+}
+
+/// The error body of the token endpoint (RFC 6749 section 5.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[schema(example = json!({"error": "invalid_client", "error_description": "Client authentication failed"}))]
+pub struct OAuthErrorBody {
+    /// `invalid_request`, `invalid_client`, `unsupported_grant_type`, `invalid_scope` or
+    /// `server_error`.
+    #[schema(value_type = String)]
+    pub error: &'static str,
+    /// Human-readable text.
+    pub error_description: String,
+}
+
+/// The form of a token request (RFC 6749 section 4.4.2, `application/x-www-form-urlencoded`).
+/// The client authenticates with these fields or with HTTP Basic (section 2.3.1), not both.
+#[derive(Debug, Clone, utoipa::ToSchema)]
+#[schema(example = json!({"grant_type": "client_credentials", "client_id": "northwind-integration", "client_secret": "dev-secret-change-me", "scope": "service-api/read service-api/update"}))]
+pub struct TokenRequestForm {
+    /// `client_credentials`.
+    #[schema(pattern = "^client_credentials$")]
+    pub grant_type: String,
+    /// The client id, when not sent with HTTP Basic.
+    pub client_id: Option<String>,
+    /// The client secret, when not sent with HTTP Basic.
+    pub client_secret: Option<String>,
+    /// Space-separated scope names: `service-api/read`, `service-api/create`,
+    /// `service-api/update`, `service-api/delete`.
+    #[schema(
+        pattern = "^ *service-api/(read|create|update|delete)( +service-api/(read|create|update|delete))* *$"
+    )]
+    pub scope: String,
 }
 
 /// The recognised parameters of a token request, each at most once and non-empty.
@@ -156,9 +193,8 @@ pub async fn token_endpoint(
     }
     let mut granted: Vec<Scope> = Vec::new();
     for name in requested.split(' ').filter(|name| !name.is_empty()) {
-        let scope: Scope = name
-            .parse()
-            .map_err(|_| OAuthError::invalid_scope("Unknown scope requested"))?;
+        let scope =
+            Scope::parse(name).map_err(|_| OAuthError::invalid_scope("Unknown scope requested"))?;
         if !client.scopes.contains(&scope) {
             return Err(OAuthError::invalid_scope(format!(
                 "Scope not allowed for this client: {scope}"
@@ -316,7 +352,7 @@ fn form_urldecode(text: &str) -> Option<String> {
 async fn authenticate(
     store: &dyn Store,
     credentials: Credentials,
-) -> Result<crate::model::ApiClient, OAuthError> {
+) -> Result<ApiClient, OAuthError> {
     let Credentials {
         client_id,
         secret,
@@ -326,7 +362,7 @@ async fn authenticate(
         None
     } else {
         store.get_client(&client_id).await.map_err(|e| {
-            tracing::error!(error = %error_chain(&e), "store failure while reading an API client");
+            tracing::error!(error = %ErrorChain(&e), "store failure while reading an API client");
             OAuthError::server_error()
         })?
     };
@@ -353,18 +389,6 @@ async fn blocking<T: Send + 'static>(
     })
 }
 
-/// `error: source: source...`, for logs.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut chain = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        chain.push_str(": ");
-        chain.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    chain
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,13 +399,16 @@ mod tests {
     use crate::store::faulty::FaultyStore;
     use crate::store::memory::MemoryStore;
     use chrono::{DateTime, TimeZone, Utc};
+    use serde_json::json;
     use std::sync::atomic::Ordering;
     use std::sync::Arc;
     use uuid::Uuid;
 
     const CLIENT_ID: &str = "northwind-integration";
     const SECRET: &str = "dev-secret-change-me";
-    const ACCOUNT: Uuid = Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001);
+    const ACCOUNT: crate::types::ids::AccountId = crate::types::ids::AccountId::from_uuid(
+        Uuid::from_u128(0x5b1c_0000_0000_4000_8000_0000_0000_0001),
+    );
     const FORM: &str = "application/x-www-form-urlencoded";
 
     /// The embedded store holding two clients: `northwind-integration` may read, create and
@@ -513,7 +540,7 @@ mod tests {
                 (status, error, challenge),
                 "{case}: {got:?}"
             );
-            assert_eq!(got.body()["error"], error, "{case}");
+            assert_eq!(got.body().error, error, "{case}");
             let description = got.error_description.as_str();
             assert!(
                 !description.is_empty()
@@ -548,7 +575,7 @@ mod tests {
             .expect_err("fails");
         assert_eq!(got.status, 500);
         assert_eq!(
-            got.body(),
+            serde_json::to_value(got.body()).unwrap(),
             json!({"error": "server_error", "error_description": "Internal server error"})
         );
     }

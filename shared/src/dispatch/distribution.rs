@@ -3,7 +3,7 @@
 //! Pure functions of the pool (in order), the eligible set and the rotation state; the engine
 //! writes the new state in the same transaction as the assignment.
 
-use crate::model::RotationState;
+use crate::model::dispatch::RotationState;
 
 /// Round robin: the first eligible member after `last` in pool order, wrapping around; the first
 /// eligible member when `last` is `None` or has left the pool. Ineligible members are skipped,

@@ -4,13 +4,13 @@
 //! reads them once and keeps them for a short TTL (one store read per account per TTL) instead
 //! of on every request.
 
-use super::Catalogue;
-use crate::model::ObjectType;
+use super::catalogue::Catalogue;
+use crate::model::object_type::ObjectType;
 use crate::store::{Store, StoreResult};
+use crate::types::ids::AccountId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use uuid::Uuid;
 
 /// The four catalogues of one account.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl AccountCatalogues {
 #[derive(Debug)]
 pub struct CatalogueCache {
     ttl: Duration,
-    entries: Mutex<HashMap<Uuid, (Instant, Arc<AccountCatalogues>)>>,
+    entries: Mutex<HashMap<AccountId, (Instant, Arc<AccountCatalogues>)>>,
 }
 
 impl CatalogueCache {
@@ -54,7 +54,7 @@ impl CatalogueCache {
     pub async fn get(
         &self,
         store: &dyn Store,
-        account_id: Uuid,
+        account_id: AccountId,
     ) -> StoreResult<Arc<AccountCatalogues>> {
         if let Some((at, cached)) = self.lock().get(&account_id) {
             if at.elapsed() < self.ttl {
@@ -70,7 +70,9 @@ impl CatalogueCache {
         Ok(built)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Instant, Arc<AccountCatalogues>)>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<AccountId, (Instant, Arc<AccountCatalogues>)>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

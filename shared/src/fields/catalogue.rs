@@ -1,5 +1,7 @@
-use super::{EnumOption, FieldDefinition, FieldType};
-use crate::model::ObjectType;
+//! The resolved fields of one record type for one account.
+
+use super::definition::{EnumOption, FieldDefinition, FieldType};
+use crate::model::object_type::ObjectType;
 
 /// Names that are always in a record response and accepted by `properties` as no-ops
 /// (BEHAVIOR 3); they are not field names.

@@ -1,13 +1,16 @@
-use crate::auth::Scope;
+//! Accounts, their API clients, roles and teams.
+
+use crate::auth::scope::Scope;
+use crate::types::email::Email;
+use crate::types::ids::{AccountId, RoleId, TeamId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// A customer account: the tenant every other item belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Account {
     /// Account id (UUID).
-    pub id: Uuid,
+    pub id: AccountId,
     /// Display name.
     pub name: String,
     /// Inactive accounts keep their data and tokens; only dispatch refuses them (BEHAVIOR 1).
@@ -20,7 +23,7 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
 }
 
-/// A HubSpot-compatible CRM connection (BEHAVIOR 6, "CRM connection").
+/// A HubSpot-compatible CRM connection (BEHAVIOR 7).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrmConnection {
     /// Always `hubspot` for now.
@@ -37,7 +40,7 @@ pub struct ApiClient {
     /// `client_id`, unique across the store.
     pub client_id: String,
     /// The account the client's tokens carry as `account_id`.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// PHC string of the argon2id hash of the secret; the secret itself is never stored.
     pub secret_hash: String,
     /// The scopes this client may request.
@@ -48,9 +51,9 @@ pub struct ApiClient {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Role {
     /// Role id (UUID).
-    pub id: Uuid,
+    pub id: RoleId,
     /// Owning account.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// Display name, e.g. `Sales Rep`.
     pub name: String,
 }
@@ -59,13 +62,13 @@ pub struct Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Team {
     /// Team id (UUID).
-    pub id: Uuid,
+    pub id: TeamId,
     /// Owning account.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// Name, unique per account.
     pub name: String,
     /// Member e-mails, in order.
-    pub members: Vec<String>,
+    pub members: Vec<Email>,
     /// Creation time.
     pub created_at: DateTime<Utc>,
 }

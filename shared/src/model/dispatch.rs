@@ -1,4 +1,9 @@
-use super::{Member, Record};
+//! What dispatch stores: rotation state, the assignment log and the one atomic assignment write.
+
+use super::member::Member;
+use super::record::Record;
+use crate::types::email::Email;
+use crate::types::ids::{AccountId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -22,7 +27,7 @@ pub struct RotationState {
 }
 
 /// Why a member got a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AssignmentReason {
     /// The router's rotation chose them.
@@ -39,13 +44,13 @@ pub struct AssignmentLog {
     /// Log id (UUID v7).
     pub id: Uuid,
     /// Account.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// Router.
-    pub router_id: Uuid,
+    pub router_id: RouterId,
     /// Record.
-    pub record_id: Uuid,
+    pub record_id: RecordId,
     /// The assigned member's e-mail.
-    pub member_email: String,
+    pub member_email: Email,
     /// Why.
     pub reason: AssignmentReason,
     /// When.
@@ -60,7 +65,7 @@ pub struct AssignmentWrite {
     /// The record's version when read.
     pub record_version: u64,
     /// The router's new rotation state and the version read (rotation assignments only).
-    pub rotation: Option<(Uuid, RotationState, u64)>,
+    pub rotation: Option<(RouterId, RotationState, u64)>,
     /// The chosen member with counters incremented and the version read (when counters apply).
     pub member: Option<(Member, u64)>,
     /// Calendar month (UTC) of the assignment, `YYYY-MM`.

@@ -1,17 +1,26 @@
+//! Account members (spec "User (account member) object").
+
+use crate::schedule::out_of_office::OutOfOffice;
+use crate::schedule::working_hours::WorkingHours;
+use crate::schedule::zone::IanaTimeZone;
+use crate::types::capacity::CapacityEntry;
+use crate::types::email::Email;
+use crate::types::ids::{AccountId, MemberId, RoleId};
+use crate::types::notification_preferences::NotificationPreferences;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
-/// An account member (spec "User (account member) object").
+/// An account member (spec "User (account member) object"). Every field holds a parsed value:
+/// a member read from the store is as valid as one just written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Member {
     /// Member id (UUID).
-    pub id: Uuid,
+    pub id: MemberId,
     /// Owning account.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// E-mail, unique per account, lowercase.
-    pub email: String,
+    pub email: Email,
     /// Writable name fields; never derived from each other.
     pub full_name: Option<String>,
     /// First name.
@@ -19,28 +28,28 @@ pub struct Member {
     /// Last name.
     pub last_name: Option<String>,
     /// Role id; the response shows the role's display name.
-    pub role_id: Option<Uuid>,
-    /// External id.
+    pub role_id: Option<RoleId>,
+    /// External id (the CRM owner id, BEHAVIOR 7).
     pub external_id: Option<String>,
     /// Phone.
     pub phone: Option<String>,
     /// Whether the member is in office.
     pub office_status: bool,
-    /// IANA time zone name (validated against chrono-tz).
-    pub time_zone: String,
-    /// Working-hours windows as written; empty = available 24/7.
+    /// IANA time zone.
+    pub time_zone: IanaTimeZone,
+    /// Working-hours windows, read back as written; empty = available 24/7.
     pub working_hours: Vec<WorkingHours>,
-    /// Out-of-office ranges as written.
+    /// Out-of-office ranges, read back as written.
     pub out_office_dates: Vec<OutOfOffice>,
     /// Active calendar configurations: provider name -> e-mail.
     pub calendars: BTreeMap<String, String>,
     /// Capacity entries: objects with free-form keys (`current_capacity`, `max_capacity`,
     /// `assignment_type`, ...).
-    pub capacity: Vec<serde_json::Map<String, serde_json::Value>>,
+    pub capacity: Vec<CapacityEntry>,
     /// Whether the member receives notifications.
     pub can_receive_notifications: bool,
     /// Notification categories.
-    pub notification_preferences: Vec<String>,
+    pub notification_preferences: NotificationPreferences,
     /// Creation time.
     pub created_at: DateTime<Utc>,
     /// Last write time.
@@ -58,28 +67,4 @@ impl Member {
     pub fn is_active(&self) -> bool {
         self.archived_at.is_none()
     }
-}
-
-/// One working-hours window, stored as written (spec "working_hours entry"): `days` is a day
-/// name or range form, `start_date` / `end_date` are `HH:mm` in the member's time zone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkingHours {
-    /// e.g. `Mon - Fri`, `saturday`.
-    pub days: String,
-    /// `HH:mm`, inclusive.
-    pub start_date: String,
-    /// `HH:mm`, exclusive; earlier than `start_date` means the window runs past midnight.
-    pub end_date: String,
-}
-
-/// One out-of-office range, stored as written: ISO dates or timestamps.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutOfOffice {
-    /// ISO date or timestamp.
-    pub start_date: String,
-    /// ISO date (covers the whole day) or timestamp.
-    pub end_date: String,
-    /// Who recorded it, when known (from provisioning).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_by: Option<String>,
 }

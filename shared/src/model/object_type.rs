@@ -1,11 +1,28 @@
+//! The four standard record types.
+
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
+use utoipa::ToSchema;
 
 /// The four standard record types; the first path segment of a record route (spec "Common
 /// record rules"), also a router's `object_type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ObjectType {
     /// `/contacts`
     Contacts,
@@ -23,12 +40,7 @@ impl ObjectType {
 
     /// Plural path name, e.g. `contacts`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Contacts => "contacts",
-            Self::Companies => "companies",
-            Self::Deals => "deals",
-            Self::Tickets => "tickets",
-        }
+        self.into()
     }
 
     /// Singular noun for messages, e.g. `contact`.
@@ -50,21 +62,30 @@ impl ObjectType {
             Self::Tickets => "ticketId",
         }
     }
-}
 
-impl fmt::Display for ObjectType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+    /// `Contact not found`, `Company not found`, ...: the 404 message of a record route.
+    pub fn not_found_message(self) -> String {
+        let noun = self.singular();
+        let mut capital = noun.to_string();
+        capital[..1].make_ascii_uppercase();
+        format!("{capital} not found")
     }
 }
 
-impl FromStr for ObjectType {
-    type Err = String;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| format!("unknown object type \"{s}\""))
+    #[test]
+    fn names_parse_back_and_unknown_names_do_not() {
+        for t in ObjectType::ALL {
+            assert_eq!(t.as_str().parse::<ObjectType>(), Ok(t));
+            assert_eq!(t.to_string(), t.as_str());
+        }
+        assert!("Contacts".parse::<ObjectType>().is_err());
+        assert_eq!(
+            ObjectType::Companies.not_found_message(),
+            "Company not found"
+        );
     }
 }

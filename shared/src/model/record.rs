@@ -1,8 +1,10 @@
-use super::ObjectType;
+//! Records: contacts, companies, deals and tickets.
+
+use super::object_type::ObjectType;
+use crate::types::ids::{AccountId, RecordId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use uuid::Uuid;
 
 /// A stored contact, company, deal or ticket.
 ///
@@ -13,9 +15,9 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Record id (UUID v7 for API-created records).
-    pub id: Uuid,
+    pub id: RecordId,
     /// Owning account.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// Contact, company, deal or ticket.
     pub object_type: ObjectType,
     /// Field values by internal name, stored form.
@@ -42,4 +44,13 @@ impl Record {
     pub fn value(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
     }
+}
+
+/// A unique key of a record (BEHAVIOR 3): the field's internal name and its canonical value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UniqueKey {
+    /// `email`, `website_url` or `external_id`.
+    pub field: String,
+    /// The canonical stored value.
+    pub value: String,
 }

@@ -1,16 +1,19 @@
-use super::ObjectType;
+//! Routers: assignment configurations (spec "Router object"; BEHAVIOR 5).
+
+use super::object_type::ObjectType;
 use crate::trigger::Trigger;
+use crate::types::email::Email;
+use crate::types::ids::{AccountId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// A router: an assignment configuration (spec "Router object"). Read-only through the API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Router {
     /// Router id (UUID), unique across the store.
-    pub id: Uuid,
+    pub id: RouterId,
     /// Owning account.
-    pub account_id: Uuid,
+    pub account_id: AccountId,
     /// Display name.
     pub name: String,
     /// The record type it assigns.
@@ -39,7 +42,7 @@ pub struct Router {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouterUser {
     /// Member e-mail.
-    pub email: String,
+    pub email: Email,
     /// Percentage weight (0..=100) for `percentage` routers; internal, never in responses.
     pub percentage: Option<f64>,
 }
@@ -54,7 +57,7 @@ pub struct RouterSettings {
     /// Required to assign.
     pub distribution_model: Option<DistributionModel>,
     /// Backup user e-mail.
-    pub default_user: Option<String>,
+    pub default_user: Option<Email>,
     /// Whether the backup user is disabled.
     pub disable_default_assignment: bool,
     /// Whether working hours are ignored for availability.
@@ -68,7 +71,7 @@ pub struct RouterSettings {
 }
 
 /// `round robin` or `percentage`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum DistributionModel {
     /// Rotate in pool order.
     #[serde(rename = "round robin")]
@@ -79,7 +82,7 @@ pub enum DistributionModel {
 }
 
 /// How the rotation walks the pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RotationType {
     /// Across the flat pool of users and team members.

@@ -1,11 +1,7 @@
 //! Whether a member can take an assignment now (BEHAVIOR 6 step 11).
 
-use super::out_of_office::validate_out_of_office;
-use super::window::validate_working_hours;
-use super::zone::parse_time_zone;
-use crate::model::Member;
+use crate::model::member::Member;
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 
 /// Why a member is unavailable (BEHAVIOR 6 step 11). Reported in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,33 +44,40 @@ impl Availability {
 ///
 /// Available when all hold:
 /// 1. `office_status` is true;
-/// 2. `at` is inside no `out_office_dates` range (start included, end excluded; dates read per
-///    [`validate_out_of_office`](super::validate_out_of_office) in the member's zone);
+/// 2. `at` is inside no `out_office_dates` range (start included, end excluded; dates read in
+///    the member's zone, see [`OutOfOffice::range`](super::OutOfOffice::range));
 /// 3. unless `ignore_working_hours` (the router setting), `working_hours` is empty (available
 ///    24/7) or `at`'s local wall-clock time in `time_zone` is inside one of the windows
 ///    (per [`Window::contains_local`](super::Window::contains_local)).
 ///
 /// Archived members and capacity are not considered here (dispatch filters and counts them).
-///
-/// Stored data is validated on write, so the following should not occur; they never panic: an
-/// entry that does not parse never matches (a bad out-of-office entry blocks nothing, a bad window
-/// admits nothing); a `time_zone` that does not parse matches no window (a member with working
-/// hours is then outside them) and its out-of-office entries are read in UTC.
 pub fn availability(
     member: &Member,
     at: DateTime<Utc>,
     ignore_working_hours: bool,
 ) -> Availability {
-    let tz = parse_time_zone(&member.time_zone).ok();
+    let tz = member.time_zone.tz();
     let mut reasons = Vec::new();
     if !member.office_status {
         reasons.push(UnavailableReason::OfficeStatusOff);
     }
-    if is_out_of_office(member, tz.unwrap_or(Tz::UTC), at) {
+    let out_of_office = member.out_office_dates.iter().any(|entry| {
+        entry
+            .range(tz)
+            .is_some_and(|(start, end)| start <= at && at < end)
+    });
+    if out_of_office {
         reasons.push(UnavailableReason::OutOfOffice);
     }
-    if !ignore_working_hours && !in_working_hours(member, tz, at) {
-        reasons.push(UnavailableReason::OutsideWorkingHours);
+    if !ignore_working_hours && !member.working_hours.is_empty() {
+        let local = at.with_timezone(&tz).naive_local();
+        if !member
+            .working_hours
+            .iter()
+            .any(|entry| entry.window().contains_local(local))
+        {
+            reasons.push(UnavailableReason::OutsideWorkingHours);
+        }
     }
     if reasons.is_empty() {
         Availability::Available
@@ -86,24 +89,4 @@ pub fn availability(
 /// Shorthand for `availability(member, at, ignore_working_hours).is_available()`.
 pub fn is_available(member: &Member, at: DateTime<Utc>, ignore_working_hours: bool) -> bool {
     availability(member, at, ignore_working_hours).is_available()
-}
-
-fn is_out_of_office(member: &Member, tz: Tz, at: DateTime<Utc>) -> bool {
-    member.out_office_dates.iter().any(|entry| {
-        validate_out_of_office(entry, tz).is_ok_and(|(start, end)| start <= at && at < end)
-    })
-}
-
-fn in_working_hours(member: &Member, tz: Option<Tz>, at: DateTime<Utc>) -> bool {
-    if member.working_hours.is_empty() {
-        return true;
-    }
-    let Some(tz) = tz else {
-        return false;
-    };
-    let local = at.with_timezone(&tz).naive_local();
-    member
-        .working_hours
-        .iter()
-        .any(|entry| validate_working_hours(entry).is_ok_and(|window| window.contains_local(local)))
 }

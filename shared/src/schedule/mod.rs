@@ -2,10 +2,11 @@
 //!
 //! Two uses:
 //!
-//! - **Validation on write** (member PATCH, BEHAVIOR 4, and the provisioning loader):
+//! - **Parsing on write** (member PATCH, BEHAVIOR 4, and the provisioning loader alike):
+//!   [`IanaTimeZone::parse`], [`WorkingHours::parse`] and [`OutOfOffice::parse`], built on
 //!   [`parse_time_zone`], [`parse_days`], [`parse_hhmm`], [`validate_working_hours`] and
-//!   [`validate_out_of_office`]. Entries are stored exactly as written; these functions only decide
-//!   whether they are acceptable. Their error messages carry no JSON path: the composite
+//!   [`validate_out_of_office`]. Entries keep their text exactly as written next to what it
+//!   means, so they read back unchanged and dispatch never parses them again. Their error messages carry no JSON path: the composite
 //!   validators start with the entry key (`days ...`, `start_date ...`, `end_date ...`), so the
 //!   caller prefixes the entry's path, e.g. `working_hours[0].` + `start_date must be ...`.
 //! - **Availability at dispatch** (BEHAVIOR 6 step 11): [`availability`] and [`is_available`].
@@ -16,19 +17,22 @@
 //! skipped local hour simply never occurs; on a fall-back day the repeated hour is inside a
 //! window both times it occurs.
 
-mod availability;
-mod days;
-mod out_of_office;
-mod window;
-mod zone;
+pub mod availability;
+pub mod days;
+pub mod out_of_office;
+pub mod window;
+pub mod working_hours;
+pub mod zone;
 
 pub use availability::{availability, is_available, Availability, UnavailableReason};
 pub use days::{parse_days, DaySet};
 pub use out_of_office::{
-    parse_range_edge, validate_out_of_office, validate_out_of_office_parts, RangeEdge,
+    parse_range_edge, validate_out_of_office, validate_out_of_office_parts, OutOfOffice,
+    OutOfOfficeText, RangeEdge,
 };
-pub use window::{parse_hhmm, validate_working_hours, Window};
-pub use zone::parse_time_zone;
+pub use window::{parse_hhmm, Window};
+pub use working_hours::{validate_working_hours, WorkingHours, WorkingHoursText};
+pub use zone::{parse_time_zone, IanaTimeZone};
 
 #[cfg(test)]
 mod proptests;

@@ -1,9 +1,142 @@
 //! Out-of-office ranges.
 
-use super::zone::{local_to_utc, start_of_day};
-use crate::model::OutOfOffice;
+use super::zone::{local_to_utc, start_of_day, IanaTimeZone};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// An out-of-office entry as written (spec "User (account member) object"): the shape of the
+/// seed file, the store and the response. A PATCH reads only `start_date` and `end_date`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({"start_date": "2026-12-24", "end_date": "2026-12-26"}))]
+pub struct OutOfOfficeText {
+    /// ISO date (the start of that day in the member's zone) or timestamp.
+    pub start_date: String,
+    /// ISO date (covers that whole day) or timestamp.
+    pub end_date: String,
+    /// Who recorded it, when known (from provisioning; never read from a PATCH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+}
+
+/// A parsed out-of-office entry: the text as written (read back unchanged, BEHAVIOR 4) and the
+/// meaning of its two dates. Built by [`OutOfOffice::parse`]; serializes as [`OutOfOfficeText`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "OutOfOfficeText", into = "OutOfOfficeText")]
+pub struct OutOfOffice {
+    text: OutOfOfficeText,
+    start: EdgeValue,
+    end: EdgeValue,
+}
+
+impl OutOfOffice {
+    /// Parses an entry for a member whose zone is `zone` (BEHAVIOR 4): both dates ISO dates or
+    /// timestamps, the range not running backwards in that zone.
+    ///
+    /// Errors: as [`validate_out_of_office_parts`].
+    pub fn parse(text: OutOfOfficeText, zone: IanaTimeZone) -> Result<Self, String> {
+        validate_out_of_office(&text, zone.tz())?;
+        Self::from_text(text)
+    }
+
+    /// Whether the range still runs forwards when read in `zone` (a member's zone may change
+    /// after the entry was written).
+    ///
+    /// Errors: as [`validate_out_of_office_parts`].
+    pub fn check_in(&self, zone: IanaTimeZone) -> Result<(), String> {
+        validate_out_of_office(&self.text, zone.tz()).map(|_| ())
+    }
+
+    fn from_text(text: OutOfOfficeText) -> Result<Self, String> {
+        let edge = |key: &str, value: &str| {
+            EdgeValue::parse(value).ok_or_else(|| format!("{key} is not a date or timestamp"))
+        };
+        Ok(Self {
+            start: edge("start_date", &text.start_date)?,
+            end: edge("end_date", &text.end_date)?,
+            text,
+        })
+    }
+
+    /// The entry as written.
+    pub fn text(&self) -> &OutOfOfficeText {
+        &self.text
+    }
+
+    /// The range as instants `(start, end)`, start included, end excluded, read in `tz`;
+    /// `None` when an edge lies outside the representable dates.
+    pub fn range(&self, tz: Tz) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+        Some((
+            self.start.at(tz, RangeEdge::Start)?,
+            self.end.at(tz, RangeEdge::End)?,
+        ))
+    }
+}
+
+impl TryFrom<OutOfOfficeText> for OutOfOffice {
+    type Error = String;
+
+    /// A stored entry: its syntax is read; its order was checked when it was written.
+    fn try_from(text: OutOfOfficeText) -> Result<Self, String> {
+        Self::from_text(text)
+    }
+}
+
+impl From<OutOfOffice> for OutOfOfficeText {
+    fn from(entry: OutOfOffice) -> Self {
+        entry.text
+    }
+}
+
+/// What one edge value says, before a zone gives it an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EdgeValue {
+    /// A date alone.
+    Date(NaiveDate),
+    /// A timestamp with an offset.
+    Instant(DateTime<Utc>),
+    /// A wall-clock time in the member's zone.
+    Local(NaiveDateTime),
+}
+
+impl EdgeValue {
+    fn parse(text: &str) -> Option<Self> {
+        let trimmed = text.trim();
+        if let Some(date) = date_only(trimmed) {
+            return Some(Self::Date(date));
+        }
+        if let Ok(at) = DateTime::parse_from_rfc3339(trimmed) {
+            return Some(Self::Instant(at.with_timezone(&Utc)));
+        }
+        let with_z = trimmed
+            .strip_suffix(['Z', 'z'])
+            .map(|rest| format!("{rest}+00:00"));
+        let candidate = with_z.as_deref().unwrap_or(trimmed);
+        for layout in OFFSET_LAYOUTS {
+            if let Ok(at) = DateTime::parse_from_str(candidate, layout) {
+                return Some(Self::Instant(at.with_timezone(&Utc)));
+            }
+        }
+        for layout in LOCAL_LAYOUTS {
+            if let Ok(local) = NaiveDateTime::parse_from_str(trimmed, layout) {
+                return Some(Self::Local(local));
+            }
+        }
+        None
+    }
+
+    fn at(self, tz: Tz, edge: RangeEdge) -> Option<DateTime<Utc>> {
+        match (self, edge) {
+            (Self::Date(date), RangeEdge::Start) => Some(start_of_day(tz, date)),
+            (Self::Date(date), RangeEdge::End) => {
+                date.succ_opt().map(|next| start_of_day(tz, next))
+            }
+            (Self::Instant(at), _) => Some(at),
+            (Self::Local(local), _) => Some(local_to_utc(tz, local)),
+        }
+    }
+}
 
 /// Which edge of an out-of-office range a value gives; it decides what a date alone means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,53 +183,27 @@ fn date_only(text: &str) -> Option<NaiveDate> {
 ///
 /// A message quoting the text and naming the accepted forms.
 pub fn parse_range_edge(text: &str, tz: Tz, edge: RangeEdge) -> Result<DateTime<Utc>, String> {
-    let error = || {
-        format!(
-            "Invalid date or timestamp {text:?}: expected an ISO date (2026-12-24) or timestamp \
-             (2026-12-24T09:00:00, with an optional offset)"
-        )
-    };
-    let trimmed = text.trim();
-    if let Some(date) = date_only(trimmed) {
-        return match edge {
-            RangeEdge::Start => Ok(start_of_day(tz, date)),
-            RangeEdge::End => date
-                .succ_opt()
-                .map(|next| start_of_day(tz, next))
-                .ok_or_else(error),
-        };
-    }
-    if let Ok(at) = DateTime::parse_from_rfc3339(trimmed) {
-        return Ok(at.with_timezone(&Utc));
-    }
-    let with_z = trimmed
-        .strip_suffix(['Z', 'z'])
-        .map(|rest| format!("{rest}+00:00"));
-    let candidate = with_z.as_deref().unwrap_or(trimmed);
-    for layout in OFFSET_LAYOUTS {
-        if let Ok(at) = DateTime::parse_from_str(candidate, layout) {
-            return Ok(at.with_timezone(&Utc));
-        }
-    }
-    for layout in LOCAL_LAYOUTS {
-        if let Ok(local) = NaiveDateTime::parse_from_str(trimmed, layout) {
-            return Ok(local_to_utc(tz, local));
-        }
-    }
-    Err(error())
+    EdgeValue::parse(text)
+        .and_then(|value| value.at(tz, edge))
+        .ok_or_else(|| {
+            format!(
+                "Invalid date or timestamp {text:?}: expected an ISO date (2026-12-24) or timestamp \
+                 (2026-12-24T09:00:00, with an optional offset)"
+            )
+        })
 }
 
 /// Validates one out-of-office entry (BEHAVIOR 4) and returns its range as instants
 /// `(start, end)`, start included and end excluded, for a member whose zone is `tz`.
 ///
 /// Same as [`validate_out_of_office_parts`] with both dates present (a stored or deserialized
-/// [`OutOfOffice`] always has both; `created_by` is ignored).
+/// [`OutOfOfficeText`] always has both; `created_by` is ignored).
 ///
 /// # Errors
 ///
 /// See [`validate_out_of_office_parts`].
 pub fn validate_out_of_office(
-    entry: &OutOfOffice,
+    entry: &OutOfOfficeText,
     tz: Tz,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
     validate_out_of_office_parts(Some(&entry.start_date), Some(&entry.end_date), tz)

@@ -2,7 +2,6 @@
 
 use super::tests::{member, utc};
 use super::*;
-use crate::model::{OutOfOffice, WorkingHours};
 use chrono::{DateTime, Datelike, Days, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone};
 use chrono::{Utc, Weekday};
 use chrono_tz::Tz;
@@ -133,7 +132,7 @@ proptest! {
         let end = start + chrono::Duration::seconds(length);
         let at = start + chrono::Duration::seconds((length as f64 * into) as i64);
         prop_assume!(at < end);
-        let entry = OutOfOffice {
+        let entry = OutOfOfficeText {
             start_date: start.to_rfc3339(),
             end_date: end.to_rfc3339(),
             created_by: None,
@@ -154,7 +153,7 @@ proptest! {
         let today = local_reading(at, tz).date();
         let first = today + chrono::Duration::days(first_offset);
         let last = first.checked_add_days(Days::new(span)).unwrap();
-        let entry = OutOfOffice {
+        let entry = OutOfOfficeText {
             start_date: first.format("%Y-%m-%d").to_string(),
             end_date: last.format("%Y-%m-%d").to_string(),
             created_by: None,
@@ -175,14 +174,14 @@ proptest! {
     ) {
         let working_hours = windows
             .into_iter()
-            .map(|((days, _), s, e)| WorkingHours {
+            .map(|((days, _), s, e)| WorkingHoursText {
                 days: days.to_string(),
                 start_date: text(s),
                 end_date: text(e),
             })
             .collect();
         let ooo = if absent {
-            vec![OutOfOffice {
+            vec![OutOfOfficeText {
                 start_date: "2026-03-01".into(),
                 end_date: "2026-03-31".into(),
                 created_by: None,
@@ -208,7 +207,7 @@ proptest! {
         prop_assume!(start != end);
         let m = member(
             tz.name(),
-            vec![WorkingHours { days: days_text.into(), start_date: text(start), end_date: text(end) }],
+            vec![WorkingHoursText { days: days_text.into(), start_date: text(start), end_date: text(end) }],
             vec![],
         );
         let as_time = |(h, mi): (u32, u32)| NaiveTime::from_hms_opt(h, mi, 0).unwrap();
@@ -239,7 +238,7 @@ proptest! {
         days in "\\PC{0,12}", s in "\\PC{0,25}", e in "\\PC{0,25}", tz in zone()
     ) {
         let _ = parse_days(&days);
-        let _ = validate_working_hours(&WorkingHours {
+        let _ = validate_working_hours(&WorkingHoursText {
             days: days.clone(),
             start_date: s.clone(),
             end_date: e.clone(),

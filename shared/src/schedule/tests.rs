@@ -1,5 +1,7 @@
 use super::*;
-use crate::model::{Member, OutOfOffice, WorkingHours};
+use crate::model::member::Member;
+use crate::types::email::Email;
+use crate::types::notification_preferences::NotificationPreferences;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc, Weekday};
 use chrono_tz::Tz;
 use std::collections::BTreeMap;
@@ -19,32 +21,35 @@ fn hm(h: u32, m: u32) -> NaiveTime {
     NaiveTime::from_hms_opt(h, m, 0).expect("test time")
 }
 
-fn hours(days: &str, start: &str, end: &str) -> WorkingHours {
-    WorkingHours {
+fn hours(days: &str, start: &str, end: &str) -> WorkingHoursText {
+    WorkingHoursText {
         days: days.into(),
         start_date: start.into(),
         end_date: end.into(),
     }
 }
 
-fn ooo(start: &str, end: &str) -> OutOfOffice {
-    OutOfOffice {
+fn ooo(start: &str, end: &str) -> OutOfOfficeText {
+    OutOfOfficeText {
         start_date: start.into(),
         end_date: end.into(),
         created_by: None,
     }
 }
 
+/// A member in `time_zone` with the entries that parse (an entry that does not parse can never
+/// be stored, so it is left out).
 pub(super) fn member(
     time_zone: &str,
-    working_hours: Vec<WorkingHours>,
-    out_office_dates: Vec<OutOfOffice>,
+    working_hours: Vec<WorkingHoursText>,
+    out_office_dates: Vec<OutOfOfficeText>,
 ) -> Member {
     let at = utc("2026-01-01T00:00:00Z");
+    let zone = IanaTimeZone::parse(time_zone).expect("test zone");
     Member {
-        id: Uuid::nil(),
-        account_id: Uuid::nil(),
-        email: "ada@example.com".into(),
+        id: Uuid::nil().into(),
+        account_id: Uuid::nil().into(),
+        email: Email::parse("ada@example.com").expect("test e-mail"),
         full_name: None,
         first_name: None,
         last_name: None,
@@ -52,13 +57,19 @@ pub(super) fn member(
         external_id: None,
         phone: None,
         office_status: true,
-        time_zone: time_zone.into(),
-        working_hours,
-        out_office_dates,
+        time_zone: zone,
+        working_hours: working_hours
+            .into_iter()
+            .filter_map(|w| WorkingHours::parse(w).ok())
+            .collect(),
+        out_office_dates: out_office_dates
+            .into_iter()
+            .filter_map(|o| OutOfOffice::parse(o, zone).ok())
+            .collect(),
         calendars: BTreeMap::new(),
         capacity: Vec::new(),
         can_receive_notifications: false,
-        notification_preferences: Vec::new(),
+        notification_preferences: NotificationPreferences::default(),
         created_at: at,
         updated_at: at,
         archived_at: None,
@@ -608,44 +619,14 @@ fn an_overnight_friday_window_admits_saturday_01_00_but_not_friday_01_00() {
 }
 
 #[test]
-fn stored_entries_that_do_not_parse_never_match_and_never_panic() {
-    let bad_window = member("UTC", vec![hours("someday", "09:00", "17:00")], vec![]);
-    assert_eq!(
-        availability(&bad_window, utc("2026-03-02T10:00:00Z"), false).reasons(),
-        [UnavailableReason::OutsideWorkingHours]
-    );
-    let mixed = member(
-        "UTC",
-        vec![
-            hours("monday", "25:00", "26:00"),
-            hours("monday", "09:00", "17:00"),
-        ],
-        vec![
-            ooo("garbage", "2026-03-02"),
-            // Backwards: read with its dates swapped it would cover Monday 2026-03-02.
-            ooo("2026-03-03", "2026-03-01"),
-        ],
-    );
-    assert!(is_available(&mixed, utc("2026-03-02T10:00:00Z"), false));
-}
-
-#[test]
-fn a_stored_zone_that_does_not_parse_matches_no_window_and_reads_absences_in_utc() {
-    let m = member(
-        "Not/AZone",
-        vec![hours("Mon - Fri", "00:00", "23:59")],
-        vec![ooo("2026-12-24", "2026-12-24")],
-    );
-    assert_eq!(
-        availability(&m, utc("2026-03-02T10:00:00Z"), false).reasons(),
-        [UnavailableReason::OutsideWorkingHours]
-    );
-    assert_eq!(
-        availability(&m, utc("2026-12-24T23:00:00Z"), true).reasons(),
-        [UnavailableReason::OutOfOffice]
-    );
-    let always = member("Not/AZone", vec![], vec![]);
-    assert!(is_available(&always, utc("2026-03-02T10:00:00Z"), false));
+fn entries_that_do_not_parse_never_reach_a_member() {
+    assert!(WorkingHours::parse(hours("someday", "09:00", "17:00")).is_err());
+    assert!(WorkingHours::parse(hours("monday", "25:00", "26:00")).is_err());
+    assert!(OutOfOffice::parse(ooo("garbage", "2026-03-02"), IanaTimeZone::UTC).is_err());
+    assert!(OutOfOffice::parse(ooo("2026-03-03", "2026-03-01"), IanaTimeZone::UTC).is_err());
+    assert!(IanaTimeZone::parse("Not/AZone").is_err());
+    let stored = serde_json::json!({"start_date": "garbage", "end_date": "2026-03-02"});
+    assert!(serde_json::from_value::<OutOfOffice>(stored).is_err());
 }
 
 // ---- daylight saving time ----

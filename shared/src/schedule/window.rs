@@ -1,7 +1,6 @@
 //! Working-hours windows.
 
-use super::days::{parse_days, DaySet};
-use crate::model::WorkingHours;
+use super::days::DaySet;
 use chrono::{DateTime, Datelike, NaiveDateTime, NaiveTime, Utc};
 use chrono_tz::Tz;
 
@@ -71,39 +70,4 @@ impl Window {
     pub fn contains(&self, at: DateTime<Utc>, tz: Tz) -> bool {
         self.contains_local(at.with_timezone(&tz).naive_local())
     }
-}
-
-/// Validates one stored or submitted working-hours entry (spec "working_hours entry",
-/// BEHAVIOR 4) and returns its meaning.
-///
-/// `days` per [`parse_days`]; `start_date` and `end_date` per [`parse_hhmm`]. Equal times are
-/// rejected (a window cannot be empty, nor a full 24 hours: use an empty `working_hours` for
-/// 24/7); `end_date` earlier than `start_date` is an overnight window.
-///
-/// # Errors
-///
-/// The first problem found, in the order `days`, `start_date`, `end_date`, as a message starting
-/// with that key (e.g. `start_date must be a time HH:mm from 00:00 to 23:59, got "9:00"`), for the
-/// caller to prefix with the entry's path (`working_hours[2].`).
-pub fn validate_working_hours(entry: &WorkingHours) -> Result<Window, String> {
-    let days = parse_days(&entry.days).map_err(|_| {
-        format!(
-            "days must be a day name (monday to sunday) or one of \"Mon - Fri\", \"mon-fri\", \
-             \"Sat - Sun\", \"sat-sun\", got {:?}",
-            entry.days
-        )
-    })?;
-    let time = |key: &str, text: &str| {
-        parse_hhmm(text)
-            .map_err(|_| format!("{key} must be a time HH:mm from 00:00 to 23:59, got {text:?}"))
-    };
-    let start = time("start_date", &entry.start_date)?;
-    let end = time("end_date", &entry.end_date)?;
-    if start == end {
-        return Err(format!(
-            "end_date must differ from start_date (both {:?})",
-            entry.start_date
-        ));
-    }
-    Ok(Window { days, start, end })
 }

@@ -2,6 +2,56 @@
 
 use chrono::{DateTime, Duration, LocalResult, NaiveDate, NaiveDateTime, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A time zone of the IANA tz database (BEHAVIOR 4 `time_zone`), e.g. `Europe/Berlin`. Built
+/// only by [`IanaTimeZone::parse`]; serializes as its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IanaTimeZone(Tz);
+
+impl IanaTimeZone {
+    /// UTC, the default zone of a provisioned member (`contracts/seed-format.md`).
+    pub const UTC: IanaTimeZone = IanaTimeZone(Tz::UTC);
+
+    /// Parses an IANA name, matched exactly (names are case-sensitive; no trimming).
+    ///
+    /// Errors: `Unknown time zone: <name>`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        parse_time_zone(name).map(Self)
+    }
+
+    /// The zone, for local-time arithmetic.
+    pub fn tz(self) -> Tz {
+        self.0
+    }
+
+    /// The IANA name, e.g. `America/New_York`.
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+}
+
+impl fmt::Display for IanaTimeZone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl TryFrom<String> for IanaTimeZone {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        Self::parse(&name)
+    }
+}
+
+impl From<IanaTimeZone> for String {
+    fn from(zone: IanaTimeZone) -> String {
+        zone.name().to_string()
+    }
+}
 
 /// Parses an IANA time zone name known to the tz database shipped with chrono-tz
 /// (BEHAVIOR 4 `time_zone`), e.g. `Europe/Berlin`, `America/New_York`, `UTC`.

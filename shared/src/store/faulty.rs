@@ -2,16 +2,18 @@
 //! conflict retries) without a broken backend.
 
 use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
-use crate::fields::FieldDefinition;
-use crate::model::{
-    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
-    RotationState, Router, Team,
-};
-use crate::seed::ProvisionPlan;
+use crate::fields::definition::FieldDefinition;
+use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::provision::ProvisionPlan;
+use crate::model::record::Record;
+use crate::model::router::Router;
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use uuid::Uuid;
 
 /// What the decorator makes fail.
 #[derive(Debug, Default)]
@@ -48,7 +50,7 @@ impl FaultyStore {
 
 #[async_trait]
 impl Store for FaultyStore {
-    async fn get_account(&self, a: Uuid) -> StoreResult<Option<Account>> {
+    async fn get_account(&self, a: AccountId) -> StoreResult<Option<Account>> {
         self.check()?;
         self.inner.get_account(a).await
     }
@@ -56,15 +58,20 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.get_client(c).await
     }
-    async fn field_definitions(&self, a: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+    async fn field_definitions(&self, a: AccountId) -> StoreResult<Vec<FieldDefinition>> {
         self.check()?;
         self.inner.field_definitions(a).await
     }
-    async fn get_record(&self, a: Uuid, t: ObjectType, id: Uuid) -> StoreResult<Option<Record>> {
+    async fn get_record(
+        &self,
+        a: AccountId,
+        t: ObjectType,
+        id: RecordId,
+    ) -> StoreResult<Option<Record>> {
         self.check()?;
         self.inner.get_record(a, t, id).await
     }
-    async fn list_records(&self, a: Uuid, t: ObjectType, p: Page) -> StoreResult<Vec<Record>> {
+    async fn list_records(&self, a: AccountId, t: ObjectType, p: Page) -> StoreResult<Vec<Record>> {
         self.check()?;
         self.inner.list_records(a, t, p).await
     }
@@ -82,15 +89,15 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.update_record(r, v, c, x).await
     }
-    async fn list_members(&self, a: Uuid, p: Page) -> StoreResult<Vec<Member>> {
+    async fn list_members(&self, a: AccountId, p: Page) -> StoreResult<Vec<Member>> {
         self.check()?;
         self.inner.list_members(a, p).await
     }
-    async fn get_member(&self, a: Uuid, m: Uuid) -> StoreResult<Option<Member>> {
+    async fn get_member(&self, a: AccountId, m: MemberId) -> StoreResult<Option<Member>> {
         self.check()?;
         self.inner.get_member(a, m).await
     }
-    async fn find_member_by_email(&self, a: Uuid, e: &str) -> StoreResult<Option<Member>> {
+    async fn find_member_by_email(&self, a: AccountId, e: &str) -> StoreResult<Option<Member>> {
         self.check()?;
         self.inner.find_member_by_email(a, e).await
     }
@@ -98,44 +105,44 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.update_member(m, v).await
     }
-    async fn list_roles(&self, a: Uuid) -> StoreResult<Vec<Role>> {
+    async fn list_roles(&self, a: AccountId) -> StoreResult<Vec<Role>> {
         self.check()?;
         self.inner.list_roles(a).await
     }
-    async fn list_teams(&self, a: Uuid) -> StoreResult<Vec<Team>> {
+    async fn list_teams(&self, a: AccountId) -> StoreResult<Vec<Team>> {
         self.check()?;
         self.inner.list_teams(a).await
     }
-    async fn list_routers(&self, a: Uuid, p: Page) -> StoreResult<Vec<Router>> {
+    async fn list_routers(&self, a: AccountId, p: Page) -> StoreResult<Vec<Router>> {
         self.check()?;
         self.inner.list_routers(a, p).await
     }
-    async fn get_router(&self, a: Uuid, r: Uuid) -> StoreResult<Option<Router>> {
+    async fn get_router(&self, a: AccountId, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
         self.inner.get_router(a, r).await
     }
-    async fn find_router(&self, r: Uuid) -> StoreResult<Option<Router>> {
+    async fn find_router(&self, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
         self.inner.find_router(r).await
     }
     async fn find_by_unique_key(
         &self,
-        a: Uuid,
+        a: AccountId,
         t: ObjectType,
         k: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
         self.check()?;
         self.inner.find_by_unique_key(a, t, k).await
     }
-    async fn rotation_state(&self, r: Uuid) -> StoreResult<RotationState> {
+    async fn rotation_state(&self, r: RouterId) -> StoreResult<RotationState> {
         self.check()?;
         self.inner.rotation_state(r).await
     }
-    async fn assignment_count(&self, a: Uuid, m: &str) -> StoreResult<u64> {
+    async fn assignment_count(&self, a: AccountId, m: &str) -> StoreResult<u64> {
         self.check()?;
         self.inner.assignment_count(a, m).await
     }
-    async fn assignment_log(&self, a: Uuid, r: Uuid) -> StoreResult<Vec<AssignmentLog>> {
+    async fn assignment_log(&self, a: AccountId, r: RecordId) -> StoreResult<Vec<AssignmentLog>> {
         self.check()?;
         self.inner.assignment_log(a, r).await
     }

@@ -23,9 +23,11 @@
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
 
-use crate::model::ObjectType;
+use crate::model::object_type::ObjectType;
+use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
+use std::fmt::Display;
 use uuid::Uuid;
 
 /// Partition key attribute of the table.
@@ -84,7 +86,7 @@ pub struct IndexKey {
 }
 
 /// An account item.
-pub fn account(id: Uuid) -> Key {
+pub fn account(id: AccountId) -> Key {
     Key::new(format!("ACCOUNT#{id}"), "ACCOUNT")
 }
 
@@ -94,33 +96,37 @@ pub fn client(client_id: &str) -> Key {
 }
 
 /// A role item.
-pub fn role(id: Uuid) -> Key {
+pub fn role(id: RoleId) -> Key {
     Key::new(format!("ROLE#{id}"), "ROLE")
 }
 
 /// A member item.
-pub fn member(id: Uuid) -> Key {
+pub fn member(id: MemberId) -> Key {
     Key::new(format!("MEMBER#{id}"), "MEMBER")
 }
 
 /// A team item.
-pub fn team(id: Uuid) -> Key {
+pub fn team(id: TeamId) -> Key {
     Key::new(format!("TEAM#{id}"), "TEAM")
 }
 
 /// A router item.
-pub fn router(id: Uuid) -> Key {
+pub fn router(id: RouterId) -> Key {
     Key::new(format!("ROUTER#{id}"), "ROUTER")
 }
 
 /// A record item (any type).
-pub fn record(id: Uuid) -> Key {
+pub fn record(id: RecordId) -> Key {
     Key::new(format!("RECORD#{id}"), "RECORD")
 }
 
 /// A field definition of the account: one item per (type, internal name), in the account's
 /// partition so one `Query` reads them all.
-pub fn field_definition(account_id: Uuid, object_type: ObjectType, internal_name: &str) -> Key {
+pub fn field_definition(
+    account_id: AccountId,
+    object_type: ObjectType,
+    internal_name: &str,
+) -> Key {
     Key {
         pk: account(account_id).pk,
         sk: format!("{FIELD_PREFIX}{object_type}#{internal_name}"),
@@ -130,7 +136,7 @@ pub fn field_definition(account_id: Uuid, object_type: ObjectType, internal_name
 /// The uniqueness guard of `field` = `value` among active records of the account and type
 /// (`UNIQUE#<account>#<type>#<field>#<canonical value>`). Values longer than
 /// [`MAX_VERBATIM_VALUE`] bytes are replaced by `sha256:<hex>`.
-pub fn guard(account_id: Uuid, object_type: ObjectType, field: &str, value: &str) -> Key {
+pub fn guard(account_id: AccountId, object_type: ObjectType, field: &str, value: &str) -> Key {
     let value = if value.len() > MAX_VERBATIM_VALUE {
         let digest = Sha256::digest(value.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -145,12 +151,12 @@ pub fn guard(account_id: Uuid, object_type: ObjectType, field: &str, value: &str
 }
 
 /// A router's rotation state, beside the router in its partition.
-pub fn rotation(router_id: Uuid) -> Key {
+pub fn rotation(router_id: RouterId) -> Key {
     Key::new(router(router_id).pk, "ROTATION")
 }
 
 /// The account's assignment count of calendar month `month` (`YYYY-MM`).
-pub fn monthly_count(account_id: Uuid, month: &str) -> Key {
+pub fn monthly_count(account_id: AccountId, month: &str) -> Key {
     Key {
         pk: account(account_id).pk,
         sk: format!("MONTH#{month}"),
@@ -158,7 +164,7 @@ pub fn monthly_count(account_id: Uuid, month: &str) -> Key {
 }
 
 /// An assignment log item, in its record's partition, oldest first.
-pub fn assignment_log(record_id: Uuid, at: DateTime<Utc>, log_id: Uuid) -> Key {
+pub fn assignment_log(record_id: RecordId, at: DateTime<Utc>, log_id: Uuid) -> Key {
     Key {
         pk: record(record_id).pk,
         sk: format!("{LOG_PREFIX}{}#{log_id}", sortable_time(at)),
@@ -171,27 +177,27 @@ pub fn idempotency(key: &str) -> Key {
 }
 
 /// Index partition of the account's records of one type.
-pub fn records_partition(account_id: Uuid, object_type: ObjectType) -> String {
+pub fn records_partition(account_id: AccountId, object_type: ObjectType) -> String {
     format!("ACCOUNT#{account_id}#RECORDS#{object_type}")
 }
 
 /// Index partition of the account's members.
-pub fn members_partition(account_id: Uuid) -> String {
+pub fn members_partition(account_id: AccountId) -> String {
     format!("ACCOUNT#{account_id}#MEMBERS")
 }
 
 /// Index partition of the account's routers.
-pub fn routers_partition(account_id: Uuid) -> String {
+pub fn routers_partition(account_id: AccountId) -> String {
     format!("ACCOUNT#{account_id}#ROUTERS")
 }
 
 /// Index partition of the account's roles (GSI2).
-pub fn roles_partition(account_id: Uuid) -> String {
+pub fn roles_partition(account_id: AccountId) -> String {
     format!("ACCOUNT#{account_id}#ROLES")
 }
 
 /// Index partition of the account's teams (GSI2).
-pub fn teams_partition(account_id: Uuid) -> String {
+pub fn teams_partition(account_id: AccountId) -> String {
     format!("ACCOUNT#{account_id}#TEAMS")
 }
 
@@ -201,12 +207,12 @@ pub fn sortable_time(at: DateTime<Utc>) -> String {
 }
 
 /// Index sort key "by creation time then id" (records, routers, teams).
-pub fn by_creation(created_at: DateTime<Utc>, id: Uuid) -> String {
+pub fn by_creation(created_at: DateTime<Utc>, id: impl Display) -> String {
     format!("{}#{id}", sortable_time(created_at))
 }
 
 /// Index sort key "by e-mail then id" (members).
-pub fn by_email(email: &str, id: Uuid) -> String {
+pub fn by_email(email: &str, id: MemberId) -> String {
     format!("{}{id}", email_prefix(email))
 }
 
@@ -217,10 +223,10 @@ pub fn email_prefix(email: &str) -> String {
 
 /// Index keys of a record: GSI1 only while active, GSI2 always.
 pub fn record_index(
-    account_id: Uuid,
+    account_id: AccountId,
     object_type: ObjectType,
     created_at: DateTime<Utc>,
-    id: Uuid,
+    id: RecordId,
     active: bool,
 ) -> (Option<IndexKey>, IndexKey) {
     listing(
@@ -232,9 +238,9 @@ pub fn record_index(
 
 /// Index keys of a member: GSI1 only while active, GSI2 always.
 pub fn member_index(
-    account_id: Uuid,
+    account_id: AccountId,
     email: &str,
-    id: Uuid,
+    id: MemberId,
     active: bool,
 ) -> (Option<IndexKey>, IndexKey) {
     listing(members_partition(account_id), by_email(email, id), active)
@@ -242,9 +248,9 @@ pub fn member_index(
 
 /// Index keys of a router: GSI1 only while active, GSI2 always.
 pub fn router_index(
-    account_id: Uuid,
+    account_id: AccountId,
     created_at: DateTime<Utc>,
-    id: Uuid,
+    id: RouterId,
     active: bool,
 ) -> (Option<IndexKey>, IndexKey) {
     listing(
@@ -255,7 +261,7 @@ pub fn router_index(
 }
 
 /// GSI2 key of a role.
-pub fn role_index(account_id: Uuid, id: Uuid) -> IndexKey {
+pub fn role_index(account_id: AccountId, id: RoleId) -> IndexKey {
     IndexKey {
         pk: roles_partition(account_id),
         sk: id.to_string(),
@@ -263,7 +269,7 @@ pub fn role_index(account_id: Uuid, id: Uuid) -> IndexKey {
 }
 
 /// GSI2 key of a team.
-pub fn team_index(account_id: Uuid, created_at: DateTime<Utc>, id: Uuid) -> IndexKey {
+pub fn team_index(account_id: AccountId, created_at: DateTime<Utc>, id: TeamId) -> IndexKey {
     IndexKey {
         pk: teams_partition(account_id),
         sk: by_creation(created_at, id),
@@ -280,31 +286,31 @@ mod tests {
     use super::*;
     use chrono::TimeZone;
 
-    fn id(n: u128) -> Uuid {
-        Uuid::from_u128(n)
+    fn id<T: From<Uuid>>(n: u128) -> T {
+        Uuid::from_u128(n).into()
     }
 
     #[test]
     fn entity_keys_carry_the_type_and_the_id() {
-        let a = id(1);
+        let a: Uuid = id(1);
         assert_eq!(
-            account(a),
+            account(a.into()),
             Key {
                 pk: "ACCOUNT#00000000-0000-0000-0000-000000000001".into(),
                 sk: "ACCOUNT".into()
             }
         );
         assert_eq!(client("northwind").pk, "CLIENT#northwind");
-        assert_eq!(role(a).pk, format!("ROLE#{a}"));
-        assert_eq!(member(a).sk, "MEMBER");
-        assert_eq!(team(a).sk, "TEAM");
-        assert_eq!(router(a).sk, "ROUTER");
-        assert_eq!(record(a).sk, "RECORD");
+        assert_eq!(role(a.into()).pk, format!("ROLE#{a}"));
+        assert_eq!(member(a.into()).sk, "MEMBER");
+        assert_eq!(team(a.into()).sk, "TEAM");
+        assert_eq!(router(a.into()).sk, "ROUTER");
+        assert_eq!(record(a.into()).sk, "RECORD");
     }
 
     #[test]
     fn rotation_state_lives_in_its_routers_partition() {
-        let r = id(7);
+        let r: RouterId = id(7);
         assert_eq!(rotation(r).pk, router(r).pk);
         assert_ne!(rotation(r).sk, router(r).sk);
     }
@@ -355,19 +361,19 @@ mod tests {
         let t2 = t1 + chrono::Duration::milliseconds(1);
         let t3 = t1 + chrono::Duration::seconds(10);
         let mut keys = [
-            by_creation(t3, id(1)),
-            by_creation(t2, id(1)),
-            by_creation(t1, id(9)),
-            by_creation(t1, id(2)),
+            by_creation(t3, id::<Uuid>(1)),
+            by_creation(t2, id::<Uuid>(1)),
+            by_creation(t1, id::<Uuid>(9)),
+            by_creation(t1, id::<Uuid>(2)),
         ];
         keys.sort();
         assert_eq!(
             keys,
             [
-                by_creation(t1, id(2)),
-                by_creation(t1, id(9)),
-                by_creation(t2, id(1)),
-                by_creation(t3, id(1)),
+                by_creation(t1, id::<Uuid>(2)),
+                by_creation(t1, id::<Uuid>(9)),
+                by_creation(t2, id::<Uuid>(1)),
+                by_creation(t3, id::<Uuid>(1)),
             ]
         );
         assert_eq!(sortable_time(t1), "2026-01-02T03:04:05.000000000Z");
@@ -401,7 +407,7 @@ mod tests {
         assert_eq!(all.pk, records_partition(id(1), ObjectType::Contacts));
         let (active, all) = record_index(id(1), ObjectType::Contacts, t, id(5), false);
         assert!(active.is_none());
-        assert_eq!(all.sk, by_creation(t, id(5)));
+        assert_eq!(all.sk, by_creation(t, id::<Uuid>(5)));
         assert!(member_index(id(1), "a@x.co", id(2), false).0.is_none());
         assert!(router_index(id(1), t, id(3), true).0.is_some());
     }

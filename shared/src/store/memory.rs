@@ -4,36 +4,38 @@
 //! conditional exactly as the DynamoDB adapter's transactions are: uniqueness guards, version
 //! checks and provisioning all succeed or change nothing.
 
-use super::{key_taken_message, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
-use crate::fields::FieldDefinition;
-use crate::model::{
-    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
-    RotationState, Router, Team,
-};
-use crate::seed::ProvisionPlan;
+use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use crate::fields::definition::FieldDefinition;
+use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::provision::ProvisionPlan;
+use crate::model::record::Record;
+use crate::model::router::Router;
+use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use async_trait::async_trait;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
-use uuid::Uuid;
 
 /// Identity of a uniqueness guard: account, type, key name, canonical value.
-type GuardKey = (Uuid, ObjectType, String, String);
+type GuardKey = (AccountId, ObjectType, String, String);
 
 #[derive(Debug, Default)]
 struct State {
-    accounts: HashMap<Uuid, Account>,
+    accounts: HashMap<AccountId, Account>,
     clients: HashMap<String, ApiClient>,
-    roles: HashMap<Uuid, Role>,
-    members: HashMap<Uuid, Member>,
-    teams: HashMap<Uuid, Team>,
-    field_definitions: HashMap<Uuid, Vec<FieldDefinition>>,
-    routers: HashMap<Uuid, Router>,
-    records: HashMap<Uuid, Record>,
+    roles: HashMap<RoleId, Role>,
+    members: HashMap<MemberId, Member>,
+    teams: HashMap<TeamId, Team>,
+    field_definitions: HashMap<AccountId, Vec<FieldDefinition>>,
+    routers: HashMap<RouterId, Router>,
+    records: HashMap<RecordId, Record>,
     /// Guard -> id of the active record holding the key.
-    guards: HashMap<GuardKey, Uuid>,
-    rotation: HashMap<Uuid, RotationState>,
+    guards: HashMap<GuardKey, RecordId>,
+    rotation: HashMap<RouterId, RotationState>,
     /// (account, `YYYY-MM`) -> assignments.
-    monthly: HashMap<(Uuid, String), u64>,
+    monthly: HashMap<(AccountId, String), u64>,
     log: Vec<AssignmentLog>,
     idempotency_keys: HashSet<String>,
 }
@@ -72,7 +74,7 @@ fn page_of<T: Clone>(mut items: Vec<T>, page: Page) -> Vec<T> {
 
 #[async_trait]
 impl Store for MemoryStore {
-    async fn get_account(&self, account_id: Uuid) -> StoreResult<Option<Account>> {
+    async fn get_account(&self, account_id: AccountId) -> StoreResult<Option<Account>> {
         Ok(self.lock().accounts.get(&account_id).cloned())
     }
 
@@ -80,7 +82,7 @@ impl Store for MemoryStore {
         Ok(self.lock().clients.get(client_id).cloned())
     }
 
-    async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+    async fn field_definitions(&self, account_id: AccountId) -> StoreResult<Vec<FieldDefinition>> {
         Ok(self
             .lock()
             .field_definitions
@@ -91,9 +93,9 @@ impl Store for MemoryStore {
 
     async fn get_record(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
-        id: Uuid,
+        id: RecordId,
     ) -> StoreResult<Option<Record>> {
         Ok(self
             .lock()
@@ -105,7 +107,7 @@ impl Store for MemoryStore {
 
     async fn list_records(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
         page: Page,
     ) -> StoreResult<Vec<Record>> {
@@ -181,7 +183,7 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn list_members(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Member>> {
+    async fn list_members(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Member>> {
         let state = self.lock();
         let mut items: Vec<Member> = state
             .members
@@ -193,7 +195,11 @@ impl Store for MemoryStore {
         Ok(page_of(items, page))
     }
 
-    async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>> {
+    async fn get_member(
+        &self,
+        account_id: AccountId,
+        member_id: MemberId,
+    ) -> StoreResult<Option<Member>> {
         Ok(self
             .lock()
             .members
@@ -204,7 +210,7 @@ impl Store for MemoryStore {
 
     async fn find_member_by_email(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         email: &str,
     ) -> StoreResult<Option<Member>> {
         let wanted = email.to_lowercase();
@@ -212,7 +218,7 @@ impl Store for MemoryStore {
             .lock()
             .members
             .values()
-            .find(|m| m.account_id == account_id && m.email == wanted)
+            .find(|m| m.account_id == account_id && m.email.as_str() == wanted)
             .cloned())
     }
 
@@ -229,7 +235,7 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>> {
+    async fn list_roles(&self, account_id: AccountId) -> StoreResult<Vec<Role>> {
         let state = self.lock();
         Ok(state
             .roles
@@ -239,7 +245,7 @@ impl Store for MemoryStore {
             .collect())
     }
 
-    async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>> {
+    async fn list_teams(&self, account_id: AccountId) -> StoreResult<Vec<Team>> {
         let state = self.lock();
         let mut teams: Vec<Team> = state
             .teams
@@ -251,7 +257,7 @@ impl Store for MemoryStore {
         Ok(teams)
     }
 
-    async fn list_routers(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Router>> {
+    async fn list_routers(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Router>> {
         let state = self.lock();
         let mut items: Vec<Router> = state
             .routers
@@ -264,7 +270,11 @@ impl Store for MemoryStore {
         Ok(page_of(items, page))
     }
 
-    async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>> {
+    async fn get_router(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+    ) -> StoreResult<Option<Router>> {
         Ok(self
             .lock()
             .routers
@@ -273,13 +283,13 @@ impl Store for MemoryStore {
             .cloned())
     }
 
-    async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>> {
+    async fn find_router(&self, router_id: RouterId) -> StoreResult<Option<Router>> {
         Ok(self.lock().routers.get(&router_id).cloned())
     }
 
     async fn find_by_unique_key(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
         key: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
@@ -297,7 +307,7 @@ impl Store for MemoryStore {
             .cloned())
     }
 
-    async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState> {
+    async fn rotation_state(&self, router_id: RouterId) -> StoreResult<RotationState> {
         Ok(self
             .lock()
             .rotation
@@ -306,7 +316,7 @@ impl Store for MemoryStore {
             .unwrap_or_default())
     }
 
-    async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64> {
+    async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64> {
         Ok(self
             .lock()
             .monthly
@@ -317,8 +327,8 @@ impl Store for MemoryStore {
 
     async fn assignment_log(
         &self,
-        account_id: Uuid,
-        record_id: Uuid,
+        account_id: AccountId,
+        record_id: RecordId,
     ) -> StoreResult<Vec<AssignmentLog>> {
         let state = self.lock();
         Ok(state
@@ -389,7 +399,7 @@ impl Store for MemoryStore {
                         .get(&guard(&planned.record, k))
                         .is_some_and(|h| *h != planned.record.id)
                 }) {
-                    return Err(StoreError::Rejected(key_taken_message(planned, key)));
+                    return Err(StoreError::Rejected(planned.key_taken_message(key)));
                 }
             }
         }

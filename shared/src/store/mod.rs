@@ -15,19 +15,26 @@
 //! from [`keys`]). Both pass the same contract suite (`shared/tests/store_contract.rs`).
 
 pub mod dynamodb;
+#[cfg(any(test, feature = "test-util"))]
 pub mod faulty;
 pub mod keys;
 pub mod memory;
 
-use crate::error::{ApiError, BoxError};
-use crate::fields::FieldDefinition;
-use crate::model::{
-    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
-    RotationState, Router, Team,
-};
-use crate::seed::{PlannedRecord, ProvisionPlan};
+use crate::error::{BoxError, DomainError};
+use crate::fields::definition::FieldDefinition;
+use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::provision::ProvisionPlan;
+use crate::model::record::Record;
+use crate::model::router::Router;
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
-use uuid::Uuid;
+
+pub use crate::model::provision::ProvisionReport;
+pub use crate::model::record::UniqueKey;
+pub use crate::page::Page;
 
 /// Result of a store call.
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -55,53 +62,11 @@ pub enum StoreError {
     Backend(#[source] BoxError),
 }
 
-impl From<StoreError> for ApiError {
+impl From<StoreError> for DomainError {
     /// Store failures the caller did not map itself are internal errors.
     fn from(e: StoreError) -> Self {
-        ApiError::internal(e)
+        DomainError::internal(e)
     }
-}
-
-/// One page of a list, in the contract's order (BEHAVIOR 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Page {
-    /// Maximum number of items, 1..=100.
-    pub limit: usize,
-    /// Items to skip, >= 0.
-    pub offset: usize,
-    /// Whether archived items are included.
-    pub include_archived: bool,
-}
-
-/// A unique key of a record (BEHAVIOR 3): the field's internal name and its canonical value.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct UniqueKey {
-    /// `email`, `website_url` or `external_id`.
-    pub field: String,
-    /// The canonical stored value.
-    pub value: String,
-}
-
-/// What a provisioning run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProvisionReport {
-    /// Items written.
-    pub inserted: usize,
-    /// Items left as stored because their id (or `client_id`) existed, e.g. `router 5b1c...`.
-    pub skipped: Vec<String>,
-}
-
-/// The [`StoreError::Rejected`] message of provisioning a record whose unique `key` is held by
-/// another active record: the record's JSON path in the seed, then what holds it.
-pub(crate) fn key_taken_message(planned: &PlannedRecord, key: &UniqueKey) -> String {
-    format!(
-        "{}.fields.{}: an active {} already holds {} \"{}\"",
-        planned.path,
-        key.field,
-        planned.record.object_type.singular(),
-        key.field,
-        key.value
-    )
 }
 
 /// Persistence of the routing domain. All reads and writes are scoped to an account; an item of
@@ -109,26 +74,26 @@ pub(crate) fn key_taken_message(planned: &PlannedRecord, key: &UniqueKey) -> Str
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// An account by id.
-    async fn get_account(&self, account_id: Uuid) -> StoreResult<Option<Account>>;
+    async fn get_account(&self, account_id: AccountId) -> StoreResult<Option<Account>>;
 
     /// An API client by `client_id` (unique across the store).
     async fn get_client(&self, client_id: &str) -> StoreResult<Option<ApiClient>>;
 
     /// The account's stored field definitions, all record types.
-    async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>>;
+    async fn field_definitions(&self, account_id: AccountId) -> StoreResult<Vec<FieldDefinition>>;
 
     /// A record of the account and type by id, archived or not.
     async fn get_record(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
-        id: Uuid,
+        id: RecordId,
     ) -> StoreResult<Option<Record>>;
 
     /// Records of the account and type, by creation time then id.
     async fn list_records(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
         page: Page,
     ) -> StoreResult<Vec<Record>>;
@@ -154,15 +119,19 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<()>;
 
     /// Members of the account, by e-mail.
-    async fn list_members(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Member>>;
+    async fn list_members(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Member>>;
 
     /// A member by id, archived or not.
-    async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>>;
+    async fn get_member(
+        &self,
+        account_id: AccountId,
+        member_id: MemberId,
+    ) -> StoreResult<Option<Member>>;
 
     /// A member by e-mail (case-insensitive), archived or not.
     async fn find_member_by_email(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         email: &str,
     ) -> StoreResult<Option<Member>>;
 
@@ -172,41 +141,45 @@ pub trait Store: Send + Sync + 'static {
     async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()>;
 
     /// The account's roles.
-    async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>>;
+    async fn list_roles(&self, account_id: AccountId) -> StoreResult<Vec<Role>>;
 
     /// The account's teams, by creation time.
-    async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>>;
+    async fn list_teams(&self, account_id: AccountId) -> StoreResult<Vec<Team>>;
 
     /// Routers of the account, by creation time then id.
-    async fn list_routers(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Router>>;
+    async fn list_routers(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Router>>;
 
     /// A router by id, archived or not.
-    async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>>;
+    async fn get_router(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+    ) -> StoreResult<Option<Router>>;
 
     /// A router by id in any account (router ids are unique across the store); the queue path
     /// resolves a message's account through it.
-    async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>>;
+    async fn find_router(&self, router_id: RouterId) -> StoreResult<Option<Router>>;
 
     /// The active record of the account and type holding unique key `field` = `value`, if any
     /// (a lookup of the uniqueness guard; account matching finds a company by domain with it).
     async fn find_by_unique_key(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
         key: &UniqueKey,
     ) -> StoreResult<Option<Record>>;
 
     /// The router's rotation state (the default, version 0, before the first rotation).
-    async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState>;
+    async fn rotation_state(&self, router_id: RouterId) -> StoreResult<RotationState>;
 
     /// The account's assignments in calendar month `month` (`YYYY-MM`, UTC).
-    async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64>;
+    async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64>;
 
     /// The assignment log of a record, oldest first.
     async fn assignment_log(
         &self,
-        account_id: Uuid,
-        record_id: Uuid,
+        account_id: AccountId,
+        record_id: RecordId,
     ) -> StoreResult<Vec<AssignmentLog>>;
 
     /// Whether the idempotency key was already used by a committed assignment.

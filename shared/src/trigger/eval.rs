@@ -1,8 +1,9 @@
 //! Evaluating a trigger on a record (BEHAVIOR 5, used by dispatch step 7).
 
-use super::{Condition, ConditionGroup, Operator, Trigger};
-use crate::fields::{Catalogue, EnumOption, FieldType};
-use crate::model::Record;
+use super::grammar::{Condition, ConditionGroup, Operator, Trigger};
+use crate::fields::catalogue::Catalogue;
+use crate::fields::definition::{EnumOption, FieldType};
+use crate::model::record::Record;
 use crate::timefmt::rfc3339_millis;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::Value;

@@ -1,8 +1,9 @@
 //! Checking a trigger against a record type's field catalogue (BEHAVIOR 5).
 
 use super::eval::{parse_instant, parse_number};
-use super::{Condition, Operator, Trigger};
-use crate::fields::{Catalogue, FieldType};
+use super::grammar::{Condition, Operator, Trigger};
+use crate::fields::catalogue::Catalogue;
+use crate::fields::definition::FieldType;
 use serde_json::Value;
 
 /// Why a trigger does not follow the grammar (BEHAVIOR 5).

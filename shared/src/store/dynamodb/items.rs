@@ -5,17 +5,17 @@
 //! of the item rather than written as `NULL`: a `NULL` index key is a `ValidationException`, and
 //! conditions such as `attribute_not_exists(archived_at)` need an absent attribute.
 
-use crate::fields::FieldDefinition;
+use crate::fields::definition::FieldDefinition;
 use crate::model::{
     Account, ApiClient, AssignmentLog, Member, Record, Role, RotationState, Router, Team,
 };
 use crate::store::keys::{self, IndexKey, Key};
 use crate::store::{StoreError, StoreResult, UniqueKey};
+use crate::types::ids::{AccountId, RecordId, RouterId};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::HashMap;
-use uuid::Uuid;
 
 /// A DynamoDB item.
 pub type Item = HashMap<String, AttributeValue>;
@@ -114,7 +114,7 @@ pub fn role(r: &Role) -> StoreResult<(Key, Item)> {
 /// A member item (GSI1 while active).
 pub fn member(m: &Member) -> StoreResult<(Key, Item)> {
     let key = keys::member(m.id);
-    let (active, all) = keys::member_index(m.account_id, &m.email, m.id, m.is_active());
+    let (active, all) = keys::member_index(m.account_id, m.email.as_str(), m.id, m.is_active());
     let item = item_of("member", m, &key, active.as_ref(), Some(&all))?;
     Ok((key, item))
 }
@@ -129,7 +129,7 @@ pub fn team(t: &Team) -> StoreResult<(Key, Item)> {
 
 /// A field definition item of `account_id`; `defined_at` orders the account's definitions.
 pub fn field_definition(
-    account_id: Uuid,
+    account_id: AccountId,
     d: &FieldDefinition,
     defined_at: &str,
 ) -> StoreResult<(Key, Item)> {
@@ -181,7 +181,7 @@ pub fn guard(r: &Record, unique_key: &UniqueKey) -> (Key, Item) {
 }
 
 /// A router's rotation state item.
-pub fn rotation(router_id: Uuid, state: &RotationState) -> StoreResult<(Key, Item)> {
+pub fn rotation(router_id: RouterId, state: &RotationState) -> StoreResult<(Key, Item)> {
     let key = keys::rotation(router_id);
     let mut item = item_of("rotation", state, &key, None, None)?;
     item.insert("router_id".into(), s(router_id.to_string()));
@@ -254,7 +254,7 @@ pub fn absent() -> Expr {
 }
 
 /// The item exists, is active, belongs to `account_id` and is at `version`.
-pub fn active_at_version(account_id: Uuid, version: u64) -> Expr {
+pub fn active_at_version(account_id: AccountId, version: u64) -> Expr {
     Expr::new(
         "attribute_exists(#pk) AND #version = :version AND attribute_not_exists(#archived) AND #account = :account",
     )
@@ -267,7 +267,7 @@ pub fn active_at_version(account_id: Uuid, version: u64) -> Expr {
 }
 
 /// The guard is free or already held by `record_id`.
-pub fn free_or_held_by(record_id: Uuid) -> Expr {
+pub fn free_or_held_by(record_id: RecordId) -> Expr {
     Expr::new("attribute_not_exists(#pk) OR #holder = :holder")
         .name("#pk", keys::PK)
         .name("#holder", GUARD_RECORD_ID)
@@ -280,12 +280,13 @@ mod tests {
     use crate::model::ObjectType;
     use chrono::{TimeZone, Utc};
     use std::collections::BTreeMap;
+    use uuid::Uuid;
 
     fn record(active: bool) -> Record {
         let t = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
         Record {
-            id: Uuid::from_u128(5),
-            account_id: Uuid::from_u128(1),
+            id: Uuid::from_u128(5).into(),
+            account_id: Uuid::from_u128(1).into(),
             object_type: ObjectType::Contacts,
             values: BTreeMap::from([("email".to_string(), "a@x.co".to_string())]),
             created_at: t,

@@ -10,21 +10,27 @@
 //! - Other SDK errors (after the SDK's standard retries) are [`StoreError::Backend`] with the cause.
 
 pub mod cancel;
+#[cfg(any(test, feature = "test-util"))]
 pub mod counter;
 pub mod env;
 pub mod items;
 pub mod table;
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_table;
 
 use self::cancel::{classify, Outcome, Part, Precedence};
 use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
-use super::{key_taken_message, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
-use crate::fields::FieldDefinition;
-use crate::model::{
-    Account, ApiClient, AssignmentLog, AssignmentWrite, Member, ObjectType, Record, Role,
-    RotationState, Router, Team,
-};
-use crate::seed::ProvisionPlan;
+use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use crate::fields::definition::FieldDefinition;
+use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::provision::{PlannedRecord, ProvisionPlan};
+use crate::model::record::Record;
+use crate::model::router::Router;
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
@@ -36,6 +42,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use uuid::Uuid;
 
+#[cfg(any(test, feature = "test-util"))]
 pub use counter::RequestCounter;
 
 /// DynamoDB's limit of items in one `TransactWriteItems`.
@@ -411,7 +418,7 @@ fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<
 
 #[async_trait]
 impl Store for DynamoStore {
-    async fn get_account(&self, account_id: Uuid) -> StoreResult<Option<Account>> {
+    async fn get_account(&self, account_id: AccountId) -> StoreResult<Option<Account>> {
         self.get_as(&keys::account(account_id)).await
     }
 
@@ -419,7 +426,7 @@ impl Store for DynamoStore {
         self.get_as(&keys::client(client_id)).await
     }
 
-    async fn field_definitions(&self, account_id: Uuid) -> StoreResult<Vec<FieldDefinition>> {
+    async fn field_definitions(&self, account_id: AccountId) -> StoreResult<Vec<FieldDefinition>> {
         let q = Query::table(keys::account(account_id).pk).prefix(keys::FIELD_PREFIX.into());
         let mut ordered = Vec::new();
         for item in self.query_all(&q).await? {
@@ -432,9 +439,9 @@ impl Store for DynamoStore {
 
     async fn get_record(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
-        id: Uuid,
+        id: RecordId,
     ) -> StoreResult<Option<Record>> {
         Ok(self
             .get_as::<Record>(&keys::record(id))
@@ -444,7 +451,7 @@ impl Store for DynamoStore {
 
     async fn list_records(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
         page: Page,
     ) -> StoreResult<Vec<Record>> {
@@ -510,12 +517,16 @@ impl Store for DynamoStore {
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
-    async fn list_members(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Member>> {
+    async fn list_members(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Member>> {
         let q = Query::index(listing_index(&page), keys::members_partition(account_id));
         parse_items(self.query_range(&q, page.offset, page.limit).await?)
     }
 
-    async fn get_member(&self, account_id: Uuid, member_id: Uuid) -> StoreResult<Option<Member>> {
+    async fn get_member(
+        &self,
+        account_id: AccountId,
+        member_id: MemberId,
+    ) -> StoreResult<Option<Member>> {
         Ok(self
             .get_as::<Member>(&keys::member(member_id))
             .await?
@@ -524,7 +535,7 @@ impl Store for DynamoStore {
 
     async fn find_member_by_email(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         email: &str,
     ) -> StoreResult<Option<Member>> {
         let q = Query::index(keys::GSI2, keys::members_partition(account_id))
@@ -542,35 +553,39 @@ impl Store for DynamoStore {
         .await
     }
 
-    async fn list_roles(&self, account_id: Uuid) -> StoreResult<Vec<Role>> {
+    async fn list_roles(&self, account_id: AccountId) -> StoreResult<Vec<Role>> {
         let q = Query::index(keys::GSI2, keys::roles_partition(account_id));
         parse_items(self.query_all(&q).await?)
     }
 
-    async fn list_teams(&self, account_id: Uuid) -> StoreResult<Vec<Team>> {
+    async fn list_teams(&self, account_id: AccountId) -> StoreResult<Vec<Team>> {
         let q = Query::index(keys::GSI2, keys::teams_partition(account_id));
         parse_items(self.query_all(&q).await?)
     }
 
-    async fn list_routers(&self, account_id: Uuid, page: Page) -> StoreResult<Vec<Router>> {
+    async fn list_routers(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Router>> {
         let q = Query::index(listing_index(&page), keys::routers_partition(account_id));
         parse_items(self.query_range(&q, page.offset, page.limit).await?)
     }
 
-    async fn get_router(&self, account_id: Uuid, router_id: Uuid) -> StoreResult<Option<Router>> {
+    async fn get_router(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+    ) -> StoreResult<Option<Router>> {
         Ok(self
             .find_router(router_id)
             .await?
             .filter(|r| r.account_id == account_id))
     }
 
-    async fn find_router(&self, router_id: Uuid) -> StoreResult<Option<Router>> {
+    async fn find_router(&self, router_id: RouterId) -> StoreResult<Option<Router>> {
         self.get_as(&keys::router(router_id)).await
     }
 
     async fn find_by_unique_key(
         &self,
-        account_id: Uuid,
+        account_id: AccountId,
         object_type: ObjectType,
         key: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
@@ -579,18 +594,18 @@ impl Store for DynamoStore {
             return Ok(None);
         };
         let holder = string_attr(&item, items::GUARD_RECORD_ID)?;
-        let id = Uuid::parse_str(&holder).map_err(backend)?;
+        let id = RecordId::from(Uuid::parse_str(&holder).map_err(backend)?);
         self.get_record(account_id, object_type, id).await
     }
 
-    async fn rotation_state(&self, router_id: Uuid) -> StoreResult<RotationState> {
+    async fn rotation_state(&self, router_id: RouterId) -> StoreResult<RotationState> {
         Ok(self
             .get_as(&keys::rotation(router_id))
             .await?
             .unwrap_or_default())
     }
 
-    async fn assignment_count(&self, account_id: Uuid, month: &str) -> StoreResult<u64> {
+    async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64> {
         let Some(item) = self.get(&keys::monthly_count(account_id, month)).await? else {
             return Ok(0);
         };
@@ -602,8 +617,8 @@ impl Store for DynamoStore {
 
     async fn assignment_log(
         &self,
-        account_id: Uuid,
-        record_id: Uuid,
+        account_id: AccountId,
+        record_id: RecordId,
     ) -> StoreResult<Vec<AssignmentLog>> {
         let q = Query::table(keys::record(record_id).pk).prefix(keys::LOG_PREFIX.into());
         let logs: Vec<AssignmentLog> = parse_items(self.query_all(&q).await?)?;
@@ -759,7 +774,7 @@ impl Store for DynamoStore {
         // Check before the first write: what exists, and whether a new record's key is taken.
         let all_keys: Vec<Key> = entries.iter().map(|e| e.key.clone()).collect();
         let existing = self.batch_get(&all_keys).await?;
-        let fresh_records: Vec<&crate::seed::PlannedRecord> = plan
+        let fresh_records: Vec<&PlannedRecord> = plan
             .accounts
             .iter()
             .flat_map(|a| &a.records)
@@ -792,7 +807,7 @@ impl Store for DynamoStore {
                     .and_then(|item| string_attr(item, items::GUARD_RECORD_ID).ok())
                     .is_some_and(|holder| holder != p.record.id.to_string());
                 if held_by_other {
-                    return Err(StoreError::Rejected(key_taken_message(p, k)));
+                    return Err(StoreError::Rejected(p.key_taken_message(k)));
                 }
             }
         }

@@ -1,0 +1,177 @@
+//! The OpenAPI 3.1 description of the API, generated from the Rust types and routes (utoipa).
+//!
+//! Each function crate describes its operations with `#[utoipa::path]` and mounts them through
+//! `utoipa_axum`'s `routes!`, so a route and its description are one declaration. This module
+//! holds what they share: the error responses ([`responses`]), the record schemas generated from
+//! the field catalogue ([`records`]), the list parameters ([`ListParams`]), the security schemes
+//! and tags, and [`finish_document`], which completes the merged description.
+
+pub mod records;
+pub mod responses;
+pub mod users;
+
+use crate::api::error::ErrorBody;
+use crate::auth::scope::Scope;
+use serde::Deserialize;
+use utoipa::openapi::security::{
+    ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityScheme,
+};
+use utoipa::openapi::tag::{Tag, TagBuilder};
+use utoipa::openapi::{InfoBuilder, OpenApi, ServerBuilder};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
+
+/// Name of the OAuth 2.0 client-credentials security scheme (RFC 6749 section 4.4).
+pub const OAUTH2: &str = "oauth2";
+/// Name of the HTTP Basic scheme of the token endpoint (RFC 6749 section 2.3.1).
+pub const CLIENT_BASIC: &str = "client_basic";
+/// Name of the HTTP bearer security scheme (RFC 6750), for a token obtained elsewhere.
+pub const BEARER: &str = "bearer";
+
+/// Tag of the token endpoint.
+pub const TAG_TOKEN: &str = "Token";
+/// Tag of the record routes.
+pub const TAG_RECORDS: &str = "Records";
+/// Tag of the user routes.
+pub const TAG_USERS: &str = "Users";
+/// Tag of the router routes.
+pub const TAG_ROUTERS: &str = "Routers";
+/// Tag of dispatch.
+pub const TAG_DISPATCH: &str = "Dispatch";
+/// Tag of the API description itself.
+pub const TAG_META: &str = "API description";
+
+/// The query parameters of every list (spec "Limits"; BEHAVIOR 2).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListParams {
+    /// `true` includes archived items.
+    #[param(default = false)]
+    pub archived: Option<bool>,
+    /// Page size, 1 to 100.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 100, default = 10)]
+    pub limit: Option<u32>,
+    /// Items to skip.
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 9_223_372_036_854_775_807_i64, default = 0)]
+    pub offset: Option<u64>,
+}
+
+fn tag(name: &str, description: &str) -> Tag {
+    TagBuilder::new()
+        .name(name)
+        .description(Some(description))
+        .build()
+}
+
+/// Completes a merged description: info, servers, tags, security schemes.
+pub fn finish_document(mut doc: OpenApi) -> OpenApi {
+    doc.info = InfoBuilder::new()
+        .title("Account routing API")
+        .version("1.0.0")
+        .description(Some(
+            "The backend of a lead/work-routing product for CRM data: contacts, companies, \
+             deals and tickets per account, the account's members, routers, and dispatch, which \
+             assigns a record's owner.\n\n\
+             Authenticate with the OAuth 2.0 client-credentials grant at `POST /oauth2/token` \
+             and send the access token as `Authorization: Bearer <token>`. Every error but the \
+             token endpoint's is `{message, error: true, field?}`.",
+        ))
+        .build();
+    doc.servers = Some(vec![ServerBuilder::new()
+        .url("/")
+        .description(Some("This deployment"))
+        .build()]);
+    doc.tags = Some(vec![
+        tag(
+            TAG_TOKEN,
+            "OAuth 2.0 client credentials (RFC 6749 section 4.4).",
+        ),
+        tag(
+            TAG_RECORDS,
+            "Contacts, companies, deals and tickets of the token's account.",
+        ),
+        tag(TAG_USERS, "The account's members."),
+        tag(TAG_ROUTERS, "Assignment configurations, read-only."),
+        tag(
+            TAG_DISPATCH,
+            "Runs a router for one record and assigns its owner.",
+        ),
+        tag(TAG_META, "This description."),
+    ]);
+    let components = doc.components.get_or_insert_with(Default::default);
+    // Every error response refers to the error body; the records' schemas to these two.
+    components
+        .schemas
+        .insert(ErrorBody::name().into_owned(), ErrorBody::schema());
+    components.schemas.insert(
+        crate::timefmt::Archived::name().into_owned(),
+        crate::timefmt::Archived::schema(),
+    );
+    components.schemas.insert(
+        crate::timefmt::Timestamp::name().into_owned(),
+        crate::timefmt::Timestamp::schema(),
+    );
+    let scopes = Scopes::from_iter(Scope::ALL.iter().map(|s| {
+        let what = match s {
+            Scope::Read => "read: every GET",
+            Scope::Create => "create records",
+            Scope::Update => "update records and users, dispatch",
+            Scope::Delete => "archive records",
+        };
+        (s.as_str().to_string(), what.to_string())
+    }));
+    components.add_security_scheme(
+        OAUTH2,
+        SecurityScheme::OAuth2(OAuth2::with_description(
+            [Flow::ClientCredentials(ClientCredentials::new(
+                "/oauth2/token",
+                scopes,
+            ))],
+            "OAuth 2.0 client credentials: the token endpoint issues an ES256 JWT bearer token \
+             carrying the client's account. Request only the scopes the calls need.",
+        )),
+    );
+    components.add_security_scheme(
+        CLIENT_BASIC,
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Basic)
+                .description(Some(
+                    "The token endpoint's alternative client authentication: HTTP Basic with the \
+                     client id and secret (RFC 6749 section 2.3.1).",
+                ))
+                .build(),
+        ),
+    );
+    components.add_security_scheme(
+        BEARER,
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .bearer_format("JWT")
+                .description(Some("An access token from `POST /oauth2/token`."))
+                .build(),
+        ),
+    );
+    doc
+}
+
+/// The paths an axum router serves, read from its `Debug` output (axum prints its path table;
+/// there is no other way to list a router's routes). For tests that check every route is
+/// described.
+pub fn router_paths<S>(router: &axum::Router<S>) -> Vec<String> {
+    let text = format!("{router:?}");
+    let mut paths = Vec::new();
+    // `Node { paths: {RouteId(0): "/contacts", ...} }`
+    for part in text.split("RouteId(").skip(1) {
+        if let Some(start) = part.find(": \"") {
+            let rest = &part[start + 3..];
+            if let Some(end) = rest.find('"') {
+                let path = rest[..end].to_string();
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+    }
+    paths
+}

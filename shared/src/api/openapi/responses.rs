@@ -1,0 +1,143 @@
+//! The error answers an operation can give, one type per status, listed in each operation's
+//! `responses(...)`: all in the contract's error shape `{message, error: true, field?}`
+//! ([`ErrorBody`]).
+
+use crate::api::error::ErrorBody;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr};
+use utoipa::{IntoResponses, ToSchema};
+
+fn error_response(description: &str, example: Value) -> ResponseBuilder {
+    ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name(ErrorBody::name())))
+            .example(Some(example))
+            .build(),
+    )
+}
+
+fn one(status: &str, response: ResponseBuilder) -> BTreeMap<String, RefOr<Response>> {
+    BTreeMap::from([(status.to_string(), RefOr::T(response.build()))])
+}
+
+fn challenge(description: &str) -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .description(Some(description))
+        .build()
+}
+
+/// 400: an invalid path id, query parameter, JSON body or field value.
+pub struct BadRequest;
+
+impl IntoResponses for BadRequest {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "400",
+            error_response(
+                "Invalid path, query parameter, JSON or field; `field` names the offending key",
+                json!({"message": "Invalid query parameter limit: must be an integer from 1 to 100", "error": true, "field": "limit"}),
+            ),
+        )
+    }
+}
+
+/// 401: no bearer token, an invalid or expired one, or one without account context.
+pub struct Unauthorized;
+
+impl IntoResponses for Unauthorized {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "401",
+            error_response(
+                "Missing, invalid or expired bearer token, or no account context in it",
+                json!({"message": "Unauthorized: missing account context", "error": true}),
+            )
+            .header("WWW-Authenticate", challenge("`Bearer` (RFC 6750)")),
+        )
+    }
+}
+
+/// 403: a valid token without the operation's scope (RFC 6750 `insufficient_scope`).
+pub struct Forbidden;
+
+impl IntoResponses for Forbidden {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "403",
+            error_response(
+                "The token lacks the operation's scope",
+                json!({"message": "Insufficient scope: requires service-api/read", "error": true}),
+            )
+            .header(
+                "WWW-Authenticate",
+                challenge("`Bearer error=\"insufficient_scope\", scope=\"...\"`"),
+            ),
+        )
+    }
+}
+
+/// 404: no such item in the caller's account.
+pub struct NotFound;
+
+impl IntoResponses for NotFound {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "404",
+            error_response(
+                "No such item in the caller's account",
+                json!({"message": "Contact not found", "error": true}),
+            ),
+        )
+    }
+}
+
+/// 409: an archived target, or a unique key held by another active item.
+pub struct Conflict;
+
+impl IntoResponses for Conflict {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "409",
+            error_response(
+                "The target is archived, or a unique key is held by another active record (`field` names it)",
+                json!({"message": "A contact with this email already exists", "error": true, "field": "email"}),
+            ),
+        )
+    }
+}
+
+/// 413: a body over 1 MiB.
+pub struct PayloadTooLarge;
+
+impl IntoResponses for PayloadTooLarge {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "413",
+            error_response(
+                "The request body is over 1 MiB",
+                json!({"message": "Request body too large", "error": true}),
+            ),
+        )
+    }
+}
+
+/// 500: anything unexpected; the body never shows the cause.
+pub struct InternalError;
+
+impl IntoResponses for InternalError {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "500",
+            error_response(
+                "Internal server error",
+                json!({"message": "Internal server error", "error": true}),
+            ),
+        )
+    }
+}

@@ -1,0 +1,191 @@
+//! The schema of a member PATCH body (spec "Users"; BEHAVIOR 4).
+
+use super::records::schema;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+
+/// A regular expression matching `word` in any letter case (JSON Schema patterns have no flags).
+fn any_case(word: &str) -> String {
+    word.chars()
+        .map(|c| {
+            if c.is_ascii_alphabetic() {
+                format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn days_pattern() -> String {
+    let mut forms: Vec<String> = [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
+    .iter()
+    .map(|d| any_case(d))
+    .collect();
+    forms.push(format!("{}\\s*-\\s*{}", any_case("mon"), any_case("fri")));
+    forms.push(format!("{}\\s*-\\s*{}", any_case("sat"), any_case("sun")));
+    format!("^\\s*({})\\s*$", forms.join("|"))
+}
+
+const HHMM: &str = "^([01][0-9]|2[0-3]):[0-5][0-9]$";
+
+fn nullable_text(description: &str) -> Value {
+    json!({"type": ["string", "null"], "description": description})
+}
+
+fn patch_schema() -> Value {
+    let zones: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect();
+    let date_or_timestamp = json!({
+        "description": "An ISO date (a date-only end covers that whole day) or a timestamp \
+            (with an offset, or without one in the member's time zone).",
+        "anyOf": [
+            {"type": "string", "format": "date"},
+            {"type": "string", "format": "date-time"},
+            {"type": "string", "pattern": "^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?\\s*$"},
+        ],
+    });
+    json!({
+        "type": "object",
+        "description": "The writable keys to change; at least one. `id`, `email`, `calendars`, \
+            `archived`, `archived_by`, `role` and unknown keys are refused with 400 naming the key.",
+        "minProperties": 1,
+        "additionalProperties": false,
+        "properties": {
+            "full_name": nullable_text("Full name; never derived from the other names."),
+            "first_name": nullable_text("First name."),
+            "last_name": nullable_text("Last name."),
+            "phone": nullable_text("Phone."),
+            "external_id": nullable_text("External id (the CRM owner id)."),
+            "office_status": {"type": "boolean", "description": "Whether the member is in office."},
+            "can_receive_notifications": {"type": "boolean"},
+            "time_zone": {"type": "string", "enum": zones, "description": "IANA time zone name (exact case)."},
+            "working_hours": {
+                "type": "array",
+                "description": "Replaces the windows; empty means available 24/7. Times are \
+                    read in `time_zone`; a window includes its start and excludes its end; an \
+                    end before the start runs past midnight; equal times are refused.",
+                "items": {
+                    "type": "object",
+                    "required": ["days", "start_date", "end_date"],
+                    "properties": {
+                        "days": {"type": "string", "pattern": days_pattern(), "examples": ["Mon - Fri"]},
+                        "start_date": {"type": "string", "pattern": HHMM, "examples": ["09:00"]},
+                        "end_date": {"type": "string", "pattern": HHMM, "examples": ["17:30"]},
+                    },
+                },
+            },
+            "out_office_dates": {
+                "type": "array",
+                "description": "Replaces the ranges; `start_date` must not be later than \
+                    `end_date`. Other keys of an entry are ignored.",
+                "items": {
+                    "type": "object",
+                    "required": ["start_date", "end_date"],
+                    "properties": {"start_date": date_or_timestamp, "end_date": date_or_timestamp},
+                },
+            },
+            "capacity": {
+                "type": "array",
+                "description": "Replaces the entries, counters included. Keys are free-form; \
+                    `current_capacity` and `max_capacity` must be non-negative integers. An \
+                    entry applies to the records of its `assignment_type` (`all` or absent: \
+                    every type).",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "current_capacity": {"type": "integer", "minimum": 0},
+                        "max_capacity": {"type": "integer", "minimum": 0},
+                    },
+                },
+            },
+            "notification_preferences": {
+                "type": "array",
+                "description": "Categories; duplicates are dropped.",
+                "items": {"type": "string", "pattern": "\\S"},
+            },
+            "role_id": {
+                "type": ["string", "null"],
+                "format": "uuid",
+                "description": "A role of the account (`null` removes the role); another id is 400 `Invalid role_id`.",
+            },
+        },
+        "example": {
+            "time_zone": "America/New_York",
+            "working_hours": [{"days": "Mon - Fri", "start_date": "08:00", "end_date": "16:30"}],
+        },
+    })
+}
+
+/// The body of `PATCH /users/{userId}`.
+pub struct UserPatch;
+
+impl PartialSchema for UserPatch {
+    fn schema() -> RefOr<Schema> {
+        schema(patch_schema())
+    }
+}
+
+impl ToSchema for UserPatch {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("UserPatch")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::days::parse_days;
+
+    #[test]
+    fn the_schema_literal_parses() {
+        assert!(serde_json::from_value::<Schema>(patch_schema()).is_ok());
+    }
+
+    #[test]
+    fn the_days_pattern_accepts_exactly_what_the_parser_accepts() {
+        let pattern = regex::Regex::new(&days_pattern()).unwrap();
+        let forms = [
+            "monday",
+            "SUNDAY",
+            " Mon - Fri ",
+            "mon-fri",
+            "sat -sun",
+            "Saturday",
+            "weekdays",
+            "mon",
+            "Mon-Sun",
+            "fri-mon",
+            "",
+            "monday,tuesday",
+            "tue",
+            "Sat  -  Sun",
+        ];
+        for form in forms {
+            assert_eq!(pattern.is_match(form), parse_days(form).is_ok(), "{form:?}");
+        }
+    }
+
+    #[test]
+    fn the_time_pattern_accepts_exactly_what_the_parser_accepts() {
+        let pattern = regex::Regex::new(HHMM).unwrap();
+        for text in [
+            "00:00", "23:59", "24:00", "9:00", "09:60", "09:00:00", " 09:00", "12:30",
+        ] {
+            assert_eq!(
+                pattern.is_match(text),
+                crate::schedule::window::parse_hhmm(text).is_ok(),
+                "{text:?}"
+            );
+        }
+    }
+}

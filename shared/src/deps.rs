@@ -1,0 +1,191 @@
+//! What every function is built from, read once at cold start from the environment, failing fast
+//! with a clear message (`DESIGN.md`: "Config is read once at cold start").
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `JWT_PUBLIC_JWKS` | JWKS (JSON) of the public keys that verify bearer tokens (selected by `kid`); every function but the token function |
+//! | `JWT_ISSUER`, `JWT_AUDIENCE` | expected `iss` / `aud`; default `account-routing-api` |
+//! | `STORE_BACKEND` | `dynamodb` (default) or `memory` (embedded store loaded from `SEED_PATH`; for local invocation) |
+//! | `TABLE_NAME` | the DynamoDB table (required for `dynamodb`) |
+//! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
+//! | `SEED_PATH` | seed file for the `memory` backend |
+//!
+//! Region and credentials come from the standard AWS environment (the Lambda role in AWS). One
+//! AWS configuration ([`aws_config::SdkConfig`]) is loaded and shared by every client a function
+//! builds (DynamoDB, and SQS or Secrets Manager where a function needs them).
+
+use crate::auth::keys::{DEFAULT_AUDIENCE, DEFAULT_ISSUER};
+use crate::auth::token::issue::TokenIssuer;
+use crate::auth::token::verify::TokenVerifier;
+use crate::clock::{Clock, SystemClock};
+use crate::fields::cache::CatalogueCache;
+use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
+use crate::store::memory::MemoryStore;
+use crate::store::Store;
+use aws_config::SdkConfig;
+use std::sync::Arc;
+
+/// A configuration problem found at cold start; the message names the variable to fix.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration error: {0}")]
+pub struct ConfigError(pub String);
+
+/// What the functions are built from: the store, the clock, the catalogue cache, the token
+/// keys, and the shared AWS configuration. Cheap to clone.
+#[derive(Clone)]
+pub struct Deps {
+    /// Where the data lives.
+    pub store: Arc<dyn Store>,
+    /// The current time.
+    pub clock: Arc<dyn Clock>,
+    /// The accounts' field catalogues, cached for a short TTL.
+    pub catalogues: Arc<CatalogueCache>,
+    /// Verifies bearer tokens (`JWT_PUBLIC_JWKS`); every function but the token function.
+    pub verifier: Option<Arc<TokenVerifier>>,
+    /// Signs access tokens; the token function only (its key comes from a secret).
+    pub issuer: Option<Arc<TokenIssuer>>,
+    /// The AWS configuration every client is built from; `None` without AWS (embedded store).
+    pub aws: Option<SdkConfig>,
+}
+
+impl std::fmt::Debug for Deps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deps")
+            .field("verifier", &self.verifier)
+            .field("issuer", &self.issuer)
+            .field("aws", &self.aws.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+impl Deps {
+    /// Deps over `store` with the system clock, a fresh catalogue cache and no keys.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self {
+            store,
+            clock: Arc::new(SystemClock),
+            catalogues: Arc::new(CatalogueCache::default()),
+            verifier: None,
+            issuer: None,
+            aws: None,
+        }
+    }
+
+    /// The same deps verifying tokens with `verifier`.
+    pub fn with_verifier(mut self, verifier: TokenVerifier) -> Self {
+        self.verifier = Some(Arc::new(verifier));
+        self
+    }
+
+    /// The same deps signing tokens with `issuer`.
+    pub fn with_issuer(mut self, issuer: TokenIssuer) -> Self {
+        self.issuer = Some(Arc::new(issuer));
+        self
+    }
+
+    /// The same deps reading the time from `clock`.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Reads the environment (table above): the store named by `STORE_BACKEND`, the verifier
+    /// when `JWT_PUBLIC_JWKS` is set, and the AWS configuration. For DynamoDB the SDK client is
+    /// built here (`BehaviorVersion::latest()`, standard retries, `AWS_ENDPOINT_URL` when set);
+    /// no request is made.
+    ///
+    /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
+    /// JWKS.
+    pub async fn from_env() -> Result<Self, ConfigError> {
+        let (store, aws): (Arc<dyn Store>, Option<SdkConfig>) =
+            match var("STORE_BACKEND").as_deref() {
+                None | Some("dynamodb") => {
+                    let table = var("TABLE_NAME").ok_or_else(|| {
+                        ConfigError(
+                            "TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into(),
+                        )
+                    })?;
+                    let sdk = dynamodb_env::sdk_config().await;
+                    let store = DynamoStore::new(dynamodb_env::client(&sdk), table);
+                    (Arc::new(store), Some(sdk))
+                }
+                Some("memory") => (Arc::new(memory_store_from_seed_path().await?), None),
+                Some(other) => {
+                    return Err(ConfigError(format!(
+                        "STORE_BACKEND={other} is unknown; expected dynamodb or memory"
+                    )))
+                }
+            };
+        let mut deps = Self::new(store);
+        deps.aws = aws;
+        if let Some(jwks) = var("JWT_PUBLIC_JWKS") {
+            let issuer = var("JWT_ISSUER").unwrap_or_else(|| DEFAULT_ISSUER.into());
+            let audience = var("JWT_AUDIENCE").unwrap_or_else(|| DEFAULT_AUDIENCE.into());
+            let verifier = TokenVerifier::from_jwks_str(&jwks, &issuer, &audience)
+                .map_err(|e| ConfigError(format!("JWT_PUBLIC_JWKS is invalid: {e}")))?;
+            deps = deps.with_verifier(verifier);
+        }
+        Ok(deps)
+    }
+
+    /// The token verifier.
+    ///
+    /// Errors: `JWT_PUBLIC_JWKS is not set`.
+    pub fn verifier(&self) -> Result<Arc<TokenVerifier>, ConfigError> {
+        self.verifier
+            .clone()
+            .ok_or_else(|| ConfigError("JWT_PUBLIC_JWKS is not set".into()))
+    }
+
+    /// The token issuer.
+    ///
+    /// Errors: no signing key was configured.
+    pub fn issuer(&self) -> Result<Arc<TokenIssuer>, ConfigError> {
+        self.issuer.clone().ok_or_else(|| {
+            ConfigError(
+                "no signing key: set JWT_SIGNING_KEY_SECRET_ARN or JWT_SIGNING_KEY_PEM".into(),
+            )
+        })
+    }
+
+    /// The AWS configuration, loaded now when the store did not need it.
+    pub async fn aws(&mut self) -> SdkConfig {
+        if let Some(sdk) = &self.aws {
+            return sdk.clone();
+        }
+        let sdk = dynamodb_env::sdk_config().await;
+        self.aws = Some(sdk.clone());
+        sdk
+    }
+}
+
+async fn memory_store_from_seed_path() -> Result<MemoryStore, ConfigError> {
+    let path = var("SEED_PATH")
+        .ok_or_else(|| ConfigError("SEED_PATH is not set for STORE_BACKEND=memory".into()))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| ConfigError(format!("cannot read SEED_PATH {path}: {e}")))?;
+    let plan = crate::seed::load(&text, SystemClock.now())
+        .map_err(|e| ConfigError(format!("invalid seed: {e}")))?;
+    let store = MemoryStore::new();
+    store
+        .provision(&plan)
+        .await
+        .map_err(|e| ConfigError(format!("seed not loaded: {e}")))?;
+    Ok(store)
+}
+
+/// JSON logs (one object per line, CloudWatch-friendly), filtered by `RUST_LOG` (default `info`).
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_current_span(true)
+        .without_time()
+        .try_init();
+}

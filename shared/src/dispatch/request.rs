@@ -1,0 +1,79 @@
+//! A dispatch request: the body of `POST /dispatch/router` or of a queue message (spec
+//! "Dispatch"; BEHAVIOR 6 step 1 and "Queue path").
+
+use crate::error::DomainError;
+use crate::types::ids::AccountId;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The 400 message of a dispatch without `router_id` or `object_id` (spec "Dispatch").
+pub const INVALID_EVENT: &str = "Invalid event: require router_id and object_id";
+
+/// A parsed dispatch request. The ids are kept as sent (trimmed): a `router_id` or `object_id`
+/// that is not a UUID simply finds nothing (BEHAVIOR 6).
+#[derive(Debug, Clone, PartialEq, Eq, ToSchema)]
+#[schema(example = json!({"router_id": "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45", "object_id": "01936b2a-7c00-7a00-8000-000000000002"}))]
+pub struct DispatchRequest {
+    /// The router to run.
+    #[schema(min_length = 1)]
+    pub router_id: String,
+    /// The record (of the router's object type) to assign.
+    #[schema(min_length = 1)]
+    pub object_id: String,
+    /// Queue messages only: the account the sender expects the router to belong to.
+    #[schema(ignore)]
+    pub account_id: Option<String>,
+}
+
+impl DispatchRequest {
+    /// Parses a body `{router_id, object_id, account_id?}`.
+    ///
+    /// Errors: 400 [`INVALID_EVENT`] when the body is not a JSON object or either id is
+    /// missing, `null`, empty or not a string.
+    pub fn parse(body: &[u8]) -> Result<Self, DomainError> {
+        let invalid = || DomainError::bad_request(INVALID_EVENT);
+        let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(body) else {
+            return Err(invalid());
+        };
+        let text = |key: &str| match map.get(key) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+            _ => None,
+        };
+        Ok(Self {
+            router_id: text("router_id").ok_or_else(invalid)?,
+            object_id: text("object_id").ok_or_else(invalid)?,
+            account_id: text("account_id"),
+        })
+    }
+}
+
+/// Whose account a dispatch runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountContext {
+    /// The account of the bearer token (HTTP route).
+    Token(AccountId),
+    /// The router's own account (queue path: router ids are unique across the store).
+    RouterOwner,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_ids_must_be_non_empty_strings() {
+        let ok = DispatchRequest::parse(br#"{"router_id": " r ", "object_id": "o"}"#).unwrap();
+        assert_eq!((ok.router_id.as_str(), ok.object_id.as_str()), ("r", "o"));
+        for body in [
+            &b"not json"[..],
+            br#"[]"#,
+            br#"{"router_id": "r"}"#,
+            br#"{"router_id": "r", "object_id": ""}"#,
+            br#"{"router_id": "r", "object_id": null}"#,
+            br#"{"router_id": 1, "object_id": "o"}"#,
+        ] {
+            let err = DispatchRequest::parse(body).unwrap_err();
+            assert_eq!(err.to_string(), INVALID_EVENT);
+        }
+    }
+}

@@ -1,0 +1,558 @@
+//! The evaluation of one dispatch, as named steps in BEHAVIOR 6's order. Each step either
+//! hands the next one what it found, or stops the run with a [`Skip`] (a non-error outcome) or an
+//! error. [`plan`] runs them and ends with the one atomic write of an assignment.
+
+use super::capacity::{count_assignment, under_capacity};
+use super::distribution;
+use super::outcome::{Assigned, Skip};
+use super::request::{AccountContext, DispatchRequest};
+use crate::clock::Clock;
+use crate::error::DomainError;
+use crate::fields::cache::CatalogueCache;
+use crate::fields::catalogue::{Catalogue, FieldDef};
+use crate::fields::definition::FieldType;
+use crate::model::account::Account;
+use crate::model::dispatch::{AssignmentLog, AssignmentReason, AssignmentWrite, RotationState};
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::record::{Record, UniqueKey};
+use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::page::Page;
+use crate::schedule::availability::is_available;
+use crate::store::{Store, StoreError};
+use crate::timefmt::rfc3339_millis;
+use crate::types::email::Email;
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Why a step stopped the run.
+#[derive(Debug)]
+pub enum Stop {
+    /// A non-error outcome (200 with only `message`).
+    Skip(Skip),
+    /// A failure (500).
+    Failed(DomainError),
+}
+
+impl From<DomainError> for Stop {
+    fn from(e: DomainError) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl From<StoreError> for Stop {
+    fn from(e: StoreError) -> Self {
+        Self::Failed(e.into())
+    }
+}
+
+impl From<Skip> for Stop {
+    fn from(skip: Skip) -> Self {
+        Self::Skip(skip)
+    }
+}
+
+/// What a step gives the next one, or why the run stops.
+pub type Step<T> = Result<T, Stop>;
+
+/// What the engine hands the steps: the store, the clock and the catalogue cache.
+pub struct Context<'a> {
+    /// The store.
+    pub store: &'a dyn Store,
+    /// The clock.
+    pub clock: &'a dyn Clock,
+    /// The field catalogues.
+    pub catalogues: &'a CatalogueCache,
+}
+
+/// An assignment ready to commit: the write and the answer it gives once committed.
+pub struct Planned {
+    /// Everything the assignment writes, atomically.
+    pub write: AssignmentWrite,
+    /// What the caller is told.
+    pub assigned: Assigned,
+}
+
+/// Runs every step for `request` and returns the assignment to commit.
+///
+/// Errors: [`Stop::Skip`] at the first check that stops the run, [`Stop::Failed`] when the
+/// store fails.
+pub async fn plan(
+    cx: &Context<'_>,
+    context: AccountContext,
+    request: &DispatchRequest,
+    idempotency_key: Option<&str>,
+) -> Step<Planned> {
+    let router_id = RouterId::try_parse(&request.router_id);
+    let account = account(cx, context, request, router_id).await?; // step 2
+    let router = router(cx, account.id, router_id).await?; // steps 3, 4
+    let catalogue = cx
+        .catalogues
+        .get(cx.store, account.id)
+        .await?
+        .get(router.object_type)
+        .clone();
+    let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
+    let record = record(cx, account.id, &router, &request.object_id).await?; // step 6
+    let members = all_members(cx, account.id).await?;
+    trigger(settings, &record, &catalogue, &members)?; // step 7
+    overwrite(settings, &record, owner_field)?; // step 8
+    let now = cx.clock.now();
+    let month = now.format("%Y-%m").to_string();
+    quota(cx, &account, &month).await?; // step 9
+    let pool = Pool::new(
+        &members,
+        now,
+        settings.ignore_working_hours,
+        router.object_type,
+    );
+    let (email, reason, rotation) =
+        match account_matching(cx, account.id, &router, settings, &record, &pool).await? {
+            Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
+            None => {
+                let teams = team_members(cx, account.id, &router, &pool).await?;
+                let candidates = pool.candidates(&router, &teams); // step 11
+                if candidates.iter().any(|e| pool.available(e)) {
+                    if !candidates.iter().any(|e| pool.eligible(e)) {
+                        return Err(Skip::LimitReached.into()); // step 12
+                    }
+                    let state = cx.store.rotation_state(router.id).await?;
+                    let (chosen, next) =
+                        choose(&router, settings, &candidates, &teams, &pool, &state)?; // step 14
+                    (
+                        chosen,
+                        AssignmentReason::Rotation,
+                        Some((router.id, next, state.version)),
+                    )
+                } else {
+                    (backup(settings, &pool)?, AssignmentReason::Backup, None) // step 13
+                }
+            }
+        };
+    let member = pool.member(&email).ok_or_else(|| {
+        DomainError::internal(format!("the chosen owner {email} is not an active member"))
+    })?;
+    let member_write = match reason {
+        AssignmentReason::Backup => None,
+        _ => count_assignment(member, router.object_type, now),
+    };
+    Ok(assignment(AssignmentParts {
+        account: &account,
+        router: &router,
+        record,
+        owner_field,
+        member,
+        reason,
+        rotation,
+        member_write,
+        now,
+        month,
+        idempotency_key,
+    }))
+}
+
+/// Step 2: the account of the context exists and is active. On the queue path the account is
+/// the router's own (router ids are unique); a message's `account_id` that differs finds no
+/// router.
+async fn account(
+    cx: &Context<'_>,
+    context: AccountContext,
+    request: &DispatchRequest,
+    router_id: Option<RouterId>,
+) -> Step<Account> {
+    let account_id = match context {
+        AccountContext::Token(account_id) => account_id,
+        AccountContext::RouterOwner => {
+            let router = match router_id {
+                Some(id) => cx.store.find_router(id).await?,
+                None => None,
+            };
+            let Some(router) = router else {
+                return Err(Skip::RouterNotFound.into());
+            };
+            let expected = request.account_id.as_deref().map(AccountId::try_parse);
+            if expected.is_some_and(|e| e != Some(router.account_id)) {
+                return Err(Skip::RouterNotFound.into());
+            }
+            router.account_id
+        }
+    };
+    let account = cx
+        .store
+        .get_account(account_id)
+        .await?
+        .ok_or(Skip::AccountNotFound)?;
+    if !account.active {
+        return Err(Skip::AccountNotActive.into());
+    }
+    Ok(account)
+}
+
+/// Steps 3 and 4: the router exists in the account, is not archived, and is published.
+async fn router(cx: &Context<'_>, account_id: AccountId, id: Option<RouterId>) -> Step<Router> {
+    let router = match id {
+        Some(id) => cx.store.get_router(account_id, id).await?,
+        None => None,
+    };
+    let router = router
+        .filter(|r| r.archived_at.is_none())
+        .ok_or(Skip::RouterNotFound)?;
+    if !router.is_published {
+        return Err(Skip::RouterUnpublished.into());
+    }
+    Ok(router)
+}
+
+/// Step 5: the router has settings with a `distribution_model` and an `owner_field` that is a
+/// writable `user` field of its type.
+fn settings<'r, 'c>(
+    router: &'r Router,
+    catalogue: &'c Catalogue,
+) -> Step<(&'r RouterSettings, &'c FieldDef)> {
+    let settings = router
+        .settings
+        .as_ref()
+        .filter(|s| s.distribution_model.is_some())
+        .ok_or(Skip::NoSettings)?;
+    let owner_field = settings
+        .owner_field
+        .as_deref()
+        .and_then(|f| catalogue.get(f))
+        .filter(|d| d.field_type == FieldType::User && !d.is_system())
+        .ok_or(Skip::NoSettings)?;
+    Ok((settings, owner_field))
+}
+
+/// Step 6: the record is an active record of the router's type in the account.
+async fn record(
+    cx: &Context<'_>,
+    account_id: AccountId,
+    router: &Router,
+    object_id: &str,
+) -> Step<Record> {
+    let record = match RecordId::try_parse(object_id) {
+        Some(id) => {
+            cx.store
+                .get_record(account_id, router.object_type, id)
+                .await?
+        }
+        None => None,
+    };
+    Ok(record
+        .filter(|r| r.is_active())
+        .ok_or(Skip::ObjectNotFound)?)
+}
+
+/// Step 7: the trigger holds for the record (no trigger matches every record). A member id in
+/// a `user` condition is resolved among every member of the account.
+fn trigger(
+    settings: &RouterSettings,
+    record: &Record,
+    catalogue: &Catalogue,
+    members: &[Member],
+) -> Step<()> {
+    let Some(trigger) = &settings.trigger else {
+        return Ok(());
+    };
+    let resolve = |id: &str| {
+        let id = MemberId::try_parse(id)?;
+        members
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.email.as_str().to_string())
+    };
+    if trigger.matches(record, catalogue, &resolve) {
+        Ok(())
+    } else {
+        Err(Skip::TriggerDidNotMatch.into())
+    }
+}
+
+/// Step 8: a record that has an owner is assigned again only when the router may overwrite.
+fn overwrite(settings: &RouterSettings, record: &Record, owner_field: &FieldDef) -> Step<()> {
+    if record.value(&owner_field.internal_name).is_some() && !settings.overwrite {
+        return Err(Skip::CannotOverwrite.into());
+    }
+    Ok(())
+}
+
+/// Step 9: the account's monthly quota (calendar month, UTC) is not used up.
+async fn quota(cx: &Context<'_>, account: &Account, month: &str) -> Step<()> {
+    if let Some(quota) = account.assignment_quota {
+        if cx.store.assignment_count(account.id, month).await? >= quota {
+            return Err(Skip::LimitReached.into());
+        }
+    }
+    Ok(())
+}
+
+/// The account's active members at the instant of the run, with what steps 10 to 14 ask of
+/// them: availability (step 11) and capacity (step 12).
+struct Pool<'m> {
+    by_email: HashMap<&'m str, &'m Member>,
+    now: DateTime<Utc>,
+    ignore_working_hours: bool,
+    object_type: ObjectType,
+}
+
+impl<'m> Pool<'m> {
+    fn new(
+        members: &'m [Member],
+        now: DateTime<Utc>,
+        ignore_working_hours: bool,
+        object_type: ObjectType,
+    ) -> Self {
+        let by_email = members
+            .iter()
+            .filter(|m| m.is_active())
+            .map(|m| (m.email.as_str(), m))
+            .collect();
+        Self {
+            by_email,
+            now,
+            ignore_working_hours,
+            object_type,
+        }
+    }
+
+    fn member(&self, email: &str) -> Option<&'m Member> {
+        self.by_email.get(email).copied()
+    }
+
+    fn is_active(&self, email: &str) -> bool {
+        self.by_email.contains_key(email)
+    }
+
+    fn available(&self, email: &str) -> bool {
+        self.member(email)
+            .is_some_and(|m| is_available(m, self.now, self.ignore_working_hours))
+    }
+
+    fn eligible(&self, email: &str) -> bool {
+        self.available(email)
+            && self
+                .member(email)
+                .is_some_and(|m| under_capacity(m, self.object_type))
+    }
+
+    /// Step 11's pool: the router's users, then the members of its teams in team order,
+    /// without duplicates and without archived members.
+    fn candidates(&self, router: &Router, teams: &[(String, Vec<String>)]) -> Vec<String> {
+        let mut pool: Vec<String> = Vec::new();
+        let users = router.users.iter().map(|u| u.email.as_str().to_string());
+        let team_members = teams
+            .iter()
+            .flat_map(|(_, members)| members.iter().cloned());
+        for email in users.chain(team_members) {
+            if self.is_active(&email) && !pool.contains(&email) {
+                pool.push(email);
+            }
+        }
+        pool
+    }
+}
+
+/// Step 10 (contacts only, with `account_matching`): the `company_owner` of the oldest active
+/// company whose `website_url` is the contact's e-mail domain, when that owner is an active
+/// member who is available and under capacity, in the router's pool or not.
+async fn account_matching(
+    cx: &Context<'_>,
+    account_id: AccountId,
+    router: &Router,
+    settings: &RouterSettings,
+    contact: &Record,
+    pool: &Pool<'_>,
+) -> Step<Option<String>> {
+    if !settings.account_matching || router.object_type != ObjectType::Contacts {
+        return Ok(None);
+    }
+    let Some(domain) = contact
+        .value("email")
+        .and_then(|e| e.rsplit_once('@'))
+        .map(|(_, d)| d)
+    else {
+        return Ok(None);
+    };
+    // Website URLs are unique among active companies: the uniqueness guard finds it in one read.
+    let key = UniqueKey {
+        field: "website_url".into(),
+        value: domain.to_string(),
+    };
+    let company = cx
+        .store
+        .find_by_unique_key(account_id, ObjectType::Companies, &key)
+        .await?;
+    let owner = company
+        .filter(|c| c.is_active())
+        .and_then(|c| c.value("company_owner").map(str::to_string));
+    Ok(owner.filter(|o| pool.eligible(o)))
+}
+
+/// The router's teams, in router order, each with its active members in team order.
+async fn team_members(
+    cx: &Context<'_>,
+    account_id: AccountId,
+    router: &Router,
+    pool: &Pool<'_>,
+) -> Step<Vec<(String, Vec<String>)>> {
+    if router.teams.is_empty() {
+        return Ok(Vec::new());
+    }
+    let teams = cx.store.list_teams(account_id).await?;
+    Ok(router
+        .teams
+        .iter()
+        .map(|name| {
+            let members = teams
+                .iter()
+                .find(|t| &t.name == name)
+                .map(|t| {
+                    t.members
+                        .iter()
+                        .map(|e| e.as_str().to_string())
+                        .filter(|e| pool.is_active(e))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (name.clone(), members)
+        })
+        .collect())
+}
+
+/// Step 13: nobody in the pool is available; the backup user takes it when set, enabled and
+/// still an active member (availability and capacity are not checked for the backup).
+fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<String> {
+    settings
+        .default_user
+        .as_ref()
+        .map(Email::as_str)
+        .filter(|_| !settings.disable_default_assignment)
+        .filter(|b| pool.is_active(b))
+        .map(str::to_string)
+        .ok_or(Skip::NoUsersAvailable.into())
+}
+
+/// Step 14: the distribution model picks among the eligible members, and the rotation state
+/// moves on. A router whose weights leave nobody (every eligible member at 0 %) has nobody to
+/// give it to: `Assignment limit reached`.
+fn choose(
+    router: &Router,
+    settings: &RouterSettings,
+    candidates: &[String],
+    teams: &[(String, Vec<String>)],
+    pool: &Pool<'_>,
+    state: &RotationState,
+) -> Step<(String, RotationState)> {
+    let eligible = |email: &str| pool.eligible(email);
+    let mut next = state.clone();
+    let chosen = match (settings.distribution_model, settings.rotation_type) {
+        (Some(DistributionModel::Percentage), _) => {
+            let weighted: Vec<(String, f64)> = router
+                .users
+                .iter()
+                .filter(|u| candidates.iter().any(|c| c == u.email.as_str()))
+                .map(|u| (u.email.as_str().to_string(), u.percentage.unwrap_or(0.0)))
+                .collect();
+            let chosen = distribution::percentage(&weighted, &eligible, state).cloned();
+            if let Some(c) = &chosen {
+                *next.counts.entry(c.clone()).or_default() += 1;
+                next.total += 1;
+            }
+            chosen
+        }
+        (_, RotationType::Teams) => {
+            let chosen =
+                distribution::teams(teams, &eligible, state).map(|(t, m)| (t.clone(), m.clone()));
+            chosen.map(|(team, member)| {
+                next.last_team = Some(team.clone());
+                next.team_last_member.insert(team, member.clone());
+                member
+            })
+        }
+        (_, RotationType::Users) => {
+            let chosen =
+                distribution::round_robin(candidates, &eligible, state.last_member.as_deref())
+                    .cloned();
+            next.last_member = chosen.clone();
+            chosen
+        }
+    };
+    let chosen = chosen.ok_or(Skip::LimitReached)?;
+    next.version = state.version + 1;
+    Ok((chosen, next))
+}
+
+struct AssignmentParts<'a> {
+    account: &'a Account,
+    router: &'a Router,
+    record: Record,
+    owner_field: &'a FieldDef,
+    member: &'a Member,
+    reason: AssignmentReason,
+    rotation: Option<(RouterId, RotationState, u64)>,
+    member_write: Option<(Member, u64)>,
+    now: DateTime<Utc>,
+    month: String,
+    idempotency_key: Option<&'a str>,
+}
+
+/// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes").
+fn assignment(p: AssignmentParts<'_>) -> Planned {
+    let email = p.member.email.as_str().to_string();
+    let mut next_record = p.record.clone();
+    next_record
+        .values
+        .insert(p.owner_field.internal_name.clone(), email.clone());
+    next_record.values.insert(
+        format!("{}_assigned_date", p.owner_field.internal_name),
+        rfc3339_millis(p.now),
+    );
+    next_record.updated_at = p.now.max(p.record.updated_at);
+    next_record.version = p.record.version + 1;
+    let assigned = Assigned {
+        user: email,
+        field_name: p.owner_field.name.clone(),
+        owner_assigned_at: p.now,
+        reason: p.reason,
+        record_id: p.record.id,
+    };
+    let write = AssignmentWrite {
+        record: next_record,
+        record_version: p.record.version,
+        rotation: p.rotation,
+        member: p.member_write,
+        month: p.month,
+        quota: p.account.assignment_quota,
+        log: AssignmentLog {
+            id: Uuid::now_v7(),
+            account_id: p.account.id,
+            router_id: p.router.id,
+            record_id: p.record.id,
+            member_email: p.member.email.clone(),
+            reason: p.reason,
+            at: p.now,
+        },
+        idempotency_key: p.idempotency_key.map(str::to_string),
+    };
+    Planned { write, assigned }
+}
+
+/// Every member of the account, archived ones included (a trigger may name any member).
+async fn all_members(cx: &Context<'_>, account_id: AccountId) -> Step<Vec<Member>> {
+    let mut all = Vec::new();
+    loop {
+        let page = Page {
+            limit: 100,
+            offset: all.len(),
+            include_archived: true,
+        };
+        let batch = cx.store.list_members(account_id, page).await?;
+        let done = batch.len() < page.limit;
+        all.extend(batch);
+        if done {
+            return Ok(all);
+        }
+    }
+}

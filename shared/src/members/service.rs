@@ -1,0 +1,107 @@
+//! The member service (spec "Users"; BEHAVIOR 4).
+
+use super::patch::MemberPatch;
+use super::view::MemberView;
+use crate::clock::Clock;
+use crate::error::DomainError;
+use crate::model::member::Member;
+use crate::page::{ListView, Page};
+use crate::store::{Store, StoreError};
+use crate::types::ids::{AccountId, MemberId};
+use std::sync::Arc;
+
+/// How many times a PATCH that lost a race is re-read and re-applied.
+const CONFLICT_RETRIES: usize = 8;
+
+/// The member operations of one warm instance.
+pub struct MemberService {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+}
+
+impl MemberService {
+    /// A service over `store`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self { store, clock }
+    }
+
+    /// `GET /users`: `{data, pagination}`, by e-mail; archived members only with `archived=true`.
+    pub async fn list(
+        &self,
+        account_id: AccountId,
+        page: Page,
+    ) -> Result<ListView<MemberView>, DomainError> {
+        let members = self.store.list_members(account_id, page).await?;
+        let roles = self.store.list_roles(account_id).await?;
+        let data = members.iter().map(|m| MemberView::new(m, &roles)).collect();
+        Ok(ListView::new(data, page))
+    }
+
+    /// `GET /users/{userId}`: the member, archived or not.
+    ///
+    /// Errors: 404 not a member of this account.
+    pub async fn get(
+        &self,
+        account_id: AccountId,
+        id: MemberId,
+    ) -> Result<MemberView, DomainError> {
+        let member = self.find(account_id, id).await?;
+        let roles = self.store.list_roles(account_id).await?;
+        Ok(MemberView::new(&member, &roles))
+    }
+
+    /// `PATCH /users/{userId}` with a parsed body; `patch` is handed in as parsed, its error is
+    /// reported after 404 and 409 (BEHAVIOR 2).
+    ///
+    /// Errors, in order: 404; 409 `Cannot update an archived user`; 400 the body's error;
+    /// 400 `Invalid role_id` for a role of no account or another one; 400 an out-of-office range
+    /// that runs backwards in the resulting zone.
+    pub async fn update(
+        &self,
+        account_id: AccountId,
+        id: MemberId,
+        patch: Result<MemberPatch, DomainError>,
+    ) -> Result<MemberView, DomainError> {
+        let mut current = self.find(account_id, id).await?;
+        if !current.is_active() {
+            return Err(archived());
+        }
+        let patch = patch?;
+        let roles = self.store.list_roles(account_id).await?;
+        if patch
+            .role_ids()
+            .any(|role_id| !roles.iter().any(|r| r.id == role_id))
+        {
+            return Err(DomainError::bad_field("role_id", "Invalid role_id"));
+        }
+        for _ in 0..CONFLICT_RETRIES {
+            let mut next = patch.apply_to(&current)?;
+            next.updated_at = self.clock.now().max(current.updated_at);
+            next.version = current.version + 1;
+            match self.store.update_member(&next, current.version).await {
+                Ok(()) => return Ok(MemberView::new(&next, &roles)),
+                Err(StoreError::Conflict) => {
+                    current = self.find(account_id, id).await?;
+                    if !current.is_active() {
+                        return Err(archived());
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::internal(
+            "member update kept conflicting with concurrent writes",
+        ))
+    }
+
+    async fn find(&self, account_id: AccountId, id: MemberId) -> Result<Member, DomainError> {
+        self.store
+            .get_member(account_id, id)
+            .await?
+            .ok_or_else(|| DomainError::not_found("User not found"))
+    }
+}
+
+fn archived() -> DomainError {
+    DomainError::conflict("Cannot update an archived user")
+}

@@ -1,0 +1,71 @@
+//! A validated provisioning plan (`contracts/seed-format.md`): what the seed loader produces and
+//! [`crate::store::Store::provision`] writes, insert-if-absent by id, all-or-nothing.
+
+use super::account::{Account, ApiClient, Role, Team};
+use super::member::Member;
+use super::record::{Record, UniqueKey};
+use super::router::Router;
+use crate::fields::definition::FieldDefinition;
+
+/// A validated provisioning plan.
+#[derive(Debug, Clone, Default)]
+pub struct ProvisionPlan {
+    /// One entry per account of the file, in file order.
+    pub accounts: Vec<AccountPlan>,
+}
+
+/// Everything provisioned for one account, validated, with secrets hashed.
+#[derive(Debug, Clone)]
+pub struct AccountPlan {
+    /// The account.
+    pub account: Account,
+    /// API clients (secrets as argon2id hashes).
+    pub clients: Vec<ApiClient>,
+    /// Roles.
+    pub roles: Vec<Role>,
+    /// Members.
+    pub members: Vec<Member>,
+    /// Teams.
+    pub teams: Vec<Team>,
+    /// Stored field definitions.
+    pub field_definitions: Vec<FieldDefinition>,
+    /// Routers.
+    pub routers: Vec<Router>,
+    /// Starting records with their unique keys.
+    pub records: Vec<PlannedRecord>,
+}
+
+/// A record to provision, with the unique keys it claims.
+#[derive(Debug, Clone)]
+pub struct PlannedRecord {
+    /// The record, system fields set.
+    pub record: Record,
+    /// Its unique keys, in the spec's order.
+    pub unique_keys: Vec<UniqueKey>,
+    /// JSON path of the record in the file, for messages.
+    pub path: String,
+}
+
+impl PlannedRecord {
+    /// The message of provisioning this record when its unique `key` is held by another active
+    /// record: the record's JSON path in the seed, then what holds it.
+    pub fn key_taken_message(&self, key: &UniqueKey) -> String {
+        format!(
+            "{}.fields.{}: an active {} already holds {} \"{}\"",
+            self.path,
+            key.field,
+            self.record.object_type.singular(),
+            key.field,
+            key.value
+        )
+    }
+}
+
+/// What a provisioning run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProvisionReport {
+    /// Items written.
+    pub inserted: usize,
+    /// Items left as stored because their id (or `client_id`) existed, e.g. `router 5b1c...`.
+    pub skipped: Vec<String>,
+}

@@ -1,0 +1,307 @@
+//! The record service: list, create, read, update and archive contacts, companies, deals and
+//! tickets (spec "Record collection endpoints", "Record item endpoints", BEHAVIOR 3).
+//!
+//! Handlers authenticate, check the scope and parse path and query; everything after that is
+//! here, in the contract's order of checks (BEHAVIOR 2): query -> 404 -> 409 (archived) -> body
+//! and fields (400) -> duplicate (409). A body that did not parse is handed in as its error, so
+//! it is reported in that order too.
+
+use super::view::RecordView;
+use super::write::{apply, check_required, key_changes, unique_keys, RecordWrite};
+use crate::clock::Clock;
+use crate::error::DomainError;
+use crate::fields::cache::CatalogueCache;
+use crate::fields::catalogue::Catalogue;
+use crate::fields::properties::PropertyList;
+use crate::fields::validate::{no_active_member, validate_fields, FieldInput};
+use crate::model::object_type::ObjectType;
+use crate::model::record::Record;
+use crate::page::{ListView, Page};
+use crate::store::{Store, StoreError};
+use crate::types::ids::{AccountId, MemberId, RecordId};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// How many times a write that lost a race (version conflict) is re-read and re-applied.
+const CONFLICT_RETRIES: usize = 8;
+
+/// The record operations of one warm instance: the store, the clock and the catalogue cache.
+pub struct RecordService {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    catalogues: Arc<CatalogueCache>,
+}
+
+/// Who is writing: the account of the token and the actor recorded as `archived_by`.
+#[derive(Debug, Clone, Copy)]
+pub struct Caller<'a> {
+    /// The token's `account_id`.
+    pub account_id: AccountId,
+    /// The token's `sub` (the API client id).
+    pub actor: &'a str,
+}
+
+impl RecordService {
+    /// A service over `store`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        catalogues: Arc<CatalogueCache>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            catalogues,
+        }
+    }
+
+    async fn catalogue(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+    ) -> Result<Catalogue, DomainError> {
+        let all = self.catalogues.get(self.store.as_ref(), account_id).await?;
+        Ok(all.get(object_type).clone())
+    }
+
+    /// `GET /{type}`: `{data, pagination: {limit, offset, count}}`, defaults plus `properties`
+    /// (the raw parameter, parsed against the account's catalogue).
+    ///
+    /// Errors: 400 `Invalid property name: <name>`.
+    pub async fn list(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+        properties: Option<&str>,
+        page: Page,
+    ) -> Result<ListView<RecordView>, DomainError> {
+        let catalogue = self.catalogue(account_id, object_type).await?;
+        let extra = PropertyList::parse(properties, &catalogue)?;
+        let records = self
+            .store
+            .list_records(account_id, object_type, page)
+            .await?;
+        let data = records
+            .iter()
+            .map(|r| RecordView::new(r, &catalogue, &extra))
+            .collect();
+        Ok(ListView::new(data, page))
+    }
+
+    /// `GET /{type}/{id}`: the record (archived ones too), defaults plus `properties`. `id` is
+    /// `None` when the path id is not a UUID (no such record).
+    ///
+    /// Errors: 400 invalid `properties`; 404 when the id is not a record of this account and type.
+    pub async fn get(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+        id: Option<RecordId>,
+        properties: Option<&str>,
+    ) -> Result<RecordView, DomainError> {
+        let catalogue = self.catalogue(account_id, object_type).await?;
+        let extra = PropertyList::parse(properties, &catalogue)?;
+        let record = self.find(account_id, object_type, id).await?;
+        Ok(RecordView::new(&record, &catalogue, &extra))
+    }
+
+    /// `POST /{type}`: validates every field, then creates the record and claims its unique
+    /// keys in one atomic store write. Returns the 201 body: the default fields plus every field
+    /// the request set, in stored form.
+    ///
+    /// Errors: 400 unknown / system-managed field, validation, required-on-create; 409 duplicate
+    /// active unique key (`field` set).
+    pub async fn create(
+        &self,
+        caller: Caller<'_>,
+        object_type: ObjectType,
+        write: RecordWrite,
+    ) -> Result<RecordView, DomainError> {
+        let catalogue = self.catalogue(caller.account_id, object_type).await?;
+        let inputs = self
+            .resolve(
+                caller.account_id,
+                validate_fields(&catalogue, &write.fields)?,
+            )
+            .await?;
+        let now = self.clock.now();
+        let mut values = BTreeMap::new();
+        apply(&mut values, &catalogue, &inputs, now);
+        check_required(object_type, &values)?;
+        let record = Record {
+            id: RecordId::new_v7(),
+            account_id: caller.account_id,
+            object_type,
+            values,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+            archived_by: None,
+            version: 1,
+        };
+        let keys = unique_keys(&catalogue, &record);
+        match self.store.create_record(&record, &keys).await {
+            Ok(()) => {}
+            Err(StoreError::Duplicate { field }) => return Err(duplicate(object_type, field)),
+            Err(e) => return Err(e.into()),
+        }
+        let set = PropertyList::from_names(write.fields.keys().cloned());
+        Ok(RecordView::new(&record, &catalogue, &set))
+    }
+
+    /// `PATCH /{type}/{id}`: changes only the keys sent, refreshes `updated_at` /
+    /// `last_modified_date`, moves changed unique keys atomically. `write` is the body as
+    /// parsed; its error is reported after 404 and 409 (BEHAVIOR 2).
+    ///
+    /// Errors, in this order: 400 invalid `properties`; 404; 409 `Cannot update an archived
+    /// object`; 400 body and field validation; 409 duplicate (`field` set).
+    pub async fn update(
+        &self,
+        caller: Caller<'_>,
+        object_type: ObjectType,
+        id: Option<RecordId>,
+        properties: Option<&str>,
+        write: Result<RecordWrite, DomainError>,
+    ) -> Result<RecordView, DomainError> {
+        let catalogue = self.catalogue(caller.account_id, object_type).await?;
+        let extra = PropertyList::parse(properties, &catalogue)?;
+        let mut current = self.find(caller.account_id, object_type, id).await?;
+        if !current.is_active() {
+            return Err(archived_conflict());
+        }
+        let write = write?;
+        let inputs = self
+            .resolve(
+                caller.account_id,
+                validate_fields(&catalogue, &write.fields)?,
+            )
+            .await?;
+        for _ in 0..CONFLICT_RETRIES {
+            let now = self.clock.now().max(current.updated_at);
+            let mut next = current.clone();
+            apply(&mut next.values, &catalogue, &inputs, now);
+            next.updated_at = now;
+            next.version = current.version + 1;
+            let (claimed, released) = key_changes(&catalogue, &current, &next);
+            match self
+                .store
+                .update_record(&next, current.version, &claimed, &released)
+                .await
+            {
+                Ok(()) => return Ok(RecordView::new(&next, &catalogue, &extra)),
+                Err(StoreError::Duplicate { field }) => return Err(duplicate(object_type, field)),
+                Err(StoreError::Conflict) => {
+                    current = self
+                        .find(caller.account_id, object_type, Some(current.id))
+                        .await?;
+                    if !current.is_active() {
+                        return Err(archived_conflict());
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::internal(
+            "record update kept conflicting with concurrent writes",
+        ))
+    }
+
+    /// `DELETE /{type}/{id}`: archives the record (retained), releasing its unique keys. Returns
+    /// the record with default properties, `archived` set and `archived_by` = the caller's actor.
+    ///
+    /// Errors: 404 when not found or already archived.
+    pub async fn archive(
+        &self,
+        caller: Caller<'_>,
+        object_type: ObjectType,
+        id: Option<RecordId>,
+    ) -> Result<RecordView, DomainError> {
+        let catalogue = self.catalogue(caller.account_id, object_type).await?;
+        for _ in 0..CONFLICT_RETRIES {
+            let current = self.find(caller.account_id, object_type, id).await?;
+            if !current.is_active() {
+                return Err(DomainError::not_found(object_type.not_found_message()));
+            }
+            let now = self.clock.now().max(current.updated_at);
+            let mut next = current.clone();
+            next.archived_at = Some(now);
+            next.archived_by = Some(caller.actor.to_string());
+            next.updated_at = now;
+            next.version = current.version + 1;
+            let released = unique_keys(&catalogue, &current);
+            match self
+                .store
+                .update_record(&next, current.version, &[], &released)
+                .await
+            {
+                Ok(()) => return Ok(RecordView::new(&next, &catalogue, &PropertyList::none())),
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::internal(
+            "record archive kept conflicting with concurrent writes",
+        ))
+    }
+
+    async fn find(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+        id: Option<RecordId>,
+    ) -> Result<Record, DomainError> {
+        // A path id that is not a UUID names no record (BEHAVIOR 3).
+        let not_found = || DomainError::not_found(object_type.not_found_message());
+        let Some(id) = id else {
+            return Err(not_found());
+        };
+        self.store
+            .get_record(account_id, object_type, id)
+            .await?
+            .ok_or_else(not_found)
+    }
+
+    /// Turns validated inputs into the values to write (`None` clears), resolving `user` inputs
+    /// to the e-mail of an active member of the account (by id or e-mail).
+    ///
+    /// Errors: 400 naming the field when no active member matches.
+    async fn resolve(
+        &self,
+        account_id: AccountId,
+        inputs: Vec<(String, FieldInput)>,
+    ) -> Result<Vec<(String, Option<String>)>, DomainError> {
+        let mut resolved = Vec::with_capacity(inputs.len());
+        for (name, input) in inputs {
+            let value = match input {
+                FieldInput::Set(v) => Some(v),
+                FieldInput::Clear => None,
+                FieldInput::Member(given) => {
+                    let member = match MemberId::try_parse(&given) {
+                        Some(id) => self.store.get_member(account_id, id).await?,
+                        None => self.store.find_member_by_email(account_id, &given).await?,
+                    };
+                    match member.filter(|m| m.is_active()) {
+                        Some(m) => Some(m.email.into_string()),
+                        None => return Err(no_active_member(&name, &given)),
+                    }
+                }
+            };
+            resolved.push((name, value));
+        }
+        Ok(resolved)
+    }
+}
+
+fn archived_conflict() -> DomainError {
+    DomainError::conflict("Cannot update an archived object")
+}
+
+fn duplicate(object_type: ObjectType, field: String) -> DomainError {
+    DomainError::Conflict {
+        message: format!(
+            "A {} with this {field} already exists",
+            object_type.singular()
+        ),
+        field: Some(field),
+    }
+}

@@ -1,0 +1,156 @@
+//! The body of a record write and what it changes (spec "POST", "PATCH"; BEHAVIOR 3).
+
+use crate::error::DomainError;
+use crate::fields::catalogue::Catalogue;
+use crate::model::object_type::ObjectType;
+use crate::model::record::{Record, UniqueKey};
+use crate::timefmt::rfc3339_millis;
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The body of `POST /{type}` and `PATCH /{type}/{id}`: `{fields: {<internal_name>: <value>}}`
+/// with `fields` an object. Other top-level keys are ignored (`docs/decisions.md`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordWrite {
+    /// The `fields` object, keys in the order sent.
+    pub fields: Map<String, Value>,
+}
+
+impl RecordWrite {
+    /// Reads the body object.
+    ///
+    /// Errors: 400 with `field: "fields"` when `fields` is missing or not an object.
+    pub fn from_body(mut body: Map<String, Value>) -> Result<Self, DomainError> {
+        match body.remove("fields") {
+            Some(Value::Object(fields)) => Ok(Self { fields }),
+            Some(_) => Err(DomainError::bad_field(
+                "fields",
+                "Invalid fields: must be an object",
+            )),
+            None => Err(DomainError::bad_field(
+                "fields",
+                "Missing required property: fields",
+            )),
+        }
+    }
+}
+
+/// Writes resolved values into `values` (`None` removes) and stamps the owner-assigned date of
+/// every owner field included, even as `null` (BEHAVIOR 3).
+pub fn apply(
+    values: &mut BTreeMap<String, String>,
+    catalogue: &Catalogue,
+    inputs: &[(String, Option<String>)],
+    now: DateTime<Utc>,
+) {
+    for (name, value) in inputs {
+        match value {
+            Some(v) => values.insert(name.clone(), v.clone()),
+            None => values.remove(name),
+        };
+        if catalogue.get(name).is_some_and(|f| f.is_owner_field()) {
+            values.insert(format!("{name}_assigned_date"), rfc3339_millis(now));
+        }
+    }
+}
+
+/// Required-on-create per type (spec "POST" table).
+///
+/// Errors: 400 `At least one of ... is required` (contacts, companies) or `Missing required
+/// field: <name>` with `field` (deals, tickets).
+pub fn check_required(
+    object_type: ObjectType,
+    values: &BTreeMap<String, String>,
+) -> Result<(), DomainError> {
+    let any_of = |names: &[&str]| -> Result<(), DomainError> {
+        if names.iter().any(|n| values.contains_key(*n)) {
+            Ok(())
+        } else {
+            Err(DomainError::bad_request(format!(
+                "At least one of {} is required",
+                names.join(", ")
+            )))
+        }
+    };
+    let all_of = |names: &[&str]| -> Result<(), DomainError> {
+        match names.iter().find(|n| !values.contains_key(**n)) {
+            Some(missing) => Err(DomainError::bad_field(
+                *missing,
+                format!("Missing required field: {missing}"),
+            )),
+            None => Ok(()),
+        }
+    };
+    match object_type {
+        ObjectType::Contacts => any_of(&["email", "first_name", "last_name"]),
+        ObjectType::Companies => any_of(&["company_name", "website_url"]),
+        ObjectType::Deals => all_of(&["deal_name", "deal_stage", "pipeline"]),
+        ObjectType::Tickets => all_of(&["ticket_name", "ticket_stage", "pipeline"]),
+    }
+}
+
+/// The unique keys a record holds, in the spec's order (BEHAVIOR 3).
+pub fn unique_keys(catalogue: &Catalogue, record: &Record) -> Vec<UniqueKey> {
+    catalogue
+        .unique_keys()
+        .iter()
+        .filter_map(|field| {
+            record.value(field).map(|value| UniqueKey {
+                field: field.to_string(),
+                value: value.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The keys an update claims and releases.
+pub fn key_changes(
+    catalogue: &Catalogue,
+    before: &Record,
+    after: &Record,
+) -> (Vec<UniqueKey>, Vec<UniqueKey>) {
+    let old = unique_keys(catalogue, before);
+    let new = unique_keys(catalogue, after);
+    let claimed = new.iter().filter(|k| !old.contains(k)).cloned().collect();
+    let released = old.iter().filter(|k| !new.contains(k)).cloned().collect();
+    (claimed, released)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(v: Value) -> Map<String, Value> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_body_needs_a_fields_object() {
+        let ok = RecordWrite::from_body(object(json!({"fields": {"a": 1}, "other": 2}))).unwrap();
+        assert_eq!(ok.fields.len(), 1);
+        for body in [json!({}), json!({"fields": []}), json!({"fields": "x"})] {
+            let err = RecordWrite::from_body(object(body)).unwrap_err();
+            assert_eq!(err.field(), Some("fields"));
+        }
+    }
+
+    #[test]
+    fn required_fields_follow_the_specs_table() {
+        let values = |keys: &[&str]| -> BTreeMap<String, String> {
+            keys.iter().map(|k| (k.to_string(), "x".into())).collect()
+        };
+        assert!(check_required(ObjectType::Contacts, &values(&["last_name"])).is_ok());
+        assert!(check_required(ObjectType::Contacts, &values(&["phone"])).is_err());
+        assert!(check_required(ObjectType::Companies, &values(&["website_url"])).is_ok());
+        let err =
+            check_required(ObjectType::Deals, &values(&["deal_name", "pipeline"])).unwrap_err();
+        assert_eq!(err.field(), Some("deal_stage"));
+        assert!(check_required(
+            ObjectType::Tickets,
+            &values(&["ticket_name", "ticket_stage", "pipeline"])
+        )
+        .is_ok());
+    }
+}

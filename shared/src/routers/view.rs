@@ -1,0 +1,132 @@
+//! The router object of the spec (spec "Router object"; BEHAVIOR 5).
+
+use crate::model::object_type::ObjectType;
+use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::timefmt::{Archived, Timestamp};
+use crate::trigger::grammar::Trigger;
+use crate::types::ids::RouterId;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A router as the API shows it: flat `settings` (every key present, `null` when unset;
+/// `trigger` the only object value; `settings: null` for a router without settings),
+/// `users: [{email}]`, `teams: [{name}]`. Weights and rotation state are internal and never shown.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Router)]
+pub struct RouterView {
+    /// Router id.
+    pub id: RouterId,
+    /// Display name.
+    pub name: String,
+    /// The record type it assigns.
+    pub object_type: ObjectType,
+    /// Whether assignments are pushed to the account's CRM (BEHAVIOR 7).
+    pub has_integration: bool,
+    /// Unpublished routers do not dispatch.
+    pub is_published: bool,
+    /// `false` while active, the archive time once archived.
+    #[schema(value_type = crate::timefmt::Archived)]
+    pub archived: Archived,
+    /// Who archived it; only on archived routers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_by: Option<String>,
+    /// Creation time.
+    #[schema(value_type = crate::timefmt::Timestamp)]
+    pub created_at: Timestamp,
+    /// Last write time.
+    #[schema(value_type = crate::timefmt::Timestamp)]
+    pub updated_at: Timestamp,
+    /// The flattened configuration; `null` for a router without settings.
+    pub settings: Option<RouterSettingsView>,
+    /// Rotation users, e-mail only.
+    pub users: Vec<RouterUserView>,
+    /// Rotation teams, name only.
+    pub teams: Vec<RouterTeamView>,
+}
+
+/// The `settings` object of a router (spec "settings keys").
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = RouterSettings)]
+pub struct RouterSettingsView {
+    /// Whether an existing owner may be replaced.
+    pub overwrite: bool,
+    /// Internal name of the owner field.
+    pub owner_field: Option<String>,
+    /// `round robin` or `percentage`.
+    pub distribution_model: Option<DistributionModel>,
+    /// Backup user e-mail.
+    pub default_user: Option<String>,
+    /// Whether the backup user is disabled.
+    pub disable_default_assignment: bool,
+    /// Whether working hours are ignored for availability.
+    pub ignore_working_hours: bool,
+    /// Whether contacts go to the owner of their e-mail domain's company.
+    pub account_matching: bool,
+    /// `users` or `teams`.
+    pub rotation_type: RotationType,
+    /// The trigger (BEHAVIOR 5); `null` matches every record.
+    pub trigger: Option<Trigger>,
+}
+
+/// A rotation user of a router: e-mail only.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = RouterUser)]
+pub struct RouterUserView {
+    /// Member e-mail.
+    #[schema(format = Email)]
+    pub email: String,
+}
+
+/// A rotation team of a router: name only.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = RouterTeam)]
+pub struct RouterTeamView {
+    /// Team name.
+    pub name: String,
+}
+
+impl RouterSettingsView {
+    fn new(s: &RouterSettings) -> Self {
+        Self {
+            overwrite: s.overwrite,
+            owner_field: s.owner_field.clone(),
+            distribution_model: s.distribution_model,
+            default_user: s.default_user.as_ref().map(|e| e.as_str().to_string()),
+            disable_default_assignment: s.disable_default_assignment,
+            ignore_working_hours: s.ignore_working_hours,
+            account_matching: s.account_matching,
+            rotation_type: s.rotation_type,
+            trigger: s.trigger.clone(),
+        }
+    }
+}
+
+impl RouterView {
+    /// The view of `router`.
+    pub fn new(router: &Router) -> Self {
+        Self {
+            id: router.id,
+            name: router.name.clone(),
+            object_type: router.object_type,
+            has_integration: router.has_integration,
+            is_published: router.is_published,
+            archived: Archived(router.archived_at),
+            archived_by: router.archived_at.and(router.archived_by.clone()),
+            created_at: Timestamp(router.created_at),
+            updated_at: Timestamp(router.updated_at),
+            settings: router.settings.as_ref().map(RouterSettingsView::new),
+            users: router
+                .users
+                .iter()
+                .map(|u| RouterUserView {
+                    email: u.email.as_str().to_string(),
+                })
+                .collect(),
+            teams: router
+                .teams
+                .iter()
+                .map(|t| RouterTeamView { name: t.clone() })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! An account with its clients, roles, members, teams, field definitions, routers and records.
+
+use super::field::field_definition;
+use super::file::SeedAccount;
+use super::{err, member_email, object_type_key, Loader, SeedError};
+use crate::auth::secret::hash_secret;
+use crate::fields::catalogue::Catalogue;
+use crate::model::account::{Account, ApiClient, CrmConnection, Role, Team};
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::provision::AccountPlan;
+use crate::model::record::UniqueKey;
+use std::collections::HashMap;
+
+impl Loader {
+    /// Loads one account with everything it owns, in the format's order.
+    pub(super) fn account(&mut self, path: &str, a: SeedAccount) -> Result<AccountPlan, SeedError> {
+        self.claim_id(a.id, path.to_string())?;
+        let created_at = self.next_time();
+        let crm = match a.crm {
+            None => None,
+            Some(c) => {
+                if c.provider != "hubspot" {
+                    return err(
+                        format!("{path}.crm.provider"),
+                        format!("unknown provider \"{}\"; expected \"hubspot\"", c.provider),
+                    );
+                }
+                match url::Url::parse(&c.base_url) {
+                    Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+                    _ => return err(format!("{path}.crm.base_url"), "expected an http(s) URL"),
+                }
+                Some(CrmConnection {
+                    provider: c.provider,
+                    base_url: c.base_url,
+                    access_token: c.access_token,
+                })
+            }
+        };
+        let account = Account {
+            id: a.id,
+            name: a.name,
+            active: a.active,
+            assignment_quota: a.assignment_quota,
+            crm,
+            created_at,
+        };
+
+        let mut clients = Vec::new();
+        for (i, c) in a.clients.into_iter().enumerate() {
+            let p = format!("{path}.clients[{i}]");
+            if c.client_id.trim().is_empty() {
+                return err(format!("{p}.client_id"), "must not be empty");
+            }
+            if !self.client_ids.insert(c.client_id.clone()) {
+                return err(
+                    format!("{p}.client_id"),
+                    format!("client_id \"{}\" is used twice", c.client_id),
+                );
+            }
+            if c.client_secret.is_empty() {
+                return err(format!("{p}.client_secret"), "must not be empty");
+            }
+            let secret_hash = hash_secret(&c.client_secret).map_err(|e| SeedError {
+                path: format!("{p}.client_secret"),
+                message: e.to_string(),
+            })?;
+            clients.push(ApiClient {
+                client_id: c.client_id,
+                account_id: a.id,
+                secret_hash,
+                scopes: c.scopes,
+            });
+        }
+
+        let mut roles = Vec::new();
+        for (i, r) in a.roles.into_iter().enumerate() {
+            self.claim_id(r.id, format!("{path}.roles[{i}]"))?;
+            roles.push(Role {
+                id: r.id,
+                account_id: a.id,
+                name: r.name,
+            });
+        }
+
+        let mut members: Vec<Member> = Vec::new();
+        for (i, u) in a.users.into_iter().enumerate() {
+            let p = format!("{path}.users[{i}]");
+            members.push(self.member(&p, a.id, u, &roles, &members)?);
+        }
+
+        let mut teams: Vec<Team> = Vec::new();
+        for (i, t) in a.teams.into_iter().enumerate() {
+            let p = format!("{path}.teams[{i}]");
+            self.claim_id(t.id, p.clone())?;
+            if teams.iter().any(|x| x.name == t.name) {
+                return err(
+                    format!("{p}.name"),
+                    format!("team name \"{}\" is used twice in this account", t.name),
+                );
+            }
+            let mut emails = Vec::new();
+            for (j, e) in t.members.iter().enumerate() {
+                emails.push(member_email(&format!("{p}.members[{j}]"), e, &members)?);
+            }
+            teams.push(Team {
+                id: t.id,
+                account_id: a.id,
+                name: t.name,
+                members: emails,
+                created_at: self.next_time(),
+            });
+        }
+
+        let mut field_definitions = Vec::new();
+        for (type_name, defs) in a.fields {
+            let object_type = object_type_key(&format!("{path}.fields.{type_name}"), &type_name)?;
+            for (i, d) in defs.into_iter().enumerate() {
+                let p = format!("{path}.fields.{object_type}[{i}]");
+                field_definitions.push(field_definition(&p, object_type, d, &field_definitions)?);
+            }
+        }
+        let catalogues: HashMap<ObjectType, Catalogue> = ObjectType::ALL
+            .iter()
+            .map(|t| (*t, Catalogue::build(*t, &field_definitions)))
+            .collect();
+
+        let mut routers = Vec::new();
+        for (i, r) in a.routers.into_iter().enumerate() {
+            let p = format!("{path}.routers[{i}]");
+            self.claim_id(r.id, p.clone())?;
+            routers.push(self.router(&p, a.id, r, &members, &teams, &catalogues)?);
+        }
+
+        let mut records = Vec::new();
+        let mut keys_seen: HashMap<(ObjectType, UniqueKey), String> = HashMap::new();
+        for (type_name, list) in a.records {
+            let object_type = object_type_key(&format!("{path}.records.{type_name}"), &type_name)?;
+            for (i, r) in list.into_iter().enumerate() {
+                let p = format!("{path}.records.{object_type}[{i}]");
+                self.claim_id(r.id, p.clone())?;
+                let planned = self.record(
+                    &p,
+                    a.id,
+                    object_type,
+                    r,
+                    &catalogues[&object_type],
+                    &members,
+                )?;
+                for key in &planned.unique_keys {
+                    if let Some(first) = keys_seen.insert((object_type, key.clone()), p.clone()) {
+                        return err(
+                            format!("{p}.fields.{}", key.field),
+                            format!("{} \"{}\" is already used by {first}", key.field, key.value),
+                        );
+                    }
+                }
+                records.push(planned);
+            }
+        }
+        Ok(AccountPlan {
+            account,
+            clients,
+            roles,
+            members,
+            teams,
+            field_definitions,
+            routers,
+            records,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::assert_refused;
+    use serde_json::json;
+
+    #[test]
+    fn account_level_problems_name_their_path() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][1]["clients"][0]["client_id"] = json!("northwind-integration"),
+                "accounts[1].clients[0].client_id",
+            ),
+            (
+                |s| s["accounts"][0]["clients"][0]["scopes"] = json!(["admin"]),
+                "accounts[0].clients[0].scopes[0]",
+            ),
+            (
+                |s| s["accounts"][0]["teams"][0]["members"][0] = json!("ghost@northwind.example"),
+                "accounts[0].teams[0].members[0]",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["crm"] = json!({"provider": "salesforce", "base_url": "http://x", "access_token": "t"})
+                },
+                "accounts[0].crm.provider",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["crm"] =
+                        json!({"provider": "hubspot", "base_url": "ftp://x", "access_token": "t"})
+                },
+                "accounts[0].crm.base_url",
+            ),
+        ]);
+    }
+}

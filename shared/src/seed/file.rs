@@ -1,0 +1,222 @@
+//! The shape of a seed file (`contracts/seed-format.md`), read by serde: unknown keys in the
+//! structural part are refused (a typo would otherwise silently drop a setting); free-form places
+//! (record `fields`, `capacity` entries, `calendars`) stay free.
+
+use crate::auth::scope::Scope;
+use crate::fields::definition::{EnumOption, FieldType};
+use crate::model::object_type::ObjectType;
+use crate::model::router::{DistributionModel, RotationType};
+use crate::schedule::out_of_office::OutOfOfficeText;
+use crate::schedule::working_hours::WorkingHoursText;
+use crate::trigger::grammar::Trigger;
+use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedFile {
+    pub(super) accounts: Vec<SeedAccount>,
+}
+
+pub(super) fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedAccount {
+    pub(super) id: AccountId,
+    pub(super) name: String,
+    #[serde(default = "yes")]
+    pub(super) active: bool,
+    #[serde(default)]
+    pub(super) assignment_quota: Option<u64>,
+    #[serde(default)]
+    pub(super) clients: Vec<SeedClient>,
+    #[serde(default)]
+    pub(super) roles: Vec<SeedRole>,
+    #[serde(default)]
+    pub(super) users: Vec<SeedUser>,
+    #[serde(default)]
+    pub(super) teams: Vec<SeedTeam>,
+    #[serde(default)]
+    pub(super) fields: BTreeMap<String, Vec<SeedField>>,
+    #[serde(default)]
+    pub(super) crm: Option<SeedCrm>,
+    #[serde(default)]
+    pub(super) routers: Vec<SeedRouter>,
+    #[serde(default)]
+    pub(super) records: BTreeMap<String, Vec<SeedRecord>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedClient {
+    pub(super) client_id: String,
+    pub(super) client_secret: String,
+    pub(super) scopes: Vec<Scope>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedRole {
+    pub(super) id: RoleId,
+    pub(super) name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedUser {
+    pub(super) id: MemberId,
+    pub(super) email: String,
+    #[serde(default)]
+    pub(super) first_name: Option<String>,
+    #[serde(default)]
+    pub(super) last_name: Option<String>,
+    #[serde(default)]
+    pub(super) full_name: Option<String>,
+    #[serde(default)]
+    pub(super) role_id: Option<RoleId>,
+    #[serde(default)]
+    pub(super) external_id: Option<String>,
+    #[serde(default)]
+    pub(super) phone: Option<String>,
+    #[serde(default = "yes")]
+    pub(super) office_status: bool,
+    #[serde(default)]
+    pub(super) time_zone: Option<String>,
+    #[serde(default)]
+    pub(super) working_hours: Vec<WorkingHoursText>,
+    #[serde(default)]
+    pub(super) out_office_dates: Vec<OutOfOfficeText>,
+    #[serde(default)]
+    pub(super) calendars: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) capacity: Vec<Map<String, Value>>,
+    #[serde(default)]
+    pub(super) can_receive_notifications: bool,
+    #[serde(default)]
+    pub(super) notification_preferences: Vec<Value>,
+    #[serde(default)]
+    pub(super) archived: Archived,
+    #[serde(default)]
+    pub(super) archived_by: Option<String>,
+}
+
+/// `false` or an RFC 3339 timestamp.
+#[derive(Default)]
+pub(super) struct Archived(pub(super) Option<DateTime<Utc>>);
+
+impl<'de> Deserialize<'de> for Archived {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Bool(false) | Value::Null => Ok(Archived(None)),
+            Value::String(s) => DateTime::parse_from_rfc3339(&s)
+                .map(|t| Archived(Some(t.with_timezone(&Utc))))
+                .map_err(|_| {
+                    serde::de::Error::custom(format!(
+                        "expected false or an RFC 3339 timestamp, got \"{s}\""
+                    ))
+                }),
+            other => Err(serde::de::Error::custom(format!(
+                "expected false or an RFC 3339 timestamp, got {other}"
+            ))),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedTeam {
+    pub(super) id: TeamId,
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) members: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedField {
+    pub(super) internal_name: String,
+    pub(super) name: String,
+    pub(super) field_type_id: FieldType,
+    #[serde(default)]
+    pub(super) options: Vec<EnumOption>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedCrm {
+    pub(super) provider: String,
+    pub(super) base_url: String,
+    pub(super) access_token: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedRouter {
+    pub(super) id: RouterId,
+    pub(super) name: String,
+    pub(super) object_type: ObjectType,
+    #[serde(default)]
+    pub(super) is_published: bool,
+    #[serde(default)]
+    pub(super) has_integration: bool,
+    #[serde(default)]
+    pub(super) archived: Archived,
+    #[serde(default)]
+    pub(super) archived_by: Option<String>,
+    #[serde(default)]
+    pub(super) settings: Option<SeedSettings>,
+    #[serde(default)]
+    pub(super) users: Vec<SeedRouterUser>,
+    #[serde(default)]
+    pub(super) teams: Vec<SeedRouterTeam>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedSettings {
+    #[serde(default)]
+    pub(super) overwrite: bool,
+    #[serde(default)]
+    pub(super) owner_field: Option<String>,
+    #[serde(default)]
+    pub(super) distribution_model: Option<DistributionModel>,
+    #[serde(default)]
+    pub(super) default_user: Option<String>,
+    #[serde(default)]
+    pub(super) disable_default_assignment: bool,
+    #[serde(default)]
+    pub(super) ignore_working_hours: bool,
+    #[serde(default)]
+    pub(super) account_matching: bool,
+    #[serde(default)]
+    pub(super) rotation_type: RotationType,
+    #[serde(default)]
+    pub(super) trigger: Option<Trigger>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedRouterUser {
+    pub(super) email: String,
+    #[serde(default)]
+    pub(super) percentage: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedRouterTeam {
+    pub(super) name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedRecord {
+    pub(super) id: RecordId,
+    pub(super) fields: Map<String, Value>,
+}

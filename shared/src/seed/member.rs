@@ -1,0 +1,155 @@
+//! A member of the seed (`users[]`), read with the parsers the member PATCH uses.
+
+use super::file::SeedUser;
+use super::{err, Loader, SeedError};
+use crate::model::account::Role;
+use crate::model::member::Member;
+use crate::schedule::out_of_office::OutOfOffice;
+use crate::schedule::working_hours::WorkingHours;
+use crate::schedule::zone::IanaTimeZone;
+use crate::types::capacity::CapacityEntry;
+use crate::types::email::Email;
+use crate::types::ids::AccountId;
+use crate::types::notification_preferences::NotificationPreferences;
+
+impl Loader {
+    /// Loads one member at `p`. E-mails are unique per account (`others` are the members
+    /// before it); `role_id` must name one of `roles`. Defaults of omitted keys:
+    /// `office_status` true, `time_zone` UTC, `working_hours` [] (24/7).
+    pub(super) fn member(
+        &mut self,
+        p: &str,
+        account_id: AccountId,
+        u: SeedUser,
+        roles: &[Role],
+        others: &[Member],
+    ) -> Result<Member, SeedError> {
+        self.claim_id(u.id, p.to_string())?;
+        let email = Email::parse(&u.email).map_err(|m| SeedError::at(format!("{p}.email"), m))?;
+        if others.iter().any(|m| m.email == email) {
+            return err(
+                format!("{p}.email"),
+                format!("e-mail \"{email}\" is used twice in this account"),
+            );
+        }
+        if let Some(role_id) = u.role_id {
+            if !roles.iter().any(|r| r.id == role_id) {
+                return err(
+                    format!("{p}.role_id"),
+                    format!("no role {role_id} in this account"),
+                );
+            }
+        }
+        let time_zone = match &u.time_zone {
+            Some(name) => {
+                IanaTimeZone::parse(name).map_err(|m| SeedError::at(format!("{p}.time_zone"), m))?
+            }
+            None => IanaTimeZone::UTC,
+        };
+        let working_hours = u
+            .working_hours
+            .into_iter()
+            .enumerate()
+            .map(|(j, w)| {
+                WorkingHours::parse(w)
+                    .map_err(|m| SeedError::at(format!("{p}.working_hours[{j}]"), m))
+            })
+            .collect::<Result<_, _>>()?;
+        let out_office_dates = u
+            .out_office_dates
+            .into_iter()
+            .enumerate()
+            .map(|(j, o)| {
+                OutOfOffice::parse(o, time_zone)
+                    .map_err(|m| SeedError::at(format!("{p}.out_office_dates[{j}]"), m))
+            })
+            .collect::<Result<_, _>>()?;
+        let capacity = u
+            .capacity
+            .into_iter()
+            .enumerate()
+            .map(|(j, entry)| {
+                CapacityEntry::parse(entry)
+                    .map_err(|(key, m)| SeedError::at(format!("{p}.capacity[{j}].{key}"), m))
+            })
+            .collect::<Result<_, _>>()?;
+        let notification_preferences = NotificationPreferences::parse(&u.notification_preferences)
+            .map_err(|(j, m)| SeedError::at(format!("{p}.notification_preferences[{j}]"), m))?;
+        let created_at = self.next_time();
+        let archived_by = u
+            .archived
+            .0
+            .map(|_| u.archived_by.unwrap_or_else(|| "provisioning".into()));
+        Ok(Member {
+            id: u.id,
+            account_id,
+            email,
+            full_name: u.full_name,
+            first_name: u.first_name,
+            last_name: u.last_name,
+            role_id: u.role_id,
+            external_id: u.external_id,
+            phone: u.phone,
+            office_status: u.office_status,
+            time_zone,
+            working_hours,
+            out_office_dates,
+            calendars: u.calendars,
+            capacity,
+            can_receive_notifications: u.can_receive_notifications,
+            notification_preferences,
+            created_at,
+            updated_at: created_at,
+            archived_at: u.archived.0,
+            archived_by,
+            version: 1,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::assert_refused;
+    use serde_json::json;
+
+    #[test]
+    fn member_problems_name_the_members_key() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["users"][1]["time_zone"] = json!("Mars/Base"),
+                "accounts[0].users[1].time_zone",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["working_hours"][0]["days"] = json!("weekdays"),
+                "accounts[0].users[0].working_hours[0]",
+            ),
+            (
+                |s| s["accounts"][0]["users"][1]["email"] = json!("ANA.LOPEZ@northwind.example"),
+                "accounts[0].users[1].email",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["email"] = json!("not an address"),
+                "accounts[0].users[0].email",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["role_id"] = json!(uuid::Uuid::nil()),
+                "accounts[0].users[0].role_id",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"][0]["max_capacity"] = json!(-3),
+                "accounts[0].users[0].capacity[0].max_capacity",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["users"][0]["out_office_dates"] =
+                        json!([{"start_date": "2026-12-02", "end_date": "2026-12-01"}])
+                },
+                "accounts[0].users[0].out_office_dates[0]",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["notification_preferences"] = json!(["a", " "]),
+                "accounts[0].users[0].notification_preferences[1]",
+            ),
+        ]);
+    }
+}

@@ -1,0 +1,205 @@
+//! The provisioning (seed) loader for `contracts/seed-format.md`.
+//!
+//! [`load`] parses and validates a whole file before anything is written and returns a
+//! [`ProvisionPlan`]; [`crate::store::Store::provision`] then writes it insert-if-absent by id,
+//! all-or-nothing. The first problem is reported with its JSON path, e.g.
+//! `accounts[0].routers[1].settings.trigger.groups[0].conditions[0].operator: unknown operator "eq"`.
+//! Every value is read by the same parser the API's write paths use ([`crate::types`],
+//! [`crate::schedule`], [`crate::fields::validate`]); client secrets are hashed with argon2id and
+//! never kept as sent.
+//!
+//! - [`file`]: the file's shape (serde);
+//! - [`account`]: an account, its clients, roles and teams, in file order;
+//! - [`member`], [`router`], [`record`], [`field`]: one item of each kind.
+
+pub mod account;
+pub mod field;
+pub mod file;
+pub mod member;
+pub mod record;
+pub mod router;
+
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::provision::ProvisionPlan;
+use crate::types::email::Email;
+use chrono::{DateTime, Duration, Utc};
+use file::SeedFile;
+use std::collections::{HashMap, HashSet};
+use uuid::Uuid;
+
+/// The first problem of a seed file: where (JSON path) and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SeedError {
+    /// JSON path, e.g. `accounts[0].users[2].time_zone`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl SeedError {
+    /// A problem at `path`.
+    pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, SeedError> {
+    Err(SeedError::at(path, message))
+}
+
+/// Parses and validates a seed file. Items get consecutive creation times (1 ms apart) from
+/// `base`, in file order, so lists of seeded items follow the file.
+///
+/// Errors: the first problem with its JSON path; nothing is returned to write then.
+pub fn load(text: &str, base: DateTime<Utc>) -> Result<ProvisionPlan, SeedError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let file: SeedFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let mut message = e.into_inner().to_string();
+        // serde_json appends the position; the JSON path says more.
+        if let Some(at) = message.rfind(" at line ") {
+            message.truncate(at);
+        }
+        SeedError {
+            path: if path == "." { "$".into() } else { path },
+            message,
+        }
+    })?;
+    let mut loader = Loader::new(base);
+    let accounts = file
+        .accounts
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| loader.account(&format!("accounts[{i}]"), a))
+        .collect::<Result<_, _>>()?;
+    Ok(ProvisionPlan { accounts })
+}
+
+/// The state of one load: the creation clock and the ids seen so far.
+struct Loader {
+    base: DateTime<Utc>,
+    tick: i64,
+    /// Every UUID of the file -> its path (ids are unique across the store).
+    ids: HashMap<Uuid, String>,
+    client_ids: HashSet<String>,
+}
+
+impl Loader {
+    fn new(base: DateTime<Utc>) -> Self {
+        Self {
+            base,
+            tick: 0,
+            ids: HashMap::new(),
+            client_ids: HashSet::new(),
+        }
+    }
+
+    /// The next creation time: 1 ms after the previous one.
+    fn next_time(&mut self) -> DateTime<Utc> {
+        self.tick += 1;
+        self.base + Duration::milliseconds(self.tick)
+    }
+
+    /// Records that `id` is used at `path`.
+    ///
+    /// Errors: `<path>.id: id <id> is already used at <first path>`.
+    fn claim_id(&mut self, id: impl Into<Uuid>, path: String) -> Result<(), SeedError> {
+        let id = id.into();
+        if let Some(first) = self.ids.get(&id) {
+            return err(
+                format!("{path}.id"),
+                format!("id {id} is already used at {first}"),
+            );
+        }
+        self.ids.insert(id, path);
+        Ok(())
+    }
+}
+
+/// A record-type key of `fields` or `records`.
+///
+/// Errors: `unknown record type "<name>"; ...` at `path`.
+fn object_type_key(path: &str, name: &str) -> Result<ObjectType, SeedError> {
+    name.parse().map_err(|_| {
+        SeedError::at(
+            path,
+            format!(
+                "unknown record type \"{name}\"; expected contacts, companies, deals or tickets"
+            ),
+        )
+    })
+}
+
+/// The e-mail of the account's member that `given` names (case-insensitive).
+///
+/// Errors: `no user with e-mail "<given>" in this account` at `path`.
+fn member_email(path: &str, given: &str, members: &[Member]) -> Result<Email, SeedError> {
+    let wanted = given.trim().to_lowercase();
+    match members.iter().find(|m| m.email.as_str() == wanted) {
+        Some(m) => Ok(m.email.clone()),
+        None => err(
+            path,
+            format!("no user with e-mail \"{given}\" in this account"),
+        ),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use serde_json::{json, Value};
+
+    /// The demo seed, as JSON to edit.
+    pub(crate) fn demo() -> Value {
+        serde_json::from_str(include_str!("../../../infra/seed/demo.json")).unwrap()
+    }
+
+    /// The message of loading `seed`, which must be refused.
+    pub(crate) fn error_of(seed: &Value) -> String {
+        let base = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
+        load(&seed.to_string(), base)
+            .expect_err("the seed must be refused")
+            .to_string()
+    }
+
+    /// An edit of the demo seed and the start of the message it must be refused with.
+    pub(crate) type Refusal<'a> = (fn(&mut Value), &'a str);
+
+    /// Asserts that every edit of the demo seed is refused with a message starting with its path.
+    pub(crate) fn assert_refused(cases: &[Refusal<'_>]) {
+        for (edit, expected) in cases {
+            let mut seed = demo();
+            edit(&mut seed);
+            let message = error_of(&seed);
+            assert!(
+                message.starts_with(expected),
+                "expected {expected:?}, got {message:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_demo_seed_loads() {
+        let base = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
+        let plan = load(&demo().to_string(), base).unwrap();
+        assert!(!plan.accounts.is_empty());
+    }
+
+    #[test]
+    fn a_file_that_is_not_the_format_names_the_first_bad_place() {
+        assert_refused(&[
+            (|s| s["accounts"][0]["id"] = json!("nope"), "accounts[0].id"),
+            (|s| s["accounts"][0]["surprise"] = json!(1), "accounts[0]"),
+            (
+                |s| s["accounts"][0]["records"]["leads"] = json!([]),
+                "accounts[0].records.leads",
+            ),
+        ]);
+    }
+}

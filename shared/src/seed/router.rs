@@ -1,0 +1,190 @@
+//! A router of the seed: references resolved in its account, trigger checked against its type.
+
+use super::file::SeedRouter;
+use super::{err, member_email, Loader, SeedError};
+use crate::fields::catalogue::Catalogue;
+use crate::fields::definition::FieldType;
+use crate::model::account::Team;
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+use crate::types::ids::AccountId;
+use std::collections::HashMap;
+
+impl Loader {
+    /// Loads one router at `p`; users, teams, `default_user` and `owner_field` must exist in
+    /// the account, the trigger must follow the grammar, and the distribution model's rules hold.
+    pub(super) fn router(
+        &mut self,
+        p: &str,
+        account_id: AccountId,
+        r: SeedRouter,
+        members: &[Member],
+        teams: &[Team],
+        catalogues: &HashMap<ObjectType, Catalogue>,
+    ) -> Result<Router, SeedError> {
+        let catalogue = &catalogues[&r.object_type];
+        let mut users = Vec::new();
+        for (j, u) in r.users.iter().enumerate() {
+            let email = member_email(&format!("{p}.users[{j}].email"), &u.email, members)?;
+            if let Some(pct) = u.percentage {
+                if !(0.0..=100.0).contains(&pct) {
+                    return err(
+                        format!("{p}.users[{j}].percentage"),
+                        "must be from 0 to 100",
+                    );
+                }
+            }
+            users.push(RouterUser {
+                email,
+                percentage: u.percentage,
+            });
+        }
+        let mut team_names = Vec::new();
+        for (j, t) in r.teams.iter().enumerate() {
+            if !teams.iter().any(|x| x.name == t.name) {
+                return err(
+                    format!("{p}.teams[{j}].name"),
+                    format!("no team \"{}\" in this account", t.name),
+                );
+            }
+            team_names.push(t.name.clone());
+        }
+        let settings = match r.settings {
+            None => None,
+            Some(s) => {
+                let sp = format!("{p}.settings");
+                if let Some(owner) = &s.owner_field {
+                    match catalogue.get(owner) {
+                        Some(f) if f.field_type == FieldType::User && !f.is_system() => {}
+                        _ => {
+                            return err(
+                                format!("{sp}.owner_field"),
+                                format!("\"{owner}\" is not a user field of {}", r.object_type),
+                            )
+                        }
+                    }
+                }
+                let default_user = match &s.default_user {
+                    Some(e) => Some(member_email(&format!("{sp}.default_user"), e, members)?),
+                    None => None,
+                };
+                if let Some(trigger) = &s.trigger {
+                    trigger.validate(catalogue).map_err(|e| SeedError {
+                        path: format!("{sp}.trigger.{}", e.path),
+                        message: e.message,
+                    })?;
+                }
+                if s.distribution_model == Some(DistributionModel::Percentage) {
+                    if !team_names.is_empty() {
+                        return err(format!("{p}.teams"), "a percentage router lists no teams");
+                    }
+                    if let Some(j) = users.iter().position(|u| u.percentage.is_none()) {
+                        return err(
+                            format!("{p}.users[{j}].percentage"),
+                            "every user of a percentage router needs a percentage",
+                        );
+                    }
+                    let total: f64 = users.iter().filter_map(|u| u.percentage).sum();
+                    if (total - 100.0).abs() > 1e-6 {
+                        return err(
+                            format!("{p}.users"),
+                            format!("percentages sum to {total}, not 100"),
+                        );
+                    }
+                }
+                if s.rotation_type == RotationType::Teams
+                    && (team_names.is_empty() || !users.is_empty())
+                {
+                    return err(
+                        format!("{sp}.rotation_type"),
+                        "a teams rotation lists teams and no users",
+                    );
+                }
+                Some(RouterSettings {
+                    overwrite: s.overwrite,
+                    owner_field: s.owner_field,
+                    distribution_model: s.distribution_model,
+                    default_user,
+                    disable_default_assignment: s.disable_default_assignment,
+                    ignore_working_hours: s.ignore_working_hours,
+                    account_matching: s.account_matching,
+                    rotation_type: s.rotation_type,
+                    trigger: s.trigger,
+                })
+            }
+        };
+        let created_at = self.next_time();
+        let archived_by = r
+            .archived
+            .0
+            .map(|_| r.archived_by.unwrap_or_else(|| "provisioning".into()));
+        Ok(Router {
+            id: r.id,
+            account_id,
+            name: r.name,
+            object_type: r.object_type,
+            has_integration: r.has_integration,
+            is_published: r.is_published,
+            settings,
+            users,
+            teams: team_names,
+            created_at,
+            updated_at: created_at,
+            archived_at: r.archived.0,
+            archived_by,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::assert_refused;
+    use serde_json::json;
+
+    #[test]
+    fn router_problems_name_the_routers_key() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["routers"][0]["settings"]["trigger"]["groups"][0]["conditions"][0]["operator"] = json!("eq"),
+                "accounts[0].routers[0].settings.trigger.groups[0].conditions[0].operator: unknown operator \"eq\"",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][0]["users"][0]["email"] = json!("ghost@northwind.example"),
+                "accounts[0].routers[0].users[0].email",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][0]["teams"][0]["name"] = json!("Nope"),
+                "accounts[0].routers[0].teams[0].name",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][0]["settings"]["owner_field"] = json!("first_name"),
+                "accounts[0].routers[0].settings.owner_field",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][0]["settings"]["default_user"] = json!("ghost@x.example"),
+                "accounts[0].routers[0].settings.default_user",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][0]["settings"]["trigger"]["groups"][0]["conditions"][0]["field"] = json!("nope"),
+                "accounts[0].routers[0].settings.trigger.groups[0].conditions[0]",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][1]["users"][0]["percentage"] = json!(60),
+                "accounts[0].routers[1].users",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][1]["teams"] = json!([{"name": "Inbound"}]),
+                "accounts[0].routers[1].teams",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][2]["users"] = json!([{"email": "ana.lopez@northwind.example"}]),
+                "accounts[0].routers[2].settings.rotation_type",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][1]["id"] = s["accounts"][0]["routers"][0]["id"].clone(),
+                "accounts[0].routers[1].id",
+            ),
+        ]);
+    }
+}

@@ -1,0 +1,116 @@
+//! Capacity entries of a member (spec "User (account member) object": `capacity`; BEHAVIOR 4 and
+//! BEHAVIOR 6 step 12).
+
+use crate::model::object_type::ObjectType;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// One capacity entry: an object with free-form keys, kept as sent, whose counters
+/// `current_capacity` and `max_capacity`, when present, are non-negative integers. Built by
+/// [`CapacityEntry::parse`]; serializes as the object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CapacityEntry(Map<String, Value>);
+
+impl CapacityEntry {
+    /// Parses one entry (BEHAVIOR 4).
+    ///
+    /// Errors: `(key, "must be a non-negative integer")` for a bad counter.
+    pub fn parse(entry: Map<String, Value>) -> Result<Self, (String, String)> {
+        for key in ["current_capacity", "max_capacity"] {
+            if let Some(v) = entry.get(key) {
+                if v.as_u64().is_none() {
+                    return Err((key.to_string(), "must be a non-negative integer".into()));
+                }
+            }
+        }
+        Ok(Self(entry))
+    }
+
+    /// The entry's keys and values as sent.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// Whether the entry limits assignments of `object_type` (BEHAVIOR 6 step 12): its
+    /// `assignment_type` is the type, `all`, or absent, and it has an integer `max_capacity`.
+    pub fn applies_to(&self, object_type: ObjectType) -> bool {
+        let type_matches = match self.0.get("assignment_type") {
+            None | Some(Value::Null) => true,
+            Some(Value::String(t)) => t == object_type.as_str() || t == "all",
+            Some(_) => false,
+        };
+        type_matches && self.max().is_some()
+    }
+
+    /// `current_capacity`, 0 when absent.
+    pub fn current(&self) -> u64 {
+        self.0
+            .get("current_capacity")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    }
+
+    /// `max_capacity`, when it is an integer.
+    pub fn max(&self) -> Option<u64> {
+        self.0.get("max_capacity").and_then(Value::as_u64)
+    }
+
+    /// Whether `current_capacity < max_capacity` (an entry without a maximum never fills).
+    pub fn has_room(&self) -> bool {
+        self.max().is_none_or(|max| self.current() < max)
+    }
+
+    /// The entry after one more assignment: `current_capacity` + 1.
+    pub fn counted(&self) -> Self {
+        let mut next = self.0.clone();
+        next.insert("current_capacity".into(), json!(self.current() + 1));
+        Self(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(v: Value) -> Map<String, Value> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn capacity_counters_must_be_non_negative_integers() {
+        assert!(CapacityEntry::parse(entry(
+            json!({"id": "c1", "current_capacity": 0, "max_capacity": 5, "x": "kept"})
+        ))
+        .is_ok());
+        assert!(CapacityEntry::parse(entry(json!({"name": "no counters"}))).is_ok());
+        for bad in [json!(-1), json!(1.5), json!("3"), json!(null)] {
+            let err = CapacityEntry::parse(entry(json!({"max_capacity": bad}))).unwrap_err();
+            assert_eq!(err.0, "max_capacity");
+        }
+    }
+
+    #[test]
+    fn an_entry_applies_to_its_type_all_or_any_and_only_with_a_maximum() {
+        let e = |v| CapacityEntry::parse(entry(v)).unwrap();
+        assert!(e(json!({"max_capacity": 1})).applies_to(ObjectType::Deals));
+        assert!(
+            e(json!({"max_capacity": 1, "assignment_type": "all"})).applies_to(ObjectType::Deals)
+        );
+        assert!(
+            e(json!({"max_capacity": 1, "assignment_type": "deals"})).applies_to(ObjectType::Deals)
+        );
+        assert!(!e(json!({"max_capacity": 1, "assignment_type": "tickets"}))
+            .applies_to(ObjectType::Deals));
+        assert!(!e(json!({"assignment_type": "deals"})).applies_to(ObjectType::Deals));
+    }
+
+    #[test]
+    fn counting_an_assignment_increments_the_current_count() {
+        let e = CapacityEntry::parse(entry(json!({"max_capacity": 2}))).unwrap();
+        assert!(e.has_room());
+        let e = e.counted().counted();
+        assert_eq!(e.current(), 2);
+        assert!(!e.has_room());
+    }
+}
