@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of the workspace: formatting, clippy, and all test tiers
 # (unit, store contract on both adapters, HTTP-level, end-to-end, DynamoDB against the emulator),
-# and the SAM template checks (cfn-lint, sam validate --lint; the template-check tests run with cargo).
+# the SAM template checks (cfn-lint, sam validate --lint; the template-check tests run with cargo),
+# schemathesis against the local server's OpenAPI document, and the /docs page in headless
+# Chromium (installed from Debian's packages when missing).
 # This is the README's test command; .ci/run calls it. Needs the Rust toolchain, Python 3 and pip:
 # moto (the AWS emulator) is installed into .venv/ on the first run and reused afterwards.
 set -euo pipefail
@@ -24,5 +26,11 @@ trap emulator_stop EXIT
 
 echo "==> cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
 cargo test --workspace --locked
+
+echo "==> schemathesis against the local server (every operation of /openapi.json, every default check)"
+bash infra/scripts/schemathesis.sh
+
+echo "==> the API reference page (/docs) in headless Chromium"
+bash infra/scripts/check-docs-page.sh
 
 echo "==> all checks passed in $((SECONDS - started)) s"

@@ -16,6 +16,7 @@ tools_pin() {
     cfn-lint) echo 1.58.0 ;;
     aws-sam-cli) echo 1.170.0 ;;
     cargo-lambda) echo 1.9.2 ;;
+    schemathesis) echo 4.32.5 ;;
     *) echo "tools-venv.sh: no pinned version for $1" >&2; return 1 ;;
   esac
 }

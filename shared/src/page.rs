@@ -8,6 +8,9 @@ use utoipa::ToSchema;
 pub const DEFAULT_LIMIT: usize = 10;
 /// Largest page size (spec "Limits").
 pub const MAX_LIMIT: usize = 100;
+/// Largest `offset` (BEHAVIOR 2 sets only a minimum; a bound keeps the parameter's range the
+/// same on every platform).
+pub const MAX_OFFSET: usize = 1_000_000_000;
 
 /// One page of a list, in the contract's order (BEHAVIOR 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,8 @@ use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{ListParams, TAG_RECORDS};
 use shared::api::{
-    empty_id_route, item_properties, with_405, with_item_methods, ApiError, Authenticated, Body,
-    ListQuery,
+    empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
+    Body, ListQuery,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -74,11 +74,6 @@ type Answer<T> = Result<(StatusCode, Json<T>), ApiError>;
 /// Methods of an item path, with the scope each needs (BEHAVIOR 1).
 const ITEM_METHODS: &[(Method, Scope)] = &[
     (Method::GET, Scope::Read),
-    (Method::PATCH, Scope::Update),
-    (Method::DELETE, Scope::Delete),
-];
-/// Item methods a collection path answers with `Missing path parameter` (BEHAVIOR 2).
-const ITEM_ONLY_METHODS: &[(Method, Scope)] = &[
     (Method::PATCH, Scope::Update),
     (Method::DELETE, Scope::Delete),
 ];
@@ -181,7 +176,7 @@ macro_rules! record_type {
         $module:ident, $t:ident, $plural:literal, $singular:literal,
         collection = $collection:literal, item = $item:literal, empty = $empty:literal,
         id = $id:literal,
-        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal],
+        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal, $patch_no_id:literal, $delete_no_id:literal],
         schemas = [$view:ident, $list:ident, $create:ident, $update:ident, $props:ident]
     ) => {
         #[doc = concat!("The ", $plural, " routes.")]
@@ -307,9 +302,42 @@ macro_rules! record_type {
                 super::archive(ObjectType::$t, auth, s, id).await
             }
 
+            #[doc = concat!("`PATCH /", $plural, "` without an id: always 400.")]
+            #[utoipa::path(
+                patch,
+                path = $collection,
+                operation_id = $patch_no_id,
+                tag = TAG_RECORDS,
+                summary = concat!("(no ", $singular, " id) always 400"),
+                description = concat!("PATCH is defined on `", $item, "` only: without the id the answer is 400 `Missing path parameter: ", $id, "` (after 401 and 403). There is no successful request."),
+                security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
+                responses(BadRequest, Unauthorized, Forbidden, InternalError)
+            )]
+            pub async fn update_without_id(Authenticated(p): Authenticated) -> Result<(), ApiError> {
+                p.require(Scope::Update)?;
+                Err(missing_path_parameter($id).into())
+            }
+
+            #[doc = concat!("`DELETE /", $plural, "` without an id: always 400.")]
+            #[utoipa::path(
+                delete,
+                path = $collection,
+                operation_id = $delete_no_id,
+                tag = TAG_RECORDS,
+                summary = concat!("(no ", $singular, " id) always 400"),
+                description = concat!("DELETE is defined on `", $item, "` only: without the id the answer is 400 `Missing path parameter: ", $id, "` (after 401 and 403). There is no successful request."),
+                security(("oauth2" = ["service-api/delete"]), ("bearer" = [])),
+                responses(BadRequest, Unauthorized, Forbidden, InternalError)
+            )]
+            pub async fn archive_without_id(Authenticated(p): Authenticated) -> Result<(), ApiError> {
+                p.require(Scope::Delete)?;
+                Err(missing_path_parameter($id).into())
+            }
+
             pub(super) fn mount(router: OpenApiRouter<RecordsState>) -> OpenApiRouter<RecordsState> {
-                let (schemas, paths, methods) = routes!(list, create);
-                let methods = with_item_methods(methods, "GET, POST", ITEM_ONLY_METHODS, $id);
+                let (schemas, paths, methods) =
+                    routes!(list, create, update_without_id, archive_without_id);
+                let methods = with_405(methods, "GET, POST, PATCH, DELETE");
                 let router = router.routes((schemas, paths, methods));
                 let (schemas, paths, methods) = routes!(get, update, archive);
                 let methods = with_405(methods, "GET, PATCH, DELETE");
@@ -335,7 +363,9 @@ record_type!(
         "createContact",
         "getContact",
         "updateContact",
-        "archiveContact"
+        "archiveContact",
+        "updateContactWithoutId",
+        "archiveContactWithoutId"
     ],
     schemas = [
         Contact,
@@ -359,7 +389,9 @@ record_type!(
         "createCompany",
         "getCompany",
         "updateCompany",
-        "archiveCompany"
+        "archiveCompany",
+        "updateCompanyWithoutId",
+        "archiveCompanyWithoutId"
     ],
     schemas = [
         Company,
@@ -383,7 +415,9 @@ record_type!(
         "createDeal",
         "getDeal",
         "updateDeal",
-        "archiveDeal"
+        "archiveDeal",
+        "updateDealWithoutId",
+        "archiveDealWithoutId"
     ],
     schemas = [Deal, DealList, DealCreate, DealUpdate, DealProperties]
 );
@@ -401,7 +435,9 @@ record_type!(
         "createTicket",
         "getTicket",
         "updateTicket",
-        "archiveTicket"
+        "archiveTicket",
+        "updateTicketWithoutId",
+        "archiveTicketWithoutId"
     ],
     schemas = [
         Ticket,

@@ -7,7 +7,7 @@ use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{ListParams, TAG_USERS};
 use shared::api::{
-    empty_id_route, with_405, with_item_methods, ApiError, Authenticated, Body, ListQuery,
+    empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -41,8 +41,8 @@ impl UsersState {
 
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: UsersState) -> OpenApiRouter {
-    let (schemas, paths, methods) = routes!(list);
-    let collection = with_item_methods(methods, "GET", ITEM_ONLY_METHODS, "userId");
+    let (schemas, paths, methods) = routes!(list, update_without_id);
+    let collection = with_405(methods, "GET, PATCH");
     let (schemas_item, paths_item, methods_item) = routes!(get, update);
     OpenApiRouter::new()
         .routes((schemas, paths, collection))
@@ -68,7 +68,6 @@ pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
 
 const ITEM_METHODS: &[(Method, Scope)] =
     &[(Method::GET, Scope::Read), (Method::PATCH, Scope::Update)];
-const ITEM_ONLY_METHODS: &[(Method, Scope)] = &[(Method::PATCH, Scope::Update)];
 
 type Answer<T> = Result<Json<T>, ApiError>;
 
@@ -95,6 +94,22 @@ pub async fn list(
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(s.members.list(p.account_id, query.page).await?))
+}
+
+/// `PATCH /users` without an id: always 400.
+#[utoipa::path(
+    patch,
+    path = "/users",
+    operation_id = "updateUserWithoutId",
+    tag = TAG_USERS,
+    summary = "(no user id) always 400",
+    description = "PATCH is defined on `/users/{userId}` only: without the id the answer is 400 `Missing path parameter: userId` (after 401 and 403). There is no successful request.",
+    security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
+    responses(BadRequest, Unauthorized, Forbidden, InternalError)
+)]
+pub async fn update_without_id(Authenticated(p): Authenticated) -> Result<(), ApiError> {
+    p.require(Scope::Update)?;
+    Err(missing_path_parameter("userId").into())
 }
 
 /// Reads a member.

@@ -3,7 +3,7 @@
 //! Unknown parameters are ignored. Repeated `properties` values are joined with commas.
 
 use crate::error::DomainError;
-use crate::page::{Page, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::page::{Page, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 
 /// Parsed query of a list route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +60,9 @@ impl ListQuery {
             None => 0,
             Some(v) => v
                 .parse::<usize>()
-                .map_err(|_| invalid("offset", "must be an integer of 0 or more"))?,
+                .ok()
+                .filter(|n| *n <= MAX_OFFSET)
+                .ok_or_else(|| invalid("offset", "must be an integer from 0 to 1000000000"))?,
         };
         Ok(Self {
             properties: properties(&pairs),
@@ -128,6 +130,8 @@ mod tests {
             ("limit=1.5", "limit"),
             ("offset=-1", "offset"),
             ("offset=x", "offset"),
+            ("offset=1000000001", "offset"),
+            ("offset=9223372036854775808", "offset"),
             ("archived=yes", "archived"),
             ("archived=TRUE", "archived"),
             ("archived=", "archived"),

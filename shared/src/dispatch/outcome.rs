@@ -140,6 +140,7 @@ pub struct AssignedAnswer {
 
 /// The body of a non-error outcome: only `message`.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"message": "Trigger did not match"}))]
 pub struct MessageAnswer {
     /// The outcome, e.g. `Trigger did not match`, `Router not found`, `Assignment limit reached`.

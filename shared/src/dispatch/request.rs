@@ -14,11 +14,15 @@ pub const INVALID_EVENT: &str = "Invalid event: require router_id and object_id"
 #[derive(Debug, Clone, PartialEq, Eq, ToSchema)]
 #[schema(example = json!({"router_id": "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45", "object_id": "01936b2a-7c00-7a00-8000-000000000002"}))]
 pub struct DispatchRequest {
-    /// The router to run.
-    #[schema(min_length = 1)]
+    /// The router to run (a UUID; another value finds no router).
+    #[schema(
+        pattern = "[^\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
     pub router_id: String,
-    /// The record (of the router's object type) to assign.
-    #[schema(min_length = 1)]
+    /// The record (of the router's object type) to assign (a UUID; another value finds none).
+    #[schema(
+        pattern = "[^\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
     pub object_id: String,
     /// Queue messages only: the account the sender expects the router to belong to.
     #[schema(ignore)]

@@ -10,6 +10,7 @@ use crate::error::DomainError;
 use crate::timefmt::rfc3339_millis;
 use crate::types::canonical_domain::CanonicalDomain;
 use crate::types::email::Email;
+use crate::types::number::is_storable;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -81,8 +82,12 @@ pub fn validate_value(def: &FieldDef, value: &Value) -> Result<FieldInput, Domai
     }
     match def.field_type {
         FieldType::String => {
-            let Some(text) = scalar_text(value) else {
-                return Err(invalid("expected a string".into()));
+            // An address or a URL is text: the coercion of numbers and booleans is for plain text
+            // fields (docs/decisions.md).
+            let text = match (name, value) {
+                ("email" | "website_url", Value::String(s)) => s.clone(),
+                ("email" | "website_url", _) => return Err(invalid("expected a string".into())),
+                _ => scalar_text(value).ok_or_else(|| invalid("expected a string".into()))?,
             };
             if text.trim().is_empty() {
                 return Ok(FieldInput::Clear);
@@ -143,7 +148,8 @@ fn scalar_text(value: &Value) -> Option<String> {
 }
 
 /// A finite number (JSON number or numeric string) as its shortest decimal text without exponent
-/// (BEHAVIOR 3): `1e3` -> `1000`, `12.50` -> `12.5`, `-0` -> `0`.
+/// (BEHAVIOR 3): `1e3` -> `1000`, `12.50` -> `12.5`, `-0` -> `0`. It must be storable
+/// (BEHAVIOR 12, [`is_storable`]): zero, or a magnitude from 1e-130 to below 1e126.
 pub fn canonical_number(value: &Value) -> Result<String, String> {
     let number = match value {
         Value::Number(n) => n.as_f64(),
@@ -159,11 +165,14 @@ pub fn canonical_number(value: &Value) -> Result<String, String> {
         _ => None,
     };
     match number {
-        Some(n) if n.is_finite() => Ok(if n == 0.0 {
+        Some(n) if is_storable(n) => Ok(if n == 0.0 {
             "0".to_string()
         } else {
             format!("{n}")
         }),
+        Some(n) if n.is_finite() => {
+            Err("the number is out of range: zero or a magnitude from 1e-130 to below 1e126".into())
+        }
         _ => Err("expected a finite number".into()),
     }
 }
@@ -246,15 +255,20 @@ pub fn parse_datetime_text(text: &str) -> Option<DateTime<Utc>> {
     None
 }
 
+/// Smallest timestamp in milliseconds a datetime field takes: the earliest instant chrono holds.
+pub const MIN_TIMESTAMP_MILLIS: i64 = DateTime::<Utc>::MIN_UTC.timestamp_millis();
+/// Largest timestamp in milliseconds a datetime field takes: the latest instant chrono holds.
+pub const MAX_TIMESTAMP_MILLIS: i64 = DateTime::<Utc>::MAX_UTC.timestamp_millis();
+
 fn from_timestamp(n: f64) -> Option<DateTime<Utc>> {
     if !n.is_finite() {
         return None;
     }
-    let millis = if n.abs() < 1e11 { n * 1000.0 } else { n };
-    if millis.abs() > 8.64e15 {
+    let millis = (if n.abs() < 1e11 { n * 1000.0 } else { n }).round();
+    if millis < MIN_TIMESTAMP_MILLIS as f64 || millis > MAX_TIMESTAMP_MILLIS as f64 {
         return None;
     }
-    DateTime::from_timestamp_millis(millis.round() as i64)
+    DateTime::from_timestamp_millis(millis as i64)
 }
 
 #[cfg(test)]
@@ -273,6 +287,11 @@ mod tests {
             (json!(" 7.25 "), Some("7.25")),
             (json!("1e3"), Some("1000")),
             (json!(1e21), Some("1000000000000000000000")),
+            (json!(1e125), Some(&*format!("1{}", "0".repeat(125)))),
+            (json!(1e200), None),
+            (json!(-1e126), None),
+            (json!(1e-131), None),
+            (json!("1e300"), None),
             (json!(-3), Some("-3")),
             (json!("inf"), None),
             (json!("NaN"), None),
@@ -287,6 +306,30 @@ mod tests {
                 "{input}"
             );
         }
+    }
+
+    #[test]
+    fn addresses_and_urls_must_be_text_while_other_text_fields_coerce_scalars() {
+        let c = Catalogue::standard(ObjectType::Companies);
+        let url = c.get("website_url").unwrap();
+        assert_eq!(
+            validate_value(url, &json!("https://www.Example.com/x")).unwrap(),
+            FieldInput::Set("example.com".into())
+        );
+        for not_text in [json!(5), json!(true), json!(1.5)] {
+            let err = validate_value(url, &not_text).unwrap_err();
+            assert_eq!(err.field(), Some("website_url"), "{not_text}");
+        }
+        let c = Catalogue::standard(ObjectType::Contacts);
+        assert!(validate_value(c.get("email").unwrap(), &json!(5)).is_err());
+    }
+
+    #[test]
+    fn numeric_timestamps_are_accepted_within_the_instants_chrono_holds() {
+        assert!(parse_datetime_value(&json!(MAX_TIMESTAMP_MILLIS)).is_ok());
+        assert!(parse_datetime_value(&json!(MIN_TIMESTAMP_MILLIS)).is_ok());
+        assert!(parse_datetime_value(&json!(MAX_TIMESTAMP_MILLIS + 1)).is_err());
+        assert!(parse_datetime_value(&json!(8_639_999_999_999_999_i64)).is_err());
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub struct Condition {
     /// scalars for `in` / `not_in`, none for `is_empty` / `is_not_empty`
     /// (see [`Trigger::validate`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub value: Option<serde_json::Value>,
 }
 

@@ -12,16 +12,33 @@ use serde_json::{json, Map, Value};
 #[serde(transparent)]
 pub struct CapacityEntry(Map<String, Value>);
 
+/// Largest counter: 2^53 - 1, the largest integer every JSON reader (and a double) holds exactly.
+pub const MAX_COUNTER: u64 = (1 << 53) - 1;
+
+/// A counter's value: a non-negative integer up to [`MAX_COUNTER`], written `5` or `5.0` (JSON
+/// does not tell them apart, and neither does JSON Schema's `integer`).
+fn counter(value: &Value) -> Option<u64> {
+    value
+        .as_u64()
+        .or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= MAX_COUNTER as f64)
+                .map(|f| f as u64)
+        })
+        .filter(|n| *n <= MAX_COUNTER)
+}
+
 impl CapacityEntry {
     /// Parses one entry (BEHAVIOR 4).
     ///
-    /// Errors: `(key, "must be a non-negative integer")` for a bad counter.
-    pub fn parse(entry: Map<String, Value>) -> Result<Self, (String, String)> {
+    /// Errors: `(key, "must be a non-negative integer")` for a counter that is not an integer
+    /// from 0 to [`MAX_COUNTER`].
+    pub fn parse(mut entry: Map<String, Value>) -> Result<Self, (String, String)> {
         for key in ["current_capacity", "max_capacity"] {
-            if let Some(v) = entry.get(key) {
-                if v.as_u64().is_none() {
-                    return Err((key.to_string(), "must be a non-negative integer".into()));
-                }
+            if let Some(v) = entry.get_mut(key) {
+                *v = json!(counter(v)
+                    .ok_or_else(|| (key.to_string(), "must be a non-negative integer".into()))?);
             }
         }
         Ok(Self(entry))
@@ -84,7 +101,17 @@ mod tests {
         ))
         .is_ok());
         assert!(CapacityEntry::parse(entry(json!({"name": "no counters"}))).is_ok());
-        for bad in [json!(-1), json!(1.5), json!("3"), json!(null)] {
+        let whole = CapacityEntry::parse(entry(json!({"max_capacity": 5.0}))).unwrap();
+        assert_eq!(whole.as_map()["max_capacity"], json!(5));
+        for bad in [
+            json!(-1),
+            json!(1.5),
+            json!("3"),
+            json!(null),
+            json!(-2.0),
+            json!(MAX_COUNTER + 1),
+            json!(1.5e21),
+        ] {
             let err = CapacityEntry::parse(entry(json!({"max_capacity": bad}))).unwrap_err();
             assert_eq!(err.0, "max_capacity");
         }

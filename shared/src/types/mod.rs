@@ -9,6 +9,7 @@ pub mod capacity;
 pub mod email;
 pub mod ids;
 pub mod notification_preferences;
+pub mod number;
 
 pub use canonical_domain::CanonicalDomain;
 pub use capacity::CapacityEntry;

@@ -20,6 +20,12 @@ use utoipa::openapi::tag::{Tag, TagBuilder};
 use utoipa::openapi::{InfoBuilder, OpenApi, ServerBuilder};
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 
+/// The characters Rust's `str::trim` removes (Unicode `White_Space`), as a regular-expression
+/// class body. Patterns use it instead of `\s`, whose ECMA-262 set differs (it has U+FEFF and
+/// not U+0085), so a pattern and the server agree on what blank means.
+pub(crate) const WHITESPACE: &str =
+    "\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+
 /// Name of the OAuth 2.0 client-credentials security scheme (RFC 6749 section 4.4).
 pub const OAUTH2: &str = "oauth2";
 /// Name of the HTTP Basic scheme of the token endpoint (RFC 6749 section 2.3.1).
@@ -51,7 +57,7 @@ pub struct ListParams {
     #[param(value_type = Option<i64>, minimum = 1, maximum = 100, default = 10)]
     pub limit: Option<u32>,
     /// Items to skip.
-    #[param(value_type = Option<i64>, minimum = 0, maximum = 9_223_372_036_854_775_807_i64, default = 0)]
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 1_000_000_000, default = 0)]
     pub offset: Option<u64>,
 }
 
@@ -62,8 +68,104 @@ fn tag(name: &str, description: &str) -> Tag {
         .build()
 }
 
-/// Completes a merged description: info, servers, tags, security schemes.
+/// The id name and operation ids of one record type's operations, for links:
+/// (id parameter, create, [read, update, list]).
+const RECORD_LINKS: [(&str, &str, [&str; 3]); 4] = [
+    (
+        "contactId",
+        "createContact",
+        ["getContact", "updateContact", "listContacts"],
+    ),
+    (
+        "companyId",
+        "createCompany",
+        ["getCompany", "updateCompany", "listCompanies"],
+    ),
+    (
+        "dealId",
+        "createDeal",
+        ["getDeal", "updateDeal", "listDeals"],
+    ),
+    (
+        "ticketId",
+        "createTicket",
+        ["getTicket", "updateTicket", "listTickets"],
+    ),
+];
+
+/// The links one operation's answer gets: (operation id, status, [(link name, link)]).
+type LinkPlan = (
+    String,
+    &'static str,
+    Vec<(String, utoipa::openapi::link::Link)>,
+);
+
+/// Adds the links between operations (OpenAPI 3.1 "Link Object"): a created record and a listed
+/// one lead to reading and updating it; a listed user to reading and updating it. The stateful
+/// tests follow them. Archiving is not linked: an archived record still reads back (200 with
+/// `archived` set; the spec's "DELETE archives the record; it is retained"), which a test tool
+/// following a DELETE -> GET link takes for a use after free.
+fn add_links(doc: &mut OpenApi) {
+    let link = |operation: &str, parameter: &str, value: &str| {
+        utoipa::openapi::link::LinkBuilder::new()
+            .operation_id(operation)
+            .parameter(parameter, value)
+            .build()
+    };
+    let mut plan: Vec<LinkPlan> = Vec::new();
+    for (id, create, [get, update, list]) in RECORD_LINKS {
+        let targets = |from: &str| {
+            [get, update]
+                .iter()
+                .map(|op| (op.to_string(), link(op, id, from)))
+                .collect::<Vec<_>>()
+        };
+        plan.push((create.to_string(), "201", targets("$response.body#/id")));
+        plan.push((
+            list.to_string(),
+            "200",
+            targets("$response.body#/data/0/id"),
+        ));
+    }
+    plan.push((
+        "listUsers".to_string(),
+        "200",
+        ["getUser", "updateUser"]
+            .iter()
+            .map(|op| {
+                (
+                    op.to_string(),
+                    link(op, "userId", "$response.body#/data/0/id"),
+                )
+            })
+            .collect(),
+    ));
+    for item in doc.paths.paths.values_mut() {
+        for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+            let Some(id) = operation.operation_id.clone() else {
+                continue;
+            };
+            for (from, status, links) in &plan {
+                if *from != id {
+                    continue;
+                }
+                if let Some(utoipa::openapi::RefOr::T(response)) =
+                    operation.responses.responses.get_mut(*status)
+                {
+                    for (name, link) in links {
+                        response
+                            .links
+                            .insert(name.clone(), utoipa::openapi::RefOr::T(link.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Completes a merged description: info, servers, tags, security schemes, links.
 pub fn finish_document(mut doc: OpenApi) -> OpenApi {
+    add_links(&mut doc);
     doc.info = InfoBuilder::new()
         .title("Account routing API")
         .version("1.0.0")

@@ -4,12 +4,15 @@
 //! parameter. An account's custom fields are not in the document: they are accepted the same
 //! way, as described on each schema.
 
+use super::WHITESPACE;
 use crate::fields::catalogue::Catalogue;
 use crate::fields::definition::FieldType;
+use crate::fields::validate::{MAX_TIMESTAMP_MILLIS, MIN_TIMESTAMP_MILLIS};
 use crate::model::object_type::ObjectType;
+use crate::types::number::{MAGNITUDE_BOUND, MIN_MAGNITUDE};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle};
 use utoipa::openapi::{RefOr, Required, Schema};
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 
@@ -40,57 +43,62 @@ pub fn type_name(object_type: ObjectType) -> &'static str {
     }
 }
 
-const BLANK: &str = "^\\s*$";
-const DECIMAL: &str = "^\\s*[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*$";
+fn blank() -> String {
+    format!("^[{WHITESPACE}]*$")
+}
 
-/// What a write accepts for one field (BEHAVIOR 3, "Write validation").
-fn input_schema(name: &str, field_type: FieldType, options: &[(String, String)]) -> Value {
-    let blank = json!({"type": "string", "pattern": BLANK});
+/// A string with something else than whitespace in it.
+fn non_blank() -> String {
+    format!("[^{WHITESPACE}]")
+}
+/// A decimal string every double holds: up to 15 digits before and after the point.
+fn decimal() -> String {
+    format!(
+        "^[{WHITESPACE}]*[+-]?([0-9]{{1,15}}(\\.[0-9]{{0,15}})?|\\.[0-9]{{1,15}})[{WHITESPACE}]*$"
+    )
+}
+
+/// The numbers both stores hold (BEHAVIOR 12): zero, or a magnitude from 1e-130 to below 1e126.
+fn storable_number() -> Vec<Value> {
+    vec![
+        json!({"type": "number", "enum": [0]}),
+        json!({"type": "number", "minimum": MIN_MAGNITUDE, "exclusiveMaximum": MAGNITUDE_BOUND}),
+        json!({"type": "number", "exclusiveMinimum": -MAGNITUDE_BOUND, "maximum": -MIN_MAGNITUDE}),
+    ]
+}
+/// A host as `website_url` takes it: an optional scheme, dot-separated labels (the last one
+/// starting with a letter), an optional port, path, query or fragment.
+fn website() -> String {
+    format!(
+        "^[{WHITESPACE}]*([A-Za-z][A-Za-z0-9+.-]*://)?([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*(:[0-9]{{1,4}})?([/?#][^{WHITESPACE}]*)?[{WHITESPACE}]*$"
+    )
+}
+
+/// What a write accepts for one field when it must hold a value (a required field on create):
+/// the field's values less the ones that clear it (BEHAVIOR 3, "Write validation").
+fn value_schema(name: &str, field_type: FieldType, options: &[(String, String)]) -> Value {
     match (field_type, name) {
-        (FieldType::String, "email") => json!({
-            "description": "A valid e-mail address, stored lowercased; blank or null clears it.",
-            "anyOf": [{"type": "string", "format": "email"}, blank, {"type": "null"}],
-        }),
-        (FieldType::String, "website_url") => json!({
-            "description": "A URL or host, stored as its canonical host (lowercase, no scheme, \
-                `www.`, port, path or trailing dot); blank or null clears it.",
-            "anyOf": [
-                {"type": "string", "pattern": "^\\s*([A-Za-z][A-Za-z0-9+.-]*://)?[A-Za-z0-9][A-Za-z0-9.-]*(:[0-9]*)?([/?#][^\\s]*)?\\s*$"},
-                blank,
-                {"type": "null"},
-            ],
-        }),
-        (FieldType::String, _) => json!({
-            "description": "Text; numbers and booleans are stored as their text; blank or null \
-                clears it.",
-            "type": ["string", "number", "boolean", "null"],
-        }),
-        (FieldType::Number, _) => json!({
-            "description": "A finite number, or a string holding one; stored as its shortest \
-                decimal text. null clears it.",
-            "anyOf": [{"type": "number"}, {"type": "string", "pattern": DECIMAL}, {"type": "null"}],
-        }),
-        (FieldType::Bool, _) => json!({
-            "description": "true or false, or the strings \"true\" / \"false\" (any case); null \
-                clears it.",
-            "anyOf": [
-                {"type": "boolean"},
-                {"type": "string", "pattern": "^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$"},
-                {"type": "null"},
-            ],
-        }),
-        (FieldType::Datetime, _) => json!({
-            "description": "ISO 8601 / RFC 3339 (a date alone is midnight UTC), RFC 2822, or a \
-                numeric timestamp (below 10^11 seconds, else milliseconds); stored as RFC 3339 \
-                UTC with milliseconds. Blank or null clears it.",
-            "anyOf": [
-                {"type": "string", "format": "date-time"},
-                {"type": "string", "format": "date"},
-                {"type": "number", "minimum": -8.64e15, "maximum": 8.64e15},
-                blank,
-                {"type": "null"},
-            ],
-        }),
+        (FieldType::String, "email") => json!({"type": "string", "format": "email"}),
+        (FieldType::String, "website_url") => json!({"type": "string", "pattern": website()}),
+        (FieldType::String, _) => json!({"anyOf": [
+            {"type": "string", "pattern": non_blank()},
+            {"type": "number"},
+            {"type": "boolean"},
+        ]}),
+        (FieldType::Number, _) => {
+            let mut alternatives = storable_number();
+            alternatives.push(json!({"type": "string", "pattern": decimal()}));
+            json!({"anyOf": alternatives})
+        }
+        (FieldType::Bool, _) => json!({"anyOf": [
+            {"type": "boolean"},
+            {"type": "string", "pattern": format!("^[{WHITESPACE}]*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])[{WHITESPACE}]*$")},
+        ]}),
+        (FieldType::Datetime, _) => json!({"anyOf": [
+            {"type": "string", "format": "date-time"},
+            {"type": "string", "format": "date"},
+            {"type": "number", "minimum": MIN_TIMESTAMP_MILLIS, "maximum": MAX_TIMESTAMP_MILLIS},
+        ]}),
         (FieldType::Enumeration, _) => {
             let mut names: Vec<Value> = Vec::new();
             for (internal, display) in options {
@@ -99,26 +107,71 @@ fn input_schema(name: &str, field_type: FieldType, options: &[(String, String)])
                     names.push(json!(display));
                 }
             }
-            json!({
-                "description": "An option's internal name or display name (any case); stored as \
-                    the internal name. Options the account added are accepted too. Blank or null \
-                    clears it.",
-                "anyOf": [{"type": "string", "enum": names}, blank, {"type": "null"}],
-            })
+            json!({"type": "string", "enum": names})
         }
-        (FieldType::User, _) => json!({
-            "description": "The id (UUID) or e-mail of an active member of the account \
-                (`GET /users`); stored as the member's e-mail. Blank or null clears it. Setting \
-                an owner field, even to null, stamps its `<field>_assigned_date`.",
-            "anyOf": [{"type": "string", "format": "uuid"}, {"type": "string", "format": "email"}, blank, {"type": "null"}],
-        }),
+        (FieldType::User, _) => json!({"anyOf": [
+            {"type": "string", "format": "uuid"},
+            {"type": "string", "format": "email"},
+        ]}),
     }
 }
 
-/// The `fields` object of a write: every writable standard field with what it accepts.
+/// What a write accepts for one field: a value, or one that clears it (blank or null; numbers
+/// and booleans have no blank form).
+fn input_schema(name: &str, field_type: FieldType, options: &[(String, String)]) -> Value {
+    let description = match (field_type, name) {
+        (FieldType::String, "email") => {
+            "A valid e-mail address, stored lowercased; blank or null clears it."
+        }
+        (FieldType::String, "website_url") => {
+            "A URL or host (a string), stored as its canonical host (lowercase, no scheme, \
+             `www.`, port, path or trailing dot); blank or null clears it."
+        }
+        (FieldType::String, _) => {
+            "Text; numbers and booleans are stored as their text; blank or null clears it."
+        }
+        (FieldType::Number, _) => {
+            "A number, or a string holding one: zero or a magnitude from 1e-130 to below 1e126 \
+             (what both stores hold); stored as its shortest decimal text. null clears it."
+        }
+        (FieldType::Bool, _) => {
+            "true or false, or the strings \"true\" / \"false\" (any case); null clears it."
+        }
+        (FieldType::Datetime, _) => {
+            "ISO 8601 / RFC 3339 (a date alone is midnight UTC), RFC 2822, or a numeric \
+             timestamp (below 10^11 seconds, else milliseconds); stored as RFC 3339 UTC with \
+             milliseconds. Blank or null clears it."
+        }
+        (FieldType::Enumeration, _) => {
+            "An option's internal name or display name (any case); stored as the internal name. \
+             Options the account added are accepted too. Blank or null clears it."
+        }
+        (FieldType::User, _) => {
+            "The id (UUID) or e-mail of an active member of the account (`GET /users`); stored \
+             as the member's e-mail. Blank or null clears it. Setting an owner field, even to \
+             null, stamps its `<field>_assigned_date`."
+        }
+    };
+    let value = value_schema(name, field_type, options);
+    let mut alternatives = match value {
+        Value::Object(ref map) if map.contains_key("anyOf") => {
+            map["anyOf"].as_array().cloned().unwrap_or_default()
+        }
+        other => vec![other],
+    };
+    if !matches!(field_type, FieldType::Number | FieldType::Bool) {
+        alternatives.push(json!({"type": "string", "pattern": blank()}));
+    }
+    alternatives.push(json!({"type": "null"}));
+    json!({"description": description, "anyOf": alternatives})
+}
+
+/// The `fields` object of a write: every writable standard field with what it accepts; on
+/// create, the type's required fields (spec "POST" table) must hold a value.
 fn fields_schema(object_type: ObjectType, create: bool) -> Value {
     let catalogue = Catalogue::standard(object_type);
     let mut properties = Map::new();
+    let mut values = Map::new();
     for field in catalogue.fields().iter().filter(|f| !f.is_system()) {
         let options: Vec<(String, String)> = field
             .options
@@ -129,41 +182,42 @@ fn fields_schema(object_type: ObjectType, create: bool) -> Value {
             field.internal_name.clone(),
             input_schema(&field.internal_name, field.field_type, &options),
         );
+        values.insert(
+            field.internal_name.clone(),
+            value_schema(&field.internal_name, field.field_type, &options),
+        );
     }
-    let present = |name: &str| -> Value {
-        // A required field must be present with a value that is not blank.
-        json!({"required": [name], "properties": {name: {"not": {"anyOf": [{"type": "null"}, {"type": "string", "pattern": BLANK}]}}}})
-    };
-    let mut schema = json!({
+    let fields = json!({
         "type": "object",
-        "description": format!(
-            "Field values by internal name (`contracts/standard-fields.md`). Unknown names and \
-             system-managed fields are refused; the account's custom fields are accepted like \
-             standard ones. Validation is all-or-nothing."
-        ),
+        "description": "Field values by internal name (`contracts/standard-fields.md`). Unknown \
+            names and system-managed fields are refused; the account's custom fields are \
+            accepted like standard ones. Validation is all-or-nothing.",
         "properties": properties,
         "additionalProperties": false,
     });
-    if create {
-        let rule = match object_type {
-            ObjectType::Contacts => {
-                json!({"anyOf": [present("email"), present("first_name"), present("last_name")]})
-            }
-            ObjectType::Companies => {
-                json!({"anyOf": [present("company_name"), present("website_url")]})
-            }
-            ObjectType::Deals => {
-                json!({"allOf": [present("deal_name"), present("deal_stage"), present("pipeline")]})
-            }
-            ObjectType::Tickets => {
-                json!({"allOf": [present("ticket_name"), present("ticket_stage"), present("pipeline")]})
-            }
-        };
-        if let (Some(target), Value::Object(rule)) = (schema.as_object_mut(), rule) {
-            target.extend(rule);
-        }
+    if !create {
+        return fields;
     }
-    schema
+    let present = |names: &[&str]| -> Value {
+        let properties: Map<String, Value> = names
+            .iter()
+            .map(|n| (n.to_string(), values[*n].clone()))
+            .collect();
+        json!({"type": "object", "required": names, "properties": properties})
+    };
+    let rule = match object_type {
+        ObjectType::Contacts => json!({
+            "description": "At least one of email, first_name, last_name holds a value.",
+            "anyOf": [present(&["email"]), present(&["first_name"]), present(&["last_name"])],
+        }),
+        ObjectType::Companies => json!({
+            "description": "At least one of company_name, website_url holds a value.",
+            "anyOf": [present(&["company_name"]), present(&["website_url"])],
+        }),
+        ObjectType::Deals => present(&["deal_name", "deal_stage", "pipeline"]),
+        ObjectType::Tickets => present(&["ticket_name", "ticket_stage", "pipeline"]),
+    };
+    json!({"allOf": [fields, rule]})
 }
 
 /// The response object of a record type.
@@ -225,22 +279,24 @@ pub fn property_names(object_type: ObjectType) -> Vec<String> {
 }
 
 fn properties_parameter(object_type: ObjectType) -> Parameter {
-    let alternatives = property_names(object_type).join("|");
-    let name = format!("\\s*({alternatives})\\s*");
     ParameterBuilder::new()
         .name("properties")
         .parameter_in(ParameterIn::Query)
         .required(Required::False)
+        .style(Some(ParameterStyle::Form))
+        .explode(Some(false))
         .description(Some(
             "Comma-separated property names added to the type's default fields (never replacing \
-             them); the account's custom fields are accepted too. An empty value, an empty name \
-             or an unknown name is 400 `Invalid property name: <name>`.",
+             them); names are trimmed and duplicates ignored, and the account's custom fields are \
+             accepted too. An empty value, an empty name or an unknown name is 400 `Invalid \
+             property name: <name>`.",
         ))
         .schema(Some(schema(json!({
-            "type": "string",
-            "pattern": format!("^{name}(,{name})*$"),
-            "example": "job_title,lifecycle_stage,create_date",
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "enum": property_names(object_type)},
         }))))
+        .example(Some(json!("job_title,create_date")))
         .build()
 }
 
@@ -340,24 +396,81 @@ record_schemas! {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// utoipa's schema model holds a subset of JSON Schema and drops what it does not model
+    /// (`not`, `anyOf` beside `properties`, ...): every literal must survive the trip unchanged.
+    pub(crate) fn assert_round_trip(value: Value) {
+        let parsed: Schema = serde_json::from_value(value.clone()).unwrap();
+        let back = serde_json::to_value(parsed).unwrap();
+        assert_eq!(back, value, "the schema lost keywords in utoipa's model");
+    }
+
     #[test]
-    fn every_schema_literal_parses() {
+    fn every_schema_literal_survives_utoipas_model_unchanged() {
         for t in ObjectType::ALL {
             for value in [
                 view_schema(t),
                 fields_schema(t, true),
                 fields_schema(t, false),
             ] {
-                let text = value.to_string();
-                assert!(
-                    serde_json::from_value::<Schema>(value).is_ok(),
-                    "{t}: {text}"
-                );
+                assert_round_trip(value);
             }
         }
+    }
+
+    #[test]
+    fn the_whitespace_class_is_exactly_what_the_server_trims() {
+        let class = regex::Regex::new(&format!("^[{WHITESPACE}]$")).unwrap();
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            assert_eq!(
+                class.is_match(&c.to_string()),
+                c.is_whitespace(),
+                "U+{:04X}",
+                c as u32
+            );
+        }
+    }
+
+    #[test]
+    fn what_the_patterns_describe_the_server_accepts() {
+        use crate::fields::validate::canonical_number;
+        use crate::types::canonical_domain::CanonicalDomain;
+        let matches =
+            |pattern: String, text: &str| regex::Regex::new(&pattern).unwrap().is_match(text);
+        for text in [
+            "1",
+            "-2.5",
+            " +.5 ",
+            "123456789012345.123456789012345",
+            "0",
+            "7.",
+        ] {
+            assert!(matches(decimal(), text), "{text}");
+            assert!(canonical_number(&json!(text)).is_ok(), "{text}");
+        }
+        for text in ["1e3", "abc", "", "1.2.3", "--1"] {
+            assert!(!matches(decimal(), text), "{text}");
+        }
+        for text in [
+            "example.com",
+            " https://www.Example.com/about?x=1 ",
+            "http://a-b.c:8080",
+            "shop.example.co.uk/",
+            "foo+bar://host.example#x",
+        ] {
+            assert!(matches(website(), text), "{text}");
+            assert!(CanonicalDomain::parse(text).is_ok(), "{text}");
+        }
+        for text in ["", "a b.com", "http://", "0.5", "1.2"] {
+            assert!(!matches(website(), text), "{text}");
+        }
+        for text in ["", " \t\n", "\u{3000}"] {
+            assert!(matches(blank(), text) && text.trim().is_empty(), "{text:?}");
+        }
+        assert!(!matches(blank(), "\u{feff}"));
+        assert!(matches(non_blank(), "\u{feff}") && !"\u{feff}".trim().is_empty());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The schema of a member PATCH body (spec "Users"; BEHAVIOR 4).
 
 use super::records::schema;
+use super::WHITESPACE;
+use crate::types::capacity::MAX_COUNTER;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use utoipa::openapi::{RefOr, Schema};
@@ -32,9 +34,18 @@ fn days_pattern() -> String {
     .iter()
     .map(|d| any_case(d))
     .collect();
-    forms.push(format!("{}\\s*-\\s*{}", any_case("mon"), any_case("fri")));
-    forms.push(format!("{}\\s*-\\s*{}", any_case("sat"), any_case("sun")));
-    format!("^\\s*({})\\s*$", forms.join("|"))
+    let ws = format!("[{WHITESPACE}]*");
+    forms.push(format!("{}{ws}-{ws}{}", any_case("mon"), any_case("fri")));
+    forms.push(format!("{}{ws}-{ws}{}", any_case("sat"), any_case("sun")));
+    format!("^{ws}({}){ws}$", forms.join("|"))
+}
+
+/// A timestamp without an offset, read in the member's zone: a valid month, day, hour, minute
+/// and second (February 29 left out: a pattern cannot tell leap years).
+fn local_timestamp() -> String {
+    let ws = format!("[{WHITESPACE}]*");
+    let date = "[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))";
+    format!("^{ws}{date}[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{{1,9}})?)?{ws}$")
 }
 
 const HHMM: &str = "^([01][0-9]|2[0-3]):[0-5][0-9]$";
@@ -51,7 +62,7 @@ fn patch_schema() -> Value {
         "anyOf": [
             {"type": "string", "format": "date"},
             {"type": "string", "format": "date-time"},
-            {"type": "string", "pattern": "^\\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?\\s*$"},
+            {"type": "string", "pattern": local_timestamp()},
         ],
     });
     json!({
@@ -97,21 +108,21 @@ fn patch_schema() -> Value {
             "capacity": {
                 "type": "array",
                 "description": "Replaces the entries, counters included. Keys are free-form; \
-                    `current_capacity` and `max_capacity` must be non-negative integers. An \
+                    `current_capacity` and `max_capacity` must be integers from 0 to 2^53 - 1. An \
                     entry applies to the records of its `assignment_type` (`all` or absent: \
                     every type).",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "current_capacity": {"type": "integer", "minimum": 0},
-                        "max_capacity": {"type": "integer", "minimum": 0},
+                        "current_capacity": {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER},
+                        "max_capacity": {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER},
                     },
                 },
             },
             "notification_preferences": {
                 "type": "array",
                 "description": "Categories; duplicates are dropped.",
-                "items": {"type": "string", "pattern": "\\S"},
+                "items": {"type": "string", "pattern": format!("[^{WHITESPACE}]")},
             },
             "role_id": {
                 "type": ["string", "null"],
@@ -147,8 +158,8 @@ mod tests {
     use crate::schedule::days::parse_days;
 
     #[test]
-    fn the_schema_literal_parses() {
-        assert!(serde_json::from_value::<Schema>(patch_schema()).is_ok());
+    fn the_schema_literal_survives_utoipas_model_unchanged() {
+        crate::api::openapi::records::tests::assert_round_trip(patch_schema());
     }
 
     #[test]
@@ -172,6 +183,32 @@ mod tests {
         ];
         for form in forms {
             assert_eq!(pattern.is_match(form), parse_days(form).is_ok(), "{form:?}");
+        }
+    }
+
+    #[test]
+    fn a_local_timestamp_the_pattern_describes_is_a_range_edge_the_parser_reads() {
+        use crate::schedule::out_of_office::{parse_range_edge, RangeEdge};
+        let pattern = regex::Regex::new(&local_timestamp()).unwrap();
+        for text in [
+            "2026-12-24T09:00",
+            " 2026-12-24 09:00:30 ",
+            "2026-02-28T23:59:59.123456789",
+            "2026-04-30T00:00",
+        ] {
+            assert!(pattern.is_match(text), "{text}");
+            assert!(
+                parse_range_edge(text, chrono_tz::Tz::UTC, RangeEdge::Start).is_ok(),
+                "{text}"
+            );
+        }
+        for text in [
+            "3350-62-31T33:00",
+            "2026-04-31T00:00",
+            "2026-02-29T00:00",
+            "2026-12-24",
+        ] {
+            assert!(!pattern.is_match(text), "{text}");
         }
     }
 

@@ -1,0 +1,124 @@
+"""Schemathesis hooks: the test data the API description cannot carry.
+
+The document describes every account; the test runs against one, the demo seed's first account
+(`infra/seed/demo.json`). Two things about that account decide whether a well-formed request
+succeeds, and JSON Schema cannot say them:
+
+* which members and roles exist: a record's owner field takes the id or e-mail of an *active
+  member of the account*, a member's `role_id` a role *of the account*. `before_load_schema`
+  narrows those values, in the copy of the document this run tests, to the demo account's members
+  and roles, exactly as a client would pick them from `GET /users`. Values outside them stay
+  negative cases (the API must refuse them, and does).
+* rules across two values of one entry: a working-hours window cannot end when it starts, an
+  out-of-office range cannot end before it starts. `map_case` repairs positive cases only, so
+  a request generated as valid is valid; negative cases are left as generated.
+
+No check is switched off here and no failure is filtered: these hooks only feed the generator
+facts about the account under test.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import schemathesis
+
+SEED = Path(os.environ.get("ROUTING_SEED", Path(__file__).resolve().parents[1] / "seed" / "demo.json"))
+
+
+def _account():
+    return json.loads(SEED.read_text())["accounts"][0]
+
+
+def _members():
+    """Ids and e-mails of the account's active members."""
+    values = []
+    for user in _account().get("users", []):
+        if user.get("archived") in (None, False):
+            values += [user["id"], user["email"].lower()]
+    return values
+
+
+def _roles():
+    return [role["id"] for role in _account().get("roles", [])]
+
+
+def _narrow_owner(schema, members):
+    """Replaces the UUID / e-mail alternatives of an owner field by the account's members."""
+    if not isinstance(schema, dict):
+        return
+    alternatives = schema.get("anyOf")
+    if isinstance(alternatives, list) and any(a.get("format") == "uuid" for a in alternatives if isinstance(a, dict)):
+        kept = [a for a in alternatives if not (isinstance(a, dict) and a.get("format") in ("uuid", "email"))]
+        schema["anyOf"] = [{"type": "string", "enum": members}] + kept
+
+
+def _owner_fields(fields_schema):
+    """Every owner-field property schema of a record write's `fields`, required ones included."""
+    parts = fields_schema.get("allOf", [fields_schema])
+    stack = list(parts)
+    while stack:
+        part = stack.pop()
+        if not isinstance(part, dict):
+            continue
+        stack += part.get("anyOf", []) if isinstance(part.get("anyOf"), list) else []
+        for name, prop in (part.get("properties") or {}).items():
+            if name.endswith("_owner"):
+                yield prop
+
+
+@schemathesis.hook
+def before_load_schema(context, raw_schema):
+    members = _members()
+    schemas = raw_schema.get("components", {}).get("schemas", {})
+    for name, schema in schemas.items():
+        if name.endswith("Create") or name.endswith("Update"):
+            fields = schema.get("properties", {}).get("fields", {})
+            for owner in _owner_fields(fields):
+                if "anyOf" in owner:
+                    _narrow_owner(owner, members)
+                else:
+                    owner.clear()
+                    owner.update({"type": "string", "enum": members})
+    patch = schemas.get("UserPatch")
+    if patch:
+        patch["properties"]["role_id"] = {"enum": _roles() + [None]}
+
+
+def _fix_windows(body):
+    for window in body.get("working_hours") or []:
+        if isinstance(window, dict) and window.get("start_date") == window.get("end_date"):
+            hour, minute = window["end_date"].split(":")
+            window["end_date"] = "%02d:%02d" % (int(hour), (int(minute) + 1) % 60)
+
+
+def _in_order(start, end):
+    """Whether `start` is surely not later than `end`, read as ISO dates or timestamps."""
+    from datetime import datetime
+
+    try:
+        a, b = datetime.fromisoformat(start.strip()), datetime.fromisoformat(end.strip())
+    except ValueError:
+        return False
+    if (a.tzinfo is None) != (b.tzinfo is None):
+        return False
+    return a <= b
+
+
+def _fix_ranges(body):
+    """An entry whose end is not surely after its start ends when it starts (always valid)."""
+    for entry in body.get("out_office_dates") or []:
+        if isinstance(entry, dict):
+            start, end = entry.get("start_date"), entry.get("end_date")
+            if isinstance(start, str) and isinstance(end, str) and not _in_order(start, end):
+                entry["end_date"] = start
+
+
+@schemathesis.hook
+def map_case(context, case):
+    meta = case.meta
+    positive = meta is not None and meta.generation.mode.is_positive
+    if positive and case.operation.label == "PATCH /users/{userId}" and isinstance(case.body, dict):
+        _fix_windows(case.body)
+        _fix_ranges(case.body)
+    return case

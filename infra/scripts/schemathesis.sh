@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs schemathesis (PyPI) against the local server on the demo seed with a token of every scope:
+# every operation of /openapi.json, the examples, coverage, fuzzing and stateful phases, every
+# default check, bounded in time. Part of the README's test command (infra/scripts/test.sh).
+#
+#   bash infra/scripts/schemathesis.sh            # from the repository root
+#   ST_MAX_TIME=600 bash infra/scripts/schemathesis.sh   # a longer run
+#
+# Needs python3 and PyPI on the first run (schemathesis goes into .venv/), and cargo.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+# shellcheck source=infra/scripts/tools-venv.sh
+source infra/scripts/tools-venv.sh
+tools_venv_require schemathesis
+
+cargo build -q -p local-server
+log="$(mktemp)"
+./target/debug/local-server --addr 127.0.0.1:0 >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+base=""
+for _ in $(seq 1 100); do
+  base="$(sed -n 's/^account routing API listening on \(http:[^ ]*\)$/\1/p' "$log" | head -1)"
+  [ -n "$base" ] && break
+  sleep 0.1
+done
+[ -n "$base" ] || { cat "$log"; echo "the local server did not start" >&2; exit 1; }
+
+token="$(curl -sf -X POST "$base/oauth2/token" -u 'northwind-integration:dev-secret-change-me' \
+  -d grant_type=client_credentials \
+  -d 'scope=service-api/read service-api/create service-api/update service-api/delete' |
+  "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["access_token"])')"
+
+export SCHEMATHESIS_HOOKS=hooks
+export PYTHONPATH="$PWD/infra/schemathesis${PYTHONPATH:+:$PYTHONPATH}"
+"$VENV/bin/schemathesis" --config-file infra/schemathesis/schemathesis.toml run "$base/openapi.json" \
+  --header "Authorization: Bearer $token" \
+  --phases examples,coverage,fuzzing,stateful \
+  --max-examples "${ST_MAX_EXAMPLES:-40}" \
+  --max-time "${ST_MAX_TIME:-240}" \
+  --workers 2 \
+  --seed "${ST_SEED:-20261123}" \
+  --report junit --report-dir target/schemathesis \
+  --no-color
