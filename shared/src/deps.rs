@@ -101,27 +101,22 @@ impl Deps {
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
     /// JWKS.
     pub async fn from_env() -> Result<Self, ConfigError> {
-        let (store, aws): (Arc<dyn Store>, Option<SdkConfig>) =
-            match var("STORE_BACKEND").as_deref() {
-                None | Some("dynamodb") => {
-                    let table = var("TABLE_NAME").ok_or_else(|| {
-                        ConfigError(
-                            "TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into(),
-                        )
-                    })?;
-                    let sdk = dynamodb_env::sdk_config().await;
-                    let store = DynamoStore::new(dynamodb_env::client(&sdk), table);
-                    (Arc::new(store), Some(sdk))
-                }
-                Some("memory") => (Arc::new(memory_store_from_seed_path().await?), None),
-                Some(other) => {
-                    return Err(ConfigError(format!(
-                        "STORE_BACKEND={other} is unknown; expected dynamodb or memory"
-                    )))
-                }
-            };
-        let mut deps = Self::new(store);
-        deps.aws = aws;
+        let mut deps = match var("STORE_BACKEND").as_deref() {
+            None | Some("dynamodb") => {
+                let table = var("TABLE_NAME").ok_or_else(|| {
+                    ConfigError(
+                        "TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into(),
+                    )
+                })?;
+                Self::dynamodb(table).await
+            }
+            Some("memory") => Self::new(Arc::new(memory_store_from_seed_path().await?)),
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "STORE_BACKEND={other} is unknown; expected dynamodb or memory"
+                )))
+            }
+        };
         if let Some(jwks) = var("JWT_PUBLIC_JWKS") {
             let issuer = var("JWT_ISSUER").unwrap_or_else(|| DEFAULT_ISSUER.into());
             let audience = var("JWT_AUDIENCE").unwrap_or_else(|| DEFAULT_AUDIENCE.into());
@@ -130,6 +125,17 @@ impl Deps {
             deps = deps.with_verifier(verifier);
         }
         Ok(deps)
+    }
+
+    /// Deps over the DynamoDB table `table`, with the AWS configuration of the standard
+    /// environment (`AWS_ENDPOINT_URL` for an emulator) loaded once and kept for every other
+    /// client. No request is made. The local server's `--store dynamodb` uses it too.
+    pub async fn dynamodb(table: impl Into<String>) -> Self {
+        let sdk = dynamodb_env::sdk_config().await;
+        let store = DynamoStore::new(dynamodb_env::client(&sdk), table);
+        let mut deps = Self::new(Arc::new(store));
+        deps.aws = Some(sdk);
+        deps
     }
 
     /// The token verifier.

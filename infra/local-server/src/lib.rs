@@ -84,17 +84,17 @@ pub async fn build_app(config: AppConfig) -> anyhow::Result<App> {
     build_app_on(config, Arc::new(MemoryStore::new())).await
 }
 
-/// The deps of the local server over `store`: the system clock, and the signing key's issuer
-/// and verifier (the development key unless `signing_key_pem`).
+/// `deps` with the local server's keys: the signing key's issuer and verifier (the development
+/// key unless `signing_key_pem`).
 ///
 /// Errors: an invalid signing key.
-pub fn local_deps(store: Arc<dyn Store>, signing_key_pem: Option<&str>) -> anyhow::Result<Deps> {
+pub fn with_local_keys(deps: Deps, signing_key_pem: Option<&str>) -> anyhow::Result<Deps> {
     let key = SigningKey::from_pem(signing_key_pem.unwrap_or(DEV_SIGNING_KEY_PEM))
         .context("invalid signing key")?;
     let verifier = TokenVerifier::from_signing_key(&key, DEFAULT_ISSUER, DEFAULT_AUDIENCE)
         .context("invalid signing key")?;
     let issuer = TokenIssuer::new(key, DEFAULT_ISSUER, DEFAULT_AUDIENCE, TOKEN_TTL_SECONDS);
-    Ok(Deps::new(store).with_verifier(verifier).with_issuer(issuer))
+    Ok(deps.with_verifier(verifier).with_issuer(issuer))
 }
 
 /// Loads the seed into `store` (insert-if-absent: what exists is left as stored, so a table
@@ -103,7 +103,7 @@ pub fn local_deps(store: Arc<dyn Store>, signing_key_pem: Option<&str>) -> anyho
 /// Errors: an invalid seed (with the JSON path of the first problem; nothing written), a record
 /// key held by another record, the store's, or an invalid signing key.
 pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::Result<App> {
-    let deps = local_deps(store, config.signing_key_pem.as_deref())?;
+    let deps = with_local_keys(Deps::new(store), config.signing_key_pem.as_deref())?;
     build_app_with(config, deps).await
 }
 

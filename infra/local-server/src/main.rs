@@ -9,11 +9,10 @@
 
 use anyhow::Context;
 use clap::Parser;
-use local_server::{build_app, build_app_with, local_deps, AppConfig};
+use local_server::{build_app, build_app_with, with_local_keys, AppConfig};
 use shared::store::dynamodb::{env, DynamoStore};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Which store serves the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -83,17 +82,19 @@ async fn main() -> anyhow::Result<()> {
                 .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
             // Validate the seed before touching the table.
             shared::seed::load(&config.seed, chrono::Utc::now()).context("invalid seed file")?;
-            let sdk = env::sdk_config().await;
-            let store = DynamoStore::new(env::client(&sdk), &table);
-            if store
+            let deps = shared::deps::Deps::dynamodb(&table).await;
+            let sdk = deps
+                .aws
+                .clone()
+                .context("the DynamoDB deps carry the AWS configuration")?;
+            if DynamoStore::new(env::client(&sdk), &table)
                 .create_table_if_missing()
                 .await
                 .with_context(|| format!("cannot create table {table}"))?
             {
                 tracing::info!(table, "created table");
             }
-            let mut deps = local_deps(Arc::new(store), config.signing_key_pem.as_deref())?;
-            deps.aws = Some(sdk);
+            let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?;
             build_app_with(config, deps).await?
         }
     };

@@ -220,6 +220,45 @@ fn fields_schema(object_type: ObjectType, create: bool) -> Value {
     json!({"allOf": [fields, rule]})
 }
 
+/// An example write body of a record type.
+fn example_fields(object_type: ObjectType) -> Value {
+    match object_type {
+        ObjectType::Contacts => {
+            json!({"email": "jo.doe@example.com", "first_name": "Jo", "lifecycle_stage": "lead"})
+        }
+        ObjectType::Companies => {
+            json!({"company_name": "Contoso", "website_url": "https://www.contoso.example", "industry": "Software"})
+        }
+        ObjectType::Deals => {
+            json!({"deal_name": "Contoso renewal", "pipeline": "default", "deal_stage": "qualified_to_buy", "amount": 12500})
+        }
+        ObjectType::Tickets => {
+            json!({"ticket_name": "Cannot log in", "pipeline": "support", "ticket_stage": "new", "priority": "high"})
+        }
+    }
+}
+
+/// An example response object of a record type.
+fn example_view(object_type: ObjectType) -> Value {
+    let catalogue = Catalogue::standard(object_type);
+    let sample = example_fields(object_type);
+    let mut view = Map::new();
+    view.insert("id".into(), json!("01936b2a-7c00-7a00-8000-000000000002"));
+    for name in catalogue.default_fields().iter().chain(&["external_id"]) {
+        view.insert(
+            name.to_string(),
+            sample
+                .get(*name)
+                .map(|v| json!(v.to_string().trim_matches('"')))
+                .unwrap_or(Value::Null),
+        );
+    }
+    view.insert("archived".into(), json!(false));
+    view.insert("created_at".into(), json!("2026-11-22T09:30:00.000Z"));
+    view.insert("updated_at".into(), json!("2026-11-22T09:30:00.000Z"));
+    Value::Object(view)
+}
+
 /// The response object of a record type.
 fn view_schema(object_type: ObjectType) -> Value {
     let catalogue = Catalogue::standard(object_type);
@@ -258,6 +297,7 @@ fn view_schema(object_type: ObjectType) -> Value {
         "properties": properties,
         "required": required,
         "additionalProperties": {"type": ["string", "null"]},
+        "example": example_view(object_type),
     })
 }
 
@@ -352,6 +392,7 @@ macro_rules! record_schemas {
                     "type": "object",
                     "properties": {"fields": fields_schema(ObjectType::$t, true)},
                     "required": ["fields"],
+                    "example": {"fields": example_fields(ObjectType::$t)},
                 }))
             }
         }
@@ -369,6 +410,7 @@ macro_rules! record_schemas {
                     "type": "object",
                     "properties": {"fields": fields_schema(ObjectType::$t, false)},
                     "required": ["fields"],
+                    "example": {"fields": {"external_id": "crm-1042"}},
                 }))
             }
         }
