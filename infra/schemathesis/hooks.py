@@ -13,6 +13,11 @@ succeeds, and JSON Schema cannot say them:
   out-of-office range cannot end before it starts. `map_case` repairs positive cases only, so
   a request generated as valid is valid; negative cases are left as generated.
 
+* facts only the server knows: an `after` cursor is valid only when this list issued it (it is
+  signed), and an `Idempotency-Key` is valid for one request body only (BEHAVIOR 10 and 11). A
+  positive case therefore carries no made-up cursor (it reads the first page) and a fresh key of
+  its own; negative cases keep what was generated (the API must refuse them, and does).
+
 No check is switched off here and no failure is filtered: these hooks only feed the generator
 facts about the account under test.
 """
@@ -121,4 +126,10 @@ def map_case(context, case):
     if positive and case.operation.label == "PATCH /users/{userId}" and isinstance(case.body, dict):
         _fix_windows(case.body)
         _fix_ranges(case.body)
+    if positive and isinstance(case.query, dict):
+        case.query.pop("after", None)
+    if positive and isinstance(case.headers, dict) and "Idempotency-Key" in case.headers:
+        import uuid
+
+        case.headers["Idempotency-Key"] = str(uuid.uuid4())
     return case

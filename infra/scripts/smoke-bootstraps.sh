@@ -112,7 +112,7 @@ check "token: 200 with a key read from Secrets Manager" \
   'a["statusCode"] == 200 and a["body"]["token_type"] == "Bearer"' <"$work/token-answer.json"
 TOKEN=$("$VENV/bin/python" -c 'import json,sys; print(json.loads(json.load(open(sys.argv[1]))["body"])["access_token"])' "$work/token-answer.json")
 
-start records JWT_PUBLIC_JWKS="$JWKS"
+start records JWT_PUBLIC_JWKS="$JWKS" CURSOR_SECRET="smoke-test-cursor-secret-of-at-least-32-bytes"
 with_token events/records-get-contact.json "$work/get.json"
 invoke "$work/get.json" | check "records: GET /contacts/{id} from DynamoDB" \
   'a["statusCode"] == 200 and a["body"]["contact_owner"] is None'
@@ -125,7 +125,7 @@ invoke events/sqs-dispatch-valid.json | check "dispatch: redelivery is not an er
 invoke events/sqs-dispatch-invalid.json | check "dispatch: invalid bodies reported failed" \
   'len(a["batchItemFailures"]) == 2'
 
-start records JWT_PUBLIC_JWKS="$JWKS"
+start records JWT_PUBLIC_JWKS="$JWKS" CURSOR_SECRET="smoke-test-cursor-secret-of-at-least-32-bytes"
 invoke "$work/get.json" | check "records: the owner the dispatch assigned" \
   'a["statusCode"] == 200 and a["body"]["contact_owner"] == "ana.lopez@northwind.example"'
 

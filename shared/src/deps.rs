@@ -9,6 +9,7 @@
 //! | `TABLE_NAME` | the DynamoDB table (required for `dynamodb`) |
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
+//! | `CURSOR_SECRET` | at least 32 bytes that sign `after` cursors (BEHAVIOR 11); the same for every instance, so required with `dynamodb` by the functions that list; the `memory` backend uses a random key |
 //!
 //! Region and credentials come from the standard AWS environment (the Lambda role in AWS). One
 //! AWS configuration ([`aws_config::SdkConfig`]) is loaded and shared by every client a function
@@ -19,6 +20,7 @@ use crate::auth::token::issue::TokenIssuer;
 use crate::auth::token::verify::TokenVerifier;
 use crate::clock::{Clock, SystemClock};
 use crate::fields::cache::CatalogueCache;
+use crate::page::cursor::CursorKey;
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
 use crate::store::memory::MemoryStore;
 use crate::store::Store;
@@ -46,6 +48,9 @@ pub struct Deps {
     pub issuer: Option<Arc<TokenIssuer>>,
     /// The AWS configuration every client is built from; `None` without AWS (embedded store).
     pub aws: Option<SdkConfig>,
+    /// Signs and opens `after` cursors (BEHAVIOR 11); `None` when `CURSOR_SECRET` is missing
+    /// on a shared store.
+    pub cursors: Option<Arc<CursorKey>>,
 }
 
 impl std::fmt::Debug for Deps {
@@ -72,7 +77,14 @@ impl Deps {
             verifier: None,
             issuer: None,
             aws: None,
+            cursors: Some(Arc::new(CursorKey::random())),
         }
+    }
+
+    /// The same deps signing cursors with `key` (every instance of a deployment shares one).
+    pub fn with_cursor_key(mut self, key: CursorKey) -> Self {
+        self.cursors = Some(Arc::new(key));
+        self
     }
 
     /// The same deps verifying tokens with `verifier`.
@@ -108,7 +120,10 @@ impl Deps {
                         "TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into(),
                     )
                 })?;
-                Self::dynamodb(table).await
+                let mut deps = Self::dynamodb(table).await;
+                // Instances of one deployment must open each other's cursors: no random key.
+                deps.cursors = None;
+                deps
             }
             Some("memory") => Self::new(Arc::new(memory_store_from_seed_path().await?)),
             Some(other) => {
@@ -123,6 +138,11 @@ impl Deps {
             let verifier = TokenVerifier::from_jwks_str(&jwks, &issuer, &audience)
                 .map_err(|e| ConfigError(format!("JWT_PUBLIC_JWKS is invalid: {e}")))?;
             deps = deps.with_verifier(verifier);
+        }
+        if let Some(secret) = var("CURSOR_SECRET") {
+            let key = CursorKey::from_secret(secret.as_bytes())
+                .map_err(|e| ConfigError(format!("CURSOR_SECRET is invalid: {e}")))?;
+            deps = deps.with_cursor_key(key);
         }
         Ok(deps)
     }
@@ -145,6 +165,17 @@ impl Deps {
         self.verifier
             .clone()
             .ok_or_else(|| ConfigError("JWT_PUBLIC_JWKS is not set".into()))
+    }
+
+    /// The cursor key.
+    ///
+    /// Errors: `CURSOR_SECRET is not set` (a shared store without a shared secret).
+    pub fn cursors(&self) -> Result<Arc<CursorKey>, ConfigError> {
+        self.cursors.clone().ok_or_else(|| {
+            ConfigError(
+                "CURSOR_SECRET is not set: every instance must sign list cursors with one secret of at least 32 bytes".into(),
+            )
+        })
     }
 
     /// The token issuer.

@@ -48,6 +48,30 @@ async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
     assert!(Deps::from_env().await.unwrap().verifier().is_ok());
     std::env::remove_var("JWT_PUBLIC_JWKS");
 
+    // BEHAVIOR 11: on a shared store every instance must sign cursors with one key, so there
+    // is no random fallback; a short secret is refused; one secret opens another's cursors.
+    std::env::remove_var("CURSOR_SECRET");
+    let err = Deps::from_env()
+        .await
+        .unwrap()
+        .cursors()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("CURSOR_SECRET is not set"), "{err}");
+    std::env::set_var("CURSOR_SECRET", "too short");
+    let err = Deps::from_env().await.expect_err("weak").to_string();
+    assert!(err.contains("CURSOR_SECRET is invalid"), "{err}");
+    std::env::set_var("CURSOR_SECRET", "0123456789abcdef0123456789abcdef-instance");
+    let one = Deps::from_env().await.unwrap().cursors().unwrap();
+    let two = Deps::from_env().await.unwrap().cursors().unwrap();
+    let list = shared::page::cursor::ListId::new(uuid::Uuid::nil().into(), "contacts", false);
+    let position = shared::page::Position::new("2026-11-23T00:00:00Z#x");
+    assert_eq!(
+        two.open(&list, &one.seal(&list, &position)).unwrap(),
+        position
+    );
+    std::env::remove_var("CURSOR_SECRET");
+
     std::env::set_var("STORE_BACKEND", "memory");
     std::env::remove_var("SEED_PATH");
     let err = Deps::from_env().await.expect_err("no seed").to_string();

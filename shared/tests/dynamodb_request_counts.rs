@@ -11,11 +11,13 @@ use shared::fields::{CatalogueCache, FieldDefinition, FieldType};
 use shared::members::MemberService;
 use shared::model::{Account, ObjectType};
 use shared::model::{AccountPlan, ProvisionPlan};
+use shared::model::{PlannedRecord, Record};
+use shared::page::cursor::{CursorKey, ListRequest};
 use shared::records::RecordWrite;
 use shared::records::{Caller, RecordService};
 use shared::routers::RouterService;
 use shared::store::dynamodb::test_table::TestTable;
-use shared::store::{Page, Store};
+use shared::store::{record_position, Page, Store};
 use shared::types::RecordId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,12 +27,9 @@ fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-fn page(offset: usize) -> Page {
-    Page {
-        limit: 10,
-        offset,
-        include_archived: false,
-    }
+/// The first page of 10 active items.
+fn first_page() -> ListRequest {
+    ListRequest::default()
 }
 
 /// A write body `{fields: ...}`.
@@ -78,6 +77,7 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
     let records = RecordService::new(store.clone(), Arc::new(SystemClock), cache.clone());
     let members = MemberService::new(store.clone(), Arc::new(SystemClock));
     let routers = RouterService::new(store.clone());
+    let key = CursorKey::random();
     let caller = Caller {
         account_id: account.id,
         actor: "client",
@@ -122,7 +122,7 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
     measured.push(("GET /contacts/{id}", counter.take()));
 
     records
-        .list(account.id, ObjectType::Contacts, None, page(0))
+        .list(account.id, ObjectType::Contacts, None, &first_page(), &key)
         .await
         .expect("listed");
     measured.push(("GET /contacts (offset 0)", counter.take()));
@@ -145,10 +145,16 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
         .expect("archived");
     measured.push(("DELETE /contacts/{id}", counter.take()));
 
-    members.list(account.id, page(0)).await.expect("members");
+    members
+        .list(account.id, &first_page(), &key)
+        .await
+        .expect("members");
     measured.push(("GET /users (offset 0)", counter.take()));
 
-    routers.list(account.id, page(0)).await.expect("routers");
+    routers
+        .list(account.id, &first_page(), &key)
+        .await
+        .expect("routers");
     measured.push(("GET /routers (offset 0)", counter.take()));
 
     store.get_client("nobody").await.expect("client read");
@@ -176,5 +182,110 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
     for ((what, got), want) in measured.iter().zip(expected) {
         assert_eq!(got, &want, "{what}");
     }
+    table.delete().await;
+}
+
+/// BEHAVIOR 11: a page read with `after` costs O(limit) reads whatever the list's length: one
+/// `Query` that evaluates at most `limit + 1` items (the extra one tells whether more follow),
+/// deep in a list of 400, while an offset page evaluates every skipped item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth() {
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let account = Account {
+        id: Uuid::new_v4().into(),
+        name: "Deep".into(),
+        active: true,
+        assignment_quota: None,
+        crm: None,
+        created_at: Utc::now(),
+    };
+    let start = Utc::now();
+    let records: Vec<Record> = (0..400i64)
+        .map(|i| Record {
+            id: Uuid::now_v7().into(),
+            account_id: account.id,
+            object_type: ObjectType::Contacts,
+            values: BTreeMap::new(),
+            created_at: start + chrono::Duration::milliseconds(i),
+            updated_at: start + chrono::Duration::milliseconds(i),
+            archived_at: None,
+            archived_by: None,
+            version: 1,
+        })
+        .collect();
+    let plan = ProvisionPlan {
+        accounts: vec![AccountPlan {
+            account: account.clone(),
+            clients: vec![],
+            roles: vec![],
+            members: vec![],
+            teams: vec![],
+            field_definitions: vec![],
+            routers: vec![],
+            records: records
+                .iter()
+                .enumerate()
+                .map(|(i, r)| PlannedRecord {
+                    record: r.clone(),
+                    unique_keys: vec![],
+                    path: format!("records[{i}]"),
+                })
+                .collect(),
+        }],
+    };
+    let store: Arc<dyn Store> = Arc::new(table.store.clone());
+    store.provision(&plan).await.expect("provisioned");
+    let counter = table.counter.clone();
+    counter.take();
+    counter.take_scanned();
+
+    for depth in [0usize, 10, 200, 389] {
+        let page = if depth == 0 {
+            Page::first(10, false)
+        } else {
+            Page::after(10, record_position(&records[depth - 1]), false)
+        };
+        let listed = store
+            .list_records(account.id, ObjectType::Contacts, &page)
+            .await
+            .expect("listed");
+        let got: Vec<_> = listed.items.iter().map(|r| r.id).collect();
+        let want: Vec<_> = records[depth..depth + 10].iter().map(|r| r.id).collect();
+        assert_eq!(got, want, "the page after item {depth}");
+        assert_eq!(counter.take(), counts(&[("Query", 1)]), "depth {depth}");
+        let scanned = counter.take_scanned();
+        assert!(scanned <= 11, "depth {depth}: {scanned} items evaluated");
+        println!("| after item {depth} | 1 Query, {scanned} items |");
+    }
+    // The last page: fewer items, no next.
+    let last = store
+        .list_records(
+            account.id,
+            ObjectType::Contacts,
+            &Page::after(10, record_position(&records[394]), false),
+        )
+        .await
+        .expect("listed");
+    assert_eq!(last.items.len(), 5);
+    assert_eq!(last.next, None);
+    counter.take();
+    counter.take_scanned();
+
+    // For contrast, offset 390 evaluates every skipped item.
+    store
+        .list_records(
+            account.id,
+            ObjectType::Contacts,
+            &Page::at_offset(10, 390, false),
+        )
+        .await
+        .expect("listed");
+    counter.take();
+    let scanned = counter.take_scanned();
+    println!("| offset 390 | {scanned} items |");
+    assert!(
+        scanned >= 390,
+        "an offset page reads what it skips: {scanned}"
+    );
     table.delete().await;
 }

@@ -92,16 +92,13 @@ async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
     assert_eq!(second.skipped.len(), first.inserted);
     let stored = store.get_member(account, ana.id).await.unwrap().unwrap();
     assert_eq!(stored.phone.as_deref(), Some("changed since"));
-    let page = Page {
-        limit: 100,
-        offset: 0,
-        include_archived: true,
-    };
+    let page = Page::first(100, true);
     assert_eq!(
         store
-            .list_records(account, shared::model::ObjectType::Contacts, page)
+            .list_records(account, shared::model::ObjectType::Contacts, &page)
             .await
             .unwrap()
+            .items
             .len(),
         2
     );

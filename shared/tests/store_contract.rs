@@ -16,7 +16,7 @@ use shared::model::{
 use shared::model::{AccountPlan, PlannedRecord, ProvisionPlan};
 use shared::schedule::IanaTimeZone;
 use shared::store::{Page, Store, StoreError, UniqueKey};
-use shared::types::{AccountId, CapacityEntry, Email, NotificationPreferences};
+use shared::types::{AccountId, CapacityEntry, Email, NotificationPreferences, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -52,6 +52,9 @@ contract!(
     a_record_of_another_account_or_type_reads_as_absent,
     records_list_by_creation_time_then_id_and_page_by_offset,
     archived_records_are_listed_only_when_asked,
+    a_cursor_walk_returns_every_item_once_in_offset_order,
+    a_cursor_walk_neither_skips_nor_repeats_while_items_are_created_and_archived,
+    members_and_routers_walk_with_cursors,
     a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first_colliding_key,
     the_same_key_in_another_account_or_type_is_not_a_duplicate,
     twenty_concurrent_creates_with_one_key_let_exactly_one_succeed,
@@ -94,19 +97,11 @@ fn at(ms: i64) -> DateTime<Utc> {
 }
 
 fn page(limit: usize, offset: usize) -> Page {
-    Page {
-        limit,
-        offset,
-        include_archived: false,
-    }
+    Page::at_offset(limit, offset, false)
 }
 
 fn all(limit: usize, offset: usize) -> Page {
-    Page {
-        limit,
-        offset,
-        include_archived: true,
-    }
+    Page::at_offset(limit, offset, true)
 }
 
 fn account(quota: Option<u64>) -> Account {
@@ -317,14 +312,16 @@ async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Stor
         None
     );
     assert!(store
-        .list_records(other, ObjectType::Contacts, page(100, 0))
+        .list_records(other, ObjectType::Contacts, &page(100, 0))
         .await
         .unwrap()
+        .items
         .is_empty());
     assert!(store
-        .list_records(a, ObjectType::Companies, page(100, 0))
+        .list_records(a, ObjectType::Companies, &page(100, 0))
         .await
         .unwrap()
+        .items
         .is_empty());
 }
 
@@ -340,29 +337,34 @@ async fn records_list_by_creation_time_then_id_and_page_by_offset(store: Arc<dyn
     made.sort_by_key(|r| (r.created_at, r.id));
     let expected = ids(&made, |r| r.id);
     let listed = store
-        .list_records(a, ObjectType::Companies, page(100, 0))
+        .list_records(a, ObjectType::Companies, &page(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&listed, |r| r.id), expected);
     let second = store
-        .list_records(a, ObjectType::Companies, page(2, 2))
+        .list_records(a, ObjectType::Companies, &page(2, 2))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&second, |r| r.id), expected[2..4]);
     let last = store
-        .list_records(a, ObjectType::Companies, page(2, 4))
+        .list_records(a, ObjectType::Companies, &page(2, 4))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&last, |r| r.id), expected[4..]);
     assert!(store
-        .list_records(a, ObjectType::Companies, page(2, 5))
+        .list_records(a, ObjectType::Companies, &page(2, 5))
         .await
         .unwrap()
+        .items
         .is_empty());
     assert!(store
-        .list_records(a, ObjectType::Companies, page(10, 1000))
+        .list_records(a, ObjectType::Companies, &page(10, 1000))
         .await
         .unwrap()
+        .items
         .is_empty());
 }
 
@@ -376,21 +378,197 @@ async fn archived_records_are_listed_only_when_asked(store: Arc<dyn Store>) {
     }
     let archived = archive(&store, &r2, &contact_keys(&r2)).await;
     let active = store
-        .list_records(a, ObjectType::Contacts, page(100, 0))
+        .list_records(a, ObjectType::Contacts, &page(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&active, |r| r.id), [r1.id, r3.id]);
     let everything = store
-        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .list_records(a, ObjectType::Contacts, &all(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&everything, |r| r.id), [r1.id, r2.id, r3.id]);
     assert_eq!(everything[1], archived);
     let offset = store
-        .list_records(a, ObjectType::Contacts, page(1, 1))
+        .list_records(a, ObjectType::Contacts, &page(1, 1))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(ids(&offset, |r| r.id), [r3.id]);
+}
+
+/// Walks a record list with `after`, `limit` items a page; the ids in walk order.
+async fn walk_records(
+    store: &Arc<dyn Store>,
+    a: AccountId,
+    t: ObjectType,
+    limit: usize,
+    include_archived: bool,
+) -> Vec<RecordId> {
+    let mut seen = Vec::new();
+    let mut page = Page::first(limit, include_archived);
+    loop {
+        let listed = store.list_records(a, t, &page).await.unwrap();
+        assert!(listed.items.len() <= limit);
+        seen.extend(listed.items.iter().map(|r| r.id));
+        match listed.next {
+            Some(p) => page = Page::after(limit, p, include_archived),
+            None => return seen,
+        }
+    }
+}
+
+async fn a_cursor_walk_returns_every_item_once_in_offset_order(store: Arc<dyn Store>) {
+    let a = new_id();
+    // Out of creation order, with shared creation times ordered by id.
+    for i in 0..23i64 {
+        let r = record(a, ObjectType::Deals, (i * 7) % 5, &[]);
+        store.create_record(&r, &[]).await.unwrap();
+    }
+    let by_offset = ids(
+        &store
+            .list_records(a, ObjectType::Deals, &page(100, 0))
+            .await
+            .unwrap()
+            .items,
+        |r| r.id,
+    );
+    assert_eq!(by_offset.len(), 23);
+    for limit in [1, 4, 5, 23, 100] {
+        assert_eq!(
+            walk_records(&store, a, ObjectType::Deals, limit, false).await,
+            by_offset,
+            "limit {limit}"
+        );
+    }
+    // A full last page says no more; a page with more says so.
+    let exact = store
+        .list_records(a, ObjectType::Deals, &page(23, 0))
         .await
         .unwrap();
-    assert_eq!(ids(&offset, |r| r.id), [r3.id]);
+    assert_eq!(exact.next, None);
+    let short = store
+        .list_records(a, ObjectType::Deals, &page(22, 0))
+        .await
+        .unwrap();
+    assert!(short.next.is_some());
+    // Offset pages report `next` too, and a walk may continue from one with `after`.
+    let from_offset = store
+        .list_records(a, ObjectType::Deals, &page(5, 10))
+        .await
+        .unwrap();
+    let rest = store
+        .list_records(
+            a,
+            ObjectType::Deals,
+            &Page::after(100, from_offset.next.unwrap(), false),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&rest.items, |r| r.id), by_offset[15..]);
+    // The limit may change between pages.
+    let first = store
+        .list_records(a, ObjectType::Deals, &page(3, 0))
+        .await
+        .unwrap();
+    let next = store
+        .list_records(
+            a,
+            ObjectType::Deals,
+            &Page::after(7, first.next.unwrap(), false),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&next.items, |r| r.id), by_offset[3..10]);
+}
+
+async fn a_cursor_walk_neither_skips_nor_repeats_while_items_are_created_and_archived(
+    store: Arc<dyn Store>,
+) {
+    let a = new_id();
+    let mut made = Vec::new();
+    for i in 0..12i64 {
+        let r = record(a, ObjectType::Tickets, i, &[]);
+        store.create_record(&r, &[]).await.unwrap();
+        made.push(r);
+    }
+    // First page of the active list, then: archive an item already seen and one not yet seen,
+    // and create new ones (later creation times).
+    let first = store
+        .list_records(a, ObjectType::Tickets, &page(4, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&first.items, |r| r.id), ids(&made[..4], |r| r.id));
+    archive(&store, &made[1], &[]).await;
+    archive(&store, &made[6], &[]).await;
+    let mut created = Vec::new();
+    for i in 0..3i64 {
+        let r = record(a, ObjectType::Tickets, 100 + i, &[]);
+        store.create_record(&r, &[]).await.unwrap();
+        created.push(r.id);
+    }
+    let mut seen = ids(&first.items, |r| r.id);
+    let mut next = first.next;
+    while let Some(p) = next {
+        let listed = store
+            .list_records(a, ObjectType::Tickets, &Page::after(4, p, false))
+            .await
+            .unwrap();
+        seen.extend(listed.items.iter().map(|r| r.id));
+        next = listed.next;
+    }
+    let mut expected: Vec<RecordId> = ids(&made, |r| r.id)
+        .into_iter()
+        .filter(|id| *id != made[6].id)
+        .collect();
+    expected.extend(created);
+    assert_eq!(
+        seen, expected,
+        "no skip, no repeat; the item archived ahead is gone"
+    );
+    // The archived=true list still walks everything.
+    assert_eq!(
+        walk_records(&store, a, ObjectType::Tickets, 5, true)
+            .await
+            .len(),
+        15
+    );
+}
+
+async fn members_and_routers_walk_with_cursors(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    for i in 0..9 {
+        plan.members
+            .push(member(acc.id, &format!("m{i:02}@example.com"), i));
+        plan.routers.push(router(acc.id, &format!("R{i}"), i));
+    }
+    provision(&store, vec![plan]).await;
+    let mut emails = Vec::new();
+    let mut p = Page::first(4, true);
+    loop {
+        let listed = store.list_members(acc.id, &p).await.unwrap();
+        emails.extend(listed.items.iter().map(|m| m.email.as_str().to_string()));
+        match listed.next {
+            Some(pos) => p = Page::after(4, pos, true),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..9).map(|i| format!("m{i:02}@example.com")).collect();
+    assert_eq!(emails, expected);
+    let mut names = Vec::new();
+    let mut p = Page::first(2, false);
+    loop {
+        let listed = store.list_routers(acc.id, &p).await.unwrap();
+        names.extend(listed.items.iter().map(|r| r.name.clone()));
+        match listed.next {
+            Some(pos) => p = Page::after(2, pos, false),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..9).map(|i| format!("R{i}")).collect();
+    assert_eq!(names, expected);
 }
 
 async fn a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first_colliding_key(
@@ -440,9 +618,10 @@ async fn a_second_active_record_with_a_taken_key_is_a_duplicate_naming_the_first
         None
     );
     let listed = store
-        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .list_records(a, ObjectType::Contacts, &all(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&listed, |r| r.id), [first.id]);
     let free = record(a, ObjectType::Contacts, 4, &[("email", "new@x.co")]);
     store
@@ -492,9 +671,10 @@ async fn twenty_concurrent_creates_with_one_key_let_exactly_one_succeed(store: A
     }
     assert_eq!((created, duplicates), (1, 19));
     let listed = store
-        .list_records(a, ObjectType::Contacts, all(100, 0))
+        .list_records(a, ObjectType::Contacts, &all(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(listed.len(), 1);
 }
 
@@ -791,12 +971,20 @@ async fn members_list_by_email_and_skip_archived_unless_asked(store: Arc<dyn Sto
     other_plan.members = vec![member(other.id, "aaa@x.co", 1)];
     provision(&store, vec![plan, other_plan]).await;
 
-    let active = store.list_members(acc.id, page(100, 0)).await.unwrap();
+    let active = store
+        .list_members(acc.id, &page(100, 0))
+        .await
+        .unwrap()
+        .items;
     assert_eq!(ids(&active, |m| m.id), [a_short.id, a.id, c.id]);
     assert_eq!(active[0], a_short);
-    let everyone = store.list_members(acc.id, all(100, 0)).await.unwrap();
+    let everyone = store
+        .list_members(acc.id, &all(100, 0))
+        .await
+        .unwrap()
+        .items;
     assert_eq!(ids(&everyone, |m| m.id), [a_short.id, a.id, b.id, c.id]);
-    let paged = store.list_members(acc.id, all(2, 1)).await.unwrap();
+    let paged = store.list_members(acc.id, &all(2, 1)).await.unwrap().items;
     assert_eq!(ids(&paged, |m| m.id), [a.id, b.id]);
 }
 
@@ -896,16 +1084,25 @@ async fn routers_list_by_creation_and_skip_archived_unless_asked(store: Arc<dyn 
     plan.routers = vec![r2.clone(), r1.clone(), r3.clone()];
     provision(&store, vec![plan]).await;
 
-    let active = store.list_routers(acc.id, page(100, 0)).await.unwrap();
-    assert_eq!(active, vec![r1.clone(), r2.clone()]);
-    let every = store.list_routers(acc.id, all(100, 0)).await.unwrap();
-    assert_eq!(ids(&every, |r| r.id), [r1.id, r2.id, r3.id]);
-    let paged = store.list_routers(acc.id, all(1, 2)).await.unwrap();
-    assert_eq!(ids(&paged, |r| r.id), [r3.id]);
-    assert!(store
-        .list_routers(new_id(), all(100, 0))
+    let active = store
+        .list_routers(acc.id, &page(100, 0))
         .await
         .unwrap()
+        .items;
+    assert_eq!(active, vec![r1.clone(), r2.clone()]);
+    let every = store
+        .list_routers(acc.id, &all(100, 0))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(ids(&every, |r| r.id), [r1.id, r2.id, r3.id]);
+    let paged = store.list_routers(acc.id, &all(1, 2)).await.unwrap().items;
+    assert_eq!(ids(&paged, |r| r.id), [r3.id]);
+    assert!(store
+        .list_routers(new_id(), &all(100, 0))
+        .await
+        .unwrap()
+        .items
         .is_empty());
 }
 
@@ -1143,9 +1340,10 @@ async fn provisioning_twice_inserts_once_and_skips_every_item_the_second_time(
         .collect();
     assert_eq!(second.skipped, expected);
     let records = store
-        .list_records(acc.id, ObjectType::Contacts, all(100, 0))
+        .list_records(acc.id, ObjectType::Contacts, &all(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(records.len(), 2);
     let held = store
         .find_by_unique_key(acc.id, ObjectType::Contacts, &key("external_id", "C1"))
@@ -1213,9 +1411,10 @@ async fn provisioning_a_record_whose_key_is_taken_is_rejected_with_its_path_and_
     assert!(store.field_definitions(acc.id).await.unwrap().is_empty());
     assert!(store.list_teams(acc.id).await.unwrap().is_empty());
     let records = store
-        .list_records(acc.id, ObjectType::Contacts, all(100, 0))
+        .list_records(acc.id, ObjectType::Contacts, &all(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&records, |r| r.id), [holder.id]);
     // The first record's keys were not claimed either.
     let c1 = record(acc.id, ObjectType::Contacts, 9, &[("email", "c1@x.co")]);
@@ -1250,20 +1449,23 @@ async fn a_plan_larger_than_one_transaction_loads_completely(store: Arc<dyn Stor
     let report = store.provision(&plan).await.unwrap();
     assert_eq!(report.inserted, 101);
     let records = store
-        .list_records(acc.id, ObjectType::Contacts, page(100, 0))
+        .list_records(acc.id, ObjectType::Contacts, &page(100, 0))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(records.len(), 70);
     let tail = store
-        .list_records(acc.id, ObjectType::Contacts, page(100, 60))
+        .list_records(acc.id, ObjectType::Contacts, &page(100, 60))
         .await
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(ids(&tail, |r| r.id), ids(&records[60..], |r| r.id));
     assert_eq!(
         store
-            .list_members(acc.id, page(100, 0))
+            .list_members(acc.id, &page(100, 0))
             .await
             .unwrap()
+            .items
             .len(),
         30
     );

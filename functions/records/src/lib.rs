@@ -19,6 +19,7 @@ use shared::api::{
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
 use shared::model::ObjectType;
+use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::records::{Caller, RecordService, RecordView, RecordWrite};
 use shared::types::RecordId;
@@ -33,12 +34,14 @@ pub struct RecordsState {
     pub records: Arc<RecordService>,
     /// Bearer-token verification with the configured public keys.
     pub verifier: Arc<TokenVerifier>,
+    /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
+    pub cursors: Arc<CursorKey>,
 }
 
 impl RecordsState {
     /// The state over `deps`.
     ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no cursor key (`CURSOR_SECRET`).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
         Ok(Self {
             records: Arc::new(RecordService::new(
@@ -47,6 +50,7 @@ impl RecordsState {
                 deps.catalogues.clone(),
             )),
             verifier: deps.verifier()?,
+            cursors: deps.cursors()?,
         })
     }
 }
@@ -88,7 +92,13 @@ async fn list(
     let q = ListQuery::parse(query.as_deref())?;
     let body = s
         .records
-        .list(p.account_id, t, q.properties.as_deref(), q.page)
+        .list(
+            p.account_id,
+            t,
+            q.properties.as_deref(),
+            &q.list,
+            &s.cursors,
+        )
         .await?;
     Ok((StatusCode::OK, Json(body)))
 }

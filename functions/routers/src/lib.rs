@@ -9,6 +9,7 @@ use shared::api::openapi::{ListParams, TAG_ROUTERS};
 use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery};
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
+use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::routers::{RouterService, RouterView};
 use shared::types::RouterId;
@@ -23,16 +24,19 @@ pub struct RoutersState {
     pub routers: Arc<RouterService>,
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
+    /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
+    pub cursors: Arc<CursorKey>,
 }
 
 impl RoutersState {
     /// The state over `deps`.
     ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no cursor key (`CURSOR_SECRET`).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
         Ok(Self {
             routers: Arc::new(RouterService::new(deps.store.clone())),
             verifier: deps.verifier()?,
+            cursors: deps.cursors()?,
         })
     }
 }
@@ -82,7 +86,11 @@ pub async fn list(
 ) -> Answer<ListView<RouterView>> {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
-    Ok(Json(s.routers.list(p.account_id, query.page).await?))
+    Ok(Json(
+        s.routers
+            .list(p.account_id, &query.list, &s.cursors)
+            .await?,
+    ))
 }
 
 /// Reads a router.

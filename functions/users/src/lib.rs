@@ -12,6 +12,7 @@ use shared::api::{
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
 use shared::members::{MemberPatch, MemberService, MemberView};
+use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::types::MemberId;
 use std::sync::Arc;
@@ -25,16 +26,19 @@ pub struct UsersState {
     pub members: Arc<MemberService>,
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
+    /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
+    pub cursors: Arc<CursorKey>,
 }
 
 impl UsersState {
     /// The state over `deps`.
     ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no cursor key (`CURSOR_SECRET`).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
         Ok(Self {
             members: Arc::new(MemberService::new(deps.store.clone(), deps.clock.clone())),
             verifier: deps.verifier()?,
+            cursors: deps.cursors()?,
         })
     }
 }
@@ -93,7 +97,11 @@ pub async fn list(
 ) -> Answer<ListView<MemberView>> {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
-    Ok(Json(s.members.list(p.account_id, query.page).await?))
+    Ok(Json(
+        s.members
+            .list(p.account_id, &query.list, &s.cursors)
+            .await?,
+    ))
 }
 
 /// `PATCH /users` without an id: always 400.

@@ -597,22 +597,31 @@ async fn lists_page_in_creation_order_and_validate_their_parameters() {
     let page = app
         .call(Method::GET, "/deals?limit=2&offset=3", &t, None)
         .await;
+    let pagination = &page.body["pagination"];
     assert_eq!(
-        page.body["pagination"],
-        json!({"limit": 2, "offset": 3, "count": 2})
+        (
+            &pagination["limit"],
+            &pagination["offset"],
+            &pagination["count"]
+        ),
+        (&json!(2), &json!(3), &json!(2))
     );
+    assert!(pagination["next_after"].is_string(), "two more follow");
     assert_eq!(page.body["data"][0]["id"], ids[1]);
     let beyond = app.call(Method::GET, "/deals?offset=50", &t, None).await;
     assert_eq!(
         beyond.body["pagination"],
-        json!({"limit": 10, "offset": 50, "count": 0})
+        json!({"limit": 10, "offset": 50, "count": 0, "next_after": null})
     );
     for q in [
         "limit=0",
         "limit=101",
         "offset=-1",
+        "offset=10001",
         "archived=maybe",
         "limit=abc",
+        "after=",
+        "after=junk",
     ] {
         let a = app
             .call(Method::GET, &format!("/deals?{q}"), &t, None)
@@ -620,6 +629,145 @@ async fn lists_page_in_creation_order_and_validate_their_parameters() {
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{q}");
         assert_eq!(a.body["error"], true);
     }
+}
+
+/// Walks `path` with `after`; the ids in walk order and the number of pages.
+async fn walk(app: &TestApp, t: &str, path: &str, limit: usize) -> (Vec<Value>, usize) {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut url = format!("{path}{sep}limit={limit}");
+    let mut ids = Vec::new();
+    let mut pages = 0;
+    loop {
+        let a = app.call(Method::GET, &url, t, None).await;
+        assert_eq!(a.status, StatusCode::OK, "{url}: {}", a.body);
+        pages += 1;
+        let data = a.body["data"].as_array().unwrap();
+        assert!(data.len() <= limit);
+        assert_eq!(a.body["pagination"]["offset"], 0);
+        ids.extend(data.iter().map(|d| d["id"].clone()));
+        match a.body["pagination"]["next_after"].as_str() {
+            Some(next) => url = format!("{path}{sep}limit={limit}&after={next}"),
+            None => return (ids, pages),
+        }
+    }
+}
+
+#[tokio::test]
+async fn lists_walk_with_after_cursors_that_are_tamper_evident() {
+    let app = TestApp::spawn().await;
+    let t = app.northwind().await;
+    for i in 0..9 {
+        let made = create(&app, &t, "/deals", json!({"deal_name": format!("W{i}"), "deal_stage": "qualified_to_buy", "pipeline": "default"})).await;
+        assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    }
+    let offset_order: Vec<Value> = app
+        .call(Method::GET, "/deals?limit=100", &t, None)
+        .await
+        .body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].clone())
+        .collect();
+    assert!(offset_order.len() >= 9);
+    for limit in [1, 2, 4, 100] {
+        let (walked, pages) = walk(&app, &t, "/deals", limit).await;
+        assert_eq!(walked, offset_order, "limit {limit}");
+        assert_eq!(pages, offset_order.len().div_ceil(limit).max(1));
+    }
+    let first = app.call(Method::GET, "/deals?limit=2", &t, None).await;
+    let cursor = first.body["pagination"]["next_after"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The cursor is a position: the next page starts after the second item, with any limit.
+    let next = app
+        .call(
+            Method::GET,
+            &format!("/deals?limit=3&after={cursor}"),
+            &t,
+            None,
+        )
+        .await;
+    assert_eq!(next.status, StatusCode::OK);
+    assert_eq!(next.body["data"][0]["id"], offset_order[2]);
+    assert_eq!(next.body["pagination"]["limit"], 3);
+    // offset 0 may accompany after; any other offset may not.
+    let zero = app
+        .call(
+            Method::GET,
+            &format!("/deals?offset=0&after={cursor}"),
+            &t,
+            None,
+        )
+        .await;
+    assert_eq!(zero.status, StatusCode::OK);
+    let both = app
+        .call(
+            Method::GET,
+            &format!("/deals?offset=1&after={cursor}"),
+            &t,
+            None,
+        )
+        .await;
+    assert_eq!(both.status, StatusCode::BAD_REQUEST);
+    assert_eq!(both.body["field"], "offset");
+    // Altered in any one character, from another list, another filter or another account: 400
+    // naming after.
+    let mut refused = Vec::new();
+    for i in 0..cursor.len() {
+        let mut altered = cursor.clone().into_bytes();
+        altered[i] = if altered[i] == b'A' { b'B' } else { b'A' };
+        refused.push(format!(
+            "/deals?after={}",
+            String::from_utf8(altered).unwrap()
+        ));
+    }
+    refused.push(format!("/tickets?after={cursor}"));
+    refused.push(format!("/deals?archived=true&after={cursor}"));
+    refused.push(format!("/users?after={cursor}"));
+    for url in &refused {
+        let a = app.call(Method::GET, url, &t, None).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{url}");
+        assert_eq!(a.body["error"], true);
+        assert_eq!(a.body["field"], "after", "{url}");
+    }
+    let globex = app.token(GLOBEX, ALL_SCOPES).await;
+    let other = app
+        .call(
+            Method::GET,
+            &format!("/deals?after={cursor}"),
+            &globex,
+            None,
+        )
+        .await;
+    assert_eq!(other.status, StatusCode::BAD_REQUEST);
+    assert_eq!(other.body["field"], "after");
+    let deep = app.call(Method::GET, "/deals?offset=10001", &t, None).await;
+    assert_eq!(deep.status, StatusCode::BAD_REQUEST);
+    assert_eq!(deep.body["field"], "offset");
+    assert!(deep.body["message"].as_str().unwrap().contains("after"));
+    // Users and routers walk the same way.
+    let users = app
+        .call(Method::GET, "/users?archived=true&limit=100", &t, None)
+        .await;
+    let (walked, _) = walk(&app, &t, "/users?archived=true", 1).await;
+    let expected: Vec<Value> = users.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].clone())
+        .collect();
+    assert_eq!(walked, expected);
+    let routers = app.call(Method::GET, "/routers?limit=100", &t, None).await;
+    let (walked, _) = walk(&app, &t, "/routers", 1).await;
+    let expected: Vec<Value> = routers.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].clone())
+        .collect();
+    assert_eq!(walked, expected);
 }
 
 #[tokio::test]

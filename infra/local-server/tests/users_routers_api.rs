@@ -43,7 +43,7 @@ async fn users_are_listed_by_email_without_archived_members_unless_asked() {
     );
     assert_eq!(
         a.body["pagination"],
-        json!({"limit": 10, "offset": 0, "count": 4})
+        json!({"limit": 10, "offset": 0, "count": 4, "next_after": null})
     );
     let all = app
         .call(

@@ -530,6 +530,35 @@ fn only_the_token_function_gets_the_signing_key_and_the_others_the_public_keys()
     }
     let secret = &t["Resources"]["SigningKeySecret"];
     assert_eq!(secret["Type"], "AWS::SecretsManager::Secret");
+}
+
+/// BEHAVIOR 11: every instance of a function that lists signs cursors with one generated key;
+/// the functions that do not list never see it.
+#[test]
+fn the_functions_that_list_share_one_generated_cursor_secret() {
+    let t = template();
+    let listing = ["RecordsFunction", "UsersFunction", "RoutersFunction"];
+    for (function, _, _, _) in FUNCTIONS {
+        let env = function_environment(&t, function);
+        if listing.contains(function) {
+            assert_eq!(
+                env["CURSOR_SECRET"],
+                json!({"Fn::Sub": "{{resolve:secretsmanager:${CursorSecret}:SecretString}}"}),
+                "{function}"
+            );
+        } else {
+            assert!(env.get("CURSOR_SECRET").is_none(), "{function}");
+        }
+    }
+    let cursor = &t["Resources"]["CursorSecret"];
+    assert_eq!(cursor["Type"], "AWS::SecretsManager::Secret");
+    let generated = &cursor["Properties"]["GenerateSecretString"];
+    assert!(
+        generated["PasswordLength"].as_u64().unwrap_or(0) >= 32,
+        "at least the 32 bytes CURSOR_SECRET needs"
+    );
+    assert!(cursor["Properties"]["SecretString"].is_null());
+    let secret = &t["Resources"]["SigningKeySecret"];
     assert!(
         secret["Properties"]["SecretString"].is_null(),
         "the PEM is put in by the operator, never written in the template"

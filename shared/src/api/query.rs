@@ -1,18 +1,23 @@
-//! Query-string parsing (BEHAVIOR 2): `archived` is `true` or `false`; `limit` an integer 1..=100
-//! (default 10); `offset` an integer >= 0 (default 0); anything else -> 400 naming the parameter.
-//! Unknown parameters are ignored. Repeated `properties` values are joined with commas.
+//! Query-string parsing (BEHAVIOR 2 and 11): `archived` is `true` or `false`; `limit` an integer
+//! 1..=100 (default 10); `offset` an integer 0..=10000 (default 0); `after` a cursor, with `offset`
+//! absent or 0; anything else -> 400 naming the parameter. Unknown parameters are ignored.
+//! Repeated `properties` values are joined with commas.
 
 use crate::error::DomainError;
-use crate::page::{Page, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
+use crate::page::cursor::{ListRequest, RequestedStart, INVALID_AFTER};
+use crate::page::{DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 
 /// Parsed query of a list route.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
     /// Raw `properties` value, when given (record lists only).
     pub properties: Option<String>,
-    /// `limit`, `offset`, `archived`.
-    pub page: Page,
+    /// `limit`, `offset` or `after`, `archived`.
+    pub list: ListRequest,
 }
+
+/// The message of an `offset` past [`MAX_OFFSET`] or not a number.
+pub const INVALID_OFFSET: &str = "Invalid query parameter offset: must be an integer from 0 to 10000; page further with after (the pagination.next_after of the previous page)";
 
 fn pairs(raw: Option<&str>) -> Vec<(String, String)> {
     raw.map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
@@ -62,13 +67,21 @@ impl ListQuery {
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n <= MAX_OFFSET)
-                .ok_or_else(|| invalid("offset", "must be an integer from 0 to 1000000000"))?,
+                .ok_or_else(|| DomainError::bad_field("offset", INVALID_OFFSET))?,
+        };
+        let start = match first(&pairs, "after") {
+            None => RequestedStart::Offset(offset),
+            Some("") => return Err(DomainError::bad_field("after", INVALID_AFTER)),
+            Some(_) if offset != 0 => {
+                return Err(invalid("offset", "must be absent or 0 when after is given"))
+            }
+            Some(after) => RequestedStart::After(after.to_string()),
         };
         Ok(Self {
             properties: properties(&pairs),
-            page: Page {
+            list: ListRequest {
                 limit,
-                offset,
+                start,
                 include_archived,
             },
         })
@@ -91,14 +104,7 @@ mod tests {
     #[test]
     fn defaults_are_limit_10_offset_0_active_only() {
         let q = ListQuery::parse(None).unwrap();
-        assert_eq!(
-            q.page,
-            Page {
-                limit: 10,
-                offset: 0,
-                include_archived: false
-            }
-        );
+        assert_eq!(q.list, ListRequest::default());
         assert_eq!(q.properties, None);
     }
 
@@ -109,10 +115,10 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(
-            q.page,
-            Page {
+            q.list,
+            ListRequest {
                 limit: 100,
-                offset: 5,
+                start: RequestedStart::Offset(5),
                 include_archived: true
             }
         );
@@ -130,7 +136,10 @@ mod tests {
             ("limit=1.5", "limit"),
             ("offset=-1", "offset"),
             ("offset=x", "offset"),
+            ("offset=10001", "offset"),
             ("offset=1000000001", "offset"),
+            ("after=", "after"),
+            ("after=abc&offset=1", "offset"),
             ("offset=9223372036854775808", "offset"),
             ("archived=yes", "archived"),
             ("archived=TRUE", "archived"),
@@ -141,6 +150,17 @@ mod tests {
             assert!(matches!(err, DomainError::Invalid { .. }), "{query}");
             assert_eq!(err.field(), Some(field), "{query}");
         }
+    }
+
+    #[test]
+    fn after_is_taken_raw_with_offset_absent_or_zero_and_offset_stops_at_10000() {
+        let q = ListQuery::parse(Some("after=abc.def&offset=0&limit=3")).unwrap();
+        assert_eq!(q.list.start, RequestedStart::After("abc.def".into()));
+        assert_eq!(q.list.limit, 3);
+        let q = ListQuery::parse(Some("offset=10000")).unwrap();
+        assert_eq!(q.list.start, RequestedStart::Offset(10000));
+        let err = ListQuery::parse(Some("offset=10001")).unwrap_err();
+        assert!(err.to_string().contains("after"), "{err}");
     }
 
     #[test]

@@ -539,20 +539,20 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
     Planned { write, assigned }
 }
 
+/// Members read per store page when the pool is loaded.
+const MEMBER_PAGE: usize = 100;
+
 /// Every member of the account, archived ones included (a trigger may name any member).
 async fn all_members(cx: &Context<'_>, account_id: AccountId) -> Step<Vec<Member>> {
+    // One walk with a cursor: each item is read once, whatever the pool's size.
     let mut all = Vec::new();
+    let mut page = Page::first(MEMBER_PAGE, true);
     loop {
-        let page = Page {
-            limit: 100,
-            offset: all.len(),
-            include_archived: true,
-        };
-        let batch = cx.store.list_members(account_id, page).await?;
-        let done = batch.len() < page.limit;
-        all.extend(batch);
-        if done {
-            return Ok(all);
+        let listed = cx.store.list_members(account_id, &page).await?;
+        all.extend(listed.items);
+        match listed.next {
+            Some(position) => page = Page::after(MEMBER_PAGE, position, true),
+            None => return Ok(all),
         }
     }
 }

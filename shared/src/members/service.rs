@@ -5,7 +5,8 @@ use super::view::MemberView;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::member::Member;
-use crate::page::{ListView, Page};
+use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::ListView;
 use crate::store::{Store, StoreError};
 use crate::types::ids::{AccountId, MemberId};
 use std::sync::Arc;
@@ -25,16 +26,27 @@ impl MemberService {
         Self { store, clock }
     }
 
-    /// `GET /users`: `{data, pagination}`, by e-mail; archived members only with `archived=true`.
+    /// `GET /users`: `{data, pagination}`, by e-mail; archived members only with
+    /// `archived=true`; `after` cursors opened and sealed with `cursors` (BEHAVIOR 11).
+    ///
+    /// Errors: 400 naming `after` for a cursor this list did not issue.
     pub async fn list(
         &self,
         account_id: AccountId,
-        page: Page,
+        request: &ListRequest,
+        cursors: &CursorKey,
     ) -> Result<ListView<MemberView>, DomainError> {
-        let members = self.store.list_members(account_id, page).await?;
+        let list = ListId::new(account_id, "users", request.include_archived);
+        let page = request.page(cursors, &list)?;
+        let listed = self.store.list_members(account_id, &page).await?;
+        let next_after = cursors.next_after(&list, &listed);
         let roles = self.store.list_roles(account_id).await?;
-        let data = members.iter().map(|m| MemberView::new(m, &roles)).collect();
-        Ok(ListView::new(data, page))
+        let data = listed
+            .items
+            .iter()
+            .map(|m| MemberView::new(m, &roles))
+            .collect();
+        Ok(ListView::new(data, &page, next_after))
     }
 
     /// `GET /users/{userId}`: the member, archived or not.

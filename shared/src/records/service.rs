@@ -16,7 +16,8 @@ use crate::fields::properties::PropertyList;
 use crate::fields::validate::{no_active_member, validate_fields, FieldInput};
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
-use crate::page::{ListView, Page};
+use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::ListView;
 use crate::store::{Store, StoreError};
 use crate::types::ids::{AccountId, MemberId, RecordId};
 use std::collections::BTreeMap;
@@ -64,28 +65,35 @@ impl RecordService {
         Ok(all.get(object_type).clone())
     }
 
-    /// `GET /{type}`: `{data, pagination: {limit, offset, count}}`, defaults plus `properties`
-    /// (the raw parameter, parsed against the account's catalogue).
+    /// `GET /{type}`: `{data, pagination: {limit, offset, count, next_after}}` by creation
+    /// time, defaults plus `properties` (the raw parameter, parsed against the account's
+    /// catalogue); `after` cursors are opened and sealed with `cursors` (BEHAVIOR 11).
     ///
-    /// Errors: 400 `Invalid property name: <name>`.
+    /// Errors: 400 `Invalid property name: <name>`; 400 naming `after` for a cursor this list
+    /// did not issue.
     pub async fn list(
         &self,
         account_id: AccountId,
         object_type: ObjectType,
         properties: Option<&str>,
-        page: Page,
+        request: &ListRequest,
+        cursors: &CursorKey,
     ) -> Result<ListView<RecordView>, DomainError> {
+        let list = ListId::new(account_id, object_type.as_str(), request.include_archived);
+        let page = request.page(cursors, &list)?;
         let catalogue = self.catalogue(account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
-        let records = self
+        let listed = self
             .store
-            .list_records(account_id, object_type, page)
+            .list_records(account_id, object_type, &page)
             .await?;
-        let data = records
+        let next_after = cursors.next_after(&list, &listed);
+        let data = listed
+            .items
             .iter()
             .map(|r| RecordView::new(r, &catalogue, &extra))
             .collect();
-        Ok(ListView::new(data, page))
+        Ok(ListView::new(data, &page, next_after))
     }
 
     /// `GET /{type}/{id}`: the record (archived ones too), defaults plus `properties`. `id` is

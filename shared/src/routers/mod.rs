@@ -5,7 +5,8 @@ pub mod view;
 pub use view::RouterView;
 
 use crate::error::DomainError;
-use crate::page::{ListView, Page};
+use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::ListView;
 use crate::store::Store;
 use crate::types::ids::{AccountId, RouterId};
 use std::sync::Arc;
@@ -21,16 +22,24 @@ impl RouterService {
         Self { store }
     }
 
-    /// `GET /routers`: `{data, pagination}`, by creation time; archived only with `archived=true`.
+    /// `GET /routers`: `{data, pagination}`, by creation time; archived only with `archived=true`;
+    /// `after` cursors opened and sealed with `cursors` (BEHAVIOR 11).
+    ///
+    /// Errors: 400 naming `after` for a cursor this list did not issue.
     pub async fn list(
         &self,
         account_id: AccountId,
-        page: Page,
+        request: &ListRequest,
+        cursors: &CursorKey,
     ) -> Result<ListView<RouterView>, DomainError> {
-        let routers = self.store.list_routers(account_id, page).await?;
+        let list = ListId::new(account_id, "routers", request.include_archived);
+        let page = request.page(cursors, &list)?;
+        let listed = self.store.list_routers(account_id, &page).await?;
+        let next_after = cursors.next_after(&list, &listed);
         Ok(ListView::new(
-            routers.iter().map(RouterView::new).collect(),
-            page,
+            listed.items.iter().map(RouterView::new).collect(),
+            &page,
+            next_after,
         ))
     }
 

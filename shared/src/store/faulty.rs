@@ -1,7 +1,7 @@
 //! A store decorator that fails on demand: for tests of the error paths (500s, SQS retries,
 //! conflict retries) without a broken backend.
 
-use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use super::{Listed, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
 use crate::fields::definition::FieldDefinition;
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
@@ -71,7 +71,12 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.get_record(a, t, id).await
     }
-    async fn list_records(&self, a: AccountId, t: ObjectType, p: Page) -> StoreResult<Vec<Record>> {
+    async fn list_records(
+        &self,
+        a: AccountId,
+        t: ObjectType,
+        p: &Page,
+    ) -> StoreResult<Listed<Record>> {
         self.check()?;
         self.inner.list_records(a, t, p).await
     }
@@ -89,7 +94,7 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.update_record(r, v, c, x).await
     }
-    async fn list_members(&self, a: AccountId, p: Page) -> StoreResult<Vec<Member>> {
+    async fn list_members(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Member>> {
         self.check()?;
         self.inner.list_members(a, p).await
     }
@@ -113,7 +118,7 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.list_teams(a).await
     }
-    async fn list_routers(&self, a: AccountId, p: Page) -> StoreResult<Vec<Router>> {
+    async fn list_routers(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Router>> {
         self.check()?;
         self.inner.list_routers(a, p).await
     }

@@ -3,8 +3,16 @@
 //! Each port method runs under a single mutex, so every multi-item write is atomic and
 //! conditional exactly as the DynamoDB adapter's transactions are: uniqueness guards, version
 //! checks and provisioning all succeed or change nothing.
+//!
+//! Lists are ordered indexes kept up to date by every write, as DynamoDB's GSI1 (active items)
+//! and GSI2 (all items) are: one `BTreeMap` from list position to id per list and filter. A page
+//! after a position costs O(log n + limit), a page at an offset O(offset + limit) (offset is at
+//! most 10,000); no request copies or sorts a whole collection.
 
-use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use super::{
+    member_position, record_position, router_position, Listed, Page, PageStart, Position,
+    ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+};
 use crate::fields::definition::FieldDefinition;
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
@@ -15,11 +23,82 @@ use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use async_trait::async_trait;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
 /// Identity of a uniqueness guard: account, type, key name, canonical value.
 type GuardKey = (AccountId, ObjectType, String, String);
+
+/// The ordered indexes of one list: its active items, and all of them.
+#[derive(Debug)]
+struct Listing<Id> {
+    active: BTreeMap<Position, Id>,
+    all: BTreeMap<Position, Id>,
+}
+
+impl<Id> Default for Listing<Id> {
+    fn default() -> Self {
+        Self {
+            active: BTreeMap::new(),
+            all: BTreeMap::new(),
+        }
+    }
+}
+
+impl<Id: Copy> Listing<Id> {
+    /// Indexes an item at `position`, moving it from `old` (its previous position) if it moved.
+    fn put(&mut self, old: Option<Position>, position: Position, active: bool, id: Id) {
+        if let Some(old) = old.filter(|o| *o != position) {
+            self.active.remove(&old);
+            self.all.remove(&old);
+        }
+        if active {
+            self.active.insert(position.clone(), id);
+        } else {
+            self.active.remove(&position);
+        }
+        self.all.insert(position, id);
+    }
+
+    /// The ids of `page` plus one look-ahead entry, with their positions.
+    fn page(&self, page: &Page) -> Vec<(Position, Id)> {
+        let index = if page.include_archived {
+            &self.all
+        } else {
+            &self.active
+        };
+        let wanted = page.limit.saturating_add(1);
+        let entries: Box<dyn Iterator<Item = (&Position, &Id)>> = match &page.start {
+            PageStart::Offset(offset) => Box::new(index.iter().skip(*offset)),
+            PageStart::After(after) => {
+                Box::new(index.range((Bound::Excluded(after), Bound::Unbounded)))
+            }
+        };
+        entries
+            .take(wanted)
+            .map(|(p, id)| (p.clone(), *id))
+            .collect()
+    }
+}
+
+/// Reads `page` of `listing` (absent: empty) and resolves the ids with `get`.
+fn read_page<'s, Id: Copy, T: Clone + 's>(
+    listing: Option<&'s Listing<Id>>,
+    page: &Page,
+    get: impl Fn(&Id) -> Option<&'s T>,
+) -> Listed<T> {
+    let entries = listing.map(|l| l.page(page)).unwrap_or_default();
+    let listed = Listed::from_lookahead(entries, page.limit, |(p, _)| p.clone());
+    Listed::new(
+        listed
+            .items
+            .iter()
+            .filter_map(|(_, id)| get(id).cloned())
+            .collect(),
+        listed.next,
+    )
+}
 
 #[derive(Debug, Default)]
 struct State {
@@ -38,6 +117,48 @@ struct State {
     monthly: HashMap<(AccountId, String), u64>,
     log: Vec<AssignmentLog>,
     idempotency_keys: HashSet<String>,
+    /// (account, type) -> the records' list.
+    record_lists: HashMap<(AccountId, ObjectType), Listing<RecordId>>,
+    /// Account -> the members' list.
+    member_lists: HashMap<AccountId, Listing<MemberId>>,
+    /// Account -> the routers' list.
+    router_lists: HashMap<AccountId, Listing<RouterId>>,
+}
+
+impl State {
+    /// Stores `record` and indexes it in its list.
+    fn put_record(&mut self, record: Record) {
+        let old = self.records.get(&record.id).map(record_position);
+        self.record_lists
+            .entry((record.account_id, record.object_type))
+            .or_default()
+            .put(old, record_position(&record), record.is_active(), record.id);
+        self.records.insert(record.id, record);
+    }
+
+    /// Stores `member` and indexes it in its list.
+    fn put_member(&mut self, member: Member) {
+        let old = self.members.get(&member.id).map(member_position);
+        self.member_lists.entry(member.account_id).or_default().put(
+            old,
+            member_position(&member),
+            member.is_active(),
+            member.id,
+        );
+        self.members.insert(member.id, member);
+    }
+
+    /// Stores `router` and indexes it in its list.
+    fn put_router(&mut self, router: Router) {
+        let old = self.routers.get(&router.id).map(router_position);
+        self.router_lists.entry(router.account_id).or_default().put(
+            old,
+            router_position(&router),
+            router.archived_at.is_none(),
+            router.id,
+        );
+        self.routers.insert(router.id, router);
+    }
 }
 
 /// In-process adapter of the [`Store`] port.
@@ -66,10 +187,6 @@ fn guard(record: &Record, key: &UniqueKey) -> GuardKey {
         key.field.clone(),
         key.value.clone(),
     )
-}
-
-fn page_of<T: Clone>(mut items: Vec<T>, page: Page) -> Vec<T> {
-    items.drain(..).skip(page.offset).take(page.limit).collect()
 }
 
 #[async_trait]
@@ -109,18 +226,14 @@ impl Store for MemoryStore {
         &self,
         account_id: AccountId,
         object_type: ObjectType,
-        page: Page,
-    ) -> StoreResult<Vec<Record>> {
+        page: &Page,
+    ) -> StoreResult<Listed<Record>> {
         let state = self.lock();
-        let mut items: Vec<Record> = state
-            .records
-            .values()
-            .filter(|r| r.account_id == account_id && r.object_type == object_type)
-            .filter(|r| page.include_archived || r.is_active())
-            .cloned()
-            .collect();
-        items.sort_by_key(|r| (r.created_at, r.id));
-        Ok(page_of(items, page))
+        Ok(read_page(
+            state.record_lists.get(&(account_id, object_type)),
+            page,
+            |id| state.records.get(id),
+        ))
     }
 
     async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
@@ -139,7 +252,7 @@ impl Store for MemoryStore {
         for key in unique_keys {
             state.guards.insert(guard(record, key), record.id);
         }
-        state.records.insert(record.id, record.clone());
+        state.put_record(record.clone());
         Ok(())
     }
 
@@ -179,20 +292,19 @@ impl Store for MemoryStore {
         for key in claimed {
             state.guards.insert(guard(record, key), record.id);
         }
-        state.records.insert(record.id, record.clone());
+        state.put_record(record.clone());
         Ok(())
     }
 
-    async fn list_members(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Member>> {
+    async fn list_members(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<Member>> {
         let state = self.lock();
-        let mut items: Vec<Member> = state
-            .members
-            .values()
-            .filter(|m| m.account_id == account_id && (page.include_archived || m.is_active()))
-            .cloned()
-            .collect();
-        items.sort_by(|a, b| a.email.cmp(&b.email).then(a.id.cmp(&b.id)));
-        Ok(page_of(items, page))
+        Ok(read_page(state.member_lists.get(&account_id), page, |id| {
+            state.members.get(id)
+        }))
     }
 
     async fn get_member(
@@ -231,7 +343,7 @@ impl Store for MemoryStore {
                     && stored.account_id == member.account_id => {}
             _ => return Err(StoreError::Conflict),
         }
-        state.members.insert(member.id, member.clone());
+        state.put_member(member.clone());
         Ok(())
     }
 
@@ -257,17 +369,15 @@ impl Store for MemoryStore {
         Ok(teams)
     }
 
-    async fn list_routers(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Router>> {
+    async fn list_routers(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<Router>> {
         let state = self.lock();
-        let mut items: Vec<Router> = state
-            .routers
-            .values()
-            .filter(|r| r.account_id == account_id)
-            .filter(|r| page.include_archived || r.archived_at.is_none())
-            .cloned()
-            .collect();
-        items.sort_by_key(|r| (r.created_at, r.id));
-        Ok(page_of(items, page))
+        Ok(read_page(state.router_lists.get(&account_id), page, |id| {
+            state.routers.get(id)
+        }))
     }
 
     async fn get_router(
@@ -369,12 +479,12 @@ impl Store for MemoryStore {
         if !(record_ok && rotation_ok && member_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
-        state.records.insert(w.record.id, w.record.clone());
+        state.put_record(w.record.clone());
         if let Some((router, rotation, _)) = &w.rotation {
             state.rotation.insert(*router, rotation.clone());
         }
         if let Some((member, _)) = &w.member {
-            state.members.insert(member.id, member.clone());
+            state.put_member(member.clone());
         }
         state.monthly.insert(month_key, count + 1);
         state.log.push(w.log.clone());
@@ -435,7 +545,7 @@ impl Store for MemoryStore {
             for m in &plan.members {
                 let fresh = !state.members.contains_key(&m.id);
                 if fresh {
-                    state.members.insert(m.id, m.clone());
+                    state.put_member(m.clone());
                 }
                 note(fresh, format!("member {}", m.id));
             }
@@ -462,7 +572,7 @@ impl Store for MemoryStore {
             for r in &plan.routers {
                 let fresh = !state.routers.contains_key(&r.id);
                 if fresh {
-                    state.routers.insert(r.id, r.clone());
+                    state.put_router(r.clone());
                 }
                 note(fresh, format!("router {}", r.id));
             }
@@ -472,7 +582,7 @@ impl Store for MemoryStore {
                     for key in &p.unique_keys {
                         state.guards.insert(guard(&p.record, key), p.record.id);
                     }
-                    state.records.insert(p.record.id, p.record.clone());
+                    state.put_record(p.record.clone());
                 }
                 note(fresh, format!("record {}", p.record.id));
             }

@@ -34,7 +34,22 @@ use async_trait::async_trait;
 
 pub use crate::model::provision::ProvisionReport;
 pub use crate::model::record::UniqueKey;
-pub use crate::page::Page;
+pub use crate::page::{Listed, Page, PageStart, Position};
+
+/// The list position of a record: creation time, then id (both adapters order by it).
+pub fn record_position(record: &Record) -> Position {
+    Position::new(keys::by_creation(record.created_at, record.id))
+}
+
+/// The list position of a member: e-mail, then id.
+pub fn member_position(member: &Member) -> Position {
+    Position::new(keys::by_email(member.email.as_str(), member.id))
+}
+
+/// The list position of a router: creation time, then id.
+pub fn router_position(router: &Router) -> Position {
+    Position::new(keys::by_creation(router.created_at, router.id))
+}
 
 /// Result of a store call.
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -90,13 +105,14 @@ pub trait Store: Send + Sync + 'static {
         id: RecordId,
     ) -> StoreResult<Option<Record>>;
 
-    /// Records of the account and type, by creation time then id.
+    /// A page of the records of the account and type, by creation time then id (position:
+    /// [`keys::by_creation`]). A page after a position reads O(limit) items.
     async fn list_records(
         &self,
         account_id: AccountId,
         object_type: ObjectType,
-        page: Page,
-    ) -> StoreResult<Vec<Record>>;
+        page: &Page,
+    ) -> StoreResult<Listed<Record>>;
 
     /// Creates `record` and claims its `unique_keys` atomically.
     ///
@@ -118,8 +134,9 @@ pub trait Store: Send + Sync + 'static {
         released: &[UniqueKey],
     ) -> StoreResult<()>;
 
-    /// Members of the account, by e-mail.
-    async fn list_members(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Member>>;
+    /// A page of the members of the account, by e-mail then id (position: [`keys::by_email`]).
+    async fn list_members(&self, account_id: AccountId, page: &Page)
+        -> StoreResult<Listed<Member>>;
 
     /// A member by id, archived or not.
     async fn get_member(
@@ -146,8 +163,10 @@ pub trait Store: Send + Sync + 'static {
     /// The account's teams, by creation time.
     async fn list_teams(&self, account_id: AccountId) -> StoreResult<Vec<Team>>;
 
-    /// Routers of the account, by creation time then id.
-    async fn list_routers(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Router>>;
+    /// A page of the routers of the account, by creation time then id (position:
+    /// [`keys::by_creation`]).
+    async fn list_routers(&self, account_id: AccountId, page: &Page)
+        -> StoreResult<Listed<Router>>;
 
     /// A router by id, archived or not.
     async fn get_router(

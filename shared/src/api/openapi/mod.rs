@@ -46,7 +46,7 @@ pub const TAG_DISPATCH: &str = "Dispatch";
 /// Tag of the API description itself.
 pub const TAG_META: &str = "API description";
 
-/// The query parameters of every list (spec "Limits"; BEHAVIOR 2).
+/// The query parameters of every list (spec "Limits"; BEHAVIOR 2 and 11).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
@@ -56,9 +56,20 @@ pub struct ListParams {
     /// Page size, 1 to 100.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 100, default = 10)]
     pub limit: Option<u32>,
-    /// Items to skip.
-    #[param(value_type = Option<i64>, minimum = 0, maximum = 1_000_000_000, default = 0)]
+    /// Items to skip, at most 10000 (page further with `after`). Absent or 0 with `after`.
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 10_000, default = 0)]
     pub offset: Option<u64>,
+    /// The opaque cursor `pagination.next_after` of a previous page of the same list with the
+    /// same `archived` filter: the page starts right after that page's last item. A cursor is
+    /// a position, so items created or archived during a walk make it neither skip nor repeat
+    /// an item. Any other value (altered, from another list, filter or account) is 400 naming
+    /// `after`.
+    #[param(
+        min_length = 1,
+        max_length = 2048,
+        pattern = "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$"
+    )]
+    pub after: Option<String>,
 }
 
 fn tag(name: &str, description: &str) -> Tag {

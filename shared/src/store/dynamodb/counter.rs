@@ -1,10 +1,14 @@
 //! A request counter: an SDK interceptor that counts DynamoDB requests by operation name.
 //!
 //! Added to a client's config (`config::Builder::interceptor`), it counts every request actually
-//! sent (each attempt, retries included), so tests can measure what an API operation costs.
+//! sent (each attempt, retries included), so tests can measure what an API operation costs. It
+//! also sums the items each `Query` evaluated (`ScannedCount`), the read cost a page pays.
 
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use std::collections::BTreeMap;
@@ -15,6 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[derive(Debug, Clone, Default)]
 pub struct RequestCounter {
     counts: Arc<Mutex<BTreeMap<String, u64>>>,
+    scanned: Arc<Mutex<u64>>,
 }
 
 impl RequestCounter {
@@ -35,6 +40,12 @@ impl RequestCounter {
     /// The counts so far, and back to zero.
     pub fn take(&self) -> BTreeMap<String, u64> {
         std::mem::take(&mut *self.lock())
+    }
+
+    /// Items the `Query` requests evaluated so far (the sum of their `ScannedCount`), and back
+    /// to zero.
+    pub fn take_scanned(&self) -> u64 {
+        std::mem::take(&mut *self.scanned.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// All requests so far.
@@ -59,6 +70,21 @@ impl Intercept for RequestCounter {
             .map(|m| m.name().to_string())
             .unwrap_or_else(|| "unknown".to_string());
         *self.lock().entry(operation).or_insert(0) += 1;
+        Ok(())
+    }
+
+    fn read_after_execution(
+        &self,
+        context: &FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(Ok(output)) = context.output_or_error() {
+            if let Some(query) = output.downcast_ref::<QueryOutput>() {
+                *self.scanned.lock().unwrap_or_else(|e| e.into_inner()) +=
+                    query.scanned_count().max(0) as u64;
+            }
+        }
         Ok(())
     }
 }

@@ -21,7 +21,10 @@ pub mod test_table;
 use self::cancel::{classify, Outcome, Part, Precedence};
 use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
-use super::{Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use super::{
+    member_position, record_position, router_position, Listed, Page, PageStart, Position,
+    ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+};
 use crate::fields::definition::FieldDefinition;
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
@@ -154,6 +157,20 @@ impl DynamoStore {
                 _ => return Ok(out),
             }
         }
+    }
+
+    /// One page of a listing query `q` (built by [`Query::listing`]): the items at `page`'s
+    /// offset, or after its position (the key condition starts there, so only the page and one
+    /// look-ahead item are read), parsed, with the position of the last one when more follow.
+    async fn list_page<T: serde::de::DeserializeOwned>(
+        &self,
+        q: &Query,
+        page: &Page,
+        position: impl Fn(&T) -> Position,
+    ) -> StoreResult<Listed<T>> {
+        let wanted = page.limit.saturating_add(1);
+        let items = parse_items(self.query_range(q, page.offset(), wanted).await?)?;
+        Ok(Listed::from_lookahead(items, page.limit, position))
     }
 
     /// Runs one transaction, mapping cancellation reasons with `precedence`.
@@ -347,11 +364,13 @@ impl DynamoStore {
     }
 }
 
-/// A key condition: the partition of the table or an index, optionally a sort-key prefix.
+/// A key condition: the partition of the table or an index, optionally a sort-key prefix or a
+/// lower bound (exclusive) on the sort key.
 struct Query {
     index: Option<&'static str>,
     pk: String,
     sk_prefix: Option<String>,
+    sk_after: Option<String>,
 }
 
 impl Query {
@@ -360,6 +379,7 @@ impl Query {
             index: None,
             pk,
             sk_prefix: None,
+            sk_after: None,
         }
     }
 
@@ -368,7 +388,22 @@ impl Query {
             index: Some(index),
             pk,
             sk_prefix: None,
+            sk_after: None,
         }
+    }
+
+    /// The listing `page` asks for: the index of its filter, after its position if any.
+    fn listing(pk: String, page: &Page) -> Self {
+        let index = if page.include_archived {
+            keys::GSI2
+        } else {
+            keys::GSI1
+        };
+        let mut q = Self::index(index, pk);
+        if let PageStart::After(position) = &page.start {
+            q.sk_after = Some(position.as_str().to_string());
+        }
+        q
     }
 
     fn prefix(mut self, prefix: String) -> Self {
@@ -385,14 +420,20 @@ impl Query {
         let e = Expr::new("#pk = :pk")
             .name("#pk", pk)
             .value(":pk", s(&self.pk));
-        match &self.sk_prefix {
-            None => e,
-            Some(prefix) => Expr {
+        match (&self.sk_prefix, &self.sk_after) {
+            (Some(prefix), _) => Expr {
                 text: "#pk = :pk AND begins_with(#sk, :prefix)".into(),
                 ..e
             }
             .name("#sk", sk)
             .value(":prefix", s(prefix)),
+            (None, Some(after)) => Expr {
+                text: "#pk = :pk AND #sk > :after".into(),
+                ..e
+            }
+            .name("#sk", sk)
+            .value(":after", s(after)),
+            (None, None) => e,
         }
     }
 }
@@ -401,14 +442,6 @@ fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
     match item.get(name) {
         Some(AttributeValue::S(v)) => Ok(v.clone()),
         _ => Err(backend(format!("item without string attribute {name}"))),
-    }
-}
-
-fn listing_index(page: &Page) -> &'static str {
-    if page.include_archived {
-        keys::GSI2
-    } else {
-        keys::GSI1
     }
 }
 
@@ -453,13 +486,10 @@ impl Store for DynamoStore {
         &self,
         account_id: AccountId,
         object_type: ObjectType,
-        page: Page,
-    ) -> StoreResult<Vec<Record>> {
-        let q = Query::index(
-            listing_index(&page),
-            keys::records_partition(account_id, object_type),
-        );
-        parse_items(self.query_range(&q, page.offset, page.limit).await?)
+        page: &Page,
+    ) -> StoreResult<Listed<Record>> {
+        let q = Query::listing(keys::records_partition(account_id, object_type), page);
+        self.list_page(&q, page, record_position).await
     }
 
     async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
@@ -517,9 +547,13 @@ impl Store for DynamoStore {
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
-    async fn list_members(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Member>> {
-        let q = Query::index(listing_index(&page), keys::members_partition(account_id));
-        parse_items(self.query_range(&q, page.offset, page.limit).await?)
+    async fn list_members(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<Member>> {
+        let q = Query::listing(keys::members_partition(account_id), page);
+        self.list_page(&q, page, member_position).await
     }
 
     async fn get_member(
@@ -563,9 +597,13 @@ impl Store for DynamoStore {
         parse_items(self.query_all(&q).await?)
     }
 
-    async fn list_routers(&self, account_id: AccountId, page: Page) -> StoreResult<Vec<Router>> {
-        let q = Query::index(listing_index(&page), keys::routers_partition(account_id));
-        parse_items(self.query_range(&q, page.offset, page.limit).await?)
+    async fn list_routers(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<Router>> {
+        let q = Query::listing(keys::routers_partition(account_id), page);
+        self.list_page(&q, page, router_position).await
     }
 
     async fn get_router(
