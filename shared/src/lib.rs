@@ -22,6 +22,7 @@ pub mod deps;
 pub mod dispatch;
 pub mod error;
 pub mod fields;
+pub mod idempotency;
 pub mod members;
 pub mod model;
 pub mod page;

@@ -14,18 +14,23 @@
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use axum::extract::{FromRef, State};
-use axum::Json;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
+use shared::api::idempotency::{self, Begin};
 use shared::api::openapi::responses::*;
-use shared::api::openapi::TAG_DISPATCH;
+use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
+use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
+use shared::dispatch::Outcome;
 use shared::dispatch::{AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest};
 use shared::error::ErrorChain;
+use shared::store::Store;
 use std::sync::Arc;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
@@ -38,6 +43,10 @@ pub struct DispatchState {
     pub engine: Arc<DispatchEngine>,
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
+    /// Where `Idempotency-Key` claims are kept (BEHAVIOR 10).
+    pub store: Arc<dyn Store>,
+    /// The time of a claim.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl DispatchState {
@@ -52,6 +61,8 @@ impl DispatchState {
                 deps.catalogues.clone(),
             )),
             verifier: deps.verifier()?,
+            store: deps.store.clone(),
+            clock: deps.clock.clone(),
         })
     }
 }
@@ -80,31 +91,61 @@ pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
     tag = TAG_DISPATCH,
     summary = "Dispatch a record through a router",
     description = "Evaluates the router's trigger, the members' availability and capacity and the distribution model, and assigns the record's owner when the rules match (one atomic write). A run that stops without assigning is still 200, with only `message`: `Trigger did not match`, `Router not found`, `Object not found`, `The router is unpublished`, `The router has no settings`, `Account not found`, `Account is not active`, `Assignment limit reached`, `The router can not overwrite`, `There are no users available and the backup user is disabled`. A body without both ids is 400 `Invalid event: require router_id and object_id`.",
+    params(IdempotencyParams),
     request_body(content = DispatchRequest, content_type = "application/json"),
     security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
     responses(
-        (status = 200, description = "The outcome: an assignment, or a message", body = DispatchAnswer),
-        BadRequest, Unauthorized, Forbidden, PayloadTooLarge, InternalError
+        (status = 200, description = "The outcome: an assignment, or a message (or, with `Idempotent-Replayed: true`, the answer first given to this `Idempotency-Key`)", body = DispatchAnswer,
+            headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`"))),
+        BadRequest, Unauthorized, Forbidden, KeyInFlight, PayloadTooLarge, KeyReused, InternalError
     )
 )]
 pub async fn dispatch(
     Authenticated(p): Authenticated,
     State(s): State<DispatchState>,
+    headers: HeaderMap,
     body: Body,
-) -> Result<Json<DispatchAnswer>, ApiError> {
+) -> Result<Response, ApiError> {
     p.require(Scope::Update)?;
-    let request = DispatchRequest::parse(body.bytes())?;
-    let outcome = s
-        .engine
-        .dispatch(AccountContext::Token(p.account_id), &request, None)
-        .await?;
-    tracing::info!(
-        router_id = %request.router_id,
-        object_id = %request.object_id,
-        outcome = outcome.label(),
-        "dispatch"
-    );
-    Ok(Json(outcome.answer()))
+    let begun = idempotency::begin(
+        s.store.as_ref(),
+        s.clock.now(),
+        p.account_id,
+        "POST /dispatch/router",
+        &headers,
+        body.bytes(),
+    )
+    .await?;
+    let claim = match begun {
+        Begin::Replay(answer) => return Ok(answer),
+        Begin::Run(claim) => claim,
+    };
+    let result = async {
+        let request = DispatchRequest::parse(body.bytes())?;
+        let context = AccountContext::Token(p.account_id);
+        let outcome = match &claim {
+            Some(claim) => {
+                s.engine
+                    .dispatch_completing(context, &request, claim)
+                    .await?
+            }
+            None => s.engine.dispatch(context, &request, None).await?,
+        };
+        tracing::info!(
+            router_id = %request.router_id,
+            object_id = %request.object_id,
+            outcome = outcome.label(),
+            "dispatch"
+        );
+        Ok(idempotency::Answer {
+            status: StatusCode::OK,
+            body: outcome.answer(),
+            // An assignment stored its answer with itself; other outcomes wrote nothing.
+            stored_with_effect: matches!(outcome, Outcome::Assigned(_)),
+        })
+    }
+    .await;
+    Ok(idempotency::finish(s.store.as_ref(), claim, result).await)
 }
 
 /// Processes one SQS batch in order and reports the messages to retry.

@@ -7,21 +7,25 @@
 //! description are one declaration.
 
 use axum::extract::{FromRef, Path, RawQuery, State};
-use axum::http::{Method, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
 use axum::Json;
+use shared::api::idempotency::{self, Begin};
 use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
-use shared::api::openapi::{ListParams, TAG_RECORDS};
+use shared::api::openapi::{IdempotencyParams, ListParams, TAG_RECORDS};
 use shared::api::{
     empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
     Body, ListQuery,
 };
 use shared::auth::{Scope, TokenVerifier};
+use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::model::ObjectType;
 use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::records::{Caller, RecordService, RecordView, RecordWrite};
+use shared::store::Store;
 use shared::types::RecordId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -34,6 +38,10 @@ pub struct RecordsState {
     pub records: Arc<RecordService>,
     /// Bearer-token verification with the configured public keys.
     pub verifier: Arc<TokenVerifier>,
+    /// Where `Idempotency-Key` claims are kept (BEHAVIOR 10).
+    pub store: Arc<dyn Store>,
+    /// The time of a claim.
+    pub clock: Arc<dyn Clock>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
     pub cursors: Arc<CursorKey>,
 }
@@ -50,6 +58,8 @@ impl RecordsState {
                 deps.catalogues.clone(),
             )),
             verifier: deps.verifier()?,
+            store: deps.store.clone(),
+            clock: deps.clock.clone(),
             cursors: deps.cursors()?,
         })
     }
@@ -107,18 +117,43 @@ async fn create(
     t: ObjectType,
     Authenticated(p): Authenticated,
     s: RecordsState,
+    headers: HeaderMap,
     body: Body,
-) -> Answer<RecordView> {
+) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
-    let write = RecordWrite::from_body(body.json_object()?)?;
+    let route = format!("POST /{}", t.as_str());
+    let now = s.clock.now();
+    let begun = idempotency::begin(
+        s.store.as_ref(),
+        now,
+        p.account_id,
+        &route,
+        &headers,
+        body.bytes(),
+    )
+    .await?;
+    let claim = match begun {
+        Begin::Replay(answer) => return Ok(answer),
+        Begin::Run(claim) => claim,
+    };
     let caller = Caller {
         account_id: p.account_id,
         actor: &p.client_id,
     };
-    Ok((
-        StatusCode::CREATED,
-        Json(s.records.create(caller, t, write).await?),
-    ))
+    let result = async {
+        let write = RecordWrite::from_body(body.json_object()?)?;
+        let view = s
+            .records
+            .create_completing(caller, t, write, claim.as_ref())
+            .await?;
+        Ok(idempotency::Answer {
+            status: StatusCode::CREATED,
+            body: view,
+            stored_with_effect: true,
+        })
+    }
+    .await;
+    Ok(idempotency::finish(s.store.as_ref(), claim, result).await)
 }
 
 async fn read(
@@ -224,19 +259,22 @@ macro_rules! record_type {
                 tag = TAG_RECORDS,
                 summary = concat!("Create a ", $singular),
                 description = concat!("Validates every field (all-or-nothing), then creates the ", $singular, " and claims its unique keys atomically. Answers the default fields plus every field the request set, in stored form. A body with a unique key held by an active ", $singular, " is 409 with `field` (send `external_id` to make retries safe)."),
+                params(IdempotencyParams),
                 request_body(content = $create, content_type = "application/json"),
                 security(("oauth2" = ["service-api/create"]), ("bearer" = [])),
                 responses(
-                    (status = 201, description = concat!("The created ", $singular), body = $view),
-                    BadRequest, Unauthorized, Forbidden, Conflict, PayloadTooLarge, InternalError
+                    (status = 201, description = concat!("The created ", $singular, " (or, with `Idempotent-Replayed: true`, the answer first given to this `Idempotency-Key`)"), body = $view,
+                        headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`"))),
+                    BadRequest, Unauthorized, Forbidden, CreateConflict, PayloadTooLarge, KeyReused, InternalError
                 )
             )]
             pub async fn create(
                 auth: Authenticated,
                 State(s): State<RecordsState>,
+                headers: HeaderMap,
                 body: Body,
-            ) -> Answer<RecordView> {
-                super::create(ObjectType::$t, auth, s, body).await
+            ) -> Result<Response, ApiError> {
+                super::create(ObjectType::$t, auth, s, headers, body).await
             }
 
             #[doc = concat!("Reads a ", $singular, ".")]

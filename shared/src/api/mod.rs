@@ -4,6 +4,7 @@
 mod auth;
 pub mod body;
 pub mod error;
+pub mod idempotency;
 pub mod openapi;
 mod query;
 

@@ -8,6 +8,7 @@ use super::steps::{self, Context, Stop};
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
+use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::store::{Store, StoreError};
 use rand::Rng;
 use std::collections::HashMap;
@@ -66,6 +67,30 @@ impl DispatchEngine {
         request: &DispatchRequest,
         idempotency_key: Option<&str>,
     ) -> Result<Outcome, DomainError> {
+        self.run(context, request, idempotency_key, None).await
+    }
+
+    /// Runs one dispatch of an HTTP request holding the `Idempotency-Key` `claim`
+    /// (BEHAVIOR 10): an assignment stores its 200 answer with the assignment, in the same
+    /// atomic write. Other outcomes write nothing; the caller stores their answer.
+    ///
+    /// Errors: as [`Self::dispatch`]; 409 when the claim's lease was lost before the commit.
+    pub async fn dispatch_completing(
+        &self,
+        context: AccountContext,
+        request: &DispatchRequest,
+        claim: &IdempotencyClaim,
+    ) -> Result<Outcome, DomainError> {
+        self.run(context, request, None, Some(claim)).await
+    }
+
+    async fn run(
+        &self,
+        context: AccountContext,
+        request: &DispatchRequest,
+        idempotency_key: Option<&str>,
+        claim: Option<&IdempotencyClaim>,
+    ) -> Result<Outcome, DomainError> {
         if let Some(key) = idempotency_key {
             if self.store.idempotency_key_used(key).await? {
                 return Ok(Outcome::AlreadyProcessed);
@@ -74,7 +99,7 @@ impl DispatchEngine {
         let turn = self.turn_lock(&request.router_id);
         let outcome = {
             let _turn = turn.lock().await;
-            self.dispatch_in_turn(context, request, idempotency_key)
+            self.dispatch_in_turn(context, request, idempotency_key, claim)
                 .await
         };
         self.release_turn_lock(&request.router_id, turn);
@@ -86,6 +111,7 @@ impl DispatchEngine {
         context: AccountContext,
         request: &DispatchRequest,
         idempotency_key: Option<&str>,
+        claim: Option<&IdempotencyClaim>,
     ) -> Result<Outcome, DomainError> {
         let cx = Context {
             store: self.store.as_ref(),
@@ -95,11 +121,18 @@ impl DispatchEngine {
         let started = Instant::now();
         let mut attempt: u32 = 0;
         loop {
-            let planned = match steps::plan(&cx, context, request, idempotency_key).await {
+            let mut planned = match steps::plan(&cx, context, request, idempotency_key).await {
                 Ok(planned) => planned,
                 Err(Stop::Skip(skip)) => return Ok(Outcome::Skipped(skip)),
                 Err(Stop::Failed(error)) => return Err(error),
             };
+            if let Some(claim) = claim {
+                let answer = Outcome::Assigned(planned.assigned.clone()).answer();
+                planned.write.completion = Some(IdempotencyCompletion {
+                    claim: claim.clone(),
+                    response: StoredResponse::json(200, &answer)?,
+                });
+            }
             match self.store.commit_assignment(&planned.write).await {
                 Ok(()) => return Ok(Outcome::Assigned(planned.assigned)),
                 Err(StoreError::AlreadyApplied) => return Ok(Outcome::AlreadyProcessed),

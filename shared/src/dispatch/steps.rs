@@ -535,6 +535,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
             at: p.now,
         },
         idempotency_key: p.idempotency_key.map(str::to_string),
+        completion: None,
     };
     Planned { write, assigned }
 }

@@ -76,4 +76,7 @@ pub struct AssignmentWrite {
     pub log: AssignmentLog,
     /// Idempotency key (the SQS message id) marking the work as done, when queued.
     pub idempotency_key: Option<String>,
+    /// The response of an HTTP `Idempotency-Key` request, stored with the assignment
+    /// (BEHAVIOR 10).
+    pub completion: Option<crate::idempotency::IdempotencyCompletion>,
 }

@@ -14,6 +14,7 @@ use crate::fields::cache::CatalogueCache;
 use crate::fields::catalogue::Catalogue;
 use crate::fields::properties::PropertyList;
 use crate::fields::validate::{no_active_member, validate_fields, FieldInput};
+use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
@@ -125,6 +126,21 @@ impl RecordService {
         object_type: ObjectType,
         write: RecordWrite,
     ) -> Result<RecordView, DomainError> {
+        self.create_completing(caller, object_type, write, None)
+            .await
+    }
+
+    /// [`Self::create`] for a request holding the `Idempotency-Key` `claim` (BEHAVIOR 10): the
+    /// 201 body is stored for replay in the same atomic write as the record.
+    ///
+    /// Errors: as [`Self::create`]; 409 when the claim's lease was lost before the write.
+    pub async fn create_completing(
+        &self,
+        caller: Caller<'_>,
+        object_type: ObjectType,
+        write: RecordWrite,
+        claim: Option<&IdempotencyClaim>,
+    ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         let inputs = self
             .resolve(
@@ -148,13 +164,25 @@ impl RecordService {
             version: 1,
         };
         let keys = unique_keys(&catalogue, &record);
-        match self.store.create_record(&record, &keys).await {
+        let set = PropertyList::from_names(write.fields.keys().cloned());
+        let view = RecordView::new(&record, &catalogue, &set);
+        let completion = match claim {
+            Some(claim) => Some(IdempotencyCompletion {
+                claim: claim.clone(),
+                response: StoredResponse::json(201, &view)?,
+            }),
+            None => None,
+        };
+        match self
+            .store
+            .create_record_completing(&record, &keys, completion.as_ref())
+            .await
+        {
             Ok(()) => {}
             Err(StoreError::Duplicate { field }) => return Err(duplicate(object_type, field)),
             Err(e) => return Err(e.into()),
         }
-        let set = PropertyList::from_names(write.fields.keys().cloned());
-        Ok(RecordView::new(&record, &catalogue, &set))
+        Ok(view)
     }
 
     /// `PATCH /{type}/{id}`: changes only the keys sent, refreshes `updated_at` /

@@ -3,6 +3,7 @@
 
 use super::{Listed, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
 use crate::fields::definition::FieldDefinition;
+use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
 use crate::model::member::Member;
@@ -80,9 +81,14 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.list_records(a, t, p).await
     }
-    async fn create_record(&self, r: &Record, k: &[UniqueKey]) -> StoreResult<()> {
+    async fn create_record_completing(
+        &self,
+        r: &Record,
+        k: &[UniqueKey],
+        c: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
         self.check()?;
-        self.inner.create_record(r, k).await
+        self.inner.create_record_completing(r, k, c).await
     }
     async fn update_record(
         &self,
@@ -150,6 +156,18 @@ impl Store for FaultyStore {
     async fn assignment_log(&self, a: AccountId, r: RecordId) -> StoreResult<Vec<AssignmentLog>> {
         self.check()?;
         self.inner.assignment_log(a, r).await
+    }
+    async fn claim_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
+        self.check()?;
+        self.inner.claim_idempotency_key(c).await
+    }
+    async fn complete_idempotency_key(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
+        self.check()?;
+        self.inner.complete_idempotency_key(c).await
+    }
+    async fn release_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<()> {
+        self.check()?;
+        self.inner.release_idempotency_key(c).await
     }
     async fn idempotency_key_used(&self, k: &str) -> StoreResult<bool> {
         self.check()?;

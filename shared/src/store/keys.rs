@@ -171,6 +171,17 @@ pub fn assignment_log(record_id: RecordId, at: DateTime<Utc>, log_id: Uuid) -> K
     }
 }
 
+/// The `Idempotency-Key` of an HTTP request (BEHAVIOR 10): per account and route. The
+/// partition key ends with the key after the fixed-length account id and the sort key holds the
+/// route, so no `#` in a key or route can make two scopes meet (and one key's items spread over
+/// partitions).
+pub fn idempotent_request(account_id: AccountId, route: &str, key: &str) -> Key {
+    Key::new(
+        format!("REQUEST#{account_id}#{key}"),
+        &format!("REQUEST#{route}"),
+    )
+}
+
 /// The idempotency marker of a queue message (its id).
 pub fn idempotency(key: &str) -> Key {
     Key::new(format!("IDEMPOTENCY#{key}"), "IDEMPOTENCY")

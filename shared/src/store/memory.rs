@@ -14,6 +14,9 @@ use super::{
     ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
+use crate::idempotency::{
+    ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
+};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
 use crate::model::member::Member;
@@ -23,12 +26,34 @@ use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use async_trait::async_trait;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use chrono::{DateTime, Utc};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
 /// Identity of a uniqueness guard: account, type, key name, canonical value.
 type GuardKey = (AccountId, ObjectType, String, String);
+
+/// Identity of an `Idempotency-Key`: account, route, key.
+type RequestKey = (AccountId, String, String);
+
+/// A claimed `Idempotency-Key` (BEHAVIOR 10): in flight until `response` is set.
+#[derive(Debug, Clone)]
+struct IdempotentRequest {
+    fingerprint: Fingerprint,
+    lease_id: String,
+    lease_until: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+    response: Option<StoredResponse>,
+}
+
+fn request_key(claim: &IdempotencyClaim) -> RequestKey {
+    (
+        claim.account_id,
+        claim.route.clone(),
+        claim.key.as_str().to_string(),
+    )
+}
 
 /// The ordered indexes of one list: its active items, and all of them.
 #[derive(Debug)]
@@ -117,6 +142,10 @@ struct State {
     monthly: HashMap<(AccountId, String), u64>,
     log: Vec<AssignmentLog>,
     idempotency_keys: HashSet<String>,
+    /// `Idempotency-Key` claims and responses.
+    requests: HashMap<RequestKey, IdempotentRequest>,
+    /// Claims in the order they expire (each kept the same 24 h), for purging.
+    request_expiry: VecDeque<(DateTime<Utc>, RequestKey)>,
     /// (account, type) -> the records' list.
     record_lists: HashMap<(AccountId, ObjectType), Listing<RecordId>>,
     /// Account -> the members' list.
@@ -126,6 +155,33 @@ struct State {
 }
 
 impl State {
+    /// Forgets the `Idempotency-Key` claims expired at `now` (amortized O(1) per claim).
+    fn purge_requests(&mut self, now: DateTime<Utc>) {
+        while let Some((at, key)) = self.request_expiry.front() {
+            if *at > now {
+                break;
+            }
+            if self.requests.get(key).is_some_and(|r| r.expires_at <= now) {
+                self.requests.remove(key);
+            }
+            self.request_expiry.pop_front();
+        }
+    }
+
+    /// Whether `claim` still holds its key (its lease id is the stored one, not yet completed).
+    fn holds_lease(&self, claim: &IdempotencyClaim) -> bool {
+        self.requests
+            .get(&request_key(claim))
+            .is_some_and(|r| r.lease_id == claim.lease_id && r.response.is_none())
+    }
+
+    /// Stores the response of a claim this request holds ([`Self::holds_lease`] checked).
+    fn complete_request(&mut self, completion: &IdempotencyCompletion) {
+        if let Some(r) = self.requests.get_mut(&request_key(&completion.claim)) {
+            r.response = Some(completion.response.clone());
+        }
+    }
+
     /// Stores `record` and indexes it in its list.
     fn put_record(&mut self, record: Record) {
         let old = self.records.get(&record.id).map(record_position);
@@ -236,8 +292,16 @@ impl Store for MemoryStore {
         ))
     }
 
-    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
+    async fn create_record_completing(
+        &self,
+        record: &Record,
+        unique_keys: &[UniqueKey],
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
         let mut state = self.lock();
+        if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
+            return Err(StoreError::LeaseLost);
+        }
         if let Some(taken) = unique_keys
             .iter()
             .find(|k| state.guards.contains_key(&guard(record, k)))
@@ -253,6 +317,9 @@ impl Store for MemoryStore {
             state.guards.insert(guard(record, key), record.id);
         }
         state.put_record(record.clone());
+        if let Some(c) = completion {
+            state.complete_request(c);
+        }
         Ok(())
     }
 
@@ -449,12 +516,74 @@ impl Store for MemoryStore {
             .collect())
     }
 
+    async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
+        let now = claim.claimed_at;
+        let mut state = self.lock();
+        state.purge_requests(now);
+        let key = request_key(claim);
+        if let Some(held) = state.requests.get(&key).filter(|r| r.expires_at > now) {
+            match &held.response {
+                Some(response) => {
+                    return Ok(ClaimOutcome::Completed {
+                        fingerprint: held.fingerprint.clone(),
+                        response: response.clone(),
+                    })
+                }
+                None if held.lease_until > now => {
+                    return Ok(ClaimOutcome::InFlight {
+                        fingerprint: held.fingerprint.clone(),
+                    })
+                }
+                None => {} // the lease lapsed: the request that held it crashed
+            }
+        }
+        let expires_at = claim.expires_at();
+        state.requests.insert(
+            key.clone(),
+            IdempotentRequest {
+                fingerprint: claim.fingerprint.clone(),
+                lease_id: claim.lease_id.clone(),
+                lease_until: claim.lease_until(),
+                expires_at,
+                response: None,
+            },
+        );
+        state.request_expiry.push_back((expires_at, key));
+        Ok(ClaimOutcome::Claimed)
+    }
+
+    async fn complete_idempotency_key(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        if !state.holds_lease(&completion.claim) {
+            return Err(StoreError::LeaseLost);
+        }
+        state.complete_request(completion);
+        Ok(())
+    }
+
+    async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
+        let mut state = self.lock();
+        if state.holds_lease(claim) {
+            state.requests.remove(&request_key(claim));
+        }
+        Ok(())
+    }
+
     async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
         Ok(self.lock().idempotency_keys.contains(key))
     }
 
     async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
         let mut state = self.lock();
+        if w.completion
+            .as_ref()
+            .is_some_and(|c| !state.holds_lease(&c.claim))
+        {
+            return Err(StoreError::LeaseLost);
+        }
         if let Some(key) = &w.idempotency_key {
             if state.idempotency_keys.contains(key) {
                 return Err(StoreError::AlreadyApplied);
@@ -490,6 +619,9 @@ impl Store for MemoryStore {
         state.log.push(w.log.clone());
         if let Some(key) = &w.idempotency_key {
             state.idempotency_keys.insert(key.clone());
+        }
+        if let Some(c) = &w.completion {
+            state.complete_request(c);
         }
         Ok(())
     }

@@ -22,6 +22,7 @@ pub mod memory;
 
 use crate::error::{BoxError, DomainError};
 use crate::fields::definition::FieldDefinition;
+use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
 use crate::model::member::Member;
@@ -69,6 +70,11 @@ pub enum StoreError {
     /// The idempotency key of the write was already used: the work was done before.
     #[error("already applied")]
     AlreadyApplied,
+    /// The write completes an `Idempotency-Key` claim whose lease this request no longer holds
+    /// (it outlived [`crate::idempotency::LEASE`] and another request took the key over):
+    /// nothing is written.
+    #[error("the Idempotency-Key lease was lost")]
+    LeaseLost,
     /// Provisioning found an item that contradicts the store (e.g. a key held by another record).
     #[error("{0}")]
     Rejected(String),
@@ -78,9 +84,14 @@ pub enum StoreError {
 }
 
 impl From<StoreError> for DomainError {
-    /// Store failures the caller did not map itself are internal errors.
+    /// Store failures the caller did not map itself are internal errors; a lost
+    /// `Idempotency-Key` lease is the 409 of a key in flight.
     fn from(e: StoreError) -> Self {
-        DomainError::internal(e)
+        match e {
+            // Another request holds the key now (BEHAVIOR 10's 409).
+            StoreError::LeaseLost => DomainError::conflict(crate::idempotency::KEY_IN_FLIGHT),
+            e => DomainError::internal(e),
+        }
     }
 }
 
@@ -118,7 +129,21 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Errors: [`StoreError::Duplicate`] naming the first key (in the given order) held by an
     /// active record of the same account and type; nothing is written then.
-    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()>;
+    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
+        self.create_record_completing(record, unique_keys, None)
+            .await
+    }
+
+    /// [`Self::create_record`], also storing `completion` (the 201 of an `Idempotency-Key`
+    /// request, BEHAVIOR 10) in the same atomic write, conditional on its lease.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] first, then as [`Self::create_record`].
+    async fn create_record_completing(
+        &self,
+        record: &Record,
+        unique_keys: &[UniqueKey],
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()>;
 
     /// Replaces the stored record with `record` when the stored one is active and at
     /// `expected_version`, releasing the `released` keys and claiming the `claimed` ones in the
@@ -201,6 +226,24 @@ pub trait Store: Send + Sync + 'static {
         record_id: RecordId,
     ) -> StoreResult<Vec<AssignmentLog>>;
 
+    /// Claims an `Idempotency-Key` (BEHAVIOR 10): when no live claim holds the key of
+    /// (account, route, key) (none, expired after [`crate::idempotency::RETENTION`], or an
+    /// in-flight claim whose lease lapsed), stores `claim` in flight and answers
+    /// [`ClaimOutcome::Claimed`]; otherwise answers what holds it. One atomic conditional write:
+    /// of concurrent claims exactly one is `Claimed`.
+    async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome>;
+
+    /// Stores the response of a claim that had no effect to write (a 4xx, a dispatch that
+    /// assigned nothing), conditional on the claim's lease.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when another request holds the key now.
+    async fn complete_idempotency_key(&self, completion: &IdempotencyCompletion)
+        -> StoreResult<()>;
+
+    /// Frees a claimed key (its request failed with a 5xx, which is not stored), when the
+    /// claim's lease is still held; otherwise does nothing.
+    async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()>;
+
     /// Whether the idempotency key was already used by a committed assignment.
     async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool>;
 
@@ -212,7 +255,8 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Errors: [`StoreError::Conflict`] when any condition but the marker's failed (re-read and
     /// retry); [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
-    /// written then.
+    /// written then. With `write.completion` the `Idempotency-Key` response is stored in the same
+    /// write ([`StoreError::LeaseLost`] first when its lease is gone).
     async fn commit_assignment(&self, write: &AssignmentWrite) -> StoreResult<()>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),

@@ -72,6 +72,25 @@ pub struct ListParams {
     pub after: Option<String>,
 }
 
+/// The `Idempotency-Key` request header of `POST /{type}` and `POST /dispatch/router`
+/// (BEHAVIOR 10).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct IdempotencyParams {
+    /// 1 to 255 printable ASCII characters, unique per request (a UUID is a good choice). A
+    /// retry with the same key and a JSON-equal body within 24 h gets the first answer again
+    /// (`Idempotent-Replayed: true`) and changes nothing; another body is 422; while the first
+    /// request runs, 409. Answers 5xx are not kept. Keys are per account and route.
+    #[serde(rename = "Idempotency-Key")]
+    #[param(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[ -~]{1,255}$",
+        example = "5b0e8a8e-2f7c-4a49-9d52-0c3c1f0c8f11"
+    )]
+    pub idempotency_key: Option<String>,
+}
+
 fn tag(name: &str, description: &str) -> Tag {
     TagBuilder::new()
         .name(name)

@@ -112,6 +112,52 @@ impl IntoResponses for Conflict {
     }
 }
 
+/// 409 of `POST /{type}`: a unique key held by another active record, or the request's
+/// `Idempotency-Key` in flight (BEHAVIOR 10).
+pub struct CreateConflict;
+
+impl IntoResponses for CreateConflict {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "409",
+            error_response(
+                "A unique key is held by another active record (`field` names it), or a request with this `Idempotency-Key` is still being processed (retry later)",
+                json!({"message": "A contact with this email already exists", "error": true, "field": "email"}),
+            ),
+        )
+    }
+}
+
+/// 409: a request with the same `Idempotency-Key` is still being processed (BEHAVIOR 10).
+pub struct KeyInFlight;
+
+impl IntoResponses for KeyInFlight {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "409",
+            error_response(
+                "A request with this `Idempotency-Key` is still being processed (retry later)",
+                json!({"message": crate::idempotency::KEY_IN_FLIGHT, "error": true}),
+            ),
+        )
+    }
+}
+
+/// 422: the `Idempotency-Key` was used with another body (BEHAVIOR 10).
+pub struct KeyReused;
+
+impl IntoResponses for KeyReused {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        one(
+            "422",
+            error_response(
+                "The `Idempotency-Key` was used with a different request body",
+                json!({"message": crate::idempotency::KEY_REUSED, "error": true}),
+            ),
+        )
+    }
+}
+
 /// 413: a body over 1 MiB.
 pub struct PayloadTooLarge;
 

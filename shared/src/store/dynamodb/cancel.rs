@@ -23,6 +23,8 @@ pub enum Part {
     Quota,
     /// The idempotency marker (must not exist).
     Marker,
+    /// An `Idempotency-Key` claim completed by the write (its lease must still be held).
+    Lease,
     /// Any other item (e.g. the assignment log, a provisioned item).
     Other,
 }
@@ -61,6 +63,9 @@ pub fn classify(parts: &[Part], codes: &[Option<String>], precedence: Precedence
             .zip(codes)
             .any(|(p, c)| wanted(p) && c.as_deref() == Some(CONDITION_FAILED))
     };
+    if failed(&|p| *p == Part::Lease) {
+        return Outcome::Fail(StoreError::LeaseLost);
+    }
     if failed(&|p| *p == Part::Marker) {
         return Outcome::Fail(StoreError::AlreadyApplied);
     }

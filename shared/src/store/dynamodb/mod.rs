@@ -26,6 +26,7 @@ use super::{
     ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
+use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
 use crate::model::member::Member;
@@ -56,6 +57,8 @@ const MAX_BATCH_GET_KEYS: usize = 100;
 const TRANSACTION_ATTEMPTS: usize = 5;
 /// How long an idempotency marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.
 const MARKER_LIFETIME_SECS: i64 = 15 * 24 * 3600;
+/// Rounds of claiming an `Idempotency-Key` that a concurrent release or expiry kept freeing.
+const CLAIM_ATTEMPTS: usize = 3;
 
 /// The DynamoDB adapter: a client and the table name. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -492,13 +495,23 @@ impl Store for DynamoStore {
         self.list_page(&q, page, record_position).await
     }
 
-    async fn create_record(&self, record: &Record, unique_keys: &[UniqueKey]) -> StoreResult<()> {
+    async fn create_record_completing(
+        &self,
+        record: &Record,
+        unique_keys: &[UniqueKey],
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
         let (_, item) = items::record(record)?;
-        if unique_keys.is_empty() {
+        if unique_keys.is_empty() && completion.is_none() {
             return self.put_conditional(item, items::absent()).await;
         }
         let mut tx = Vec::new();
         let mut parts = Vec::new();
+        if let Some(c) = completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
+        }
         let mut seen = HashSet::new();
         for key in unique_keys {
             let (guard_key, guard) = items::guard(record, key);
@@ -666,6 +679,71 @@ impl Store for DynamoStore {
             .collect())
     }
 
+    async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
+        let now = claim.claimed_at;
+        let (key, item) = items::request_claim(claim);
+        // A claim lost to a key that then expires or is released between the two requests is
+        // tried again; anything else answers on the first round.
+        for _ in 0..CLAIM_ATTEMPTS {
+            match self
+                .put_conditional(item.clone(), items::claimable(now))
+                .await
+            {
+                Ok(()) => return Ok(ClaimOutcome::Claimed),
+                Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(held) = self.get(&key).await? {
+                if let Some(outcome) = items::read_request(&held, now)? {
+                    return Ok(outcome);
+                }
+            }
+        }
+        Err(StoreError::Backend(
+            "an Idempotency-Key kept changing while it was claimed".into(),
+        ))
+    }
+
+    async fn complete_idempotency_key(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let (_, item) = items::request_completed(completion);
+        match self
+            .put_conditional(item, items::lease_held(&completion.claim))
+            .await
+        {
+            Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
+            other => other,
+        }
+    }
+
+    async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
+        let (key, _) = items::request_claim(claim);
+        let condition = items::lease_held(claim);
+        let sent = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(&key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .send()
+            .await;
+        match sent {
+            Ok(_) => Ok(()),
+            // Another request holds the key now: nothing of ours to free.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
     async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
         Ok(self.get(&keys::idempotency(key)).await?.is_some())
     }
@@ -746,6 +824,11 @@ impl Store for DynamoStore {
         tx.push(self.put(log, None)?);
         parts.push(Part::Other);
 
+        if let Some(c) = &w.completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
+        }
         if let Some(key) = &w.idempotency_key {
             let expires = w.log.at.timestamp() + MARKER_LIFETIME_SECS;
             let (_, marker) = items::marker(key, expires);

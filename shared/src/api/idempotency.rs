@@ -1,0 +1,173 @@
+//! One HTTP request under `Idempotency-Key` (BEHAVIOR 10), around the handler's work:
+//! [`begin`] after authentication and scope, [`finish`] with the handler's answer.
+//!
+//! 1. No header: the request runs as always.
+//! 2. The header is parsed ([`IdempotencyKey::parse`]: 400 naming `Idempotency-Key`), the body
+//!    fingerprinted, and the key claimed in the store for (account, route).
+//! 3. Claimed: the request runs, holding the claim. An answer with an effect stores itself with
+//!    the effect (the service passes the claim to the store write); [`finish`] stores any other
+//!    non-5xx answer alone, and releases the key on a 5xx (not stored: a retry may succeed).
+//! 4. Completed with the same fingerprint: the stored status and body again, with
+//!    `Idempotent-Replayed: true`; nothing runs.
+//! 5. Another fingerprint (completed or in flight): 422 `Idempotency-Key was used with a
+//!    different request`. The same one in flight: 409 `A request with this Idempotency-Key is
+//!    being processed`. Neither is stored.
+
+use super::error::ApiError;
+use crate::error::DomainError;
+use crate::idempotency::{
+    ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, IdempotencyKey,
+    StoredResponse, HEADER, KEY_IN_FLIGHT, KEY_REUSED, REPLAYED_HEADER,
+};
+use crate::store::{Store, StoreError};
+use crate::types::ids::AccountId;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// What [`begin`] decided.
+#[derive(Debug)]
+pub enum Begin {
+    /// Run the request, holding this claim (`None`: no `Idempotency-Key` was sent).
+    Run(Option<IdempotencyClaim>),
+    /// Answer this replay without running anything.
+    Replay(Response),
+}
+
+/// Starts a request of `route` (e.g. `POST /contacts`) for `account_id` at `now`.
+///
+/// Errors: 400 `Invalid Idempotency-Key` (also for the header sent twice); 422 key reused with
+/// another body; 409 key in flight; 500 store failure (nothing claimed).
+pub async fn begin(
+    store: &dyn Store,
+    now: DateTime<Utc>,
+    account_id: AccountId,
+    route: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Begin, ApiError> {
+    let mut values = headers.get_all(HEADER).iter();
+    let Some(raw) = values.next() else {
+        return Ok(Begin::Run(None));
+    };
+    if values.next().is_some() {
+        return Err(DomainError::bad_field(HEADER, crate::idempotency::INVALID_KEY).into());
+    }
+    let key = IdempotencyKey::parse(raw.as_bytes())?;
+    let claim = IdempotencyClaim::new(account_id, route, key, Fingerprint::of_body(body), now);
+    match store
+        .claim_idempotency_key(&claim)
+        .await
+        .map_err(DomainError::from)?
+    {
+        ClaimOutcome::Claimed => Ok(Begin::Run(Some(claim))),
+        ClaimOutcome::Completed {
+            fingerprint,
+            response,
+        } if fingerprint == claim.fingerprint => Ok(Begin::Replay(replay(&response))),
+        ClaimOutcome::Completed { .. } => Err(reused()),
+        ClaimOutcome::InFlight { fingerprint } if fingerprint != claim.fingerprint => Err(reused()),
+        ClaimOutcome::InFlight { .. } => Err(DomainError::conflict(KEY_IN_FLIGHT).into()),
+    }
+}
+
+fn reused() -> ApiError {
+    DomainError::Unprocessable {
+        message: KEY_REUSED.into(),
+        field: None,
+    }
+    .into()
+}
+
+/// The stored answer again, marked `Idempotent-Replayed: true`.
+fn replay(stored: &StoredResponse) -> Response {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let mut response = (status, stored.body.clone()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+    response
+}
+
+/// A handler's answer: its status, its body, and whether the body was already stored with the
+/// request's effect ([`crate::records::RecordService::create_completing`],
+/// [`crate::dispatch::DispatchEngine::dispatch_completing`]).
+#[derive(Debug)]
+pub struct Answer<T> {
+    /// The status.
+    pub status: StatusCode,
+    /// The body.
+    pub body: T,
+    /// `true` when the effect's write stored the answer.
+    pub stored_with_effect: bool,
+}
+
+/// Ends a request begun with `claim`: stores an answer that is not yet stored (any status below
+/// 500), releases the key on a 5xx, and answers. Storing is best effort once the work is done:
+/// a failure is logged and the answer still sent (the key then stays in flight until its lease
+/// ends, and a retry after it runs again, as without a key).
+pub async fn finish<T: Serialize>(
+    store: &dyn Store,
+    claim: Option<IdempotencyClaim>,
+    result: Result<Answer<T>, ApiError>,
+) -> Response {
+    let Some(claim) = claim else {
+        return match result {
+            Ok(a) => (a.status, axum::Json(a.body)).into_response(),
+            Err(e) => e.into_response(),
+        };
+    };
+    match result {
+        Ok(a) if a.stored_with_effect => (a.status, axum::Json(a.body)).into_response(),
+        Ok(a) => match StoredResponse::json(a.status.as_u16(), &a.body) {
+            Ok(response) => {
+                store_alone(store, claim, response.clone()).await;
+                json_text(a.status, response.body)
+            }
+            Err(e) => {
+                release(store, &claim).await;
+                ApiError::from(e).into_response()
+            }
+        },
+        Err(e) if e.status().is_server_error() => {
+            release(store, &claim).await;
+            e.into_response()
+        }
+        Err(e) => {
+            if let Ok(response) = StoredResponse::json(e.status().as_u16(), &e.body()) {
+                store_alone(store, claim, response).await;
+            }
+            e.into_response()
+        }
+    }
+}
+
+fn json_text(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+async fn store_alone(store: &dyn Store, claim: IdempotencyClaim, response: StoredResponse) {
+    let completion = IdempotencyCompletion { claim, response };
+    match store.complete_idempotency_key(&completion).await {
+        Ok(()) | Err(StoreError::LeaseLost) => {}
+        Err(e) => tracing::warn!(
+            error = %crate::error::ErrorChain(&e),
+            "Idempotency-Key response not stored"
+        ),
+    }
+}
+
+async fn release(store: &dyn Store, claim: &IdempotencyClaim) {
+    if let Err(e) = store.release_idempotency_key(claim).await {
+        tracing::warn!(error = %crate::error::ErrorChain(&e), "Idempotency-Key not released");
+    }
+}
