@@ -23,6 +23,8 @@ pub struct Faults {
     pub backend_down: AtomicBool,
     /// `commit_assignment` answers [`StoreError::Conflict`] (a race that never ends).
     pub commits_conflict: AtomicBool,
+    /// Record creation answers [`StoreError::Backend`] (everything else works).
+    pub creates_fail: AtomicBool,
 }
 
 /// Delegates to `inner` unless a fault is switched on.
@@ -88,6 +90,9 @@ impl Store for FaultyStore {
         c: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         self.check()?;
+        if self.faults.creates_fail.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend("injected create failure".into()));
+        }
         self.inner.create_record_completing(r, k, c).await
     }
     async fn update_record(

@@ -1,0 +1,319 @@
+//! `Idempotency-Key` over HTTP (BEHAVIOR 10) on `POST /{type}` and `POST /dispatch/router`,
+//! each test on the embedded store and on DynamoDB (the emulator of `bash
+//! infra/scripts/test.sh`, a table of its own per test).
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::*;
+use serde_json::json;
+use shared::store::Store;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
+const DANA: &str = "01936b2a-7c00-7a00-8000-000000000002";
+const REPLAYED: &str = "idempotent-replayed";
+
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let store = std::sync::Arc::new(shared::store::memory::MemoryStore::new());
+                    super::$name(super::app_on(store).await).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let table = shared::store::dynamodb::test_table::TestTable::create()
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    let store = std::sync::Arc::new(table.store.clone());
+                    super::$name(super::app_on(store).await).await;
+                    table.delete().await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    a_retried_create_answers_the_first_response_and_creates_once,
+    a_reused_key_with_another_body_is_422_and_keys_are_per_route,
+    invalid_keys_are_400_naming_the_header_and_write_nothing,
+    client_errors_are_stored_and_replayed,
+    twenty_concurrent_creates_with_one_key_have_exactly_one_effect,
+    a_retried_dispatch_replays_its_assignment_and_assigns_once,
+);
+
+async fn app_on(store: Arc<dyn Store>) -> TestApp {
+    let built = local_server::build_app_on(
+        local_server::AppConfig {
+            seed: local_server::DEMO_SEED.into(),
+            signing_key_pem: None,
+        },
+        store,
+    )
+    .await
+    .expect("app builds");
+    TestApp {
+        router: built.router,
+    }
+}
+
+/// `POST path` with a bearer token, a raw JSON body and an optional `Idempotency-Key`.
+async fn post(app: &TestApp, token: &str, path: &str, body: &str, key: Option<&str>) -> Answer {
+    let auth = format!("Bearer {token}");
+    let mut headers = vec![
+        ("authorization", auth.as_str()),
+        ("content-type", "application/json"),
+    ];
+    if let Some(k) = key {
+        headers.push(("idempotency-key", k));
+    }
+    app.raw(Method::POST, path, &headers, body.as_bytes().to_vec())
+        .await
+}
+
+async fn count_contacts_with(app: &TestApp, token: &str, field: &str, value: &str) -> usize {
+    let mut n = 0;
+    let mut url = "/contacts?limit=100&archived=true".to_string();
+    loop {
+        let a = app.call(Method::GET, &url, token, None).await;
+        assert_eq!(a.status, StatusCode::OK);
+        n += a.body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c[field] == value)
+            .count();
+        match a.body["pagination"]["next_after"].as_str() {
+            Some(next) => url = format!("/contacts?limit=100&archived=true&after={next}"),
+            None => return n,
+        }
+    }
+}
+
+async fn a_retried_create_answers_the_first_response_and_creates_once(app: TestApp) {
+    let t = app.northwind().await;
+    let body =
+        r#"{"fields": {"email": "retry@example.com", "first_name": "Re", "last_name": "Try"}}"#;
+    let first = post(&app, &t, "/contacts", body, Some("create-1")).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    assert!(first.headers.get(REPLAYED).is_none());
+    // The same body with keys reordered and other whitespace is the same request.
+    let reordered =
+        "{ \"fields\" : {\"last_name\":\"Try\",\n\"first_name\":\"Re\", \"email\":\"retry@example.com\"} }";
+    for again in [body, reordered] {
+        let replay = post(&app, &t, "/contacts", again, Some("create-1")).await;
+        assert_eq!(replay.status, StatusCode::CREATED);
+        assert_eq!(replay.headers[REPLAYED], "true");
+        assert_eq!(replay.headers["content-type"], "application/json");
+        assert_eq!(
+            replay.body, first.body,
+            "the stored body, byte for byte the same JSON"
+        );
+    }
+    assert_eq!(
+        count_contacts_with(&app, &t, "email", "retry@example.com").await,
+        1
+    );
+    // Without the header nothing changes: the unique e-mail is a 409.
+    let plain = post(&app, &t, "/contacts", body, None).await;
+    assert_eq!(plain.status, StatusCode::CONFLICT);
+    assert!(plain.headers.get(REPLAYED).is_none());
+}
+
+async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(app: TestApp) {
+    let t = app.northwind().await;
+    let first = post(
+        &app,
+        &t,
+        "/contacts",
+        r#"{"fields": {"first_name": "One"}}"#,
+        Some("shared-key"),
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let other = post(
+        &app,
+        &t,
+        "/contacts",
+        r#"{"fields": {"first_name": "Two"}}"#,
+        Some("shared-key"),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        other.body,
+        json!({"message": "Idempotency-Key was used with a different request", "error": true})
+    );
+    assert_eq!(count_contacts_with(&app, &t, "first_name", "Two").await, 0);
+    // The same key on another route is another key.
+    let company = post(
+        &app,
+        &t,
+        "/companies",
+        r#"{"fields": {"company_name": "Keyed Ltd"}}"#,
+        Some("shared-key"),
+    )
+    .await;
+    assert_eq!(company.status, StatusCode::CREATED, "{}", company.body);
+    assert!(company.headers.get(REPLAYED).is_none());
+}
+
+async fn invalid_keys_are_400_naming_the_header_and_write_nothing(app: TestApp) {
+    let t = app.northwind().await;
+    let long = "k".repeat(256);
+    for key in ["", long.as_str(), "tab\there"] {
+        let a = post(
+            &app,
+            &t,
+            "/contacts",
+            r#"{"fields": {"first_name": "Badkey"}}"#,
+            Some(key),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{key:?}");
+        assert_eq!(
+            a.body,
+            json!({"message": "Invalid Idempotency-Key", "error": true, "field": "Idempotency-Key"})
+        );
+    }
+    let max = "k".repeat(255);
+    let ok = post(
+        &app,
+        &t,
+        "/contacts",
+        r#"{"fields": {"first_name": "Longkey"}}"#,
+        Some(&max),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::CREATED);
+    assert_eq!(
+        count_contacts_with(&app, &t, "first_name", "Badkey").await,
+        0
+    );
+    // 401 and 403 come first.
+    let none = app
+        .raw(
+            Method::POST,
+            "/contacts",
+            &[("idempotency-key", "")],
+            b"{}".to_vec(),
+        )
+        .await;
+    assert_eq!(none.status, StatusCode::UNAUTHORIZED);
+}
+
+async fn client_errors_are_stored_and_replayed(app: TestApp) {
+    let t = app.northwind().await;
+    let body = r#"{"fields": {"no_such_field": 1}}"#;
+    let first = post(&app, &t, "/contacts", body, Some("bad-body")).await;
+    assert_eq!(first.status, StatusCode::BAD_REQUEST);
+    let again = post(&app, &t, "/contacts", body, Some("bad-body")).await;
+    assert_eq!(again.status, StatusCode::BAD_REQUEST);
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.headers[REPLAYED], "true");
+    // Not JSON at all: fingerprinted by its bytes.
+    let junk = post(&app, &t, "/contacts", "{not json", Some("junk")).await;
+    assert_eq!(junk.status, StatusCode::BAD_REQUEST);
+    let junk_again = post(&app, &t, "/contacts", "{not json", Some("junk")).await;
+    assert_eq!(junk_again.headers[REPLAYED], "true");
+    let fixed = post(&app, &t, "/contacts", "{not  json", Some("junk")).await;
+    assert_eq!(fixed.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(app: TestApp) {
+    let t = app.northwind().await;
+    let app = Arc::new(app);
+    let body = r#"{"fields": {"first_name": "Racer", "external_id": "race-1"}}"#;
+    let mut tasks = Vec::new();
+    for _ in 0..20 {
+        let app = app.clone();
+        let t = t.clone();
+        tasks.push(tokio::spawn(async move {
+            post(&app, &t, "/contacts", body, Some("race-key")).await
+        }));
+    }
+    let mut created = Vec::new();
+    let mut replays = Vec::new();
+    for task in tasks {
+        let a = task.await.unwrap();
+        match (a.status, a.headers.get(REPLAYED)) {
+            (StatusCode::CREATED, None) => created.push(a.body),
+            (StatusCode::CREATED, Some(_)) => replays.push(a.body),
+            (StatusCode::CONFLICT, None) => assert_eq!(
+                a.body["message"],
+                "A request with this Idempotency-Key is being processed"
+            ),
+            (status, _) => panic!("unexpected {status}: {}", a.body),
+        }
+    }
+    assert_eq!(created.len(), 1, "exactly one request ran");
+    for r in &replays {
+        assert_eq!(r, &created[0]);
+    }
+    assert_eq!(
+        count_contacts_with(&app, &t, "first_name", "Racer").await,
+        1
+    );
+    // Afterwards every retry is a replay.
+    let late = post(&app, &t, "/contacts", body, Some("race-key")).await;
+    assert_eq!(late.headers[REPLAYED], "true");
+    assert_eq!(late.body, created[0]);
+}
+
+async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(app: TestApp) {
+    let t = app.northwind().await;
+    let body = json!({"router_id": INBOUND_ROUTER, "object_id": DANA}).to_string();
+    let first = post(&app, &t, "/dispatch/router", &body, Some("dispatch-1")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert_eq!(first.body["message"], "Owner assigned", "{}", first.body);
+    let owner = app
+        .call(Method::GET, &format!("/contacts/{DANA}"), &t, None)
+        .await
+        .body;
+    let replay = post(&app, &t, "/dispatch/router", &body, Some("dispatch-1")).await;
+    assert_eq!(replay.status, StatusCode::OK);
+    assert_eq!(replay.headers[REPLAYED], "true");
+    assert_eq!(replay.body, first.body);
+    let after = app
+        .call(Method::GET, &format!("/contacts/{DANA}"), &t, None)
+        .await
+        .body;
+    assert_eq!(after, owner, "the replay changed nothing");
+    // A dispatch that assigns nothing is stored too.
+    let missing =
+        json!({"router_id": INBOUND_ROUTER, "object_id": uuid::Uuid::new_v4()}).to_string();
+    let skipped = post(&app, &t, "/dispatch/router", &missing, Some("dispatch-2")).await;
+    assert_eq!(skipped.body, json!({"message": "Object not found"}));
+    let skipped_again = post(&app, &t, "/dispatch/router", &missing, Some("dispatch-2")).await;
+    assert_eq!(skipped_again.headers[REPLAYED], "true");
+    assert_eq!(skipped_again.body, skipped.body);
+    let reused = post(&app, &t, "/dispatch/router", &body, Some("dispatch-2")).await;
+    assert_eq!(reused.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// A 5xx is not stored: the key is released, and a retry runs.
+#[tokio::test]
+async fn a_server_error_is_not_stored_and_a_retry_runs() {
+    let (app, faulty) = spawn_on_faulty_store().await;
+    let t = app.northwind().await;
+    let body = r#"{"fields": {"first_name": "Flaky"}}"#;
+    faulty.faults.creates_fail.store(true, Ordering::SeqCst);
+    let failed = post(&app, &t, "/contacts", body, Some("flaky")).await;
+    assert_eq!(failed.status, StatusCode::INTERNAL_SERVER_ERROR);
+    faulty.faults.creates_fail.store(false, Ordering::SeqCst);
+    let retried = post(&app, &t, "/contacts", body, Some("flaky")).await;
+    assert_eq!(retried.status, StatusCode::CREATED, "{}", retried.body);
+    assert!(retried.headers.get(REPLAYED).is_none());
+    let replay = post(&app, &t, "/contacts", body, Some("flaky")).await;
+    assert_eq!(replay.headers[REPLAYED], "true");
+}
