@@ -24,6 +24,8 @@ facts about the account under test.
 
 import json
 import os
+import uuid
+from collections.abc import MutableMapping
 from pathlib import Path
 
 import schemathesis
@@ -128,8 +130,21 @@ def map_case(context, case):
         _fix_ranges(case.body)
     if positive and isinstance(case.query, dict):
         case.query.pop("after", None)
-    if positive and isinstance(case.headers, dict) and "Idempotency-Key" in case.headers:
-        import uuid
-
-        case.headers["Idempotency-Key"] = str(uuid.uuid4())
     return case
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    """A valid Idempotency-Key (any phase, any mode) becomes a fresh one: a key names one request.
+
+    Here rather than in `map_case`, which the examples phase does not run."""
+    for headers in (case.headers, kwargs.get("headers")):
+        if isinstance(headers, MutableMapping):
+            for name, value in list(headers.items()):
+                if name.lower() == "idempotency-key" and _valid_key(value):
+                    headers[name] = str(uuid.uuid4())
+
+
+def _valid_key(value):
+    """Whether `value` is a valid Idempotency-Key: 1 to 255 printable ASCII characters."""
+    return isinstance(value, str) and 1 <= len(value) <= 255 and all(" " <= c <= "~" for c in value)
