@@ -16,6 +16,9 @@ cargo fmt --all -- --check
 echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "==> benchmarks build (run them with cargo bench; figures in docs/performance.md)"
+cargo build --workspace --benches --locked
+
 echo "==> SAM template checks (cfn-lint, sam validate --lint)"
 bash infra/scripts/check-template.sh
 
