@@ -25,7 +25,8 @@ pub fn round_robin<'a>(
 /// eligible member with the largest `w * (N + 1) - c` (w = percentage / 100); ties in pool order.
 /// Over any run with everyone eligible, each count stays within 1 of its exact share.
 ///
-/// Weights are compared exactly: percentages are scaled to micro-percent integers.
+/// Weights are compared exactly: percentages are scaled to micro-percent integers. A member of
+/// weight 0 is never picked; `None` when only such members are eligible.
 pub fn percentage<'a>(
     pool: &'a [(String, f64)],
     eligible: &dyn Fn(&str) -> bool,
@@ -35,6 +36,11 @@ pub fn percentage<'a>(
     let mut best: Option<(&String, i128)> = None;
     for (email, pct) in pool.iter().filter(|(e, _)| eligible(e)) {
         let micro = (pct * 1_000_000.0).round() as i128;
+        // A member with weight 0 is never assigned by rotation (BEHAVIOR 6, step 14), even
+        // when every weighted member is unavailable.
+        if micro <= 0 {
+            continue;
+        }
         let count = state.counts.get(email).copied().unwrap_or(0) as i128;
         // w * (N + 1) - c, scaled by 100 * 10^6.
         let score = micro * (n + 1) - count * 100_000_000;
@@ -97,6 +103,30 @@ mod tests {
         assert_eq!(round_robin(&pool, &all, Some(&pool[2])), Some(&pool[3]));
         let none = |_: &str| false;
         assert_eq!(round_robin(&pool, &none, None), None);
+    }
+
+    #[test]
+    fn a_weight_zero_member_is_never_picked_even_when_the_weighted_ones_are_unavailable() {
+        let pool = vec![
+            ("zero@x.example".to_string(), 0.0),
+            ("all@x.example".to_string(), 100.0),
+        ];
+        let mut state = RotationState::default();
+        let all = |_: &str| true;
+        for _ in 0..5 {
+            assert_eq!(
+                percentage(&pool, &all, &state).map(String::as_str),
+                Some("all@x.example")
+            );
+            *state.counts.entry("all@x.example".into()).or_default() += 1;
+            state.total += 1;
+        }
+        let only_zero = |m: &str| m == "zero@x.example";
+        assert_eq!(percentage(&pool, &only_zero, &state), None);
+        assert_eq!(
+            percentage(&pool, &only_zero, &RotationState::default()),
+            None
+        );
     }
 
     #[test]
