@@ -9,6 +9,8 @@
 #                                                          shared between functions)
 #   JWT_SIGNING_KEY_PEM   the development key (token function), shared/dev-keys/dev-signing-key.pem
 #   JWT_PUBLIC_JWKS       its public JWKS (every other function), from the `jwks` helper
+#   CURSOR_SECRET         (STORE_BACKEND=dynamodb only) 32+ bytes signing list cursors; the memory
+#                         store uses a random key per function
 # Extra arguments go to `cargo lambda watch` (e.g. --invoke-port 9001).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
