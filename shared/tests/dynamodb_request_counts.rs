@@ -27,6 +27,34 @@ fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+/// An active account without quota.
+fn account(name: &str) -> Account {
+    Account {
+        id: Uuid::new_v4().into(),
+        name: name.into(),
+        active: true,
+        assignment_quota: None,
+        crm: None,
+        created_at: Utc::now(),
+    }
+}
+
+/// A plan provisioning `account` and nothing else (tests add what they need).
+fn plan_of(account: &Account) -> ProvisionPlan {
+    ProvisionPlan {
+        accounts: vec![AccountPlan {
+            account: account.clone(),
+            clients: vec![],
+            roles: vec![],
+            members: vec![],
+            teams: vec![],
+            field_definitions: vec![],
+            routers: vec![],
+            records: vec![],
+        }],
+    }
+}
+
 /// The first page of 10 active items.
 fn first_page() -> ListRequest {
     ListRequest::default()
@@ -42,32 +70,15 @@ fn write(fields: serde_json::Value) -> RecordWrite {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
     let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
-    let account = Account {
-        id: Uuid::new_v4().into(),
-        name: "Acme".into(),
-        active: true,
-        assignment_quota: None,
-        crm: None,
-        created_at: Utc::now(),
-    };
-    let plan = ProvisionPlan {
-        accounts: vec![AccountPlan {
-            account: account.clone(),
-            clients: vec![],
-            roles: vec![],
-            members: vec![],
-            teams: vec![],
-            field_definitions: vec![FieldDefinition {
-                object_type: ObjectType::Contacts,
-                internal_name: "region".into(),
-                name: "Region".into(),
-                field_type: FieldType::String,
-                options: vec![],
-            }],
-            routers: vec![],
-            records: vec![],
-        }],
-    };
+    let account = account("Acme");
+    let mut plan = plan_of(&account);
+    plan.accounts[0].field_definitions = vec![FieldDefinition {
+        object_type: ObjectType::Contacts,
+        internal_name: "region".into(),
+        name: "Region".into(),
+        field_type: FieldType::String,
+        options: vec![],
+    }];
     let store: Arc<dyn Store> = Arc::new(table.store.clone());
     store.provision(&plan).await.expect("provisioned");
     let counter = table.counter.clone();
@@ -191,14 +202,7 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth() {
     let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
-    let account = Account {
-        id: Uuid::new_v4().into(),
-        name: "Deep".into(),
-        active: true,
-        assignment_quota: None,
-        crm: None,
-        created_at: Utc::now(),
-    };
+    let account = account("Deep");
     let start = Utc::now();
     let records: Vec<Record> = (0..400i64)
         .map(|i| Record {
@@ -213,26 +217,16 @@ async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth
             version: 1,
         })
         .collect();
-    let plan = ProvisionPlan {
-        accounts: vec![AccountPlan {
-            account: account.clone(),
-            clients: vec![],
-            roles: vec![],
-            members: vec![],
-            teams: vec![],
-            field_definitions: vec![],
-            routers: vec![],
-            records: records
-                .iter()
-                .enumerate()
-                .map(|(i, r)| PlannedRecord {
-                    record: r.clone(),
-                    unique_keys: vec![],
-                    path: format!("records[{i}]"),
-                })
-                .collect(),
-        }],
-    };
+    let mut plan = plan_of(&account);
+    plan.accounts[0].records = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| PlannedRecord {
+            record: r.clone(),
+            unique_keys: vec![],
+            path: format!("records[{i}]"),
+        })
+        .collect();
     let store: Arc<dyn Store> = Arc::new(table.store.clone());
     store.provision(&plan).await.expect("provisioned");
     let counter = table.counter.clone();

@@ -20,17 +20,15 @@ use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
-use shared::api::idempotency::{self, Begin};
+use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::dispatch::Outcome;
 use shared::dispatch::{AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest};
 use shared::error::ErrorChain;
-use shared::store::Store;
 use std::sync::Arc;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
@@ -43,10 +41,8 @@ pub struct DispatchState {
     pub engine: Arc<DispatchEngine>,
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
-    /// Where `Idempotency-Key` claims are kept (BEHAVIOR 10).
-    pub store: Arc<dyn Store>,
-    /// The time of a claim.
-    pub clock: Arc<dyn Clock>,
+    /// `Idempotency-Key` handling (BEHAVIOR 10).
+    pub idempotency: Arc<IdempotentRequests>,
 }
 
 impl DispatchState {
@@ -61,8 +57,10 @@ impl DispatchState {
                 deps.catalogues.clone(),
             )),
             verifier: deps.verifier()?,
-            store: deps.store.clone(),
-            clock: deps.clock.clone(),
+            idempotency: Arc::new(IdempotentRequests::new(
+                deps.store.clone(),
+                deps.clock.clone(),
+            )),
         })
     }
 }
@@ -107,15 +105,15 @@ pub async fn dispatch(
     body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Update)?;
-    let begun = idempotency::begin(
-        s.store.as_ref(),
-        s.clock.now(),
-        p.account_id,
-        "POST /dispatch/router",
-        &headers,
-        body.bytes(),
-    )
-    .await?;
+    let begun = s
+        .idempotency
+        .begin(
+            p.account_id,
+            "POST /dispatch/router",
+            &headers,
+            body.bytes(),
+        )
+        .await?;
     let claim = match begun {
         Begin::Replay(answer) => return Ok(answer),
         Begin::Run(claim) => claim,
@@ -145,7 +143,7 @@ pub async fn dispatch(
         })
     }
     .await;
-    Ok(idempotency::finish(s.store.as_ref(), claim, result).await)
+    Ok(s.idempotency.finish(claim, result).await)
 }
 
 /// Processes one SQS batch in order and reports the messages to retry.

@@ -10,7 +10,7 @@ use axum::extract::{FromRef, Path, RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use axum::Json;
-use shared::api::idempotency::{self, Begin};
+use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{IdempotencyParams, ListParams, TAG_RECORDS};
@@ -19,13 +19,11 @@ use shared::api::{
     Body, ListQuery,
 };
 use shared::auth::{Scope, TokenVerifier};
-use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::model::ObjectType;
 use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::records::{Caller, RecordService, RecordView, RecordWrite};
-use shared::store::Store;
 use shared::types::RecordId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -38,10 +36,8 @@ pub struct RecordsState {
     pub records: Arc<RecordService>,
     /// Bearer-token verification with the configured public keys.
     pub verifier: Arc<TokenVerifier>,
-    /// Where `Idempotency-Key` claims are kept (BEHAVIOR 10).
-    pub store: Arc<dyn Store>,
-    /// The time of a claim.
-    pub clock: Arc<dyn Clock>,
+    /// `Idempotency-Key` handling (BEHAVIOR 10).
+    pub idempotency: Arc<IdempotentRequests>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
     pub cursors: Arc<CursorKey>,
 }
@@ -58,8 +54,10 @@ impl RecordsState {
                 deps.catalogues.clone(),
             )),
             verifier: deps.verifier()?,
-            store: deps.store.clone(),
-            clock: deps.clock.clone(),
+            idempotency: Arc::new(IdempotentRequests::new(
+                deps.store.clone(),
+                deps.clock.clone(),
+            )),
             cursors: deps.cursors()?,
         })
     }
@@ -122,16 +120,10 @@ async fn create(
 ) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
     let route = format!("POST /{}", t.as_str());
-    let now = s.clock.now();
-    let begun = idempotency::begin(
-        s.store.as_ref(),
-        now,
-        p.account_id,
-        &route,
-        &headers,
-        body.bytes(),
-    )
-    .await?;
+    let begun = s
+        .idempotency
+        .begin(p.account_id, &route, &headers, body.bytes())
+        .await?;
     let claim = match begun {
         Begin::Replay(answer) => return Ok(answer),
         Begin::Run(claim) => claim,
@@ -153,7 +145,7 @@ async fn create(
         })
     }
     .await;
-    Ok(idempotency::finish(s.store.as_ref(), claim, result).await)
+    Ok(s.idempotency.finish(claim, result).await)
 }
 
 async fn read(

@@ -8,6 +8,7 @@ mod common;
 use axum::http::{Method, StatusCode};
 use common::*;
 use serde_json::json;
+use shared::idempotency::{ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyKey};
 use shared::store::Store;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ macro_rules! on_both_stores {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     let store = std::sync::Arc::new(shared::store::memory::MemoryStore::new());
-                    super::$name(super::app_on(store).await).await;
+                    super::$name(super::app_on(store.clone()).await, store).await;
                 }
             )*
         }
@@ -35,7 +36,7 @@ macro_rules! on_both_stores {
                         .await
                         .unwrap_or_else(|e| panic!("{e}"));
                     let store = std::sync::Arc::new(table.store.clone());
-                    super::$name(super::app_on(store).await).await;
+                    super::$name(super::app_on(store.clone()).await, store).await;
                     table.delete().await;
                 }
             )*
@@ -50,6 +51,7 @@ on_both_stores!(
     client_errors_are_stored_and_replayed,
     twenty_concurrent_creates_with_one_key_have_exactly_one_effect,
     a_retried_dispatch_replays_its_assignment_and_assigns_once,
+    a_key_whose_first_request_is_running_is_409_and_with_another_body_422,
 );
 
 async fn app_on(store: Arc<dyn Store>) -> TestApp {
@@ -100,7 +102,10 @@ async fn count_contacts_with(app: &TestApp, token: &str, field: &str, value: &st
     }
 }
 
-async fn a_retried_create_answers_the_first_response_and_creates_once(app: TestApp) {
+async fn a_retried_create_answers_the_first_response_and_creates_once(
+    app: TestApp,
+    _store: Arc<dyn Store>,
+) {
     let t = app.northwind().await;
     let body =
         r#"{"fields": {"email": "retry@example.com", "first_name": "Re", "last_name": "Try"}}"#;
@@ -130,7 +135,10 @@ async fn a_retried_create_answers_the_first_response_and_creates_once(app: TestA
     assert!(plain.headers.get(REPLAYED).is_none());
 }
 
-async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(app: TestApp) {
+async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(
+    app: TestApp,
+    _store: Arc<dyn Store>,
+) {
     let t = app.northwind().await;
     let first = post(
         &app,
@@ -168,7 +176,10 @@ async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(app: TestA
     assert!(company.headers.get(REPLAYED).is_none());
 }
 
-async fn invalid_keys_are_400_naming_the_header_and_write_nothing(app: TestApp) {
+async fn invalid_keys_are_400_naming_the_header_and_write_nothing(
+    app: TestApp,
+    _store: Arc<dyn Store>,
+) {
     let t = app.northwind().await;
     let long = "k".repeat(256);
     for key in ["", long.as_str(), "tab\there"] {
@@ -200,6 +211,23 @@ async fn invalid_keys_are_400_naming_the_header_and_write_nothing(app: TestApp) 
         count_contacts_with(&app, &t, "first_name", "Badkey").await,
         0
     );
+    // The header sent twice is one invalid header.
+    let auth = format!("Bearer {t}");
+    let twice = app
+        .raw(
+            Method::POST,
+            "/contacts",
+            &[
+                ("authorization", auth.as_str()),
+                ("content-type", "application/json"),
+                ("idempotency-key", "a"),
+                ("idempotency-key", "b"),
+            ],
+            br#"{"fields": {"first_name": "Badkey"}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(twice.status, StatusCode::BAD_REQUEST);
+    assert_eq!(twice.body["field"], "Idempotency-Key");
     // 401 and 403 come first.
     let none = app
         .raw(
@@ -212,7 +240,7 @@ async fn invalid_keys_are_400_naming_the_header_and_write_nothing(app: TestApp) 
     assert_eq!(none.status, StatusCode::UNAUTHORIZED);
 }
 
-async fn client_errors_are_stored_and_replayed(app: TestApp) {
+async fn client_errors_are_stored_and_replayed(app: TestApp, _store: Arc<dyn Store>) {
     let t = app.northwind().await;
     let body = r#"{"fields": {"no_such_field": 1}}"#;
     let first = post(&app, &t, "/contacts", body, Some("bad-body")).await;
@@ -230,7 +258,10 @@ async fn client_errors_are_stored_and_replayed(app: TestApp) {
     assert_eq!(fixed.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
 
-async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(app: TestApp) {
+async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(
+    app: TestApp,
+    _store: Arc<dyn Store>,
+) {
     let t = app.northwind().await;
     let app = Arc::new(app);
     let body = r#"{"fields": {"first_name": "Racer", "external_id": "race-1"}}"#;
@@ -270,7 +301,10 @@ async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(app: Tes
     assert_eq!(late.body, created[0]);
 }
 
-async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(app: TestApp) {
+async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(
+    app: TestApp,
+    _store: Arc<dyn Store>,
+) {
     let t = app.northwind().await;
     let body = json!({"router_id": INBOUND_ROUTER, "object_id": DANA}).to_string();
     let first = post(&app, &t, "/dispatch/router", &body, Some("dispatch-1")).await;
@@ -316,4 +350,56 @@ async fn a_server_error_is_not_stored_and_a_retry_runs() {
     assert!(retried.headers.get(REPLAYED).is_none());
     let replay = post(&app, &t, "/contacts", body, Some("flaky")).await;
     assert_eq!(replay.headers[REPLAYED], "true");
+}
+
+async fn a_key_whose_first_request_is_running_is_409_and_with_another_body_422(
+    app: TestApp,
+    store: Arc<dyn Store>,
+) {
+    let t = app.northwind().await;
+    let seed: serde_json::Value = serde_json::from_str(local_server::DEMO_SEED).unwrap();
+    let northwind: shared::types::AccountId = seed["accounts"][0]["id"]
+        .as_str()
+        .unwrap()
+        .parse::<uuid::Uuid>()
+        .unwrap()
+        .into();
+    let body = r#"{"fields": {"first_name": "Slow"}}"#;
+    // The first request holds the key and has not finished.
+    let running = IdempotencyClaim::new(
+        northwind,
+        "POST /contacts",
+        IdempotencyKey::parse(b"slow-key").unwrap(),
+        Fingerprint::of_body(body.as_bytes()),
+        chrono::Utc::now(),
+    );
+    assert_eq!(
+        store.claim_idempotency_key(&running).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    let same = post(&app, &t, "/contacts", body, Some("slow-key")).await;
+    assert_eq!(same.status, StatusCode::CONFLICT);
+    assert_eq!(
+        same.body,
+        json!({"message": "A request with this Idempotency-Key is being processed", "error": true})
+    );
+    let other = post(
+        &app,
+        &t,
+        "/contacts",
+        r#"{"fields": {"first_name": "Other"}}"#,
+        Some("slow-key"),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(count_contacts_with(&app, &t, "first_name", "Slow").await, 0);
+    assert_eq!(
+        count_contacts_with(&app, &t, "first_name", "Other").await,
+        0
+    );
+    // The same key for another account is another key.
+    let globex = app.token(GLOBEX, ALL_SCOPES).await;
+    let theirs = post(&app, &globex, "/contacts", body, Some("slow-key")).await;
+    assert_ne!(theirs.status, StatusCode::CONFLICT, "{}", theirs.body);
+    assert!(theirs.headers.get(REPLAYED).is_none());
 }

@@ -1,11 +1,12 @@
 //! One HTTP request under `Idempotency-Key` (BEHAVIOR 10), around the handler's work:
-//! [`begin`] after authentication and scope, [`finish`] with the handler's answer.
+//! [`IdempotentRequests::begin`] after authentication and scope,
+//! [`IdempotentRequests::finish`] with the handler's answer.
 //!
 //! 1. No header: the request runs as always.
 //! 2. The header is parsed ([`IdempotencyKey::parse`]: 400 naming `Idempotency-Key`), the body
 //!    fingerprinted, and the key claimed in the store for (account, route).
 //! 3. Claimed: the request runs, holding the claim. An answer with an effect stores itself with
-//!    the effect (the service passes the claim to the store write); [`finish`] stores any other
+//!    the effect (the service passes the claim to the store write); `finish` stores any other
 //!    non-5xx answer alone, and releases the key on a 5xx (not stored: a retry may succeed).
 //! 4. Completed with the same fingerprint: the stored status and body again, with
 //!    `Idempotent-Replayed: true`; nothing runs.
@@ -14,6 +15,7 @@
 //!    being processed`. Neither is stored.
 
 use super::error::ApiError;
+use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, IdempotencyKey,
@@ -23,10 +25,10 @@ use crate::store::{Store, StoreError};
 use crate::types::ids::AccountId;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
 use serde::Serialize;
+use std::sync::Arc;
 
-/// What [`begin`] decided.
+/// What [`IdempotentRequests::begin`] decided.
 #[derive(Debug)]
 pub enum Begin {
     /// Run the request, holding this claim (`None`: no `Idempotency-Key` was sent).
@@ -35,40 +37,115 @@ pub enum Begin {
     Replay(Response),
 }
 
-/// Starts a request of `route` (e.g. `POST /contacts`) for `account_id` at `now`.
-///
-/// Errors: 400 `Invalid Idempotency-Key` (also for the header sent twice); 422 key reused with
-/// another body; 409 key in flight; 500 store failure (nothing claimed).
-pub async fn begin(
-    store: &dyn Store,
-    now: DateTime<Utc>,
-    account_id: AccountId,
-    route: &str,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Begin, ApiError> {
-    let mut values = headers.get_all(HEADER).iter();
-    let Some(raw) = values.next() else {
-        return Ok(Begin::Run(None));
-    };
-    if values.next().is_some() {
-        return Err(DomainError::bad_field(HEADER, crate::idempotency::INVALID_KEY).into());
+/// The `Idempotency-Key` handling of the routes that accept it: the store that keeps the keys
+/// and the clock that dates the claims. Built once per cold start, shared by the handlers.
+pub struct IdempotentRequests {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+}
+
+impl IdempotentRequests {
+    /// Keys kept in `store`, claims dated by `clock`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self { store, clock }
     }
-    let key = IdempotencyKey::parse(raw.as_bytes())?;
-    let claim = IdempotencyClaim::new(account_id, route, key, Fingerprint::of_body(body), now);
-    match store
-        .claim_idempotency_key(&claim)
-        .await
-        .map_err(DomainError::from)?
-    {
-        ClaimOutcome::Claimed => Ok(Begin::Run(Some(claim))),
-        ClaimOutcome::Completed {
-            fingerprint,
-            response,
-        } if fingerprint == claim.fingerprint => Ok(Begin::Replay(replay(&response))),
-        ClaimOutcome::Completed { .. } => Err(reused()),
-        ClaimOutcome::InFlight { fingerprint } if fingerprint != claim.fingerprint => Err(reused()),
-        ClaimOutcome::InFlight { .. } => Err(DomainError::conflict(KEY_IN_FLIGHT).into()),
+
+    /// Starts a request of `route` (e.g. `POST /contacts`) for `account_id`, after its
+    /// authentication and scope checks.
+    ///
+    /// Errors: 400 `Invalid Idempotency-Key` (also for the header sent twice); 422 key reused
+    /// with another body; 409 key in flight; 500 store failure (nothing claimed).
+    pub async fn begin(
+        &self,
+        account_id: AccountId,
+        route: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<Begin, ApiError> {
+        let mut values = headers.get_all(HEADER).iter();
+        let Some(raw) = values.next() else {
+            return Ok(Begin::Run(None));
+        };
+        if values.next().is_some() {
+            return Err(DomainError::bad_field(HEADER, crate::idempotency::INVALID_KEY).into());
+        }
+        let key = IdempotencyKey::parse(raw.as_bytes())?;
+        let fingerprint = Fingerprint::of_body(body);
+        let claim = IdempotencyClaim::new(account_id, route, key, fingerprint, self.clock.now());
+        match self
+            .store
+            .claim_idempotency_key(&claim)
+            .await
+            .map_err(DomainError::from)?
+        {
+            ClaimOutcome::Claimed => Ok(Begin::Run(Some(claim))),
+            ClaimOutcome::Completed {
+                fingerprint,
+                response,
+            } if fingerprint == claim.fingerprint => Ok(Begin::Replay(replay(&response))),
+            ClaimOutcome::Completed { .. } => Err(reused()),
+            ClaimOutcome::InFlight { fingerprint } if fingerprint != claim.fingerprint => {
+                Err(reused())
+            }
+            ClaimOutcome::InFlight { .. } => Err(DomainError::conflict(KEY_IN_FLIGHT).into()),
+        }
+    }
+
+    /// Ends a request begun with `claim`: stores an answer that is not yet stored (any status
+    /// below 500), releases the key on a 5xx, and answers. Storing is best effort once the work
+    /// is done: a failure is logged and the answer still sent (the key then stays in flight
+    /// until its lease ends, and a retry after it runs again, as without a key).
+    pub async fn finish<T: Serialize>(
+        &self,
+        claim: Option<IdempotencyClaim>,
+        result: Result<Answer<T>, ApiError>,
+    ) -> Response {
+        let Some(claim) = claim else {
+            return match result {
+                Ok(a) => (a.status, axum::Json(a.body)).into_response(),
+                Err(e) => e.into_response(),
+            };
+        };
+        match result {
+            Ok(a) if a.stored_with_effect => (a.status, axum::Json(a.body)).into_response(),
+            Ok(a) => match StoredResponse::json(a.status.as_u16(), &a.body) {
+                Ok(response) => {
+                    self.store_alone(claim, response.clone()).await;
+                    json_text(a.status, response.body)
+                }
+                Err(e) => {
+                    self.release(&claim).await;
+                    ApiError::from(e).into_response()
+                }
+            },
+            Err(e) if e.status().is_server_error() => {
+                self.release(&claim).await;
+                e.into_response()
+            }
+            Err(e) => {
+                if let Ok(response) = StoredResponse::json(e.status().as_u16(), &e.body()) {
+                    self.store_alone(claim, response).await;
+                }
+                e.into_response()
+            }
+        }
+    }
+
+    async fn store_alone(&self, claim: IdempotencyClaim, response: StoredResponse) {
+        let completion = IdempotencyCompletion { claim, response };
+        match self.store.complete_idempotency_key(&completion).await {
+            Ok(()) | Err(StoreError::LeaseLost) => {}
+            Err(e) => tracing::warn!(
+                error = %crate::error::ErrorChain(&e),
+                "Idempotency-Key response not stored"
+            ),
+        }
+    }
+
+    async fn release(&self, claim: &IdempotencyClaim) {
+        if let Err(e) = self.store.release_idempotency_key(claim).await {
+            tracing::warn!(error = %crate::error::ErrorChain(&e), "Idempotency-Key not released");
+        }
     }
 }
 
@@ -106,46 +183,6 @@ pub struct Answer<T> {
     pub stored_with_effect: bool,
 }
 
-/// Ends a request begun with `claim`: stores an answer that is not yet stored (any status below
-/// 500), releases the key on a 5xx, and answers. Storing is best effort once the work is done:
-/// a failure is logged and the answer still sent (the key then stays in flight until its lease
-/// ends, and a retry after it runs again, as without a key).
-pub async fn finish<T: Serialize>(
-    store: &dyn Store,
-    claim: Option<IdempotencyClaim>,
-    result: Result<Answer<T>, ApiError>,
-) -> Response {
-    let Some(claim) = claim else {
-        return match result {
-            Ok(a) => (a.status, axum::Json(a.body)).into_response(),
-            Err(e) => e.into_response(),
-        };
-    };
-    match result {
-        Ok(a) if a.stored_with_effect => (a.status, axum::Json(a.body)).into_response(),
-        Ok(a) => match StoredResponse::json(a.status.as_u16(), &a.body) {
-            Ok(response) => {
-                store_alone(store, claim, response.clone()).await;
-                json_text(a.status, response.body)
-            }
-            Err(e) => {
-                release(store, &claim).await;
-                ApiError::from(e).into_response()
-            }
-        },
-        Err(e) if e.status().is_server_error() => {
-            release(store, &claim).await;
-            e.into_response()
-        }
-        Err(e) => {
-            if let Ok(response) = StoredResponse::json(e.status().as_u16(), &e.body()) {
-                store_alone(store, claim, response).await;
-            }
-            e.into_response()
-        }
-    }
-}
-
 fn json_text(status: StatusCode, body: String) -> Response {
     let mut response = (status, body).into_response();
     response.headers_mut().insert(
@@ -153,21 +190,4 @@ fn json_text(status: StatusCode, body: String) -> Response {
         HeaderValue::from_static("application/json"),
     );
     response
-}
-
-async fn store_alone(store: &dyn Store, claim: IdempotencyClaim, response: StoredResponse) {
-    let completion = IdempotencyCompletion { claim, response };
-    match store.complete_idempotency_key(&completion).await {
-        Ok(()) | Err(StoreError::LeaseLost) => {}
-        Err(e) => tracing::warn!(
-            error = %crate::error::ErrorChain(&e),
-            "Idempotency-Key response not stored"
-        ),
-    }
-}
-
-async fn release(store: &dyn Store, claim: &IdempotencyClaim) {
-    if let Err(e) = store.release_idempotency_key(claim).await {
-        tracing::warn!(error = %crate::error::ErrorChain(&e), "Idempotency-Key not released");
-    }
 }

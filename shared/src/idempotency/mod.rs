@@ -79,7 +79,7 @@ impl Fingerprint {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(value) => {
                 hasher.update(b"json:");
-                canonical(&value, &mut hasher);
+                hasher.update(canonical(&value).to_string().as_bytes());
             }
             Err(_) => {
                 hasher.update(b"raw:");
@@ -104,49 +104,24 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Feeds `value` in canonical JSON (objects with sorted keys, no whitespace) to `hasher`.
-/// Iterative, so a deeply nested body cannot overflow the stack.
-fn canonical(value: &serde_json::Value, hasher: &mut Sha256) {
+/// `value` with every object's keys in sorted order (`serde_json` keeps insertion order here, its
+/// `preserve_order` feature being on), printed without whitespace. The recursion is bounded by
+/// `serde_json`'s own nesting limit (128) on what it parses.
+fn canonical(value: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
-    enum Step<'a> {
-        Value(&'a Value),
-        Text(&'static str),
-        Key(&'a str),
-    }
-    let mut stack = vec![Step::Value(value)];
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Text(t) => hasher.update(t.as_bytes()),
-            Step::Key(k) => {
-                hasher.update(Value::String(k.to_string()).to_string().as_bytes());
-                hasher.update(b":");
-            }
-            Step::Value(Value::Array(items)) => {
-                hasher.update(b"[");
-                stack.push(Step::Text("]"));
-                for (i, item) in items.iter().enumerate().rev() {
-                    stack.push(Step::Value(item));
-                    if i > 0 {
-                        stack.push(Step::Text(","));
-                    }
-                }
-            }
-            Step::Value(Value::Object(map)) => {
-                hasher.update(b"{");
-                stack.push(Step::Text("}"));
-                let mut keys: Vec<(&String, &Value)> = map.iter().collect();
-                keys.sort_by(|a, b| a.0.cmp(b.0));
-                for (i, (k, v)) in keys.into_iter().enumerate().rev() {
-                    stack.push(Step::Value(v));
-                    stack.push(Step::Key(k));
-                    if i > 0 {
-                        stack.push(Step::Text(","));
-                    }
-                }
-            }
-            // Scalars print canonically (serde_json prints numbers as parsed).
-            Step::Value(scalar) => hasher.update(scalar.to_string().as_bytes()),
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), canonical(v)))
+                    .collect(),
+            )
         }
+        scalar => scalar.clone(),
     }
 }
 
@@ -305,14 +280,25 @@ mod tests {
     }
 
     #[test]
-    fn a_deeply_nested_body_fingerprints_without_recursion() {
-        // serde_json refuses nesting past 128 levels: such a body is fingerprinted as bytes.
-        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        let _ = Fingerprint::of_body(deep.as_bytes());
-        let ok = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    fn a_body_nested_past_the_json_limit_is_fingerprinted_by_its_bytes() {
+        // serde_json refuses nesting past 128 levels, so canonical() never recurses deeper.
+        let nested =
+            |depth: usize, pad: &str| format!("{}{pad}{}", "[".repeat(depth), "]".repeat(depth));
+        let deep = nested(100_000, "");
+        assert!(serde_json::from_str::<serde_json::Value>(&deep).is_err());
         assert_eq!(
-            Fingerprint::of_body(ok.as_bytes()),
-            Fingerprint::of_body(ok.as_bytes())
+            Fingerprint::of_body(deep.as_bytes()),
+            Fingerprint::of_body(deep.as_bytes())
+        );
+        assert_ne!(
+            Fingerprint::of_body(deep.as_bytes()),
+            Fingerprint::of_body(nested(100_000, " ").as_bytes()),
+            "bytes, not JSON: whitespace counts"
+        );
+        // Within the limit, JSON equality holds.
+        assert_eq!(
+            Fingerprint::of_body(nested(120, "").as_bytes()),
+            Fingerprint::of_body(nested(120, " ").as_bytes())
         );
     }
 }

@@ -264,6 +264,32 @@ impl DynamoStore {
         }
     }
 
+    /// A single conditional `DeleteItem`; a failed condition is a [`StoreError::Conflict`].
+    async fn delete_conditional(&self, key: &Key, condition: Expr) -> StoreResult<()> {
+        let sent = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .send()
+            .await;
+        match sent {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error().is_some_and(|s| {
+                    s.is_conditional_check_failed_exception()
+                        || s.is_transaction_conflict_exception()
+                }) =>
+            {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
     /// The items of `keys` that exist (consistent `BatchGetItem`s of up to 100 keys), with
     /// the guard holder attribute when present.
     async fn batch_get(&self, keys: &[Key]) -> StoreResult<HashMap<Key, Item>> {
@@ -720,27 +746,14 @@ impl Store for DynamoStore {
 
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let (key, _) = items::request_claim(claim);
-        let condition = items::lease_held(claim);
-        let sent = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&key)))
-            .condition_expression(&condition.text)
-            .set_expression_attribute_names(condition.names_opt())
-            .set_expression_attribute_values(condition.values_opt())
-            .send()
-            .await;
-        match sent {
-            Ok(_) => Ok(()),
-            // Another request holds the key now: nothing of ours to free.
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(backend(e)),
+        match self
+            .delete_conditional(&key, items::lease_held(claim))
+            .await
+        {
+            // Another request holds the key now (or a write raced this one): nothing of ours to
+            // free now; a claim still ours frees itself when its lease ends.
+            Err(StoreError::Conflict) => Ok(()),
+            other => other,
         }
     }
 
