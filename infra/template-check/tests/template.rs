@@ -809,3 +809,14 @@ fn item_actions_are_on_the_table_and_queries_on_the_table_and_its_indexes_only()
         }
     }
 }
+
+/// BEHAVIOR 10: `Idempotency-Key` answers are kept 24 h and queue markers 15 days, each with an
+/// `expires_at` (epoch seconds) that DynamoDB's TTL deletes by; the table must enable it on
+/// exactly that attribute.
+#[test]
+fn the_table_expires_idempotency_items_by_their_expires_at() {
+    let t = template();
+    let ttl = &t["Resources"]["Table"]["Properties"]["TimeToLiveSpecification"];
+    assert_eq!(ttl["AttributeName"], "expires_at");
+    assert_eq!(ttl["Enabled"], true);
+}
