@@ -280,6 +280,14 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// The store's full contents as text (a `Debug` dump of every map and index), for tests
+    /// that check an operation wrote nothing (BEHAVIOR 9: explain): two snapshots of one store
+    /// are equal when nothing was written in between.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn snapshot(&self) -> String {
+        format!("{:#?}", *self.lock())
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave a half-applied write: every method
         // validates before it mutates. So a poisoned lock is still consistent.
