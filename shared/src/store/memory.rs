@@ -763,10 +763,14 @@ impl Store for MemoryStore {
                 .get(&m.id)
                 .is_some_and(|s| s.version == *version && s.is_active())
         });
+        let (chosen, chosen_version) = w.chosen;
+        let chosen_ok = state.members.get(&chosen).is_some_and(|s| {
+            s.version == chosen_version && s.is_active() && s.account_id == w.entry.account_id
+        });
         let month_key = (w.entry.account_id, w.month.clone());
         let count = state.monthly.get(&month_key).copied().unwrap_or(0);
         let quota_ok = w.quota.is_none_or(|q| count < q);
-        if !(record_ok && rotation_ok && member_ok && quota_ok) {
+        if !(record_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
         state.put_record(w.record.clone());
