@@ -229,6 +229,10 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.complete_idempotency_key(c).await
     }
+    async fn amend_idempotency_response(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
+        self.check()?;
+        self.inner.amend_idempotency_response(c).await
+    }
     async fn release_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<()> {
         self.check()?;
         self.inner.release_idempotency_key(c).await

@@ -725,6 +725,20 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.requests.get_mut(&request_key(&completion.claim)) {
+            Some(r) if r.lease_id == completion.claim.lease_id && r.response.is_some() => {
+                r.response = Some(completion.response.clone());
+                Ok(())
+            }
+            _ => Err(StoreError::LeaseLost),
+        }
+    }
+
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let mut state = self.lock();
         if state.holds_lease(claim) {

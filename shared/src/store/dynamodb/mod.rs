@@ -965,6 +965,22 @@ impl Store for DynamoStore {
         }
     }
 
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let (_, item) = items::request_completed(completion);
+        let condition = Expr::new("#lease = :lease AND #state = :completed")
+            .name("#lease", items::REQUEST_LEASE_ID)
+            .name("#state", items::REQUEST_STATE)
+            .value(":lease", s(&completion.claim.lease_id))
+            .value(":completed", s("completed"));
+        match self.put_conditional(item, condition).await {
+            Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
+            other => other,
+        }
+    }
+
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let (key, _) = items::request_claim(claim);
         match self
