@@ -220,8 +220,9 @@ pub struct ConditionExplanation {
     /// The condition's operator.
     #[schema(value_type = String, example = "equals")]
     pub operator: Operator,
-    /// The condition's value (`null` for `is_empty` / `is_not_empty`).
-    #[schema(value_type = Option<Object>)]
+    /// The condition's value (`null` for `is_empty` / `is_not_empty`): a scalar, or an array for
+    /// `in` / `not_in`.
+    #[schema(value_type = Option<Value>)]
     pub value: Option<Value>,
     /// The record's stored value of the field; `null` when unset.
     pub actual: Option<String>,
