@@ -1853,7 +1853,7 @@ async fn an_assignment_past_the_quota_writes_nothing(store: Arc<dyn Store>) {
 }
 
 async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc<dyn Store>) {
-    let s = scene(&store, None).await;
+    let s = scene(&store, Some(100)).await;
     let w = assignment(&s, "2026-03", Some("msg-7"));
     store.commit_assignment(&w).await.unwrap();
     // The redelivered message, even re-read at the new versions, is recognised.
@@ -1888,7 +1888,20 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
 }
 
 async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
-    let s = scene(&store, None).await;
+    // Issue 14: an account without a quota keeps no count (no write every router contends on).
+    let unlimited = scene(&store, None).await;
+    let mut w = assignment(&unlimited, "2026-03", None);
+    w.rotation = None;
+    w.member = None;
+    store.commit_assignment(&w).await.unwrap();
+    assert_eq!(
+        store
+            .assignment_count(unlimited.account.id, "2026-03")
+            .await
+            .unwrap(),
+        0
+    );
+    let s = scene(&store, Some(100)).await;
     let mut w = assignment(&s, "2026-03", None);
     w.rotation = None;
     w.member = None;

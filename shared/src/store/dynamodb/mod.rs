@@ -1059,32 +1059,36 @@ impl Store for DynamoStore {
         }
         parts.push(Part::Member);
 
-        let count_key = keys::monthly_count(w.entry.account_id, &w.month);
-        let mut count =
-            Expr::new("ADD #count :one SET #type = :type, #account = :account, #month = :month")
-                .name("#count", items::COUNT)
-                .name("#type", keys::ITEM_TYPE)
-                .name("#account", "account_id")
-                .name("#month", "month")
-                .value(":one", n(1))
-                .value(":type", s("monthly_count"))
-                .value(":account", s(w.entry.account_id.to_string()))
-                .value(":month", s(&w.month));
-        let quota_condition = w.quota.map(|quota| {
+        // The monthly count serves the quota only: an account without one writes none, so
+        // its routers do not all contend on one item (issue 14).
+        if let Some(quota) = w.quota {
+            let count_key = keys::monthly_count(w.entry.account_id, &w.month);
+            let mut count = Expr::new(
+                "ADD #count :one SET #type = :type, #account = :account, #month = :month",
+            )
+            .name("#count", items::COUNT)
+            .name("#type", keys::ITEM_TYPE)
+            .name("#account", "account_id")
+            .name("#month", "month")
+            .value(":one", n(1))
+            .value(":type", s("monthly_count"))
+            .value(":account", s(w.entry.account_id.to_string()))
+            .value(":month", s(&w.month));
             count.values.insert(":quota".into(), n(quota));
-            "attribute_not_exists(#count) OR #count < :quota".to_string()
-        });
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&count_key)))
-            .update_expression(&count.text)
-            .set_condition_expression(quota_condition)
-            .set_expression_attribute_names(count.names_opt())
-            .set_expression_attribute_values(count.values_opt())
-            .build()
-            .map_err(backend)?;
-        tx.push(TransactWriteItem::builder().update(update).build());
-        parts.push(Part::Quota);
+            let quota_condition =
+                Some("attribute_not_exists(#count) OR #count < :quota".to_string());
+            let update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key_attributes(&count_key)))
+                .update_expression(&count.text)
+                .set_condition_expression(quota_condition)
+                .set_expression_attribute_names(count.names_opt())
+                .set_expression_attribute_values(count.values_opt())
+                .build()
+                .map_err(backend)?;
+            tx.push(TransactWriteItem::builder().update(update).build());
+            parts.push(Part::Quota);
+        }
 
         let (_, entry) = items::dispatch_entry(&w.entry)?;
         tx.push(self.put(entry, None)?);
