@@ -611,10 +611,14 @@ impl Store for DynamoStore {
         account_id: AccountId,
         email: &str,
     ) -> StoreResult<Option<Member>> {
+        // `<email>#` is also a prefix of the sort key of an address that begins with
+        // `<email>#` (`a#b@x.example` for `a`): read every member under the prefix and keep the
+        // one whose address is exactly `email`, as the embedded store does (issue 13 defect 8).
+        let wanted = email.to_lowercase();
         let q = Query::index(keys::GSI2, keys::members_partition(account_id))
-            .prefix(keys::email_prefix(&email.to_lowercase()));
-        let found = self.query_range(&q, 0, 1).await?;
-        found.into_iter().next().map(from_item).transpose()
+            .prefix(keys::email_prefix(&wanted));
+        let found: Vec<Member> = parse_items(self.query_all(&q).await?)?;
+        Ok(found.into_iter().find(|m| m.email.as_str() == wanted))
     }
 
     async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
