@@ -188,4 +188,63 @@ mod tests {
             ),
         ]);
     }
+
+    /// BEHAVIOR 12: the loader refuses what a PATCH refuses, so a seed never writes a member
+    /// DynamoDB cannot hold.
+    #[test]
+    fn member_limits_are_those_of_a_patch() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["users"][0]["first_name"] = json!("x".repeat(257)),
+                "accounts[0].users[0].first_name: at most 256 characters",
+            ),
+            (
+                |s| s["accounts"][0]["users"][1]["external_id"] = json!("x".repeat(257)),
+                "accounts[0].users[1].external_id: at most 256 characters",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["users"][0]["working_hours"] = json!(vec![
+                        json!({"days": "monday", "start_date": "09:00", "end_date": "17:00"});
+                        51
+                    ])
+                },
+                "accounts[0].users[0].working_hours: at most 50 entries",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["users"][0]["out_office_dates"] = json!(vec![
+                        json!({"start_date": "2026-12-01", "end_date": "2026-12-02"});
+                        201
+                    ])
+                },
+                "accounts[0].users[0].out_office_dates: at most 200 entries",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["notification_preferences"] = json!(vec!["a"; 51]),
+                "accounts[0].users[0].notification_preferences: at most 50 entries",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"] = json!(vec![json!({}); 51]),
+                "accounts[0].users[0].capacity: at most 50 entries",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"][0]["x"] = json!({"deep": 1}),
+                "accounts[0].users[0].capacity[0].x: must be a string",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"][0]["x"] = json!(1e200),
+                "accounts[0].users[0].capacity[0].x: is out of range",
+            ),
+            (
+                |s| {
+                    let calendars: serde_json::Map<String, serde_json::Value> = (0..400)
+                        .map(|i| (format!("c{i}"), json!("x".repeat(1_000))))
+                        .collect();
+                    s["accounts"][0]["users"][0]["calendars"] = calendars.into();
+                },
+                "accounts[0].users[0]: user too large",
+            ),
+        ]);
+    }
 }

@@ -113,6 +113,22 @@ mod tests {
                 },
                 "accounts[0].records.deals[0].fields.deal_owner",
             ),
+            (
+                |s| {
+                    s["accounts"][0]["records"]["contacts"][0]["fields"]["city"] =
+                        json!("x".repeat(65_537))
+                },
+                "accounts[0].records.contacts[0].fields.city: Invalid value for city: at most",
+            ),
+            (
+                |s| {
+                    let fields = &mut s["accounts"][0]["records"]["contacts"][0]["fields"];
+                    for name in ["city", "address", "job_title", "company", "country"] {
+                        fields[name] = json!("x".repeat(65_536));
+                    }
+                },
+                "accounts[0].records.contacts[0].fields: Record too large",
+            ),
         ]);
     }
 }
