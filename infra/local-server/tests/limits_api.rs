@@ -82,7 +82,10 @@ async fn a_record_string_is_at_most_65536_characters(app: TestApp) {
     let t = app.northwind().await;
     let ok = post(&app, &t, "/contacts", json!({"first_name": text(65_536)})).await;
     assert_eq!(ok.status, StatusCode::CREATED, "{}", ok.body);
-    assert_eq!(ok.body["first_name"].as_str().unwrap().chars().count(), 65_536);
+    assert_eq!(
+        ok.body["first_name"].as_str().unwrap().chars().count(),
+        65_536
+    );
     let long = post(&app, &t, "/contacts", json!({"first_name": text(65_537)})).await;
     assert_400(&long, Some("first_name"), "65,537 characters");
     assert_eq!(
@@ -155,7 +158,12 @@ async fn a_record_is_at_most_300_kb_of_json_on_create_and_patch(app: TestApp) {
     assert_400(&grow, None, "PATCH past 300 KB");
     assert_eq!(grow.body["message"], "Record too large");
     let read = app
-        .call(Method::GET, &format!("/contacts/{id}?properties=city"), &t, None)
+        .call(
+            Method::GET,
+            &format!("/contacts/{id}?properties=city"),
+            &t,
+            None,
+        )
         .await;
     assert_eq!(read.body["city"], Value::Null, "nothing was written");
     let small = app
@@ -171,14 +179,24 @@ async fn a_record_is_at_most_300_kb_of_json_on_create_and_patch(app: TestApp) {
 
 async fn numbers_must_be_storable_by_dynamodb(app: TestApp) {
     let t = app.northwind().await;
-    let deal = |amount: Value| {
-        json!({"deal_name": "D", "deal_stage": "qualified_to_buy", "pipeline": "default", "amount": amount})
-    };
-    for ok in [json!(1e125), json!(-9.99e125), json!(1e-130), json!(0), json!("-1e-130")] {
+    let deal = |amount: Value| json!({"deal_name": "D", "deal_stage": "qualified_to_buy", "pipeline": "default", "amount": amount});
+    for ok in [
+        json!(1e125),
+        json!(-9.99e125),
+        json!(1e-130),
+        json!(0),
+        json!("-1e-130"),
+    ] {
         let a = post(&app, &t, "/deals", deal(ok.clone())).await;
         assert_eq!(a.status, StatusCode::CREATED, "{ok}: {}", a.body);
     }
-    for bad in [json!(1e126), json!(1e200), json!(-1e300), json!(1e-131), json!("1e400")] {
+    for bad in [
+        json!(1e126),
+        json!(1e200),
+        json!(-1e300),
+        json!(1e-131),
+        json!("1e400"),
+    ] {
         let a = post(&app, &t, "/deals", deal(bad.clone())).await;
         assert_400(&a, Some("amount"), &bad.to_string());
     }
@@ -190,11 +208,17 @@ async fn patch_user(app: &TestApp, t: &str, id: &str, body: Value) -> Answer {
 }
 
 fn hours(n: usize) -> Value {
-    json!(vec![json!({"days": "monday", "start_date": "09:00", "end_date": "17:00"}); n])
+    json!(vec![
+        json!({"days": "monday", "start_date": "09:00", "end_date": "17:00"});
+        n
+    ])
 }
 
 fn out_of_office(n: usize) -> Value {
-    json!(vec![json!({"start_date": "2026-12-24", "end_date": "2026-12-26"}); n])
+    json!(vec![
+        json!({"start_date": "2026-12-24", "end_date": "2026-12-26"});
+        n
+    ])
 }
 
 async fn member_texts_and_lists_have_limits_naming_the_key(app: TestApp) {
@@ -209,7 +233,13 @@ async fn member_texts_and_lists_have_limits_naming_the_key(app: TestApp) {
     let ok = patch_user(&app, &t, BEN, at_limit).await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
     assert_eq!(ok.body["out_office_dates"].as_array().unwrap().len(), 200);
-    for key in ["full_name", "first_name", "last_name", "phone", "external_id"] {
+    for key in [
+        "full_name",
+        "first_name",
+        "last_name",
+        "phone",
+        "external_id",
+    ] {
         let a = patch_user(&app, &t, BEN, json!({ key: text(257) })).await;
         assert_400(&a, Some(key), key);
     }
@@ -223,7 +253,9 @@ async fn member_texts_and_lists_have_limits_naming_the_key(app: TestApp) {
         let a = patch_user(&app, &t, BEN, json!({ key: value })).await;
         assert_400(&a, Some(key), key);
     }
-    let still = app.call(Method::GET, &format!("/users/{BEN}"), &t, None).await;
+    let still = app
+        .call(Method::GET, &format!("/users/{BEN}"), &t, None)
+        .await;
     assert_eq!(still.body["working_hours"].as_array().unwrap().len(), 50);
 }
 
@@ -235,9 +267,8 @@ async fn capacity_entries_are_flat_small_and_storable(app: TestApp) {
     let edge = json!({"a": 1e125, "b": -1e-130, "c": true, "d": null, "e": "x"});
     let ok = patch_user(&app, &t, ANA, json!({"capacity": [twenty, edge]})).await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
-    let mut twenty_one: serde_json::Map<String, Value> = (0..21)
-        .map(|i| (format!("k{i}"), json!(i)))
-        .collect();
+    let mut twenty_one: serde_json::Map<String, Value> =
+        (0..21).map(|i| (format!("k{i}"), json!(i))).collect();
     twenty_one.insert("max_capacity".into(), json!(3));
     for (entry, what) in [
         (Value::Object(twenty_one), "21 keys"),
@@ -304,7 +335,11 @@ async fn a_list_page_of_large_records_stops_at_its_byte_budget_and_continues_wit
         assert!(bytes < 3 * 1024 * 1024, "a page of {bytes} bytes");
         let count = raw.body["pagination"]["count"].as_u64().unwrap() as usize;
         if pages == 0 {
-            assert_eq!(count, 2 + 9, "the seed's two small contacts, then 9 large ones");
+            assert_eq!(
+                count,
+                2 + 9,
+                "the seed's two small contacts, then 9 large ones"
+            );
         }
         assert_eq!(raw.body["data"].as_array().unwrap().len(), count);
         assert!(count >= 1);
