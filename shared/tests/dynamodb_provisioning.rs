@@ -107,7 +107,8 @@ async fn a_plan_with_an_item_dynamodb_cannot_hold_is_refused_before_the_first_wr
     for _ in 0..40 {
         deep = json!({ "x": deep });
     }
-    let cases: Vec<(&str, Box<dyn Fn(&mut Member)>)> = vec![
+    type Spoil = Box<dyn Fn(&mut Member)>;
+    let cases: Vec<(&str, Spoil)> = vec![
         (
             "item of",
             Box::new(|m: &mut Member| {
