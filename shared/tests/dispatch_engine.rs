@@ -247,6 +247,20 @@ impl Fixture {
         ids
     }
 
+    /// The record's history entries, newest first (at most 100).
+    async fn history(&self, record: RecordId) -> Vec<shared::model::DispatchEntry> {
+        self.store
+            .list_record_dispatches(
+                id(ACCOUNT),
+                ObjectType::Contacts,
+                record,
+                &shared::page::Page::first(100, false),
+            )
+            .await
+            .unwrap()
+            .items
+    }
+
     async fn owner(&self, contact: &str) -> Option<String> {
         let record = self
             .store
@@ -492,9 +506,9 @@ async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(
         Some("2026-11-18T10:00:00.000Z")
     );
     assert_eq!(record.updated_at, wednesday_10_utc());
-    let log = f.store.assignment_log(account, contact_id).await.unwrap();
+    let log = f.history(contact_id).await;
     assert_eq!(log.len(), 1);
-    assert_eq!(log[0].reason, AssignmentReason::Rotation);
+    assert_eq!(log[0].reason, Some(AssignmentReason::Rotation));
     assert_eq!(
         f.store.assignment_count(account, "2026-11").await.unwrap(),
         1
@@ -712,11 +726,7 @@ async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_tw
         .unwrap();
     assert_eq!(again, Outcome::AlreadyProcessed);
     assert_eq!(f.owner(CONTACT).await.as_deref(), Some(email(1).as_str()));
-    let log = f
-        .store
-        .assignment_log(id(ACCOUNT), id(CONTACT))
-        .await
-        .unwrap();
+    let log = f.history(id(CONTACT)).await;
     assert_eq!(log.len(), 1);
     // A message naming another account than the router's finds no router.
     let wrong = DispatchRequest {

@@ -187,11 +187,20 @@ async fn queued_messages_assign_once_and_poison_ends_in_the_dead_letter_queue() 
     poller.await.unwrap();
 
     // Message A was delivered twice but assigned once.
-    let log = app
+    let log: Vec<_> = app
         .store
-        .assignment_log(account, DANA.parse().unwrap())
+        .list_record_dispatches(
+            account,
+            shared::model::ObjectType::Contacts,
+            DANA.parse().unwrap(),
+            &shared::page::Page::first(100, false),
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.success)
+        .collect();
     assert_eq!(log.len(), 1, "{log:?}");
 }
 
@@ -207,7 +216,7 @@ async fn the_binary_polls_the_queue_given_with_queue_url() {
         .send()
         .await
         .unwrap();
-    let http = reqwest::Client::new();
+    let http = common::http();
     let token = server.token_response("service-api/read").await;
     let access = token["access_token"].as_str().unwrap().to_string();
     eventually("the binary assigned Dana from the queue", || async {
