@@ -20,6 +20,14 @@ pub const MAX_RECORD_JSON_BYTES: usize = 300 * 1024;
 /// record's figure, for the same reason. Only `capacity` (or a seed's `calendars`) can reach it.
 pub const MAX_MEMBER_JSON_BYTES: usize = 300 * 1024;
 
+/// Largest other item a seed provisions (account, client, role, team, field definition,
+/// router), as compact JSON: the record's figure, so every item fits DynamoDB's 400 KB.
+pub const MAX_ITEM_JSON_BYTES: usize = 300 * 1024;
+
+/// Longest text a seed puts into a key (a client id, a field's internal name): DynamoDB keys
+/// are at most 1,024 bytes (sort keys), and 256 characters are at most 1,024 bytes of UTF-8.
+pub const MAX_KEY_TEXT_CHARS: usize = 256;
+
 /// Longest `full_name`, `first_name`, `last_name`, `phone` and `external_id` of a member.
 pub const MAX_MEMBER_TEXT_CHARS: usize = 256;
 
