@@ -164,6 +164,7 @@ on_both_stores!(
     every_outcome_message_of_the_spec_is_reached_by_its_rule,
     an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write,
     round_robin_walks_users_then_team_members_and_skips_the_unavailable,
+    a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list,
     working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them,
     out_of_office_members_are_skipped,
     the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters,
@@ -542,6 +543,49 @@ async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable(bac
         got,
         [email(1), email(2), email(4), email(1), email(2), email(4)]
     );
+}
+
+/// Issue 13 defect 4: the pool comes from an eventually consistent list; right after a member
+/// is switched off, the list may still show them on. The chosen member is read again by key
+/// (consistently) and the choice made again: the switched-off member is never assigned.
+async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list(
+    backend: Backend,
+) {
+    use shared::store::faulty::FaultyStore;
+    let f = fixture(backend, seed(rr(), |_| {})).await;
+    let account: AccountId = id(ACCOUNT);
+    let before = f
+        .store
+        .list_members(account, &shared::page::Page::first(100, true))
+        .await
+        .unwrap()
+        .items;
+    let mut m1 = before
+        .iter()
+        .find(|m| m.email.as_str() == email(1))
+        .unwrap()
+        .clone();
+    let version = m1.version;
+    m1.office_status = false;
+    m1.version += 1;
+    f.store.update_member(&m1, version).await.unwrap();
+    let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+    *faulty.faults.stale_members.lock().unwrap() = Some(before);
+    let engine = DispatchEngine::new(
+        faulty.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    );
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    let outcome = engine
+        .dispatch(AccountContext::Token(account), &request, None)
+        .await
+        .unwrap();
+    assert_eq!(assigned(&outcome).0, email(2), "m1 is off since the PATCH");
 }
 
 async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them(

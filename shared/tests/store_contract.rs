@@ -86,6 +86,7 @@ contract!(
     an_assignment_on_a_stale_record_writes_nothing,
     an_assignment_on_a_stale_rotation_writes_nothing,
     an_assignment_on_a_stale_or_archived_member_writes_nothing,
+    an_assignment_without_counters_still_needs_the_member_active_at_the_version_read,
     an_assignment_past_the_quota_writes_nothing,
     an_assignment_with_a_used_idempotency_key_is_already_applied,
     monthly_counts_are_per_account_and_month,
@@ -1574,6 +1575,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
         record,
         record_version: s.record.version,
         rotation: Some((s.router.id, rotation, 0)),
+        chosen: (s.member.id, s.member.version),
         member: Some((member, s.member.version)),
         month: month.into(),
         quota: s.account.assignment_quota,
@@ -1683,6 +1685,7 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     rotation2.total = 2;
     next.rotation = Some((s.router.id, rotation2.clone(), 1));
     next.member = None;
+    next.chosen = (s.member.id, s.member.version + 1);
     next.entry.id = new_id_v7();
     next.entry.dispatched_at = w.entry.dispatched_at + Duration::seconds(1);
     next.entry.reason = Some(AssignmentReason::Backup);
@@ -1717,6 +1720,51 @@ async fn an_assignment_on_a_stale_rotation_writes_nothing(store: Arc<dyn Store>)
         Err(StoreError::Conflict)
     ));
     nothing_assigned(&store, &s, Some("k")).await;
+}
+
+/// Issue 13 defect 4: without a capacity entry to count, the chosen member is still a condition
+/// of the write: a member changed (e.g. switched off) or archived since it was read is never
+/// assigned.
+async fn an_assignment_without_counters_still_needs_the_member_active_at_the_version_read(
+    store: Arc<dyn Store>,
+) {
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    w.member = None;
+    w.chosen = (s.member.id, s.member.version + 3);
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    nothing_assigned(&store, &s, Some("k")).await;
+    // Archived at the version read: refused too.
+    let mut archived = s.member.clone();
+    archived.archived_at = Some(at(500));
+    archived.version = s.member.version + 1;
+    store
+        .update_member(&archived, s.member.version)
+        .await
+        .unwrap();
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    w.member = None;
+    w.chosen = (s.member.id, archived.version);
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    assert!(record_history(&store, s.account.id, s.record.id)
+        .await
+        .is_empty());
+    // At the version read and active: written.
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", None);
+    w.member = None;
+    store.commit_assignment(&w).await.unwrap();
+    assert_eq!(
+        store.get_member(s.account.id, s.member.id).await.unwrap(),
+        Some(s.member.clone()),
+        "a condition check writes nothing"
+    );
 }
 
 async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<dyn Store>) {

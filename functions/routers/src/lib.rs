@@ -145,7 +145,7 @@ pub async fn get(
     operation_id = "listRouterDispatches",
     tag = TAG_HISTORY,
     summary = "List a router's routing history",
-    description = "Every dispatch of the router (archived routers too), newest first (BEHAVIOR 8): assignments with their member, reason, previous owner and CRM sync state, and the outcomes from `The router is unpublished` on. Errors, `Account not found`, `Account is not active` and `Router not found` leave no entry; a redelivered queue message leaves one. Offset or `after` cursor, as every list.",
+    description = "Every dispatch of the router (archived routers too), newest first (BEHAVIOR 8): assignments with their member, reason, previous owner and CRM sync state, and the outcomes from `The router is unpublished` on. Errors, `Account not found`, `Account is not active` and `Router not found` leave no entry, nor does a redelivered queue message (one entry per message). Offset or `after` cursor, as every list.",
     params(("routerId" = uuid::Uuid, Path, description = "The router's id"), HistoryListParams),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(

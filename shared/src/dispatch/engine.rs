@@ -200,6 +200,7 @@ impl DispatchEngine {
         let (mut outcome, pending) = outcome?;
         // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
         if let (Outcome::Assigned(assigned), Some((key, prepared))) = (&mut outcome, pending) {
+            let failed_before = prepared.is_err();
             assigned.crm = match prepared {
                 Err(error) => Some(error),
                 Ok(update) => match &self.crm {
@@ -210,6 +211,18 @@ impl DispatchEngine {
                     None => Some("CRM request failed: the CRM client is not available".into()),
                 },
             };
+            // The transaction stored the answer known then; a sync failure found after it is
+            // part of the answer a replay must repeat (BEHAVIOR 10).
+            if let (Some(claim), Some(_), false) = (claim, &assigned.crm, failed_before) {
+                let answer = Outcome::Assigned(assigned.clone()).answer();
+                let completion = IdempotencyCompletion {
+                    claim: claim.clone(),
+                    response: StoredResponse::json(200, &answer)?,
+                };
+                if let Err(error) = self.store.amend_idempotency_response(&completion).await {
+                    tracing::error!(error = %crate::error::ErrorChain(&error), "Idempotency-Key answer not amended");
+                }
+            }
         }
         Ok(outcome)
     }

@@ -132,39 +132,48 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
     let now = cx.clock.now();
     let month = now.format("%Y-%m").to_string();
     quota(cx, &account, &month).await?; // step 9
-    let pool = Pool::new(
-        &members,
-        now,
-        settings.ignore_working_hours,
-        router.object_type,
-    );
-    let matched =
-        account_matching(cx, account.id, &router, settings, &record, &pool, trace).await?;
-    let (email, reason, rotation) = match matched {
-        Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
-        None => {
-            let teams = team_members(cx, account.id, &router, &pool).await?;
-            let candidates = pool.candidates(&router, settings, &teams); // step 11
-            trace.explanation.candidates = Some(candidates.clone());
-            if candidates.iter().any(Candidate::available) {
-                if !candidates.iter().any(Candidate::under_capacity) {
-                    return Err(Skip::LimitReached.into()); // step 12
-                }
-                let state = cx.store.rotation_state(router.id).await?;
-                let (chosen, next) = choose(&router, settings, &candidates, &teams, &state)?; // step 14
-                (
-                    chosen,
-                    AssignmentReason::Rotation,
-                    Some((router.id, next, state.version)),
-                )
-            } else {
-                (backup(settings, &pool)?, AssignmentReason::Backup, None) // step 13
+                                        // The members come from an eventually consistent list: the chosen one is read again,
+                                        // consistently, and a choice made on a stale copy is made again with the fresh one.
+    let mut members = members;
+    let mut decided = None;
+    for _ in 0..MAX_STALE_CHOICES {
+        let (email, reason, rotation) = decide(
+            cx, &account, &router, settings, &record, &members, now, trace,
+        )
+        .await?;
+        let Some(listed) = members
+            .iter()
+            .find(|m| m.email.as_str() == email && m.is_active())
+        else {
+            return Err(DomainError::internal(format!(
+                "the chosen owner {email} is not an active member"
+            ))
+            .into());
+        };
+        let fresh = cx.store.get_member(account.id, listed.id).await?;
+        match fresh {
+            Some(fresh) if fresh.version == listed.version => {
+                decided = Some((fresh, reason, rotation));
+                break;
+            }
+            Some(fresh) => {
+                let id = fresh.id;
+                members.retain(|m| m.id != id);
+                members.push(fresh);
+            }
+            None => {
+                let id = listed.id;
+                members.retain(|m| m.id != id);
             }
         }
+    }
+    let Some((member, reason, rotation)) = decided else {
+        return Err(DomainError::internal(
+            "the account's members kept changing while an owner was chosen",
+        )
+        .into());
     };
-    let member = pool.member(&email).ok_or_else(|| {
-        DomainError::internal(format!("the chosen owner {email} is not an active member"))
-    })?;
+    let member = &member;
     let member_write = match reason {
         AssignmentReason::Backup => None,
         _ => count_assignment(member, router.object_type, now),
@@ -187,6 +196,58 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         month,
         crm,
     }))
+}
+
+/// Choices made again when the consistent read of the chosen member shows the list was stale.
+const MAX_STALE_CHOICES: usize = 5;
+
+/// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
+#[allow(clippy::too_many_arguments)]
+async fn decide(
+    cx: &Context<'_>,
+    account: &Account,
+    router: &Router,
+    settings: &RouterSettings,
+    record: &Record,
+    members: &[Member],
+    now: DateTime<Utc>,
+    trace: &mut Trace,
+) -> Step<(
+    String,
+    AssignmentReason,
+    Option<(RouterId, RotationState, u64)>,
+)> {
+    let pool = Pool::new(
+        members,
+        now,
+        settings.ignore_working_hours,
+        router.object_type,
+    );
+    trace.explanation.account_match = None;
+    trace.explanation.candidates = None;
+    let matched = account_matching(cx, account.id, router, settings, record, &pool, trace).await?;
+    Ok(match matched {
+        Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
+        None => {
+            let teams = team_members(cx, account.id, router, &pool).await?;
+            let candidates = pool.candidates(router, settings, &teams); // step 11
+            trace.explanation.candidates = Some(candidates.clone());
+            if candidates.iter().any(Candidate::available) {
+                if !candidates.iter().any(Candidate::under_capacity) {
+                    return Err(Skip::LimitReached.into()); // step 12
+                }
+                let state = cx.store.rotation_state(router.id).await?;
+                let (chosen, next) = choose(router, settings, &candidates, &teams, &state)?; // step 14
+                (
+                    chosen,
+                    AssignmentReason::Rotation,
+                    Some((router.id, next, state.version)),
+                )
+            } else {
+                (backup(settings, &pool)?, AssignmentReason::Backup, None) // step 13
+            }
+        }
+    })
 }
 
 /// The history entry of a run that stopped at `skip` after the router was found (BEHAVIOR 8:
@@ -664,6 +725,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         record: next_record,
         record_version: p.record.version,
         rotation: p.rotation,
+        chosen: (p.member.id, p.member.version),
         member: p.member_write,
         month: p.month,
         quota: p.account.assignment_quota,

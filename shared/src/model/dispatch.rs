@@ -4,7 +4,7 @@
 use super::member::Member;
 use super::object_type::ObjectType;
 use super::record::Record;
-use crate::types::ids::{AccountId, RecordId, RouterId};
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -187,6 +187,10 @@ pub struct AssignmentWrite {
     pub rotation: Option<(RouterId, RotationState, u64)>,
     /// The chosen member with counters incremented and the version read (when counters apply).
     pub member: Option<(Member, u64)>,
+    /// The chosen member's id and the version read (consistently) at the choice: the write is
+    /// conditional on the member being active at that version even when its counters are not
+    /// written (a `ConditionCheck`), so a member switched off a moment ago is never assigned.
+    pub chosen: (MemberId, u64),
     /// Calendar month (UTC) of the assignment, `YYYY-MM`.
     pub month: String,
     /// The account's monthly quota; the count may not pass it.

@@ -27,6 +27,9 @@ pub struct Faults {
     pub commits_conflict: AtomicBool,
     /// Record creation answers [`StoreError::Backend`] (everything else works).
     pub creates_fail: AtomicBool,
+    /// When set, `list_members` answers these members (an index that lags behind the table,
+    /// as DynamoDB's eventually consistent GSIs can); reads by key stay fresh.
+    pub stale_members: std::sync::Mutex<Option<Vec<Member>>>,
 }
 
 /// Delegates to `inner` unless a fault is switched on.
@@ -109,7 +112,19 @@ impl Store for FaultyStore {
     }
     async fn list_members(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Member>> {
         self.check()?;
-        self.inner.list_members(a, p).await
+        let stale = self
+            .faults
+            .stale_members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match stale {
+            Some(members) => Ok(Listed::new(
+                members.into_iter().filter(|m| m.account_id == a).collect(),
+                None,
+            )),
+            None => self.inner.list_members(a, p).await,
+        }
     }
     async fn get_member(&self, a: AccountId, m: MemberId) -> StoreResult<Option<Member>> {
         self.check()?;
@@ -213,6 +228,10 @@ impl Store for FaultyStore {
     async fn complete_idempotency_key(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
         self.check()?;
         self.inner.complete_idempotency_key(c).await
+    }
+    async fn amend_idempotency_response(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
+        self.check()?;
+        self.inner.amend_idempotency_response(c).await
     }
     async fn release_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<()> {
         self.check()?;

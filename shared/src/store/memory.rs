@@ -280,6 +280,14 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// The store's full contents as text (a `Debug` dump of every map and index), for tests
+    /// that check an operation wrote nothing (BEHAVIOR 9: explain): two snapshots of one store
+    /// are equal when nothing was written in between.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn snapshot(&self) -> String {
+        format!("{:#?}", *self.lock())
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave a half-applied write: every method
         // validates before it mutates. So a poisoned lock is still consistent.
@@ -717,6 +725,20 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.requests.get_mut(&request_key(&completion.claim)) {
+            Some(r) if r.lease_id == completion.claim.lease_id && r.response.is_some() => {
+                r.response = Some(completion.response.clone());
+                Ok(())
+            }
+            _ => Err(StoreError::LeaseLost),
+        }
+    }
+
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let mut state = self.lock();
         if state.holds_lease(claim) {
@@ -755,10 +777,14 @@ impl Store for MemoryStore {
                 .get(&m.id)
                 .is_some_and(|s| s.version == *version && s.is_active())
         });
+        let (chosen, chosen_version) = w.chosen;
+        let chosen_ok = state.members.get(&chosen).is_some_and(|s| {
+            s.version == chosen_version && s.is_active() && s.account_id == w.entry.account_id
+        });
         let month_key = (w.entry.account_id, w.month.clone());
         let count = state.monthly.get(&month_key).copied().unwrap_or(0);
         let quota_ok = w.quota.is_none_or(|q| count < q);
-        if !(record_ok && rotation_ok && member_ok && quota_ok) {
+        if !(record_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
         state.put_record(w.record.clone());

@@ -299,6 +299,16 @@ pub trait Store: Send + Sync + 'static {
     async fn complete_idempotency_key(&self, completion: &IdempotencyCompletion)
         -> StoreResult<()>;
 
+    /// Replaces the stored response of a completed claim that this request holds (the same lease
+    /// id): an assignment's answer gains what became known after its transaction (the CRM
+    /// sync's outcome, BEHAVIOR 7), so a replay answers what the first request answered.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the key is no longer this request's.
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()>;
+
     /// Frees a claimed key (its request failed with a 5xx, which is not stored), when the
     /// claim's lease is still held; otherwise does nothing.
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()>;

@@ -207,12 +207,20 @@ pub async fn spawn_on_faulty_store() -> (TestApp, std::sync::Arc<shared::store::
     )
 }
 
+/// Initech (the demo's CRM-connected account).
+pub const INITECH: (&str, &str) = ("initech-integration", "initech-dev-secret");
+
 impl Server {
     /// The token endpoint's JSON answer for the demo client `northwind-integration` (Basic auth).
     pub async fn token_response(&self, scope: &str) -> Value {
+        self.token_response_of(NORTHWIND, scope).await
+    }
+
+    /// The token endpoint's JSON answer for `client` (Basic auth).
+    pub async fn token_response_of(&self, client: (&str, &str), scope: &str) -> Value {
         http()
             .post(format!("{}/oauth2/token", self.base))
-            .basic_auth(NORTHWIND.0, Some(NORTHWIND.1))
+            .basic_auth(client.0, Some(client.1))
             .form(&[("grant_type", "client_credentials"), ("scope", scope)])
             .timeout(std::time::Duration::from_secs(10))
             .send()

@@ -42,7 +42,7 @@ use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use rand::Rng;
@@ -972,6 +972,22 @@ impl Store for DynamoStore {
         }
     }
 
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let (_, item) = items::request_completed(completion);
+        let condition = Expr::new("#lease = :lease AND #state = :completed")
+            .name("#lease", items::REQUEST_LEASE_ID)
+            .name("#state", items::REQUEST_STATE)
+            .value(":lease", s(&completion.claim.lease_id))
+            .value(":completed", s("completed"));
+        match self.put_conditional(item, condition).await {
+            Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
+            other => other,
+        }
+    }
+
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let (key, _) = items::request_claim(claim);
         match self
@@ -1025,14 +1041,30 @@ impl Store for DynamoStore {
             parts.push(Part::Rotation);
         }
 
-        if let Some((member, version)) = &w.member {
-            let (_, item) = items::member(member)?;
-            tx.push(self.put(
-                item,
-                Some(items::active_at_version(member.account_id, *version)),
-            )?);
-            parts.push(Part::Member);
+        match &w.member {
+            Some((member, version)) => {
+                let (_, item) = items::member(member)?;
+                tx.push(self.put(
+                    item,
+                    Some(items::active_at_version(member.account_id, *version)),
+                )?);
+            }
+            None => {
+                // Counters untouched: still only while the member is active at the version read.
+                let (id, version) = w.chosen;
+                let condition = items::active_at_version(w.entry.account_id, version);
+                let check = ConditionCheck::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key_attributes(&keys::member(id))))
+                    .condition_expression(&condition.text)
+                    .set_expression_attribute_names(condition.names_opt())
+                    .set_expression_attribute_values(condition.values_opt())
+                    .build()
+                    .map_err(backend)?;
+                tx.push(TransactWriteItem::builder().condition_check(check).build());
+            }
         }
+        parts.push(Part::Member);
 
         let count_key = keys::monthly_count(w.entry.account_id, &w.month);
         let mut count =
