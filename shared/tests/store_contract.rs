@@ -71,6 +71,7 @@ contract!(
     find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type,
     members_list_by_email_and_skip_archived_unless_asked,
     a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account,
+    a_member_lookup_by_email_matches_the_whole_address_never_a_prefix,
     a_member_update_is_conditional_on_version_and_activity,
     routers_list_by_creation_and_skip_archived_unless_asked,
     a_router_is_found_in_its_account_and_by_id_alone,
@@ -1039,6 +1040,37 @@ async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
             .unwrap(),
         None
     );
+}
+
+/// Issue 13 defect 8: `a#b@x.co` begins with `a#`, the sort-key prefix of a lookup of `a`;
+/// only the whole address finds a member.
+async fn a_member_lookup_by_email_matches_the_whole_address_never_a_prefix(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let hashed = member(acc.id, "a#b@x.co", 1);
+    let plain = member(acc.id, "a@x.co", 2);
+    plan.members = vec![hashed.clone(), plain.clone()];
+    provision(&store, vec![plan]).await;
+    for (lookup, expected) in [
+        ("a", None),
+        ("a#b", None),
+        ("a#b@x", None),
+        ("a#b@x.c", None),
+        ("a@x.c", None),
+        ("a#b@x.co", Some(&hashed)),
+        ("A#B@X.CO", Some(&hashed)),
+        ("a@x.co", Some(&plain)),
+    ] {
+        assert_eq!(
+            store
+                .find_member_by_email(acc.id, lookup)
+                .await
+                .unwrap()
+                .as_ref(),
+            expected,
+            "{lookup}"
+        );
+    }
 }
 
 async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn Store>) {
