@@ -1,12 +1,12 @@
 //! Handler of the routers function: `GET /routers`, `GET /routers/{routerId}` (spec "Routers").
 //! Thin: authenticate, scope, parse, call [`shared::routers::RouterService`].
 
-use axum::extract::{FromRef, Path, RawQuery, State};
+use axum::extract::{FromRef, RawQuery, State};
 use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{ListParams, TAG_ROUTERS};
-use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery};
+use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery, PathId};
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
 use shared::page::cursor::CursorKey;
@@ -111,7 +111,7 @@ pub async fn list(
 pub async fn get(
     Authenticated(p): Authenticated,
     State(s): State<RoutersState>,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Answer<RouterView> {
     p.require(Scope::Read)?;
     Ok(Json(
