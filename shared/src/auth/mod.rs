@@ -17,7 +17,7 @@ pub mod token;
 pub use keys::{KeyError, SigningKey, DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM};
 pub use oauth::{token_endpoint, OAuthError, OAuthErrorBody, TokenRequestForm, TokenResponse};
 pub use scope::{Scope, UnknownScope};
-pub use secret::{burn_verification, hash_secret, verify_secret, SecretError};
+pub use secret::{burn_verification, hash_secret, verify_secret, HashingLimit, SecretError};
 pub use token::{
     bearer_token, AuthError, Claims, IssueError, IssuedToken, Principal, TokenIssuer,
     TokenVerifier, CLOCK_LEEWAY_SECONDS,

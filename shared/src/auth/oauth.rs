@@ -22,7 +22,7 @@
 //! request input other than known parameter and scope names.
 
 use crate::auth::scope::Scope;
-use crate::auth::secret::{burn_verification, verify_secret};
+use crate::auth::secret::{burn_verification, verify_secret, HashingLimit};
 use crate::auth::token::issue::TokenIssuer;
 use crate::clock::Clock;
 use crate::error::ErrorChain;
@@ -156,7 +156,8 @@ struct TokenForm {
 ///
 /// Returns the token response, or the error answer per the module docs. Store and signing
 /// failures are logged and answered 500 `server_error`. Secret verification (argon2, CPU-bound)
-/// runs on tokio's blocking pool, so this must be called inside a tokio runtime.
+/// runs on tokio's blocking pool, at most [`HashingLimit::global`]'s limit at once (a burst of
+/// requests waits for a permit), so this must be called inside a tokio runtime.
 pub async fn token_endpoint(
     store: &dyn Store,
     issuer: &TokenIssuer,
@@ -379,11 +380,12 @@ async fn authenticate(
     Ok(client)
 }
 
-/// Runs CPU-bound work on tokio's blocking pool.
+/// Runs CPU-bound work (argon2) on tokio's blocking pool, at most
+/// [`HashingLimit::global`]`().limit()` at once in the process.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, OAuthError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
+    HashingLimit::global().run(work).await.map_err(|e| {
         tracing::error!(error = %e, "secret verification task failed");
         OAuthError::server_error()
     })

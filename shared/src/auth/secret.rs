@@ -8,6 +8,9 @@
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::Semaphore;
 
 /// A PHC string hashed with the same algorithm and parameters as [`hash_secret`] produces, of a
 /// random secret nobody knows. [`burn_verification`] verifies against it so that a request for
@@ -54,6 +57,89 @@ pub fn burn_verification() {
     let _ = std::hint::black_box(verify_secret("burn-verification", DUMMY_PHC));
 }
 
+/// Bounds how many argon2 computations run at once (issue 13 defect 11).
+///
+/// Each [`verify_secret`] holds about 19 MiB while it runs, and tokio's blocking pool grows to
+/// 512 threads: unbounded, a burst of token requests on one process (the local server) could hold
+/// gigabytes. [`HashingLimit::run`] waits asynchronously for one of `limit` permits (a waiting
+/// request holds only its future), then runs the work on the blocking pool. The permit is released
+/// by the blocking task itself when the work ends, so a request abandoned by its client (its
+/// future dropped) still counts until its computation finishes: at most `limit` computations ever
+/// run at once. On Lambda an instance serves one request at a time, so the bound never waits.
+#[derive(Debug)]
+pub struct HashingLimit {
+    permits: Arc<Semaphore>,
+    limit: usize,
+    running: Arc<AtomicUsize>,
+    peak: Arc<AtomicUsize>,
+}
+
+/// The work given to [`HashingLimit::run`] panicked or was cancelled with its runtime.
+#[derive(Debug, thiserror::Error)]
+#[error("secret hashing task failed: {0}")]
+pub struct HashingTaskFailed(String);
+
+impl HashingLimit {
+    /// A limit of `limit` computations at once (at least 1).
+    pub fn new(limit: usize) -> Self {
+        let limit = limit.max(1);
+        Self {
+            permits: Arc::new(Semaphore::new(limit)),
+            limit,
+            running: Arc::new(AtomicUsize::new(0)),
+            peak: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// The process's limit, shared by every token request: one computation per available CPU
+    /// (argon2 is CPU-bound, so more at once would only add memory, not throughput); so
+    /// `available_parallelism` x 19 MiB at most.
+    pub fn global() -> &'static HashingLimit {
+        static GLOBAL: OnceLock<HashingLimit> = OnceLock::new();
+        GLOBAL.get_or_init(|| {
+            Self::new(std::thread::available_parallelism().map_or(2, std::num::NonZero::get))
+        })
+    }
+
+    /// The most computations allowed at once.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// The most computations that ever ran at once through this limit (a test and diagnostics
+    /// counter; never above [`HashingLimit::limit`]).
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
+
+    /// Runs `work` (an argon2 computation) on tokio's blocking pool once a permit is free.
+    /// Must be called inside a tokio runtime.
+    ///
+    /// Errors: [`HashingTaskFailed`] when the work panicked or the runtime is shutting down.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, HashingTaskFailed> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| HashingTaskFailed(e.to_string()))?;
+        let (running, peak) = (self.running.clone(), self.peak.clone());
+        tokio::task::spawn_blocking(move || {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            let out = work();
+            running.fetch_sub(1, Ordering::SeqCst);
+            drop(permit);
+            out
+        })
+        .await
+        .map_err(|e| HashingTaskFailed(e.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +171,71 @@ mod tests {
         ] {
             assert!(!verify_secret("plain-text-secret", phc), "{phc:?}");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_never_runs_more_computations_at_once_than_the_limit() {
+        let limit = Arc::new(HashingLimit::new(3));
+        let overlap = Arc::new(AtomicUsize::new(0));
+        let max_overlap = Arc::new(AtomicUsize::new(0));
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..32 {
+            let (limit, overlap, max_overlap) =
+                (limit.clone(), overlap.clone(), max_overlap.clone());
+            tasks.spawn(async move {
+                limit
+                    .run(move || {
+                        // An independent count of the computations inside the work itself.
+                        let now = overlap.fetch_add(1, Ordering::SeqCst) + 1;
+                        max_overlap.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        overlap.fetch_sub(1, Ordering::SeqCst);
+                    })
+                    .await
+            });
+        }
+        let mut done = 0;
+        while let Some(result) = tasks.join_next().await {
+            result.expect("joins").expect("runs");
+            done += 1;
+        }
+        assert_eq!(done, 32);
+        assert!(max_overlap.load(Ordering::SeqCst) <= 3, "{max_overlap:?}");
+        assert!(limit.peak() <= 3, "{}", limit.peak());
+        assert!(limit.peak() >= 1);
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_request_keeps_its_permit_until_its_computation_ends() {
+        let limit = Arc::new(HashingLimit::new(1));
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let first = {
+            let limit = limit.clone();
+            tokio::spawn(async move {
+                limit
+                    .run(move || {
+                        let _ = started_tx.send(());
+                        let _ = release_rx.recv();
+                    })
+                    .await
+            })
+        };
+        tokio::task::spawn_blocking(move || started_rx.recv())
+            .await
+            .expect("joins")
+            .expect("the first computation started");
+        first.abort(); // the client went away; its argon2 computation goes on
+        let second = limit.run(|| 2);
+        tokio::pin!(second);
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(50), &mut second).await;
+        assert!(
+            waited.is_err(),
+            "the permit is still held by the running computation"
+        );
+        release_tx.send(()).expect("the computation listens");
+        assert_eq!(second.await.expect("runs"), 2);
+        assert_eq!(limit.peak(), 1);
     }
 
     #[test]
