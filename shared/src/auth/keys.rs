@@ -360,7 +360,8 @@ veCRmbTGRKbFsPC/Xucd73uT88x1KJaAtQh0c958yJX18pNCWKfbqaE=
         assert!(SigningKey::from_pem(DEV_KEY_SEC1_PEM)
             .expect("SEC1 parses")
             .is_development_key());
-        let other = crate::auth::token::fixtures::other_key();
+        let secret = SecretKey::random(&mut p256::elliptic_curve::rand_core::OsRng);
+        let other = SigningKey::from_secret_key(&secret).expect("a key");
         assert!(!other.is_development_key());
 
         assert!(jwks_lists_development_key(&dev_key().public_jwks()));
