@@ -14,55 +14,134 @@ use serde_json::{json, Value};
 /// truncated sequence after a valid prefix, a UTF-16 surrogate encoded as UTF-8.
 const BAD_IDS: [&str; 4] = ["%FF", "%C0%AF", "abc%E2%82", "%ED%A0%80"];
 
-/// (method, item path prefix, scope the method needs, expected status with every scope, field)
-const ITEM_ROUTES: [(Method, &str, &str, u16, Option<&str>); 15] = [
-    (Method::GET, "/contacts/", "service-api/read", 404, None),
-    (Method::PATCH, "/contacts/", "service-api/update", 404, None),
-    (
-        Method::DELETE,
-        "/contacts/",
-        "service-api/delete",
-        404,
-        None,
-    ),
-    (Method::GET, "/companies/", "service-api/read", 404, None),
+/// (method, item path with `{id}`, scope the method needs, expected status with every scope,
+/// field)
+const ITEM_ROUTES: [(Method, &str, &str, u16, Option<&str>); 21] = [
+    (Method::GET, "/contacts/{id}", "service-api/read", 404, None),
     (
         Method::PATCH,
-        "/companies/",
+        "/contacts/{id}",
         "service-api/update",
         404,
         None,
     ),
     (
         Method::DELETE,
-        "/companies/",
+        "/contacts/{id}",
         "service-api/delete",
         404,
         None,
     ),
-    (Method::GET, "/deals/", "service-api/read", 404, None),
-    (Method::PATCH, "/deals/", "service-api/update", 404, None),
-    (Method::DELETE, "/deals/", "service-api/delete", 404, None),
-    (Method::GET, "/tickets/", "service-api/read", 404, None),
-    (Method::PATCH, "/tickets/", "service-api/update", 404, None),
-    (Method::DELETE, "/tickets/", "service-api/delete", 404, None),
     (
         Method::GET,
-        "/users/",
+        "/contacts/{id}/dispatches",
+        "service-api/read",
+        404,
+        None,
+    ),
+    (
+        Method::GET,
+        "/companies/{id}",
+        "service-api/read",
+        404,
+        None,
+    ),
+    (
+        Method::PATCH,
+        "/companies/{id}",
+        "service-api/update",
+        404,
+        None,
+    ),
+    (
+        Method::DELETE,
+        "/companies/{id}",
+        "service-api/delete",
+        404,
+        None,
+    ),
+    (
+        Method::GET,
+        "/companies/{id}/dispatches",
+        "service-api/read",
+        404,
+        None,
+    ),
+    (Method::GET, "/deals/{id}", "service-api/read", 404, None),
+    (
+        Method::PATCH,
+        "/deals/{id}",
+        "service-api/update",
+        404,
+        None,
+    ),
+    (
+        Method::DELETE,
+        "/deals/{id}",
+        "service-api/delete",
+        404,
+        None,
+    ),
+    (
+        Method::GET,
+        "/deals/{id}/dispatches",
+        "service-api/read",
+        404,
+        None,
+    ),
+    (Method::GET, "/tickets/{id}", "service-api/read", 404, None),
+    (
+        Method::PATCH,
+        "/tickets/{id}",
+        "service-api/update",
+        404,
+        None,
+    ),
+    (
+        Method::DELETE,
+        "/tickets/{id}",
+        "service-api/delete",
+        404,
+        None,
+    ),
+    (
+        Method::GET,
+        "/tickets/{id}/dispatches",
+        "service-api/read",
+        404,
+        None,
+    ),
+    (
+        Method::GET,
+        "/users/{id}",
         "service-api/read",
         400,
         Some("userId"),
     ),
     (
         Method::PATCH,
-        "/users/",
+        "/users/{id}",
         "service-api/update",
         400,
         Some("userId"),
     ),
     (
         Method::GET,
-        "/routers/",
+        "/routers/{id}",
+        "service-api/read",
+        400,
+        Some("routerId"),
+    ),
+    (
+        Method::GET,
+        "/routers/{id}/dispatches",
+        "service-api/read",
+        400,
+        Some("routerId"),
+    ),
+    (
+        Method::GET,
+        "/routers/{id}/stats",
         "service-api/read",
         400,
         Some("routerId"),
@@ -95,12 +174,12 @@ fn body_for(method: &Method) -> Option<Value> {
 async fn an_item_id_that_is_not_utf8_is_answered_in_the_error_shape_after_401_and_403() {
     let app = TestApp::spawn().await;
     let every_scope = app.northwind().await;
-    for (method, prefix, scope, status, field) in ITEM_ROUTES {
+    for (method, template, scope, status, field) in ITEM_ROUTES {
         // A token with every scope but the one this method needs.
         let others: Vec<&str> = ALL_SCOPES.split(' ').filter(|s| *s != scope).collect();
         let without_scope = app.token(NORTHWIND, &others.join(" ")).await;
         for id in BAD_IDS {
-            let uri = format!("{prefix}{id}");
+            let uri = template.replace("{id}", id);
             let case = format!("{method} {uri}");
 
             let anonymous = app.raw(method.clone(), &uri, &[], Vec::new()).await;
@@ -131,6 +210,8 @@ async fn a_known_query_parameter_that_is_not_utf8_is_400_naming_it_and_unknown_o
         "/tickets",
         "/users",
         "/routers",
+        "/contacts/01936b2a-7c00-7a00-8000-000000000002/dispatches",
+        "/routers/5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45/dispatches",
     ];
     for list in lists {
         for (query, field) in [
@@ -173,6 +254,24 @@ async fn a_known_query_parameter_that_is_not_utf8_is_400_naming_it_and_unknown_o
         let answer = app.call(Method::GET, &uri, &t, None).await;
         assert_error_shape(&answer, 400, &uri);
         assert_eq!(answer.body["field"], "properties", "{uri}");
+    }
+    // The stats window.
+    for (query, field) in [
+        ("from=%FF", "from"),
+        ("from=2026-11-01T00:00:00Z&to=%C3", "to"),
+    ] {
+        let uri = format!("/routers/5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45/stats?{query}");
+        let answer = app.call(Method::GET, &uri, &t, None).await;
+        assert_error_shape(&answer, 400, &uri);
+        assert_eq!(answer.body["field"], field, "{uri}");
+        assert!(
+            answer.body["message"]
+                .as_str()
+                .unwrap()
+                .contains("percent-encoded UTF-8"),
+            "{uri}: {}",
+            answer.body
+        );
     }
     // Dispatch reads no query parameter: an undecodable one is ignored like any unknown one,
     // and the body decides (here: a body that is not JSON, the route's own 400).
