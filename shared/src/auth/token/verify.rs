@@ -111,7 +111,8 @@ impl TokenVerifier {
     ///
     /// Checks, in order: the header parses, `alg` is ES256 and `kid` names a configured key; the
     /// signature; `exp`, `iss`, `aud` and `sub` are present and `iss`/`aud` match; `exp` is not
-    /// more than [`CLOCK_LEEWAY_SECONDS`] before `now`; then the account context.
+    /// more than [`CLOCK_LEEWAY_SECONDS`] before `now`, and neither `nbf` (when present) nor
+    /// `iat` more than that after it; then the account context.
     ///
     /// Errors: [`AuthError::InvalidToken`] for any failed check but the last,
     /// [`AuthError::MissingAccountContext`] when `account_id` is absent, empty or not a UUID.
@@ -140,6 +141,11 @@ impl TokenVerifier {
         let leeway = i64::try_from(CLOCK_LEEWAY_SECONDS).unwrap_or(i64::MAX);
         if claims.exp.saturating_add(leeway) < now.timestamp() {
             return Err(rejected(&"expired"));
+        }
+        // RFC 7519 4.1.5; and an `iat` ahead of our clock was not stamped by our issuer.
+        let latest = now.timestamp().saturating_add(leeway);
+        if claims.nbf.is_some_and(|nbf| nbf > latest) || claims.iat > latest {
+            return Err(rejected(&"not yet valid (nbf or iat in the future)"));
         }
         let account_id = claims
             .account_id
