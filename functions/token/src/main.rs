@@ -7,8 +7,30 @@ use shared::auth::TokenIssuer;
 use token_function::config::SigningKeySource;
 use token_function::TokenConfig;
 
-#[tokio::main]
-async fn main() -> Result<(), lambda_http::Error> {
+fn main() -> Result<(), lambda_http::Error> {
+    one_malloc_arena();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
+}
+
+/// One glibc malloc arena for the whole process, set before any thread starts. Each argon2id
+/// verification allocates a 19 MiB block; glibc gives every thread that allocates its own
+/// arena (up to 8 per core), and each arena keeps a freed block of that size for the next one,
+/// so the warm RSS grew with every blocking-pool thread that ever hashed (127 MB measured). With
+/// one arena the block is reused by whichever thread hashes next. The function serves one
+/// request at a time, so the arena's lock is not contended (`docs/performance.md`).
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a parameter of the allocator; called before any other thread
+    // exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+async fn run() -> Result<(), lambda_http::Error> {
     shared::deps::init_tracing();
 
     // The error is returned as its message, so the process's own exit output is readable too.
