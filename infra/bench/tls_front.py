@@ -1,7 +1,9 @@
 """A TLS endpoint in front of a plain-HTTP server (the emulator), for the cold-start benchmark.
 
 Terminates TLS with a certificate of a test CA (made by bench-coldstart.sh with openssl; the
-functions trust it through SSL_CERT_FILE) and forwards the bytes to the upstream port. It records
+functions trust it through SSL_CERT_FILE) and forwards each HTTP/1.1 request to the upstream port,
+keeping the client's connection open as DynamoDB's endpoint does (the emulator's own server
+closes every connection after one answer, which would make every request a new handshake). It records
 when each connection's handshake completed, so the benchmark can count the TLS connections a
 function opens during init and during its first invocation.
 """
@@ -31,7 +33,10 @@ class TlsFront:
 
         def run():
             asyncio.set_event_loop(self.loop)
-            self.loop.run_until_complete(start())
+            try:
+                self.loop.run_until_complete(start())
+            except RuntimeError:
+                pass  # stopped by close()
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
@@ -41,29 +46,38 @@ class TlsFront:
         # The handshake is complete when this is called.
         with self.lock:
             self.accepted.append(time.perf_counter())
+        # HTTP/1.1 with keep-alive towards the client, as DynamoDB's endpoint keeps connections
+        # open; one upstream connection per request, because the emulator's server closes each.
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
-        except OSError:
-            writer.close()
-            return
-
-        async def pump(src, dst):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = [l for l in lines[1:] if l and not l.lower().startswith("connection:")]
+                length = next((int(l.split(":", 1)[1]) for l in headers if l.lower().startswith("content-length:")), 0)
+                body = await reader.readexactly(length) if length else b""
+                up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+                request = "\r\n".join([lines[0], *headers, "Connection: close", "", ""]).encode("latin-1")
+                up_writer.write(request + body)
+                await up_writer.drain()
+                answer = await up_reader.read()
+                up_writer.close()
+                answer_head, _, answer_body = answer.partition(b"\r\n\r\n")
+                answer_lines = answer_head.decode("latin-1").split("\r\n")
+                kept = [
+                    l for l in answer_lines[1:]
+                    if not l.lower().startswith(("connection:", "content-length:", "transfer-encoding:"))
+                ]
+                status = answer_lines[0].replace("HTTP/1.0", "HTTP/1.1", 1)
+                out = "\r\n".join([status, *kept, f"Content-Length: {len(answer_body)}", "Connection: keep-alive", "", ""])
+                writer.write(out.encode("latin-1") + answer_body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, ssl.SSLError):
+            pass
+        finally:
             try:
-                while True:
-                    data = await src.read(65536)
-                    if not data:
-                        break
-                    dst.write(data)
-                    await dst.drain()
-            except (ConnectionError, OSError):
+                writer.close()
+            except Exception:
                 pass
-            finally:
-                try:
-                    dst.close()
-                except Exception:
-                    pass
-
-        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
 
     def mark(self):
         with self.lock:

@@ -8,25 +8,25 @@ use token_function::config::SigningKeySource;
 use token_function::TokenConfig;
 
 fn main() -> Result<(), lambda_http::Error> {
-    one_malloc_arena();
+    return_freed_memory();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
         .block_on(run())
 }
 
-/// One glibc malloc arena for the whole process, set before any thread starts. Each argon2id
-/// verification allocates a 19 MiB block; glibc gives every thread that allocates its own
-/// arena (up to 8 per core), and each arena keeps a freed block of that size for the next one,
-/// so the warm RSS grew with every blocking-pool thread that ever hashed (127 MB measured). With
-/// one arena the block is reused by whichever thread hashes next. The function serves one
-/// request at a time, so the arena's lock is not contended (`docs/performance.md`).
-fn one_malloc_arena() {
+/// Makes glibc's malloc give freed memory back: a fixed trim threshold of 128 KiB (which also
+/// stops glibc from raising its mmap threshold after the first large free). Each argon2id
+/// verification allocates a 19 MiB block; with glibc's dynamic thresholds the freed blocks
+/// stayed resident, and the warm RSS grew by about 15 MiB per request (165 MiB after 11 token
+/// requests, measured by `infra/scripts/bench-coldstart.sh`); with this setting it stays at
+/// about 14 MiB, at no measurable cost per request (`docs/performance.md`).
+fn return_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a parameter of the allocator; called before any other thread
     // exists.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
     }
 }
 
