@@ -32,6 +32,9 @@ token="$(curl -sf -X POST "$base/oauth2/token" -u 'northwind-integration:dev-sec
   -d 'scope=service-api/read service-api/create service-api/update service-api/delete' |
   "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["access_token"])')"
 
+# One worker: with two, the coverage phase once failed inside schemathesis itself (a KeyError in
+# its generation caches shared between worker threads), not on the API; --max-time bounds the run
+# either way.
 export SCHEMATHESIS_HOOKS=hooks
 export PYTHONPATH="$PWD/infra/schemathesis${PYTHONPATH:+:$PYTHONPATH}"
 "$VENV/bin/schemathesis" --config-file infra/schemathesis/schemathesis.toml run "$base/openapi.json" \
@@ -39,7 +42,7 @@ export PYTHONPATH="$PWD/infra/schemathesis${PYTHONPATH:+:$PYTHONPATH}"
   --phases examples,coverage,fuzzing,stateful \
   --max-examples "${ST_MAX_EXAMPLES:-40}" \
   --max-time "${ST_MAX_TIME:-240}" \
-  --workers 2 \
+  --workers 1 \
   --seed "${ST_SEED:-20261123}" \
   --report junit --report-dir target/schemathesis \
   --no-color

@@ -159,7 +159,7 @@ fn member(i: usize, at: DateTime<Utc>) -> Member {
         role_id: None,
         external_id: None,
         phone: None,
-        office_status: i % 7 != 0,
+        office_status: !i.is_multiple_of(7),
         time_zone: zone,
         working_hours: vec![hours],
         out_office_dates: vec![away],

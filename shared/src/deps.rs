@@ -10,6 +10,9 @@
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
 //! | `CURSOR_SECRET` | at least 32 bytes that sign `after` cursors (BEHAVIOR 11); the same for every instance, so required with `dynamodb` by the functions that list; the `memory` backend uses a random key |
+//! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
+//! | `DISPATCH_QUEUE_URL` | the dispatch queue, where CRM sync retries wait as delayed messages (the dispatch function); unset: retries sleep in process |
+//! | `DISPATCH_HISTORY_RETENTION_DAYS` | how long routing history entries are kept (BEHAVIOR 8); default 400 |
 //!
 //! Region and credentials come from the standard AWS environment (the Lambda role in AWS). One
 //! AWS configuration ([`aws_config::SdkConfig`]) is loaded and shared by every client a function
@@ -19,6 +22,9 @@ use crate::auth::keys::{DEFAULT_AUDIENCE, DEFAULT_ISSUER};
 use crate::auth::token::issue::TokenIssuer;
 use crate::auth::token::verify::TokenVerifier;
 use crate::clock::{Clock, SystemClock};
+use crate::crm::retry::SqsRetryQueue;
+use crate::crm::{RetryDelays, RetryQueue};
+use crate::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 use crate::fields::cache::CatalogueCache;
 use crate::page::cursor::CursorKey;
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
@@ -51,6 +57,12 @@ pub struct Deps {
     /// Signs and opens `after` cursors (BEHAVIOR 11); `None` when `CURSOR_SECRET` is missing
     /// on a shared store.
     pub cursors: Option<Arc<CursorKey>>,
+    /// Delays between CRM sync attempts (BEHAVIOR 7).
+    pub crm_retry_delays: RetryDelays,
+    /// Where CRM sync retries wait: the dispatch queue; `None` = in process.
+    pub crm_retry_queue: Option<Arc<dyn RetryQueue>>,
+    /// How long routing history entries are kept (BEHAVIOR 8).
+    pub history_retention: chrono::Duration,
 }
 
 impl std::fmt::Debug for Deps {
@@ -78,7 +90,24 @@ impl Deps {
             issuer: None,
             aws: None,
             cursors: Some(Arc::new(CursorKey::random())),
+            crm_retry_delays: RetryDelays::default(),
+            crm_retry_queue: None,
+            history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
         }
+    }
+
+    /// The same deps with CRM sync retries after `delays`.
+    pub fn with_crm_retry_delays(mut self, delays: RetryDelays) -> Self {
+        self.crm_retry_delays = delays;
+        self
+    }
+
+    /// The same deps sending CRM sync retries to the dispatch queue `queue_url` (SQS, with the
+    /// AWS configuration of the deps, loaded now when needed).
+    pub async fn with_crm_retry_queue(mut self, queue_url: impl Into<String>) -> Self {
+        let client = aws_sdk_sqs::Client::new(&self.aws().await);
+        self.crm_retry_queue = Some(Arc::new(SqsRetryQueue::new(client, queue_url)));
+        self
     }
 
     /// The same deps signing cursors with `key` (every instance of a deployment shares one).
@@ -143,6 +172,23 @@ impl Deps {
             let verifier = TokenVerifier::from_jwks_str(&jwks, &issuer, &audience)
                 .map_err(|e| ConfigError(format!("JWT_PUBLIC_JWKS is invalid: {e}")))?;
             deps = deps.with_verifier(verifier);
+        }
+        deps.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
+        if let Some(days) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
+            let days: i64 = days
+                .trim()
+                .parse()
+                .ok()
+                .filter(|d| (1..=36_500).contains(d))
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "DISPATCH_HISTORY_RETENTION_DAYS={days} is not a number of days from 1 to 36500"
+                    ))
+                })?;
+            deps.history_retention = chrono::Duration::days(days);
+        }
+        if let Some(queue_url) = var("DISPATCH_QUEUE_URL") {
+            deps = deps.with_crm_retry_queue(queue_url).await;
         }
         if let Some(secret) = var("CURSOR_SECRET") {
             let key = CursorKey::from_secret(secret.as_bytes())

@@ -18,10 +18,12 @@
 pub mod api;
 pub mod auth;
 pub mod clock;
+pub mod crm;
 pub mod deps;
 pub mod dispatch;
 pub mod error;
 pub mod fields;
+pub mod history;
 pub mod idempotency;
 pub mod members;
 pub mod model;

@@ -164,6 +164,7 @@ on_both_stores!(
     every_outcome_message_of_the_spec_is_reached_by_its_rule,
     an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write,
     round_robin_walks_users_then_team_members_and_skips_the_unavailable,
+    a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list,
     working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them,
     out_of_office_members_are_skipped,
     the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters,
@@ -245,6 +246,20 @@ impl Fixture {
             ids.push(record_id.to_string());
         }
         ids
+    }
+
+    /// The record's history entries, newest first (at most 100).
+    async fn history(&self, record: RecordId) -> Vec<shared::model::DispatchEntry> {
+        self.store
+            .list_record_dispatches(
+                id(ACCOUNT),
+                ObjectType::Contacts,
+                record,
+                &shared::page::Page::first(100, false),
+            )
+            .await
+            .unwrap()
+            .items
     }
 
     async fn owner(&self, contact: &str) -> Option<String> {
@@ -492,9 +507,9 @@ async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(
         Some("2026-11-18T10:00:00.000Z")
     );
     assert_eq!(record.updated_at, wednesday_10_utc());
-    let log = f.store.assignment_log(account, contact_id).await.unwrap();
+    let log = f.history(contact_id).await;
     assert_eq!(log.len(), 1);
-    assert_eq!(log[0].reason, AssignmentReason::Rotation);
+    assert_eq!(log[0].reason, Some(AssignmentReason::Rotation));
     assert_eq!(
         f.store.assignment_count(account, "2026-11").await.unwrap(),
         1
@@ -528,6 +543,49 @@ async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable(bac
         got,
         [email(1), email(2), email(4), email(1), email(2), email(4)]
     );
+}
+
+/// Issue 13 defect 4: the pool comes from an eventually consistent list; right after a member
+/// is switched off, the list may still show them on. The chosen member is read again by key
+/// (consistently) and the choice made again: the switched-off member is never assigned.
+async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list(
+    backend: Backend,
+) {
+    use shared::store::faulty::FaultyStore;
+    let f = fixture(backend, seed(rr(), |_| {})).await;
+    let account: AccountId = id(ACCOUNT);
+    let before = f
+        .store
+        .list_members(account, &shared::page::Page::first(100, true))
+        .await
+        .unwrap()
+        .items;
+    let mut m1 = before
+        .iter()
+        .find(|m| m.email.as_str() == email(1))
+        .unwrap()
+        .clone();
+    let version = m1.version;
+    m1.office_status = false;
+    m1.version += 1;
+    f.store.update_member(&m1, version).await.unwrap();
+    let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+    *faulty.faults.stale_members.lock().unwrap() = Some(before);
+    let engine = DispatchEngine::new(
+        faulty.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    );
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    let outcome = engine
+        .dispatch(AccountContext::Token(account), &request, None)
+        .await
+        .unwrap();
+    assert_eq!(assigned(&outcome).0, email(2), "m1 is off since the PATCH");
 }
 
 async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them(
@@ -712,11 +770,7 @@ async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_tw
         .unwrap();
     assert_eq!(again, Outcome::AlreadyProcessed);
     assert_eq!(f.owner(CONTACT).await.as_deref(), Some(email(1).as_str()));
-    let log = f
-        .store
-        .assignment_log(id(ACCOUNT), id(CONTACT))
-        .await
-        .unwrap();
+    let log = f.history(id(CONTACT)).await;
     assert_eq!(log.len(), 1);
     // A message naming another account than the router's finds no router.
     let wrong = DispatchRequest {

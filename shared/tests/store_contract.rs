@@ -14,8 +14,8 @@ use shared::idempotency::{
     StoredResponse,
 };
 use shared::model::{
-    Account, ApiClient, AssignmentLog, AssignmentReason, AssignmentWrite, Member, ObjectType,
-    Record, Role, RotationState, Router, Team,
+    Account, ApiClient, AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, Member,
+    ObjectType, Record, Role, RotationState, Router, Team,
 };
 use shared::model::{AccountPlan, PlannedRecord, ProvisionPlan};
 use shared::schedule::IanaTimeZone;
@@ -85,6 +85,7 @@ contract!(
     an_assignment_on_a_stale_record_writes_nothing,
     an_assignment_on_a_stale_rotation_writes_nothing,
     an_assignment_on_a_stale_or_archived_member_writes_nothing,
+    an_assignment_without_counters_still_needs_the_member_active_at_the_version_read,
     an_assignment_past_the_quota_writes_nothing,
     an_assignment_with_a_used_idempotency_key_is_already_applied,
     monthly_counts_are_per_account_and_month,
@@ -1253,7 +1254,7 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
     acc.crm = Some(shared::model::CrmConnection {
         provider: "hubspot".into(),
         base_url: "http://127.0.0.1:9/crm".into(),
-        access_token: "tok".into(),
+        access_token: shared::model::account::CrmAccessToken::new("tok"),
     });
     let mut plan = plan_of(&acc);
     let client = ApiClient {
@@ -1542,21 +1543,49 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
         record,
         record_version: s.record.version,
         rotation: Some((s.router.id, rotation, 0)),
+        chosen: (s.member.id, s.member.version),
         member: Some((member, s.member.version)),
         month: month.into(),
         quota: s.account.assignment_quota,
-        log: AssignmentLog {
+        entry: DispatchEntry {
             id: new_id_v7(),
             account_id: s.account.id,
             router_id: s.router.id,
-            record_id: s.record.id,
-            member_email: s.member.email.clone(),
-            reason: AssignmentReason::Rotation,
-            at: now,
+            object_type: ObjectType::Contacts,
+            object_id: s.record.id.to_string(),
+            message: "Owner assigned".into(),
+            success: true,
+            user: Some(s.member.email.to_string()),
+            reason: Some(AssignmentReason::Rotation),
+            previous_owner: None,
+            field_name: Some("Contact owner".into()),
+            owner_field: Some("contact_owner".into()),
+            source: DispatchSource::Api,
+            dispatched_at: now,
+            crm_sync: None,
+            expires_at: now + Duration::days(400),
         },
         idempotency_key: idempotency_key.map(str::to_string),
         completion: None,
     }
+}
+
+/// The record's history entries (first 100, newest first).
+async fn record_history(
+    store: &Arc<dyn Store>,
+    account: AccountId,
+    record: RecordId,
+) -> Vec<DispatchEntry> {
+    store
+        .list_record_dispatches(
+            account,
+            ObjectType::Contacts,
+            record,
+            &Page::first(100, false),
+        )
+        .await
+        .unwrap()
+        .items
 }
 
 /// Asserts that no part of an assignment was written.
@@ -1578,11 +1607,7 @@ async fn nothing_assigned(store: &Arc<dyn Store>, s: &Scene, key: Option<&str>) 
         Some(s.member.clone())
     );
     assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 0);
-    assert!(store
-        .assignment_log(acc, s.record.id)
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(record_history(store, acc, s.record.id).await.is_empty());
     if let Some(key) = key {
         assert!(!store.idempotency_key_used(key).await.unwrap());
     }
@@ -1609,18 +1634,16 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     );
     assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 1);
     assert_eq!(
-        store.assignment_log(acc, s.record.id).await.unwrap(),
-        vec![w.log.clone()]
+        record_history(&store, acc, s.record.id).await,
+        vec![w.entry.clone()]
     );
-    assert!(store
-        .assignment_log(new_id(), s.record.id)
+    assert!(record_history(&store, new_id(), s.record.id)
         .await
-        .unwrap()
         .is_empty());
     assert!(store.idempotency_key_used("msg-1").await.unwrap());
 
     // A second assignment from the written state: the rotation moves on, the count grows,
-    // the log keeps both, oldest first.
+    // the history keeps both, newest first.
     let mut next = assignment(&s, "2026-03", None);
     next.record_version = w.record.version;
     next.record = w.record.clone();
@@ -1630,15 +1653,16 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     rotation2.total = 2;
     next.rotation = Some((s.router.id, rotation2.clone(), 1));
     next.member = None;
-    next.log.id = new_id_v7();
-    next.log.at = w.log.at + Duration::seconds(1);
-    next.log.reason = AssignmentReason::Backup;
+    next.chosen = (s.member.id, s.member.version + 1);
+    next.entry.id = new_id_v7();
+    next.entry.dispatched_at = w.entry.dispatched_at + Duration::seconds(1);
+    next.entry.reason = Some(AssignmentReason::Backup);
     store.commit_assignment(&next).await.unwrap();
     assert_eq!(store.rotation_state(s.router.id).await.unwrap(), rotation2);
     assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 2);
     assert_eq!(
-        store.assignment_log(acc, s.record.id).await.unwrap(),
-        vec![w.log, next.log]
+        record_history(&store, acc, s.record.id).await,
+        vec![next.entry, w.entry]
     );
 }
 
@@ -1664,6 +1688,51 @@ async fn an_assignment_on_a_stale_rotation_writes_nothing(store: Arc<dyn Store>)
         Err(StoreError::Conflict)
     ));
     nothing_assigned(&store, &s, Some("k")).await;
+}
+
+/// Issue 13 defect 4: without a capacity entry to count, the chosen member is still a condition
+/// of the write: a member changed (e.g. switched off) or archived since it was read is never
+/// assigned.
+async fn an_assignment_without_counters_still_needs_the_member_active_at_the_version_read(
+    store: Arc<dyn Store>,
+) {
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    w.member = None;
+    w.chosen = (s.member.id, s.member.version + 3);
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    nothing_assigned(&store, &s, Some("k")).await;
+    // Archived at the version read: refused too.
+    let mut archived = s.member.clone();
+    archived.archived_at = Some(at(500));
+    archived.version = s.member.version + 1;
+    store
+        .update_member(&archived, s.member.version)
+        .await
+        .unwrap();
+    let mut w = assignment(&s, "2026-03", Some("k"));
+    w.member = None;
+    w.chosen = (s.member.id, archived.version);
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    assert!(record_history(&store, s.account.id, s.record.id)
+        .await
+        .is_empty());
+    // At the version read and active: written.
+    let s = scene(&store, None).await;
+    let mut w = assignment(&s, "2026-03", None);
+    w.member = None;
+    store.commit_assignment(&w).await.unwrap();
+    assert_eq!(
+        store.get_member(s.account.id, s.member.id).await.unwrap(),
+        Some(s.member.clone()),
+        "a condition check writes nothing"
+    );
 }
 
 async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<dyn Store>) {
@@ -1793,7 +1862,7 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
     again.record.version = w.record.version + 1;
     again.rotation = None;
     again.member = None;
-    again.log.id = new_id_v7();
+    again.entry.id = new_id_v7();
     assert!(matches!(
         store.commit_assignment(&again).await,
         Err(StoreError::AlreadyApplied)
@@ -1811,10 +1880,8 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
         1
     );
     assert_eq!(
-        store
-            .assignment_log(s.account.id, s.record.id)
+        record_history(&store, s.account.id, s.record.id)
             .await
-            .unwrap()
             .len(),
         1
     );

@@ -1,6 +1,8 @@
-//! Handler of the dispatch function: `POST /dispatch/router` (spec "Dispatch") and batches from
-//! the SQS dispatch queue (spec "Events"; BEHAVIOR 6, "Queue path"). Both run
-//! [`shared::dispatch::DispatchEngine`].
+//! Handler of the dispatch function: `POST /dispatch/router` (spec "Dispatch"),
+//! `POST /dispatch/router/explain` (BEHAVIOR 9: the same evaluation, written nowhere) and
+//! batches from the SQS dispatch queue (spec "Events"; BEHAVIOR 6, "Queue path"). All run
+//! [`shared::dispatch::DispatchEngine`]. The queue also carries the engine's own CRM sync
+//! retries (BEHAVIOR 7), told from dispatch requests by `kind: "crm_sync_retry"`.
 //!
 //! The queue handler answers with a partial batch response (`batchItemFailures`, Lambda's
 //! `ReportBatchItemFailures`): a message whose processing hit an error (store failure, lost
@@ -16,6 +18,7 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::Json;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
@@ -25,9 +28,12 @@ use shared::api::openapi::responses::*;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
+use shared::crm::{CrmRetry, CrmSync, HubSpotClient};
 use shared::deps::{ConfigError, Deps};
 use shared::dispatch::Outcome;
-use shared::dispatch::{AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest};
+use shared::dispatch::{
+    AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest, ExplainAnswer,
+};
 use shared::error::ErrorChain;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -46,16 +52,38 @@ pub struct DispatchState {
 }
 
 impl DispatchState {
-    /// The state over `deps`.
+    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once;
+    /// retries on `deps.crm_retry_queue` or in process).
     ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`).
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`); the CRM HTTP client cannot be
+    /// built.
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        Ok(Self {
-            engine: Arc::new(DispatchEngine::new(
+        let client = Arc::new(HubSpotClient::new().map_err(|e| ConfigError(e.to_string()))?);
+        let crm = match &deps.crm_retry_queue {
+            Some(queue) => CrmSync::with_queue(
+                client,
                 deps.store.clone(),
                 deps.clock.clone(),
-                deps.catalogues.clone(),
-            )),
+                deps.crm_retry_delays.clone(),
+                queue.clone(),
+            ),
+            None => CrmSync::in_process(
+                client,
+                deps.store.clone(),
+                deps.clock.clone(),
+                deps.crm_retry_delays.clone(),
+            ),
+        };
+        Ok(Self {
+            engine: Arc::new(
+                DispatchEngine::new(
+                    deps.store.clone(),
+                    deps.clock.clone(),
+                    deps.catalogues.clone(),
+                )
+                .with_crm(crm)
+                .with_history_retention(deps.history_retention),
+            ),
             verifier: deps.verifier()?,
             idempotency: Arc::new(IdempotentRequests::new(
                 deps.store.clone(),
@@ -68,8 +96,14 @@ impl DispatchState {
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: DispatchState) -> OpenApiRouter {
     let (schemas, paths, methods) = routes!(dispatch);
+    let (explain_schemas, explain_paths, explain_methods) = routes!(explain);
     OpenApiRouter::new()
         .routes((schemas, paths, with_405(methods, "POST")))
+        .routes((
+            explain_schemas,
+            explain_paths,
+            with_405(explain_methods, "POST"),
+        ))
         .with_state(state)
 }
 
@@ -146,6 +180,32 @@ pub async fn dispatch(
     Ok(s.idempotency.finish(claim, result).await)
 }
 
+/// Explains what a dispatch would do now, and why (BEHAVIOR 9).
+#[utoipa::path(
+    post,
+    path = "/dispatch/router/explain",
+    operation_id = "explainDispatch",
+    tag = TAG_DISPATCH,
+    summary = "Explain a dispatch without running it (dry run)",
+    description = "Runs the same evaluation as `POST /dispatch/router` at the current instant and writes nothing: no owner, rotation state, counters, monthly count, history entry or CRM call. The answer is what dispatch would answer now (`message`; for an assignment also `success`, `user`, `field_name` and `reason`), with `dry_run: true` and the `explanation`: the trigger read on the record (every condition with the record's value), the pool in pool order with each member's reasons (`office_status_off`, `out_of_office`, `outside_working_hours`, `at_capacity`, `zero_weight`), and the account match. When nothing changes in between, a dispatch right after assigns the member the explain named. Same body and same 400 as `POST /dispatch/router`.",
+    request_body(content = DispatchRequest, content_type = "application/json"),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "What dispatch would do now, and why", body = ExplainAnswer),
+        BadRequest, Unauthorized, Forbidden, PayloadTooLarge, InternalError
+    )
+)]
+pub async fn explain(
+    Authenticated(p): Authenticated,
+    State(s): State<DispatchState>,
+    body: Body,
+) -> Result<Json<ExplainAnswer>, ApiError> {
+    p.require(Scope::Read)?;
+    let request = DispatchRequest::parse(body.bytes())?;
+    let (preview, explanation) = s.engine.explain(p.account_id, &request).await?;
+    Ok(Json(ExplainAnswer::new(preview, explanation)))
+}
+
 /// Processes one SQS batch in order and reports the messages to retry.
 pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBatchResponse {
     let mut failures = Vec::new();
@@ -169,6 +229,9 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
 
 /// Processes one message; `Err(())` means "report it failed" (already logged).
 async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) -> Result<(), ()> {
+    if let Some(retry) = CrmRetry::from_message(body) {
+        return process_retry(engine, message_id, retry).await;
+    }
     let Ok(request) = DispatchRequest::parse(body.as_bytes()) else {
         tracing::warn!(
             message_id,
@@ -201,6 +264,51 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
                 outcome = "error",
                 error = %ErrorChain(&error),
                 "dispatch message failed; it will be retried"
+            );
+            Err(())
+        }
+    }
+}
+
+/// Processes a CRM sync retry (BEHAVIOR 7): a malformed one or a store failure is reported
+/// failed (redelivered, finally dead-lettered); a CRM failure is not (the retry schedules the
+/// next one itself).
+async fn process_retry(
+    engine: &DispatchEngine,
+    message_id: &str,
+    retry: Result<CrmRetry, String>,
+) -> Result<(), ()> {
+    let retry = match retry {
+        Ok(retry) => retry,
+        Err(error) => {
+            tracing::warn!(message_id, outcome = "invalid_body", %error, "CRM sync retry rejected");
+            return Err(());
+        }
+    };
+    let Some(crm) = engine.crm() else {
+        tracing::error!(
+            message_id,
+            "CRM sync retry received but no CRM client is available"
+        );
+        return Err(());
+    };
+    match crm.handle_message(&retry).await {
+        Ok(outcome) => {
+            tracing::info!(
+                message_id,
+                entry_id = %retry.entry_id,
+                outcome = ?outcome,
+                "CRM sync retry processed"
+            );
+            Ok(())
+        }
+        Err(error) => {
+            tracing::error!(
+                message_id,
+                entry_id = %retry.entry_id,
+                outcome = "error",
+                error = %ErrorChain(&error),
+                "CRM sync retry failed; it will be redelivered"
             );
             Err(())
         }

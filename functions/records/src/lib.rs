@@ -13,13 +13,17 @@ use axum::Json;
 use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
-use shared::api::openapi::{IdempotencyParams, ListParams, TAG_RECORDS};
+use shared::api::openapi::{
+    HistoryListParams, IdempotencyParams, ListParams, TAG_HISTORY, TAG_RECORDS,
+};
 use shared::api::{
     empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
     Body, ListQuery,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
+use shared::error::DomainError;
+use shared::history::{DispatchEntryView, HistoryService};
 use shared::model::ObjectType;
 use shared::page::cursor::CursorKey;
 use shared::page::ListView;
@@ -40,6 +44,8 @@ pub struct RecordsState {
     pub idempotency: Arc<IdempotentRequests>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
     pub cursors: Arc<CursorKey>,
+    /// The routing history (BEHAVIOR 8).
+    pub history: Arc<HistoryService>,
 }
 
 impl RecordsState {
@@ -59,6 +65,7 @@ impl RecordsState {
                 deps.clock.clone(),
             )),
             cursors: deps.cursors()?,
+            history: Arc::new(HistoryService::new(deps.store.clone())),
         })
     }
 }
@@ -207,13 +214,31 @@ async fn archive(
     Ok((StatusCode::OK, Json(record)))
 }
 
-/// The five described operations of one record type.
+async fn dispatches(
+    t: ObjectType,
+    Authenticated(p): Authenticated,
+    s: RecordsState,
+    id: String,
+    query: Option<String>,
+) -> Answer<ListView<DispatchEntryView>> {
+    p.require(Scope::Read)?;
+    let q = ListQuery::parse(query.as_deref())?;
+    let record_id =
+        RecordId::parse(&id).ok_or_else(|| DomainError::not_found("Record not found"))?;
+    let body = s
+        .history
+        .record_dispatches(p.account_id, t, record_id, &q.list, &s.cursors)
+        .await?;
+    Ok((StatusCode::OK, Json(body)))
+}
+
+/// The described operations of one record type.
 macro_rules! record_type {
     (
         $module:ident, $t:ident, $plural:literal, $singular:literal,
         collection = $collection:literal, item = $item:literal, empty = $empty:literal,
-        id = $id:literal,
-        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal, $patch_no_id:literal, $delete_no_id:literal],
+        history = $history:literal, id = $id:literal,
+        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal, $patch_no_id:literal, $delete_no_id:literal, $history_id:literal],
         schemas = [$view:ident, $list:ident, $create:ident, $update:ident, $props:ident]
     ) => {
         #[doc = concat!("The ", $plural, " routes.")]
@@ -342,6 +367,30 @@ macro_rules! record_type {
                 super::archive(ObjectType::$t, auth, s, id).await
             }
 
+            #[doc = concat!("Lists a ", $singular, "'s routing history, newest first.")]
+            #[utoipa::path(
+                get,
+                path = $history,
+                operation_id = $history_id,
+                tag = TAG_HISTORY,
+                summary = concat!("List a ", $singular, "'s routing history"),
+                description = concat!("Every dispatch of the ", $singular, " (archived ones too) by any router of its type, newest first (BEHAVIOR 8): assignments with their reason, previous owner and CRM sync state, and the outcomes that assigned nothing. Offset or `after` cursor, as every list. An id that is not a UUID, or of no ", $singular, " of the account, is 404 `Record not found`."),
+                params(($id = String, Path, description = concat!("The ", $singular, "'s id (UUID)")), HistoryListParams),
+                security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+                responses(
+                    (status = 200, description = "A page of history entries", body = ListView<DispatchEntryView>),
+                    BadRequest, Unauthorized, Forbidden, NotFound, InternalError
+                )
+            )]
+            pub async fn dispatches(
+                auth: Authenticated,
+                State(s): State<RecordsState>,
+                Path(id): Path<String>,
+                RawQuery(q): RawQuery,
+            ) -> Answer<ListView<DispatchEntryView>> {
+                super::dispatches(ObjectType::$t, auth, s, id, q).await
+            }
+
             #[doc = concat!("`PATCH /", $plural, "` without an id: always 400.")]
             #[utoipa::path(
                 patch,
@@ -381,8 +430,10 @@ macro_rules! record_type {
                 let router = router.routes((schemas, paths, methods));
                 let (schemas, paths, methods) = routes!(get, update, archive);
                 let methods = with_405(methods, "GET, PATCH, DELETE");
+                let (h_schemas, h_paths, h_methods) = routes!(dispatches);
                 router
                     .routes((schemas, paths, methods))
+                    .routes((h_schemas, h_paths, with_405(h_methods, "GET")))
                     .route($empty, empty_id_route("GET, PATCH, DELETE", ITEM_METHODS, $id))
             }
         }
@@ -397,6 +448,7 @@ record_type!(
     collection = "/contacts",
     item = "/contacts/{contactId}",
     empty = "/contacts/",
+    history = "/contacts/{contactId}/dispatches",
     id = "contactId",
     ids = [
         "listContacts",
@@ -405,7 +457,8 @@ record_type!(
         "updateContact",
         "archiveContact",
         "updateContactWithoutId",
-        "archiveContactWithoutId"
+        "archiveContactWithoutId",
+        "listContactDispatches"
     ],
     schemas = [
         Contact,
@@ -423,6 +476,7 @@ record_type!(
     collection = "/companies",
     item = "/companies/{companyId}",
     empty = "/companies/",
+    history = "/companies/{companyId}/dispatches",
     id = "companyId",
     ids = [
         "listCompanies",
@@ -431,7 +485,8 @@ record_type!(
         "updateCompany",
         "archiveCompany",
         "updateCompanyWithoutId",
-        "archiveCompanyWithoutId"
+        "archiveCompanyWithoutId",
+        "listCompanyDispatches"
     ],
     schemas = [
         Company,
@@ -449,6 +504,7 @@ record_type!(
     collection = "/deals",
     item = "/deals/{dealId}",
     empty = "/deals/",
+    history = "/deals/{dealId}/dispatches",
     id = "dealId",
     ids = [
         "listDeals",
@@ -457,7 +513,8 @@ record_type!(
         "updateDeal",
         "archiveDeal",
         "updateDealWithoutId",
-        "archiveDealWithoutId"
+        "archiveDealWithoutId",
+        "listDealDispatches"
     ],
     schemas = [Deal, DealList, DealCreate, DealUpdate, DealProperties]
 );
@@ -469,6 +526,7 @@ record_type!(
     collection = "/tickets",
     item = "/tickets/{ticketId}",
     empty = "/tickets/",
+    history = "/tickets/{ticketId}/dispatches",
     id = "ticketId",
     ids = [
         "listTickets",
@@ -477,7 +535,8 @@ record_type!(
         "updateTicket",
         "archiveTicket",
         "updateTicketWithoutId",
-        "archiveTicketWithoutId"
+        "archiveTicketWithoutId",
+        "listTicketDispatches"
     ],
     schemas = [
         Ticket,

@@ -9,8 +9,11 @@
 
 use anyhow::Context;
 use clap::Parser;
-use local_server::{build_app, build_app_with, with_local_keys, AppConfig};
+use local_server::{build_app_with, with_local_keys, AppConfig};
+use shared::crm::RetryDelays;
+use shared::deps::Deps;
 use shared::store::dynamodb::{env, DynamoStore};
+use shared::store::memory::MemoryStore;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -73,8 +76,21 @@ async fn main() -> anyhow::Result<()> {
         seed,
         signing_key_pem: signing_key,
     };
+    // BEHAVIOR 7: the delays between CRM sync attempts (`CRM_SYNC_RETRY_DELAYS`, seconds).
+    let delays = RetryDelays::from_env().map_err(anyhow::Error::msg)?;
     let app = match args.store {
-        StoreKind::Memory => build_app(config).await?,
+        StoreKind::Memory => {
+            let mut deps = with_local_keys(
+                Deps::new(std::sync::Arc::new(MemoryStore::new())),
+                config.signing_key_pem.as_deref(),
+            )?
+            .with_crm_retry_delays(delays);
+            if let Some(url) = &args.queue_url {
+                // Retries wait on the polled queue, as in Lambda.
+                deps = deps.with_crm_retry_queue(url.clone()).await;
+            }
+            build_app_with(config, deps).await?
+        }
         StoreKind::Dynamodb => {
             let table = std::env::var("TABLE_NAME")
                 .ok()
@@ -94,7 +110,11 @@ async fn main() -> anyhow::Result<()> {
             {
                 tracing::info!(table, "created table");
             }
-            let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?;
+            let mut deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
+                .with_crm_retry_delays(delays);
+            if let Some(url) = &args.queue_url {
+                deps = deps.with_crm_retry_queue(url.clone()).await;
+            }
             build_app_with(config, deps).await?
         }
     };

@@ -21,10 +21,7 @@ async fn the_binary_serves_the_contract_example_seed_and_issues_tokens() {
         panic!("the contract folder ../shared must sit beside the repository: {seed} is missing");
     }
     let server = start_server(&["--seed", &seed], &[]);
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
+    let http = common::http();
     let token = server.token_response("service-api/read").await;
     assert_eq!(token["token_type"], "Bearer");
     assert_eq!(token["expires_in"], 3600);

@@ -172,6 +172,27 @@ async fn a_valid_sqs_message_assigns_and_is_not_reported_failed() {
     assert_eq!(contact.body["contact_owner"], "ana.lopez@northwind.example");
 }
 
+/// `sqs-crm-sync-retry.json`: a well-formed CRM sync retry whose history entry does not exist
+/// is processed (dropped, nothing to retry), a malformed one is reported failed.
+#[tokio::test]
+async fn crm_sync_retry_messages_are_processed_or_reported_failed_when_malformed() {
+    let app = build_app(AppConfig {
+        seed: DEMO_SEED.into(),
+        signing_key_pem: None,
+    })
+    .await
+    .unwrap();
+    let response =
+        dispatch_function::handle_sqs_batch(&app.engine, sqs_fixture("sqs-crm-sync-retry.json"))
+            .await;
+    let failed: Vec<&str> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(failed, ["8b2d0f31-4c5e-4f60-9b7c-8d9e0f1a2b33"]);
+}
+
 #[tokio::test]
 async fn invalid_sqs_bodies_are_reported_failed_so_they_reach_the_dead_letter_queue() {
     let app = build_app(AppConfig {
@@ -218,11 +239,20 @@ async fn a_redelivered_sqs_message_assigns_once() {
     .await;
     assert!(response.batch_item_failures.is_empty());
     let account = "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01".parse().unwrap();
-    let log = app
+    let log: Vec<_> = app
         .store
-        .assignment_log(account, DANA.parse().unwrap())
+        .list_record_dispatches(
+            account,
+            shared::model::ObjectType::Contacts,
+            DANA.parse().unwrap(),
+            &shared::page::Page::first(100, false),
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.success)
+        .collect();
     assert_eq!(
         log.len(),
         1,

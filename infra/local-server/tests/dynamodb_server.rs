@@ -8,7 +8,6 @@ mod common;
 use common::{start_server, Server};
 use shared::store::dynamodb::env;
 use shared::store::dynamodb::test_table::EMULATOR_MISSING;
-use std::time::Duration;
 
 fn start(table: &str) -> Server {
     if std::env::var("AWS_ENDPOINT_URL").is_err() {
@@ -18,10 +17,7 @@ fn start(table: &str) -> Server {
 }
 
 async fn token_and_contacts(base: &str) -> serde_json::Value {
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .expect("client");
+    let http = common::http();
     let token: serde_json::Value = http
         .post(format!("{base}/oauth2/token"))
         .basic_auth("northwind-integration", Some("dev-secret-change-me"))
@@ -69,7 +65,7 @@ async fn the_server_on_dynamodb_creates_the_table_provisions_the_seed_and_serves
 
     // Restarted on the same table: the seed is skipped, what was written since stays.
     let server = start(&table);
-    let http = reqwest::Client::new();
+    let http = common::http();
     let again: serde_json::Value = {
         let token: serde_json::Value = http
             .post(format!("{}/oauth2/token", server.base))

@@ -52,12 +52,14 @@ on_both_stores!(
     twenty_concurrent_creates_with_one_key_have_exactly_one_effect,
     a_retried_dispatch_replays_its_assignment_and_assigns_once,
     a_key_whose_first_request_is_running_is_409_and_with_another_body_422,
+    a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_reported,
 );
 
 async fn app_on(store: Arc<dyn Store>) -> TestApp {
     let built = local_server::build_app_on(
         local_server::AppConfig {
-            seed: local_server::DEMO_SEED.into(),
+            // Initech's CRM on a port where nothing listens (the discard port): every sync fails.
+            seed: local_server::DEMO_SEED.replace("http://127.0.0.1:4010", "http://127.0.0.1:9"),
             signing_key_pem: None,
         },
         store,
@@ -333,6 +335,31 @@ async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(
     assert_eq!(skipped_again.body, skipped.body);
     let reused = post(&app, &t, "/dispatch/router", &body, Some("dispatch-2")).await;
     assert_eq!(reused.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// BEHAVIOR 10 with BEHAVIOR 7: the CRM is called after the assignment's transaction (which
+/// stored the answer known then); a replay still repeats the first answer's `crm_sync_failed`
+/// and `crm_error`.
+async fn a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_reported(
+    app: TestApp,
+    _store: Arc<dyn Store>,
+) {
+    let t = app
+        .token(INITECH, "service-api/read service-api/update")
+        .await;
+    let body = json!({
+        "router_id": "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920",
+        "object_id": "01936b2a-7c00-7a00-8000-000000000021"
+    })
+    .to_string();
+    let first = post(&app, &t, "/dispatch/router", &body, Some("crm-1")).await;
+    assert_eq!(first.body["message"], "Owner assigned", "{}", first.body);
+    assert_eq!(first.body["crm_sync_failed"], true, "{}", first.body);
+    let error = first.body["crm_error"].as_str().unwrap();
+    assert!(error.starts_with("CRM request failed: "), "{error}");
+    let replay = post(&app, &t, "/dispatch/router", &body, Some("crm-1")).await;
+    assert_eq!(replay.headers[REPLAYED], "true");
+    assert_eq!(replay.body, first.body);
 }
 
 /// A 5xx is not stored: the key is released, and a retry runs.

@@ -187,11 +187,20 @@ async fn queued_messages_assign_once_and_poison_ends_in_the_dead_letter_queue() 
     poller.await.unwrap();
 
     // Message A was delivered twice but assigned once.
-    let log = app
+    let log: Vec<_> = app
         .store
-        .assignment_log(account, DANA.parse().unwrap())
+        .list_record_dispatches(
+            account,
+            shared::model::ObjectType::Contacts,
+            DANA.parse().unwrap(),
+            &shared::page::Page::first(100, false),
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.success)
+        .collect();
     assert_eq!(log.len(), 1, "{log:?}");
 }
 
@@ -207,7 +216,7 @@ async fn the_binary_polls_the_queue_given_with_queue_url() {
         .send()
         .await
         .unwrap();
-    let http = reqwest::Client::new();
+    let http = common::http();
     let token = server.token_response("service-api/read").await;
     let access = token["access_token"].as_str().unwrap().to_string();
     eventually("the binary assigned Dana from the queue", || async {
@@ -227,4 +236,92 @@ async fn the_binary_polls_the_queue_given_with_queue_url() {
         depth(&q.client, &q.main).await == (0, 0)
     })
     .await;
+}
+
+/// BEHAVIOR 7 end to end, through the binary polling a real queue on the emulator with
+/// `CRM_SYNC_RETRY_DELAYS=1,1,1`: the CRM first answers 503, the dispatch message is still
+/// processed (deleted, not dead-lettered) and the assignment stands; the retry travels as a
+/// delayed message on the same queue, arrives, and syncs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_crm_sync_leaves_the_message_processed_and_its_retry_arrives_through_the_queue() {
+    const CRM_ROUTER: &str = "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920";
+    const MILTON: &str = "01936b2a-7c00-7a00-8000-000000000021";
+    let q = queues().await;
+    let (fake, base) = fake_crm::FakeCrm::start().await.unwrap();
+    fake.push(fake_crm::Scripted::status(503).body(json!({"message": "Service Unavailable"})));
+    let seed = DEMO_SEED.replace("http://127.0.0.1:4010", &base);
+    let seed_file = std::env::temp_dir().join(format!("crm-seed-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&seed_file, seed).unwrap();
+    let server = common::start_server(
+        &[
+            "--queue-url",
+            &q.main,
+            "--seed",
+            seed_file.to_str().unwrap(),
+        ],
+        &[("CRM_SYNC_RETRY_DELAYS", "1,1,1")],
+    );
+    q.client
+        .send_message()
+        .queue_url(&q.main)
+        .message_body(json!({"router_id": CRM_ROUTER, "object_id": MILTON}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let http = common::http();
+    let token = server
+        .token_response_of(common::INITECH, "service-api/read")
+        .await;
+    let access = token["access_token"].as_str().unwrap().to_string();
+    let history = || async {
+        let page: serde_json::Value = http
+            .get(format!("{}/contacts/{MILTON}/dispatches", server.base))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        page["data"][0].clone()
+    };
+    eventually("the retry synced the owner", || async {
+        history().await["crm_sync"]["status"] == "synced"
+    })
+    .await;
+    let entry = history().await;
+    assert_eq!(entry["source"], "queue");
+    assert_eq!(entry["success"], true);
+    assert_eq!(
+        entry["crm_sync"],
+        json!({"status": "synced", "attempts": 2, "error": null})
+    );
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2, "the first attempt and one retry");
+    assert_eq!(requests[1].path, "/crm/v3/objects/contacts/5101");
+    assert_eq!(
+        requests[1].body["properties"]["hubspot_owner_id"],
+        entry["user"]
+            .as_str()
+            .map(|u| if u.starts_with("peter") {
+                "71234501"
+            } else {
+                "71234502"
+            })
+            .unwrap()
+    );
+    assert!(
+        requests[1].at_ms - requests[0].at_ms >= 900,
+        "the retry waited its delay"
+    );
+    eventually("the queue is drained", || async {
+        depth(&q.client, &q.main).await == (0, 0)
+    })
+    .await;
+    assert_eq!(
+        depth(&q.client, &q.dlq).await,
+        (0, 0),
+        "nothing dead-lettered"
+    );
+    let _ = std::fs::remove_file(seed_file);
 }

@@ -40,6 +40,10 @@ fn required_routes() -> Vec<(String, usize)> {
         ("GET /routers".into(), 1),
         ("GET /routers/{routerId}".into(), 1),
         ("POST /dispatch/router".into(), 1),
+        ("POST /dispatch/router/explain".into(), 1),
+        ("GET /routers/{routerId}/dispatches".into(), 1),
+        ("GET /routers/{routerId}/stats".into(), 1),
+        ("GET /contacts/{contactId}/dispatches".into(), 1),
         ("$default".into(), 1),
     ];
     // Records: every method of every type.
@@ -145,6 +149,7 @@ fn the_sqs_events_are_the_dispatch_batches_the_tests_drive() {
         })
         .collect();
     let expected: BTreeSet<String> = [
+        "sqs-crm-sync-retry.json",
         "sqs-dispatch-duplicate.json",
         "sqs-dispatch-invalid.json",
         "sqs-dispatch-valid.json",

@@ -243,14 +243,18 @@ fn concrete(path: &str) -> String {
         .join("/")
 }
 
-/// The function that serves the operations of an OpenAPI tag.
-fn function_of_tag(tag: &str) -> &'static str {
+/// The function that serves an operation of an OpenAPI tag at `path`. The routing history
+/// (BEHAVIOR 8) is served where its subject lives: a router's by the routers function, a
+/// record's by the records function.
+fn function_of_tag(tag: &str, path: &str) -> &'static str {
     match tag {
         "Token" | "API description" => "TokenFunction",
         "Records" => "RecordsFunction",
         "Users" => "UsersFunction",
         "Routers" => "RoutersFunction",
         "Dispatch" => "DispatchFunction",
+        "Routing history" if path.starts_with("/routers/") => "RoutersFunction",
+        "Routing history" => "RecordsFunction",
         other => panic!("no function serves the tag {other}"),
     }
 }
@@ -278,7 +282,7 @@ fn described_operations() -> Vec<(String, String, &'static str, String)> {
             routes.push((
                 method.to_uppercase(),
                 path.clone(),
-                function_of_tag(tag),
+                function_of_tag(tag, path),
                 id.to_string(),
             ));
         }
@@ -677,6 +681,7 @@ const ROLE_ACTIONS: &[(&str, &[&str])] = &[
             "sqs:ReceiveMessage",
             "sqs:DeleteMessage",
             "sqs:GetQueueAttributes",
+            "sqs:SendMessage",
         ],
     ),
 ];
@@ -810,9 +815,51 @@ fn item_actions_are_on_the_table_and_queries_on_the_table_and_its_indexes_only()
     }
 }
 
-/// BEHAVIOR 10: `Idempotency-Key` answers are kept 24 h and queue markers 15 days, each with an
-/// `expires_at` (epoch seconds) that DynamoDB's TTL deletes by; the table must enable it on
-/// exactly that attribute.
+/// BEHAVIOR 7: CRM sync retries wait as delayed messages on the dispatch function's own queue:
+/// the function knows the queue's URL, may send to it (and to nothing else), and gets the retry
+/// delays and the history retention from parameters with BEHAVIOR's defaults.
+#[test]
+fn the_dispatch_function_sends_crm_sync_retries_to_its_own_queue() {
+    let t = template();
+    let env = function_property(&t, "DispatchFunction", "Environment");
+    let vars = &env["Variables"];
+    assert_eq!(vars["DISPATCH_QUEUE_URL"], json!({"Ref": "DispatchQueue"}));
+    assert_eq!(
+        vars["CRM_SYNC_RETRY_DELAYS"],
+        json!({"Ref": "CrmSyncRetryDelays"})
+    );
+    assert_eq!(
+        vars["DISPATCH_HISTORY_RETENTION_DAYS"],
+        json!({"Ref": "HistoryRetentionDays"})
+    );
+    assert_eq!(
+        t["Parameters"]["CrmSyncRetryDelays"]["Default"],
+        "30,300,1800"
+    );
+    assert_eq!(t["Parameters"]["HistoryRetentionDays"]["Default"], 400);
+    let send: Vec<&Value> = role_statements(&t, "DispatchRole")
+        .into_iter()
+        .filter(|s| {
+            one_or_many(&s["Action"])
+                .iter()
+                .any(|a| a.as_str() == Some("sqs:SendMessage"))
+        })
+        .collect();
+    assert_eq!(send.len(), 1);
+    assert_eq!(
+        send[0]["Resource"],
+        json!({"Fn::GetAtt": ["DispatchQueue", "Arn"]})
+    );
+    for (role, actions) in ROLE_ACTIONS {
+        if *role != "DispatchRole" {
+            assert!(!actions.contains(&"sqs:SendMessage"), "{role}");
+        }
+    }
+}
+
+/// BEHAVIOR 10: `Idempotency-Key` answers are kept 24 h and queue markers 15 days, and BEHAVIOR 8
+/// history entries 400 days, each with an `expires_at` (epoch seconds) that DynamoDB's TTL
+/// deletes by; the table must enable it on exactly that attribute.
 #[test]
 fn the_table_expires_idempotency_items_by_their_expires_at() {
     let t = template();

@@ -35,7 +35,7 @@ pub fn percentage<'a>(
     let n = state.total as i128;
     let mut best: Option<(&String, i128)> = None;
     for (email, pct) in pool.iter().filter(|(e, _)| eligible(e)) {
-        let micro = (pct * 1_000_000.0).round() as i128;
+        let micro = micro_percent(*pct);
         // A member with weight 0 is never assigned by rotation (BEHAVIOR 6, step 14), even
         // when every weighted member is unavailable.
         if micro <= 0 {
@@ -49,6 +49,16 @@ pub fn percentage<'a>(
         }
     }
     best.map(|(e, _)| e)
+}
+
+/// Whether a percentage weight is 0 (to the micro-percent `percentage` compares with): such a
+/// member is never assigned by rotation (BEHAVIOR 6, step 14). A missing weight is 0.
+pub fn is_zero_weight(percentage: Option<f64>) -> bool {
+    micro_percent(percentage.unwrap_or(0.0)) <= 0
+}
+
+fn micro_percent(percentage: f64) -> i128 {
+    (percentage * 1_000_000.0).round() as i128
 }
 
 /// Teams rotation: the next team after `state.last_team` (in router order, wrapping) that has an

@@ -2,14 +2,18 @@
 //! atomic store write, and retries lost races with jitter until a deadline (BEHAVIOR 6,
 //! "Assignment writes").
 
+use super::explain::{Explanation, Preview};
 use super::outcome::Outcome;
 use super::request::{AccountContext, DispatchRequest};
-use super::steps::{self, Context, Stop};
+use super::steps::{self, Context, Run, Stop, Trace};
 use crate::clock::Clock;
+use crate::crm::{CrmSync, HubSpotClient, OwnerUpdate, RetryDelays, SyncResult};
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
+use crate::model::dispatch::{DispatchEntryKey, DispatchSource};
 use crate::store::{Store, StoreError};
+use crate::types::ids::AccountId;
 use rand::Rng;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,6 +21,9 @@ use std::time::{Duration, Instant};
 
 /// Default time a dispatch keeps retrying lost races before failing with 500.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Default time a history entry is kept (BEHAVIOR 8): 400 days.
+pub const DEFAULT_HISTORY_RETENTION_DAYS: i64 = 400;
 
 /// The engine of one warm instance.
 pub struct DispatchEngine {
@@ -29,22 +36,63 @@ pub struct DispatchEngine {
     /// but the local server and a queue batch run many). Races between instances are still
     /// settled by the store's conditional write.
     turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The CRM sync of `has_integration` routers (BEHAVIOR 7); `None` only when the HTTP client
+    /// could not be built.
+    crm: Option<Arc<CrmSync>>,
+    /// How long history entries are kept.
+    history_retention: chrono::Duration,
 }
 
+/// The CRM work an assignment leaves for after its commit.
+type PendingSync = (DispatchEntryKey, Result<OwnerUpdate, String>);
+
 impl DispatchEngine {
-    /// An engine over `store`, retrying conflicts for [`DEFAULT_DEADLINE`].
+    /// An engine over `store`, retrying conflicts for [`DEFAULT_DEADLINE`], keeping history
+    /// entries [`DEFAULT_HISTORY_RETENTION_DAYS`], syncing CRMs over HubSpot's API with the
+    /// default retry delays, retried in process ([`Self::with_crm`] replaces it).
     pub fn new(
         store: Arc<dyn Store>,
         clock: Arc<dyn Clock>,
         catalogues: Arc<CatalogueCache>,
     ) -> Self {
+        let crm = match HubSpotClient::new() {
+            Ok(client) => Some(CrmSync::in_process(
+                Arc::new(client),
+                store.clone(),
+                clock.clone(),
+                RetryDelays::default(),
+            )),
+            Err(error) => {
+                tracing::error!(%error, "CRM sync disabled");
+                None
+            }
+        };
         Self {
             store,
             clock,
             catalogues,
             deadline: DEFAULT_DEADLINE,
             turns: std::sync::Mutex::new(HashMap::new()),
+            crm,
+            history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
         }
+    }
+
+    /// The same engine syncing CRMs with `crm`.
+    pub fn with_crm(mut self, crm: Arc<CrmSync>) -> Self {
+        self.crm = Some(crm);
+        self
+    }
+
+    /// The same engine keeping history entries for `retention`.
+    pub fn with_history_retention(mut self, retention: chrono::Duration) -> Self {
+        self.history_retention = retention;
+        self
+    }
+
+    /// The CRM sync (its retries arrive on the dispatch queue too).
+    pub fn crm(&self) -> Option<&Arc<CrmSync>> {
+        self.crm.as_ref()
     }
 
     /// The same engine with another retry deadline.
@@ -84,6 +132,44 @@ impl DispatchEngine {
         self.run(context, request, None, Some(claim)).await
     }
 
+    /// What dispatch would do now for `request` in `account_id`, and why (BEHAVIOR 9): the
+    /// same evaluation as [`Self::dispatch`], writing nothing (no owner, rotation state,
+    /// counters, monthly count, history entry or CRM call).
+    ///
+    /// Errors: 500 when the store fails.
+    pub async fn explain(
+        &self,
+        account_id: AccountId,
+        request: &DispatchRequest,
+    ) -> Result<(Preview, Explanation), DomainError> {
+        let run = Run {
+            context: AccountContext::Token(account_id),
+            request,
+            idempotency_key: None,
+            source: DispatchSource::Api,
+        };
+        let mut trace = Trace::default();
+        let preview = match steps::plan(&self.context(), &run, &mut trace).await {
+            Ok(planned) => Preview::Assign {
+                user: planned.assigned.user,
+                field_name: planned.assigned.field_name,
+                reason: planned.assigned.reason,
+            },
+            Err(Stop::Skip(skip)) => Preview::Stop(skip.message()),
+            Err(Stop::Failed(error)) => return Err(error),
+        };
+        Ok((preview, trace.explanation))
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context {
+            store: self.store.as_ref(),
+            clock: self.clock.as_ref(),
+            catalogues: &self.catalogues,
+            history_retention: self.history_retention,
+        }
+    }
+
     async fn run(
         &self,
         context: AccountContext,
@@ -96,34 +182,80 @@ impl DispatchEngine {
                 return Ok(Outcome::AlreadyProcessed);
             }
         }
+        let run = Run {
+            context,
+            request,
+            idempotency_key,
+            source: match context {
+                AccountContext::Token(_) => DispatchSource::Api,
+                AccountContext::RouterOwner => DispatchSource::Queue,
+            },
+        };
         let turn = self.turn_lock(&request.router_id);
         let outcome = {
             let _turn = turn.lock().await;
-            self.dispatch_in_turn(context, request, idempotency_key, claim)
-                .await
+            self.dispatch_in_turn(&run, claim).await
         };
         self.release_turn_lock(&request.router_id, turn);
-        outcome
+        let (mut outcome, pending) = outcome?;
+        // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
+        if let (Outcome::Assigned(assigned), Some((key, prepared))) = (&mut outcome, pending) {
+            let failed_before = prepared.is_err();
+            assigned.crm = match prepared {
+                Err(error) => Some(error),
+                Ok(update) => match &self.crm {
+                    Some(crm) => match crm.first_attempt(&key, &update).await {
+                        SyncResult::Synced => None,
+                        SyncResult::Failed(error) => Some(error),
+                    },
+                    None => Some("CRM request failed: the CRM client is not available".into()),
+                },
+            };
+            // The transaction stored the answer known then; a sync failure found after it is
+            // part of the answer a replay must repeat (BEHAVIOR 10).
+            if let (Some(claim), Some(_), false) = (claim, &assigned.crm, failed_before) {
+                let answer = Outcome::Assigned(assigned.clone()).answer();
+                let completion = IdempotencyCompletion {
+                    claim: claim.clone(),
+                    response: StoredResponse::json(200, &answer)?,
+                };
+                if let Err(error) = self.store.amend_idempotency_response(&completion).await {
+                    tracing::error!(error = %crate::error::ErrorChain(&error), "Idempotency-Key answer not amended");
+                }
+            }
+        }
+        Ok(outcome)
     }
 
     async fn dispatch_in_turn(
         &self,
-        context: AccountContext,
-        request: &DispatchRequest,
-        idempotency_key: Option<&str>,
+        run: &Run<'_>,
         claim: Option<&IdempotencyClaim>,
-    ) -> Result<Outcome, DomainError> {
-        let cx = Context {
-            store: self.store.as_ref(),
-            clock: self.clock.as_ref(),
-            catalogues: &self.catalogues,
-        };
+    ) -> Result<(Outcome, Option<PendingSync>), DomainError> {
+        let cx = self.context();
         let started = Instant::now();
         let mut attempt: u32 = 0;
         loop {
-            let mut planned = match steps::plan(&cx, context, request, idempotency_key).await {
+            let mut trace = Trace::default();
+            let mut planned = match steps::plan(&cx, run, &mut trace).await {
                 Ok(planned) => planned,
-                Err(Stop::Skip(skip)) => return Ok(Outcome::Skipped(skip)),
+                Err(Stop::Skip(skip)) => {
+                    if let Some(router) = &trace.router {
+                        let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
+                        match self
+                            .store
+                            .record_dispatch(&entry, run.idempotency_key)
+                            .await
+                        {
+                            Ok(()) => {}
+                            Err(StoreError::AlreadyApplied) => {
+                                return Ok((Outcome::AlreadyProcessed, None))
+                            }
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    return Ok((Outcome::Skipped(skip), None));
+                }
                 Err(Stop::Failed(error)) => return Err(error),
             };
             if let Some(claim) = claim {
@@ -134,8 +266,11 @@ impl DispatchEngine {
                 });
             }
             match self.store.commit_assignment(&planned.write).await {
-                Ok(()) => return Ok(Outcome::Assigned(planned.assigned)),
-                Err(StoreError::AlreadyApplied) => return Ok(Outcome::AlreadyProcessed),
+                Ok(()) => {
+                    let pending = planned.crm.map(|c| (planned.write.entry.key(), c));
+                    return Ok((Outcome::Assigned(planned.assigned), pending));
+                }
+                Err(StoreError::AlreadyApplied) => return Ok((Outcome::AlreadyProcessed, None)),
                 Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
                     attempt += 1;
                     let cap = 5u64 << attempt.min(5); // 10..160 ms

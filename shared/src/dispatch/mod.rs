@@ -13,11 +13,13 @@
 pub mod capacity;
 pub mod distribution;
 pub mod engine;
+pub mod explain;
 pub mod outcome;
 pub mod request;
 pub mod steps;
 
 pub use capacity::under_capacity;
-pub use engine::{DispatchEngine, DEFAULT_DEADLINE};
+pub use engine::{DispatchEngine, DEFAULT_DEADLINE, DEFAULT_HISTORY_RETENTION_DAYS};
+pub use explain::{Candidate, CandidateReason, ExplainAnswer, Explanation, Preview};
 pub use outcome::{Assigned, DispatchAnswer, Outcome, Skip};
 pub use request::{AccountContext, DispatchRequest, INVALID_EVENT};

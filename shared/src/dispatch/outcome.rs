@@ -49,6 +49,9 @@ impl Skip {
     }
 }
 
+/// The message of an assignment.
+pub const OWNER_ASSIGNED: &str = "Owner assigned";
+
 /// A committed assignment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assigned {
@@ -62,6 +65,11 @@ pub struct Assigned {
     pub reason: AssignmentReason,
     /// The record.
     pub record_id: RecordId,
+    /// The owner field's value before.
+    pub previous_owner: Option<String>,
+    /// The `crm_error` when the router `has_integration` and the CRM sync failed (the
+    /// assignment stands; retries may follow, BEHAVIOR 7); `None` otherwise.
+    pub crm: Option<String>,
 }
 
 /// What a dispatch did.
@@ -83,11 +91,13 @@ impl Outcome {
     pub fn answer(&self) -> DispatchAnswer {
         match self {
             Self::Assigned(a) => DispatchAnswer::Assigned(AssignedAnswer {
-                message: "Owner assigned",
+                message: OWNER_ASSIGNED,
                 success: true,
                 user: a.user.clone(),
                 field_name: a.field_name.clone(),
                 owner_assigned_at: rfc2822(a.owner_assigned_at),
+                crm_sync_failed: a.crm.as_ref().map(|_| true),
+                crm_error: a.crm.clone(),
             }),
             Self::Skipped(skip) => DispatchAnswer::Message(MessageAnswer {
                 message: skip.message(),
@@ -136,6 +146,14 @@ pub struct AssignedAnswer {
     /// Assignment time, RFC 2822 UTC.
     #[schema(example = "Mon, 23 Nov 2026 09:30:00 +0000")]
     pub owner_assigned_at: String,
+    /// `true` when the router `has_integration` and pushing the owner to the account's CRM
+    /// failed (the assignment stands; BEHAVIOR 7); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crm_sync_failed: Option<bool>,
+    /// What failed, e.g. `CRM answered 503: Service Unavailable` (BEHAVIOR 7's table); absent
+    /// unless `crm_sync_failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crm_error: Option<String>,
 }
 
 /// The body of a non-error outcome: only `message`.

@@ -4,21 +4,25 @@
 
 use super::capacity::{count_assignment, under_capacity};
 use super::distribution;
-use super::outcome::{Assigned, Skip};
+use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
+use super::outcome::{Assigned, Skip, OWNER_ASSIGNED};
 use super::request::{AccountContext, DispatchRequest};
 use crate::clock::Clock;
+use crate::crm::{CrmSync, OwnerUpdate};
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::fields::catalogue::{Catalogue, FieldDef};
 use crate::fields::definition::FieldType;
 use crate::model::account::Account;
-use crate::model::dispatch::{AssignmentLog, AssignmentReason, AssignmentWrite, RotationState};
+use crate::model::dispatch::{
+    AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, RotationState,
+};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::{Record, UniqueKey};
 use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
 use crate::page::Page;
-use crate::schedule::availability::is_available;
+use crate::schedule::availability::availability;
 use crate::store::{Store, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;
@@ -57,7 +61,8 @@ impl From<Skip> for Stop {
 /// What a step gives the next one, or why the run stops.
 pub type Step<T> = Result<T, Stop>;
 
-/// What the engine hands the steps: the store, the clock and the catalogue cache.
+/// What the engine hands the steps: the store, the clock, the catalogue cache and how long
+/// history entries are kept.
 pub struct Context<'a> {
     /// The store.
     pub store: &'a dyn Store,
@@ -65,29 +70,54 @@ pub struct Context<'a> {
     pub clock: &'a dyn Clock,
     /// The field catalogues.
     pub catalogues: &'a CatalogueCache,
+    /// How long a history entry is kept (BEHAVIOR 8: 400 days by default).
+    pub history_retention: chrono::Duration,
+}
+
+/// One run of the engine: what is asked, by whom, and from where.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    /// Whose account the run is in.
+    pub context: AccountContext,
+    /// The request.
+    pub request: &'a DispatchRequest,
+    /// The queue message's id, which makes a redelivery a no-op.
+    pub idempotency_key: Option<&'a str>,
+    /// `api` or `queue` (BEHAVIOR 8 `source`).
+    pub source: DispatchSource,
+}
+
+/// What a run learned on its way, whatever its end: the router (once found and not archived:
+/// the history entry of a stop from step 4 on needs it) and the [`Explanation`].
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// The router, once found in the account and not archived.
+    pub router: Option<Router>,
+    /// What explain shows.
+    pub explanation: Explanation,
 }
 
 /// An assignment ready to commit: the write and the answer it gives once committed.
 pub struct Planned {
-    /// Everything the assignment writes, atomically.
+    /// Everything the assignment writes, atomically (the history entry included).
     pub write: AssignmentWrite,
     /// What the caller is told.
     pub assigned: Assigned,
+    /// For a router with `has_integration`: the CRM request to send after the commit, or the
+    /// `crm_error` that makes a request pointless (BEHAVIOR 7's first three rows).
+    pub crm: Option<Result<OwnerUpdate, String>>,
 }
 
-/// Runs every step for `request` and returns the assignment to commit.
+/// Runs every step of `run` and returns the assignment to commit, recording in `trace` what it
+/// found. Writes nothing: dispatch commits the result, explain shows it (BEHAVIOR 9).
 ///
 /// Errors: [`Stop::Skip`] at the first check that stops the run, [`Stop::Failed`] when the
 /// store fails.
-pub async fn plan(
-    cx: &Context<'_>,
-    context: AccountContext,
-    request: &DispatchRequest,
-    idempotency_key: Option<&str>,
-) -> Step<Planned> {
+pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Planned> {
+    let request = run.request;
     let router_id = RouterId::try_parse(&request.router_id);
-    let account = account(cx, context, request, router_id).await?; // step 2
-    let router = router(cx, account.id, router_id).await?; // steps 3, 4
+    let account = account(cx, run.context, request, router_id).await?; // step 2
+    let router = router(cx, account.id, router_id, trace).await?; // steps 3, 4
     let catalogue = cx
         .catalogues
         .get(cx.store, account.id)
@@ -97,48 +127,63 @@ pub async fn plan(
     let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
     let record = record(cx, account.id, &router, &request.object_id).await?; // step 6
     let members = all_members(cx, account.id).await?;
-    trigger(settings, &record, &catalogue, &members)?; // step 7
+    trigger(settings, &record, &catalogue, &members, trace)?; // step 7
     overwrite(settings, &record, owner_field)?; // step 8
     let now = cx.clock.now();
     let month = now.format("%Y-%m").to_string();
     quota(cx, &account, &month).await?; // step 9
-    let pool = Pool::new(
-        &members,
-        now,
-        settings.ignore_working_hours,
-        router.object_type,
-    );
-    let (email, reason, rotation) =
-        match account_matching(cx, account.id, &router, settings, &record, &pool).await? {
-            Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
-            None => {
-                let teams = team_members(cx, account.id, &router, &pool).await?;
-                let candidates = pool.candidates(&router, &teams); // step 11
-                if candidates.iter().any(|e| pool.available(e)) {
-                    if !candidates.iter().any(|e| pool.eligible(e)) {
-                        return Err(Skip::LimitReached.into()); // step 12
-                    }
-                    let state = cx.store.rotation_state(router.id).await?;
-                    let (chosen, next) =
-                        choose(&router, settings, &candidates, &teams, &pool, &state)?; // step 14
-                    (
-                        chosen,
-                        AssignmentReason::Rotation,
-                        Some((router.id, next, state.version)),
-                    )
-                } else {
-                    (backup(settings, &pool)?, AssignmentReason::Backup, None) // step 13
-                }
-            }
+                                        // The members come from an eventually consistent list: the chosen one is read again,
+                                        // consistently, and a choice made on a stale copy is made again with the fresh one.
+    let mut members = members;
+    let mut decided = None;
+    for _ in 0..MAX_STALE_CHOICES {
+        let (email, reason, rotation) = decide(
+            cx, &account, &router, settings, &record, &members, now, trace,
+        )
+        .await?;
+        let Some(listed) = members
+            .iter()
+            .find(|m| m.email.as_str() == email && m.is_active())
+        else {
+            return Err(DomainError::internal(format!(
+                "the chosen owner {email} is not an active member"
+            ))
+            .into());
         };
-    let member = pool.member(&email).ok_or_else(|| {
-        DomainError::internal(format!("the chosen owner {email} is not an active member"))
-    })?;
+        let fresh = cx.store.get_member(account.id, listed.id).await?;
+        match fresh {
+            Some(fresh) if fresh.version == listed.version => {
+                decided = Some((fresh, reason, rotation));
+                break;
+            }
+            Some(fresh) => {
+                let id = fresh.id;
+                members.retain(|m| m.id != id);
+                members.push(fresh);
+            }
+            None => {
+                let id = listed.id;
+                members.retain(|m| m.id != id);
+            }
+        }
+    }
+    let Some((member, reason, rotation)) = decided else {
+        return Err(DomainError::internal(
+            "the account's members kept changing while an owner was chosen",
+        )
+        .into());
+    };
+    let member = &member;
     let member_write = match reason {
         AssignmentReason::Backup => None,
         _ => count_assignment(member, router.object_type, now),
     };
+    let crm = router
+        .has_integration
+        .then(|| CrmSync::prepare(&account, router.object_type, &record, member));
     Ok(assignment(AssignmentParts {
+        cx,
+        run,
         account: &account,
         router: &router,
         record,
@@ -149,8 +194,89 @@ pub async fn plan(
         member_write,
         now,
         month,
-        idempotency_key,
+        crm,
     }))
+}
+
+/// Choices made again when the consistent read of the chosen member shows the list was stale.
+const MAX_STALE_CHOICES: usize = 5;
+
+/// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
+#[allow(clippy::too_many_arguments)]
+async fn decide(
+    cx: &Context<'_>,
+    account: &Account,
+    router: &Router,
+    settings: &RouterSettings,
+    record: &Record,
+    members: &[Member],
+    now: DateTime<Utc>,
+    trace: &mut Trace,
+) -> Step<(
+    String,
+    AssignmentReason,
+    Option<(RouterId, RotationState, u64)>,
+)> {
+    let pool = Pool::new(
+        members,
+        now,
+        settings.ignore_working_hours,
+        router.object_type,
+    );
+    trace.explanation.account_match = None;
+    trace.explanation.candidates = None;
+    let matched = account_matching(cx, account.id, router, settings, record, &pool, trace).await?;
+    Ok(match matched {
+        Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
+        None => {
+            let teams = team_members(cx, account.id, router, &pool).await?;
+            let candidates = pool.candidates(router, settings, &teams); // step 11
+            trace.explanation.candidates = Some(candidates.clone());
+            if candidates.iter().any(Candidate::available) {
+                if !candidates.iter().any(Candidate::under_capacity) {
+                    return Err(Skip::LimitReached.into()); // step 12
+                }
+                let state = cx.store.rotation_state(router.id).await?;
+                let (chosen, next) = choose(router, settings, &candidates, &teams, &state)?; // step 14
+                (
+                    chosen,
+                    AssignmentReason::Rotation,
+                    Some((router.id, next, state.version)),
+                )
+            } else {
+                (backup(settings, &pool)?, AssignmentReason::Backup, None) // step 13
+            }
+        }
+    })
+}
+
+/// The history entry of a run that stopped at `skip` after the router was found (BEHAVIOR 8:
+/// from `The router is unpublished` on), at `now`.
+pub fn stop_entry(
+    cx: &Context<'_>,
+    run: &Run<'_>,
+    router: &Router,
+    skip: Skip,
+    now: DateTime<Utc>,
+) -> DispatchEntry {
+    DispatchEntry {
+        id: Uuid::now_v7(),
+        account_id: router.account_id,
+        router_id: router.id,
+        object_type: router.object_type,
+        object_id: run.request.object_id.clone(),
+        message: skip.message().to_string(),
+        success: false,
+        user: None,
+        reason: None,
+        previous_owner: None,
+        field_name: None,
+        owner_field: None,
+        source: run.source,
+        dispatched_at: now,
+        crm_sync: None,
+        expires_at: now + cx.history_retention,
+    }
 }
 
 /// Step 2: the account of the context exists and is active. On the queue path the account is
@@ -190,8 +316,14 @@ async fn account(
     Ok(account)
 }
 
-/// Steps 3 and 4: the router exists in the account, is not archived, and is published.
-async fn router(cx: &Context<'_>, account_id: AccountId, id: Option<RouterId>) -> Step<Router> {
+/// Steps 3 and 4: the router exists in the account, is not archived, and is published. A
+/// router that exists and is not archived goes into `trace` (its history takes the entry).
+async fn router(
+    cx: &Context<'_>,
+    account_id: AccountId,
+    id: Option<RouterId>,
+    trace: &mut Trace,
+) -> Step<Router> {
     let router = match id {
         Some(id) => cx.store.get_router(account_id, id).await?,
         None => None,
@@ -199,6 +331,7 @@ async fn router(cx: &Context<'_>, account_id: AccountId, id: Option<RouterId>) -
     let router = router
         .filter(|r| r.archived_at.is_none())
         .ok_or(Skip::RouterNotFound)?;
+    trace.router = Some(router.clone());
     if !router.is_published {
         return Err(Skip::RouterUnpublished.into());
     }
@@ -246,12 +379,14 @@ async fn record(
 }
 
 /// Step 7: the trigger holds for the record (no trigger matches every record). A member id in
-/// a `user` condition is resolved among every member of the account.
+/// a `user` condition is resolved among every member of the account. Every condition is read
+/// (no short-circuit) and the reading goes into `trace`.
 fn trigger(
     settings: &RouterSettings,
     record: &Record,
     catalogue: &Catalogue,
     members: &[Member],
+    trace: &mut Trace,
 ) -> Step<()> {
     let Some(trigger) = &settings.trigger else {
         return Ok(());
@@ -263,7 +398,10 @@ fn trigger(
             .find(|m| m.id == id)
             .map(|m| m.email.as_str().to_string())
     };
-    if trigger.matches(record, catalogue, &resolve) {
+    let explained = trigger.explain(record, catalogue, &resolve);
+    let matched = explained.matched;
+    trace.explanation.trigger = Some(explained);
+    if matched {
         Ok(())
     } else {
         Err(Skip::TriggerDidNotMatch.into())
@@ -325,21 +463,53 @@ impl<'m> Pool<'m> {
         self.by_email.contains_key(email)
     }
 
-    fn available(&self, email: &str) -> bool {
-        self.member(email)
-            .is_some_and(|m| is_available(m, self.now, self.ignore_working_hours))
+    /// How `email` stands now (BEHAVIOR 6 steps 11 and 12; BEHAVIOR 9's reasons, in order).
+    fn assess(&self, email: &str, zero_weight: bool) -> Candidate {
+        let mut reasons: Vec<CandidateReason> = Vec::new();
+        if let Some(m) = self.member(email) {
+            reasons.extend(
+                availability(m, self.now, self.ignore_working_hours)
+                    .reasons()
+                    .iter()
+                    .map(|r| CandidateReason::from(*r)),
+            );
+            if !under_capacity(m, self.object_type) {
+                reasons.push(CandidateReason::AtCapacity);
+            }
+        }
+        if zero_weight {
+            reasons.push(CandidateReason::ZeroWeight);
+        }
+        Candidate {
+            user: email.to_string(),
+            eligible: reasons.is_empty(),
+            reasons,
+        }
     }
 
+    /// Whether `email` is an active member who is available and under capacity.
     fn eligible(&self, email: &str) -> bool {
-        self.available(email)
-            && self
-                .member(email)
-                .is_some_and(|m| under_capacity(m, self.object_type))
+        self.is_active(email) && self.assess(email, false).under_capacity()
     }
 
     /// Step 11's pool: the router's users, then the members of its teams in team order,
-    /// without duplicates and without archived members.
-    fn candidates(&self, router: &Router, teams: &[(String, Vec<String>)]) -> Vec<String> {
+    /// without duplicates and without archived members; each assessed (a percentage router's
+    /// weight-0 users are `zero_weight`).
+    fn candidates(
+        &self,
+        router: &Router,
+        settings: &RouterSettings,
+        teams: &[(String, Vec<String>)],
+    ) -> Vec<Candidate> {
+        let percentage = settings.distribution_model == Some(DistributionModel::Percentage);
+        let zero_weight = |email: &str| {
+            percentage
+                && router
+                    .users
+                    .iter()
+                    .find(|u| u.email.as_str() == email)
+                    .is_none_or(|u| distribution::is_zero_weight(u.percentage))
+        };
         let mut pool: Vec<String> = Vec::new();
         let users = router.users.iter().map(|u| u.email.as_str().to_string());
         let team_members = teams
@@ -350,13 +520,16 @@ impl<'m> Pool<'m> {
                 pool.push(email);
             }
         }
-        pool
+        pool.iter()
+            .map(|email| self.assess(email, zero_weight(email)))
+            .collect()
     }
 }
 
 /// Step 10 (contacts only, with `account_matching`): the `company_owner` of the oldest active
 /// company whose `website_url` is the contact's e-mail domain, when that owner is an active
-/// member who is available and under capacity, in the router's pool or not.
+/// member who is available and under capacity, in the router's pool or not. A matched company
+/// goes into `trace`.
 async fn account_matching(
     cx: &Context<'_>,
     account_id: AccountId,
@@ -364,6 +537,7 @@ async fn account_matching(
     settings: &RouterSettings,
     contact: &Record,
     pool: &Pool<'_>,
+    trace: &mut Trace,
 ) -> Step<Option<String>> {
     if !settings.account_matching || router.object_type != ObjectType::Contacts {
         return Ok(None);
@@ -384,10 +558,17 @@ async fn account_matching(
         .store
         .find_by_unique_key(account_id, ObjectType::Companies, &key)
         .await?;
-    let owner = company
-        .filter(|c| c.is_active())
-        .and_then(|c| c.value("company_owner").map(str::to_string));
-    Ok(owner.filter(|o| pool.eligible(o)))
+    let Some(company) = company.filter(|c| c.is_active()) else {
+        return Ok(None);
+    };
+    let owner = company.value("company_owner").map(str::to_string);
+    let eligible = owner.as_deref().is_some_and(|o| pool.eligible(o));
+    trace.explanation.account_match = Some(AccountMatch {
+        company_id: company.id,
+        owner: owner.clone(),
+        eligible,
+    });
+    Ok(owner.filter(|_| eligible))
 }
 
 /// The router's teams, in router order, each with its active members in team order.
@@ -440,12 +621,12 @@ fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<String> {
 fn choose(
     router: &Router,
     settings: &RouterSettings,
-    candidates: &[String],
+    assessed: &[Candidate],
     teams: &[(String, Vec<String>)],
-    pool: &Pool<'_>,
     state: &RotationState,
 ) -> Step<(String, RotationState)> {
-    let eligible = |email: &str| pool.eligible(email);
+    let eligible = |email: &str| assessed.iter().any(|c| c.user == email && c.eligible);
+    let candidates: Vec<String> = assessed.iter().map(|c| c.user.clone()).collect();
     let mut next = state.clone();
     let chosen = match (settings.distribution_model, settings.rotation_type) {
         (Some(DistributionModel::Percentage), _) => {
@@ -473,7 +654,7 @@ fn choose(
         }
         (_, RotationType::Users) => {
             let chosen =
-                distribution::round_robin(candidates, &eligible, state.last_member.as_deref())
+                distribution::round_robin(&candidates, &eligible, state.last_member.as_deref())
                     .cloned();
             next.last_member = chosen.clone();
             chosen
@@ -485,6 +666,8 @@ fn choose(
 }
 
 struct AssignmentParts<'a> {
+    cx: &'a Context<'a>,
+    run: &'a Run<'a>,
     account: &'a Account,
     router: &'a Router,
     record: Record,
@@ -495,49 +678,66 @@ struct AssignmentParts<'a> {
     member_write: Option<(Member, u64)>,
     now: DateTime<Utc>,
     month: String,
-    idempotency_key: Option<&'a str>,
+    crm: Option<Result<OwnerUpdate, String>>,
 }
 
-/// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes").
+/// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes"), its history entry
+/// (BEHAVIOR 8) included.
 fn assignment(p: AssignmentParts<'_>) -> Planned {
     let email = p.member.email.as_str().to_string();
+    let owner = &p.owner_field.internal_name;
+    let previous_owner = p.record.value(owner).map(str::to_string);
     let mut next_record = p.record.clone();
+    next_record.values.insert(owner.clone(), email.clone());
     next_record
         .values
-        .insert(p.owner_field.internal_name.clone(), email.clone());
-    next_record.values.insert(
-        format!("{}_assigned_date", p.owner_field.internal_name),
-        rfc3339_millis(p.now),
-    );
+        .insert(format!("{owner}_assigned_date"), rfc3339_millis(p.now));
     next_record.updated_at = p.now.max(p.record.updated_at);
     next_record.version = p.record.version + 1;
     let assigned = Assigned {
-        user: email,
+        user: email.clone(),
         field_name: p.owner_field.name.clone(),
         owner_assigned_at: p.now,
         reason: p.reason,
         record_id: p.record.id,
+        previous_owner: previous_owner.clone(),
+        crm: None,
+    };
+    let entry = DispatchEntry {
+        id: Uuid::now_v7(),
+        account_id: p.account.id,
+        router_id: p.router.id,
+        object_type: p.router.object_type,
+        object_id: p.record.id.to_string(),
+        message: OWNER_ASSIGNED.to_string(),
+        success: true,
+        user: Some(email),
+        reason: Some(p.reason),
+        previous_owner,
+        field_name: Some(p.owner_field.name.clone()),
+        owner_field: Some(owner.clone()),
+        source: p.run.source,
+        dispatched_at: p.now,
+        crm_sync: p.crm.as_ref().map(CrmSync::initial_state),
+        expires_at: p.now + p.cx.history_retention,
     };
     let write = AssignmentWrite {
         record: next_record,
         record_version: p.record.version,
         rotation: p.rotation,
+        chosen: (p.member.id, p.member.version),
         member: p.member_write,
         month: p.month,
         quota: p.account.assignment_quota,
-        log: AssignmentLog {
-            id: Uuid::now_v7(),
-            account_id: p.account.id,
-            router_id: p.router.id,
-            record_id: p.record.id,
-            member_email: p.member.email.clone(),
-            reason: p.reason,
-            at: p.now,
-        },
-        idempotency_key: p.idempotency_key.map(str::to_string),
+        entry,
+        idempotency_key: p.run.idempotency_key.map(str::to_string),
         completion: None,
     };
-    Planned { write, assigned }
+    Planned {
+        write,
+        assigned,
+        crm: p.crm,
+    }
 }
 
 /// Members read per store page when the pool is loaded.

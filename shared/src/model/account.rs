@@ -30,8 +30,32 @@ pub struct CrmConnection {
     pub provider: String,
     /// Base URL of the CRM's API.
     pub base_url: String,
-    /// Bearer token for the CRM.
-    pub access_token: String,
+    /// Bearer token for the CRM (a HubSpot private app token).
+    pub access_token: CrmAccessToken,
+}
+
+/// A CRM access token. Stored as sent (the API must present it); its `Debug` is redacted so it
+/// never reaches a log line through a struct that holds it (BEHAVIOR 7).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CrmAccessToken(String);
+
+impl CrmAccessToken {
+    /// A token.
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    /// The token itself, for the `Authorization` header and for redaction.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for CrmAccessToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CrmAccessToken([REDACTED])")
+    }
 }
 
 /// An OAuth 2.0 confidential client (RFC 6749 section 2.1) linked to one account.

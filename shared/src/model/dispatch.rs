@@ -1,9 +1,10 @@
-//! What dispatch stores: rotation state, the assignment log and the one atomic assignment write.
+//! What dispatch stores: rotation state, the routing history (BEHAVIOR 8) with each
+//! assignment's CRM sync state (BEHAVIOR 7), and the one atomic assignment write.
 
 use super::member::Member;
+use super::object_type::ObjectType;
 use super::record::Record;
-use crate::types::email::Email;
-use crate::types::ids::{AccountId, RecordId, RouterId};
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -38,23 +39,141 @@ pub enum AssignmentReason {
     Backup,
 }
 
-/// One assignment, logged with the write that made it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AssignmentLog {
-    /// Log id (UUID v7).
-    pub id: Uuid,
-    /// Account.
-    pub account_id: AccountId,
-    /// Router.
+/// Where a dispatch came from (BEHAVIOR 8 `source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchSource {
+    /// `POST /dispatch/router`.
+    Api,
+    /// A message of the dispatch queue.
+    Queue,
+}
+
+/// Where an assignment's CRM sync stands (BEHAVIOR 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CrmSyncStatus {
+    /// The CRM accepted the owner (a 2xx answer). Final.
+    Synced,
+    /// The last attempt failed with a failure that can pass by itself; another attempt is
+    /// scheduled (also the state between the commit and the first attempt).
+    Retrying,
+    /// No attempt is left, or the failure cannot pass by itself. Final.
+    Failed,
+    /// The record's owner changed before a retry: the retry was dropped. Final.
+    Superseded,
+}
+
+impl CrmSyncStatus {
+    /// Whether the state never changes again (`synced`, `failed`, `superseded`).
+    pub fn is_final(self) -> bool {
+        !matches!(self, Self::Retrying)
+    }
+}
+
+/// The CRM sync state of one assignment (BEHAVIOR 7): `{status, attempts, error}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"status": "retrying", "attempts": 1, "error": "CRM answered 503: Service Unavailable"}))]
+pub struct CrmSyncState {
+    /// Where the sync stands.
+    pub status: CrmSyncStatus,
+    /// Requests sent to the CRM so far (0 when none could be sent).
+    pub attempts: u32,
+    /// The last `crm_error` (BEHAVIOR 7's table); `null` once synced.
+    pub error: Option<String>,
+}
+
+impl CrmSyncState {
+    /// Before the first request: `retrying`, no attempt, no error.
+    pub fn pending() -> Self {
+        Self {
+            status: CrmSyncStatus::Retrying,
+            attempts: 0,
+            error: None,
+        }
+    }
+}
+
+/// The key of a history entry: its router, its time and its id (entries are kept per router,
+/// newest first; `store::keys::dispatch_entry`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatchEntryKey {
+    /// The router.
     pub router_id: RouterId,
-    /// Record.
-    pub record_id: RecordId,
-    /// The assigned member's e-mail.
-    pub member_email: Email,
-    /// Why.
+    /// When the dispatch ran.
+    pub dispatched_at: DateTime<Utc>,
+    /// The entry's id.
+    pub id: Uuid,
+}
+
+/// One entry of the routing history (BEHAVIOR 8): what one dispatch of an existing,
+/// non-archived router decided. An assignment's entry is written in its assignment transaction,
+/// the other outcomes' entries with one write after the evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DispatchEntry {
+    /// Entry id (UUID v7).
+    pub id: Uuid,
+    /// The router's account.
+    pub account_id: AccountId,
+    /// The router.
+    pub router_id: RouterId,
+    /// The router's object type.
+    pub object_type: ObjectType,
+    /// The `object_id` of the request, as sent (trimmed); for an assignment the record's id.
+    pub object_id: String,
+    /// The outcome text (`Owner assigned`, `Trigger did not match`, ...).
+    pub message: String,
+    /// True only for an assignment.
+    pub success: bool,
+    /// The assigned member's e-mail; `None` when nothing was assigned.
+    pub user: Option<String>,
+    /// Why that member; `None` when nothing was assigned.
+    pub reason: Option<AssignmentReason>,
+    /// The owner field's value before the assignment; `None` when nothing was assigned or the
+    /// record had no owner.
+    pub previous_owner: Option<String>,
+    /// Display name of the owner field; `None` when nothing was assigned.
+    pub field_name: Option<String>,
+    /// Internal name of the owner field that was set (internal: CRM retries read it).
+    pub owner_field: Option<String>,
+    /// `api` or `queue`.
+    pub source: DispatchSource,
+    /// When the dispatch ran.
+    pub dispatched_at: DateTime<Utc>,
+    /// The CRM sync state of an assignment by a router with `has_integration`; `None` otherwise.
+    pub crm_sync: Option<CrmSyncState>,
+    /// When the entry expires (BEHAVIOR 8: 400 days by default): epoch seconds, DynamoDB's TTL
+    /// attribute.
+    #[serde(with = "chrono::serde::ts_seconds")]
+    pub expires_at: DateTime<Utc>,
+}
+
+impl DispatchEntry {
+    /// The entry's key.
+    pub fn key(&self) -> DispatchEntryKey {
+        DispatchEntryKey {
+            router_id: self.router_id,
+            dispatched_at: self.dispatched_at,
+            id: self.id,
+        }
+    }
+
+    /// The record id of the entry's `object_id`, when it is a UUID (the history of a record
+    /// lists only such entries).
+    pub fn record_id(&self) -> Option<RecordId> {
+        RecordId::try_parse(&self.object_id)
+    }
+}
+
+/// How many assignments one member got for one reason (`GET /routers/{id}/stats`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignmentTally {
+    /// The member's e-mail.
+    pub user: String,
+    /// The reason.
     pub reason: AssignmentReason,
-    /// When.
-    pub at: DateTime<Utc>,
+    /// The number of assignments.
+    pub count: u64,
 }
 
 /// Everything one assignment writes, atomically (BEHAVIOR 6, "Assignment writes").
@@ -68,12 +187,16 @@ pub struct AssignmentWrite {
     pub rotation: Option<(RouterId, RotationState, u64)>,
     /// The chosen member with counters incremented and the version read (when counters apply).
     pub member: Option<(Member, u64)>,
+    /// The chosen member's id and the version read (consistently) at the choice: the write is
+    /// conditional on the member being active at that version even when its counters are not
+    /// written (a `ConditionCheck`), so a member switched off a moment ago is never assigned.
+    pub chosen: (MemberId, u64),
     /// Calendar month (UTC) of the assignment, `YYYY-MM`.
     pub month: String,
     /// The account's monthly quota; the count may not pass it.
     pub quota: Option<u64>,
-    /// The log item.
-    pub log: AssignmentLog,
+    /// The history entry of the assignment (BEHAVIOR 8), written in the same transaction.
+    pub entry: DispatchEntry,
     /// Idempotency key (the SQS message id) marking the work as done, when queued.
     pub idempotency_key: Option<String>,
     /// The response of an HTTP `Idempotency-Key` request, stored with the assignment

@@ -15,7 +15,10 @@ pub mod record;
 pub mod router;
 
 pub use account::{Account, ApiClient, CrmConnection, Role, Team};
-pub use dispatch::{AssignmentLog, AssignmentReason, AssignmentWrite, RotationState};
+pub use dispatch::{
+    AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus, DispatchEntry,
+    DispatchEntryKey, DispatchSource, RotationState,
+};
 pub use member::Member;
 pub use object_type::ObjectType;
 pub use provision::{AccountPlan, PlannedRecord, ProvisionPlan, ProvisionReport};

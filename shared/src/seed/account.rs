@@ -33,7 +33,7 @@ impl Loader {
                 Some(CrmConnection {
                     provider: c.provider,
                     base_url: c.base_url,
-                    access_token: c.access_token,
+                    access_token: crate::model::account::CrmAccessToken::new(c.access_token),
                 })
             }
         };

@@ -5,7 +5,9 @@ use super::{Listed, Page, ProvisionReport, Store, StoreError, StoreResult, Uniqu
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
-use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::dispatch::{
+    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
+};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -25,6 +27,9 @@ pub struct Faults {
     pub commits_conflict: AtomicBool,
     /// Record creation answers [`StoreError::Backend`] (everything else works).
     pub creates_fail: AtomicBool,
+    /// When set, `list_members` answers these members (an index that lags behind the table,
+    /// as DynamoDB's eventually consistent GSIs can); reads by key stay fresh.
+    pub stale_members: std::sync::Mutex<Option<Vec<Member>>>,
 }
 
 /// Delegates to `inner` unless a fault is switched on.
@@ -107,7 +112,19 @@ impl Store for FaultyStore {
     }
     async fn list_members(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Member>> {
         self.check()?;
-        self.inner.list_members(a, p).await
+        let stale = self
+            .faults
+            .stale_members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match stale {
+            Some(members) => Ok(Listed::new(
+                members.into_iter().filter(|m| m.account_id == a).collect(),
+                None,
+            )),
+            None => self.inner.list_members(a, p).await,
+        }
     }
     async fn get_member(&self, a: AccountId, m: MemberId) -> StoreResult<Option<Member>> {
         self.check()?;
@@ -158,9 +175,51 @@ impl Store for FaultyStore {
         self.check()?;
         self.inner.assignment_count(a, m).await
     }
-    async fn assignment_log(&self, a: AccountId, r: RecordId) -> StoreResult<Vec<AssignmentLog>> {
+    async fn record_dispatch(&self, e: &DispatchEntry, k: Option<&str>) -> StoreResult<()> {
         self.check()?;
-        self.inner.assignment_log(a, r).await
+        self.inner.record_dispatch(e, k).await
+    }
+    async fn list_router_dispatches(
+        &self,
+        a: AccountId,
+        r: RouterId,
+        p: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        self.check()?;
+        self.inner.list_router_dispatches(a, r, p).await
+    }
+    async fn list_record_dispatches(
+        &self,
+        a: AccountId,
+        t: ObjectType,
+        r: RecordId,
+        p: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        self.check()?;
+        self.inner.list_record_dispatches(a, t, r, p).await
+    }
+    async fn get_dispatch(&self, k: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>> {
+        self.check()?;
+        self.inner.get_dispatch(k).await
+    }
+    async fn update_crm_sync(
+        &self,
+        k: &DispatchEntryKey,
+        attempts: u32,
+        s: &CrmSyncState,
+    ) -> StoreResult<()> {
+        self.check()?;
+        self.inner.update_crm_sync(k, attempts, s).await
+    }
+    async fn tally_assignments(
+        &self,
+        a: AccountId,
+        r: RouterId,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<Vec<AssignmentTally>> {
+        self.check()?;
+        self.inner.tally_assignments(a, r, from, to).await
     }
     async fn claim_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
         self.check()?;
@@ -169,6 +228,10 @@ impl Store for FaultyStore {
     async fn complete_idempotency_key(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
         self.check()?;
         self.inner.complete_idempotency_key(c).await
+    }
+    async fn amend_idempotency_response(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
+        self.check()?;
+        self.inner.amend_idempotency_response(c).await
     }
     async fn release_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<()> {
         self.check()?;

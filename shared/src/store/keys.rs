@@ -15,7 +15,7 @@
 //! | router | `ROUTER#<id>` | `ROUTER` | `ACCOUNT#<a>#ROUTERS` / `<created>#<id>` | same |
 //! | rotation state | `ROUTER#<id>` | `ROTATION` | | |
 //! | record | `RECORD#<id>` | `RECORD` | `ACCOUNT#<a>#RECORDS#<type>` / `<created>#<id>` | same |
-//! | assignment log | `RECORD#<record id>` | `LOG#<at>#<log id>` | | |
+//! | history entry | `ROUTER#<router id>` | `DISPATCH#<at>#<entry id>` | | `ACCOUNT#<a>#<type>#<record id>#DISPATCHES` / `<at>#<entry id>` (when the object id is a UUID) |
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
@@ -51,8 +51,8 @@ pub const ITEM_TYPE: &str = "item_type";
 
 /// Sort-key prefix of an account's field definitions.
 pub const FIELD_PREFIX: &str = "FIELD#";
-/// Sort-key prefix of a record's assignment log items.
-pub const LOG_PREFIX: &str = "LOG#";
+/// Sort-key prefix of a router's history entries (BEHAVIOR 8).
+pub const DISPATCH_PREFIX: &str = "DISPATCH#";
 
 /// Canonical values longer than this (in bytes) are replaced by their SHA-256 in a guard key, so
 /// the key stays far below DynamoDB's 2048-byte partition key limit.
@@ -163,11 +163,42 @@ pub fn monthly_count(account_id: AccountId, month: &str) -> Key {
     }
 }
 
-/// An assignment log item, in its record's partition, oldest first.
-pub fn assignment_log(record_id: RecordId, at: DateTime<Utc>, log_id: Uuid) -> Key {
+/// A history entry (BEHAVIOR 8), in its router's partition: the router's entries are one
+/// `Query` on the `DISPATCH#` prefix, newest first with `ScanIndexForward = false`, and a time
+/// window is a `BETWEEN` on the sort key ([`dispatch_sort_key`]).
+pub fn dispatch_entry(router_id: RouterId, at: DateTime<Utc>, entry_id: Uuid) -> Key {
     Key {
-        pk: record(record_id).pk,
-        sk: format!("{LOG_PREFIX}{}#{log_id}", sortable_time(at)),
+        pk: router(router_id).pk,
+        sk: format!("{DISPATCH_PREFIX}{}", dispatch_sort_key(at, entry_id)),
+    }
+}
+
+/// The list position of a history entry (`<at>#<entry id>`): its sort key in the router's
+/// partition after the `DISPATCH#` prefix, and its GSI2 sort key in the record's history.
+pub fn dispatch_sort_key(at: DateTime<Utc>, entry_id: Uuid) -> String {
+    by_creation(at, entry_id)
+}
+
+/// Index partition (GSI2) of one record's history entries, from every router of its type.
+pub fn record_dispatches_partition(
+    account_id: AccountId,
+    object_type: ObjectType,
+    record_id: RecordId,
+) -> String {
+    format!("ACCOUNT#{account_id}#{object_type}#{record_id}#DISPATCHES")
+}
+
+/// GSI2 key of a history entry whose object id is a record id.
+pub fn record_dispatch_index(
+    account_id: AccountId,
+    object_type: ObjectType,
+    record_id: RecordId,
+    at: DateTime<Utc>,
+    entry_id: Uuid,
+) -> IndexKey {
+    IndexKey {
+        pk: record_dispatches_partition(account_id, object_type, record_id),
+        sk: dispatch_sort_key(at, entry_id),
     }
 }
 
@@ -441,12 +472,22 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap();
         assert_eq!(monthly_count(id(1), "2026-03").sk, "MONTH#2026-03");
         assert_eq!(monthly_count(id(1), "2026-03").pk, account(id(1)).pk);
-        let log = assignment_log(id(5), t, id(6));
-        assert_eq!(log.pk, record(id(5)).pk);
-        assert!(log.sk.starts_with(LOG_PREFIX));
+        let entry = dispatch_entry(id(5), t, id(6));
+        assert_eq!(entry.pk, router(id(5)).pk);
+        assert!(entry.sk.starts_with(DISPATCH_PREFIX));
         assert!(
-            assignment_log(id(5), t, id(6)).sk
-                < assignment_log(id(5), t + chrono::Duration::milliseconds(1), id(1)).sk
+            dispatch_entry(id(5), t, id(6)).sk
+                < dispatch_entry(id(5), t + chrono::Duration::milliseconds(1), id(1)).sk
+        );
+        let by_record = record_dispatch_index(id(1), ObjectType::Contacts, id(5), t, id(6));
+        assert_eq!(
+            by_record.pk,
+            "ACCOUNT#00000000-0000-0000-0000-000000000001#contacts#00000000-0000-0000-0000-000000000005#DISPATCHES"
+        );
+        assert_eq!(format!("{DISPATCH_PREFIX}{}", by_record.sk), entry.sk);
+        assert_ne!(
+            record_dispatches_partition(id(1), ObjectType::Contacts, id(5)),
+            record_dispatches_partition(id(1), ObjectType::Deals, id(5))
         );
         assert_eq!(idempotency("msg-1").pk, "IDEMPOTENCY#msg-1");
     }

@@ -10,15 +10,18 @@
 //! most 10,000); no request copies or sorts a whole collection.
 
 use super::{
-    member_position, record_position, router_position, Listed, Page, PageStart, Position,
-    ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+    dispatch_position, member_position, record_position, router_position, Listed, Page, PageStart,
+    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
 use crate::model::account::{Account, ApiClient, Role, Team};
-use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::dispatch::{
+    AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchEntryKey,
+    RotationState,
+};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -125,6 +128,20 @@ fn read_page<'s, Id: Copy, T: Clone + 's>(
     )
 }
 
+/// `page` of a newest-first list kept in ascending `index`, plus one look-ahead entry: an offset
+/// counts from the newest, a position starts at the entry just older than it.
+fn newest_first(index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page) -> Vec<uuid::Uuid> {
+    let Some(index) = index else {
+        return Vec::new();
+    };
+    let wanted = page.limit.saturating_add(1);
+    let entries: Box<dyn Iterator<Item = &uuid::Uuid>> = match &page.start {
+        PageStart::Offset(offset) => Box::new(index.values().rev().skip(*offset)),
+        PageStart::After(after) => Box::new(index.range(..after.clone()).rev().map(|(_, id)| id)),
+    };
+    entries.take(wanted).copied().collect()
+}
+
 #[derive(Debug, Default)]
 struct State {
     accounts: HashMap<AccountId, Account>,
@@ -140,7 +157,12 @@ struct State {
     rotation: HashMap<RouterId, RotationState>,
     /// (account, `YYYY-MM`) -> assignments.
     monthly: HashMap<(AccountId, String), u64>,
-    log: Vec<AssignmentLog>,
+    /// History entries by id (BEHAVIOR 8).
+    dispatches: HashMap<uuid::Uuid, DispatchEntry>,
+    /// Router -> its entries by position (read newest first).
+    router_dispatches: HashMap<RouterId, BTreeMap<Position, uuid::Uuid>>,
+    /// (account, type, record) -> the record's entries by position (read newest first).
+    record_dispatches: HashMap<(AccountId, ObjectType, RecordId), BTreeMap<Position, uuid::Uuid>>,
     idempotency_keys: HashSet<String>,
     /// `Idempotency-Key` claims and responses.
     requests: HashMap<RequestKey, IdempotentRequest>,
@@ -180,6 +202,35 @@ impl State {
         if let Some(r) = self.requests.get_mut(&request_key(&completion.claim)) {
             r.response = Some(completion.response.clone());
         }
+    }
+
+    /// Stores a history entry and indexes it in its router's and its record's history.
+    fn put_dispatch(&mut self, entry: DispatchEntry) {
+        let position = dispatch_position(&entry);
+        self.router_dispatches
+            .entry(entry.router_id)
+            .or_default()
+            .insert(position.clone(), entry.id);
+        if let Some(record_id) = entry.record_id() {
+            self.record_dispatches
+                .entry((entry.account_id, entry.object_type, record_id))
+                .or_default()
+                .insert(position, entry.id);
+        }
+        self.dispatches.insert(entry.id, entry);
+    }
+
+    /// A newest-first page of entries from `index`.
+    fn dispatch_page(
+        &self,
+        index: Option<&BTreeMap<Position, uuid::Uuid>>,
+        page: &Page,
+    ) -> Listed<DispatchEntry> {
+        let entries: Vec<DispatchEntry> = newest_first(index, page)
+            .iter()
+            .filter_map(|id| self.dispatches.get(id).cloned())
+            .collect();
+        Listed::from_lookahead(entries, page.limit, dispatch_position)
     }
 
     /// Stores `record` and indexes it in its list.
@@ -227,6 +278,14 @@ impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The store's full contents as text (a `Debug` dump of every map and index), for tests
+    /// that check an operation wrote nothing (BEHAVIOR 9: explain): two snapshots of one store
+    /// are equal when nothing was written in between.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn snapshot(&self) -> String {
+        format!("{:#?}", *self.lock())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -502,18 +561,120 @@ impl Store for MemoryStore {
             .unwrap_or(0))
     }
 
-    async fn assignment_log(
+    async fn record_dispatch(
+        &self,
+        entry: &DispatchEntry,
+        idempotency_key: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        if let Some(key) = idempotency_key {
+            if !state.idempotency_keys.insert(key.to_string()) {
+                return Err(StoreError::AlreadyApplied);
+            }
+        }
+        state.put_dispatch(entry.clone());
+        Ok(())
+    }
+
+    async fn list_router_dispatches(
         &self,
         account_id: AccountId,
-        record_id: RecordId,
-    ) -> StoreResult<Vec<AssignmentLog>> {
+        router_id: RouterId,
+        page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>> {
         let state = self.lock();
-        Ok(state
-            .log
-            .iter()
-            .filter(|l| l.account_id == account_id && l.record_id == record_id)
-            .cloned()
-            .collect())
+        let owned = state
+            .routers
+            .get(&router_id)
+            .is_some_and(|r| r.account_id == account_id);
+        let index = state.router_dispatches.get(&router_id).filter(|_| owned);
+        Ok(state.dispatch_page(index, page))
+    }
+
+    async fn list_record_dispatches(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+        record_id: RecordId,
+        page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        let state = self.lock();
+        let index = state
+            .record_dispatches
+            .get(&(account_id, object_type, record_id));
+        Ok(state.dispatch_page(index, page))
+    }
+
+    async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>> {
+        Ok(self
+            .lock()
+            .dispatches
+            .get(&key.id)
+            .filter(|e| e.router_id == key.router_id && e.dispatched_at == key.dispatched_at)
+            .cloned())
+    }
+
+    async fn update_crm_sync(
+        &self,
+        key: &DispatchEntryKey,
+        expected_attempts: u32,
+        sync: &CrmSyncState,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        let entry = state
+            .dispatches
+            .get_mut(&key.id)
+            .filter(|e| e.router_id == key.router_id && e.dispatched_at == key.dispatched_at)
+            .ok_or(StoreError::Conflict)?;
+        match &entry.crm_sync {
+            Some(stored)
+                if stored.status == CrmSyncStatus::Retrying
+                    && stored.attempts == expected_attempts =>
+            {
+                entry.crm_sync = Some(sync.clone());
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn tally_assignments(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StoreResult<Vec<AssignmentTally>> {
+        let state = self.lock();
+        let mut tally: Vec<AssignmentTally> = Vec::new();
+        let Some(index) = state.router_dispatches.get(&router_id) else {
+            return Ok(tally);
+        };
+        let low = Position::new(super::keys::dispatch_sort_key(from, uuid::Uuid::nil()));
+        let high = Position::new(super::keys::dispatch_sort_key(to, uuid::Uuid::nil()));
+        for id in index.range(low..high).map(|(_, id)| id) {
+            let Some(entry) = state.dispatches.get(id) else {
+                continue;
+            };
+            if entry.account_id != account_id || !entry.success {
+                continue;
+            }
+            let (Some(user), Some(reason)) = (&entry.user, entry.reason) else {
+                continue;
+            };
+            match tally
+                .iter_mut()
+                .find(|t| &t.user == user && t.reason == reason)
+            {
+                Some(t) => t.count += 1,
+                None => tally.push(AssignmentTally {
+                    user: user.clone(),
+                    reason,
+                    count: 1,
+                }),
+            }
+        }
+        Ok(tally)
     }
 
     async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
@@ -564,6 +725,20 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.requests.get_mut(&request_key(&completion.claim)) {
+            Some(r) if r.lease_id == completion.claim.lease_id && r.response.is_some() => {
+                r.response = Some(completion.response.clone());
+                Ok(())
+            }
+            _ => Err(StoreError::LeaseLost),
+        }
+    }
+
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
         let mut state = self.lock();
         if state.holds_lease(claim) {
@@ -602,10 +777,14 @@ impl Store for MemoryStore {
                 .get(&m.id)
                 .is_some_and(|s| s.version == *version && s.is_active())
         });
-        let month_key = (w.log.account_id, w.month.clone());
+        let (chosen, chosen_version) = w.chosen;
+        let chosen_ok = state.members.get(&chosen).is_some_and(|s| {
+            s.version == chosen_version && s.is_active() && s.account_id == w.entry.account_id
+        });
+        let month_key = (w.entry.account_id, w.month.clone());
         let count = state.monthly.get(&month_key).copied().unwrap_or(0);
         let quota_ok = w.quota.is_none_or(|q| count < q);
-        if !(record_ok && rotation_ok && member_ok && quota_ok) {
+        if !(record_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
         state.put_record(w.record.clone());
@@ -616,7 +795,7 @@ impl Store for MemoryStore {
             state.put_member(member.clone());
         }
         state.monthly.insert(month_key, count + 1);
-        state.log.push(w.log.clone());
+        state.put_dispatch(w.entry.clone());
         if let Some(key) = &w.idempotency_key {
             state.idempotency_keys.insert(key.clone());
         }

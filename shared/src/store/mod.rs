@@ -24,7 +24,9 @@ use crate::error::{BoxError, DomainError};
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
-use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::dispatch::{
+    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
+};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -32,6 +34,7 @@ use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 pub use crate::model::provision::ProvisionReport;
 pub use crate::model::record::UniqueKey;
@@ -45,6 +48,11 @@ pub fn record_position(record: &Record) -> Position {
 /// The list position of a member: e-mail, then id.
 pub fn member_position(member: &Member) -> Position {
     Position::new(keys::by_email(member.email.as_str(), member.id))
+}
+
+/// The list position of a history entry: dispatch time, then id (lists walk it newest first).
+pub fn dispatch_position(entry: &DispatchEntry) -> Position {
+    Position::new(keys::dispatch_sort_key(entry.dispatched_at, entry.id))
 }
 
 /// The list position of a router: creation time, then id.
@@ -219,12 +227,63 @@ pub trait Store: Send + Sync + 'static {
     /// The account's assignments in calendar month `month` (`YYYY-MM`, UTC).
     async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64>;
 
-    /// The assignment log of a record, oldest first.
-    async fn assignment_log(
+    /// Appends the history entry of a dispatch that assigned nothing (BEHAVIOR 8: one write
+    /// after the evaluation). With `idempotency_key` (a queue message id) the message's marker is
+    /// written in the same atomic write, so a redelivered message appends no second entry.
+    ///
+    /// Errors: [`StoreError::AlreadyApplied`] when the idempotency key was used (nothing is
+    /// written).
+    async fn record_dispatch(
+        &self,
+        entry: &DispatchEntry,
+        idempotency_key: Option<&str>,
+    ) -> StoreResult<()>;
+
+    /// A page of the router's history entries, newest first (position:
+    /// [`keys::dispatch_sort_key`]; a page after a position holds the entries older than it).
+    /// Only the router's account sees them.
+    async fn list_router_dispatches(
         &self,
         account_id: AccountId,
+        router_id: RouterId,
+        page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>>;
+
+    /// A page of one record's history entries from every router of its type, newest first
+    /// (as [`Self::list_router_dispatches`]).
+    async fn list_record_dispatches(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
         record_id: RecordId,
-    ) -> StoreResult<Vec<AssignmentLog>>;
+        page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>>;
+
+    /// A history entry by key (CRM sync retries read it).
+    async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>>;
+
+    /// Replaces the CRM sync state of an entry whose stored state is `retrying` after
+    /// `expected_attempts` attempts (BEHAVIOR 7: final states never change again; a duplicate
+    /// retry finds another attempt count).
+    ///
+    /// Errors: [`StoreError::Conflict`] when the stored state is not that one (or the entry is
+    /// gone).
+    async fn update_crm_sync(
+        &self,
+        key: &DispatchEntryKey,
+        expected_attempts: u32,
+        state: &CrmSyncState,
+    ) -> StoreResult<()>;
+
+    /// The router's assignments with `dispatched_at` in `[from, to)`, counted per member and
+    /// reason (`GET /routers/{id}/stats`). Reads every history entry of the router in the window.
+    async fn tally_assignments(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StoreResult<Vec<AssignmentTally>>;
 
     /// Claims an `Idempotency-Key` (BEHAVIOR 10): when no live claim holds the key of
     /// (account, route, key) (none, expired after [`crate::idempotency::RETENTION`], or an
@@ -240,6 +299,16 @@ pub trait Store: Send + Sync + 'static {
     async fn complete_idempotency_key(&self, completion: &IdempotencyCompletion)
         -> StoreResult<()>;
 
+    /// Replaces the stored response of a completed claim that this request holds (the same lease
+    /// id): an assignment's answer gains what became known after its transaction (the CRM
+    /// sync's outcome, BEHAVIOR 7), so a replay answers what the first request answered.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the key is no longer this request's.
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()>;
+
     /// Frees a claimed key (its request failed with a 5xx, which is not stored), when the
     /// claim's lease is still held; otherwise does nothing.
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()>;
@@ -250,7 +319,7 @@ pub trait Store: Send + Sync + 'static {
     /// Commits one assignment atomically: the record (conditional on its version and being
     /// active), the rotation state (conditional on its version), the member's counters
     /// (conditional on its version and being active), the account's monthly count (+1,
-    /// conditional on staying within the quota), the log item, and the idempotency marker
+    /// conditional on staying within the quota), the history entry, and the idempotency marker
     /// (conditional on not existing).
     ///
     /// Errors: [`StoreError::Conflict`] when any condition but the marker's failed (re-read and

@@ -6,6 +6,7 @@ use crate::fields::definition::{EnumOption, FieldType};
 use crate::model::record::Record;
 use crate::timefmt::rfc3339_millis;
 use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -207,6 +208,81 @@ impl Comparer<'_> {
                 Some(Ordering::Less | Ordering::Equal)
             ),
             _ => false,
+        }
+    }
+}
+
+/// How one condition read on a record (BEHAVIOR 9 `explanation.trigger`).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ConditionExplanation {
+    /// The condition's field.
+    pub field: String,
+    /// The condition's operator.
+    #[schema(value_type = String, example = "equals")]
+    pub operator: Operator,
+    /// The condition's value (`null` for `is_empty` / `is_not_empty`): a scalar, or an array for
+    /// `in` / `not_in`.
+    #[schema(value_type = Option<Value>)]
+    pub value: Option<Value>,
+    /// The record's stored value of the field; `null` when unset.
+    pub actual: Option<String>,
+    /// Whether the condition holds.
+    pub matched: bool,
+}
+
+/// How one group read on a record.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct GroupExplanation {
+    /// Whether every condition holds.
+    pub matched: bool,
+    /// Every condition, in the trigger's order (no short-circuit).
+    pub conditions: Vec<ConditionExplanation>,
+}
+
+/// How a trigger read on a record: every group and every condition, with the record's values.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct TriggerExplanation {
+    /// Whether the record matches (ANY group; no groups matches).
+    pub matched: bool,
+    /// Every group, in the trigger's order.
+    pub groups: Vec<GroupExplanation>,
+}
+
+impl Trigger {
+    /// Evaluates every condition of every group on `record` (no short-circuit), with the
+    /// record's stored value of each field: the one evaluation dispatch (step 7) and explain
+    /// (BEHAVIOR 9) both use. `matched` equals [`Trigger::matches`]. Arguments as for
+    /// [`Trigger::matches`].
+    pub fn explain(
+        &self,
+        record: &Record,
+        catalogue: &Catalogue,
+        resolve_member_email: &dyn Fn(&str) -> Option<String>,
+    ) -> TriggerExplanation {
+        let groups: Vec<GroupExplanation> = self
+            .groups
+            .iter()
+            .map(|group| {
+                let conditions: Vec<ConditionExplanation> = group
+                    .conditions
+                    .iter()
+                    .map(|c| ConditionExplanation {
+                        field: c.field.clone(),
+                        operator: c.operator,
+                        value: c.value.clone(),
+                        actual: field_value(record, &c.field).map(Cow::into_owned),
+                        matched: c.holds(record, catalogue, resolve_member_email),
+                    })
+                    .collect();
+                GroupExplanation {
+                    matched: conditions.iter().all(|c| c.matched),
+                    conditions,
+                }
+            })
+            .collect();
+        TriggerExplanation {
+            matched: groups.is_empty() || groups.iter().any(|g| g.matched),
+            groups,
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod eval;
 pub mod grammar;
 pub mod validate;
 
+pub use eval::{ConditionExplanation, GroupExplanation, TriggerExplanation};
 pub use grammar::{Condition, ConditionGroup, Operator, Trigger, UnknownOperator};
 pub use validate::TriggerError;
 

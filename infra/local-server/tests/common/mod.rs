@@ -21,6 +21,16 @@ pub const GLOBEX: (&str, &str) = ("globex-integration", "globex-dev-secret");
 pub const ALL_SCOPES: &str =
     "service-api/read service-api/create service-api/update service-api/delete";
 
+/// A plain HTTP client for the started binary (10 s timeout). reqwest is built with rustls and
+/// no default crypto provider: the process gets the one the API uses first.
+pub fn http() -> reqwest::Client {
+    shared::crm::hubspot::ensure_crypto_provider();
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
 /// An answer: status, headers, JSON body (`Null` when empty or not JSON).
 pub struct Answer {
     pub status: StatusCode,
@@ -197,12 +207,20 @@ pub async fn spawn_on_faulty_store() -> (TestApp, std::sync::Arc<shared::store::
     )
 }
 
+/// Initech (the demo's CRM-connected account).
+pub const INITECH: (&str, &str) = ("initech-integration", "initech-dev-secret");
+
 impl Server {
     /// The token endpoint's JSON answer for the demo client `northwind-integration` (Basic auth).
     pub async fn token_response(&self, scope: &str) -> Value {
-        reqwest::Client::new()
+        self.token_response_of(NORTHWIND, scope).await
+    }
+
+    /// The token endpoint's JSON answer for `client` (Basic auth).
+    pub async fn token_response_of(&self, client: (&str, &str), scope: &str) -> Value {
+        http()
             .post(format!("{}/oauth2/token", self.base))
-            .basic_auth(NORTHWIND.0, Some(NORTHWIND.1))
+            .basic_auth(client.0, Some(client.1))
             .form(&[("grant_type", "client_credentials"), ("scope", scope)])
             .timeout(std::time::Duration::from_secs(10))
             .send()

@@ -43,6 +43,8 @@ pub const TAG_USERS: &str = "Users";
 pub const TAG_ROUTERS: &str = "Routers";
 /// Tag of dispatch.
 pub const TAG_DISPATCH: &str = "Dispatch";
+/// Tag of the routing history, stats and explain routes.
+pub const TAG_HISTORY: &str = "Routing history";
 /// Tag of the API description itself.
 pub const TAG_META: &str = "API description";
 
@@ -70,6 +72,43 @@ pub struct ListParams {
         pattern = "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$"
     )]
     pub after: Option<String>,
+}
+
+/// The query parameters of a history list (BEHAVIOR 8 and 11): every list's, without
+/// `archived` (history entries are never archived).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryListParams {
+    /// Page size, 1 to 100.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 100, default = 10)]
+    pub limit: Option<u32>,
+    /// Entries to skip from the newest, at most 10000 (page further with `after`). Absent or 0
+    /// with `after`.
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 10_000, default = 0)]
+    pub offset: Option<u64>,
+    /// The opaque cursor `pagination.next_after` of a previous page of the same list: the page
+    /// starts right after (older than) that page's last entry. Any other value (altered, from
+    /// another list or account) is 400 naming `after`.
+    #[param(
+        min_length = 1,
+        max_length = 2048,
+        pattern = "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$"
+    )]
+    pub after: Option<String>,
+}
+
+/// The query parameters of `GET /routers/{routerId}/stats` (BEHAVIOR 8).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StatsParams {
+    /// Start of the window, included (RFC 3339); default the first instant of the current
+    /// month (UTC).
+    #[param(value_type = Option<String>, format = DateTime, example = "2026-11-01T00:00:00Z")]
+    pub from: Option<String>,
+    /// End of the window, excluded (RFC 3339); default the first instant of next month (UTC).
+    /// After `from`, at most 93 days later.
+    #[param(value_type = Option<String>, format = DateTime, example = "2026-12-01T00:00:00Z")]
+    pub to: Option<String>,
 }
 
 /// The `Idempotency-Key` request header of `POST /{type}` and `POST /dispatch/router`
@@ -226,6 +265,10 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         tag(
             TAG_DISPATCH,
             "Runs a router for one record and assigns its owner.",
+        ),
+        tag(
+            TAG_HISTORY,
+            "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens.",
         ),
         tag(TAG_META, "This description."),
     ]);

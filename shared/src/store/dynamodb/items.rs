@@ -10,7 +10,8 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
 use crate::model::{
-    Account, ApiClient, AssignmentLog, Member, Record, Role, RotationState, Router, Team,
+    Account, ApiClient, CrmSyncState, DispatchEntry, Member, Record, Role, RotationState, Router,
+    Team,
 };
 use crate::store::keys::{self, IndexKey, Key};
 use crate::store::{StoreError, StoreResult, UniqueKey};
@@ -206,11 +207,31 @@ pub fn rotation(router_id: RouterId, state: &RotationState) -> StoreResult<(Key,
     Ok((key, item))
 }
 
-/// An assignment log item.
-pub fn log(l: &AssignmentLog) -> StoreResult<(Key, Item)> {
-    let key = keys::assignment_log(l.record_id, l.at, l.id);
-    let item = item_of("log", l, &key, None, None)?;
+/// A history entry item (BEHAVIOR 8): in its router's partition, and in its record's history
+/// (GSI2) when the object id is a record id. `expires_at` (epoch seconds) is the TTL attribute.
+pub fn dispatch_entry(e: &DispatchEntry) -> StoreResult<(Key, Item)> {
+    let key = keys::dispatch_entry(e.router_id, e.dispatched_at, e.id);
+    let by_record = e.record_id().map(|record_id| {
+        keys::record_dispatch_index(
+            e.account_id,
+            e.object_type,
+            record_id,
+            e.dispatched_at,
+            e.id,
+        )
+    });
+    let item = item_of("dispatch", e, &key, None, by_record.as_ref())?;
     Ok((key, item))
+}
+
+/// Attribute of a history entry holding its CRM sync state.
+pub const CRM_SYNC: &str = "crm_sync";
+
+/// The CRM sync state as an attribute value (a map).
+///
+/// Errors: the value does not serialise (a bug, reported as a backend error).
+pub fn crm_sync_value(state: &CrmSyncState) -> StoreResult<AttributeValue> {
+    serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(state).map_err(backend)
 }
 
 /// An idempotency marker expiring at `expires_at` (epoch seconds).

@@ -22,13 +22,16 @@ use self::cancel::{classify, Outcome, Part, Precedence};
 use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
 use super::{
-    member_position, record_position, router_position, Listed, Page, PageStart, Position,
-    ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+    dispatch_position, member_position, record_position, router_position, Listed, Page, PageStart,
+    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
-use crate::model::dispatch::{AssignmentLog, AssignmentWrite, RotationState};
+use crate::model::dispatch::{
+    AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry,
+    DispatchEntryKey, RotationState,
+};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
@@ -38,7 +41,7 @@ use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use rand::Rng;
@@ -143,6 +146,7 @@ impl DynamoStore {
                 .set_expression_attribute_names(expr.names_opt())
                 .set_expression_attribute_values(expr.values_opt())
                 .consistent_read(q.index.is_none())
+                .scan_index_forward(!q.descending)
                 .set_limit((limit != usize::MAX).then(|| remaining.min(i32::MAX as usize) as i32))
                 .set_exclusive_start_key(start.take())
                 .send()
@@ -393,13 +397,27 @@ impl DynamoStore {
     }
 }
 
-/// A key condition: the partition of the table or an index, optionally a sort-key prefix or a
-/// lower bound (exclusive) on the sort key.
+/// A key condition: the partition of the table or an index, optionally a condition on the
+/// sort key, read in ascending or descending order.
 struct Query {
     index: Option<&'static str>,
     pk: String,
-    sk_prefix: Option<String>,
-    sk_after: Option<String>,
+    sk: SortCondition,
+    descending: bool,
+}
+
+/// The sort-key part of a key condition.
+enum SortCondition {
+    /// The whole partition.
+    Any,
+    /// `begins_with(SK, prefix)`.
+    Prefix(String),
+    /// `SK > after`.
+    After(String),
+    /// `SK < before`.
+    Before(String),
+    /// `SK BETWEEN low AND high` (both included).
+    Between(String, String),
 }
 
 impl Query {
@@ -407,17 +425,15 @@ impl Query {
         Self {
             index: None,
             pk,
-            sk_prefix: None,
-            sk_after: None,
+            sk: SortCondition::Any,
+            descending: false,
         }
     }
 
     fn index(index: &'static str, pk: String) -> Self {
         Self {
             index: Some(index),
-            pk,
-            sk_prefix: None,
-            sk_after: None,
+            ..Self::table(pk)
         }
     }
 
@@ -430,13 +446,18 @@ impl Query {
         };
         let mut q = Self::index(index, pk);
         if let PageStart::After(position) = &page.start {
-            q.sk_after = Some(position.as_str().to_string());
+            q.sk = SortCondition::After(position.as_str().to_string());
         }
         q
     }
 
     fn prefix(mut self, prefix: String) -> Self {
-        self.sk_prefix = Some(prefix);
+        self.sk = SortCondition::Prefix(prefix);
+        self
+    }
+
+    fn newest_first(mut self) -> Self {
+        self.descending = true;
         self
     }
 
@@ -449,20 +470,23 @@ impl Query {
         let e = Expr::new("#pk = :pk")
             .name("#pk", pk)
             .value(":pk", s(&self.pk));
-        match (&self.sk_prefix, &self.sk_after) {
-            (Some(prefix), _) => Expr {
-                text: "#pk = :pk AND begins_with(#sk, :prefix)".into(),
+        let with = |text: &str, e: Expr| {
+            Expr {
+                text: format!("#pk = :pk AND {text}"),
                 ..e
             }
             .name("#sk", sk)
-            .value(":prefix", s(prefix)),
-            (None, Some(after)) => Expr {
-                text: "#pk = :pk AND #sk > :after".into(),
-                ..e
+        };
+        match &self.sk {
+            SortCondition::Any => e,
+            SortCondition::Prefix(prefix) => {
+                with("begins_with(#sk, :prefix)", e).value(":prefix", s(prefix))
             }
-            .name("#sk", sk)
-            .value(":after", s(after)),
-            (None, None) => e,
+            SortCondition::After(after) => with("#sk > :after", e).value(":after", s(after)),
+            SortCondition::Before(before) => with("#sk < :before", e).value(":before", s(before)),
+            SortCondition::Between(low, high) => with("#sk BETWEEN :low AND :high", e)
+                .value(":low", s(low))
+                .value(":high", s(high)),
         }
     }
 }
@@ -472,6 +496,12 @@ fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
         Some(AttributeValue::S(v)) => Ok(v.clone()),
         _ => Err(backend(format!("item without string attribute {name}"))),
     }
+}
+
+/// The `reason` attribute of a projected history entry.
+#[derive(serde::Deserialize)]
+struct ReasonOnly {
+    reason: AssignmentReason,
 }
 
 fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<Vec<T>> {
@@ -692,17 +722,208 @@ impl Store for DynamoStore {
         }
     }
 
-    async fn assignment_log(
+    async fn record_dispatch(
+        &self,
+        entry: &DispatchEntry,
+        idempotency_key: Option<&str>,
+    ) -> StoreResult<()> {
+        let (_, item) = items::dispatch_entry(entry)?;
+        let Some(key) = idempotency_key else {
+            self.client
+                .put_item()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .send()
+                .await
+                .map_err(backend)?;
+            return Ok(());
+        };
+        let expires = entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
+        let (_, marker) = items::marker(key, expires);
+        let tx = vec![
+            self.put(item, None)?,
+            self.put(marker, Some(items::absent()))?,
+        ];
+        self.transact(tx, &[Part::Other, Part::Marker], Precedence::RecordFirst)
+            .await
+    }
+
+    async fn list_router_dispatches(
         &self,
         account_id: AccountId,
-        record_id: RecordId,
-    ) -> StoreResult<Vec<AssignmentLog>> {
-        let q = Query::table(keys::record(record_id).pk).prefix(keys::LOG_PREFIX.into());
-        let logs: Vec<AssignmentLog> = parse_items(self.query_all(&q).await?)?;
-        Ok(logs
+        router_id: RouterId,
+        page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        let prefix = keys::DISPATCH_PREFIX.to_string();
+        let mut q = Query::table(keys::router(router_id).pk).newest_first();
+        let wanted = page.limit.saturating_add(1);
+        let items = match &page.start {
+            PageStart::Offset(offset) => {
+                q.sk = SortCondition::Prefix(prefix);
+                self.query_range(&q, *offset, wanted).await?
+            }
+            PageStart::After(position) => {
+                // BETWEEN includes the position itself (the previous page's last entry): read
+                // one more and drop it.
+                let high = format!("{prefix}{}", position.as_str());
+                q.sk = SortCondition::Between(prefix, high.clone());
+                let mut read = self.query_range(&q, 0, wanted.saturating_add(1)).await?;
+                if read
+                    .first()
+                    .is_some_and(|i| string_attr(i, keys::SK).ok().as_deref() == Some(&high))
+                {
+                    read.remove(0);
+                }
+                read.truncate(wanted);
+                read
+            }
+        };
+        let entries: Vec<DispatchEntry> = parse_items(items)?;
+        let entries = entries
             .into_iter()
-            .filter(|l| l.account_id == account_id)
-            .collect())
+            .filter(|e| e.account_id == account_id)
+            .collect();
+        Ok(Listed::from_lookahead(
+            entries,
+            page.limit,
+            dispatch_position,
+        ))
+    }
+
+    async fn list_record_dispatches(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+        record_id: RecordId,
+        page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        let mut q = Query::index(
+            keys::GSI2,
+            keys::record_dispatches_partition(account_id, object_type, record_id),
+        )
+        .newest_first();
+        if let PageStart::After(position) = &page.start {
+            q.sk = SortCondition::Before(position.as_str().to_string());
+        }
+        let items = self
+            .query_range(&q, page.offset(), page.limit.saturating_add(1))
+            .await?;
+        Ok(Listed::from_lookahead(
+            parse_items(items)?,
+            page.limit,
+            dispatch_position,
+        ))
+    }
+
+    async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>> {
+        self.get_as(&keys::dispatch_entry(
+            key.router_id,
+            key.dispatched_at,
+            key.id,
+        ))
+        .await
+    }
+
+    async fn update_crm_sync(
+        &self,
+        key: &DispatchEntryKey,
+        expected_attempts: u32,
+        state: &CrmSyncState,
+    ) -> StoreResult<()> {
+        let entry_key = keys::dispatch_entry(key.router_id, key.dispatched_at, key.id);
+        let sent = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(&entry_key)))
+            .update_expression("SET #sync = :state")
+            .condition_expression(
+                "attribute_exists(#pk) AND #sync.#status = :retrying AND #sync.#attempts = :expected",
+            )
+            .expression_attribute_names("#pk", keys::PK)
+            .expression_attribute_names("#sync", items::CRM_SYNC)
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_names("#attempts", "attempts")
+            .expression_attribute_values(":state", items::crm_sync_value(state)?)
+            .expression_attribute_values(":retrying", s("retrying"))
+            .expression_attribute_values(":expected", n(u64::from(expected_attempts)))
+            .send()
+            .await;
+        match sent {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error().is_some_and(|s| {
+                    s.is_conditional_check_failed_exception()
+                        || s.is_transaction_conflict_exception()
+                }) =>
+            {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    async fn tally_assignments(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<Vec<AssignmentTally>> {
+        // `<to>#<nil id>` sorts before every entry at `to` (ids are never nil): [from, to).
+        let bound = |at| {
+            format!(
+                "{}{}",
+                keys::DISPATCH_PREFIX,
+                keys::dispatch_sort_key(at, Uuid::nil())
+            )
+        };
+        let mut tally: Vec<AssignmentTally> = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
+                .filter_expression("#success = :true AND #account = :account")
+                .projection_expression("#user, #reason")
+                .expression_attribute_names("#pk", keys::PK)
+                .expression_attribute_names("#sk", keys::SK)
+                .expression_attribute_names("#success", "success")
+                .expression_attribute_names("#account", "account_id")
+                .expression_attribute_names("#user", "user")
+                .expression_attribute_names("#reason", "reason")
+                .expression_attribute_values(":pk", s(keys::router(router_id).pk))
+                .expression_attribute_values(":from", s(bound(from)))
+                .expression_attribute_values(":to", s(bound(to)))
+                .expression_attribute_values(":true", AttributeValue::Bool(true))
+                .expression_attribute_values(":account", s(account_id.to_string()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(backend)?;
+            for item in page.items.unwrap_or_default() {
+                let user = string_attr(&item, "user")?;
+                let reason: AssignmentReason = from_item::<ReasonOnly>(item)?.reason;
+                match tally
+                    .iter_mut()
+                    .find(|t| t.user == user && t.reason == reason)
+                {
+                    Some(t) => t.count += 1,
+                    None => tally.push(AssignmentTally {
+                        user,
+                        reason,
+                        count: 1,
+                    }),
+                }
+            }
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(tally),
+            }
+        }
     }
 
     async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
@@ -739,6 +960,22 @@ impl Store for DynamoStore {
             .put_conditional(item, items::lease_held(&completion.claim))
             .await
         {
+            Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
+            other => other,
+        }
+    }
+
+    async fn amend_idempotency_response(
+        &self,
+        completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let (_, item) = items::request_completed(completion);
+        let condition = Expr::new("#lease = :lease AND #state = :completed")
+            .name("#lease", items::REQUEST_LEASE_ID)
+            .name("#state", items::REQUEST_STATE)
+            .value(":lease", s(&completion.claim.lease_id))
+            .value(":completed", s("completed"));
+        match self.put_conditional(item, condition).await {
             Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
             other => other,
         }
@@ -797,16 +1034,32 @@ impl Store for DynamoStore {
             parts.push(Part::Rotation);
         }
 
-        if let Some((member, version)) = &w.member {
-            let (_, item) = items::member(member)?;
-            tx.push(self.put(
-                item,
-                Some(items::active_at_version(member.account_id, *version)),
-            )?);
-            parts.push(Part::Member);
+        match &w.member {
+            Some((member, version)) => {
+                let (_, item) = items::member(member)?;
+                tx.push(self.put(
+                    item,
+                    Some(items::active_at_version(member.account_id, *version)),
+                )?);
+            }
+            None => {
+                // Counters untouched: still only while the member is active at the version read.
+                let (id, version) = w.chosen;
+                let condition = items::active_at_version(w.entry.account_id, version);
+                let check = ConditionCheck::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key_attributes(&keys::member(id))))
+                    .condition_expression(&condition.text)
+                    .set_expression_attribute_names(condition.names_opt())
+                    .set_expression_attribute_values(condition.values_opt())
+                    .build()
+                    .map_err(backend)?;
+                tx.push(TransactWriteItem::builder().condition_check(check).build());
+            }
         }
+        parts.push(Part::Member);
 
-        let count_key = keys::monthly_count(w.log.account_id, &w.month);
+        let count_key = keys::monthly_count(w.entry.account_id, &w.month);
         let mut count =
             Expr::new("ADD #count :one SET #type = :type, #account = :account, #month = :month")
                 .name("#count", items::COUNT)
@@ -815,7 +1068,7 @@ impl Store for DynamoStore {
                 .name("#month", "month")
                 .value(":one", n(1))
                 .value(":type", s("monthly_count"))
-                .value(":account", s(w.log.account_id.to_string()))
+                .value(":account", s(w.entry.account_id.to_string()))
                 .value(":month", s(&w.month));
         let quota_condition = w.quota.map(|quota| {
             count.values.insert(":quota".into(), n(quota));
@@ -833,8 +1086,8 @@ impl Store for DynamoStore {
         tx.push(TransactWriteItem::builder().update(update).build());
         parts.push(Part::Quota);
 
-        let (_, log) = items::log(&w.log)?;
-        tx.push(self.put(log, None)?);
+        let (_, entry) = items::dispatch_entry(&w.entry)?;
+        tx.push(self.put(entry, None)?);
         parts.push(Part::Other);
 
         if let Some(c) = &w.completion {
@@ -843,7 +1096,7 @@ impl Store for DynamoStore {
             parts.push(Part::Lease);
         }
         if let Some(key) = &w.idempotency_key {
-            let expires = w.log.at.timestamp() + MARKER_LIFETIME_SECS;
+            let expires = w.entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
             let (_, marker) = items::marker(key, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);

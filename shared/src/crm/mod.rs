@@ -1,0 +1,28 @@
+//! CRM sync (BEHAVIOR 7): after an assignment commits, a router with `has_integration` tells
+//! the account's connected CRM the record's new owner.
+//!
+//! - [`port::CrmClient`] is the port: one owner update, answered `Ok` (the CRM took it) or a
+//!   [`port::CrmFailure`] whose text is exactly a `crm_error` of BEHAVIOR 7's table and which says
+//!   whether it can pass by itself (timeouts, connection errors, 429, 5xx).
+//! - [`hubspot::HubSpotClient`] is the adapter (HubSpot CRM v3 `PATCH
+//!   /crm/v3/objects/{type}/{id}`), over reqwest with rustls, built once at cold start.
+//! - [`sync::CrmSync`] runs the first attempt right after the commit (the dispatch answer waits
+//!   for it, bounded by the 3 s timeout), stores each assignment's sync state on its history
+//!   entry (BEHAVIOR 8 `crm_sync`), and runs the retries.
+//! - [`retry`]: a retry is a [`retry::CrmRetry`] message, delayed on the dispatch queue in
+//!   Lambda ([`retry::SqsRetryQueue`]) or slept on in process ([`sync::InProcessRetries`]).
+//!
+//! The connection's access token never appears in a response, a log line or a `crm_error`:
+//! it is a [`crate::model::account::CrmAccessToken`] (its `Debug` is redacted), it travels only
+//! in the request's `Authorization` header (marked sensitive), and every text that comes back
+//! from the CRM is redacted before it is kept ([`port::redact`]).
+
+pub mod hubspot;
+pub mod port;
+pub mod retry;
+pub mod sync;
+
+pub use hubspot::HubSpotClient;
+pub use port::{CrmClient, CrmFailure, OwnerUpdate};
+pub use retry::{CrmRetry, RetryDelays, RetryQueue};
+pub use sync::{CrmSync, SyncResult};

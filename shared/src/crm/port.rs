@@ -1,0 +1,123 @@
+//! The CRM port (BEHAVIOR 7): one owner update, its failures with BEHAVIOR 7's `crm_error`
+//! texts, and the redaction of the access token.
+
+use crate::model::account::CrmAccessToken;
+use crate::model::object_type::ObjectType;
+use async_trait::async_trait;
+use std::time::Duration;
+
+/// `crm_error` when the account has no CRM connection (BEHAVIOR 7).
+pub const NO_CONNECTION: &str = "No CRM connection for the account";
+/// `crm_error` when the record has no `external_id`.
+pub const RECORD_WITHOUT_EXTERNAL_ID: &str = "Record has no external_id";
+/// `crm_error` when the assigned member has no `external_id`.
+pub const OWNER_WITHOUT_EXTERNAL_ID: &str = "Owner has no external_id";
+/// `crm_error` when the CRM did not answer within [`REQUEST_TIMEOUT`].
+pub const TIMED_OUT: &str = "CRM request timed out";
+/// The longest a CRM request may take (BEHAVIOR 7), connection included.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// One owner update: what the CRM is asked to set (BEHAVIOR 7, "Request").
+#[derive(Clone)]
+pub struct OwnerUpdate {
+    /// The connection's base URL (any URL; tests point it at a local fake).
+    pub base_url: String,
+    /// The connection's bearer token.
+    pub access_token: CrmAccessToken,
+    /// The router's object type: the `{type}` of the path.
+    pub object_type: ObjectType,
+    /// The record's `external_id`: the `{id}` of the path, percent-encoded as one segment.
+    pub record_external_id: String,
+    /// The assigned member's `external_id`: the HubSpot owner id.
+    pub owner_external_id: String,
+}
+
+impl std::fmt::Debug for OwnerUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnerUpdate")
+            .field("base_url", &self.base_url)
+            .field("access_token", &self.access_token)
+            .field("object_type", &self.object_type)
+            .field("record_external_id", &self.record_external_id)
+            .field("owner_external_id", &self.owner_external_id)
+            .finish()
+    }
+}
+
+/// Why an owner update did not go through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrmFailure {
+    /// The `crm_error` text (BEHAVIOR 7's table), the access token redacted.
+    pub error: String,
+    /// Whether the failure can pass by itself (timeout, connection error, 429, 5xx) and is
+    /// retried; missing ids, a missing connection and other 4xx answers are final at once.
+    pub transient: bool,
+    /// The CRM's `Retry-After`, when it gave one (honoured when longer than the next delay).
+    pub retry_after: Option<Duration>,
+}
+
+impl CrmFailure {
+    /// A failure that is final at once.
+    pub fn permanent(error: impl Into<String>) -> Self {
+        Self {
+            error: error.into(),
+            transient: false,
+            retry_after: None,
+        }
+    }
+
+    /// A failure that is retried.
+    pub fn transient(error: impl Into<String>, retry_after: Option<Duration>) -> Self {
+        Self {
+            error: error.into(),
+            transient: true,
+            retry_after,
+        }
+    }
+}
+
+/// The CRM port: sets a record's owner in the account's CRM.
+#[async_trait]
+pub trait CrmClient: Send + Sync + 'static {
+    /// Sends `update`; `Ok` on any 2xx answer.
+    ///
+    /// Errors: a [`CrmFailure`] with the `crm_error` text of BEHAVIOR 7's table.
+    async fn set_owner(&self, update: &OwnerUpdate) -> Result<(), CrmFailure>;
+}
+
+/// `text` with every occurrence of `secret` replaced by `[REDACTED]` (an empty secret changes
+/// nothing).
+pub fn redact(text: &str, secret: &str) -> String {
+    if secret.is_empty() {
+        text.to_string()
+    } else {
+        text.replace(secret, "[REDACTED]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_removes_every_occurrence_of_the_token() {
+        assert_eq!(
+            redact("bad token tok-123 (tok-123)", "tok-123"),
+            "bad token [REDACTED] ([REDACTED])"
+        );
+        assert_eq!(redact("nothing", ""), "nothing");
+    }
+
+    #[test]
+    fn an_owner_update_never_prints_its_token() {
+        let update = OwnerUpdate {
+            base_url: "http://crm.example".into(),
+            access_token: CrmAccessToken::new("pat-na1-secret"),
+            object_type: ObjectType::Contacts,
+            record_external_id: "1".into(),
+            owner_external_id: "2".into(),
+        };
+        let printed = format!("{update:?}");
+        assert!(!printed.contains("pat-na1-secret"), "{printed}");
+    }
+}

@@ -1,0 +1,161 @@
+//! What a run found on its way (BEHAVIOR 9, `explanation`): the trigger read on the record, the
+//! pool with each member's reasons, and the account match. The engine fills it on every run,
+//! dispatch and explain alike (one code path); only explain shows it.
+
+use crate::model::dispatch::AssignmentReason;
+use crate::schedule::availability::UnavailableReason;
+use crate::trigger::TriggerExplanation;
+use crate::types::ids::RecordId;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Why a member of the pool cannot take the record now (BEHAVIOR 9), in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateReason {
+    /// `office_status` is false.
+    OfficeStatusOff,
+    /// Today is inside one of the member's out-of-office ranges.
+    OutOfOffice,
+    /// Now is outside the member's working hours (and the router does not ignore them).
+    OutsideWorkingHours,
+    /// An applying capacity entry is full (`current_capacity >= max_capacity`).
+    AtCapacity,
+    /// A percentage router gives the member weight 0.
+    ZeroWeight,
+}
+
+impl From<UnavailableReason> for CandidateReason {
+    fn from(reason: UnavailableReason) -> Self {
+        match reason {
+            UnavailableReason::OfficeStatusOff => Self::OfficeStatusOff,
+            UnavailableReason::OutOfOffice => Self::OutOfOffice,
+            UnavailableReason::OutsideWorkingHours => Self::OutsideWorkingHours,
+        }
+    }
+}
+
+/// One member of the pool (BEHAVIOR 6.11) as the run saw them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({"user": "ben.okafor@northwind.example", "eligible": false, "reasons": ["outside_working_hours"]}))]
+pub struct Candidate {
+    /// The member's e-mail.
+    pub user: String,
+    /// Whether the distribution model may pick them (no reason applies).
+    pub eligible: bool,
+    /// Why not, in the order of [`CandidateReason`]; empty for an eligible member.
+    pub reasons: Vec<CandidateReason>,
+}
+
+impl Candidate {
+    /// Whether the member is available (no availability reason: capacity and weight aside).
+    pub fn available(&self) -> bool {
+        !self.reasons.iter().any(|r| {
+            matches!(
+                r,
+                CandidateReason::OfficeStatusOff
+                    | CandidateReason::OutOfOffice
+                    | CandidateReason::OutsideWorkingHours
+            )
+        })
+    }
+
+    /// Whether the member is available and under capacity (weight aside): BEHAVIOR 6 step 12.
+    pub fn under_capacity(&self) -> bool {
+        self.available() && !self.reasons.contains(&CandidateReason::AtCapacity)
+    }
+}
+
+/// The company account matching found for a contact (BEHAVIOR 6 step 10).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct AccountMatch {
+    /// The matched company (the oldest active one whose `website_url` is the e-mail's domain).
+    pub company_id: RecordId,
+    /// Its `company_owner`; `null` when it has none.
+    pub owner: Option<String>,
+    /// Whether that owner is an active member who is available and under capacity.
+    pub eligible: bool,
+}
+
+/// What the run found (BEHAVIOR 9): `null` parts were not reached.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+pub struct Explanation {
+    /// The trigger read on the record; `null` without a trigger or when the run stopped before.
+    pub trigger: Option<TriggerExplanation>,
+    /// The pool in pool order with each member's reasons; `null` when the run stopped before
+    /// the pool (or account matching assigned before it).
+    pub candidates: Option<Vec<Candidate>>,
+    /// The account match; `null` unless account matching found a company.
+    pub account_match: Option<AccountMatch>,
+}
+
+/// What dispatch would do now (BEHAVIOR 9).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Preview {
+    /// It would assign `user`.
+    Assign {
+        /// The member's e-mail.
+        user: String,
+        /// Display name of the owner field.
+        field_name: String,
+        /// Why that member.
+        reason: AssignmentReason,
+    },
+    /// It would stop with this message.
+    Stop(&'static str),
+}
+
+/// The 200 body of `POST /dispatch/router/explain`.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(example = json!({"message": "Owner assigned", "success": true, "user": "ana.lopez@northwind.example", "field_name": "Contact owner", "reason": "rotation", "dry_run": true, "explanation": {"trigger": null, "candidates": [{"user": "ana.lopez@northwind.example", "eligible": true, "reasons": []}, {"user": "ben.okafor@northwind.example", "eligible": false, "reasons": ["outside_working_hours"]}], "account_match": null}}))]
+pub struct ExplainAnswer {
+    /// What dispatch would answer now (`Owner assigned`, or the outcome's message).
+    pub message: String,
+    /// `true` for an assignment; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    /// The member it would assign; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = Email)]
+    pub user: Option<String>,
+    /// Display name of the owner field; absent unless an assignment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_name: Option<String>,
+    /// `rotation`, `account_matching` or `backup`; absent unless an assignment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<AssignmentReason>,
+    /// Always `true`: nothing was written.
+    pub dry_run: bool,
+    /// What the run found.
+    pub explanation: Explanation,
+}
+
+impl ExplainAnswer {
+    /// The body for `preview` and `explanation`.
+    pub fn new(preview: Preview, explanation: Explanation) -> Self {
+        match preview {
+            Preview::Assign {
+                user,
+                field_name,
+                reason,
+            } => Self {
+                message: super::outcome::OWNER_ASSIGNED.to_string(),
+                success: Some(true),
+                user: Some(user),
+                field_name: Some(field_name),
+                reason: Some(reason),
+                dry_run: true,
+                explanation,
+            },
+            Preview::Stop(message) => Self {
+                message: message.to_string(),
+                success: None,
+                user: None,
+                field_name: None,
+                reason: None,
+                dry_run: true,
+                explanation,
+            },
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The routing history and fairness stats (BEHAVIOR 8): every dispatch of an existing router
+//! leaves an entry (written by the dispatch engine); this module reads them.
+//!
+//! - `GET /routers/{routerId}/dispatches`: the router's entries, newest first;
+//! - `GET /{type}/{id}/dispatches`: one record's entries from every router of its type;
+//! - `GET /routers/{routerId}/stats`: the router's assignments in a window, per member, with
+//!   the share the distribution model aims at.
+//!
+//! Lists follow BEHAVIOR 11 (offset or `after` cursor; a cursor opens only for the list that
+//! issued it, the router or record included).
+
+pub mod stats;
+pub mod view;
+
+pub use stats::StatsWindow;
+pub use view::{ByReason, DispatchEntryView, MemberStats, RouterStats};
+
+use crate::error::DomainError;
+use crate::model::dispatch::AssignmentReason;
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::router::{DistributionModel, Router};
+use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::{ListView, Page};
+use crate::store::Store;
+use crate::timefmt::Timestamp;
+use crate::types::ids::{AccountId, RecordId, RouterId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The history read operations.
+pub struct HistoryService {
+    store: Arc<dyn Store>,
+}
+
+/// Members read per store page when the pool is loaded for stats.
+const MEMBER_PAGE: usize = 100;
+
+impl HistoryService {
+    /// A service over `store`.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store }
+    }
+
+    /// `GET /routers/{routerId}/dispatches`: the router's entries (archived router included),
+    /// newest first.
+    ///
+    /// Errors: 404 `Router not found` when the router is not the account's; 400 naming `after`
+    /// for a cursor this list did not issue.
+    pub async fn router_dispatches(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        request: &ListRequest,
+        cursors: &CursorKey,
+    ) -> Result<ListView<DispatchEntryView>, DomainError> {
+        self.router(account_id, router_id).await?;
+        let list = ListId::new(account_id, format!("router-dispatches:{router_id}"), false);
+        let page = history_page(request, cursors, &list)?;
+        let listed = self
+            .store
+            .list_router_dispatches(account_id, router_id, &page)
+            .await?;
+        let next_after = cursors.next_after(&list, &listed);
+        Ok(ListView::new(
+            listed.items.iter().map(DispatchEntryView::new).collect(),
+            &page,
+            next_after,
+        ))
+    }
+
+    /// `GET /{type}/{id}/dispatches`: one record's entries (archived record included) from
+    /// every router of its type, newest first.
+    ///
+    /// Errors: 404 `Record not found` when the record is not the account's; 400 naming `after`
+    /// for a cursor this list did not issue.
+    pub async fn record_dispatches(
+        &self,
+        account_id: AccountId,
+        object_type: ObjectType,
+        record_id: RecordId,
+        request: &ListRequest,
+        cursors: &CursorKey,
+    ) -> Result<ListView<DispatchEntryView>, DomainError> {
+        self.store
+            .get_record(account_id, object_type, record_id)
+            .await?
+            .ok_or_else(|| DomainError::not_found("Record not found"))?;
+        let list = ListId::new(
+            account_id,
+            format!("record-dispatches:{object_type}:{record_id}"),
+            false,
+        );
+        let page = history_page(request, cursors, &list)?;
+        let listed = self
+            .store
+            .list_record_dispatches(account_id, object_type, record_id, &page)
+            .await?;
+        let next_after = cursors.next_after(&list, &listed);
+        Ok(ListView::new(
+            listed.items.iter().map(DispatchEntryView::new).collect(),
+            &page,
+            next_after,
+        ))
+    }
+
+    /// `GET /routers/{routerId}/stats`: the router's assignments with `dispatched_at` in the
+    /// window, per member: its current pool in pool order (users, then team members, without
+    /// duplicates and archived members), then anyone else assigned in the window, by e-mail.
+    /// Cost: the entries of the router in the window are read once (one `Query` page per 1 MB),
+    /// plus the account's members and teams.
+    ///
+    /// Errors: 404 `Router not found` when the router is not the account's.
+    pub async fn stats(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        window: StatsWindow,
+    ) -> Result<RouterStats, DomainError> {
+        let router = self.router(account_id, router_id).await?;
+        let tally = self
+            .store
+            .tally_assignments(account_id, router_id, window.from, window.to)
+            .await?;
+        let pool = self.pool(account_id, &router).await?;
+        let mut by_member: HashMap<String, ByReason> = HashMap::new();
+        let mut total = 0u64;
+        for t in &tally {
+            let counts = by_member.entry(t.user.clone()).or_default();
+            match t.reason {
+                AssignmentReason::Rotation => counts.rotation += t.count,
+                AssignmentReason::AccountMatching => counts.account_matching += t.count,
+                AssignmentReason::Backup => counts.backup += t.count,
+            }
+            total += t.count;
+        }
+        let percentage = router.settings.as_ref().and_then(|s| s.distribution_model)
+            == Some(DistributionModel::Percentage);
+        let target = |email: &str| -> Option<f64> {
+            if !pool.iter().any(|p| p == email) {
+                return None;
+            }
+            if percentage {
+                let weight = router
+                    .users
+                    .iter()
+                    .find(|u| u.email.as_str() == email)
+                    .and_then(|u| u.percentage)
+                    .unwrap_or(0.0);
+                Some(weight / 100.0)
+            } else {
+                Some(1.0 / pool.len() as f64)
+            }
+        };
+        let mut others: Vec<String> = by_member
+            .keys()
+            .filter(|e| !pool.contains(e))
+            .cloned()
+            .collect();
+        others.sort();
+        let members = pool
+            .iter()
+            .chain(others.iter())
+            .map(|email| {
+                let by_reason = by_member.get(email).cloned().unwrap_or_default();
+                let assigned = by_reason.rotation + by_reason.account_matching + by_reason.backup;
+                MemberStats {
+                    user: email.clone(),
+                    assigned,
+                    share: if total == 0 {
+                        0.0
+                    } else {
+                        assigned as f64 / total as f64
+                    },
+                    target_share: target(email),
+                    by_reason,
+                }
+            })
+            .collect();
+        Ok(RouterStats {
+            router_id,
+            from: Timestamp(window.from),
+            to: Timestamp(window.to),
+            total,
+            members,
+        })
+    }
+
+    async fn router(&self, account_id: AccountId, id: RouterId) -> Result<Router, DomainError> {
+        self.store
+            .get_router(account_id, id)
+            .await?
+            .ok_or_else(|| DomainError::not_found("Router not found"))
+    }
+
+    /// The router's current pool (BEHAVIOR 6.11): its users, then its teams' members in team
+    /// order, without duplicates and without archived members.
+    async fn pool(
+        &self,
+        account_id: AccountId,
+        router: &Router,
+    ) -> Result<Vec<String>, DomainError> {
+        let mut members: Vec<Member> = Vec::new();
+        let mut page = Page::first(MEMBER_PAGE, false);
+        loop {
+            let listed = self.store.list_members(account_id, &page).await?;
+            members.extend(listed.items);
+            match listed.next {
+                Some(position) => page = Page::after(MEMBER_PAGE, position, false),
+                None => break,
+            }
+        }
+        let active = |email: &str| {
+            members
+                .iter()
+                .any(|m| m.email.as_str() == email && m.is_active())
+        };
+        let teams = if router.teams.is_empty() {
+            Vec::new()
+        } else {
+            self.store.list_teams(account_id).await?
+        };
+        let team_members = router.teams.iter().flat_map(|name| {
+            teams
+                .iter()
+                .filter(move |t| &t.name == name)
+                .flat_map(|t| t.members.iter().map(|e| e.as_str().to_string()))
+        });
+        let mut pool: Vec<String> = Vec::new();
+        for email in router
+            .users
+            .iter()
+            .map(|u| u.email.as_str().to_string())
+            .chain(team_members)
+        {
+            if active(&email) && !pool.contains(&email) {
+                pool.push(email);
+            }
+        }
+        Ok(pool)
+    }
+}
+
+/// The page of a history list: offset or cursor as every list, active/archived filter
+/// meaningless (entries are never archived), so cursors are sealed for one filter.
+fn history_page(
+    request: &ListRequest,
+    cursors: &CursorKey,
+    list: &ListId,
+) -> Result<Page, DomainError> {
+    let request = ListRequest {
+        include_archived: false,
+        ..request.clone()
+    };
+    request.page(cursors, list)
+}

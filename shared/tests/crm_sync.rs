@@ -1,0 +1,734 @@
+//! CRM sync (BEHAVIOR 7) against an in-process fake HubSpot (`infra/fake-crm`), on the embedded
+//! store and on DynamoDB (emulator): the request, every row of the `crm_error` table, the
+//! timeout, retries that end `synced`, `superseded` and `failed`, `Retry-After`, the sync state
+//! on the history entry, routers without `has_integration`, the queue path, and the access
+//! token kept out of answers, errors and logs.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use chrono::{TimeZone, Utc};
+use fake_crm::{FakeCrm, Scripted};
+use serde_json::{json, Value};
+use shared::clock::FixedClock;
+use shared::crm::retry::CrmRetry;
+use shared::crm::{CrmSync, HubSpotClient, RetryDelays, RetryQueue};
+use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
+use shared::fields::CatalogueCache;
+use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
+use shared::page::Page;
+use shared::store::dynamodb::test_table::TestTable;
+use shared::store::memory::MemoryStore;
+use shared::store::Store;
+use shared::types::{AccountId, RecordId};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use uuid::Uuid;
+
+const ACCOUNT: &str = "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01";
+const ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
+const PLAIN_ROUTER: &str = "7e3f4a56-b7c8-4d93-8ea5-b02b3c4d5e78";
+const CONTACT: &str = "01936b2a-7c00-7a00-8000-000000000002";
+const NO_EXTERNAL_ID: &str = "01936b2a-7c00-7a00-8000-000000000003";
+/// The account's CRM token; the fake echoes it back in some tests.
+const TOKEN: &str = "pat-na1-0d7c4f1e-secret-token";
+/// The record's `external_id`: a space and a slash, so the path segment must be encoded.
+const RECORD_EXTERNAL_ID: &str = "hs c/1";
+
+fn id<T: From<Uuid>>(text: &str) -> T {
+    Uuid::parse_str(text).unwrap().into()
+}
+
+fn seed(base_url: &str, edit: impl FnOnce(&mut Value)) -> Value {
+    let member = |n: u128, email: &str, external: Option<&str>| json!({"id": Uuid::from_u128(0x1000 + n), "email": email, "external_id": external});
+    let mut s = json!({"accounts": [{
+        "id": ACCOUNT, "name": "Acme", "active": true,
+        "crm": {"provider": "hubspot", "base_url": base_url, "access_token": TOKEN},
+        "users": [
+            member(1, "m1@acme.example", Some("owner-1")),
+            member(2, "m2@acme.example", Some("owner-2")),
+            member(3, "nox@acme.example", None)
+        ],
+        "routers": [
+            {
+                "id": ROUTER, "name": "Synced", "object_type": "contacts", "is_published": true,
+                "has_integration": true,
+                "settings": {"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true},
+                "users": [{"email": "m1@acme.example"}], "teams": []
+            },
+            {
+                "id": PLAIN_ROUTER, "name": "Not synced", "object_type": "contacts", "is_published": true,
+                "has_integration": false,
+                "settings": {"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true},
+                "users": [{"email": "m1@acme.example"}], "teams": []
+            }
+        ],
+        "records": {"contacts": [
+            {"id": CONTACT, "fields": {"email": "lead@prospect.example", "external_id": RECORD_EXTERNAL_ID}},
+            {"id": NO_EXTERNAL_ID, "fields": {"email": "bare@prospect.example"}}
+        ]}
+    }]});
+    edit(&mut s);
+    s
+}
+
+/// Where a test runs.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Memory,
+    Dynamo,
+}
+
+impl Backend {
+    async fn store(self) -> Arc<dyn Store> {
+        match self {
+            Backend::Memory => Arc::new(MemoryStore::new()),
+            Backend::Dynamo => Arc::new(
+                TestTable::create()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .store,
+            ),
+        }
+    }
+}
+
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Backend::Memory).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Backend::Dynamo).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    a_synced_assignment_sends_hubspots_request_and_is_recorded_synced,
+    missing_connection_or_external_ids_fail_at_once_without_a_request,
+    a_non_2xx_answer_gives_its_status_and_the_json_message_or_the_first_200_characters,
+    a_4xx_answer_other_than_429_is_final_at_once,
+    no_answer_within_3_seconds_is_a_timeout_that_is_retried,
+    a_connection_error_is_retried,
+    a_retry_that_succeeds_ends_synced,
+    a_failure_that_outlasts_every_delay_ends_failed,
+    a_retry_is_superseded_when_the_record_got_another_owner,
+    a_longer_retry_after_of_a_429_is_honoured,
+    a_router_without_integration_never_calls_the_crm,
+    the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message,
+    a_duplicate_retry_is_dropped_and_a_final_state_never_changes,
+    a_retry_message_received_early_is_postponed_on_the_queue,
+);
+
+struct Fixture {
+    store: Arc<dyn Store>,
+    engine: DispatchEngine,
+    sync: Arc<CrmSync>,
+    fake: FakeCrm,
+}
+
+/// Delays short enough for tests; the same rules as `30,300,1800`.
+fn quick() -> RetryDelays {
+    RetryDelays::parse("0.3,0.3,0.3").unwrap()
+}
+
+async fn fixture_with(
+    backend: Backend,
+    delays: RetryDelays,
+    edit: impl FnOnce(&mut Value),
+) -> Fixture {
+    let (fake, base) = FakeCrm::start().await.unwrap();
+    fixture_on(backend, delays, fake, &base, edit).await
+}
+
+async fn fixture_on(
+    backend: Backend,
+    delays: RetryDelays,
+    fake: FakeCrm,
+    base: &str,
+    edit: impl FnOnce(&mut Value),
+) -> Fixture {
+    let at = Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap();
+    let clock = Arc::new(FixedClock::new(at));
+    let store = backend.store().await;
+    let plan = shared::seed::load(
+        &seed(base, edit).to_string(),
+        at - chrono::Duration::days(1),
+    )
+    .unwrap_or_else(|e| panic!("test seed: {e}"));
+    store.provision(&plan).await.unwrap();
+    let sync = CrmSync::in_process(
+        Arc::new(HubSpotClient::new().unwrap()),
+        store.clone(),
+        clock.clone(),
+        delays,
+    );
+    let engine = DispatchEngine::new(
+        store.clone(),
+        clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    )
+    .with_crm(sync.clone());
+    Fixture {
+        store,
+        engine,
+        sync,
+        fake,
+    }
+}
+
+async fn fixture(backend: Backend) -> Fixture {
+    fixture_with(backend, quick(), |_| {}).await
+}
+
+impl Fixture {
+    async fn dispatch(&self, router: &str, record: &str) -> Outcome {
+        let request = DispatchRequest {
+            router_id: router.into(),
+            object_id: record.into(),
+            account_id: None,
+        };
+        self.engine
+            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+            .await
+            .unwrap()
+    }
+
+    /// The record's newest history entry.
+    async fn entry(&self, record: &str) -> DispatchEntry {
+        self.store
+            .list_record_dispatches(
+                id::<AccountId>(ACCOUNT),
+                ObjectType::Contacts,
+                id::<RecordId>(record),
+                &Page::first(1, false),
+            )
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .next()
+            .expect("an entry")
+    }
+
+    /// Waits until the record's newest entry has a final sync state (at most 20 s).
+    async fn final_state(&self, record: &str) -> CrmSyncState {
+        for _ in 0..200 {
+            let state = self.entry(record).await.crm_sync.expect("a sync state");
+            if state.status.is_final() {
+                return state;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "the sync never ended: {:?}",
+            self.entry(record).await.crm_sync
+        );
+    }
+}
+
+fn crm_error(outcome: &Outcome) -> Option<String> {
+    match outcome {
+        Outcome::Assigned(a) => a.crm.clone(),
+        other => panic!("not an assignment: {other:?}"),
+    }
+}
+
+fn state(status: CrmSyncStatus, attempts: u32, error: Option<&str>) -> CrmSyncState {
+    CrmSyncState {
+        status,
+        attempts,
+        error: error.map(str::to_string),
+    }
+}
+
+async fn a_synced_assignment_sends_hubspots_request_and_is_recorded_synced(backend: Backend) {
+    let f = fixture(backend).await;
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(crm_error(&outcome), None);
+    let body = serde_json::to_value(outcome.answer()).unwrap();
+    assert!(
+        body.get("crm_sync_failed").is_none() && body.get("crm_error").is_none(),
+        "{body}"
+    );
+    let requests = f.fake.requests();
+    assert_eq!(requests.len(), 1);
+    let r = &requests[0];
+    assert_eq!(r.method, "PATCH");
+    assert_eq!(r.path, "/crm/v3/objects/contacts/hs%20c%2F1");
+    assert_eq!(r.headers["authorization"], format!("Bearer {TOKEN}"));
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert_eq!(
+        r.body,
+        json!({"properties": {"hubspot_owner_id": "owner-1"}})
+    );
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 1, None))
+    );
+}
+
+async fn missing_connection_or_external_ids_fail_at_once_without_a_request(backend: Backend) {
+    // The record has no external_id.
+    let f = fixture(backend).await;
+    let outcome = f.dispatch(ROUTER, NO_EXTERNAL_ID).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("Record has no external_id")
+    );
+    let body = serde_json::to_value(outcome.answer()).unwrap();
+    assert_eq!(body["crm_sync_failed"], true);
+    assert_eq!(body["crm_error"], "Record has no external_id");
+    assert_eq!(body["message"], "Owner assigned", "the assignment stands");
+    assert_eq!(
+        f.entry(NO_EXTERNAL_ID).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Failed,
+            0,
+            Some("Record has no external_id")
+        ))
+    );
+    assert!(f.fake.requests().is_empty());
+
+    // The assigned member has no external_id.
+    let f = fixture_with(backend, quick(), |s| {
+        s["accounts"][0]["routers"][0]["users"] = json!([{"email": "nox@acme.example"}]);
+    })
+    .await;
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("Owner has no external_id")
+    );
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Failed,
+            0,
+            Some("Owner has no external_id")
+        ))
+    );
+    assert!(f.fake.requests().is_empty());
+
+    // The account has no CRM connection (checked first).
+    let f = fixture_with(backend, quick(), |s| {
+        s["accounts"][0]["crm"] = Value::Null;
+    })
+    .await;
+    let outcome = f.dispatch(ROUTER, NO_EXTERNAL_ID).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("No CRM connection for the account")
+    );
+    assert_eq!(
+        f.entry(NO_EXTERNAL_ID).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Failed,
+            0,
+            Some("No CRM connection for the account")
+        ))
+    );
+    assert!(f.fake.requests().is_empty());
+}
+
+async fn a_non_2xx_answer_gives_its_status_and_the_json_message_or_the_first_200_characters(
+    backend: Backend,
+) {
+    let f = fixture(backend).await;
+    f.fake.push(
+        Scripted::status(400)
+            .body(json!({"status": "error", "message": "Property values were not valid", "correlationId": "x"})),
+    );
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM answered 400: Property values were not valid")
+    );
+
+    let long = "x".repeat(150) + &"y".repeat(150);
+    f.fake
+        .push(Scripted::status(409).body(Value::String(long.clone())));
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let expected = format!("CRM answered 409: {}", &long[..200]);
+    assert_eq!(crm_error(&outcome), Some(expected.clone()));
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Failed, 1, Some(&expected)))
+    );
+
+    // The CRM echoes the token: it never reaches crm_error, in a JSON message or a text body.
+    f.fake.push(
+        Scripted::status(401)
+            .body(json!({"message": format!("Authentication credentials {TOKEN} are invalid")})),
+    );
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let error = crm_error(&outcome).unwrap();
+    assert!(!error.contains(TOKEN), "{error}");
+    assert!(
+        error.starts_with("CRM answered 401: Authentication credentials"),
+        "{error}"
+    );
+    f.fake
+        .push(Scripted::status(403).body(Value::String(format!("token={TOKEN}; denied"))));
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let error = crm_error(&outcome).unwrap();
+    assert!(!error.contains(TOKEN), "{error}");
+    let entry = serde_json::to_string(&f.entry(CONTACT).await).unwrap();
+    assert!(!entry.contains(TOKEN), "{entry}");
+}
+
+async fn a_4xx_answer_other_than_429_is_final_at_once(backend: Backend) {
+    let f = fixture(backend).await;
+    f.fake
+        .push(Scripted::status(404).body(json!({"message": "resource not found"})));
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM answered 404: resource not found")
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(f.fake.requests().len(), 1, "no retry after a 404");
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Failed,
+            1,
+            Some("CRM answered 404: resource not found")
+        ))
+    );
+}
+
+async fn no_answer_within_3_seconds_is_a_timeout_that_is_retried(backend: Backend) {
+    let f = fixture(backend).await;
+    f.fake
+        .push(Scripted::status(200).delay(Duration::from_millis(4000)));
+    let started = std::time::Instant::now();
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let waited = started.elapsed();
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM request timed out")
+    );
+    assert!(
+        waited >= Duration::from_millis(2900),
+        "the answer waits for the sync: {waited:?}"
+    );
+    // The retry finds a prompt fake.
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 2, None)
+    );
+}
+
+async fn a_connection_error_is_retried(backend: Backend) {
+    // Nothing listens on the connection's port until the fake is started there.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let base = format!("http://127.0.0.1:{port}");
+    let fake = FakeCrm::new();
+    let f = fixture_on(
+        backend,
+        RetryDelays::parse("1.5,1.5,1.5").unwrap(),
+        fake.clone(),
+        &base,
+        |_| {},
+    )
+    .await;
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let error = crm_error(&outcome).unwrap();
+    assert!(error.starts_with("CRM request failed: "), "{error}");
+    assert!(!error.contains(TOKEN), "{error}");
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Retrying, 1, Some(&error)))
+    );
+    fake.serve(format!("127.0.0.1:{port}").parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 2, None)
+    );
+    assert_eq!(fake.requests().len(), 1);
+}
+
+async fn a_retry_that_succeeds_ends_synced(backend: Backend) {
+    let f = fixture(backend).await;
+    f.fake.push(
+        Scripted::status(503)
+            .body(json!({"message": "Service Unavailable"}))
+            .times(2),
+    );
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM answered 503: Service Unavailable")
+    );
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Retrying,
+            1,
+            Some("CRM answered 503: Service Unavailable")
+        ))
+    );
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 3, None)
+    );
+    let requests = f.fake.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests.iter().all(|r| r.body == requests[0].body));
+}
+
+async fn a_failure_that_outlasts_every_delay_ends_failed(backend: Backend) {
+    let f = fixture(backend).await;
+    f.fake.push(
+        Scripted::status(500)
+            .body(json!({"message": "internal error"}))
+            .times(10),
+    );
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert!(crm_error(&outcome).is_some());
+    // One attempt, then one per delay (three): four in all, then failed for good.
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(
+            CrmSyncStatus::Failed,
+            4,
+            Some("CRM answered 500: internal error")
+        )
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(f.fake.requests().len(), 4);
+}
+
+async fn a_retry_is_superseded_when_the_record_got_another_owner(backend: Backend) {
+    let f = fixture_with(backend, RetryDelays::parse("1,1,1").unwrap(), |_| {}).await;
+    f.fake.push(Scripted::status(502).times(5));
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(crm_error(&outcome).as_deref(), Some("CRM answered 502: "));
+    // Before the retry, the owner changes (an edit by anyone).
+    let mut record = f
+        .store
+        .get_record(id(ACCOUNT), ObjectType::Contacts, id(CONTACT))
+        .await
+        .unwrap()
+        .unwrap();
+    let version = record.version;
+    record
+        .values
+        .insert("contact_owner".into(), "m2@acme.example".into());
+    record.version += 1;
+    f.store
+        .update_record(&record, version, &[], &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Superseded, 1, Some("CRM answered 502: "))
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        f.fake.requests().len(),
+        1,
+        "a superseded sync sends nothing more"
+    );
+}
+
+async fn a_longer_retry_after_of_a_429_is_honoured(backend: Backend) {
+    let f = fixture(backend).await;
+    f.fake.push(
+        Scripted::status(429)
+            .body(json!({"message": "You have reached your ten second limit."}))
+            .retry_after("2"),
+    );
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM answered 429: You have reached your ten second limit.")
+    );
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 2, None)
+    );
+    let requests = f.fake.requests();
+    let gap = requests[1].at_ms - requests[0].at_ms;
+    assert!(
+        gap >= 1900,
+        "the retry came {gap} ms after the 429 (Retry-After: 2)"
+    );
+}
+
+async fn a_router_without_integration_never_calls_the_crm(backend: Backend) {
+    let f = fixture(backend).await;
+    let outcome = f.dispatch(PLAIN_ROUTER, NO_EXTERNAL_ID).await;
+    assert_eq!(crm_error(&outcome), None);
+    let body = serde_json::to_value(outcome.answer()).unwrap();
+    assert!(body.get("crm_sync_failed").is_none(), "{body}");
+    assert_eq!(f.entry(NO_EXTERNAL_ID).await.crm_sync, None);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(f.fake.requests().is_empty());
+}
+
+async fn the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message(backend: Backend) {
+    let f = fixture(backend).await;
+    f.fake.push(Scripted::status(503));
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    let outcome = f
+        .engine
+        .dispatch(AccountContext::RouterOwner, &request, Some("message-1"))
+        .await
+        .expect("a sync failure is not a message failure");
+    assert_eq!(crm_error(&outcome).as_deref(), Some("CRM answered 503: "));
+    let entry = f.entry(CONTACT).await;
+    assert_eq!(entry.source, shared::model::DispatchSource::Queue);
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 2, None)
+    );
+}
+
+async fn a_duplicate_retry_is_dropped_and_a_final_state_never_changes(backend: Backend) {
+    // Delays long enough that the in-process retry never runs during the test.
+    let f = fixture_with(backend, RetryDelays::parse("600,600,600").unwrap(), |_| {}).await;
+    f.fake.push(Scripted::status(503));
+    f.dispatch(ROUTER, CONTACT).await;
+    let entry = f.entry(CONTACT).await;
+    let retry = CrmRetry::new(&entry.key(), 1, Utc::now());
+    let first = f.sync.retry(&retry).await.unwrap();
+    assert_eq!(
+        first,
+        shared::crm::sync::RetryOutcome::Attempted(state(CrmSyncStatus::Synced, 2, None))
+    );
+    // The same message again (a redelivery): dropped, nothing sent, the state stays.
+    let again = f.sync.retry(&retry).await.unwrap();
+    assert_eq!(again, shared::crm::sync::RetryOutcome::Dropped);
+    assert_eq!(f.fake.requests().len(), 2);
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 2, None))
+    );
+}
+
+/// A queue that remembers what it was asked to schedule.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(CrmRetry, Duration)>>);
+
+#[async_trait::async_trait]
+impl RetryQueue for Recorder {
+    async fn schedule(
+        &self,
+        retry: CrmRetry,
+        delay: Duration,
+    ) -> Result<(), shared::error::BoxError> {
+        self.0.lock().unwrap().push((retry, delay));
+        Ok(())
+    }
+}
+
+async fn a_retry_message_received_early_is_postponed_on_the_queue(backend: Backend) {
+    let f = fixture_with(backend, RetryDelays::parse("600,600,600").unwrap(), |_| {}).await;
+    let recorder = Arc::new(Recorder::default());
+    let clock = Arc::new(FixedClock::new(
+        Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap(),
+    ));
+    let queued = CrmSync::with_queue(
+        Arc::new(HubSpotClient::new().unwrap()),
+        f.store.clone(),
+        clock.clone(),
+        RetryDelays::default(),
+        recorder.clone(),
+    );
+    f.fake.push(Scripted::status(503));
+    f.dispatch(ROUTER, CONTACT).await;
+    let entry = f.entry(CONTACT).await;
+    // Due in 30 minutes: SQS delays a message 15 minutes at most, so it travels in hops.
+    let due = clock.now_utc() + chrono::Duration::minutes(30);
+    let retry = CrmRetry::new(&entry.key(), 1, due);
+    let outcome = queued.handle_message(&retry).await.unwrap();
+    assert_eq!(outcome, shared::crm::sync::RetryOutcome::Postponed);
+    let scheduled = recorder.0.lock().unwrap().clone();
+    assert_eq!(scheduled.len(), 1);
+    assert_eq!(scheduled[0].0, retry);
+    assert_eq!(scheduled[0].1, Duration::from_secs(1800));
+    assert_eq!(f.fake.requests().len(), 1, "nothing sent before it is due");
+    // Once due, it runs.
+    clock.set(due);
+    let outcome = queued.handle_message(&retry).await.unwrap();
+    assert_eq!(
+        outcome,
+        shared::crm::sync::RetryOutcome::Attempted(state(CrmSyncStatus::Synced, 2, None))
+    );
+}
+
+/// The access token appears in no log line, at any level, even when the CRM echoes it.
+#[tokio::test]
+async fn the_access_token_never_reaches_a_log_line() {
+    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = {
+        let logs = logs.clone();
+        move || LogWriter(logs.clone())
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(writer)
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let f = fixture_with(Backend::Memory, quick(), |_| {}).await;
+    f.fake
+        .push(Scripted::status(401).body(json!({"message": format!("bad token {TOKEN}")})));
+    f.fake
+        .push(Scripted::status(503).body(Value::String(format!("Bearer {TOKEN}"))));
+    f.dispatch(ROUTER, CONTACT).await;
+    f.dispatch(ROUTER, CONTACT).await;
+    let text = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("CRM sync attempt"), "the sync logged: {text}");
+    assert!(
+        !text.contains(TOKEN),
+        "the token leaked into the logs:\n{text}"
+    );
+    assert!(
+        !text.contains("0d7c4f1e"),
+        "a part of the token leaked:\n{text}"
+    );
+}
+
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `FixedClock::now` through the trait, for readability above.
+trait NowUtc {
+    fn now_utc(&self) -> chrono::DateTime<Utc>;
+}
+
+impl NowUtc for FixedClock {
+    fn now_utc(&self) -> chrono::DateTime<Utc> {
+        shared::clock::Clock::now(self)
+    }
+}
