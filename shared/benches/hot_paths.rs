@@ -4,7 +4,8 @@
 //! - `token_verify`: an access token verified in full (ES256 signature with aws-lc-rs, claims)
 //!   against the same token answered by the verified-token cache;
 //! - `record_validation`: the `fields` of a contact create body validated against the standard
-//!   catalogue ([`validate_fields`]), 5 and 20 keys;
+//!   catalogue ([`validate_fields`]), 5 keys and as many as the standard catalogue accepts of a
+//!   list of 20 (16 today);
 //! - `dispatch_decision`: the decision of one dispatch once everything is read, for pools of 10,
 //!   100, 1,000 and 10,000 members: each member's availability at the instant (office status,
 //!   out-of-office, working hours in its own time zone), then the member whose turn it is
