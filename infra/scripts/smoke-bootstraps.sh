@@ -5,7 +5,9 @@
 #   - moto (infra/scripts/emulator.sh) plays DynamoDB and Secrets Manager; the table is created
 #     from infra/table.json and loaded with the demo seed (provision);
 #   - the signing key is read from a Secrets Manager secret (JWT_SIGNING_KEY_SECRET_ARN), the other
-#     functions verify with the public JWKS, STORE_BACKEND=dynamodb, TABLE_NAME;
+#     functions verify with the public JWKS, STORE_BACKEND=dynamodb, TABLE_NAME; the key is the
+#     development key, so every function gets ALLOW_DEVELOPMENT_SIGNING_KEY=true (which a
+#     deployment never sets: without it the functions refuse to start with that key);
 #   - `cargo lambda watch --only-lambda-apis` plays the Lambda runtime API; each bootstrap is run
 #     against it in turn and invoked with files of events/.
 #
@@ -69,7 +71,7 @@ start() { # start <bin> <VAR=value>...: the bootstrap as the one function of the
   shift
   env AWS_LAMBDA_RUNTIME_API="http://[::]:$PORT/.rt" AWS_LAMBDA_FUNCTION_NAME=_ \
     AWS_LAMBDA_FUNCTION_VERSION=1 AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512 \
-    STORE_BACKEND=dynamodb "$@" "${runner[@]}" "target/lambda/$bin/bootstrap" >"$work/$bin.log" 2>&1 &
+    STORE_BACKEND=dynamodb ALLOW_DEVELOPMENT_SIGNING_KEY=true "$@" "${runner[@]}" "target/lambda/$bin/bootstrap" >"$work/$bin.log" 2>&1 &
   current=$!
   pids+=("$current")
   sleep 2

@@ -9,6 +9,9 @@
 #                                                          shared between functions)
 #   JWT_SIGNING_KEY_PEM   the development key (token function), shared/dev-keys/dev-signing-key.pem
 #   JWT_PUBLIC_JWKS       its public JWKS (every other function), from the `jwks` helper
+#   ALLOW_DEVELOPMENT_SIGNING_KEY=true   set when either of the two above is the development
+#                         key: without it the functions refuse to start with that key (it is
+#                         committed, so anyone can sign tokens with it)
 #   CURSOR_SECRET         (STORE_BACKEND=dynamodb only) 32+ bytes signing list cursors; the memory
 #                         store uses a random key per function
 # Extra arguments go to `cargo lambda watch` (e.g. --invoke-port 9001).
@@ -20,11 +23,14 @@ export PATH="$VENV/bin:$PATH"
 
 export STORE_BACKEND="${STORE_BACKEND:-memory}"
 export SEED_PATH="${SEED_PATH:-$PWD/infra/seed/demo.json}"
-export JWT_SIGNING_KEY_PEM="${JWT_SIGNING_KEY_PEM:-$(cat shared/dev-keys/dev-signing-key.pem)}"
+if [ -z "${JWT_SIGNING_KEY_PEM:-}" ]; then
+  JWT_SIGNING_KEY_PEM="$(cat shared/dev-keys/dev-signing-key.pem)"
+  export JWT_SIGNING_KEY_PEM ALLOW_DEVELOPMENT_SIGNING_KEY=true
+fi
 if [ -z "${JWT_PUBLIC_JWKS:-}" ]; then
   echo "==> JWT_PUBLIC_JWKS from the development key (cargo run -p local-server --bin jwks)"
   JWT_PUBLIC_JWKS="$(cargo run -q -p local-server --bin jwks)"
-  export JWT_PUBLIC_JWKS
+  export JWT_PUBLIC_JWKS ALLOW_DEVELOPMENT_SIGNING_KEY=true
 fi
 export RUST_LOG="${RUST_LOG:-info}"
 

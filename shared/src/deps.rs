@@ -9,6 +9,7 @@
 //! | `TABLE_NAME` | the DynamoDB table (required for `dynamodb`) |
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
+//! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
 //! | `CURSOR_SECRET` | at least 32 bytes that sign `after` cursors (BEHAVIOR 11); the same for every instance, so required with `dynamodb` by the functions that list; the `memory` backend uses a random key |
 //! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
 //! | `DISPATCH_QUEUE_URL` | the dispatch queue, where CRM sync retries wait as delayed messages (the dispatch function); unset: retries sleep in process |
@@ -18,7 +19,10 @@
 //! AWS configuration ([`aws_config::SdkConfig`]) is loaded and shared by every client a function
 //! builds (DynamoDB, and SQS or Secrets Manager where a function needs them).
 
-use crate::auth::keys::{DEFAULT_AUDIENCE, DEFAULT_ISSUER};
+use crate::auth::keys::{
+    development_key_allowed, jwks_lists_development_key, ALLOW_DEVELOPMENT_SIGNING_KEY,
+    DEFAULT_AUDIENCE, DEFAULT_ISSUER,
+};
 use crate::auth::token::issue::TokenIssuer;
 use crate::auth::token::verify::TokenVerifier;
 use crate::clock::{Clock, SystemClock};
@@ -141,7 +145,7 @@ impl Deps {
     /// is logged, not returned), so the first request after a cold start finds it open.
     ///
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
-    /// JWKS.
+    /// JWKS, a JWKS listing the development key without `ALLOW_DEVELOPMENT_SIGNING_KEY=true`.
     pub async fn from_env() -> Result<Self, ConfigError> {
         let mut deps = match var("STORE_BACKEND").as_deref() {
             None | Some("dynamodb") => {
@@ -171,6 +175,7 @@ impl Deps {
             let audience = var("JWT_AUDIENCE").unwrap_or_else(|| DEFAULT_AUDIENCE.into());
             let verifier = TokenVerifier::from_jwks_str(&jwks, &issuer, &audience)
                 .map_err(|e| ConfigError(format!("JWT_PUBLIC_JWKS is invalid: {e}")))?;
+            refuse_development_key(&jwks)?;
             deps = deps.with_verifier(verifier);
         }
         deps.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
@@ -249,6 +254,24 @@ impl Deps {
         self.aws = Some(sdk.clone());
         sdk
     }
+}
+
+/// Issue 13 defect 10: a verifier that trusts the committed development key accepts tokens
+/// anyone can sign; refuse to start with it unless [`ALLOW_DEVELOPMENT_SIGNING_KEY`] is `true`
+/// (local runs).
+fn refuse_development_key(jwks: &str) -> Result<(), ConfigError> {
+    let lists_it = serde_json::from_str(jwks)
+        .map(|value| jwks_lists_development_key(&value))
+        .unwrap_or(false);
+    if lists_it && !development_key_allowed(var(ALLOW_DEVELOPMENT_SIGNING_KEY).as_deref()) {
+        return Err(ConfigError(format!(
+            "JWT_PUBLIC_JWKS lists the public key of the committed development key \
+             (shared/dev-keys/dev-signing-key.pem), with which anyone can sign tokens: configure \
+             the public JWKS of your own signing key (docs/deploy.md), or set \
+             {ALLOW_DEVELOPMENT_SIGNING_KEY}=true for a local run"
+        )));
+    }
+    Ok(())
 }
 
 async fn memory_store_from_seed_path() -> Result<MemoryStore, ConfigError> {

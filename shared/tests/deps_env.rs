@@ -44,7 +44,32 @@ async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
         .unwrap()
         .public_jwks()
         .to_string();
-    std::env::set_var("JWT_PUBLIC_JWKS", jwks);
+    // Issue 13 defect 10: the committed development key's public key makes a verifier that
+    // accepts tokens anyone can sign: refused unless ALLOW_DEVELOPMENT_SIGNING_KEY=true.
+    std::env::set_var("JWT_PUBLIC_JWKS", &jwks);
+    std::env::remove_var("ALLOW_DEVELOPMENT_SIGNING_KEY");
+    let err = Deps::from_env().await.expect_err("dev key").to_string();
+    assert!(
+        err.contains("JWT_PUBLIC_JWKS lists the public key of the committed development key")
+            && err.contains("ALLOW_DEVELOPMENT_SIGNING_KEY=true"),
+        "{err}"
+    );
+    for no in ["false", "1", ""] {
+        std::env::set_var("ALLOW_DEVELOPMENT_SIGNING_KEY", no);
+        assert!(Deps::from_env().await.is_err(), "{no:?}");
+    }
+    std::env::set_var("ALLOW_DEVELOPMENT_SIGNING_KEY", "true");
+    assert!(Deps::from_env().await.unwrap().verifier().is_ok());
+    std::env::remove_var("ALLOW_DEVELOPMENT_SIGNING_KEY");
+    // Any other key needs no opt-in.
+    let own = p256::SecretKey::random(&mut p256::elliptic_curve::rand_core::OsRng);
+    let own =
+        p256::pkcs8::EncodePrivateKey::to_pkcs8_pem(&own, p256::pkcs8::LineEnding::LF).unwrap();
+    let own_jwks = shared::auth::SigningKey::from_pem(&own)
+        .unwrap()
+        .public_jwks()
+        .to_string();
+    std::env::set_var("JWT_PUBLIC_JWKS", own_jwks);
     assert!(Deps::from_env().await.unwrap().verifier().is_ok());
     std::env::remove_var("JWT_PUBLIC_JWKS");
 

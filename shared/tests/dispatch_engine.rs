@@ -485,7 +485,11 @@ async fn every_outcome_message_of_the_spec_is_reached_by_its_rule(backend: Backe
 }
 
 async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(backend: Backend) {
-    let f = fixture(backend, seed(rr(), |_| {})).await;
+    let f = fixture(
+        backend,
+        seed(rr(), |s| s["accounts"][0]["assignment_quota"] = json!(1000)),
+    )
+    .await;
     let outcome = f.run(ROUTER, CONTACT).await;
     let body = answer(&outcome);
     assert_eq!(body["message"], "Owner assigned");
@@ -632,6 +636,7 @@ async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touch
     let f = fixture(
         backend,
         seed(settings, |s| {
+            s["accounts"][0]["assignment_quota"] = json!(1000);
             for i in 0..4 {
                 s["accounts"][0]["users"][i]["office_status"] = json!(false);
             }

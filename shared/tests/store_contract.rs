@@ -71,6 +71,7 @@ contract!(
     find_by_unique_key_finds_only_the_active_holder_in_its_account_and_type,
     members_list_by_email_and_skip_archived_unless_asked,
     a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account,
+    a_member_lookup_by_email_matches_the_whole_address_never_a_prefix,
     a_member_update_is_conditional_on_version_and_activity,
     routers_list_by_creation_and_skip_archived_unless_asked,
     a_router_is_found_in_its_account_and_by_id_alone,
@@ -1041,6 +1042,37 @@ async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
     );
 }
 
+/// Issue 13 defect 8: `a#b@x.co` begins with `a#`, the sort-key prefix of a lookup of `a`;
+/// only the whole address finds a member.
+async fn a_member_lookup_by_email_matches_the_whole_address_never_a_prefix(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let hashed = member(acc.id, "a#b@x.co", 1);
+    let plain = member(acc.id, "a@x.co", 2);
+    plan.members = vec![hashed.clone(), plain.clone()];
+    provision(&store, vec![plan]).await;
+    for (lookup, expected) in [
+        ("a", None),
+        ("a#b", None),
+        ("a#b@x", None),
+        ("a#b@x.c", None),
+        ("a@x.c", None),
+        ("a#b@x.co", Some(&hashed)),
+        ("A#B@X.CO", Some(&hashed)),
+        ("a@x.co", Some(&plain)),
+    ] {
+        assert_eq!(
+            store
+                .find_member_by_email(acc.id, lookup)
+                .await
+                .unwrap()
+                .as_ref(),
+            expected,
+            "{lookup}"
+        );
+    }
+}
+
 async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn Store>) {
     let acc = account(None);
     let mut plan = plan_of(&acc);
@@ -1853,7 +1885,7 @@ async fn an_assignment_past_the_quota_writes_nothing(store: Arc<dyn Store>) {
 }
 
 async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc<dyn Store>) {
-    let s = scene(&store, None).await;
+    let s = scene(&store, Some(100)).await;
     let w = assignment(&s, "2026-03", Some("msg-7"));
     store.commit_assignment(&w).await.unwrap();
     // The redelivered message, even re-read at the new versions, is recognised.
@@ -1888,7 +1920,20 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
 }
 
 async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
-    let s = scene(&store, None).await;
+    // Issue 14: an account without a quota keeps no count (no write every router contends on).
+    let unlimited = scene(&store, None).await;
+    let mut w = assignment(&unlimited, "2026-03", None);
+    w.rotation = None;
+    w.member = None;
+    store.commit_assignment(&w).await.unwrap();
+    assert_eq!(
+        store
+            .assignment_count(unlimited.account.id, "2026-03")
+            .await
+            .unwrap(),
+        0
+    );
+    let s = scene(&store, Some(100)).await;
     let mut w = assignment(&s, "2026-03", None);
     w.rotation = None;
     w.member = None;

@@ -6,7 +6,7 @@
 //! `#[utoipa::path]` next to its handler and mounted with `routes!`, so a route and its
 //! description are one declaration.
 
-use axum::extract::{FromRef, Path, RawQuery, State};
+use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use axum::Json;
@@ -18,7 +18,7 @@ use shared::api::openapi::{
 };
 use shared::api::{
     empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
-    Body, ListQuery,
+    Body, ListQuery, PathId,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -163,7 +163,7 @@ async fn read(
     query: Option<String>,
 ) -> Answer<RecordView> {
     p.require(Scope::Read)?;
-    let properties = item_properties(query.as_deref());
+    let properties = item_properties(query.as_deref())?;
     let record = s
         .records
         .get(p.account_id, t, RecordId::parse(&id), properties.as_deref())
@@ -184,7 +184,7 @@ async fn update(
         account_id: p.account_id,
         actor: &p.client_id,
     };
-    let properties = item_properties(query.as_deref());
+    let properties = item_properties(query.as_deref())?;
     let write = body.json_object().and_then(RecordWrite::from_body);
     let record = s
         .records
@@ -312,7 +312,7 @@ macro_rules! record_type {
             pub async fn get(
                 auth: Authenticated,
                 State(s): State<RecordsState>,
-                Path(id): Path<String>,
+                PathId(id): PathId,
                 RawQuery(q): RawQuery,
             ) -> Answer<RecordView> {
                 super::read(ObjectType::$t, auth, s, id, q).await
@@ -337,7 +337,7 @@ macro_rules! record_type {
             pub async fn update(
                 auth: Authenticated,
                 State(s): State<RecordsState>,
-                Path(id): Path<String>,
+                PathId(id): PathId,
                 RawQuery(q): RawQuery,
                 body: Body,
             ) -> Answer<RecordView> {
@@ -362,7 +362,7 @@ macro_rules! record_type {
             pub async fn archive(
                 auth: Authenticated,
                 State(s): State<RecordsState>,
-                Path(id): Path<String>,
+                PathId(id): PathId,
             ) -> Answer<RecordView> {
                 super::archive(ObjectType::$t, auth, s, id).await
             }
@@ -385,7 +385,7 @@ macro_rules! record_type {
             pub async fn dispatches(
                 auth: Authenticated,
                 State(s): State<RecordsState>,
-                Path(id): Path<String>,
+                PathId(id): PathId,
                 RawQuery(q): RawQuery,
             ) -> Answer<ListView<DispatchEntryView>> {
                 super::dispatches(ObjectType::$t, auth, s, id, q).await

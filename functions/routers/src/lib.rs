@@ -4,12 +4,12 @@
 //! Thin: authenticate, scope, parse, call [`shared::routers::RouterService`] or
 //! [`shared::history::HistoryService`].
 
-use axum::extract::{FromRef, Path, RawQuery, State};
+use axum::extract::{FromRef, RawQuery, State};
 use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{HistoryListParams, ListParams, StatsParams, TAG_HISTORY, TAG_ROUTERS};
-use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery};
+use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery, PathId};
 use shared::auth::{Scope, TokenVerifier};
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
@@ -130,7 +130,7 @@ pub async fn list(
 pub async fn get(
     Authenticated(p): Authenticated,
     State(s): State<RoutersState>,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Answer<RouterView> {
     p.require(Scope::Read)?;
     Ok(Json(
@@ -156,7 +156,7 @@ pub async fn get(
 pub async fn dispatches(
     Authenticated(p): Authenticated,
     State(s): State<RoutersState>,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     RawQuery(q): RawQuery,
 ) -> Answer<ListView<DispatchEntryView>> {
     p.require(Scope::Read)?;
@@ -187,7 +187,7 @@ pub async fn dispatches(
 pub async fn stats(
     Authenticated(p): Authenticated,
     State(s): State<RoutersState>,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     RawQuery(q): RawQuery,
 ) -> Answer<RouterStats> {
     p.require(Scope::Read)?;

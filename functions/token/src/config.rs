@@ -7,6 +7,7 @@
 //! | `JWT_ISSUER` | `iss` of issued tokens | `account-routing-api` |
 //! | `JWT_AUDIENCE` | `aud` of issued tokens | `account-routing-api` |
 //! | `TOKEN_TTL_SECONDS` | token lifetime, 1..=86400 seconds | `3600` |
+//! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets the function sign with the committed development key (local runs only) | refused |
 //!
 //! Exactly one of the two key variables must be set (a blank `JWT_SIGNING_KEY_SECRET_ARN` counts
 //! as unset). In AWS the key lives in Secrets Manager,
@@ -15,7 +16,10 @@
 //! only the token function is allowed to read it (BEHAVIOR 1). [`TokenConfig::from_lookup`]
 //! decides where the key comes from without any I/O; [`crate::secret`] does the one AWS call.
 
-use shared::auth::{KeyError, SigningKey, DEFAULT_AUDIENCE, DEFAULT_ISSUER};
+use shared::auth::{
+    development_key_allowed, KeyError, SigningKey, ALLOW_DEVELOPMENT_SIGNING_KEY, DEFAULT_AUDIENCE,
+    DEFAULT_ISSUER,
+};
 
 /// Default token lifetime in seconds (BEHAVIOR 1).
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
@@ -50,6 +54,8 @@ pub struct TokenConfig {
     pub audience: String,
     /// Token lifetime in seconds.
     pub ttl_seconds: u64,
+    /// `ALLOW_DEVELOPMENT_SIGNING_KEY=true`: the committed development key may sign.
+    pub allow_development_key: bool,
 }
 
 /// A configuration the function cannot start with; the message names the variable to fix.
@@ -95,6 +101,14 @@ pub enum ConfigError {
     /// A variable is set but empty.
     #[error("{0} is set but empty")]
     Empty(&'static str),
+    /// The signing key is the committed development key, which anyone can sign tokens with, and
+    /// `ALLOW_DEVELOPMENT_SIGNING_KEY` is not `true` (issue 13 defect 10).
+    #[error(
+        "the signing key from {0} is the committed development key \
+         (shared/dev-keys/dev-signing-key.pem), with which anyone can sign tokens: use your own \
+         key (docs/deploy.md), or set ALLOW_DEVELOPMENT_SIGNING_KEY=true for a local run"
+    )]
+    DevelopmentSigningKey(&'static str),
     /// `TOKEN_TTL_SECONDS` is not an integer in 1..=86400.
     #[error("TOKEN_TTL_SECONDS must be an integer from 1 to {MAX_TTL_SECONDS}, got {0:?}")]
     InvalidTtl(String),
@@ -160,6 +174,8 @@ impl TokenConfig {
             (None, Some(pem)) if pem.trim().is_empty() => return Err(ConfigError::Empty(PEM_VAR)),
             (None, Some(pem)) => SigningKeySource::Pem(parse_pem(&pem)?),
         };
+        let allow_development_key =
+            development_key_allowed(lookup(ALLOW_DEVELOPMENT_SIGNING_KEY).as_deref());
         let text = |name: &'static str, default: &str| match lookup(name) {
             Some(value) if value.trim().is_empty() => Err(ConfigError::Empty(name)),
             Some(value) => Ok(value),
@@ -176,12 +192,29 @@ impl TokenConfig {
                 .filter(|ttl| (1..=MAX_TTL_SECONDS).contains(ttl))
                 .ok_or(ConfigError::InvalidTtl(value))?,
         };
-        Ok(Self {
+        let config = Self {
             key_source,
             issuer,
             audience,
             ttl_seconds,
-        })
+            allow_development_key,
+        };
+        if let SigningKeySource::Pem(key) = &config.key_source {
+            config.accept_key(key, PEM_VAR)?;
+        }
+        Ok(config)
+    }
+
+    /// Checks a signing key before it signs anything: the committed development key only with
+    /// `ALLOW_DEVELOPMENT_SIGNING_KEY=true`. `from` names where the key came from. The PEM source
+    /// is checked by [`TokenConfig::from_lookup`]; a key read from the secret is checked with this.
+    ///
+    /// Errors: [`ConfigError::DevelopmentSigningKey`].
+    pub fn accept_key(&self, key: &SigningKey, from: &'static str) -> Result<(), ConfigError> {
+        if key.is_development_key() && !self.allow_development_key {
+            return Err(ConfigError::DevelopmentSigningKey(from));
+        }
+        Ok(())
     }
 }
 
@@ -209,9 +242,13 @@ mod tests {
             .to_owned()
     }
 
+    /// The development key with the opt-in that local runs set.
+    const DEV_OPT_IN: (&str, &str) = ("ALLOW_DEVELOPMENT_SIGNING_KEY", "true");
+
     #[test]
     fn only_the_signing_key_is_required_and_the_rest_defaults() {
-        let config = config(&[("JWT_SIGNING_KEY_PEM", DEV_SIGNING_KEY_PEM)]).expect("valid");
+        let config =
+            config(&[("JWT_SIGNING_KEY_PEM", DEV_SIGNING_KEY_PEM), DEV_OPT_IN]).expect("valid");
         assert!(matches!(config.key_source, SigningKeySource::Pem(_)));
         assert_eq!(config.issuer, "account-routing-api");
         assert_eq!(config.audience, "account-routing-api");
@@ -223,6 +260,7 @@ mod tests {
         let escaped = DEV_SIGNING_KEY_PEM.trim_end().replace('\n', "\\n");
         let config = config(&[
             ("JWT_SIGNING_KEY_PEM", &escaped),
+            DEV_OPT_IN,
             ("JWT_ISSUER", "https://auth.example.com"),
             ("JWT_AUDIENCE", "routing"),
             ("TOKEN_TTL_SECONDS", "900"),
@@ -253,6 +291,7 @@ mod tests {
         let config = config(&[
             ("JWT_SIGNING_KEY_SECRET_ARN", ""),
             ("JWT_SIGNING_KEY_PEM", DEV_SIGNING_KEY_PEM),
+            DEV_OPT_IN,
         ])
         .expect("valid");
         assert!(matches!(config.key_source, SigningKeySource::Pem(k) if k.kid() == dev_kid()));
@@ -293,6 +332,16 @@ mod tests {
     fn a_bad_configuration_fails_naming_the_variable() {
         let key = ("JWT_SIGNING_KEY_PEM", DEV_SIGNING_KEY_PEM);
         let cases: Vec<Case> = vec![
+            (
+                "the development key without the opt-in",
+                vec![key],
+                "the signing key from JWT_SIGNING_KEY_PEM is the committed development key",
+            ),
+            (
+                "the development key with an opt-in other than true",
+                vec![key, ("ALLOW_DEVELOPMENT_SIGNING_KEY", "yes")],
+                "the signing key from JWT_SIGNING_KEY_PEM is the committed development key",
+            ),
             (
                 "nothing set",
                 vec![],
@@ -341,27 +390,27 @@ mod tests {
             ),
             (
                 "empty issuer",
-                vec![key, ("JWT_ISSUER", "")],
+                vec![key, DEV_OPT_IN, ("JWT_ISSUER", "")],
                 "JWT_ISSUER is set but empty",
             ),
             (
                 "empty audience",
-                vec![key, ("JWT_AUDIENCE", "")],
+                vec![key, DEV_OPT_IN, ("JWT_AUDIENCE", "")],
                 "JWT_AUDIENCE is set but empty",
             ),
             (
                 "ttl zero",
-                vec![key, ("TOKEN_TTL_SECONDS", "0")],
+                vec![key, DEV_OPT_IN, ("TOKEN_TTL_SECONDS", "0")],
                 "TOKEN_TTL_SECONDS must be",
             ),
             (
                 "ttl too long",
-                vec![key, ("TOKEN_TTL_SECONDS", "86401")],
+                vec![key, DEV_OPT_IN, ("TOKEN_TTL_SECONDS", "86401")],
                 "TOKEN_TTL_SECONDS must be",
             ),
             (
                 "ttl not a number",
-                vec![key, ("TOKEN_TTL_SECONDS", "1h")],
+                vec![key, DEV_OPT_IN, ("TOKEN_TTL_SECONDS", "1h")],
                 "TOKEN_TTL_SECONDS must be",
             ),
             (
@@ -377,5 +426,35 @@ mod tests {
             let error = config(&vars).expect_err(case).to_string();
             assert!(error.starts_with(message), "{case}: {error}");
         }
+    }
+
+    #[test]
+    fn a_key_read_from_the_secret_is_refused_when_it_is_the_development_key() {
+        let refusing = config(&[("JWT_SIGNING_KEY_SECRET_ARN", ARN)]).expect("valid");
+        let dev = key_from_secret_text(ARN, DEV_SIGNING_KEY_PEM).expect("a key");
+        let error = refusing
+            .accept_key(&dev, "secrets-manager")
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            error.starts_with(
+                "the signing key from secrets-manager is the committed development key"
+            ),
+            "{error}"
+        );
+        let allowed = config(&[("JWT_SIGNING_KEY_SECRET_ARN", ARN), DEV_OPT_IN]).expect("valid");
+        assert!(allowed.accept_key(&dev, "secrets-manager").is_ok());
+    }
+
+    #[test]
+    fn any_other_key_needs_no_opt_in() {
+        let own = p256::SecretKey::random(&mut p256::elliptic_curve::rand_core::OsRng);
+        let pem = p256::pkcs8::EncodePrivateKey::to_pkcs8_pem(&own, p256::pkcs8::LineEnding::LF)
+            .expect("encodes");
+        let own = config(&[("JWT_SIGNING_KEY_PEM", &pem)]).expect("valid without opt-in");
+        let SigningKeySource::Pem(key) = &own.key_source else {
+            panic!("expected the PEM source");
+        };
+        assert!(own.accept_key(key, PEM_VAR).is_ok());
     }
 }

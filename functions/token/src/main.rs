@@ -41,7 +41,7 @@ async fn run() -> Result<(), lambda_http::Error> {
     let mut deps = shared::deps::Deps::from_env()
         .await
         .inspect_err(|error| tracing::error!(%error, "invalid configuration"))?;
-    let (signing_key, key_source) = match config.key_source {
+    let (signing_key, key_source) = match config.key_source.clone() {
         SigningKeySource::Pem(key) => (key, "JWT_SIGNING_KEY_PEM"),
         SigningKeySource::SecretArn(arn) => {
             let sdk = deps.aws().await;
@@ -54,6 +54,14 @@ async fn run() -> Result<(), lambda_http::Error> {
             (key, "secrets-manager")
         }
     };
+    // The committed development key only with ALLOW_DEVELOPMENT_SIGNING_KEY=true (the PEM source
+    // was checked with the configuration).
+    config
+        .accept_key(&signing_key, key_source)
+        .map_err(|error| {
+            tracing::error!(%error, "invalid configuration");
+            lambda_http::Error::from(error.to_string())
+        })?;
     let issuer = TokenIssuer::new(
         signing_key,
         config.issuer,

@@ -323,3 +323,81 @@ async fn the_sample_api_gateway_event_gets_a_token() {
     assert_eq!(principal.account_id, ACCOUNT);
     assert_eq!(principal.scopes, vec![Scope::Read, Scope::Create]);
 }
+
+/// RFC 6749 section 2.3.1: "The client MUST NOT use more than one authentication method in
+/// each request" (issue 13 defect 9). HTTP Basic plus a form `client_secret` is two methods and
+/// is refused even when both name the same client with the right secret; a form `client_id`
+/// alone next to Basic only identifies the client (section 3.2.1) and is accepted when it names
+/// the Basic client.
+#[tokio::test]
+async fn one_client_authentication_method_per_request() {
+    let basic = format!("Basic {}", STANDARD.encode(format!("{CLIENT_ID}:{SECRET}")));
+    let scope = "grant_type=client_credentials&scope=service-api%2Fread";
+    let cases: [(&str, String, u16, &str); 4] = [
+        (
+            "Basic and the same credentials in the form",
+            format!("{scope}&client_id={CLIENT_ID}&client_secret={SECRET}"),
+            400,
+            "invalid_request",
+        ),
+        (
+            "Basic and a form client_secret",
+            format!("{scope}&client_secret={SECRET}"),
+            400,
+            "invalid_request",
+        ),
+        (
+            "Basic and another form client_id",
+            format!("{scope}&client_id=someone-else"),
+            400,
+            "invalid_request",
+        ),
+        (
+            "Basic and the same form client_id",
+            format!("{scope}&client_id={CLIENT_ID}"),
+            200,
+            "",
+        ),
+    ];
+    for (case, form, status, error) in cases {
+        let (response, body) = send(app().await, post(Some(FORM), Some(&basic), form)).await;
+        assert_eq!(response.status().as_u16(), status, "{case}: {body}");
+        if status == 200 {
+            assert_eq!(body["token_type"], "Bearer", "{case}");
+        } else {
+            assert_eq!(body["error"], error, "{case}");
+            assert_eq!(header_of(&response, "www-authenticate"), None, "{case}");
+        }
+    }
+}
+
+/// Issue 13 defect 11: a burst of token requests never runs more argon2 verifications at once
+/// than the process's limit (one per CPU), counted by the limit itself around each computation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_of_token_requests_runs_at_most_the_limit_of_argon2_verifications_at_once() {
+    let app = app().await;
+    let mut burst = tokio::task::JoinSet::new();
+    for i in 0..48 {
+        let app = app.clone();
+        // Half right, half wrong secrets, a few unknown clients: every path hashes.
+        let form = match i % 4 {
+            0 | 1 => GOOD_FORM.to_owned(),
+            2 => GOOD_FORM.replace(SECRET, "wrong"),
+            _ => GOOD_FORM.replace(CLIENT_ID, "nobody"),
+        };
+        burst.spawn(async move { send(app, post(Some(FORM), None, form)).await.0.status() });
+    }
+    let mut statuses = Vec::new();
+    while let Some(status) = burst.join_next().await {
+        statuses.push(status.expect("joins").as_u16());
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 24);
+    assert_eq!(statuses.iter().filter(|s| **s == 401).count(), 24);
+    let limit = shared::auth::HashingLimit::global();
+    assert!(
+        limit.peak() <= limit.limit(),
+        "{} verifications ran at once, limit {}",
+        limit.peak(),
+        limit.limit()
+    );
+}

@@ -1,13 +1,14 @@
 //! Handler of the users function: `GET /users`, `GET /users/{userId}`, `PATCH /users/{userId}`
 //! (spec "Users"). Thin: authenticate, scope, parse, call [`shared::members::MemberService`].
 
-use axum::extract::{FromRef, Path, RawQuery, State};
+use axum::extract::{FromRef, RawQuery, State};
 use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{ListParams, TAG_USERS};
 use shared::api::{
     empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
+    PathId,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -138,7 +139,7 @@ pub async fn update_without_id(Authenticated(p): Authenticated) -> Result<(), Ap
 pub async fn get(
     Authenticated(p): Authenticated,
     State(s): State<UsersState>,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Answer<MemberView> {
     p.require(Scope::Read)?;
     Ok(Json(
@@ -165,7 +166,7 @@ pub async fn get(
 pub async fn update(
     Authenticated(p): Authenticated,
     State(s): State<UsersState>,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     body: Body,
 ) -> Answer<MemberView> {
     p.require(Scope::Update)?;

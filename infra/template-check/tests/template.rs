@@ -514,6 +514,10 @@ fn only_the_token_function_gets_the_signing_key_and_the_others_the_public_keys()
             env.get("JWT_SIGNING_KEY_PEM").is_none(),
             "{function}: no PEM in any configuration"
         );
+        assert!(
+            env.get("ALLOW_DEVELOPMENT_SIGNING_KEY").is_none(),
+            "{function}: a deployment never allows the committed development key"
+        );
         if *function == "TokenFunction" {
             assert_eq!(
                 env["JWT_SIGNING_KEY_SECRET_ARN"],

@@ -6,12 +6,14 @@ pub mod body;
 pub mod error;
 pub mod idempotency;
 pub mod openapi;
+mod path;
 mod query;
 
 pub use auth::Authenticated;
 pub use body::{Body, MAX_BODY_BYTES};
 pub use error::{ApiError, ErrorBody};
-pub use query::{item_properties, ListQuery};
+pub use path::PathId;
+pub use query::{item_properties, ListQuery, QueryParams};
 
 use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;

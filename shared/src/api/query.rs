@@ -1,11 +1,17 @@
-//! Query-string parsing (BEHAVIOR 2 and 11): `archived` is `true` or `false`; `limit` an integer
-//! 1..=100 (default 10); `offset` an integer 0..=10000 (default 0); `after` a cursor, with `offset`
-//! absent or 0; anything else -> 400 naming the parameter. Unknown parameters are ignored.
-//! Repeated `properties` values are joined with commas.
+//! Query-string parsing (BEHAVIOR 2, 11 and 12): `archived` is `true` or `false`; `limit` an
+//! integer 1..=100 (default 10); `offset` an integer 0..=10000 (default 0); `after` a cursor, with
+//! `offset` absent or 0; anything else -> 400 naming the parameter. Unknown parameters are
+//! ignored. Repeated `properties` values are joined with commas.
+//!
+//! Names and values are `application/x-www-form-urlencoded` (`+` is a space, `%XX` a byte). A
+//! value of a parameter the route reads whose bytes are not UTF-8 is 400 naming the parameter
+//! (BEHAVIOR 12), never replaced or dropped; an unknown parameter is ignored whatever its bytes.
+//! A `%` not followed by two hex digits is kept as it is (the WHATWG URL rules browsers follow).
 
 use crate::error::DomainError;
 use crate::page::cursor::{ListRequest, RequestedStart, INVALID_AFTER};
 use crate::page::{DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
+use percent_encoding::percent_decode_str;
 
 /// Parsed query of a list route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,25 +25,73 @@ pub struct ListQuery {
 /// The message of an `offset` past [`MAX_OFFSET`] or not a number.
 pub const INVALID_OFFSET: &str = "Invalid query parameter offset: must be an integer from 0 to 10000; page further with after (the pagination.next_after of the previous page)";
 
-fn pairs(raw: Option<&str>) -> Vec<(String, String)> {
-    raw.map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default()
+/// The decoded parameters of a raw query string, in order. Every route that reads its query
+/// goes through it, so a value that is not percent-encoded UTF-8 is answered alike everywhere:
+/// [`QueryParams::first`] and [`QueryParams::all`] are 400 naming the parameter for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryParams {
+    /// (name, value); a value whose bytes are not UTF-8 is `None`. Names are decoded lossily (an
+    /// undecodable name is no parameter a route knows).
+    pairs: Vec<(String, Option<String>)>,
 }
 
-fn first<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
+impl QueryParams {
+    /// Splits and decodes `raw` (the part after `?`, without it); `None` is an empty query.
+    /// Linear in the length of `raw`; never fails (errors surface when a value is read).
+    pub fn parse(raw: Option<&str>) -> Self {
+        let pairs = raw
+            .unwrap_or_default()
+            .split('&')
+            .filter(|piece| !piece.is_empty())
+            .map(|piece| {
+                let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+                let name = decode(name)
+                    .unwrap_or_else(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+                (name, decode(value).ok())
+            })
+            .collect();
+        Self { pairs }
+    }
+
+    /// The value of the first occurrence of `name`, if any.
+    ///
+    /// Errors: 400 `Invalid query parameter <name>: not valid percent-encoded UTF-8` with
+    /// `field` = `name` when that value's bytes are not UTF-8.
+    pub fn first(&self, name: &str) -> Result<Option<&str>, DomainError> {
+        match self.pairs.iter().find(|(k, _)| k == name) {
+            None => Ok(None),
+            Some((_, Some(value))) => Ok(Some(value)),
+            Some((_, None)) => Err(not_utf8(name)),
+        }
+    }
+
+    /// Every value of `name`, in order.
+    ///
+    /// Errors: as [`QueryParams::first`], when any of them is not UTF-8.
+    pub fn all(&self, name: &str) -> Result<Vec<&str>, DomainError> {
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_deref().ok_or_else(|| not_utf8(name)))
+            .collect()
+    }
+
+    /// The `properties` values joined with commas, when there is at least one.
+    fn properties(&self) -> Result<Option<String>, DomainError> {
+        let values = self.all("properties")?;
+        Ok((!values.is_empty()).then(|| values.join(",")))
+    }
 }
 
-fn properties(pairs: &[(String, String)]) -> Option<String> {
-    let values: Vec<&str> = pairs
-        .iter()
-        .filter(|(k, _)| k == "properties")
-        .map(|(_, v)| v.as_str())
-        .collect();
-    (!values.is_empty()).then(|| values.join(","))
+/// Form-urldecodes one name or value: `+` is a space, `%XX` a byte (a `%` without two hex
+/// digits is kept). `Err` holds the decoded bytes when they are not UTF-8.
+fn decode(text: &str) -> Result<String, Vec<u8>> {
+    let bytes: Vec<u8> = percent_decode_str(&text.replace('+', " ")).collect();
+    String::from_utf8(bytes).map_err(|e| e.into_bytes())
+}
+
+fn not_utf8(name: &str) -> DomainError {
+    invalid(name, "not valid percent-encoded UTF-8")
 }
 
 impl ListQuery {
@@ -46,14 +100,14 @@ impl ListQuery {
     /// Errors: 400 with `field` = the parameter, e.g. `Invalid query parameter limit: must be an
     /// integer from 1 to 100`.
     pub fn parse(raw: Option<&str>) -> Result<Self, DomainError> {
-        let pairs = pairs(raw);
-        let include_archived = match first(&pairs, "archived") {
+        let params = QueryParams::parse(raw);
+        let include_archived = match params.first("archived")? {
             None => false,
             Some("true") => true,
             Some("false") => false,
             Some(_) => return Err(invalid("archived", "must be true or false")),
         };
-        let limit = match first(&pairs, "limit") {
+        let limit = match params.first("limit")? {
             None => DEFAULT_LIMIT,
             Some(v) => v
                 .parse::<usize>()
@@ -61,7 +115,7 @@ impl ListQuery {
                 .filter(|n| (1..=MAX_LIMIT).contains(n))
                 .ok_or_else(|| invalid("limit", "must be an integer from 1 to 100"))?,
         };
-        let offset = match first(&pairs, "offset") {
+        let offset = match params.first("offset")? {
             None => 0,
             Some(v) => v
                 .parse::<usize>()
@@ -69,7 +123,7 @@ impl ListQuery {
                 .filter(|n| *n <= MAX_OFFSET)
                 .ok_or_else(|| DomainError::bad_field("offset", INVALID_OFFSET))?,
         };
-        let start = match first(&pairs, "after") {
+        let start = match params.first("after")? {
             None => RequestedStart::Offset(offset),
             Some("") => return Err(DomainError::bad_field("after", INVALID_AFTER)),
             Some(_) if offset != 0 => {
@@ -78,7 +132,7 @@ impl ListQuery {
             Some(after) => RequestedStart::After(after.to_string()),
         };
         Ok(Self {
-            properties: properties(&pairs),
+            properties: params.properties()?,
             list: ListRequest {
                 limit,
                 start,
@@ -88,9 +142,12 @@ impl ListQuery {
     }
 }
 
-/// The `properties` value of an item route's query, if any.
-pub fn item_properties(raw: Option<&str>) -> Option<String> {
-    properties(&pairs(raw))
+/// The `properties` value of an item route's query, if any (repeated values joined with
+/// commas).
+///
+/// Errors: 400 naming `properties` when a value is not percent-encoded UTF-8.
+pub fn item_properties(raw: Option<&str>) -> Result<Option<String>, DomainError> {
+    QueryParams::parse(raw).properties()
 }
 
 fn invalid(name: &str, why: &str) -> DomainError {
@@ -165,11 +222,50 @@ mod tests {
 
     #[test]
     fn repeated_properties_are_joined_and_encoded_values_decoded() {
+        let props = |q: &str| item_properties(Some(q)).unwrap();
         assert_eq!(
-            item_properties(Some("properties=a&properties=b%2Cc")).as_deref(),
+            props("properties=a&properties=b%2Cc").as_deref(),
             Some("a,b,c")
         );
-        assert_eq!(item_properties(Some("properties=")).as_deref(), Some(""));
-        assert_eq!(item_properties(Some("x=1")), None);
+        assert_eq!(props("properties=").as_deref(), Some(""));
+        assert_eq!(props("properties=a+b%2Bc").as_deref(), Some("a b+c"));
+        assert_eq!(props("x=1"), None);
+    }
+
+    #[test]
+    fn values_that_are_not_utf8_are_400_naming_the_parameter_when_read() {
+        for (query, field) in [
+            ("limit=%FF", "limit"),
+            ("limit=2&offset=%C3", "offset"),
+            ("archived=%E2%82", "archived"),
+            ("after=%ED%A0%80", "after"),
+            ("properties=a&properties=%FF", "properties"),
+        ] {
+            let err = ListQuery::parse(Some(query)).unwrap_err();
+            assert_eq!(err.field(), Some(field), "{query}");
+            assert_eq!(
+                err.to_string(),
+                format!("Invalid query parameter {field}: not valid percent-encoded UTF-8"),
+                "{query}"
+            );
+        }
+        assert_eq!(
+            item_properties(Some("properties=%FF")).unwrap_err().field(),
+            Some("properties")
+        );
+        // Unknown parameters are ignored whatever their bytes; only the first limit counts.
+        let q = ListQuery::parse(Some("x=%FF&%FE=1&limit=3&limit=%FF")).unwrap();
+        assert_eq!(q.list.limit, 3);
+        // A broken escape is kept literally (WHATWG), then judged as any other value.
+        assert_eq!(
+            QueryParams::parse(Some("a=%ZZ&b=%4&c=100%"))
+                .all("a")
+                .unwrap(),
+            ["%ZZ"]
+        );
+        assert_eq!(
+            QueryParams::parse(Some("a=1&&a&=x")).all("a").unwrap(),
+            ["1", ""]
+        );
     }
 }

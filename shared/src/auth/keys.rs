@@ -29,6 +29,47 @@ pub const DEFAULT_AUDIENCE: &str = "account-routing-api";
 /// Never configure it in a deployed environment; production reads its own key from a secret.
 pub const DEV_SIGNING_KEY_PEM: &str = include_str!("../../dev-keys/dev-signing-key.pem");
 
+/// The environment variable that lets a function start with the development key
+/// ([`DEV_SIGNING_KEY_PEM`]) configured: its signing key (token function) or a public key of its
+/// `JWT_PUBLIC_JWKS` (every other function). Only `true` allows it; local scripts set it, a
+/// deployment never does (issue 13 defect 10).
+pub const ALLOW_DEVELOPMENT_SIGNING_KEY: &str = "ALLOW_DEVELOPMENT_SIGNING_KEY";
+
+/// Whether the value of [`ALLOW_DEVELOPMENT_SIGNING_KEY`] allows the development key: `true`
+/// (any case, surrounding blanks ignored); anything else, or unset, does not.
+pub fn development_key_allowed(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// The public key of [`DEV_SIGNING_KEY_PEM`].
+fn development_public_key() -> Option<&'static PublicKey> {
+    static KEY: std::sync::OnceLock<Option<PublicKey>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        SigningKey::from_pem(DEV_SIGNING_KEY_PEM)
+            .ok()
+            .map(|k| k.public)
+    })
+    .as_ref()
+}
+
+/// Whether a JWK Set (`{"keys": [...]}`) lists the development key's public key, whatever `kid`
+/// it gives it (the points are compared). Entries that are not P-256 points are skipped (the
+/// verifier refuses them on its own).
+pub fn jwks_lists_development_key(jwks: &serde_json::Value) -> bool {
+    let Some(dev) = development_public_key() else {
+        return false;
+    };
+    jwks.get("keys")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|jwk| {
+            let text = serde_json::json!({"kty": "EC", "crv": "P-256", "x": jwk.get("x")?, "y": jwk.get("y")?});
+            PublicKey::from_jwk_str(&text.to_string()).ok()
+        })
+        .any(|key| key == *dev)
+}
+
 const PKCS8_LABEL: &str = "PRIVATE KEY";
 const SEC1_LABEL: &str = "EC PRIVATE KEY";
 
@@ -124,6 +165,12 @@ impl SigningKey {
     /// The public key.
     pub fn public_key(&self) -> &PublicKey {
         &self.public
+    }
+
+    /// Whether this is the committed development key ([`DEV_SIGNING_KEY_PEM`]), which anyone
+    /// can sign tokens with.
+    pub fn is_development_key(&self) -> bool {
+        development_public_key().is_some_and(|dev| *dev == self.public)
     }
 
     pub(crate) fn encoding_key(&self) -> &EncodingKey {
@@ -305,5 +352,53 @@ veCRmbTGRKbFsPC/Xucd73uT88x1KJaAtQh0c958yJX18pNCWKfbqaE=
         let shown = format!("{:?}", dev_key());
         assert!(shown.contains(DEV_KEY_KID), "{shown}");
         assert!(!shown.contains("MIGHAgEA"), "{shown}");
+    }
+
+    #[test]
+    fn the_development_key_is_recognised_in_any_form_and_other_keys_are_not() {
+        assert!(dev_key().is_development_key());
+        assert!(SigningKey::from_pem(DEV_KEY_SEC1_PEM)
+            .expect("SEC1 parses")
+            .is_development_key());
+        let secret = SecretKey::random(&mut p256::elliptic_curve::rand_core::OsRng);
+        let other = SigningKey::from_secret_key(&secret).expect("a key");
+        assert!(!other.is_development_key());
+
+        assert!(jwks_lists_development_key(&dev_key().public_jwks()));
+        // Under another kid, without kid, next to another key: still the development key.
+        let renamed = json!({"keys": [other.public_jwk(), {"kty": "EC", "crv": "P-256", "x": DEV_KEY_X, "y": DEV_KEY_Y, "kid": "prod-2026"}]});
+        assert!(jwks_lists_development_key(&renamed));
+        let bare = json!({"keys": [{"kty": "EC", "crv": "P-256", "x": DEV_KEY_X, "y": DEV_KEY_Y}]});
+        assert!(jwks_lists_development_key(&bare));
+        // Its kid on another key is not the development key (the point decides).
+        let mut impostor = other.public_jwk();
+        impostor["kid"] = json!(DEV_KEY_KID);
+        for jwks in [
+            other.public_jwks(),
+            json!({"keys": [impostor]}),
+            json!({"keys": [{"kty": "EC", "x": 1}]}),
+            json!({"keys": []}),
+            json!({}),
+            json!([]),
+        ] {
+            assert!(!jwks_lists_development_key(&jwks), "{jwks}");
+        }
+    }
+
+    #[test]
+    fn only_true_allows_the_development_key() {
+        for value in ["true", "TRUE", " True\n"] {
+            assert!(development_key_allowed(Some(value)), "{value:?}");
+        }
+        for value in [
+            None,
+            Some(""),
+            Some("1"),
+            Some("yes"),
+            Some("false"),
+            Some("truex"),
+        ] {
+            assert!(!development_key_allowed(value), "{value:?}");
+        }
     }
 }

@@ -22,7 +22,7 @@
 //! request input other than known parameter and scope names.
 
 use crate::auth::scope::Scope;
-use crate::auth::secret::{burn_verification, verify_secret};
+use crate::auth::secret::HashingLimit;
 use crate::auth::token::issue::TokenIssuer;
 use crate::clock::Clock;
 use crate::error::ErrorChain;
@@ -156,7 +156,8 @@ struct TokenForm {
 ///
 /// Returns the token response, or the error answer per the module docs. Store and signing
 /// failures are logged and answered 500 `server_error`. Secret verification (argon2, CPU-bound)
-/// runs on tokio's blocking pool, so this must be called inside a tokio runtime.
+/// runs on tokio's blocking pool, at most [`HashingLimit::global`]'s limit at once (a burst of
+/// requests waits for a permit), so this must be called inside a tokio runtime.
 pub async fn token_endpoint(
     store: &dyn Store,
     issuer: &TokenIssuer,
@@ -348,7 +349,7 @@ fn form_urldecode(text: &str) -> Option<String> {
 }
 
 /// The client the credentials prove, or `invalid_client`. Unknown ids cost the same time as a
-/// wrong secret ([`burn_verification`]).
+/// wrong secret ([`HashingLimit::burn`]).
 async fn authenticate(
     store: &dyn Store,
     credentials: Credentials,
@@ -367,26 +368,25 @@ async fn authenticate(
         })?
     };
     let Some(client) = client else {
-        blocking(burn_verification).await?;
+        HashingLimit::global().burn().await.map_err(task_failed)?;
         tracing::info!("token request for an unknown client id");
         return Err(OAuthError::invalid_client(header));
     };
-    let hash = client.secret_hash.clone();
-    if !blocking(move || verify_secret(&secret, &hash)).await? {
+    let matched = HashingLimit::global()
+        .verify(secret, client.secret_hash.clone())
+        .await
+        .map_err(task_failed)?;
+    if !matched {
         tracing::info!(client_id = %client.client_id, "token request with a wrong client secret");
         return Err(OAuthError::invalid_client(header));
     }
     Ok(client)
 }
 
-/// Runs CPU-bound work on tokio's blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, OAuthError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
-        tracing::error!(error = %e, "secret verification task failed");
-        OAuthError::server_error()
-    })
+/// A verification task that panicked or was cancelled: logged, answered `server_error`.
+fn task_failed(error: crate::auth::secret::HashingTaskFailed) -> OAuthError {
+    tracing::error!(%error, "secret verification task failed");
+    OAuthError::server_error()
 }
 
 #[cfg(test)]

@@ -542,10 +542,10 @@ async fn account_matching(
     if !settings.account_matching || router.object_type != ObjectType::Contacts {
         return Ok(None);
     }
+    // The domain in the form website_url is stored in (A-labels, no `www.`; issue 13 defect 7).
     let Some(domain) = contact
         .value("email")
-        .and_then(|e| e.rsplit_once('@'))
-        .map(|(_, d)| d)
+        .and_then(crate::types::email::Email::canonical_domain_of)
     else {
         return Ok(None);
     };

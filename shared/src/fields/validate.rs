@@ -10,6 +10,7 @@ use crate::error::DomainError;
 use crate::timefmt::rfc3339_millis;
 use crate::types::canonical_domain::CanonicalDomain;
 use crate::types::email::Email;
+use crate::types::limits::{check_chars, MAX_FIELD_VALUE_CHARS};
 use crate::types::number::is_storable;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
@@ -72,13 +73,20 @@ fn cannot_be_set(name: &str) -> DomainError {
 
 /// Validates one value for a (writable) field definition.
 ///
-/// Errors: 400 naming the field, e.g. `Invalid value for amount: expected a finite number`.
+/// Errors: 400 naming the field, e.g. `Invalid value for amount: expected a finite number`, or
+/// `Invalid value for city: at most 65536 characters` for a string longer than
+/// [`MAX_FIELD_VALUE_CHARS`] (BEHAVIOR 12).
 pub fn validate_value(def: &FieldDef, value: &Value) -> Result<FieldInput, DomainError> {
     let name = def.internal_name.as_str();
     let invalid =
         |why: String| DomainError::bad_field(name, format!("Invalid value for {name}: {why}"));
     if value.is_null() {
         return Ok(FieldInput::Clear);
+    }
+    // BEHAVIOR 12: no field takes a longer string, whatever its type (checked before any parser
+    // reads it).
+    if let Value::String(s) = value {
+        check_chars(s, MAX_FIELD_VALUE_CHARS).map_err(invalid)?;
     }
     match def.field_type {
         FieldType::String => {
@@ -306,6 +314,35 @@ mod tests {
                 "{input}"
             );
         }
+    }
+
+    #[test]
+    fn a_string_of_any_field_is_at_most_65536_characters() {
+        let contacts = Catalogue::standard(ObjectType::Contacts);
+        let deals = Catalogue::standard(ObjectType::Deals);
+        let fields = [
+            contacts.get("city").unwrap(),
+            contacts.get("email").unwrap(),
+            contacts.get("contact_owner").unwrap(),
+            deals.get("amount").unwrap(),
+            deals.get("deal_stage").unwrap(),
+            deals.get("close_date").unwrap(),
+        ];
+        for def in fields {
+            let err =
+                validate_value(def, &json!("é".repeat(MAX_FIELD_VALUE_CHARS + 1))).unwrap_err();
+            assert_eq!(err.field(), Some(def.internal_name.as_str()));
+            assert!(
+                err.to_string().ends_with("at most 65536 characters"),
+                "{err}"
+            );
+        }
+        let city = contacts.get("city").unwrap();
+        let longest = "é".repeat(MAX_FIELD_VALUE_CHARS);
+        assert_eq!(
+            validate_value(city, &json!(longest)).unwrap(),
+            FieldInput::Set(longest)
+        );
     }
 
     #[test]

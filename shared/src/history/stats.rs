@@ -3,6 +3,7 @@
 //! first instant of next month)`; `from < to` and at most 93 days, else 400 naming the
 //! parameter.
 
+use crate::api::QueryParams;
 use crate::error::DomainError;
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
@@ -41,14 +42,10 @@ impl StatsWindow {
     /// Errors: 400 naming `from` or `to`: not an RFC 3339 instant; `from` not before `to`, or
     /// a window longer than 93 days (naming `to` when it was given, else `from`).
     pub fn parse(raw: Option<&str>, now: DateTime<Utc>) -> Result<Self, DomainError> {
-        let pairs: Vec<(String, String)> = raw
-            .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-            .unwrap_or_default();
-        let first = |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
+        // A value that is not percent-encoded UTF-8 is 400 naming it (BEHAVIOR 12).
+        let params = QueryParams::parse(raw);
+        let first = |name: &str| -> Result<Option<String>, DomainError> {
+            Ok(params.first(name)?.map(str::to_owned))
         };
         let month = Self::month_of(now);
         let instant = |name: &str, value: Option<String>, default: DateTime<Utc>| {
@@ -64,9 +61,10 @@ impl StatsWindow {
                 }),
         }
         };
-        let given_to = first("to");
+        let given_from = first("from")?;
+        let given_to = first("to")?;
         let blame = if given_to.is_some() { "to" } else { "from" };
-        let from = instant("from", first("from"), month.from)?;
+        let from = instant("from", given_from, month.from)?;
         let to = instant("to", given_to, month.to)?;
         if from >= to {
             return Err(DomainError::bad_field(

@@ -7,6 +7,10 @@ use crate::schedule::working_hours::{WorkingHours, WorkingHoursText};
 use crate::schedule::zone::IanaTimeZone;
 use crate::types::capacity::CapacityEntry;
 use crate::types::ids::RoleId;
+use crate::types::limits::{
+    check_entries, fits, json_size, member_text, MAX_CAPACITY_ENTRIES, MAX_MEMBER_JSON_BYTES,
+    MAX_OUT_OF_OFFICE, MAX_WORKING_HOURS,
+};
 use crate::types::notification_preferences::NotificationPreferences;
 use serde_json::{Map, Value};
 
@@ -19,6 +23,9 @@ const READ_ONLY: [&str; 6] = [
     "archived_by",
     "role",
 ];
+
+/// The message of a member past [`MAX_MEMBER_JSON_BYTES`] (BEHAVIOR 12, `docs/decisions.md`).
+pub const USER_TOO_LARGE: &str = "User too large";
 
 /// One parsed change of a PATCH body.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +70,11 @@ fn invalid(key: &str, why: impl std::fmt::Display) -> DomainError {
     DomainError::bad_field(key, format!("Invalid value for {key}: {why}"))
 }
 
+/// A name, phone or external id: a string of at most 256 characters, or null (BEHAVIOR 12).
 fn text(key: &str, v: &Value) -> Result<Option<String>, DomainError> {
     match v {
         Value::Null => Ok(None),
-        Value::String(s) => Ok(Some(s.clone())),
+        Value::String(s) => member_text(Some(s.clone())).map_err(|why| invalid(key, why)),
         _ => Err(invalid(key, "expected a string or null")),
     }
 }
@@ -76,10 +84,16 @@ fn boolean(key: &str, v: &Value) -> Result<bool, DomainError> {
         .ok_or_else(|| invalid(key, "expected true or false"))
 }
 
-fn objects<'a>(key: &str, v: &'a Value) -> Result<Vec<&'a Map<String, Value>>, DomainError> {
+/// An array of at most `max` objects (BEHAVIOR 12).
+fn objects<'a>(
+    key: &str,
+    v: &'a Value,
+    max: usize,
+) -> Result<Vec<&'a Map<String, Value>>, DomainError> {
     let Value::Array(items) = v else {
         return Err(invalid(key, "expected an array of objects"));
     };
+    check_entries(items.len(), max).map_err(|why| invalid(key, why))?;
     items
         .iter()
         .enumerate()
@@ -142,7 +156,7 @@ impl MemberPatch {
                 }
                 "working_hours" => {
                     let mut windows = Vec::new();
-                    for (i, entry) in objects(k, v)?.into_iter().enumerate() {
+                    for (i, entry) in objects(k, v, MAX_WORKING_HOURS)?.into_iter().enumerate() {
                         let text = WorkingHoursText {
                             days: entry_text(k, i, entry, "days")?,
                             start_date: entry_text(k, i, entry, "start_date")?,
@@ -157,7 +171,7 @@ impl MemberPatch {
                 }
                 "out_office_dates" => {
                     let mut ranges = Vec::new();
-                    for (i, entry) in objects(k, v)?.into_iter().enumerate() {
+                    for (i, entry) in objects(k, v, MAX_OUT_OF_OFFICE)?.into_iter().enumerate() {
                         ranges.push(OutOfOfficeText {
                             start_date: entry_text(k, i, entry, "start_date")?,
                             end_date: entry_text(k, i, entry, "end_date")?,
@@ -168,11 +182,13 @@ impl MemberPatch {
                 }
                 "capacity" => {
                     let mut entries = Vec::new();
-                    for (i, entry) in objects(k, v)?.into_iter().enumerate() {
-                        entries.push(
-                            CapacityEntry::parse(entry.clone())
-                                .map_err(|(at, why)| invalid(k, format!("[{i}].{at} {why}")))?,
-                        );
+                    for (i, entry) in objects(k, v, MAX_CAPACITY_ENTRIES)?.into_iter().enumerate() {
+                        entries.push(CapacityEntry::parse(entry.clone()).map_err(
+                            |(at, why)| match at.as_str() {
+                                "" => invalid(k, format!("[{i}] {why}")),
+                                _ => invalid(k, format!("[{i}].{at} {why}")),
+                            },
+                        )?);
                     }
                     MemberChange::Capacity(entries)
                 }
@@ -181,8 +197,10 @@ impl MemberPatch {
                         return Err(invalid(k, "expected an array of strings"));
                     };
                     MemberChange::NotificationPreferences(
-                        NotificationPreferences::parse(items)
-                            .map_err(|(i, why)| invalid(k, format!("[{i}] {why}")))?,
+                        NotificationPreferences::parse(items).map_err(|(i, why)| match i {
+                            Some(i) => invalid(k, format!("[{i}] {why}")),
+                            None => invalid(k, why),
+                        })?,
                     )
                 }
                 "role_id" => match v {
@@ -209,8 +227,27 @@ impl MemberPatch {
     /// member's resulting time zone.
     ///
     /// Errors: 400 naming `out_office_dates` (or `time_zone`, when only the zone changed) when a
-    /// range runs backwards or does not parse in that zone.
+    /// range runs backwards or does not parse in that zone; 400 `User too large` (naming
+    /// `capacity` when the patch sets it) when the member would take more than
+    /// [`MAX_MEMBER_JSON_BYTES`] of JSON and more than before (BEHAVIOR 12).
     pub fn apply_to(&self, member: &Member) -> Result<Member, DomainError> {
+        let next = self.apply_unchecked(member)?;
+        let size = json_size(&next);
+        if size > MAX_MEMBER_JSON_BYTES && !fits(size, json_size(member), MAX_MEMBER_JSON_BYTES) {
+            let sets_capacity = self
+                .changes
+                .iter()
+                .any(|c| matches!(c, MemberChange::Capacity(_)));
+            return Err(if sets_capacity {
+                DomainError::bad_field("capacity", USER_TOO_LARGE)
+            } else {
+                DomainError::bad_request(USER_TOO_LARGE)
+            });
+        }
+        Ok(next)
+    }
+
+    fn apply_unchecked(&self, member: &Member) -> Result<Member, DomainError> {
         let mut next = member.clone();
         let mut new_ranges: Option<&[OutOfOfficeText]> = None;
         for change in &self.changes {

@@ -7,7 +7,7 @@ use crate::error::DomainError;
 use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
 use crate::page::ListView;
-use crate::store::{Store, StoreError};
+use crate::store::{member_position, Store, StoreError};
 use crate::types::ids::{AccountId, MemberId};
 use std::sync::Arc;
 
@@ -39,14 +39,11 @@ impl MemberService {
         let list = ListId::new(account_id, "users", request.include_archived);
         let page = request.page(cursors, &list)?;
         let listed = self.store.list_members(account_id, &page).await?;
-        let next_after = cursors.next_after(&list, &listed);
         let roles = self.store.list_roles(account_id).await?;
-        let data = listed
-            .items
-            .iter()
-            .map(|m| MemberView::new(m, &roles))
-            .collect();
-        Ok(ListView::new(data, &page, next_after))
+        // At most MAX_PAGE_DATA_BYTES of items (a Lambda answer is at most 6 MB).
+        let shown = listed.into_views(|m| MemberView::new(m, &roles), member_position);
+        let next_after = cursors.next_after(&list, &shown);
+        Ok(ListView::new(shown.items, &page, next_after))
     }
 
     /// `GET /users/{userId}`: the member, archived or not.

@@ -18,6 +18,14 @@ pub const MAX_LIMIT: usize = 100;
 /// Largest `offset` (BEHAVIOR 11): deeper pages are read with `after`.
 pub const MAX_OFFSET: usize = 10_000;
 
+/// Most bytes the items of one page take as compact JSON (with the commas between them):
+/// 2.5 MiB. A Lambda response is at most 6 MB (6,291,456 bytes) including the envelope, in which
+/// the body is a JSON string, where each byte of the body takes at most 2 bytes (`"` and `\`
+/// are escaped, the rest is copied); 2 x 2.5 MiB plus `pagination` and headers stays below it.
+/// A page holds at least one item (a record is at most 300 KB, BEHAVIOR 12), so a walk always
+/// advances; `docs/decisions.md` ("Size limits").
+pub const MAX_PAGE_DATA_BYTES: usize = 2_621_440;
+
 /// Where in a list an item sits: its sort key in the list's index (for records and routers
 /// `<created_at>#<id>`, for members `<email>#<id>`; `store::keys`). Positions order like the
 /// list; a position stays meaningful after its item is archived or gone.
@@ -135,6 +143,32 @@ impl<T> Listed<T> {
     }
 }
 
+impl<T> Listed<T> {
+    /// The page's items as `view`s, cut to the longest prefix whose JSON takes at most
+    /// [`MAX_PAGE_DATA_BYTES`] (at least one item); when cut, `next` is the position (per
+    /// `position`) of the last item kept, so the client continues with `after` from there
+    /// (its `pagination.count` is below `limit`).
+    pub fn into_views<V: serde::Serialize>(
+        self,
+        view: impl Fn(&T) -> V,
+        position: impl Fn(&T) -> Position,
+    ) -> Listed<V> {
+        let mut views = Vec::with_capacity(self.items.len());
+        let mut bytes = 0usize;
+        for item in &self.items {
+            let v = view(item);
+            // One comma between items.
+            bytes += crate::types::limits::json_size(&v) + usize::from(!views.is_empty());
+            if bytes > MAX_PAGE_DATA_BYTES && !views.is_empty() {
+                let last = &self.items[views.len() - 1];
+                return Listed::new(views, Some(position(last)));
+            }
+            views.push(v);
+        }
+        Listed::new(views, self.next)
+    }
+}
+
 /// The `pagination` object of a list answer (BEHAVIOR 11).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct Pagination {
@@ -190,6 +224,29 @@ mod tests {
         assert_eq!(last.next, None);
         let empty = Listed::from_lookahead(Vec::new(), 2, pos);
         assert_eq!(empty.next, None);
+    }
+
+    #[test]
+    fn a_page_is_cut_where_its_items_outgrow_the_byte_budget_and_continues_after_the_last_kept() {
+        let pos = |n: &usize| Position::new(n.to_string());
+        // Items of a third of the budget each (as JSON strings with their quotes).
+        let third = MAX_PAGE_DATA_BYTES / 3 - 2;
+        let big = |_: &usize| "x".repeat(third);
+        let cut = Listed::new(vec![1, 2, 3, 4, 5], None).into_views(big, pos);
+        assert_eq!(cut.items.len(), 2);
+        assert_eq!(cut.next, Some(Position::new("2")));
+        // What fits stays as it was, with its own next.
+        let small = Listed::new(vec![1, 2], Some(Position::new("2"))).into_views(big, pos);
+        assert_eq!(
+            (small.items.len(), small.next),
+            (2, Some(Position::new("2")))
+        );
+        // One item larger than the budget is still a page of one.
+        let huge = |_: &usize| "x".repeat(MAX_PAGE_DATA_BYTES + 1);
+        let one = Listed::new(vec![1, 2], None).into_views(huge, pos);
+        assert_eq!((one.items.len(), one.next), (1, Some(Position::new("1"))));
+        let last = Listed::new(vec![1], None).into_views(huge, pos);
+        assert_eq!((last.items.len(), last.next), (1, None));
     }
 
     #[test]

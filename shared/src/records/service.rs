@@ -7,7 +7,7 @@
 //! it is reported in that order too.
 
 use super::view::RecordView;
-use super::write::{apply, check_required, key_changes, unique_keys, RecordWrite};
+use super::write::{apply, check_required, check_size, key_changes, unique_keys, RecordWrite};
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::{AccountCatalogues, CatalogueCache};
@@ -19,7 +19,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
 use crate::page::ListView;
-use crate::store::{Store, StoreError};
+use crate::store::{record_position, Store, StoreError};
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -90,13 +91,10 @@ impl RecordService {
             .store
             .list_records(account_id, object_type, &page)
             .await?;
-        let next_after = cursors.next_after(&list, &listed);
-        let data = listed
-            .items
-            .iter()
-            .map(|r| RecordView::new(r, &catalogue, &extra))
-            .collect();
-        Ok(ListView::new(data, &page, next_after))
+        // At most MAX_PAGE_DATA_BYTES of items (a Lambda answer is at most 6 MB).
+        let shown = listed.into_views(|r| RecordView::new(r, &catalogue, &extra), record_position);
+        let next_after = cursors.next_after(&list, &shown);
+        Ok(ListView::new(shown.items, &page, next_after))
     }
 
     /// `GET /{type}/{id}`: the record (archived ones too), defaults plus `properties`. `id` is
@@ -154,6 +152,7 @@ impl RecordService {
         let mut values = BTreeMap::new();
         apply(&mut values, &catalogue, &inputs, now);
         check_required(object_type, &values)?;
+        check_size(&BTreeMap::new(), &values)?;
         let record = Record {
             id: RecordId::new_v7(),
             account_id: caller.account_id,
@@ -218,6 +217,7 @@ impl RecordService {
             let now = self.clock.now().max(current.updated_at);
             let mut next = current.clone();
             apply(&mut next.values, &catalogue, &inputs, now);
+            check_size(&current.values, &next.values)?;
             next.updated_at = now;
             next.version = current.version + 1;
             let (claimed, released) = key_changes(&catalogue, &current, &next);
@@ -316,7 +316,15 @@ impl RecordService {
                 FieldInput::Member(given) => {
                     let member = match MemberId::try_parse(&given) {
                         Some(id) => self.store.get_member(account_id, id).await?,
-                        None => self.store.find_member_by_email(account_id, &given).await?,
+                        // The canonical address (A-label domain), as members are stored.
+                        None => match Email::parse(&given) {
+                            Ok(email) => {
+                                self.store
+                                    .find_member_by_email(account_id, email.as_str())
+                                    .await?
+                            }
+                            Err(_) => None,
+                        },
                     };
                     match member.filter(|m| m.is_active()) {
                         Some(m) => Some(m.email.into_string()),

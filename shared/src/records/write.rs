@@ -5,6 +5,7 @@ use crate::fields::catalogue::Catalogue;
 use crate::model::object_type::ObjectType;
 use crate::model::record::{Record, UniqueKey};
 use crate::timefmt::rfc3339_millis;
+use crate::types::limits::{fits, json_size, MAX_RECORD_JSON_BYTES};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -90,6 +91,26 @@ pub fn check_required(
     }
 }
 
+/// The message of a record past [`MAX_RECORD_JSON_BYTES`] (BEHAVIOR 12).
+pub const RECORD_TOO_LARGE: &str = "Record too large";
+
+/// BEHAVIOR 12: a record's stored fields together take at most [`MAX_RECORD_JSON_BYTES`] of
+/// compact JSON once written (`after`), unless the write does not grow them (`before`, empty
+/// on create): a record past the limit by what dispatch added stays writable.
+///
+/// Errors: 400 `Record too large` (no single field to blame, so no `field`).
+pub fn check_size(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> Result<(), DomainError> {
+    let size = json_size(after);
+    if size <= MAX_RECORD_JSON_BYTES || fits(size, json_size(before), MAX_RECORD_JSON_BYTES) {
+        Ok(())
+    } else {
+        Err(DomainError::bad_request(RECORD_TOO_LARGE))
+    }
+}
+
 /// The unique keys a record holds, in the spec's order (BEHAVIOR 3).
 pub fn unique_keys(catalogue: &Catalogue, record: &Record) -> Vec<UniqueKey> {
     catalogue
@@ -134,6 +155,20 @@ mod tests {
             let err = RecordWrite::from_body(object(body)).unwrap_err();
             assert_eq!(err.field(), Some("fields"));
         }
+    }
+
+    #[test]
+    fn a_record_is_at_most_300_kb_of_json_unless_a_write_does_not_grow_it() {
+        let empty = BTreeMap::new();
+        // {"a":"<n x>"} is n + 8 bytes.
+        let of = |n: usize| BTreeMap::from([("a".to_string(), "x".repeat(n))]);
+        assert!(check_size(&empty, &of(MAX_RECORD_JSON_BYTES - 8)).is_ok());
+        let err = check_size(&empty, &of(MAX_RECORD_JSON_BYTES - 7)).unwrap_err();
+        assert_eq!(err.to_string(), RECORD_TOO_LARGE);
+        assert_eq!(err.field(), None);
+        let past = of(MAX_RECORD_JSON_BYTES);
+        assert!(check_size(&past, &past).is_ok());
+        assert!(check_size(&past, &of(MAX_RECORD_JSON_BYTES + 1)).is_err());
     }
 
     #[test]

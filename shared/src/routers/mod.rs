@@ -7,7 +7,7 @@ pub use view::RouterView;
 use crate::error::DomainError;
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
 use crate::page::ListView;
-use crate::store::Store;
+use crate::store::{router_position, Store};
 use crate::types::ids::{AccountId, RouterId};
 use std::sync::Arc;
 
@@ -35,12 +35,10 @@ impl RouterService {
         let list = ListId::new(account_id, "routers", request.include_archived);
         let page = request.page(cursors, &list)?;
         let listed = self.store.list_routers(account_id, &page).await?;
-        let next_after = cursors.next_after(&list, &listed);
-        Ok(ListView::new(
-            listed.items.iter().map(RouterView::new).collect(),
-            &page,
-            next_after,
-        ))
+        // At most MAX_PAGE_DATA_BYTES of items (a Lambda answer is at most 6 MB).
+        let shown = listed.into_views(RouterView::new, router_position);
+        let next_after = cursors.next_after(&list, &shown);
+        Ok(ListView::new(shown.items, &page, next_after))
     }
 
     /// `GET /routers/{routerId}`, archived or not.

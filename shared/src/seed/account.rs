@@ -10,6 +10,7 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::AccountPlan;
 use crate::model::record::UniqueKey;
+use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
 use std::collections::HashMap;
 
 impl Loader {
@@ -52,6 +53,8 @@ impl Loader {
             if c.client_id.trim().is_empty() {
                 return err(format!("{p}.client_id"), "must not be empty");
             }
+            check_chars(&c.client_id, MAX_KEY_TEXT_CHARS)
+                .or_else(|why| err(format!("{p}.client_id"), why))?;
             if !self.client_ids.insert(c.client_id.clone()) {
                 return err(
                     format!("{p}.client_id"),
@@ -158,7 +161,7 @@ impl Loader {
                 records.push(planned);
             }
         }
-        Ok(AccountPlan {
+        let plan = AccountPlan {
             account,
             clients,
             roles,
@@ -167,8 +170,39 @@ impl Loader {
             field_definitions,
             routers,
             records,
-        })
+        };
+        check_sizes(path, &plan)?;
+        Ok(plan)
     }
+}
+
+/// BEHAVIOR 12 for the items only a seed writes: each at most [`MAX_ITEM_JSON_BYTES`] of JSON
+/// (members and records have their own limits, checked as they are read), so both stores take
+/// the same plans. Field definitions are checked as they are read.
+fn check_sizes(path: &str, plan: &AccountPlan) -> Result<(), SeedError> {
+    fn at_most<T: serde::Serialize>(p: String, what: &str, item: &T) -> Result<(), SeedError> {
+        if json_size(item) > MAX_ITEM_JSON_BYTES {
+            return err(
+                p,
+                format!("{what} too large: at most {MAX_ITEM_JSON_BYTES} bytes of JSON"),
+            );
+        }
+        Ok(())
+    }
+    at_most(path.to_string(), "account", &plan.account)?;
+    for (i, c) in plan.clients.iter().enumerate() {
+        at_most(format!("{path}.clients[{i}]"), "client", c)?;
+    }
+    for (i, r) in plan.roles.iter().enumerate() {
+        at_most(format!("{path}.roles[{i}]"), "role", r)?;
+    }
+    for (i, t) in plan.teams.iter().enumerate() {
+        at_most(format!("{path}.teams[{i}]"), "team", t)?;
+    }
+    for (i, r) in plan.routers.iter().enumerate() {
+        at_most(format!("{path}.routers[{i}]"), "router", r)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -182,6 +216,26 @@ mod tests {
             (
                 |s| s["accounts"][1]["clients"][0]["client_id"] = json!("northwind-integration"),
                 "accounts[1].clients[0].client_id",
+            ),
+            (
+                |s| s["accounts"][0]["clients"][0]["client_id"] = json!("c".repeat(257)),
+                "accounts[0].clients[0].client_id: at most 256 characters",
+            ),
+            (
+                |s| {
+                    if let Some(teams) = s["accounts"][0]["teams"].as_array_mut() {
+                        teams.push(json!({
+                            "id": "0b1c2d3e-4f50-4a61-8b72-9c0d1e2f3a4b",
+                            "name": "t".repeat(400_000),
+                            "members": [],
+                        }));
+                    }
+                },
+                "accounts[0].teams[2]: team too large",
+            ),
+            (
+                |s| s["accounts"][0]["routers"][0]["name"] = json!("r".repeat(400_000)),
+                "accounts[0].routers[0]: router too large",
             ),
             (
                 |s| s["accounts"][0]["clients"][0]["scopes"] = json!(["admin"]),

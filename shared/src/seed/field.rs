@@ -5,6 +5,7 @@ use super::{err, SeedError};
 use crate::fields::catalogue::Catalogue;
 use crate::fields::definition::{FieldDefinition, FieldType};
 use crate::model::object_type::ObjectType;
+use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
 
 /// One field definition at `p`: a custom field, or extra options of a standard enumeration.
 /// `earlier` are the account's definitions before it.
@@ -28,6 +29,8 @@ pub(super) fn field_definition(
             "expected lowercase letters, digits and underscores",
         );
     }
+    // BEHAVIOR 12: the name is part of a DynamoDB sort key (at most 1,024 bytes).
+    check_chars(name, MAX_KEY_TEXT_CHARS).or_else(|why| err(format!("{p}.internal_name"), why))?;
     let standard = Catalogue::standard(object_type);
     let reserved = [
         "id",
@@ -90,13 +93,20 @@ pub(super) fn field_definition(
             );
         }
     }
-    Ok(FieldDefinition {
+    let definition = FieldDefinition {
         object_type,
         internal_name: name.to_string(),
         name: d.name,
         field_type: d.field_type_id,
         options: d.options,
-    })
+    };
+    if json_size(&definition) > MAX_ITEM_JSON_BYTES {
+        return err(
+            p,
+            format!("field definition too large: at most {MAX_ITEM_JSON_BYTES} bytes of JSON"),
+        );
+    }
+    Ok(definition)
 }
 
 #[cfg(test)]
@@ -107,6 +117,17 @@ mod tests {
     #[test]
     fn field_definition_problems_name_the_definitions_key() {
         assert_refused(&[
+            (
+                |s| {
+                    s["accounts"][0]["fields"]["contacts"][0]["internal_name"] =
+                        json!("a".repeat(257))
+                },
+                "accounts[0].fields.contacts[0].internal_name: at most 256 characters",
+            ),
+            (
+                |s| s["accounts"][0]["fields"]["contacts"][0]["name"] = json!("n".repeat(400_000)),
+                "accounts[0].fields.contacts[0]: field definition too large",
+            ),
             (
                 |s| s["accounts"][0]["fields"]["contacts"][0]["field_type_id"] = json!("colour"),
                 "accounts[0].fields.contacts[0].field_type_id",

@@ -10,6 +10,10 @@ use crate::schedule::zone::IanaTimeZone;
 use crate::types::capacity::CapacityEntry;
 use crate::types::email::Email;
 use crate::types::ids::AccountId;
+use crate::types::limits::{
+    check_entries, json_size, member_text, MAX_CAPACITY_ENTRIES, MAX_MEMBER_JSON_BYTES,
+    MAX_OUT_OF_OFFICE, MAX_WORKING_HOURS,
+};
 use crate::types::notification_preferences::NotificationPreferences;
 
 impl Loader {
@@ -40,6 +44,25 @@ impl Loader {
                 );
             }
         }
+        let text = |key: &str, value: Option<String>| {
+            member_text(value).map_err(|m| SeedError::at(format!("{p}.{key}"), m))
+        };
+        let full_name = text("full_name", u.full_name)?;
+        let first_name = text("first_name", u.first_name)?;
+        let last_name = text("last_name", u.last_name)?;
+        let external_id = text("external_id", u.external_id)?;
+        let phone = text("phone", u.phone)?;
+        for (key, len, max) in [
+            ("working_hours", u.working_hours.len(), MAX_WORKING_HOURS),
+            (
+                "out_office_dates",
+                u.out_office_dates.len(),
+                MAX_OUT_OF_OFFICE,
+            ),
+            ("capacity", u.capacity.len(), MAX_CAPACITY_ENTRIES),
+        ] {
+            check_entries(len, max).map_err(|m| SeedError::at(format!("{p}.{key}"), m))?;
+        }
         let time_zone = match &u.time_zone {
             Some(name) => {
                 IanaTimeZone::parse(name).map_err(|m| SeedError::at(format!("{p}.time_zone"), m))?
@@ -69,27 +92,32 @@ impl Loader {
             .into_iter()
             .enumerate()
             .map(|(j, entry)| {
-                CapacityEntry::parse(entry)
-                    .map_err(|(key, m)| SeedError::at(format!("{p}.capacity[{j}].{key}"), m))
+                CapacityEntry::parse(entry).map_err(|(key, m)| match key.as_str() {
+                    "" => SeedError::at(format!("{p}.capacity[{j}]"), m),
+                    _ => SeedError::at(format!("{p}.capacity[{j}].{key}"), m),
+                })
             })
             .collect::<Result<_, _>>()?;
         let notification_preferences = NotificationPreferences::parse(&u.notification_preferences)
-            .map_err(|(j, m)| SeedError::at(format!("{p}.notification_preferences[{j}]"), m))?;
+            .map_err(|(j, m)| match j {
+                Some(j) => SeedError::at(format!("{p}.notification_preferences[{j}]"), m),
+                None => SeedError::at(format!("{p}.notification_preferences"), m),
+            })?;
         let created_at = self.next_time();
         let archived_by = u
             .archived
             .0
             .map(|_| u.archived_by.unwrap_or_else(|| "provisioning".into()));
-        Ok(Member {
+        let member = Member {
             id: u.id,
             account_id,
             email,
-            full_name: u.full_name,
-            first_name: u.first_name,
-            last_name: u.last_name,
+            full_name,
+            first_name,
+            last_name,
             role_id: u.role_id,
-            external_id: u.external_id,
-            phone: u.phone,
+            external_id,
+            phone,
             office_status: u.office_status,
             time_zone,
             working_hours,
@@ -103,7 +131,15 @@ impl Loader {
             archived_at: u.archived.0,
             archived_by,
             version: 1,
-        })
+        };
+        // BEHAVIOR 12, as a PATCH: capacity and calendars could otherwise outgrow an item.
+        if json_size(&member) > MAX_MEMBER_JSON_BYTES {
+            return err(
+                p,
+                format!("user too large: at most {MAX_MEMBER_JSON_BYTES} bytes of JSON"),
+            );
+        }
+        Ok(member)
     }
 }
 
@@ -149,6 +185,65 @@ mod tests {
             (
                 |s| s["accounts"][0]["users"][0]["notification_preferences"] = json!(["a", " "]),
                 "accounts[0].users[0].notification_preferences[1]",
+            ),
+        ]);
+    }
+
+    /// BEHAVIOR 12: the loader refuses what a PATCH refuses, so a seed never writes a member
+    /// DynamoDB cannot hold.
+    #[test]
+    fn member_limits_are_those_of_a_patch() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["users"][0]["first_name"] = json!("x".repeat(257)),
+                "accounts[0].users[0].first_name: at most 256 characters",
+            ),
+            (
+                |s| s["accounts"][0]["users"][1]["external_id"] = json!("x".repeat(257)),
+                "accounts[0].users[1].external_id: at most 256 characters",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["users"][0]["working_hours"] = json!(vec![
+                        json!({"days": "monday", "start_date": "09:00", "end_date": "17:00"});
+                        51
+                    ])
+                },
+                "accounts[0].users[0].working_hours: at most 50 entries",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["users"][0]["out_office_dates"] = json!(vec![
+                        json!({"start_date": "2026-12-01", "end_date": "2026-12-02"});
+                        201
+                    ])
+                },
+                "accounts[0].users[0].out_office_dates: at most 200 entries",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["notification_preferences"] = json!(vec!["a"; 51]),
+                "accounts[0].users[0].notification_preferences: at most 50 entries",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"] = json!(vec![json!({}); 51]),
+                "accounts[0].users[0].capacity: at most 50 entries",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"][0]["x"] = json!({"deep": 1}),
+                "accounts[0].users[0].capacity[0].x: must be a string",
+            ),
+            (
+                |s| s["accounts"][0]["users"][0]["capacity"][0]["x"] = json!(1e200),
+                "accounts[0].users[0].capacity[0].x: is out of range",
+            ),
+            (
+                |s| {
+                    let calendars: serde_json::Map<String, serde_json::Value> = (0..400)
+                        .map(|i| (format!("c{i}"), json!("x".repeat(1_000))))
+                        .collect();
+                    s["accounts"][0]["users"][0]["calendars"] = calendars.into();
+                },
+                "accounts[0].users[0]: user too large",
             ),
         ]);
     }

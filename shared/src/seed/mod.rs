@@ -135,12 +135,13 @@ fn object_type_key(path: &str, name: &str) -> Result<ObjectType, SeedError> {
     })
 }
 
-/// The e-mail of the account's member that `given` names (case-insensitive).
+/// The e-mail of the account's member that `given` names (in any form [`Email::parse`] reads
+/// as the same address: case, U-label or A-label domain).
 ///
 /// Errors: `no user with e-mail "<given>" in this account` at `path`.
 fn member_email(path: &str, given: &str, members: &[Member]) -> Result<Email, SeedError> {
-    let wanted = given.trim().to_lowercase();
-    match members.iter().find(|m| m.email.as_str() == wanted) {
+    let wanted = Email::parse(given).ok();
+    match members.iter().find(|m| wanted.as_ref() == Some(&m.email)) {
         Some(m) => Ok(m.email.clone()),
         None => err(
             path,

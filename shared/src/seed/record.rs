@@ -9,7 +9,8 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::PlannedRecord;
 use crate::model::record::Record;
-use crate::records::write::{apply, check_required, unique_keys};
+use crate::records::write::{apply, check_required, check_size, unique_keys};
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
 use std::collections::BTreeMap;
 
@@ -41,9 +42,10 @@ impl Loader {
                 FieldInput::Set(v) => Some(v),
                 FieldInput::Clear => None,
                 FieldInput::Member(given) => {
-                    let wanted = given.to_lowercase();
+                    let wanted = Email::parse(&given).ok();
                     let found = members.iter().filter(|m| m.is_active()).find(|m| {
-                        m.email.as_str() == wanted || MemberId::try_parse(&given) == Some(m.id)
+                        wanted.as_ref() == Some(&m.email)
+                            || MemberId::try_parse(&given) == Some(m.id)
                     });
                     match found {
                         Some(m) => Some(m.email.as_str().to_string()),
@@ -56,6 +58,7 @@ impl Loader {
         let mut values = BTreeMap::new();
         apply(&mut values, catalogue, &resolved, created_at);
         check_required(object_type, &values).map_err(as_seed_error)?;
+        check_size(&BTreeMap::new(), &values).map_err(as_seed_error)?;
         let record = Record {
             id: r.id,
             account_id,
@@ -109,6 +112,22 @@ mod tests {
                         json!("eli.former@northwind.example")
                 },
                 "accounts[0].records.deals[0].fields.deal_owner",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["records"]["contacts"][0]["fields"]["city"] =
+                        json!("x".repeat(65_537))
+                },
+                "accounts[0].records.contacts[0].fields.city: Invalid value for city: at most",
+            ),
+            (
+                |s| {
+                    let fields = &mut s["accounts"][0]["records"]["contacts"][0]["fields"];
+                    for name in ["city", "address", "job_title", "company", "country"] {
+                        fields[name] = json!("x".repeat(65_536));
+                    }
+                },
+                "accounts[0].records.contacts[0].fields: Record too large",
             ),
         ]);
     }

@@ -794,7 +794,9 @@ impl Store for MemoryStore {
         if let Some((member, _)) = &w.member {
             state.put_member(member.clone());
         }
-        state.monthly.insert(month_key, count + 1);
+        if w.quota.is_some() {
+            state.monthly.insert(month_key, count + 1);
+        }
         state.put_dispatch(w.entry.clone());
         if let Some(key) = &w.idempotency_key {
             state.idempotency_keys.insert(key.clone());

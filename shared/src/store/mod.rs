@@ -319,7 +319,8 @@ pub trait Store: Send + Sync + 'static {
     /// Commits one assignment atomically: the record (conditional on its version and being
     /// active), the rotation state (conditional on its version), the member's counters
     /// (conditional on its version and being active), the account's monthly count (+1,
-    /// conditional on staying within the quota), the history entry, and the idempotency marker
+    /// conditional on staying within the quota; only for an account with a quota), the history
+    /// entry, and the idempotency marker
     /// (conditional on not existing).
     ///
     /// Errors: [`StoreError::Conflict`] when any condition but the marker's failed (re-read and

@@ -644,6 +644,21 @@ fn invalid_conditions_are_reported_with_their_relative_path() {
             "expected a string, number or boolean",
         ),
         (
+            condition("country", Equals, Some(json!(1e200))),
+            "value",
+            "equals needs a string, number or boolean value",
+        ),
+        (
+            condition("country", In, Some(json!(["US", 1e-131]))),
+            "value[1]",
+            "expected a string, number or boolean",
+        ),
+        (
+            condition("annual_revenue", GreaterThan, Some(json!(1e126))),
+            "value",
+            "greater_than needs a number for number field \"annual_revenue\"",
+        ),
+        (
             condition("country", GreaterThan, Some(json!("A"))),
             "operator",
             "greater_than applies to number and datetime fields; \"country\" is a string field",

@@ -4,6 +4,7 @@ use super::eval::{parse_instant, parse_number};
 use super::grammar::{Condition, Operator, Trigger};
 use crate::fields::catalogue::Catalogue;
 use crate::fields::definition::FieldType;
+use crate::types::number::is_storable;
 use serde_json::Value;
 
 /// Why a trigger does not follow the grammar (BEHAVIOR 5).
@@ -29,8 +30,14 @@ impl TriggerError {
     }
 }
 
+/// A string, a boolean, or a number both stores hold (BEHAVIOR 12: finite, within DynamoDB's
+/// range).
 fn is_scalar(value: &Value) -> bool {
-    matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_))
+    match value {
+        Value::String(_) | Value::Bool(_) => true,
+        Value::Number(n) => n.as_f64().is_some_and(is_storable),
+        _ => false,
+    }
 }
 
 impl Trigger {
@@ -113,7 +120,7 @@ impl Condition {
                 match def.field_type {
                     FieldType::Number => {
                         let ok = match value {
-                            Some(Value::Number(_)) => true,
+                            Some(v @ Value::Number(_)) => is_scalar(v),
                             Some(Value::String(s)) => parse_number(s).is_some(),
                             _ => false,
                         };

@@ -1,13 +1,20 @@
 //! Capacity entries of a member (spec "User (account member) object": `capacity`; BEHAVIOR 4 and
 //! BEHAVIOR 6 step 12).
 
+use super::limits::{check_chars, MAX_CAPACITY_KEYS, MAX_CAPACITY_TEXT_CHARS};
+use super::number::is_storable;
 use crate::model::object_type::ObjectType;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-/// One capacity entry: an object with free-form keys, kept as sent, whose counters
+/// One capacity entry: a flat object with free-form keys, kept as sent, whose counters
 /// `current_capacity` and `max_capacity`, when present, are non-negative integers. Built by
 /// [`CapacityEntry::parse`]; serializes as the object.
+///
+/// BEHAVIOR 12: at most [`MAX_CAPACITY_KEYS`] keys, each key and each string value at most
+/// [`MAX_CAPACITY_TEXT_CHARS`] characters, every value a string, a finite number within
+/// DynamoDB's range ([`is_storable`]), a boolean or `null` (no objects or arrays: the entry is
+/// flat, so it never nests deeper than DynamoDB's 32 levels).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CapacityEntry(Map<String, Value>);
@@ -30,11 +37,40 @@ fn counter(value: &Value) -> Option<u64> {
 }
 
 impl CapacityEntry {
-    /// Parses one entry (BEHAVIOR 4).
+    /// Parses one entry (BEHAVIOR 4 and 12).
     ///
-    /// Errors: `(key, "must be a non-negative integer")` for a counter that is not an integer
-    /// from 0 to [`MAX_COUNTER`].
+    /// Errors, as `(key, why)` (`key` empty for the entry as a whole): `at most 20 keys`; a key
+    /// or string value `at most 256 characters`; a value that `must be a string, a number,
+    /// true, false or null` (objects, arrays); a number `out of range` ([`is_storable`]);
+    /// `must be a non-negative integer` for a counter that is not an integer from 0 to
+    /// [`MAX_COUNTER`].
     pub fn parse(mut entry: Map<String, Value>) -> Result<Self, (String, String)> {
+        if entry.len() > MAX_CAPACITY_KEYS {
+            return Err((String::new(), format!("at most {MAX_CAPACITY_KEYS} keys")));
+        }
+        for (key, value) in &entry {
+            check_chars(key, MAX_CAPACITY_TEXT_CHARS)
+                .map_err(|why| (String::new(), format!("a key of {why}")))?;
+            match value {
+                Value::String(s) => {
+                    check_chars(s, MAX_CAPACITY_TEXT_CHARS).map_err(|why| (key.clone(), why))?
+                }
+                Value::Number(n) if n.as_f64().is_some_and(is_storable) => {}
+                Value::Number(_) => {
+                    return Err((
+                        key.clone(),
+                        "is out of range: zero or a magnitude from 1e-130 to below 1e126".into(),
+                    ))
+                }
+                Value::Bool(_) | Value::Null => {}
+                Value::Array(_) | Value::Object(_) => {
+                    return Err((
+                        key.clone(),
+                        "must be a string, a number, true, false or null".into(),
+                    ))
+                }
+            }
+        }
         for key in ["current_capacity", "max_capacity"] {
             if let Some(v) = entry.get_mut(key) {
                 *v = json!(counter(v)
@@ -115,6 +151,34 @@ mod tests {
             let err = CapacityEntry::parse(entry(json!({"max_capacity": bad}))).unwrap_err();
             assert_eq!(err.0, "max_capacity");
         }
+    }
+
+    #[test]
+    fn an_entry_is_a_flat_object_of_at_most_20_keys_with_short_text_and_storable_numbers() {
+        let keys = |n: usize| {
+            entry(Value::Object(
+                (0..n).map(|i| (format!("k{i}"), json!(i))).collect(),
+            ))
+        };
+        assert!(CapacityEntry::parse(keys(20)).is_ok());
+        assert_eq!(CapacityEntry::parse(keys(21)).unwrap_err().0, "");
+        let ok = json!({
+            "id": "x".repeat(256), "n": 1e125, "tiny": -1e-130, "zero": 0, "on": true, "none": null
+        });
+        assert!(CapacityEntry::parse(entry(ok)).is_ok());
+        for (bad, key) in [
+            (json!({"id": "x".repeat(257)}), "id"),
+            (json!({"n": 1e126}), "n"),
+            (json!({"n": 1e200}), "n"),
+            (json!({"n": 1e-131}), "n"),
+            (json!({"deep": {"a": 1}}), "deep"),
+            (json!({"list": [1]}), "list"),
+        ] {
+            assert_eq!(CapacityEntry::parse(entry(bad)).unwrap_err().0, key);
+        }
+        let mut long_key = Map::new();
+        long_key.insert("k".repeat(257), json!(1));
+        assert_eq!(CapacityEntry::parse(long_key).unwrap_err().0, "");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod canonical_domain;
 pub mod capacity;
 pub mod email;
 pub mod ids;
+pub mod limits;
 pub mod notification_preferences;
 pub mod number;
 

@@ -9,6 +9,7 @@ use crate::fields::catalogue::Catalogue;
 use crate::fields::definition::FieldType;
 use crate::fields::validate::{MAX_TIMESTAMP_MILLIS, MIN_TIMESTAMP_MILLIS};
 use crate::model::object_type::ObjectType;
+use crate::types::limits::MAX_FIELD_VALUE_CHARS;
 use crate::types::number::{MAGNITUDE_BOUND, MIN_MAGNITUDE};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -59,7 +60,7 @@ fn decimal() -> String {
 }
 
 /// The numbers both stores hold (BEHAVIOR 12): zero, or a magnitude from 1e-130 to below 1e126.
-fn storable_number() -> Vec<Value> {
+pub(super) fn storable_number() -> Vec<Value> {
     vec![
         json!({"type": "number", "enum": [0]}),
         json!({"type": "number", "minimum": MIN_MAGNITUDE, "exclusiveMaximum": MAGNITUDE_BOUND}),
@@ -161,6 +162,12 @@ fn input_schema(name: &str, field_type: FieldType, options: &[(String, String)])
     };
     if !matches!(field_type, FieldType::Number | FieldType::Bool) {
         alternatives.push(json!({"type": "string", "pattern": blank()}));
+    }
+    // BEHAVIOR 12: no field takes a string longer than 65,536 characters.
+    for alternative in &mut alternatives {
+        if alternative["type"] == "string" {
+            alternative["maxLength"] = json!(MAX_FIELD_VALUE_CHARS);
+        }
     }
     alternatives.push(json!({"type": "null"}));
     json!({"description": description, "anyOf": alternatives})

@@ -1,8 +1,13 @@
 //! The schema of a member PATCH body (spec "Users"; BEHAVIOR 4).
 
-use super::records::schema;
+use super::records::{schema, storable_number};
 use super::WHITESPACE;
 use crate::types::capacity::MAX_COUNTER;
+use crate::types::limits::{
+    MAX_CAPACITY_ENTRIES, MAX_CAPACITY_KEYS, MAX_CAPACITY_TEXT_CHARS, MAX_MEMBER_TEXT_CHARS,
+    MAX_NOTIFICATION_PREFERENCES, MAX_NOTIFICATION_PREFERENCE_CHARS, MAX_OUT_OF_OFFICE,
+    MAX_WORKING_HOURS,
+};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use utoipa::openapi::{RefOr, Schema};
@@ -51,7 +56,7 @@ fn local_timestamp() -> String {
 const HHMM: &str = "^([01][0-9]|2[0-3]):[0-5][0-9]$";
 
 fn nullable_text(description: &str) -> Value {
-    json!({"type": ["string", "null"], "description": description})
+    json!({"type": ["string", "null"], "maxLength": MAX_MEMBER_TEXT_CHARS, "description": description})
 }
 
 fn patch_schema() -> Value {
@@ -65,10 +70,18 @@ fn patch_schema() -> Value {
             {"type": "string", "pattern": local_timestamp()},
         ],
     });
+    let mut capacity_value = storable_number();
+    capacity_value.extend([
+        json!({"type": "string", "maxLength": MAX_CAPACITY_TEXT_CHARS}),
+        json!({"type": "boolean"}),
+        json!({"type": "null"}),
+    ]);
     json!({
         "type": "object",
         "description": "The writable keys to change; at least one. `id`, `email`, `calendars`, \
-            `archived`, `archived_by`, `role` and unknown keys are refused with 400 naming the key.",
+            `archived`, `archived_by`, `role` and unknown keys are refused with 400 naming the key. \
+            A member takes at most 300 KB of JSON (only `capacity` can reach it): else 400 \
+            `User too large`.",
         "minProperties": 1,
         "additionalProperties": false,
         "properties": {
@@ -82,6 +95,7 @@ fn patch_schema() -> Value {
             "time_zone": {"type": "string", "enum": zones, "description": "IANA time zone name (exact case)."},
             "working_hours": {
                 "type": "array",
+                "maxItems": MAX_WORKING_HOURS,
                 "description": "Replaces the windows; empty means available 24/7. Times are \
                     read in `time_zone`; a window includes its start and excludes its end; an \
                     end before the start runs past midnight; equal times are refused.",
@@ -97,6 +111,7 @@ fn patch_schema() -> Value {
             },
             "out_office_dates": {
                 "type": "array",
+                "maxItems": MAX_OUT_OF_OFFICE,
                 "description": "Replaces the ranges; `start_date` must not be later than \
                     `end_date`. Other keys of an entry are ignored.",
                 "items": {
@@ -107,12 +122,17 @@ fn patch_schema() -> Value {
             },
             "capacity": {
                 "type": "array",
+                "maxItems": MAX_CAPACITY_ENTRIES,
                 "description": "Replaces the entries, counters included. Keys are free-form; \
                     `current_capacity` and `max_capacity` must be integers from 0 to 2^53 - 1. An \
                     entry applies to the records of its `assignment_type` (`all` or absent: \
-                    every type).",
+                    every type). An entry is flat: at most 20 keys of at most 256 characters, \
+                    each value a string of at most 256 characters, a number both stores hold, \
+                    a boolean or null.",
                 "items": {
                     "type": "object",
+                    "maxProperties": MAX_CAPACITY_KEYS,
+                    "additionalProperties": {"anyOf": capacity_value},
                     "properties": {
                         "current_capacity": {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER},
                         "max_capacity": {"type": "integer", "minimum": 0, "maximum": MAX_COUNTER},
@@ -121,8 +141,13 @@ fn patch_schema() -> Value {
             },
             "notification_preferences": {
                 "type": "array",
-                "description": "Categories; duplicates are dropped.",
-                "items": {"type": "string", "pattern": format!("[^{WHITESPACE}]")},
+                "description": "Categories; duplicates are dropped (at most 50 as sent).",
+                "maxItems": MAX_NOTIFICATION_PREFERENCES,
+                "items": {
+                    "type": "string",
+                    "pattern": format!("[^{WHITESPACE}]"),
+                    "maxLength": MAX_NOTIFICATION_PREFERENCE_CHARS,
+                },
             },
             "role_id": {
                 "type": ["string", "null"],

@@ -3,11 +3,17 @@
 use super::principal::AuthError;
 use crate::error::DomainError;
 
+/// The longest bearer token read, in bytes. Issued tokens are about 600 bytes (a few hundred
+/// more with every scope and a long client id); anything this long was not issued here, and is
+/// refused before it is base64-decoded or parsed (issue 13: an 8 KB token is 401).
+pub const MAX_TOKEN_BYTES: usize = 4096;
+
 /// The token of an `Authorization: Bearer <token>` header value (RFC 6750 section 2.1; the
 /// scheme is case-insensitive per RFC 9110 section 11.1).
 ///
 /// Errors (401): `Unauthorized: missing bearer token` when the header is absent;
-/// `Unauthorized: invalid token` for another scheme, an empty token, or a token with spaces.
+/// `Unauthorized: invalid token` for another scheme, an empty token, a token with spaces, or one
+/// longer than [`MAX_TOKEN_BYTES`].
 pub fn bearer_token(authorization_header: Option<&str>) -> Result<&str, DomainError> {
     let value = authorization_header.ok_or_else(|| {
         DomainError::Unauthorized("Unauthorized: missing bearer token".to_owned())
@@ -18,6 +24,7 @@ pub fn bearer_token(authorization_header: Option<&str>) -> Result<&str, DomainEr
     let token = token.trim();
     if !scheme.eq_ignore_ascii_case("bearer")
         || token.is_empty()
+        || token.len() > MAX_TOKEN_BYTES
         || token.contains(|c: char| c.is_ascii_whitespace())
     {
         return Err(invalid());
@@ -34,7 +41,11 @@ mod tests {
     fn bearer_headers_yield_their_token_or_a_401() {
         let missing = "Unauthorized: missing bearer token";
         let invalid = "Unauthorized: invalid token";
-        let cases: [(Option<&str>, Result<&str, &str>); 10] = [
+        let longest = format!("Bearer {}", "a".repeat(MAX_TOKEN_BYTES));
+        let too_long = format!("Bearer {}", "a".repeat(MAX_TOKEN_BYTES + 1));
+        let cases: [(Option<&str>, Result<&str, &str>); 12] = [
+            (Some(&longest), Ok(&longest[7..])),
+            (Some(&too_long), Err(invalid)),
             (Some("Bearer abc.def.ghi"), Ok("abc.def.ghi")),
             (Some("bearer abc"), Ok("abc")),
             (Some("BEARER   abc  "), Ok("abc")),

@@ -23,6 +23,10 @@ pub struct Claims {
     pub iat: i64,
     /// Expiry, seconds since the Unix epoch.
     pub exp: i64,
+    /// Not before, seconds since the Unix epoch (RFC 7519 section 4.1.5). Never issued; a token
+    /// that carries it is refused before that instant (beyond the clock leeway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<i64>,
     /// Token id: a random (v4) UUID, unique per token.
     pub jti: String,
 }

@@ -42,6 +42,7 @@ pub(crate) fn claims() -> Claims {
         scope: "service-api/read".to_owned(),
         iat: t0().timestamp(),
         exp: t0().timestamp() + 3600,
+        nbf: None,
         jti: Uuid::new_v4().to_string(),
     }
 }

@@ -82,6 +82,7 @@ impl TokenIssuer {
             scope: scope.clone(),
             iat,
             exp,
+            nbf: None,
             jti: Uuid::new_v4().to_string(),
         };
         let mut header = Header::new(Algorithm::ES256);

@@ -51,11 +51,13 @@ struct VerifiedTokens {
     entries: Mutex<HashMap<Box<str>, Verified>>,
 }
 
-/// A verified token's principal and expiry (seconds since the Unix epoch).
+/// A verified token's principal, expiry, and the later of its `nbf` and `iat` (seconds since the
+/// Unix epoch).
 #[derive(Clone)]
 struct Verified {
     principal: Principal,
     exp: i64,
+    not_before: i64,
 }
 
 impl VerifiedTokens {
@@ -66,7 +68,8 @@ impl VerifiedTokens {
         }
     }
 
-    /// The remembered principal of `token` if it is not expired at `now` (leeway included).
+    /// The remembered principal of `token` if it is valid at `now`: not expired and not before
+    /// its `nbf`/`iat` (leeway included both ways), the time checks of a full verification.
     fn get(&self, token: &str, now: i64) -> Option<Principal> {
         if self.capacity == 0 {
             return None;
@@ -74,7 +77,7 @@ impl VerifiedTokens {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
             .get(token)
-            .filter(|verified| !expired(verified.exp, now))
+            .filter(|verified| !expired(verified.exp, now) && !premature(verified.not_before, now))
             .map(|verified| verified.principal.clone())
     }
 
@@ -103,8 +106,17 @@ impl VerifiedTokens {
 /// Whether a token expiring at `exp` is expired at `now` (seconds), [`CLOCK_LEEWAY_SECONDS`]
 /// tolerated.
 fn expired(exp: i64, now: i64) -> bool {
-    let leeway = i64::try_from(CLOCK_LEEWAY_SECONDS).unwrap_or(i64::MAX);
-    exp.saturating_add(leeway) < now
+    exp.saturating_add(leeway()) < now
+}
+
+/// Whether a token valid from `not_before` (the later of `nbf` and `iat`) is not yet valid at
+/// `now` (seconds), [`CLOCK_LEEWAY_SECONDS`] tolerated.
+fn premature(not_before: i64, now: i64) -> bool {
+    not_before > now.saturating_add(leeway())
+}
+
+fn leeway() -> i64 {
+    i64::try_from(CLOCK_LEEWAY_SECONDS).unwrap_or(i64::MAX)
 }
 
 impl TokenVerifier {
@@ -222,7 +234,8 @@ impl TokenVerifier {
     ///
     /// Checks, in order: the header parses, `alg` is ES256 and `kid` names a configured key; the
     /// signature; `exp`, `iss`, `aud` and `sub` are present and `iss`/`aud` match; `exp` is not
-    /// more than [`CLOCK_LEEWAY_SECONDS`] before `now`; then the account context.
+    /// more than [`CLOCK_LEEWAY_SECONDS`] before `now`, and neither `nbf` (when present) nor
+    /// `iat` more than that after it; then the account context.
     ///
     /// Errors: [`AuthError::InvalidToken`] for any failed check but the last,
     /// [`AuthError::MissingAccountContext`] when `account_id` is absent, empty or not a UUID.
@@ -255,6 +268,11 @@ impl TokenVerifier {
         if expired(claims.exp, now.timestamp()) {
             return Err(rejected(&"expired"));
         }
+        // RFC 7519 4.1.5; and an `iat` ahead of our clock was not stamped by our issuer.
+        let not_before = claims.nbf.map_or(claims.iat, |nbf| nbf.max(claims.iat));
+        if premature(not_before, now.timestamp()) {
+            return Err(rejected(&"not yet valid (nbf or iat in the future)"));
+        }
         let account_id = claims
             .account_id
             .as_deref()
@@ -273,6 +291,7 @@ impl TokenVerifier {
                 jti: claims.jti,
             },
             exp: claims.exp,
+            not_before,
         })
     }
 
@@ -690,6 +709,22 @@ mod tests {
             Err(AuthError::InvalidToken),
             "the cache never extends a token's life"
         );
+    }
+
+    #[test]
+    fn a_remembered_token_is_refused_before_its_iat_like_a_fresh_one() {
+        // The cache re-checks every time-dependent condition, `iat`/`nbf` included (a clock
+        // that steps back must not make the cache more lenient than a full verification).
+        let verifier = verifier();
+        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
+        assert!(verifier.verify(&token, t0()).is_ok());
+        assert_eq!(verifier.cached_tokens(), 1);
+        let early = t0() + chrono::Duration::seconds(claims().iat - t0().timestamp() - 31);
+        assert_eq!(
+            verifier.verify_uncached(&token, early),
+            Err(AuthError::InvalidToken)
+        );
+        assert_eq!(verifier.verify(&token, early), Err(AuthError::InvalidToken));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod cancel;
 pub mod counter;
 pub mod env;
 pub mod items;
+pub mod limits;
 pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_table;
@@ -76,6 +77,8 @@ struct Provisioned {
     key: Key,
     item: Item,
     guards: Vec<(Key, Item)>,
+    /// The item's and its guards' size as DynamoDB counts it ([`limits::check_item`]).
+    bytes: usize,
 }
 
 impl DynamoStore {
@@ -641,10 +644,14 @@ impl Store for DynamoStore {
         account_id: AccountId,
         email: &str,
     ) -> StoreResult<Option<Member>> {
+        // `<email>#` is also a prefix of the sort key of an address that begins with
+        // `<email>#` (`a#b@x.example` for `a`): read every member under the prefix and keep the
+        // one whose address is exactly `email`, as the embedded store does (issue 13 defect 8).
+        let wanted = email.to_lowercase();
         let q = Query::index(keys::GSI2, keys::members_partition(account_id))
-            .prefix(keys::email_prefix(&email.to_lowercase()));
-        let found = self.query_range(&q, 0, 1).await?;
-        found.into_iter().next().map(from_item).transpose()
+            .prefix(keys::email_prefix(&wanted));
+        let found: Vec<Member> = parse_items(self.query_all(&q).await?)?;
+        Ok(found.into_iter().find(|m| m.email.as_str() == wanted))
     }
 
     async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
@@ -1059,32 +1066,36 @@ impl Store for DynamoStore {
         }
         parts.push(Part::Member);
 
-        let count_key = keys::monthly_count(w.entry.account_id, &w.month);
-        let mut count =
-            Expr::new("ADD #count :one SET #type = :type, #account = :account, #month = :month")
-                .name("#count", items::COUNT)
-                .name("#type", keys::ITEM_TYPE)
-                .name("#account", "account_id")
-                .name("#month", "month")
-                .value(":one", n(1))
-                .value(":type", s("monthly_count"))
-                .value(":account", s(w.entry.account_id.to_string()))
-                .value(":month", s(&w.month));
-        let quota_condition = w.quota.map(|quota| {
+        // The monthly count serves the quota only: an account without one writes none, so
+        // its routers do not all contend on one item (issue 14).
+        if let Some(quota) = w.quota {
+            let count_key = keys::monthly_count(w.entry.account_id, &w.month);
+            let mut count = Expr::new(
+                "ADD #count :one SET #type = :type, #account = :account, #month = :month",
+            )
+            .name("#count", items::COUNT)
+            .name("#type", keys::ITEM_TYPE)
+            .name("#account", "account_id")
+            .name("#month", "month")
+            .value(":one", n(1))
+            .value(":type", s("monthly_count"))
+            .value(":account", s(w.entry.account_id.to_string()))
+            .value(":month", s(&w.month));
             count.values.insert(":quota".into(), n(quota));
-            "attribute_not_exists(#count) OR #count < :quota".to_string()
-        });
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&count_key)))
-            .update_expression(&count.text)
-            .set_condition_expression(quota_condition)
-            .set_expression_attribute_names(count.names_opt())
-            .set_expression_attribute_values(count.values_opt())
-            .build()
-            .map_err(backend)?;
-        tx.push(TransactWriteItem::builder().update(update).build());
-        parts.push(Part::Quota);
+            let quota_condition =
+                Some("attribute_not_exists(#count) OR #count < :quota".to_string());
+            let update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key_attributes(&count_key)))
+                .update_expression(&count.text)
+                .set_condition_expression(quota_condition)
+                .set_expression_attribute_names(count.names_opt())
+                .set_expression_attribute_values(count.values_opt())
+                .build()
+                .map_err(backend)?;
+            tx.push(TransactWriteItem::builder().update(update).build());
+            parts.push(Part::Quota);
+        }
 
         let (_, entry) = items::dispatch_entry(&w.entry)?;
         tx.push(self.put(entry, None)?);
@@ -1114,6 +1125,7 @@ impl Store for DynamoStore {
                 key,
                 item,
                 guards,
+                bytes: 0,
             })
         };
         for a in &plan.accounts {
@@ -1158,6 +1170,18 @@ impl Store for DynamoStore {
             }
         }
 
+        // Check before the first write (issue 13 defect 12): every item within DynamoDB's own
+        // limits, so no chunk is refused after another was written.
+        for e in &mut entries {
+            let mut bytes = 0;
+            for item in std::iter::once(&e.item).chain(e.guards.iter().map(|(_, g)| g)) {
+                bytes += limits::check_item(item).map_err(|why| {
+                    StoreError::Rejected(format!("{}: {why}; nothing was written", e.label))
+                })?;
+            }
+            e.bytes = bytes;
+        }
+
         // Check before the first write: what exists, and whether a new record's key is taken.
         let all_keys: Vec<Key> = entries.iter().map(|e| e.key.clone()).collect();
         let existing = self.batch_get(&all_keys).await?;
@@ -1199,11 +1223,12 @@ impl Store for DynamoStore {
             }
         }
 
-        // Write what is missing, in transactions of at most 100 items (a record with its
-        // guards always in the same one).
+        // Write what is missing, in transactions of at most 100 items and 4 MB (a record with
+        // its guards always in the same one).
         let mut report = ProvisionReport::default();
         let mut chunk: Vec<&Provisioned> = Vec::new();
         let mut chunk_items = 0usize;
+        let mut chunk_bytes = 0usize;
         let mut written = 0usize;
         for e in &entries {
             if existing.contains_key(&e.key) {
@@ -1211,14 +1236,20 @@ impl Store for DynamoStore {
                 continue;
             }
             let size = 1 + e.guards.len();
-            if chunk_items + size > MAX_TRANSACTION_ITEMS {
-                self.provision_chunk(&chunk, written).await?;
+            if chunk_items + size > MAX_TRANSACTION_ITEMS
+                || chunk_bytes + e.bytes > limits::MAX_TRANSACTION_BYTES
+            {
+                if !chunk.is_empty() {
+                    self.provision_chunk(&chunk, written).await?;
+                }
                 written += chunk.len();
                 chunk.clear();
                 chunk_items = 0;
+                chunk_bytes = 0;
             }
             chunk.push(e);
             chunk_items += size;
+            chunk_bytes += e.bytes;
             report.inserted += 1;
         }
         if !chunk.is_empty() {

@@ -1,0 +1,418 @@
+//! BEHAVIOR 12 (issue 13 part A) over HTTP on both stores: the embedded store and DynamoDB on
+//! the emulator accept and refuse exactly the same writes, a limit of DynamoDB is a 400 and
+//! never a 500, list pages stay within Lambda's 6 MB answer, and one canonical e-mail form
+//! (A-label domains) serves uniqueness and account matching.
+//!
+//! `both!` runs every test body once per store (`memory::<name>`, `dynamodb::<name>`, the
+//! latter on a fresh table of its own; `bash infra/scripts/test.sh` starts the emulator).
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::*;
+use serde_json::{json, Value};
+
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let app = super::TestApp::spawn().await;
+                    super::$name(app).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let table = shared::store::dynamodb::test_table::TestTable::create()
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    let built = local_server::build_app_on(
+                        local_server::AppConfig {
+                            seed: local_server::DEMO_SEED.into(),
+                            signing_key_pem: None,
+                        },
+                        std::sync::Arc::new(table.store.clone()),
+                    )
+                    .await
+                    .expect("app builds");
+                    super::$name(super::TestApp { router: built.router }).await;
+                    table.delete().await;
+                }
+            )*
+        }
+    };
+}
+
+both!(
+    a_record_string_is_at_most_65536_characters,
+    a_record_is_at_most_300_kb_of_json_on_create_and_patch,
+    numbers_must_be_storable_by_dynamodb,
+    member_texts_and_lists_have_limits_naming_the_key,
+    capacity_entries_are_flat_small_and_storable,
+    a_member_is_at_most_300_kb_of_json,
+    a_list_page_of_large_records_stops_at_its_byte_budget_and_continues_with_after,
+    an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms,
+);
+
+const ANA: &str = "1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01";
+const BEN: &str = "2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12";
+const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
+
+fn text(n: usize) -> String {
+    "é".repeat(n)
+}
+
+async fn post(app: &TestApp, t: &str, path: &str, fields: Value) -> Answer {
+    app.call(Method::POST, path, t, Some(json!({ "fields": fields })))
+        .await
+}
+
+fn assert_400(a: &Answer, field: Option<&str>, what: &str) {
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{what}: {}", a.body);
+    assert_eq!(a.body["error"], true, "{what}");
+    assert_eq!(a.body["field"].as_str(), field, "{what}: {}", a.body);
+}
+
+async fn a_record_string_is_at_most_65536_characters(app: TestApp) {
+    let t = app.northwind().await;
+    let ok = post(&app, &t, "/contacts", json!({"first_name": text(65_536)})).await;
+    assert_eq!(ok.status, StatusCode::CREATED, "{}", ok.body);
+    assert_eq!(
+        ok.body["first_name"].as_str().unwrap().chars().count(),
+        65_536
+    );
+    let long = post(&app, &t, "/contacts", json!({"first_name": text(65_537)})).await;
+    assert_400(&long, Some("first_name"), "65,537 characters");
+    assert_eq!(
+        long.body["message"],
+        "Invalid value for first_name: at most 65536 characters"
+    );
+    // Every type of field, the custom `region` too.
+    for (path, field) in [
+        ("/contacts", "region"),
+        ("/contacts", "email"),
+        ("/contacts", "contact_owner"),
+        ("/deals", "amount"),
+        ("/deals", "close_date"),
+        ("/deals", "deal_stage"),
+    ] {
+        let a = post(&app, &t, path, json!({ field: text(65_537) })).await;
+        assert_400(&a, Some(field), field);
+    }
+    let id = ok.body["id"].as_str().unwrap();
+    let patch = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{id}"),
+            &t,
+            Some(json!({"fields": {"last_name": text(65_537)}})),
+        )
+        .await;
+    assert_400(&patch, Some("last_name"), "PATCH");
+}
+
+/// Seven fields of 65,536 two-byte characters are about 900 KB of JSON: a DynamoDB item of
+/// more than 400 KB (a 500 before the limit), taken by the embedded store.
+async fn a_record_is_at_most_300_kb_of_json_on_create_and_patch(app: TestApp) {
+    let t = app.northwind().await;
+    let names = [
+        "first_name",
+        "last_name",
+        "job_title",
+        "company",
+        "address",
+        "city",
+        "country",
+    ];
+    let mut fields = serde_json::Map::new();
+    for name in names {
+        fields.insert(name.into(), json!(text(65_536)));
+    }
+    let too_large = post(&app, &t, "/contacts", Value::Object(fields)).await;
+    assert_400(&too_large, None, "seven long fields");
+    assert_eq!(too_large.body["message"], "Record too large");
+
+    // 2 x 65,536 two-byte characters = 262,144 bytes of JSON, and a bit: within 300 KB.
+    let ok = post(
+        &app,
+        &t,
+        "/contacts",
+        json!({"first_name": text(65_536), "last_name": text(65_536)}),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::CREATED, "{}", ok.body);
+    let id = ok.body["id"].as_str().unwrap();
+    let grow = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{id}"),
+            &t,
+            Some(json!({"fields": {"city": text(30_000)}})),
+        )
+        .await;
+    assert_400(&grow, None, "PATCH past 300 KB");
+    assert_eq!(grow.body["message"], "Record too large");
+    let read = app
+        .call(
+            Method::GET,
+            &format!("/contacts/{id}?properties=city"),
+            &t,
+            None,
+        )
+        .await;
+    assert_eq!(read.body["city"], Value::Null, "nothing was written");
+    let small = app
+        .call(
+            Method::PATCH,
+            &format!("/contacts/{id}"),
+            &t,
+            Some(json!({"fields": {"city": text(10_000)}})),
+        )
+        .await;
+    assert_eq!(small.status, StatusCode::OK, "{}", small.body);
+}
+
+async fn numbers_must_be_storable_by_dynamodb(app: TestApp) {
+    let t = app.northwind().await;
+    let deal = |amount: Value| json!({"deal_name": "D", "deal_stage": "qualified_to_buy", "pipeline": "default", "amount": amount});
+    for ok in [
+        json!(1e125),
+        json!(-9.99e125),
+        json!(1e-130),
+        json!(0),
+        json!("-1e-130"),
+    ] {
+        let a = post(&app, &t, "/deals", deal(ok.clone())).await;
+        assert_eq!(a.status, StatusCode::CREATED, "{ok}: {}", a.body);
+    }
+    for bad in [
+        json!(1e126),
+        json!(1e200),
+        json!(-1e300),
+        json!(1e-131),
+        json!("1e400"),
+    ] {
+        let a = post(&app, &t, "/deals", deal(bad.clone())).await;
+        assert_400(&a, Some("amount"), &bad.to_string());
+    }
+}
+
+async fn patch_user(app: &TestApp, t: &str, id: &str, body: Value) -> Answer {
+    app.call(Method::PATCH, &format!("/users/{id}"), t, Some(body))
+        .await
+}
+
+fn hours(n: usize) -> Value {
+    json!(vec![
+        json!({"days": "monday", "start_date": "09:00", "end_date": "17:00"});
+        n
+    ])
+}
+
+fn out_of_office(n: usize) -> Value {
+    json!(vec![
+        json!({"start_date": "2026-12-24", "end_date": "2026-12-26"});
+        n
+    ])
+}
+
+async fn member_texts_and_lists_have_limits_naming_the_key(app: TestApp) {
+    let t = app.northwind().await;
+    let at_limit = json!({
+        "full_name": text(256), "first_name": text(256), "last_name": text(256),
+        "phone": text(256), "external_id": text(256),
+        "working_hours": hours(50), "out_office_dates": out_of_office(200),
+        "notification_preferences": (0..50).map(|i| format!("{i:0>100}")).collect::<Vec<_>>(),
+        "capacity": vec![json!({"max_capacity": 5}); 50],
+    });
+    let ok = patch_user(&app, &t, BEN, at_limit).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    assert_eq!(ok.body["out_office_dates"].as_array().unwrap().len(), 200);
+    for key in [
+        "full_name",
+        "first_name",
+        "last_name",
+        "phone",
+        "external_id",
+    ] {
+        let a = patch_user(&app, &t, BEN, json!({ key: text(257) })).await;
+        assert_400(&a, Some(key), key);
+    }
+    for (key, value) in [
+        ("working_hours", hours(51)),
+        ("out_office_dates", out_of_office(201)),
+        ("notification_preferences", json!(vec!["a"; 51])),
+        ("notification_preferences", json!(["ok", "x".repeat(101)])),
+        ("capacity", json!(vec![json!({"max_capacity": 5}); 51])),
+    ] {
+        let a = patch_user(&app, &t, BEN, json!({ key: value })).await;
+        assert_400(&a, Some(key), key);
+    }
+    let still = app
+        .call(Method::GET, &format!("/users/{BEN}"), &t, None)
+        .await;
+    assert_eq!(still.body["working_hours"].as_array().unwrap().len(), 50);
+}
+
+async fn capacity_entries_are_flat_small_and_storable(app: TestApp) {
+    let t = app.northwind().await;
+    let twenty: serde_json::Map<String, Value> = (0..20)
+        .map(|i| (format!("k{i}"), json!(text(256))))
+        .collect();
+    let edge = json!({"a": 1e125, "b": -1e-130, "c": true, "d": null, "e": "x"});
+    let ok = patch_user(&app, &t, ANA, json!({"capacity": [twenty, edge]})).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    let mut twenty_one: serde_json::Map<String, Value> =
+        (0..21).map(|i| (format!("k{i}"), json!(i))).collect();
+    twenty_one.insert("max_capacity".into(), json!(3));
+    for (entry, what) in [
+        (Value::Object(twenty_one), "21 keys"),
+        (json!({"note": text(257)}), "a long value"),
+        (json!({ text(257): 1 }), "a long key"),
+        (json!({"n": 1e200}), "1e200"),
+        (json!({"n": 1e126}), "1e126"),
+        (json!({"n": 1e-131}), "1e-131"),
+        (json!({"nested": {"a": {"b": 1}}}), "an object"),
+        (json!({"list": [1, 2]}), "an array"),
+    ] {
+        let a = patch_user(&app, &t, ANA, json!({"capacity": [entry]})).await;
+        assert_400(&a, Some("capacity"), what);
+    }
+    // Nesting deeper than DynamoDB's 32 levels is an object value like any other.
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!({ "x": deep });
+    }
+    let a = patch_user(&app, &t, ANA, json!({"capacity": [{"deep": deep}]})).await;
+    assert_400(&a, Some("capacity"), "40 levels");
+}
+
+/// 40 entries of 20 values of 256 four-byte characters: about 820 KB of JSON, within the 1 MiB
+/// body limit and every per-entry limit, and more than DynamoDB's 400 KB item.
+async fn a_member_is_at_most_300_kb_of_json(app: TestApp) {
+    let t = app.northwind().await;
+    let entry: serde_json::Map<String, Value> = (0..20)
+        .map(|i| (format!("k{i}"), json!("😀".repeat(256))))
+        .collect();
+    let a = patch_user(&app, &t, ANA, json!({"capacity": vec![entry.clone(); 40]})).await;
+    assert_400(&a, Some("capacity"), "820 KB of capacity");
+    assert_eq!(a.body["message"], "User too large");
+    let fits = patch_user(&app, &t, ANA, json!({"capacity": vec![entry; 10]})).await;
+    assert_eq!(fits.status, StatusCode::OK, "{}", fits.body);
+}
+
+/// Each contact shows about 262 KB (four fields of 65,536 ASCII characters): a page of 12
+/// would be over 3 MB, more than the 2.5 MiB budget: the first page stops after 9 of them.
+async fn a_list_page_of_large_records_stops_at_its_byte_budget_and_continues_with_after(
+    app: TestApp,
+) {
+    let t = app.northwind().await;
+    let x = "x".repeat(65_536);
+    let big = json!({"first_name": x, "last_name": x, "city": x, "job_title": x});
+    for _ in 0..12 {
+        let a = post(&app, &t, "/contacts", big.clone()).await;
+        assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    }
+    let mut seen = Vec::new();
+    let mut uri = "/contacts?limit=100&properties=city,job_title".to_string();
+    let mut pages = 0;
+    loop {
+        let raw = app
+            .raw(
+                Method::GET,
+                &uri,
+                &[("authorization", &format!("Bearer {t}"))],
+                vec![],
+            )
+            .await;
+        assert_eq!(raw.status, StatusCode::OK, "{}", raw.body);
+        let bytes = serde_json::to_vec(&raw.body).unwrap().len();
+        assert!(bytes < 3 * 1024 * 1024, "a page of {bytes} bytes");
+        let count = raw.body["pagination"]["count"].as_u64().unwrap() as usize;
+        if pages == 0 {
+            assert_eq!(
+                count,
+                2 + 9,
+                "the seed's two small contacts, then 9 large ones"
+            );
+        }
+        assert_eq!(raw.body["data"].as_array().unwrap().len(), count);
+        assert!(count >= 1);
+        for item in raw.body["data"].as_array().unwrap() {
+            seen.push(item["id"].as_str().unwrap().to_string());
+        }
+        pages += 1;
+        match raw.body["pagination"]["next_after"].as_str() {
+            Some(after) => {
+                uri = format!("/contacts?limit=100&properties=city,job_title&after={after}")
+            }
+            None => break,
+        }
+    }
+    // The demo seed's two contacts and the twelve large ones, each once, in at least 2 pages.
+    assert!(pages >= 2, "{pages} pages");
+    assert_eq!(seen.len(), 14);
+    let unique: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(unique.len(), 14);
+}
+
+/// Issue 13 defect 7: `ana@bücher.example` is `ana@xn--bcher-kva.example`, and its domain is
+/// the canonical host of `https://www.bücher.example`.
+async fn an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms(app: TestApp) {
+    let t = app.northwind().await;
+    let company = post(
+        &app,
+        &t,
+        "/companies",
+        json!({"company_name": "Bücher", "website_url": "https://www.Bücher.example/shop",
+               "company_owner": "ben.okafor@northwind.example"}),
+    )
+    .await;
+    assert_eq!(company.status, StatusCode::CREATED, "{}", company.body);
+    let contact = post(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "Ana@Bücher.example", "region": "emea"}),
+    )
+    .await;
+    assert_eq!(contact.status, StatusCode::CREATED, "{}", contact.body);
+    assert_eq!(contact.body["email"], "ana@xn--bcher-kva.example");
+    let again = post(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "ana@xn--bcher-kva.example"}),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    assert_eq!(again.body["field"], "email");
+
+    // Rotation would give Ana (first in the pool); account matching gives Bücher's owner.
+    let id = contact.body["id"].as_str().unwrap();
+    let dispatched = app
+        .call(
+            Method::POST,
+            "/dispatch/router",
+            &t,
+            Some(json!({"router_id": INBOUND_ROUTER, "object_id": id})),
+        )
+        .await;
+    assert_eq!(dispatched.status, StatusCode::OK, "{}", dispatched.body);
+    assert_eq!(dispatched.body["user"], "ben.okafor@northwind.example");
+
+    // A user field finds a member by either form of its address.
+    let owner = post(
+        &app,
+        &t,
+        "/contacts",
+        json!({"email": "x@example.com", "contact_owner": "BEN.OKAFOR@northwind.example"}),
+    )
+    .await;
+    assert_eq!(owner.status, StatusCode::CREATED, "{}", owner.body);
+}

@@ -1,0 +1,224 @@
+//! Provisioning on DynamoDB (issue 13 defect 12), against the emulator
+//! (`bash infra/scripts/test.sh`): a plan with an item DynamoDB cannot hold is refused before
+//! the first write, wherever the item sits; and a load interrupted between two transactions is
+//! completed by running it again.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use chrono::{Duration, TimeZone, Utc};
+use serde_json::json;
+use shared::model::{Account, AccountPlan, Member, ProvisionPlan};
+use shared::schedule::IanaTimeZone;
+use shared::store::dynamodb::test_table::TestTable;
+use shared::store::dynamodb::{env, DynamoStore};
+use shared::store::{Page, Store, StoreError};
+use shared::types::{AccountId, CapacityEntry, Email, NotificationPreferences};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use uuid::Uuid;
+
+fn account() -> Account {
+    Account {
+        id: Uuid::new_v4().into(),
+        name: "Acme".into(),
+        active: true,
+        assignment_quota: None,
+        crm: None,
+        created_at: Utc::now(),
+    }
+}
+
+fn member(account_id: AccountId, i: usize) -> Member {
+    let at = Utc.with_ymd_and_hms(2026, 3, 10, 9, 0, 0).unwrap() + Duration::milliseconds(i as i64);
+    Member {
+        id: Uuid::new_v4().into(),
+        account_id,
+        email: Email::parse(&format!("m{i:03}@x.example")).unwrap(),
+        full_name: None,
+        first_name: None,
+        last_name: None,
+        role_id: None,
+        external_id: None,
+        phone: None,
+        office_status: true,
+        time_zone: IanaTimeZone::UTC,
+        working_hours: vec![],
+        out_office_dates: vec![],
+        calendars: BTreeMap::new(),
+        capacity: vec![],
+        can_receive_notifications: false,
+        notification_preferences: NotificationPreferences::default(),
+        created_at: at,
+        updated_at: at,
+        archived_at: None,
+        archived_by: None,
+        version: 1,
+    }
+}
+
+/// An account with `members` members: more than 100 items, so at least two transactions.
+fn plan(members: usize) -> (Account, ProvisionPlan) {
+    let acc = account();
+    let plan = ProvisionPlan {
+        accounts: vec![AccountPlan {
+            account: acc.clone(),
+            clients: vec![],
+            roles: vec![],
+            members: (0..members).map(|i| member(acc.id, i)).collect(),
+            teams: vec![],
+            field_definitions: vec![],
+            routers: vec![],
+            records: vec![],
+        }],
+    };
+    (acc, plan)
+}
+
+async fn member_count(store: &dyn Store, account_id: AccountId) -> usize {
+    let mut n = 0;
+    let mut offset = 0;
+    loop {
+        let page = store
+            .list_members(account_id, &Page::at_offset(100, offset, true))
+            .await
+            .unwrap();
+        n += page.items.len();
+        if page.next.is_none() {
+            return n;
+        }
+        offset += 100;
+    }
+}
+
+/// Values the domain never builds (its parsers refuse them, BEHAVIOR 12), put into a plan by
+/// hand: a capacity entry deserializes as stored, without `CapacityEntry::parse`.
+fn stored_capacity(value: serde_json::Value) -> CapacityEntry {
+    serde_json::from_value(value).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_with_an_item_dynamodb_cannot_hold_is_refused_before_the_first_write() {
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!({ "x": deep });
+    }
+    type Spoil = Box<dyn Fn(&mut Member)>;
+    let cases: Vec<(&str, Spoil)> = vec![
+        (
+            "item of",
+            Box::new(|m: &mut Member| {
+                m.calendars = (0..500)
+                    .map(|i| (format!("c{i}"), "x".repeat(1_000)))
+                    .collect();
+            }),
+        ),
+        (
+            "outside DynamoDB's range",
+            Box::new(|m: &mut Member| m.capacity = vec![stored_capacity(json!({"n": 1e200}))]),
+        ),
+        (
+            "nesting deeper",
+            Box::new(move |m: &mut Member| {
+                m.capacity = vec![stored_capacity(json!({ "deep": deep.clone() }))]
+            }),
+        ),
+    ];
+    for (why, spoil) in cases {
+        // 150 members: the bad one (the 130th) would be in the second transaction.
+        let (acc, mut plan) = plan(150);
+        spoil(&mut plan.accounts[0].members[129]);
+        let bad = plan.accounts[0].members[129].id;
+        match table.store.provision(&plan).await {
+            Err(StoreError::Rejected(message)) => {
+                assert!(message.starts_with(&format!("member {bad}: ")), "{message}");
+                assert!(message.contains(why), "{message}");
+                assert!(message.ends_with("nothing was written"), "{message}");
+            }
+            other => panic!("{why}: expected a rejection, got {other:?}"),
+        }
+        assert_eq!(
+            table.store.get_account(acc.id).await.unwrap(),
+            None,
+            "{why}"
+        );
+        assert_eq!(member_count(&table.store, acc.id).await, 0, "{why}");
+    }
+    table.delete().await;
+}
+
+/// Fails the `n`th `TransactWriteItems` (1-based) the client sends, as a network failure or a
+/// timeout between two transactions would.
+#[derive(Debug, Clone)]
+struct FailNthTransaction {
+    n: usize,
+    seen: Arc<AtomicUsize>,
+}
+
+impl Intercept for FailNthTransaction {
+    fn name(&self) -> &'static str {
+        "FailNthTransaction"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let transaction = cfg
+            .load::<Metadata>()
+            .is_some_and(|m| m.name() == "TransactWriteItems");
+        if transaction && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.n {
+            return Err("injected failure of a provisioning transaction".into());
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_an_interrupted_load_again_completes_it() {
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let failing = {
+        let sdk = env::sdk_config().await;
+        let conf = aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .interceptor(FailNthTransaction {
+                n: 2,
+                seen: Arc::new(AtomicUsize::new(0)),
+            })
+            .build();
+        DynamoStore::new(
+            aws_sdk_dynamodb::Client::from_conf(conf),
+            table.store.table_name(),
+        )
+    };
+    // 1 account + 250 members: transactions of 100, 100 and 51 items.
+    let (acc, plan) = plan(250);
+    let first = failing.provision(&plan).await;
+    assert!(first.is_err(), "{first:?}");
+    // The first transaction was written, the rest was not: a partial load.
+    assert!(table.store.get_account(acc.id).await.unwrap().is_some());
+    assert_eq!(member_count(&table.store, acc.id).await, 99);
+
+    let again = table.store.provision(&plan).await.unwrap();
+    assert_eq!(again.inserted, 151);
+    assert_eq!(again.skipped.len(), 100);
+    assert_eq!(member_count(&table.store, acc.id).await, 250);
+    let last = &plan.accounts[0].members[249];
+    assert_eq!(
+        table
+            .store
+            .get_member(acc.id, last.id)
+            .await
+            .unwrap()
+            .as_ref(),
+        Some(last)
+    );
+    let third = table.store.provision(&plan).await.unwrap();
+    assert_eq!((third.inserted, third.skipped.len()), (0, 251));
+    table.delete().await;
+}
