@@ -4,6 +4,7 @@
 #   bash infra/scripts/build-lambdas.sh            # arm64 (template default); x86_64 if arm64 cannot be had
 #   bash infra/scripts/build-lambdas.sh x86_64     # x86_64 on purpose
 #   REQUIRE_ARM64=1 bash infra/scripts/build-lambdas.sh   # fail instead of falling back (release builds)
+#   EXTRA_BINS=empty-lambda bash infra/scripts/build-lambdas.sh  # also these binaries (benchmarks)
 #
 # - cargo-lambda comes from PyPI into the repository's `.venv/` (`pip install cargo-lambda`: the
 #   binary and the zig linker it cross-links with; no Docker), pinned in tools-venv.sh.
@@ -15,7 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-BINS=(token records users routers dispatch)
+# shellcheck disable=SC2206 # EXTRA_BINS is a space-separated list of binary names
+BINS=(token records users routers dispatch ${EXTRA_BINS:-})
 ARM_TARGET=aarch64-unknown-linux-gnu
 arch="${1:-arm64}"
 case "$arch" in

@@ -140,8 +140,9 @@ impl Deps {
 
     /// Reads the environment (table above): the store named by `STORE_BACKEND`, the verifier
     /// when `JWT_PUBLIC_JWKS` is set, and the AWS configuration. For DynamoDB the SDK client is
-    /// built here (`BehaviorVersion::latest()`, standard retries, `AWS_ENDPOINT_URL` when set);
-    /// no request is made.
+    /// built here (`BehaviorVersion::latest()`, standard retries, `AWS_ENDPOINT_URL` when set)
+    /// and its connection opened by one warm-up request ([`dynamodb_env::warm_up`]; a failure
+    /// is logged, not returned), so the first request after a cold start finds it open.
     ///
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
     /// JWKS, a JWKS listing the development key without `ALLOW_DEVELOPMENT_SIGNING_KEY=true`.
@@ -153,7 +154,11 @@ impl Deps {
                         "TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into(),
                     )
                 })?;
-                let mut deps = Self::dynamodb(table).await;
+                let sdk = dynamodb_env::sdk_config().await;
+                let client = dynamodb_env::client(&sdk);
+                dynamodb_env::warm_up(&client, &table).await;
+                let mut deps = Self::new(Arc::new(DynamoStore::new(client, table)));
+                deps.aws = Some(sdk);
                 // Instances of one deployment must open each other's cursors: no random key.
                 deps.cursors = None;
                 deps

@@ -10,7 +10,7 @@ use super::view::RecordView;
 use super::write::{apply, check_required, check_size, key_changes, unique_keys, RecordWrite};
 use crate::clock::Clock;
 use crate::error::DomainError;
-use crate::fields::cache::CatalogueCache;
+use crate::fields::cache::{AccountCatalogues, CatalogueCache};
 use crate::fields::catalogue::Catalogue;
 use crate::fields::properties::PropertyList;
 use crate::fields::validate::{no_active_member, validate_fields, FieldInput};
@@ -58,13 +58,15 @@ impl RecordService {
         }
     }
 
+    /// The account's catalogue of `object_type`, shared with the cache (not copied: a copy cost
+    /// more than the rest of a `GET`; issue 14).
     async fn catalogue(
         &self,
         account_id: AccountId,
         object_type: ObjectType,
-    ) -> Result<Catalogue, DomainError> {
+    ) -> Result<TypeCatalogue, DomainError> {
         let all = self.catalogues.get(self.store.as_ref(), account_id).await?;
-        Ok(all.get(object_type).clone())
+        Ok(TypeCatalogue { all, object_type })
     }
 
     /// `GET /{type}`: `{data, pagination: {limit, offset, count, next_after}}` by creation
@@ -347,5 +349,19 @@ fn duplicate(object_type: ObjectType, field: String) -> DomainError {
             object_type.singular()
         ),
         field: Some(field),
+    }
+}
+
+/// One object type's catalogue inside the cached catalogues of an account.
+struct TypeCatalogue {
+    all: Arc<AccountCatalogues>,
+    object_type: ObjectType,
+}
+
+impl std::ops::Deref for TypeCatalogue {
+    type Target = Catalogue;
+
+    fn deref(&self) -> &Catalogue {
+        self.all.get(self.object_type)
     }
 }

@@ -1,4 +1,13 @@
 //! Verifying access tokens against the configured public keys (RFC 8725; BEHAVIOR 1).
+//!
+//! A token that passed every check is remembered, keyed by its exact text, until its `exp`
+//! (plus the leeway): presenting the same string again skips the signature check (about 40 µs of
+//! ES256 with aws-lc-rs) but not the expiry check. Why this is as safe as verifying every time
+//! is argued in `docs/performance.md` ("Verified-token cache"); in short: the outcome of the
+//! checks depends only on the string, the key set and issuer/audience (fixed for a verifier's
+//! lifetime, and the cache belongs to the verifier) and on the time (through `exp`, re-checked on
+//! every hit); only successes are remembered, and the cache holds at most
+//! [`DEFAULT_CACHE_CAPACITY`] tokens.
 
 use super::bearer::bearer_token;
 use super::claims::Claims;
@@ -15,15 +24,99 @@ use jsonwebtoken::jwk::{
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Clock skew tolerated when checking `exp`, in seconds.
 pub const CLOCK_LEEWAY_SECONDS: u64 = 30;
 
+/// How many verified tokens a verifier remembers at most (about 1 KiB each: the token text of
+/// about 600 bytes and its principal), i.e. about 1 MiB at most.
+pub const DEFAULT_CACHE_CAPACITY: usize = 1024;
+
 /// Verifies access tokens against a set of ES256 public keys selected by `kid`.
+///
+/// Clones share one cache of verified tokens.
 #[derive(Clone)]
 pub struct TokenVerifier {
     keys: HashMap<String, DecodingKey>,
     validation: Validation,
+    cache: Arc<VerifiedTokens>,
+}
+
+/// Tokens that passed every check of [`TokenVerifier::verify_uncached`], by their exact text,
+/// with their principal and `exp`. Bounded: when full, expired entries are dropped, and if none
+/// was, all are (the next presentations are verified again, as without a cache).
+struct VerifiedTokens {
+    capacity: usize,
+    entries: Mutex<HashMap<Box<str>, Verified>>,
+}
+
+/// A verified token's principal, expiry, and the later of its `nbf` and `iat` (seconds since the
+/// Unix epoch).
+#[derive(Clone)]
+struct Verified {
+    principal: Principal,
+    exp: i64,
+    not_before: i64,
+}
+
+impl VerifiedTokens {
+    fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The remembered principal of `token` if it is valid at `now`: not expired and not before
+    /// its `nbf`/`iat` (leeway included both ways), the time checks of a full verification.
+    fn get(&self, token: &str, now: i64) -> Option<Principal> {
+        if self.capacity == 0 {
+            return None;
+        }
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .get(token)
+            .filter(|verified| !expired(verified.exp, now) && !premature(verified.not_before, now))
+            .map(|verified| verified.principal.clone())
+    }
+
+    fn insert(&self, token: &str, verified: Verified, now: i64) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() >= self.capacity {
+            entries.retain(|_, v| !expired(v.exp, now));
+            if entries.len() >= self.capacity {
+                entries.clear();
+            }
+        }
+        entries.insert(token.into(), verified);
+    }
+
+    fn len(&self) -> usize {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// Whether a token expiring at `exp` is expired at `now` (seconds), [`CLOCK_LEEWAY_SECONDS`]
+/// tolerated.
+fn expired(exp: i64, now: i64) -> bool {
+    exp.saturating_add(leeway()) < now
+}
+
+/// Whether a token valid from `not_before` (the later of `nbf` and `iat`) is not yet valid at
+/// `now` (seconds), [`CLOCK_LEEWAY_SECONDS`] tolerated.
+fn premature(not_before: i64, now: i64) -> bool {
+    not_before > now.saturating_add(leeway())
+}
+
+fn leeway() -> i64 {
+    i64::try_from(CLOCK_LEEWAY_SECONDS).unwrap_or(i64::MAX)
 }
 
 impl TokenVerifier {
@@ -73,7 +166,20 @@ impl TokenVerifier {
         Ok(Self {
             keys,
             validation: validation(issuer, audience),
+            cache: Arc::new(VerifiedTokens::new(DEFAULT_CACHE_CAPACITY)),
         })
+    }
+
+    /// The same verifier remembering at most `capacity` verified tokens (0: none; every
+    /// presentation is verified in full), with a cache of its own.
+    pub fn with_cache_capacity(mut self, capacity: usize) -> Self {
+        self.cache = Arc::new(VerifiedTokens::new(capacity));
+        self
+    }
+
+    /// How many verified tokens are remembered now.
+    pub fn cached_tokens(&self) -> usize {
+        self.cache.len()
     }
 
     /// [`TokenVerifier::from_jwks`] for a JWK Set given as JSON text (e.g. an environment
@@ -109,6 +215,23 @@ impl TokenVerifier {
 
     /// Verifies `token` at instant `now` and returns its principal.
     ///
+    /// A token verified before by this verifier (or a clone) and remembered answers its principal
+    /// without the signature check, as long as it is not expired at `now`; otherwise as
+    /// [`TokenVerifier::verify_uncached`], remembering the token when it passes.
+    ///
+    /// Errors: as [`TokenVerifier::verify_uncached`].
+    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Principal, AuthError> {
+        if let Some(principal) = self.cache.get(token, now.timestamp()) {
+            return Ok(principal);
+        }
+        let verified = self.check(token, now)?;
+        let principal = verified.principal.clone();
+        self.cache.insert(token, verified, now.timestamp());
+        Ok(principal)
+    }
+
+    /// Verifies `token` at instant `now` in full, without the cache, and returns its principal.
+    ///
     /// Checks, in order: the header parses, `alg` is ES256 and `kid` names a configured key; the
     /// signature; `exp`, `iss`, `aud` and `sub` are present and `iss`/`aud` match; `exp` is not
     /// more than [`CLOCK_LEEWAY_SECONDS`] before `now`, and neither `nbf` (when present) nor
@@ -116,7 +239,11 @@ impl TokenVerifier {
     ///
     /// Errors: [`AuthError::InvalidToken`] for any failed check but the last,
     /// [`AuthError::MissingAccountContext`] when `account_id` is absent, empty or not a UUID.
-    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Principal, AuthError> {
+    pub fn verify_uncached(&self, token: &str, now: DateTime<Utc>) -> Result<Principal, AuthError> {
+        self.check(token, now).map(|verified| verified.principal)
+    }
+
+    fn check(&self, token: &str, now: DateTime<Utc>) -> Result<Verified, AuthError> {
         let rejected = |reason: &dyn fmt::Display| {
             tracing::debug!(%reason, "bearer token rejected");
             AuthError::InvalidToken
@@ -138,13 +265,12 @@ impl TokenVerifier {
         let claims = jsonwebtoken::decode::<Claims>(token, key, &self.validation)
             .map_err(|e| rejected(&e))?
             .claims;
-        let leeway = i64::try_from(CLOCK_LEEWAY_SECONDS).unwrap_or(i64::MAX);
-        if claims.exp.saturating_add(leeway) < now.timestamp() {
+        if expired(claims.exp, now.timestamp()) {
             return Err(rejected(&"expired"));
         }
         // RFC 7519 4.1.5; and an `iat` ahead of our clock was not stamped by our issuer.
-        let latest = now.timestamp().saturating_add(leeway);
-        if claims.nbf.is_some_and(|nbf| nbf > latest) || claims.iat > latest {
+        let not_before = claims.nbf.map_or(claims.iat, |nbf| nbf.max(claims.iat));
+        if premature(not_before, now.timestamp()) {
             return Err(rejected(&"not yet valid (nbf or iat in the future)"));
         }
         let account_id = claims
@@ -157,11 +283,15 @@ impl TokenVerifier {
             .split(' ')
             .filter_map(|name| Scope::parse(name).ok())
             .collect();
-        Ok(Principal {
-            client_id: claims.sub,
-            account_id,
-            scopes,
-            jti: claims.jti,
+        Ok(Verified {
+            principal: Principal {
+                client_id: claims.sub,
+                account_id,
+                scopes,
+                jti: claims.jti,
+            },
+            exp: claims.exp,
+            not_before,
         })
     }
 
@@ -185,6 +315,7 @@ impl fmt::Debug for TokenVerifier {
             .field("kids", &self.keys.keys().collect::<Vec<_>>())
             .field("iss", &self.validation.iss)
             .field("aud", &self.validation.aud)
+            .field("cache_capacity", &self.cache.capacity)
             .finish()
     }
 }
@@ -555,6 +686,144 @@ mod tests {
             TokenVerifier::from_jwks_str("{", "i", "a"),
             Err(KeyError::InvalidJwks(_))
         ));
+    }
+
+    #[test]
+    fn a_remembered_token_answers_its_principal_until_the_leeway_after_expiry_and_not_after() {
+        let verifier = verifier();
+        let issued = issuer()
+            .issue("c", ACCOUNT, &[Scope::Read], t0())
+            .expect("issues");
+        let first = verifier
+            .verify(&issued.access_token, t0())
+            .expect("verifies");
+        assert_eq!(
+            verifier.cached_tokens(),
+            1,
+            "a verified token is remembered"
+        );
+        let expiry = t0() + chrono::Duration::seconds(3600 + 30);
+        assert_eq!(verifier.verify(&issued.access_token, expiry), Ok(first));
+        assert_eq!(
+            verifier.verify(&issued.access_token, expiry + chrono::Duration::seconds(1)),
+            Err(AuthError::InvalidToken),
+            "the cache never extends a token's life"
+        );
+    }
+
+    #[test]
+    fn a_remembered_token_is_refused_before_its_iat_like_a_fresh_one() {
+        // The cache re-checks every time-dependent condition, `iat`/`nbf` included (a clock
+        // that steps back must not make the cache more lenient than a full verification).
+        let verifier = verifier();
+        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
+        assert!(verifier.verify(&token, t0()).is_ok());
+        assert_eq!(verifier.cached_tokens(), 1);
+        let early = t0() + chrono::Duration::seconds(claims().iat - t0().timestamp() - 31);
+        assert_eq!(
+            verifier.verify_uncached(&token, early),
+            Err(AuthError::InvalidToken)
+        );
+        assert_eq!(verifier.verify(&token, early), Err(AuthError::InvalidToken));
+    }
+
+    #[test]
+    fn tampered_copies_of_a_remembered_token_are_still_refused() {
+        let verifier = verifier();
+        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
+        assert!(verifier.verify(&token, t0()).is_ok());
+        let parts: Vec<&str> = token.split('.').collect();
+        let mut forged = claims();
+        forged.account_id = Some(Uuid::from_u128(7).to_string());
+        let mut signature = URL_SAFE_NO_PAD.decode(parts[2]).expect("base64url");
+        signature[5] ^= 0x01;
+        let cases = [
+            (
+                "payload",
+                format!("{}.{}.{}", parts[0], segment(&json!(forged)), parts[2]),
+            ),
+            (
+                "signature",
+                format!(
+                    "{}.{}.{}",
+                    parts[0],
+                    parts[1],
+                    URL_SAFE_NO_PAD.encode(signature)
+                ),
+            ),
+            ("a byte appended", format!("{token}A")),
+            ("a prefix", token[..token.len() - 1].to_owned()),
+        ];
+        for (name, tampered) in cases {
+            assert_eq!(
+                verifier.verify(&tampered, t0()),
+                Err(AuthError::InvalidToken),
+                "{name}"
+            );
+        }
+        assert_eq!(verifier.cached_tokens(), 1, "refusals are not remembered");
+    }
+
+    #[test]
+    fn refused_tokens_and_tokens_without_account_context_are_not_remembered() {
+        let verifier = verifier();
+        let mut no_account = claims();
+        no_account.account_id = None;
+        let without_context = sign(&dev_key(), Some(dev_key().kid()), &no_account);
+        for _ in 0..2 {
+            assert_eq!(
+                verifier.verify(&without_context, t0()),
+                Err(AuthError::MissingAccountContext)
+            );
+            let stranger = sign(&other_key(), Some(dev_key().kid()), &claims());
+            assert_eq!(
+                verifier.verify(&stranger, t0()),
+                Err(AuthError::InvalidToken)
+            );
+        }
+        assert_eq!(verifier.cached_tokens(), 0);
+    }
+
+    #[test]
+    fn the_cache_holds_at_most_its_capacity_and_drops_expired_tokens_first() {
+        let bounded = verifier().with_cache_capacity(3);
+        let short = TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 60);
+        let long = TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600);
+        let issue = |issuer: &TokenIssuer| {
+            issuer
+                .issue("c", ACCOUNT, &[Scope::Read], t0())
+                .expect("issues")
+                .access_token
+        };
+        let (expiring, kept) = (issue(&short), issue(&long));
+        for token in [&expiring, &kept, &issue(&long)] {
+            assert!(bounded.verify(token, t0()).is_ok());
+        }
+        assert_eq!(bounded.cached_tokens(), 3);
+        // Full: the expired token makes room, the others stay.
+        let later = t0() + chrono::Duration::seconds(600);
+        assert!(bounded.verify(&issue(&long), later).is_ok());
+        assert_eq!(bounded.cached_tokens(), 3);
+        // Full of live tokens: never more than the capacity.
+        for _ in 0..10 {
+            assert!(bounded.verify(&issue(&long), later).is_ok());
+            assert!(bounded.cached_tokens() <= 3);
+        }
+        assert!(bounded.verify(&kept, later).is_ok(), "still verifies");
+        let off = verifier().with_cache_capacity(0);
+        assert!(off.verify(&kept, t0()).is_ok());
+        assert_eq!(off.cached_tokens(), 0, "capacity 0 remembers nothing");
+    }
+
+    #[test]
+    fn verify_uncached_checks_in_full_and_remembers_nothing() {
+        let verifier = verifier();
+        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
+        assert_eq!(
+            verifier.verify_uncached(&token, t0()),
+            verifier.verify(&token, t0())
+        );
+        assert_eq!(verifier.cached_tokens(), 1, "only verify remembers");
     }
 
     #[test]
