@@ -165,6 +165,7 @@ on_both_stores!(
     an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write,
     round_robin_walks_users_then_team_members_and_skips_the_unavailable,
     a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list,
+    a_warm_dispatch_makes_three_sequential_store_round_trips,
     working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them,
     out_of_office_members_are_skipped,
     the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters,
@@ -590,6 +591,81 @@ async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_
         .await
         .unwrap();
     assert_eq!(assigned(&outcome).0, email(2), "m1 is off since the PATCH");
+}
+
+/// Issue 14 goal 4: a dispatch on a warm instance (account, teams and catalogue cached) makes
+/// three sequential rounds of store calls: the independent reads together (router, record,
+/// members, rotation state, and the month's count for an account with a quota), the chosen
+/// member's consistent read, and the commit. A retry after a lost race reads again what the race
+/// can have changed, not the router.
+async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backend) {
+    use shared::store::faulty::FaultyStore;
+    use std::collections::BTreeMap;
+    for quota in [None, Some(1000)] {
+        let f = fixture(
+            backend,
+            seed(rr(), |s| {
+                s["accounts"][0]["assignment_quota"] = json!(quota)
+            }),
+        )
+        .await;
+        let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+        let engine = DispatchEngine::new(
+            faulty.clone(),
+            f.clock.clone(),
+            Arc::new(CatalogueCache::default()),
+        )
+        .with_deadline(std::time::Duration::from_millis(300));
+        let contacts = f.contacts(3).await;
+        let dispatch = |contact: String| {
+            let engine = &engine;
+            async move {
+                let request = DispatchRequest {
+                    router_id: ROUTER.into(),
+                    object_id: contact,
+                    account_id: None,
+                };
+                engine
+                    .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+                    .await
+            }
+        };
+        dispatch(contacts[0].clone()).await.unwrap(); // warms the caches
+        faulty.faults.rounds.start();
+        assert!(matches!(
+            dispatch(contacts[1].clone()).await.unwrap(),
+            Outcome::Assigned(_)
+        ));
+        let (rounds, calls) = faulty.faults.rounds.stop();
+        let mut expected = BTreeMap::from([
+            ("get_router", 1),
+            ("find_record", 1),
+            ("list_members", 1),
+            ("rotation_state", 1),
+            ("get_member", 1),
+            ("commit_assignment", 1),
+        ]);
+        if quota.is_some() {
+            expected.insert("assignment_count", 1);
+        }
+        assert_eq!(calls, expected, "quota {quota:?}");
+        assert_eq!(rounds, 3, "quota {quota:?}: {calls:?}");
+
+        // Every commit loses a race until the deadline: each retry re-reads the record, the
+        // members, the rotation state (and the count) and the chosen member, never the router.
+        faulty
+            .faults
+            .commits_conflict
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        faulty.faults.rounds.start();
+        assert!(dispatch(contacts[2].clone()).await.is_err());
+        let (_, calls) = faulty.faults.rounds.stop();
+        let commits = calls["commit_assignment"];
+        assert!(commits >= 2, "{calls:?}");
+        assert_eq!(calls["get_router"], 1, "{calls:?}");
+        assert_eq!(calls["find_record"], commits, "{calls:?}");
+        assert_eq!(calls["rotation_state"], commits, "{calls:?}");
+    }
 }
 
 async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them(

@@ -2,6 +2,7 @@
 //! atomic store write, and retries lost races with jitter until a deadline (BEHAVIOR 6,
 //! "Assignment writes").
 
+use super::directory::DirectoryCache;
 use super::explain::{Explanation, Preview};
 use super::outcome::Outcome;
 use super::request::{AccountContext, DispatchRequest};
@@ -12,6 +13,7 @@ use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::{DispatchEntryKey, DispatchSource};
+use crate::model::router::Router;
 use crate::store::{Store, StoreError};
 use crate::types::ids::AccountId;
 use rand::Rng;
@@ -41,6 +43,8 @@ pub struct DispatchEngine {
     crm: Option<Arc<CrmSync>>,
     /// How long history entries are kept.
     history_retention: chrono::Duration,
+    /// Accounts and their teams, cached for a short TTL.
+    directory: DirectoryCache,
 }
 
 /// The CRM work an assignment leaves for after its commit.
@@ -75,6 +79,7 @@ impl DispatchEngine {
             turns: std::sync::Mutex::new(HashMap::new()),
             crm,
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
+            directory: DirectoryCache::default(),
         }
     }
 
@@ -147,6 +152,7 @@ impl DispatchEngine {
             request,
             idempotency_key: None,
             source: DispatchSource::Api,
+            known_router: None,
         };
         let mut trace = Trace::default();
         let preview = match steps::plan(&self.context(), &run, &mut trace).await {
@@ -166,6 +172,7 @@ impl DispatchEngine {
             store: self.store.as_ref(),
             clock: self.clock.as_ref(),
             catalogues: &self.catalogues,
+            directory: &self.directory,
             history_retention: self.history_retention,
         }
     }
@@ -190,6 +197,7 @@ impl DispatchEngine {
                 AccountContext::Token(_) => DispatchSource::Api,
                 AccountContext::RouterOwner => DispatchSource::Queue,
             },
+            known_router: None,
         };
         let turn = self.turn_lock(&request.router_id);
         let outcome = {
@@ -235,9 +243,20 @@ impl DispatchEngine {
         let cx = self.context();
         let started = Instant::now();
         let mut attempt: u32 = 0;
+        // A lost race re-reads what the race can have changed (record, members, rotation
+        // state, count), not the router.
+        let mut known_router: Option<Router> = None;
         loop {
             let mut trace = Trace::default();
-            let mut planned = match steps::plan(&cx, run, &mut trace).await {
+            let this_run = Run {
+                known_router: known_router.as_ref(),
+                ..*run
+            };
+            let planned = steps::plan(&cx, &this_run, &mut trace).await;
+            if known_router.is_none() {
+                known_router = trace.router.clone();
+            }
+            let mut planned = match planned {
                 Ok(planned) => planned,
                 Err(Stop::Skip(skip)) => {
                     if let Some(router) = &trace.router {

@@ -11,6 +11,7 @@
 //! push a member past `max_capacity` and never push the account past its quota.
 
 pub mod capacity;
+pub mod directory;
 pub mod distribution;
 pub mod engine;
 pub mod explain;

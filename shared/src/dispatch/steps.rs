@@ -3,6 +3,7 @@
 //! error. [`plan`] runs them and ends with the one atomic write of an assignment.
 
 use super::capacity::{count_assignment, under_capacity};
+use super::directory::{AccountDirectory, DirectoryCache};
 use super::distribution;
 use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
 use super::outcome::{Assigned, Skip, OWNER_ASSIGNED};
@@ -13,7 +14,7 @@ use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::fields::catalogue::{Catalogue, FieldDef};
 use crate::fields::definition::FieldType;
-use crate::model::account::Account;
+use crate::model::account::{Account, Team};
 use crate::model::dispatch::{
     AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, RotationState,
 };
@@ -70,6 +71,8 @@ pub struct Context<'a> {
     pub clock: &'a dyn Clock,
     /// The field catalogues.
     pub catalogues: &'a CatalogueCache,
+    /// The accounts and their teams (cached like the catalogues).
+    pub directory: &'a DirectoryCache,
     /// How long a history entry is kept (BEHAVIOR 8: 400 days by default).
     pub history_retention: chrono::Duration,
 }
@@ -85,6 +88,9 @@ pub struct Run<'a> {
     pub idempotency_key: Option<&'a str>,
     /// `api` or `queue` (BEHAVIOR 8 `source`).
     pub source: DispatchSource,
+    /// The router as an earlier attempt of this dispatch read it (a lost race cannot have
+    /// changed it: routers change only through provisioning), so a retry does not read it again.
+    pub known_router: Option<&'a Router>,
 }
 
 /// What a run learned on its way, whatever its end: the router (once found and not archived:
@@ -116,8 +122,52 @@ pub struct Planned {
 pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Planned> {
     let request = run.request;
     let router_id = RouterId::try_parse(&request.router_id);
-    let account = account(cx, run.context, request, router_id).await?; // step 2
-    let router = router(cx, account.id, router_id, trace).await?; // steps 3, 4
+    let now = cx.clock.now();
+    let month = now.format("%Y-%m").to_string();
+    // Whose account: the token's, or on the queue path the router's (read first).
+    let (account_id, owning_router) = match run.context {
+        AccountContext::Token(account_id) => (account_id, None),
+        AccountContext::RouterOwner => {
+            let router = owning_router(cx, run, router_id).await?;
+            (router.account_id, Some(router))
+        }
+    };
+    let directory = cx.directory.get(cx.store, account_id).await?; // cached
+    let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
+    // One round of reads: whatever the steps below may need that depends on no answer of
+    // theirs. A warm dispatch then needs two more round trips: the chosen member's
+    // consistent read and the commit.
+    let known = run.known_router.cloned().or(owning_router);
+    let (router, record, members, rotation, count) = tokio::try_join!(
+        async {
+            match (known, router_id) {
+                (Some(router), _) => Ok(Some(router)),
+                (None, Some(id)) => cx.store.get_router(account_id, id).await,
+                (None, None) => Ok(None),
+            }
+        },
+        async {
+            match RecordId::try_parse(&request.object_id) {
+                Some(id) => cx.store.find_record(account_id, id).await,
+                None => Ok(None),
+            }
+        },
+        all_member_pages(cx, account_id),
+        async {
+            match router_id {
+                Some(id) => cx.store.rotation_state(id).await,
+                None => Ok(RotationState::default()),
+            }
+        },
+        async {
+            match quota {
+                Some(_) => cx.store.assignment_count(account_id, &month).await,
+                None => Ok(0),
+            }
+        },
+    )?;
+    let account = account(directory.as_deref())?; // step 2
+    let router = self::router(router.filter(|r| r.account_id == account.id), trace)?; // steps 3, 4
     let catalogue = cx
         .catalogues
         .get(cx.store, account.id)
@@ -125,20 +175,30 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         .get(router.object_type)
         .clone();
     let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
-    let record = record(cx, account.id, &router, &request.object_id).await?; // step 6
-    let members = all_members(cx, account.id).await?;
+    let record = self::record(record, &router)?; // step 6
     trigger(settings, &record, &catalogue, &members, trace)?; // step 7
     overwrite(settings, &record, owner_field)?; // step 8
-    let now = cx.clock.now();
-    let month = now.format("%Y-%m").to_string();
-    quota(cx, &account, &month).await?; // step 9
-                                        // The members come from an eventually consistent list: the chosen one is read again,
-                                        // consistently, and a choice made on a stale copy is made again with the fresh one.
+    self::quota(account, count)?; // step 9
+    let teams = directory.as_ref().map_or(&[][..], |d| d.teams.as_slice());
+    // The members come from an eventually consistent list: the chosen one is read again,
+    // consistently, and a choice made on a stale copy is made again with the fresh one.
+    let account = account.clone();
     let mut members = members;
     let mut decided = None;
     for _ in 0..MAX_STALE_CHOICES {
         let (email, reason, rotation) = decide(
-            cx, &account, &router, settings, &record, &members, now, trace,
+            cx,
+            Decision {
+                account: &account,
+                router: &router,
+                settings,
+                record: &record,
+                members: &members,
+                teams,
+                rotation: &rotation,
+                now,
+            },
+            trace,
         )
         .await?;
         let Some(listed) = members
@@ -201,16 +261,22 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
 /// Choices made again when the consistent read of the chosen member shows the list was stale.
 const MAX_STALE_CHOICES: usize = 5;
 
+/// What steps 10 to 14 decide over.
+struct Decision<'a> {
+    account: &'a Account,
+    router: &'a Router,
+    settings: &'a RouterSettings,
+    record: &'a Record,
+    members: &'a [Member],
+    teams: &'a [Team],
+    rotation: &'a RotationState,
+    now: DateTime<Utc>,
+}
+
 /// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
-#[allow(clippy::too_many_arguments)]
 async fn decide(
     cx: &Context<'_>,
-    account: &Account,
-    router: &Router,
-    settings: &RouterSettings,
-    record: &Record,
-    members: &[Member],
-    now: DateTime<Utc>,
+    d: Decision<'_>,
     trace: &mut Trace,
 ) -> Step<(
     String,
@@ -218,33 +284,42 @@ async fn decide(
     Option<(RouterId, RotationState, u64)>,
 )> {
     let pool = Pool::new(
-        members,
-        now,
-        settings.ignore_working_hours,
-        router.object_type,
+        d.members,
+        d.now,
+        d.settings.ignore_working_hours,
+        d.router.object_type,
     );
     trace.explanation.account_match = None;
     trace.explanation.candidates = None;
-    let matched = account_matching(cx, account.id, router, settings, record, &pool, trace).await?;
+    let matched = account_matching(
+        cx,
+        d.account.id,
+        d.router,
+        d.settings,
+        d.record,
+        &pool,
+        trace,
+    )
+    .await?;
     Ok(match matched {
         Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
         None => {
-            let teams = team_members(cx, account.id, router, &pool).await?;
-            let candidates = pool.candidates(router, settings, &teams); // step 11
+            let teams = team_members(d.router, d.teams, &pool);
+            let candidates = pool.candidates(d.router, d.settings, &teams); // step 11
             trace.explanation.candidates = Some(candidates.clone());
             if candidates.iter().any(Candidate::available) {
                 if !candidates.iter().any(Candidate::under_capacity) {
                     return Err(Skip::LimitReached.into()); // step 12
                 }
-                let state = cx.store.rotation_state(router.id).await?;
-                let (chosen, next) = choose(router, settings, &candidates, &teams, &state)?; // step 14
+                let state = d.rotation;
+                let (chosen, next) = choose(d.router, d.settings, &candidates, &teams, state)?; // step 14
                 (
                     chosen,
                     AssignmentReason::Rotation,
-                    Some((router.id, next, state.version)),
+                    Some((d.router.id, next, state.version)),
                 )
             } else {
-                (backup(settings, &pool)?, AssignmentReason::Backup, None) // step 13
+                (backup(d.settings, &pool)?, AssignmentReason::Backup, None) // step 13
             }
         }
     })
@@ -279,37 +354,33 @@ pub fn stop_entry(
     }
 }
 
-/// Step 2: the account of the context exists and is active. On the queue path the account is
-/// the router's own (router ids are unique); a message's `account_id` that differs finds no
-/// router.
-async fn account(
+/// The router named by a queue message, in any account (router ids are unique): the queue
+/// path's account is the router's own. A message's `account_id` that differs finds no router.
+async fn owning_router(
     cx: &Context<'_>,
-    context: AccountContext,
-    request: &DispatchRequest,
+    run: &Run<'_>,
     router_id: Option<RouterId>,
-) -> Step<Account> {
-    let account_id = match context {
-        AccountContext::Token(account_id) => account_id,
-        AccountContext::RouterOwner => {
-            let router = match router_id {
-                Some(id) => cx.store.find_router(id).await?,
-                None => None,
-            };
-            let Some(router) = router else {
-                return Err(Skip::RouterNotFound.into());
-            };
-            let expected = request.account_id.as_deref().map(AccountId::try_parse);
-            if expected.is_some_and(|e| e != Some(router.account_id)) {
-                return Err(Skip::RouterNotFound.into());
-            }
-            router.account_id
-        }
+) -> Step<Router> {
+    if let Some(known) = run.known_router {
+        return Ok(known.clone());
+    }
+    let router = match router_id {
+        Some(id) => cx.store.find_router(id).await?,
+        None => None,
     };
-    let account = cx
-        .store
-        .get_account(account_id)
-        .await?
-        .ok_or(Skip::AccountNotFound)?;
+    let Some(router) = router else {
+        return Err(Skip::RouterNotFound.into());
+    };
+    let expected = run.request.account_id.as_deref().map(AccountId::try_parse);
+    if expected.is_some_and(|e| e != Some(router.account_id)) {
+        return Err(Skip::RouterNotFound.into());
+    }
+    Ok(router)
+}
+
+/// Step 2: the account of the context exists and is active.
+fn account(directory: Option<&AccountDirectory>) -> Step<&Account> {
+    let account = &directory.ok_or(Skip::AccountNotFound)?.account;
     if !account.active {
         return Err(Skip::AccountNotActive.into());
     }
@@ -318,16 +389,7 @@ async fn account(
 
 /// Steps 3 and 4: the router exists in the account, is not archived, and is published. A
 /// router that exists and is not archived goes into `trace` (its history takes the entry).
-async fn router(
-    cx: &Context<'_>,
-    account_id: AccountId,
-    id: Option<RouterId>,
-    trace: &mut Trace,
-) -> Step<Router> {
-    let router = match id {
-        Some(id) => cx.store.get_router(account_id, id).await?,
-        None => None,
-    };
+fn router(router: Option<Router>, trace: &mut Trace) -> Step<Router> {
     let router = router
         .filter(|r| r.archived_at.is_none())
         .ok_or(Skip::RouterNotFound)?;
@@ -359,22 +421,9 @@ fn settings<'r, 'c>(
 }
 
 /// Step 6: the record is an active record of the router's type in the account.
-async fn record(
-    cx: &Context<'_>,
-    account_id: AccountId,
-    router: &Router,
-    object_id: &str,
-) -> Step<Record> {
-    let record = match RecordId::try_parse(object_id) {
-        Some(id) => {
-            cx.store
-                .get_record(account_id, router.object_type, id)
-                .await?
-        }
-        None => None,
-    };
+fn record(record: Option<Record>, router: &Router) -> Step<Record> {
     Ok(record
-        .filter(|r| r.is_active())
+        .filter(|r| r.object_type == router.object_type && r.is_active())
         .ok_or(Skip::ObjectNotFound)?)
 }
 
@@ -416,12 +465,11 @@ fn overwrite(settings: &RouterSettings, record: &Record, owner_field: &FieldDef)
     Ok(())
 }
 
-/// Step 9: the account's monthly quota (calendar month, UTC) is not used up.
-async fn quota(cx: &Context<'_>, account: &Account, month: &str) -> Step<()> {
-    if let Some(quota) = account.assignment_quota {
-        if cx.store.assignment_count(account.id, month).await? >= quota {
-            return Err(Skip::LimitReached.into());
-        }
+/// Step 9: the account's monthly quota (calendar month, UTC) is not used up; `count` is this
+/// month's assignments (read only for an account with a quota).
+fn quota(account: &Account, count: u64) -> Step<()> {
+    if account.assignment_quota.is_some_and(|quota| count >= quota) {
+        return Err(Skip::LimitReached.into());
     }
     Ok(())
 }
@@ -572,17 +620,8 @@ async fn account_matching(
 }
 
 /// The router's teams, in router order, each with its active members in team order.
-async fn team_members(
-    cx: &Context<'_>,
-    account_id: AccountId,
-    router: &Router,
-    pool: &Pool<'_>,
-) -> Step<Vec<(String, Vec<String>)>> {
-    if router.teams.is_empty() {
-        return Ok(Vec::new());
-    }
-    let teams = cx.store.list_teams(account_id).await?;
-    Ok(router
+fn team_members(router: &Router, teams: &[Team], pool: &Pool<'_>) -> Vec<(String, Vec<String>)> {
+    router
         .teams
         .iter()
         .map(|name| {
@@ -599,7 +638,7 @@ async fn team_members(
                 .unwrap_or_default();
             (name.clone(), members)
         })
-        .collect())
+        .collect()
 }
 
 /// Step 13: nobody in the pool is available; the backup user takes it when set, enabled and
@@ -744,7 +783,10 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
 const MEMBER_PAGE: usize = 100;
 
 /// Every member of the account, archived ones included (a trigger may name any member).
-async fn all_members(cx: &Context<'_>, account_id: AccountId) -> Step<Vec<Member>> {
+async fn all_member_pages(
+    cx: &Context<'_>,
+    account_id: AccountId,
+) -> crate::store::StoreResult<Vec<Member>> {
     // One walk with a cursor: each item is read once, whatever the pool's size.
     let mut all = Vec::new();
     let mut page = Page::first(MEMBER_PAGE, true);

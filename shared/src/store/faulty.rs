@@ -27,9 +27,49 @@ pub struct Faults {
     pub commits_conflict: AtomicBool,
     /// Record creation answers [`StoreError::Backend`] (everything else works).
     pub creates_fail: AtomicBool,
+    /// Counts the rounds of store calls (see [`Rounds`]).
+    pub rounds: Rounds,
     /// When set, `list_members` answers these members (an index that lags behind the table,
     /// as DynamoDB's eventually consistent GSIs can); reads by key stay fresh.
     pub stale_members: std::sync::Mutex<Option<Vec<Member>>>,
+}
+
+/// Counts sequential rounds of store calls: a round starts when a call begins while no other
+/// call is in flight; calls made together (concurrently) share one. When counting, every call
+/// also waits a few milliseconds first, so calls issued together are seen together even on the
+/// embedded store (whose calls complete at once).
+#[derive(Debug, Default)]
+pub struct Rounds {
+    counting: AtomicBool,
+    in_flight: std::sync::atomic::AtomicUsize,
+    rounds: std::sync::atomic::AtomicUsize,
+    calls: std::sync::atomic::AtomicUsize,
+    by_method: std::sync::Mutex<std::collections::BTreeMap<&'static str, usize>>,
+}
+
+impl Rounds {
+    /// Starts counting from zero.
+    pub fn start(&self) {
+        self.rounds.store(0, Ordering::SeqCst);
+        self.calls.store(0, Ordering::SeqCst);
+        self.by_method
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.counting.store(true, Ordering::SeqCst);
+    }
+
+    /// Stops counting; returns (rounds, calls by port method) since [`Self::start`].
+    pub fn stop(&self) -> (usize, std::collections::BTreeMap<&'static str, usize>) {
+        self.counting.store(false, Ordering::SeqCst);
+        (
+            self.rounds.load(Ordering::SeqCst),
+            self.by_method
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
+    }
 }
 
 /// Delegates to `inner` unless a fault is switched on.
@@ -48,6 +88,32 @@ impl FaultyStore {
         }
     }
 
+    /// Runs one delegated call, counting its round when counting.
+    async fn observed<T>(
+        &self,
+        method: &'static str,
+        call: impl std::future::Future<Output = T>,
+    ) -> T {
+        let rounds = &self.faults.rounds;
+        if !rounds.counting.load(Ordering::SeqCst) {
+            return call.await;
+        }
+        if rounds.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
+            rounds.rounds.fetch_add(1, Ordering::SeqCst);
+        }
+        rounds.calls.fetch_add(1, Ordering::SeqCst);
+        *rounds
+            .by_method
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(method)
+            .or_default() += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        let out = call.await;
+        rounds.in_flight.fetch_sub(1, Ordering::SeqCst);
+        out
+    }
+
     fn check(&self) -> StoreResult<()> {
         if self.faults.backend_down.load(Ordering::SeqCst) {
             return Err(StoreError::Backend("injected backend failure".into()));
@@ -60,15 +126,17 @@ impl FaultyStore {
 impl Store for FaultyStore {
     async fn get_account(&self, a: AccountId) -> StoreResult<Option<Account>> {
         self.check()?;
-        self.inner.get_account(a).await
+        self.observed("get_account", self.inner.get_account(a))
+            .await
     }
     async fn get_client(&self, c: &str) -> StoreResult<Option<ApiClient>> {
         self.check()?;
-        self.inner.get_client(c).await
+        self.observed("get_client", self.inner.get_client(c)).await
     }
     async fn field_definitions(&self, a: AccountId) -> StoreResult<Vec<FieldDefinition>> {
         self.check()?;
-        self.inner.field_definitions(a).await
+        self.observed("field_definitions", self.inner.field_definitions(a))
+            .await
     }
     async fn get_record(
         &self,
@@ -77,7 +145,13 @@ impl Store for FaultyStore {
         id: RecordId,
     ) -> StoreResult<Option<Record>> {
         self.check()?;
-        self.inner.get_record(a, t, id).await
+        self.observed("get_record", self.inner.get_record(a, t, id))
+            .await
+    }
+    async fn find_record(&self, a: AccountId, id: RecordId) -> StoreResult<Option<Record>> {
+        self.check()?;
+        self.observed("find_record", self.inner.find_record(a, id))
+            .await
     }
     async fn list_records(
         &self,
@@ -86,7 +160,8 @@ impl Store for FaultyStore {
         p: &Page,
     ) -> StoreResult<Listed<Record>> {
         self.check()?;
-        self.inner.list_records(a, t, p).await
+        self.observed("list_records", self.inner.list_records(a, t, p))
+            .await
     }
     async fn create_record_completing(
         &self,
@@ -98,7 +173,11 @@ impl Store for FaultyStore {
         if self.faults.creates_fail.load(Ordering::SeqCst) {
             return Err(StoreError::Backend("injected create failure".into()));
         }
-        self.inner.create_record_completing(r, k, c).await
+        self.observed(
+            "create_record_completing",
+            self.inner.create_record_completing(r, k, c),
+        )
+        .await
     }
     async fn update_record(
         &self,
@@ -108,7 +187,8 @@ impl Store for FaultyStore {
         x: &[UniqueKey],
     ) -> StoreResult<()> {
         self.check()?;
-        self.inner.update_record(r, v, c, x).await
+        self.observed("update_record", self.inner.update_record(r, v, c, x))
+            .await
     }
     async fn list_members(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Member>> {
         self.check()?;
@@ -123,40 +203,52 @@ impl Store for FaultyStore {
                 members.into_iter().filter(|m| m.account_id == a).collect(),
                 None,
             )),
-            None => self.inner.list_members(a, p).await,
+            None => {
+                self.observed("list_members", self.inner.list_members(a, p))
+                    .await
+            }
         }
     }
     async fn get_member(&self, a: AccountId, m: MemberId) -> StoreResult<Option<Member>> {
         self.check()?;
-        self.inner.get_member(a, m).await
+        self.observed("get_member", self.inner.get_member(a, m))
+            .await
     }
     async fn find_member_by_email(&self, a: AccountId, e: &str) -> StoreResult<Option<Member>> {
         self.check()?;
-        self.inner.find_member_by_email(a, e).await
+        self.observed(
+            "find_member_by_email",
+            self.inner.find_member_by_email(a, e),
+        )
+        .await
     }
     async fn update_member(&self, m: &Member, v: u64) -> StoreResult<()> {
         self.check()?;
-        self.inner.update_member(m, v).await
+        self.observed("update_member", self.inner.update_member(m, v))
+            .await
     }
     async fn list_roles(&self, a: AccountId) -> StoreResult<Vec<Role>> {
         self.check()?;
-        self.inner.list_roles(a).await
+        self.observed("list_roles", self.inner.list_roles(a)).await
     }
     async fn list_teams(&self, a: AccountId) -> StoreResult<Vec<Team>> {
         self.check()?;
-        self.inner.list_teams(a).await
+        self.observed("list_teams", self.inner.list_teams(a)).await
     }
     async fn list_routers(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Router>> {
         self.check()?;
-        self.inner.list_routers(a, p).await
+        self.observed("list_routers", self.inner.list_routers(a, p))
+            .await
     }
     async fn get_router(&self, a: AccountId, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
-        self.inner.get_router(a, r).await
+        self.observed("get_router", self.inner.get_router(a, r))
+            .await
     }
     async fn find_router(&self, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
-        self.inner.find_router(r).await
+        self.observed("find_router", self.inner.find_router(r))
+            .await
     }
     async fn find_by_unique_key(
         &self,
@@ -165,19 +257,23 @@ impl Store for FaultyStore {
         k: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
         self.check()?;
-        self.inner.find_by_unique_key(a, t, k).await
+        self.observed("find_by_unique_key", self.inner.find_by_unique_key(a, t, k))
+            .await
     }
     async fn rotation_state(&self, r: RouterId) -> StoreResult<RotationState> {
         self.check()?;
-        self.inner.rotation_state(r).await
+        self.observed("rotation_state", self.inner.rotation_state(r))
+            .await
     }
     async fn assignment_count(&self, a: AccountId, m: &str) -> StoreResult<u64> {
         self.check()?;
-        self.inner.assignment_count(a, m).await
+        self.observed("assignment_count", self.inner.assignment_count(a, m))
+            .await
     }
     async fn record_dispatch(&self, e: &DispatchEntry, k: Option<&str>) -> StoreResult<()> {
         self.check()?;
-        self.inner.record_dispatch(e, k).await
+        self.observed("record_dispatch", self.inner.record_dispatch(e, k))
+            .await
     }
     async fn list_router_dispatches(
         &self,
@@ -186,7 +282,11 @@ impl Store for FaultyStore {
         p: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         self.check()?;
-        self.inner.list_router_dispatches(a, r, p).await
+        self.observed(
+            "list_router_dispatches",
+            self.inner.list_router_dispatches(a, r, p),
+        )
+        .await
     }
     async fn list_record_dispatches(
         &self,
@@ -196,11 +296,16 @@ impl Store for FaultyStore {
         p: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         self.check()?;
-        self.inner.list_record_dispatches(a, t, r, p).await
+        self.observed(
+            "list_record_dispatches",
+            self.inner.list_record_dispatches(a, t, r, p),
+        )
+        .await
     }
     async fn get_dispatch(&self, k: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>> {
         self.check()?;
-        self.inner.get_dispatch(k).await
+        self.observed("get_dispatch", self.inner.get_dispatch(k))
+            .await
     }
     async fn update_crm_sync(
         &self,
@@ -209,7 +314,11 @@ impl Store for FaultyStore {
         s: &CrmSyncState,
     ) -> StoreResult<()> {
         self.check()?;
-        self.inner.update_crm_sync(k, attempts, s).await
+        self.observed(
+            "update_crm_sync",
+            self.inner.update_crm_sync(k, attempts, s),
+        )
+        .await
     }
     async fn tally_assignments(
         &self,
@@ -219,37 +328,58 @@ impl Store for FaultyStore {
         to: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Vec<AssignmentTally>> {
         self.check()?;
-        self.inner.tally_assignments(a, r, from, to).await
+        self.observed(
+            "tally_assignments",
+            self.inner.tally_assignments(a, r, from, to),
+        )
+        .await
     }
     async fn claim_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
         self.check()?;
-        self.inner.claim_idempotency_key(c).await
+        self.observed("claim_idempotency_key", self.inner.claim_idempotency_key(c))
+            .await
     }
     async fn complete_idempotency_key(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
         self.check()?;
-        self.inner.complete_idempotency_key(c).await
+        self.observed(
+            "complete_idempotency_key",
+            self.inner.complete_idempotency_key(c),
+        )
+        .await
     }
     async fn amend_idempotency_response(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
         self.check()?;
-        self.inner.amend_idempotency_response(c).await
+        self.observed(
+            "amend_idempotency_response",
+            self.inner.amend_idempotency_response(c),
+        )
+        .await
     }
     async fn release_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<()> {
         self.check()?;
-        self.inner.release_idempotency_key(c).await
+        self.observed(
+            "release_idempotency_key",
+            self.inner.release_idempotency_key(c),
+        )
+        .await
     }
     async fn idempotency_key_used(&self, k: &str) -> StoreResult<bool> {
         self.check()?;
-        self.inner.idempotency_key_used(k).await
+        self.observed("idempotency_key_used", self.inner.idempotency_key_used(k))
+            .await
     }
     async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
         self.check()?;
-        if self.faults.commits_conflict.load(Ordering::SeqCst) {
-            return Err(StoreError::Conflict);
-        }
-        self.inner.commit_assignment(w).await
+        self.observed("commit_assignment", async {
+            if self.faults.commits_conflict.load(Ordering::SeqCst) {
+                return Err(StoreError::Conflict);
+            }
+            self.inner.commit_assignment(w).await
+        })
+        .await
     }
     async fn provision(&self, p: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         self.check()?;
-        self.inner.provision(p).await
+        self.observed("provision", self.inner.provision(p)).await
     }
 }

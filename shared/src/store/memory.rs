@@ -337,6 +337,19 @@ impl Store for MemoryStore {
             .cloned())
     }
 
+    async fn find_record(
+        &self,
+        account_id: AccountId,
+        id: RecordId,
+    ) -> StoreResult<Option<Record>> {
+        Ok(self
+            .lock()
+            .records
+            .get(&id)
+            .filter(|r| r.account_id == account_id)
+            .cloned())
+    }
+
     async fn list_records(
         &self,
         account_id: AccountId,

@@ -124,6 +124,12 @@ pub trait Store: Send + Sync + 'static {
         id: RecordId,
     ) -> StoreResult<Option<Record>>;
 
+    /// A record of the account by id, of any type, archived or not (dispatch reads it before it
+    /// knows the router's type, in the same round as the router; record ids are unique across
+    /// types).
+    async fn find_record(&self, account_id: AccountId, id: RecordId)
+        -> StoreResult<Option<Record>>;
+
     /// A page of the records of the account and type, by creation time then id (position:
     /// [`keys::by_creation`]). A page after a position reads O(limit) items.
     async fn list_records(

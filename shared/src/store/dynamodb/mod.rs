@@ -544,6 +544,17 @@ impl Store for DynamoStore {
             .filter(|r| r.account_id == account_id && r.object_type == object_type))
     }
 
+    async fn find_record(
+        &self,
+        account_id: AccountId,
+        id: RecordId,
+    ) -> StoreResult<Option<Record>> {
+        Ok(self
+            .get_as::<Record>(&keys::record(id))
+            .await?
+            .filter(|r| r.account_id == account_id))
+    }
+
     async fn list_records(
         &self,
         account_id: AccountId,

@@ -1,0 +1,78 @@
+//! Per-instance cache of what dispatch reads about an account besides its records and members:
+//! the account itself (active flag, quota, CRM connection) and its teams. Both change only
+//! through provisioning, so a warm instance reads them once per TTL (60 s) instead of on every
+//! dispatch, as it does the field catalogue ([`crate::fields::cache`]). A missing account is
+//! not remembered (it may be provisioned a moment later).
+
+use crate::model::account::{Account, Team};
+use crate::store::{Store, StoreResult};
+use crate::types::ids::AccountId;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// An account and its teams (by creation time).
+#[derive(Debug)]
+pub struct AccountDirectory {
+    /// The account.
+    pub account: Account,
+    /// Its teams.
+    pub teams: Vec<Team>,
+}
+
+type Entries = HashMap<AccountId, (Instant, Arc<AccountDirectory>)>;
+
+/// Cache of [`AccountDirectory`] by account, each entry kept for `ttl`.
+#[derive(Debug)]
+pub struct DirectoryCache {
+    ttl: Duration,
+    entries: Mutex<Entries>,
+}
+
+impl DirectoryCache {
+    /// Default time an entry is trusted: 60 seconds.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+    /// An empty cache whose entries live `ttl`.
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The account and its teams, from the cache or (once per TTL) from the store, the two
+    /// reads at once; `None` when there is no such account.
+    ///
+    /// Errors: the store's, when it has to be read.
+    pub async fn get(
+        &self,
+        store: &dyn Store,
+        account_id: AccountId,
+    ) -> StoreResult<Option<Arc<AccountDirectory>>> {
+        if let Some((at, cached)) = self.lock().get(&account_id) {
+            if at.elapsed() < self.ttl {
+                return Ok(Some(cached.clone()));
+            }
+        }
+        let (account, teams) =
+            tokio::try_join!(store.get_account(account_id), store.list_teams(account_id))?;
+        let Some(account) = account else {
+            return Ok(None);
+        };
+        let built = Arc::new(AccountDirectory { account, teams });
+        self.lock()
+            .insert(account_id, (Instant::now(), built.clone()));
+        Ok(Some(built))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Default for DirectoryCache {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_TTL)
+    }
+}
