@@ -187,8 +187,14 @@ def one_cold_start(api, front, binary, env, event, warm, logdir, label, run):
         proc = subprocess.Popen([binary], env=full_env, stdout=log, stderr=subprocess.STDOUT)
         proc_box["pid"] = proc.pid
         try:
-            if not api.wait_for({"response", "error"}, 1 + warm, 60):
-                raise RuntimeError(f"{label}: no answer within 60 s; log: {log_path}")
+            deadline = time.monotonic() + 60
+            while not api.wait_for({"response", "error"}, 1 + warm, 0.2):
+                if proc.poll() is not None:
+                    with open(log_path, errors="replace") as f:
+                        tail = f.read()[-2000:]
+                    raise RuntimeError(f"{label}: exited with {proc.returncode} before answering:\n{tail}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{label}: no answer within 60 s; log: {log_path}")
             warm_rss = status_kib(proc.pid, "VmRSS")
         finally:
             proc.kill()

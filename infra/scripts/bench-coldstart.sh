@@ -89,7 +89,7 @@ functions = [
     {"label": "empty-lambda", "binary": f"{release}/empty-lambda", "env": lambda_env,
      "event": "events/records-get-contact.json"},
     {"label": "token", "binary": f"{release}/token", "event": f"{work}/token.json",
-     "env": dict(aws, JWT_SIGNING_KEY_SECRET_ARN=secret_arn)},
+     "env": dict(aws, JWT_SIGNING_KEY_SECRET_ARN=secret_arn, ALLOW_DEVELOPMENT_SIGNING_KEY="true")},
     {"label": "records", "binary": f"{release}/records", "env": verifying,
      "event": "events/records-get-contact.json"},
     {"label": "users", "binary": f"{release}/users", "env": verifying, "event": "events/users-get.json"},

@@ -16,11 +16,12 @@ fn main() -> Result<(), lambda_http::Error> {
 }
 
 /// Makes glibc's malloc give freed memory back: a fixed trim threshold of 128 KiB (which also
-/// stops glibc from raising its mmap threshold after the first large free). Each argon2id
-/// verification allocates a 19 MiB block; with glibc's dynamic thresholds the freed blocks
-/// stayed resident, and the warm RSS grew by about 15 MiB per request (165 MiB after 11 token
-/// requests, measured by `infra/scripts/bench-coldstart.sh`); with this setting it stays at
-/// about 14 MiB, at no measurable cost per request (`docs/performance.md`).
+/// stops glibc from raising its mmap threshold after the first large free). When each argon2id
+/// verification allocated and freed its 19 MiB block, glibc's dynamic thresholds kept the freed
+/// blocks resident and the warm RSS grew by about 15 MiB per request (165 MiB after 11 token
+/// requests); this setting kept it at about 14 MiB. argon2's blocks now come from a pool (one
+/// per concurrent verification, resident by design); the setting still returns any other large
+/// freed memory. Measured in `docs/performance.md` (token function's warm RSS).
 fn return_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a parameter of the allocator; called before any other thread
