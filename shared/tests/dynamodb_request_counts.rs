@@ -283,3 +283,66 @@ async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth
     );
     table.delete().await;
 }
+
+/// Issue 13 defect 3 and issue 14 goal 4: a dispatch reads the account's members once, page by
+/// page after a cursor (each page one `Query` of at most 101 items), so an account of 250
+/// members costs about 252 items evaluated per dispatch; with offset paging (the former code:
+/// offsets 0, 100, 200, each reading the skipped items again) it cost 552, O(N^2) in the
+/// account's size. A warm dispatch is 4 `GetItem` (router, record, rotation state, the chosen
+/// member), the member pages, and 1 `TransactWriteItems`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatch_reads_each_member_once_whatever_the_accounts_size() {
+    use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let account = Uuid::new_v4();
+    let router = Uuid::new_v4();
+    let contacts: Vec<Uuid> = (0..2).map(|_| Uuid::now_v7()).collect();
+    let users: Vec<serde_json::Value> = (0..250)
+        .map(|i| json!({"id": Uuid::new_v4(), "email": format!("m{i:03}@acme.example")}))
+        .collect();
+    let seed = json!({"accounts": [{
+        "id": account, "name": "Acme", "active": true,
+        "users": users,
+        "routers": [{
+            "id": router, "name": "R", "object_type": "contacts", "is_published": true,
+            "settings": {"owner_field": "contact_owner", "distribution_model": "round robin"},
+            "users": [{"email": "m000@acme.example"}, {"email": "m249@acme.example"}], "teams": []
+        }],
+        "records": {"contacts": contacts.iter().enumerate().map(|(i, id)| json!({"id": id, "fields": {"email": format!("lead{i}@prospect.example")}})).collect::<Vec<_>>()}
+    }]});
+    let plan = shared::seed::load(&seed.to_string(), Utc::now()).expect("seed");
+    let store: Arc<dyn Store> = Arc::new(table.store.clone());
+    store.provision(&plan).await.expect("provisioned");
+    let engine = DispatchEngine::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        Arc::new(CatalogueCache::default()),
+    );
+    let counter = table.counter.clone();
+    let dispatch = |contact: Uuid| {
+        let engine = &engine;
+        async move {
+            let request = DispatchRequest {
+                router_id: router.to_string(),
+                object_id: contact.to_string(),
+                account_id: None,
+            };
+            engine
+                .dispatch(AccountContext::Token(account.into()), &request, None)
+                .await
+                .expect("dispatched")
+        }
+    };
+    assert!(matches!(dispatch(contacts[0]).await, Outcome::Assigned(_)));
+    counter.take();
+    counter.take_scanned();
+    assert!(matches!(dispatch(contacts[1]).await, Outcome::Assigned(_)));
+    let scanned = counter.take_scanned();
+    assert!(scanned <= 253, "{scanned} items evaluated for 250 members");
+    assert_eq!(
+        counter.take(),
+        counts(&[("GetItem", 4), ("Query", 3), ("TransactWriteItems", 1)]),
+        "a warm dispatch"
+    );
+    table.delete().await;
+}
