@@ -5,7 +5,10 @@
 //! token kept out of answers, errors and logs.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
+#[macro_use]
+mod common;
 use chrono::{TimeZone, Utc};
+use common::Backend;
 use fake_crm::{FakeCrm, Scripted};
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
@@ -15,8 +18,6 @@ use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome}
 use shared::fields::CatalogueCache;
 use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
 use shared::page::Page;
-use shared::store::dynamodb::test_table::TestTable;
-use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use shared::types::{AccountId, RecordId};
 use std::sync::{Arc, Mutex};
@@ -68,48 +69,6 @@ fn seed(base_url: &str, edit: impl FnOnce(&mut Value)) -> Value {
     }]});
     edit(&mut s);
     s
-}
-
-/// Where a test runs.
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Memory,
-    Dynamo,
-}
-
-impl Backend {
-    async fn store(self) -> Arc<dyn Store> {
-        match self {
-            Backend::Memory => Arc::new(MemoryStore::new()),
-            Backend::Dynamo => Arc::new(
-                TestTable::create()
-                    .await
-                    .unwrap_or_else(|e| panic!("{e}"))
-                    .store,
-            ),
-        }
-    }
-}
-
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
 }
 
 on_both_stores!(

@@ -3,14 +3,15 @@
 //! path's idempotency, and the concurrency guarantees.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
+#[macro_use]
+mod common;
 use chrono::{DateTime, TimeZone, Utc};
+use common::Backend;
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome, Skip};
 use shared::fields::CatalogueCache;
 use shared::model::{AssignmentReason, ObjectType};
-use shared::store::dynamodb::test_table::TestTable;
-use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use shared::types::{AccountId, RecordId};
 use std::collections::HashMap;
@@ -96,26 +97,8 @@ struct Fixture {
     clock: Arc<FixedClock>,
 }
 
-/// Where a test runs: the embedded store, or a fresh DynamoDB table on the emulator.
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Memory,
-    Dynamo,
-}
-
+/// What the concurrency tests ask of a store.
 impl Backend {
-    async fn store(self) -> Arc<dyn Store> {
-        match self {
-            Backend::Memory => Arc::new(MemoryStore::new()),
-            Backend::Dynamo => Arc::new(
-                TestTable::create()
-                    .await
-                    .unwrap_or_else(|e| panic!("{e}"))
-                    .store,
-            ),
-        }
-    }
-
     /// How many warm instances share the concurrent dispatches: one per dispatch on the
     /// embedded store (every dispatch races every other); four on the emulator, which serializes
     /// every DynamoDB request, so a hundred simultaneous optimistic writers would spend minutes
@@ -136,28 +119,6 @@ impl Backend {
             Backend::Dynamo => std::time::Duration::from_secs(120),
         }
     }
-}
-
-/// Runs each test body once per backend: `memory::<name>` and `dynamodb::<name>`.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
 }
 
 on_both_stores!(

@@ -6,6 +6,8 @@
 //! assigns the member the explain named, with the same message.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
+#[macro_use]
+mod common;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use proptest::prelude::*;
@@ -216,28 +218,6 @@ impl Held {
             }
         }
     }
-}
-
-/// Runs each test body once per backend: `memory::<name>` and `dynamodb::<name>`.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
 }
 
 on_both_stores!(

@@ -6,7 +6,10 @@
 //! shares and window.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
+#[macro_use]
+mod common;
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use common::Backend;
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
@@ -15,8 +18,6 @@ use shared::fields::CatalogueCache;
 use shared::history::{HistoryService, StatsWindow};
 use shared::model::ObjectType;
 use shared::page::cursor::{CursorKey, ListRequest, RequestedStart};
-use shared::store::dynamodb::test_table::TestTable;
-use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use shared::types::{AccountId, RecordId, RouterId};
 use std::sync::Arc;
@@ -116,49 +117,6 @@ fn seed(settings: Value, edit: impl FnOnce(&mut Value)) -> Value {
     ]});
     edit(&mut s);
     s
-}
-
-/// Where a test runs: the embedded store, or a fresh DynamoDB table on the emulator.
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Memory,
-    Dynamo,
-}
-
-impl Backend {
-    async fn store(self) -> Arc<dyn Store> {
-        match self {
-            Backend::Memory => Arc::new(MemoryStore::new()),
-            Backend::Dynamo => Arc::new(
-                TestTable::create()
-                    .await
-                    .unwrap_or_else(|e| panic!("{e}"))
-                    .store,
-            ),
-        }
-    }
-}
-
-/// Runs each test body once per backend: `memory::<name>` and `dynamodb::<name>`.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
 }
 
 on_both_stores!(
