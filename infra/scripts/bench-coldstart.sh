@@ -4,11 +4,15 @@
 #
 #   bash infra/scripts/bench-coldstart.sh            # RUNS=11 WARM=5; package sizes for arm64 too
 #   SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh   # cold starts only (no arm64 build)
+#   VARIANTS="records-opt-s=/tmp/s/release/records" SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh
+#       # other builds of the records function in the same rounds (profile settings compared)
 #
 # - Builds the five functions and the yardstick (infra/baseline: empty-lambda) with the release
 #   profile for this machine, and runs each against a local stand-in of the Lambda Runtime API
 #   (infra/bench/coldstart.py), interleaved, RUNS times: init, first response, first and warm
 #   invocation, cold CPU, cold and warm RSS, printed with their ratios to the empty function.
+#   Beside them the floor (infra/baseline: dynamodb-lambda): AWS configuration, a DynamoDB
+#   client and one GetItem during init, nothing else; what the AWS SDK and TLS alone cost.
 # - Production configuration: STORE_BACKEND=dynamodb on the emulator (moto, infra/scripts/
 #   emulator.sh) reached through a TLS endpoint (infra/bench/tls_front.py) with a certificate
 #   of a test CA made here with openssl, which the functions trust through SSL_CERT_FILE; the
@@ -24,9 +28,9 @@ RUNS="${RUNS:-11}"
 WARM="${WARM:-5}"
 FUNCTIONS=(token records users routers dispatch)
 
-echo "==> cargo build --release (functions and the empty lambda_http yardstick)"
+echo "==> cargo build --release (functions, the empty lambda_http yardstick and the DynamoDB floor)"
 bins=()
-for bin in "${FUNCTIONS[@]}" empty-lambda; do bins+=(--bin "$bin"); done
+for bin in "${FUNCTIONS[@]}" empty-lambda dynamodb-lambda; do bins+=(--bin "$bin"); done
 cargo build --release --locked "${bins[@]}"
 
 # shellcheck source=infra/scripts/emulator.sh
@@ -82,11 +86,14 @@ lambda_env = {
 aws = dict(lambda_env, AWS_ENDPOINT_URL="https://localhost:{TLS_PORT}",
            SSL_CERT_FILE=f"{work}/ca.pem", STORE_BACKEND="dynamodb",
            TABLE_NAME=os.environ["TABLE_NAME"])
-verifying = dict(aws, JWT_PUBLIC_JWKS=jwks,
+# The benchmark signs with the committed development key: the functions refuse it unless told.
+verifying = dict(aws, JWT_PUBLIC_JWKS=jwks, ALLOW_DEVELOPMENT_SIGNING_KEY="true",
                  CURSOR_SECRET="bench-cursor-secret-of-at-least-32-bytes")
-release = "target/release"
+release = os.environ.get("CARGO_TARGET_DIR", "target") + "/release"
 functions = [
     {"label": "empty-lambda", "binary": f"{release}/empty-lambda", "env": lambda_env,
+     "event": "events/records-get-contact.json"},
+    {"label": "dynamodb-lambda", "binary": f"{release}/dynamodb-lambda", "env": aws,
      "event": "events/records-get-contact.json"},
     {"label": "token", "binary": f"{release}/token", "event": f"{work}/token.json",
      "env": dict(aws, JWT_SIGNING_KEY_SECRET_ARN=secret_arn, ALLOW_DEVELOPMENT_SIGNING_KEY="true")},
@@ -97,6 +104,12 @@ functions = [
     {"label": "dispatch", "binary": f"{release}/dispatch", "env": verifying,
      "event": "events/dispatch-router.json"},
 ]
+# VARIANTS="label=binary ...": other builds of the records function, run in the same interleaved
+# rounds with the records function's configuration (build settings compared side by side).
+for variant in os.environ.get("VARIANTS", "").split():
+    label, binary = variant.split("=", 1)
+    functions.append({"label": label, "binary": binary, "env": verifying,
+                      "event": "events/records-get-contact.json"})
 config = {
     "baseline": "empty-lambda", "functions": functions, "token_from": "token",
     "tls_front": {"cert": f"{work}/server.pem", "key": f"{work}/server.key",
@@ -113,7 +126,7 @@ if [ "${SKIP_PACKAGES:-0}" = 1 ]; then
 fi
 echo
 echo "==> arm64 packages (cargo-lambda, release profile)"
-EXTRA_BINS="empty-lambda" bash infra/scripts/build-lambdas.sh arm64 | tee "$work/packages.txt"
+EXTRA_BINS="empty-lambda dynamodb-lambda" bash infra/scripts/build-lambdas.sh arm64 | tee "$work/packages.txt"
 "$_emulator_root/.venv/bin/python" - "$work/packages.txt" <<'PY'
 import sys
 rows = {}

@@ -147,6 +147,16 @@ impl Deps {
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
     /// JWKS, a JWKS listing the development key without `ALLOW_DEVELOPMENT_SIGNING_KEY=true`.
     pub async fn from_env() -> Result<Self, ConfigError> {
+        Self::from_env_with_connections(1).await
+    }
+
+    /// [`Deps::from_env`] opening `connections` DynamoDB connections during init instead of one:
+    /// for a function whose requests send that many store requests at once (the dispatch
+    /// function, [`CONCURRENT_READS`](crate::dispatch::steps::CONCURRENT_READS)), so that its
+    /// first request finds them all open (issue 14 goal 3). Ignored by the embedded store.
+    ///
+    /// Errors: as [`Deps::from_env`].
+    pub async fn from_env_with_connections(connections: usize) -> Result<Self, ConfigError> {
         let mut deps = match var("STORE_BACKEND").as_deref() {
             None | Some("dynamodb") => {
                 let table = var("TABLE_NAME").ok_or_else(|| {
@@ -156,7 +166,7 @@ impl Deps {
                 })?;
                 let sdk = dynamodb_env::sdk_config().await;
                 let client = dynamodb_env::client(&sdk);
-                dynamodb_env::warm_up(&client, &table).await;
+                dynamodb_env::warm_up(&client, &table, connections).await;
                 let mut deps = Self::new(Arc::new(DynamoStore::new(client, table)));
                 deps.aws = Some(sdk);
                 // Instances of one deployment must open each other's cursors: no random key.

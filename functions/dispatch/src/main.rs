@@ -8,7 +8,9 @@ use serde_json::Value;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     shared::deps::init_tracing();
-    let deps = shared::deps::Deps::from_env().await?;
+    let deps =
+        shared::deps::Deps::from_env_with_connections(shared::dispatch::steps::CONCURRENT_READS)
+            .await?;
     let handler = dispatch_function::LambdaHandler::new(&deps)?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         let handler = handler.clone();

@@ -69,15 +69,43 @@ pub fn client(sdk: &SdkConfig) -> Client {
 /// How long [`warm_up`] waits for its request before giving up (init goes on without it).
 pub const WARM_UP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Opens the client's connection to DynamoDB during init, so that the first request after a
-/// cold start does not pay for it: one `GetItem` of a key that never exists (the nil account's
-/// item, [`keys::account`](crate::store::keys::account)) in `table`, which also resolves the
-/// credentials and the endpoint and loads the trust store. The connection stays in the client's
-/// pool for the requests that follow (`docs/performance.md`, "Connection made during init").
+/// Opens `connections` connections of the client to DynamoDB during init, so that the first
+/// request after a cold start does not pay for one: as many concurrent `GetItem`s of a key that
+/// never exists (the nil account's item, [`keys::account`](crate::store::keys::account)) in
+/// `table`; the first also resolves the credentials and the endpoint and loads the trust store.
+/// A function whose requests read concurrently asks for as many connections as its widest round
+/// of reads (the dispatch function: [`CONCURRENT_READS`](crate::dispatch::steps::CONCURRENT_READS));
+/// the others for one. The connections stay in the client's pool for the requests that follow
+/// (`docs/performance.md`, "Connection made during init").
 ///
-/// Never fails: an error or no answer within [`WARM_UP_TIMEOUT`] is logged as a warning, and the
-/// first real request meets (and reports) the problem itself. Returns whether DynamoDB answered.
-pub async fn warm_up(client: &Client, table: &str) -> bool {
+/// Never fails: an error or no answer within [`WARM_UP_TIMEOUT`] is logged once as a warning,
+/// and the first real request meets (and reports) the problem itself. Returns whether DynamoDB
+/// answered every request.
+pub async fn warm_up(client: &Client, table: &str, connections: usize) -> bool {
+    let mut requests = tokio::task::JoinSet::new();
+    for _ in 0..connections.max(1) {
+        let (client, table) = (client.clone(), table.to_owned());
+        requests.spawn(async move { warm_up_request(&client, &table).await });
+    }
+    let mut failure = None;
+    while let Some(answer) = requests.join_next().await {
+        match answer {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => failure = failure.or(Some(error)),
+            Err(join_error) => failure = failure.or(Some(join_error.to_string())),
+        }
+    }
+    match failure {
+        None => true,
+        Some(error) => {
+            tracing::warn!(%error, table, connections, "DynamoDB warm-up failed");
+            false
+        }
+    }
+}
+
+/// One warm-up `GetItem` (projection `PK` only), bounded by [`WARM_UP_TIMEOUT`].
+async fn warm_up_request(client: &Client, table: &str) -> Result<(), String> {
     use crate::store::keys;
     use crate::types::ids::AccountId;
     let key = keys::account(AccountId::from_uuid(uuid::Uuid::nil()));
@@ -89,20 +117,12 @@ pub async fn warm_up(client: &Client, table: &str) -> bool {
         .expression_attribute_names("#pk", keys::PK)
         .send();
     match tokio::time::timeout(WARM_UP_TIMEOUT, request).await {
-        Ok(Ok(_)) => true,
-        Ok(Err(error)) => {
-            let error = aws_sdk_dynamodb::error::DisplayErrorContext(error);
-            tracing::warn!(%error, table, "DynamoDB warm-up request failed");
-            false
-        }
-        Err(_) => {
-            tracing::warn!(
-                table,
-                timeout_ms = WARM_UP_TIMEOUT.as_millis(),
-                "DynamoDB warm-up request timed out"
-            );
-            false
-        }
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(error)) => Err(aws_sdk_dynamodb::error::DisplayErrorContext(error).to_string()),
+        Err(_) => Err(format!(
+            "no answer within {} ms",
+            WARM_UP_TIMEOUT.as_millis()
+        )),
     }
 }
 
