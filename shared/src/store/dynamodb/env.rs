@@ -76,7 +76,7 @@ pub const WARM_UP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// A function whose requests read concurrently asks for as many connections as its widest round
 /// of reads (the dispatch function: [`CONCURRENT_READS`](crate::dispatch::steps::CONCURRENT_READS));
 /// the others for one. The connections stay in the client's pool for the requests that follow
-/// (`docs/performance.md`, "Connection made during init").
+/// (`docs/performance.md`, "Cold start (goal 2) and the connections made during init").
 ///
 /// Never fails: an error or no answer within [`WARM_UP_TIMEOUT`] is logged once as a warning,
 /// and the first real request meets (and reports) the problem itself. Returns whether DynamoDB
