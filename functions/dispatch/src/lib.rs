@@ -25,11 +25,13 @@ use lambda_runtime::LambdaEvent;
 use serde_json::Value;
 use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::responses::*;
+use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
 use shared::crm::{CrmRetry, CrmSync, HubSpotClient};
 use shared::deps::{ConfigError, Deps};
+use shared::described_routes;
 use shared::dispatch::Outcome;
 use shared::dispatch::{
     AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest, ExplainAnswer,
@@ -38,7 +40,6 @@ use shared::error::ErrorChain;
 use std::sync::Arc;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
 #[derive(Clone, FromRef)]
@@ -95,8 +96,14 @@ impl DispatchState {
 
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: DispatchState) -> OpenApiRouter {
-    let (schemas, paths, methods) = routes!(dispatch);
-    let (explain_schemas, explain_paths, explain_methods) = routes!(explain);
+    routes(state, Description::Full)
+}
+
+/// The function's routes, with their OpenAPI description or without it ([`Description`]: the
+/// Lambda function never serves it and saves building it at every cold start).
+fn routes(state: DispatchState, description: Description) -> OpenApiRouter {
+    let (schemas, paths, methods) = described_routes!(description; dispatch);
+    let (explain_schemas, explain_paths, explain_methods) = described_routes!(description; explain);
     OpenApiRouter::new()
         .routes((schemas, paths, with_405(methods, "POST")))
         .routes((
@@ -111,7 +118,7 @@ pub fn api(state: DispatchState) -> OpenApiRouter {
 ///
 /// Errors: no token verifier configured.
 pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
-    let (router, _) = api(DispatchState::new(deps)?).split_for_parts();
+    let (router, _) = routes(DispatchState::new(deps)?, Description::RoutesOnly).split_for_parts();
     Ok(shared::api::finish(router))
 }
 
@@ -341,7 +348,7 @@ impl LambdaHandler {
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
         let state = DispatchState::new(deps)?;
         let engine = state.engine.clone();
-        let (router, _) = api(state).split_for_parts();
+        let (router, _) = routes(state, Description::RoutesOnly).split_for_parts();
         Ok(Self {
             engine,
             app: shared::api::finish(router),

@@ -3,8 +3,9 @@
 //!
 //! Thin: authenticate, check the route's scope (BEHAVIOR 1), parse path and query, call
 //! [`shared::records::RecordService`], answer its typed view. Each operation is described by
-//! `#[utoipa::path]` next to its handler and mounted with `routes!`, so a route and its
-//! description are one declaration.
+//! `#[utoipa::path]` next to its handler and mounted with `described_routes!` (utoipa-axum's
+//! `routes!`, or the same routes without their description in the Lambda function), so a route
+//! and its description are one declaration.
 
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
@@ -13,6 +14,7 @@ use axum::Json;
 use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
+use shared::api::openapi::Description;
 use shared::api::openapi::{
     HistoryListParams, IdempotencyParams, ListParams, TAG_HISTORY, TAG_RECORDS,
 };
@@ -22,6 +24,7 @@ use shared::api::{
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
+use shared::described_routes;
 use shared::error::DomainError;
 use shared::history::{DispatchEntryView, HistoryService};
 use shared::model::ObjectType;
@@ -31,7 +34,6 @@ use shared::records::{Caller, RecordService, RecordView, RecordWrite};
 use shared::types::RecordId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
 #[derive(Clone, FromRef)]
@@ -72,11 +74,17 @@ impl RecordsState {
 
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: RecordsState) -> OpenApiRouter {
+    routes(state, Description::Full)
+}
+
+/// The function's routes, with their OpenAPI description or without it ([`Description`]: the
+/// Lambda function never serves it and saves building it at every cold start).
+fn routes(state: RecordsState, description: Description) -> OpenApiRouter {
     let mut router = OpenApiRouter::new();
-    router = contacts::mount(router);
-    router = companies::mount(router);
-    router = deals::mount(router);
-    router = tickets::mount(router);
+    router = contacts::mount(router, description);
+    router = companies::mount(router, description);
+    router = deals::mount(router, description);
+    router = tickets::mount(router, description);
     router.with_state(state)
 }
 
@@ -84,7 +92,7 @@ pub fn api(state: RecordsState) -> OpenApiRouter {
 ///
 /// Errors: no token verifier configured.
 pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
-    let (router, _) = api(RecordsState::new(deps)?).split_for_parts();
+    let (router, _) = routes(RecordsState::new(deps)?, Description::RoutesOnly).split_for_parts();
     Ok(shared::api::finish(router))
 }
 
@@ -423,14 +431,17 @@ macro_rules! record_type {
                 Err(missing_path_parameter($id).into())
             }
 
-            pub(super) fn mount(router: OpenApiRouter<RecordsState>) -> OpenApiRouter<RecordsState> {
+            pub(super) fn mount(
+                router: OpenApiRouter<RecordsState>,
+                description: Description,
+            ) -> OpenApiRouter<RecordsState> {
                 let (schemas, paths, methods) =
-                    routes!(list, create, update_without_id, archive_without_id);
+                    described_routes!(description; list, create, update_without_id, archive_without_id);
                 let methods = with_405(methods, "GET, POST, PATCH, DELETE");
                 let router = router.routes((schemas, paths, methods));
-                let (schemas, paths, methods) = routes!(get, update, archive);
+                let (schemas, paths, methods) = described_routes!(description; get, update, archive);
                 let methods = with_405(methods, "GET, PATCH, DELETE");
-                let (h_schemas, h_paths, h_methods) = routes!(dispatches);
+                let (h_schemas, h_paths, h_methods) = described_routes!(description; dispatches);
                 router
                     .routes((schemas, paths, methods))
                     .routes((h_schemas, h_paths, with_405(h_methods, "GET")))

@@ -8,11 +8,13 @@ use axum::extract::{FromRef, RawQuery, State};
 use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
+use shared::api::openapi::Description;
 use shared::api::openapi::{HistoryListParams, ListParams, StatsParams, TAG_HISTORY, TAG_ROUTERS};
 use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery, PathId};
 use shared::auth::{Scope, TokenVerifier};
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
+use shared::described_routes;
 use shared::history::{DispatchEntryView, HistoryService, RouterStats, StatsWindow};
 use shared::page::cursor::CursorKey;
 use shared::page::ListView;
@@ -20,7 +22,6 @@ use shared::routers::{RouterService, RouterView};
 use shared::types::RouterId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
 #[derive(Clone, FromRef)]
@@ -56,10 +57,17 @@ const ITEM_METHODS: &[(Method, Scope)] = &[(Method::GET, Scope::Read)];
 
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: RoutersState) -> OpenApiRouter {
-    let (schemas, paths, methods) = routes!(list);
-    let (schemas_item, paths_item, methods_item) = routes!(get);
-    let (schemas_history, paths_history, methods_history) = routes!(dispatches);
-    let (schemas_stats, paths_stats, methods_stats) = routes!(stats);
+    routes(state, Description::Full)
+}
+
+/// The function's routes, with their OpenAPI description or without it ([`Description`]: the
+/// Lambda function never serves it and saves building it at every cold start).
+fn routes(state: RoutersState, description: Description) -> OpenApiRouter {
+    let (schemas, paths, methods) = described_routes!(description; list);
+    let (schemas_item, paths_item, methods_item) = described_routes!(description; get);
+    let (schemas_history, paths_history, methods_history) =
+        described_routes!(description; dispatches);
+    let (schemas_stats, paths_stats, methods_stats) = described_routes!(description; stats);
     OpenApiRouter::new()
         .routes((schemas, paths, with_405(methods, "GET")))
         .routes((schemas_item, paths_item, with_405(methods_item, "GET")))
@@ -77,7 +85,7 @@ pub fn api(state: RoutersState) -> OpenApiRouter {
 ///
 /// Errors: no token verifier configured.
 pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
-    let (router, _) = api(RoutersState::new(deps)?).split_for_parts();
+    let (router, _) = routes(RoutersState::new(deps)?, Description::RoutesOnly).split_for_parts();
     Ok(shared::api::finish(router))
 }
 

@@ -24,6 +24,7 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use shared::api::openapi::responses::{InternalError, PayloadTooLarge};
+use shared::api::openapi::Description;
 use shared::api::openapi::{TAG_META, TAG_TOKEN};
 use shared::api::{with_405, ApiError, Body};
 use shared::auth::{
@@ -31,11 +32,11 @@ use shared::auth::{
 };
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
+use shared::described_routes;
 use shared::store::Store;
 use std::borrow::Cow;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 pub use config::{ConfigError as TokenConfigError, TokenConfig};
 pub use shared::api::MAX_BODY_BYTES;
@@ -77,8 +78,14 @@ impl TokenState {
 /// The described routes of the function: `POST /oauth2/token`, and `GET /openapi.json` (the
 /// API description, served without authentication).
 pub fn api(state: TokenState) -> OpenApiRouter {
-    let (schemas, paths, methods) = routes!(token);
-    let (doc_schemas, doc_paths, doc_methods) = routes!(openapi_json);
+    routes(state, Description::Full)
+}
+
+/// The function's routes, with their OpenAPI description or without it ([`Description`]: the
+/// Lambda function never serves it and saves building it at every cold start).
+fn routes(state: TokenState, description: Description) -> OpenApiRouter {
+    let (schemas, paths, methods) = described_routes!(description; token);
+    let (doc_schemas, doc_paths, doc_methods) = described_routes!(description; openapi_json);
     OpenApiRouter::new()
         .routes((schemas, paths, with_405(methods, "POST")))
         .routes((doc_schemas, doc_paths, with_405(doc_methods, "GET")))
@@ -89,7 +96,7 @@ pub fn api(state: TokenState) -> OpenApiRouter {
 ///
 /// Errors: no signing key configured.
 pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
-    let (router, _) = api(TokenState::new(deps)?).split_for_parts();
+    let (router, _) = routes(TokenState::new(deps)?, Description::RoutesOnly).split_for_parts();
     Ok(shared::api::finish(router))
 }
 

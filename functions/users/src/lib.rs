@@ -5,6 +5,7 @@ use axum::extract::{FromRef, RawQuery, State};
 use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
+use shared::api::openapi::Description;
 use shared::api::openapi::{ListParams, TAG_USERS};
 use shared::api::{
     empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
@@ -12,13 +13,13 @@ use shared::api::{
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
+use shared::described_routes;
 use shared::members::{MemberPatch, MemberService, MemberView};
 use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::types::MemberId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 /// What the handler needs, built once per cold start.
 #[derive(Clone, FromRef)]
@@ -46,9 +47,15 @@ impl UsersState {
 
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: UsersState) -> OpenApiRouter {
-    let (schemas, paths, methods) = routes!(list, update_without_id);
+    routes(state, Description::Full)
+}
+
+/// The function's routes, with their OpenAPI description or without it ([`Description`]: the
+/// Lambda function never serves it and saves building it at every cold start).
+fn routes(state: UsersState, description: Description) -> OpenApiRouter {
+    let (schemas, paths, methods) = described_routes!(description; list, update_without_id);
     let collection = with_405(methods, "GET, PATCH");
-    let (schemas_item, paths_item, methods_item) = routes!(get, update);
+    let (schemas_item, paths_item, methods_item) = described_routes!(description; get, update);
     OpenApiRouter::new()
         .routes((schemas, paths, collection))
         .routes((
@@ -67,7 +74,7 @@ pub fn api(state: UsersState) -> OpenApiRouter {
 ///
 /// Errors: no token verifier configured.
 pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
-    let (router, _) = api(UsersState::new(deps)?).split_for_parts();
+    let (router, _) = routes(UsersState::new(deps)?, Description::RoutesOnly).split_for_parts();
     Ok(shared::api::finish(router))
 }
 

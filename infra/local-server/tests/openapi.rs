@@ -132,6 +132,25 @@ async fn every_served_route_is_described_and_every_described_operation_is_served
     }
 }
 
+/// The Lambda functions build their routes without the description (`Description::RoutesOnly`,
+/// issue 14: it costs milliseconds of every cold start); those routes must be exactly the
+/// described ones, path for path and method for method.
+#[tokio::test]
+async fn the_functions_built_without_the_description_serve_exactly_the_described_routes() {
+    let app = app().await;
+    let f = &app.functions;
+    let mut served: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for router in [&f.token, &f.records, &f.users, &f.routers, &f.dispatch] {
+        for (path, methods) in routes_of(router) {
+            assert!(
+                served.insert(path.clone(), methods).is_none(),
+                "{path} is served by two functions"
+            );
+        }
+    }
+    assert_eq!(served, routes_of(&app.routes));
+}
+
 #[tokio::test]
 async fn every_operation_has_an_id_a_tag_its_scope_and_its_error_answers() {
     let app = app().await;

@@ -1,7 +1,9 @@
 //! The OpenAPI 3.1 description of the API, generated from the Rust types and routes (utoipa).
 //!
 //! Each function crate describes its operations with `#[utoipa::path]` and mounts them through
-//! `utoipa_axum`'s `routes!`, so a route and its description are one declaration. This module
+//! [`described_routes!`](crate::described_routes) (`utoipa_axum`'s `routes!`, or the same routes
+//! without their description where it is never served), so a route and its description are one
+//! declaration. This module
 //! holds what they share: the error responses ([`responses`]), the record schemas generated from
 //! the field catalogue ([`records`]), the list parameters ([`ListParams`]), the security schemes
 //! and tags, and [`finish_document`], which completes the merged description.
@@ -9,6 +11,63 @@
 pub mod records;
 pub mod responses;
 pub mod users;
+
+/// Whether a function's routes are built with their OpenAPI description.
+///
+/// Building the description (each operation, every schema it references) costs milliseconds: the
+/// records function's routes took 5.5 ms with it in a release build, a third of its cold-start
+/// CPU (`docs/performance.md`, issue 14). The Lambda functions never serve it, so they build their
+/// routes without it; the local server (which serves `GET /openapi.json` and `/docs`) and the
+/// committed `openapi.json` build it. Both come from the same `#[utoipa::path]` declarations
+/// through [`described_routes!`](crate::described_routes), so the routes are the same either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Description {
+    /// Routes and their OpenAPI description (`utoipa_axum::routes!`).
+    Full,
+    /// The same routes (each handler's path and methods from its `#[utoipa::path]`), with an
+    /// empty operation in place of each description and no schemas.
+    RoutesOnly,
+}
+
+/// `utoipa_axum::routes!` with a [`Description`] switch:
+/// `described_routes!(description; handler, ...)` gives the same
+/// `(schemas, paths, method_router)` triple for `OpenApiRouter::routes`. With
+/// [`Description::Full`] it is `utoipa_axum::routes!(handler, ...)`; with
+/// [`Description::RoutesOnly`] each handler is routed on the path and methods its
+/// `#[utoipa::path]` declares (`utoipa::Path::path` and `methods`, which build no description),
+/// every path gets an empty operation and there are no schemas. Handlers are named by identifier
+/// (in scope where the macro is used), as `routes!` names them.
+#[macro_export]
+macro_rules! described_routes {
+    ($description:expr; $($handler:ident),+ $(,)?) => {
+        match $description {
+            $crate::api::openapi::Description::Full => ::utoipa_axum::routes!($($handler),+),
+            $crate::api::openapi::Description::RoutesOnly => {
+                use ::utoipa_axum::PathItemExt as _;
+                let mut paths = ::utoipa::openapi::path::Paths::new();
+                let mut method_router = ::axum::routing::MethodRouter::new();
+                $(
+                    ::utoipa_axum::paste! {
+                        let path = <[<__path_ $handler>] as ::utoipa::Path>::path();
+                        let methods = <[<__path_ $handler>] as ::utoipa::Path>::methods();
+                    }
+                    for method in &methods {
+                        method_router = method_router.on(method.to_method_filter(), $handler);
+                    }
+                    paths.add_path_operation(&path, methods, ::utoipa::openapi::path::Operation::new());
+                )+
+                (
+                    ::std::vec::Vec::<(
+                        ::std::string::String,
+                        ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema>,
+                    )>::new(),
+                    paths,
+                    method_router,
+                )
+            }
+        }
+    };
+}
 
 use crate::api::error::ErrorBody;
 use crate::auth::scope::Scope;
