@@ -5,11 +5,11 @@
 //! not remembered (it may be provisioned a moment later).
 
 use crate::model::account::{Account, Team};
+use crate::store::account_cache::AccountCache;
 use crate::store::{Store, StoreResult};
 use crate::types::ids::AccountId;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// An account and its teams (by creation time).
 #[derive(Debug)]
@@ -20,13 +20,10 @@ pub struct AccountDirectory {
     pub teams: Vec<Team>,
 }
 
-type Entries = HashMap<AccountId, (Instant, Arc<AccountDirectory>)>;
-
 /// Cache of [`AccountDirectory`] by account, each entry kept for `ttl`.
 #[derive(Debug)]
 pub struct DirectoryCache {
-    ttl: Duration,
-    entries: Mutex<Entries>,
+    entries: AccountCache<AccountDirectory>,
 }
 
 impl DirectoryCache {
@@ -36,8 +33,7 @@ impl DirectoryCache {
     /// An empty cache whose entries live `ttl`.
     pub fn new(ttl: Duration) -> Self {
         Self {
-            ttl,
-            entries: Mutex::new(HashMap::new()),
+            entries: AccountCache::new(ttl),
         }
     }
 
@@ -50,24 +46,18 @@ impl DirectoryCache {
         store: &dyn Store,
         account_id: AccountId,
     ) -> StoreResult<Option<Arc<AccountDirectory>>> {
-        if let Some((at, cached)) = self.lock().get(&account_id) {
-            if at.elapsed() < self.ttl {
-                return Ok(Some(cached.clone()));
-            }
+        if let Some(cached) = self.entries.fresh(account_id) {
+            return Ok(Some(cached));
         }
         let (account, teams) =
             tokio::try_join!(store.get_account(account_id), store.list_teams(account_id))?;
         let Some(account) = account else {
             return Ok(None);
         };
-        let built = Arc::new(AccountDirectory { account, teams });
-        self.lock()
-            .insert(account_id, (Instant::now(), built.clone()));
-        Ok(Some(built))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Entries> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        Ok(Some(
+            self.entries
+                .insert(account_id, AccountDirectory { account, teams }),
+        ))
     }
 }
 

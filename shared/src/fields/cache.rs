@@ -6,11 +6,11 @@
 
 use super::catalogue::Catalogue;
 use crate::model::object_type::ObjectType;
+use crate::store::account_cache::AccountCache;
 use crate::store::{Store, StoreResult};
 use crate::types::ids::AccountId;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The four catalogues of one account.
 #[derive(Debug)]
@@ -32,8 +32,7 @@ impl AccountCatalogues {
 /// Cache of [`AccountCatalogues`] by account, each entry kept for `ttl`.
 #[derive(Debug)]
 pub struct CatalogueCache {
-    ttl: Duration,
-    entries: Mutex<HashMap<AccountId, (Instant, Arc<AccountCatalogues>)>>,
+    entries: AccountCache<AccountCatalogues>,
 }
 
 impl CatalogueCache {
@@ -43,8 +42,7 @@ impl CatalogueCache {
     /// An empty cache whose entries live `ttl`.
     pub fn new(ttl: Duration) -> Self {
         Self {
-            ttl,
-            entries: Mutex::new(HashMap::new()),
+            entries: AccountCache::new(ttl),
         }
     }
 
@@ -56,24 +54,16 @@ impl CatalogueCache {
         store: &dyn Store,
         account_id: AccountId,
     ) -> StoreResult<Arc<AccountCatalogues>> {
-        if let Some((at, cached)) = self.lock().get(&account_id) {
-            if at.elapsed() < self.ttl {
-                return Ok(cached.clone());
-            }
+        if let Some(cached) = self.entries.fresh(account_id) {
+            return Ok(cached);
         }
         let definitions = store.field_definitions(account_id).await?;
-        let built = Arc::new(AccountCatalogues {
-            by_type: ObjectType::ALL.map(|t| Catalogue::build(t, &definitions)),
-        });
-        self.lock()
-            .insert(account_id, (Instant::now(), built.clone()));
-        Ok(built)
-    }
-
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<AccountId, (Instant, Arc<AccountCatalogues>)>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        Ok(self.entries.insert(
+            account_id,
+            AccountCatalogues {
+                by_type: ObjectType::ALL.map(|t| Catalogue::build(t, &definitions)),
+            },
+        ))
     }
 }
 

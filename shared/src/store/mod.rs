@@ -14,6 +14,7 @@
 //! fast tests') and [`dynamodb::DynamoStore`] (production: one DynamoDB table whose keys come
 //! from [`keys`]). Both pass the same contract suite (`shared/tests/store_contract.rs`).
 
+pub mod account_cache;
 pub mod dynamodb;
 #[cfg(any(test, feature = "test-util"))]
 pub mod faulty;
