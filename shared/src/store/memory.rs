@@ -323,20 +323,6 @@ impl Store for MemoryStore {
             .unwrap_or_default())
     }
 
-    async fn get_record(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        id: RecordId,
-    ) -> StoreResult<Option<Record>> {
-        Ok(self
-            .lock()
-            .records
-            .get(&id)
-            .filter(|r| r.account_id == account_id && r.object_type == object_type)
-            .cloned())
-    }
-
     async fn find_record(
         &self,
         account_id: AccountId,

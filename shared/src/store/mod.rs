@@ -117,13 +117,19 @@ pub trait Store: Send + Sync + 'static {
     /// The account's stored field definitions, all record types.
     async fn field_definitions(&self, account_id: AccountId) -> StoreResult<Vec<FieldDefinition>>;
 
-    /// A record of the account and type by id, archived or not.
+    /// A record of the account and type by id, archived or not: [`Store::find_record`] of that
+    /// type (record ids are unique across types).
     async fn get_record(
         &self,
         account_id: AccountId,
         object_type: ObjectType,
         id: RecordId,
-    ) -> StoreResult<Option<Record>>;
+    ) -> StoreResult<Option<Record>> {
+        Ok(self
+            .find_record(account_id, id)
+            .await?
+            .filter(|r| r.object_type == object_type))
+    }
 
     /// A record of the account by id, of any type, archived or not (dispatch reads it before it
     /// knows the router's type, in the same round as the router; record ids are unique across

@@ -532,18 +532,6 @@ impl Store for DynamoStore {
         Ok(ordered.into_iter().map(|(_, d)| d).collect())
     }
 
-    async fn get_record(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        id: RecordId,
-    ) -> StoreResult<Option<Record>> {
-        Ok(self
-            .get_as::<Record>(&keys::record(id))
-            .await?
-            .filter(|r| r.account_id == account_id && r.object_type == object_type))
-    }
-
     async fn find_record(
         &self,
         account_id: AccountId,
