@@ -148,6 +148,20 @@ const ITEM_ROUTES: [(Method, &str, &str, u16, Option<&str>); 21] = [
     ),
 ];
 
+/// A 400 in the error shape naming `field` as not valid percent-encoded UTF-8 (BEHAVIOR 12).
+fn assert_undecodable_query(answer: &Answer, uri: &str, field: &str) {
+    assert_error_shape(answer, 400, uri);
+    assert_eq!(answer.body["field"], field, "{uri}");
+    assert!(
+        answer.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("percent-encoded UTF-8"),
+        "{uri}: {}",
+        answer.body
+    );
+}
+
 fn assert_error_shape(answer: &Answer, status: u16, case: &str) {
     assert_eq!(answer.status.as_u16(), status, "{case}: {}", answer.body);
     assert_eq!(
@@ -223,17 +237,7 @@ async fn a_known_query_parameter_that_is_not_utf8_is_400_naming_it_and_unknown_o
             let uri = format!("{list}?{query}");
             let anonymous = app.raw(Method::GET, &uri, &[], Vec::new()).await;
             assert_error_shape(&anonymous, 401, &uri);
-            let answer = app.call(Method::GET, &uri, &t, None).await;
-            assert_error_shape(&answer, 400, &uri);
-            assert_eq!(answer.body["field"], field, "{uri}");
-            assert!(
-                answer.body["message"]
-                    .as_str()
-                    .unwrap()
-                    .contains("percent-encoded UTF-8"),
-                "{uri}: {}",
-                answer.body
-            );
+            assert_undecodable_query(&app.call(Method::GET, &uri, &t, None).await, &uri, field);
         }
         let ignored = app
             .call(
@@ -261,17 +265,7 @@ async fn a_known_query_parameter_that_is_not_utf8_is_400_naming_it_and_unknown_o
         ("from=2026-11-01T00:00:00Z&to=%C3", "to"),
     ] {
         let uri = format!("/routers/5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45/stats?{query}");
-        let answer = app.call(Method::GET, &uri, &t, None).await;
-        assert_error_shape(&answer, 400, &uri);
-        assert_eq!(answer.body["field"], field, "{uri}");
-        assert!(
-            answer.body["message"]
-                .as_str()
-                .unwrap()
-                .contains("percent-encoded UTF-8"),
-            "{uri}: {}",
-            answer.body
-        );
+        assert_undecodable_query(&app.call(Method::GET, &uri, &t, None).await, &uri, field);
     }
     // Dispatch reads no query parameter: an undecodable one is ignored like any unknown one,
     // and the body decides (here: a body that is not JSON, the route's own 400).
