@@ -12,7 +12,8 @@
 //! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
 //! | `CURSOR_SECRET` | at least 32 bytes that sign `after` cursors (BEHAVIOR 11); the same for every instance, so required with `dynamodb` by the functions that list; the `memory` backend uses a random key |
 //! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
-//! | `DISPATCH_QUEUE_URL` | the dispatch queue, where CRM sync retries wait as delayed messages (the dispatch function); unset: retries sleep in process |
+//! | `DISPATCH_QUEUE_URL` | the dispatch queue, where due work (CRM sync attempts, ...) waits as delayed messages ([`crate::due`]; the dispatch function); unset: timers of the process |
+//! | `DUE_WORK_LEASE_SECONDS` | how long a worker's claim on a due item holds (1 to 900, default 60); on the queue also how long after its due time a message may still be on its way before the sweeper resumes the item |
 //! | `DISPATCH_HISTORY_RETENTION_DAYS` | how long routing history entries are kept (BEHAVIOR 8); default 400 |
 //!
 //! Region and credentials come from the standard AWS environment (the Lambda role in AWS). One
@@ -26,9 +27,9 @@ use crate::auth::keys::{
 use crate::auth::token::issue::TokenIssuer;
 use crate::auth::token::verify::TokenVerifier;
 use crate::clock::{Clock, SystemClock};
-use crate::crm::retry::SqsRetryQueue;
-use crate::crm::{RetryDelays, RetryQueue};
+use crate::crm::RetryDelays;
 use crate::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
+use crate::due::{DueSettings, DueWorker, SqsHandoff};
 use crate::fields::cache::CatalogueCache;
 use crate::page::cursor::CursorKey;
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
@@ -63,8 +64,9 @@ pub struct Deps {
     pub cursors: Option<Arc<CursorKey>>,
     /// Delays between CRM sync attempts (BEHAVIOR 7).
     pub crm_retry_delays: RetryDelays,
-    /// Where CRM sync retries wait: the dispatch queue; `None` = in process.
-    pub crm_retry_queue: Option<Arc<dyn RetryQueue>>,
+    /// The worker of due work (DESIGN "Work that happens later"): hand-offs on the dispatch
+    /// queue, or timers of this process. Jobs register on it (the dispatch function's CRM sync).
+    pub due: Arc<DueWorker>,
     /// How long routing history entries are kept (BEHAVIOR 8).
     pub history_retention: chrono::Duration,
 }
@@ -87,7 +89,7 @@ impl Deps {
     /// Deps over `store` with the system clock, a fresh catalogue cache and no keys.
     pub fn new(store: Arc<dyn Store>) -> Self {
         Self {
-            store,
+            store: store.clone(),
             clock: Arc::new(SystemClock),
             catalogues: Arc::new(CatalogueCache::default()),
             verifier: None,
@@ -95,7 +97,11 @@ impl Deps {
             aws: None,
             cursors: Some(Arc::new(CursorKey::random())),
             crm_retry_delays: RetryDelays::default(),
-            crm_retry_queue: None,
+            due: DueWorker::in_process(
+                store.clone(),
+                Arc::new(SystemClock),
+                DueSettings::default(),
+            ),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
         }
     }
@@ -106,11 +112,30 @@ impl Deps {
         self
     }
 
-    /// The same deps sending CRM sync retries to the dispatch queue `queue_url` (SQS, with the
-    /// AWS configuration of the deps, loaded now when needed).
-    pub async fn with_crm_retry_queue(mut self, queue_url: impl Into<String>) -> Self {
+    /// The same deps with due work handed on as timers of this process, claimed with
+    /// `settings` (no job registered yet).
+    pub fn with_due_in_process(mut self, settings: DueSettings) -> Self {
+        self.due = DueWorker::in_process(self.store.clone(), self.clock.clone(), settings);
+        self
+    }
+
+    /// The same deps with due work handed on as delayed messages of the dispatch queue
+    /// `queue_url` (SQS, with the AWS configuration of the deps, loaded now when needed), claimed
+    /// with `settings` and resumed by the sweeper a lease after their due time (no job
+    /// registered yet).
+    pub async fn with_due_queue(
+        mut self,
+        queue_url: impl Into<String>,
+        settings: DueSettings,
+    ) -> Self {
         let client = aws_sdk_sqs::Client::new(&self.aws().await);
-        self.crm_retry_queue = Some(Arc::new(SqsRetryQueue::new(client, queue_url)));
+        let handoff = SqsHandoff::new(client, queue_url, settings.lease);
+        self.due = DueWorker::new(
+            self.store.clone(),
+            self.clock.clone(),
+            settings,
+            Arc::new(handoff),
+        );
         self
     }
 
@@ -133,9 +158,13 @@ impl Deps {
     }
 
     /// The same deps reading the time from `clock`.
+    ///
+    /// The due-work worker is built again on `clock`, with timers of this process (call
+    /// [`Self::with_due_queue`] after this one for a queue).
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
-        self
+        let settings = self.due.settings();
+        self.with_due_in_process(settings)
     }
 
     /// Reads the environment (table above): the store named by `STORE_BACKEND`, the verifier
@@ -202,9 +231,11 @@ impl Deps {
                 })?;
             deps.history_retention = chrono::Duration::days(days);
         }
-        if let Some(queue_url) = var("DISPATCH_QUEUE_URL") {
-            deps = deps.with_crm_retry_queue(queue_url).await;
-        }
+        let due_settings = DueSettings::from_env().map_err(ConfigError)?;
+        deps = match var("DISPATCH_QUEUE_URL") {
+            Some(queue_url) => deps.with_due_queue(queue_url, due_settings).await,
+            None => deps.with_due_in_process(due_settings),
+        };
         if let Some(secret) = var("CURSOR_SECRET") {
             let key = CursorKey::from_secret(secret.as_bytes())
                 .map_err(|e| ConfigError(format!("CURSOR_SECRET is invalid: {e}")))?;

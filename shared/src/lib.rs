@@ -21,6 +21,7 @@ pub mod clock;
 pub mod crm;
 pub mod deps;
 pub mod dispatch;
+pub mod due;
 pub mod error;
 pub mod fields;
 pub mod history;

@@ -12,12 +12,13 @@ use common::Backend;
 use fake_crm::{FakeCrm, Scripted};
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
-use shared::crm::retry::CrmRetry;
-use shared::crm::{CrmSync, HubSpotClient, RetryDelays, RetryQueue};
+use shared::crm::{CrmSync, HubSpotClient, RetryDelays};
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
+use shared::due::{DueMessage, DueSettings, DueWorker, Handoff, Ran, RunOutcome};
 use shared::fields::CatalogueCache;
 use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
 use shared::page::Page;
+use shared::store::faulty::FaultyStore;
 use shared::store::Store;
 use shared::types::{AccountId, RecordId};
 use std::sync::{Arc, Mutex};
@@ -86,13 +87,15 @@ on_both_stores!(
     the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message,
     a_duplicate_retry_is_dropped_and_a_final_state_never_changes,
     a_retry_message_received_early_is_postponed_on_the_queue,
+    an_attempt_lost_after_the_commit_is_resumed_by_the_sweeper,
+    a_retry_whose_hand_off_was_lost_is_resumed_by_the_sweeper_once,
 );
 
 struct Fixture {
     store: Arc<dyn Store>,
     engine: DispatchEngine,
-    sync: Arc<CrmSync>,
     fake: FakeCrm,
+    clock: Arc<FixedClock>,
 }
 
 /// Delays short enough for tests; the same rules as `30,300,1800`.
@@ -125,7 +128,7 @@ async fn fixture_on(
     )
     .unwrap_or_else(|e| panic!("test seed: {e}"));
     store.provision(&plan).await.unwrap();
-    let sync = CrmSync::in_process(
+    let sync = CrmSync::new(
         Arc::new(HubSpotClient::new().unwrap()),
         store.clone(),
         clock.clone(),
@@ -136,12 +139,12 @@ async fn fixture_on(
         clock.clone(),
         Arc::new(CatalogueCache::default()),
     )
-    .with_crm(sync.clone());
+    .with_crm(sync);
     Fixture {
         store,
         engine,
-        sync,
         fake,
+        clock,
     }
 }
 
@@ -564,20 +567,34 @@ async fn the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message(backen
 }
 
 async fn a_duplicate_retry_is_dropped_and_a_final_state_never_changes(backend: Backend) {
-    // Delays long enough that the in-process retry never runs during the test.
+    // Delays long enough that the retry's timer never fires during the test.
     let f = fixture_with(backend, RetryDelays::parse("600,600,600").unwrap(), |_| {}).await;
     f.fake.push(Scripted::status(503));
     f.dispatch(ROUTER, CONTACT).await;
-    let entry = f.entry(CONTACT).await;
-    let retry = CrmRetry::new(&entry.key(), 1, Utc::now());
-    let first = f.sync.retry(&retry).await.unwrap();
-    assert_eq!(
-        first,
-        shared::crm::sync::RetryOutcome::Attempted(state(CrmSyncStatus::Synced, 2, None))
+    let item = CrmSync::due_id(&f.entry(CONTACT).await.key());
+    let first = f.engine.due().run(&item, 1).await.unwrap();
+    assert!(
+        matches!(
+            &first,
+            RunOutcome::Ran(Ran {
+                outcome: "synced",
+                next: None
+            })
+        ),
+        "{first:?}"
     );
-    // The same message again (a redelivery): dropped, nothing sent, the state stays.
-    let again = f.sync.retry(&retry).await.unwrap();
-    assert_eq!(again, shared::crm::sync::RetryOutcome::Dropped);
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 2, None))
+    );
+    assert_eq!(
+        f.store.get_due(&item).await.unwrap(),
+        None,
+        "the work is over"
+    );
+    // The same hand-off again (a redelivery): nothing claimed, nothing sent, the state stays.
+    let again = f.engine.due().run(&item, 1).await.unwrap();
+    assert_eq!(again, RunOutcome::NotClaimed);
     assert_eq!(f.fake.requests().len(), 2);
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
@@ -585,55 +602,176 @@ async fn a_duplicate_retry_is_dropped_and_a_final_state_never_changes(backend: B
     );
 }
 
-/// A queue that remembers what it was asked to schedule.
+/// A hand-off that keeps what it is given and delivers nothing (a queue whose messages the test
+/// delivers, or loses, by hand).
 #[derive(Default)]
-struct Recorder(Mutex<Vec<(CrmRetry, Duration)>>);
+struct Recorder(Mutex<Vec<DueMessage>>);
+
+impl Recorder {
+    fn take(&self) -> Vec<DueMessage> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
 
 #[async_trait::async_trait]
-impl RetryQueue for Recorder {
-    async fn schedule(
-        &self,
-        retry: CrmRetry,
-        delay: Duration,
-    ) -> Result<(), shared::error::BoxError> {
-        self.0.lock().unwrap().push((retry, delay));
+impl Handoff for Recorder {
+    async fn hand_off(&self, message: &DueMessage) -> Result<(), shared::error::BoxError> {
+        self.0.lock().unwrap().push(message.clone());
         Ok(())
     }
+    fn grace(&self) -> Duration {
+        Duration::from_secs(60)
+    }
+    fn reach(&self) -> Option<Duration> {
+        Some(shared::due::MAX_SQS_DELAY)
+    }
+}
+
+/// The fixture's engine, with its due work handed to a [`Recorder`] (as to a queue).
+fn queued(f: Fixture, store: Arc<dyn Store>) -> (Fixture, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let worker = DueWorker::new(
+        store.clone(),
+        f.clock.clone(),
+        DueSettings::default(),
+        recorder.clone(),
+    );
+    let engine = DispatchEngine::new(
+        store.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    )
+    .with_due(worker)
+    .with_crm(CrmSync::new(
+        Arc::new(HubSpotClient::new().unwrap()),
+        store.clone(),
+        f.clock.clone(),
+        quick(),
+    ));
+    (Fixture { engine, store, ..f }, recorder)
 }
 
 async fn a_retry_message_received_early_is_postponed_on_the_queue(backend: Backend) {
     let f = fixture_with(backend, RetryDelays::parse("600,600,600").unwrap(), |_| {}).await;
-    let recorder = Arc::new(Recorder::default());
-    let clock = Arc::new(FixedClock::new(
-        Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap(),
-    ));
-    let queued = CrmSync::with_queue(
-        Arc::new(HubSpotClient::new().unwrap()),
-        f.store.clone(),
-        clock.clone(),
-        RetryDelays::default(),
-        recorder.clone(),
+    let store = f.store.clone();
+    let (f, recorder) = queued(f, store);
+    f.fake.push(Scripted::status(503));
+    f.dispatch(ROUTER, CONTACT).await;
+    // The first retry was handed on, due after the first delay (0.3 s).
+    let handed = recorder.take();
+    assert_eq!(handed.len(), 1, "{handed:?}");
+    assert_eq!(handed[0].attempt, 1);
+    // A copy that arrives 30 minutes early is handed on again, nothing sent before it is due.
+    let early = DueMessage {
+        due_at: f.clock.now_utc() + chrono::Duration::minutes(30),
+        ..handed[0].clone()
+    };
+    let outcome = f.engine.due().receive(&early).await.unwrap();
+    assert_eq!(outcome, RunOutcome::Postponed);
+    assert_eq!(recorder.take(), vec![early.clone()]);
+    assert_eq!(f.fake.requests().len(), 1, "nothing sent before it is due");
+    // Once due, it runs.
+    f.clock.set(early.due_at);
+    let outcome = f.engine.due().receive(&early).await.unwrap();
+    assert!(
+        matches!(
+            &outcome,
+            RunOutcome::Ran(Ran {
+                outcome: "synced",
+                ..
+            })
+        ),
+        "{outcome:?}"
     );
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 2, None))
+    );
+}
+
+async fn an_attempt_lost_after_the_commit_is_resumed_by_the_sweeper(backend: Backend) {
+    let f = fixture(backend).await;
+    let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+    let (f, recorder) = queued(f, faulty.clone());
+    // The process "dies" after the first CRM request, before its outcome is stored.
+    faulty
+        .faults
+        .crm_sync_updates_fail
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(crm_error(&outcome), None, "the CRM took it");
+    faulty
+        .faults
+        .crm_sync_updates_fail
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let entry = f.entry(CONTACT).await;
+    assert_eq!(entry.crm_sync, Some(CrmSyncState::pending()));
+    let item = CrmSync::due_id(&entry.key());
+    assert!(
+        f.store.get_due(&item).await.unwrap().is_some(),
+        "the work is stored"
+    );
+    // Nothing resumes it while the dead process's lease holds.
+    assert_eq!(f.engine.due().sweep(10).await.unwrap().found, 0);
+    f.clock
+        .set(f.clock.now_utc() + chrono::Duration::seconds(61));
+    let report = f.engine.due().sweep(10).await.unwrap();
+    assert_eq!((report.found, report.handed_on), (1, 1));
+    for message in recorder.take() {
+        f.engine.due().receive(&message).await.unwrap();
+    }
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 1, None))
+    );
+    assert_eq!(f.store.get_due(&item).await.unwrap(), None);
+    assert_eq!(f.fake.requests().len(), 2, "the lost attempt is made again");
+}
+
+async fn a_retry_whose_hand_off_was_lost_is_resumed_by_the_sweeper_once(backend: Backend) {
+    let f = fixture(backend).await;
+    let store = f.store.clone();
+    let (f, recorder) = queued(f, store);
     f.fake.push(Scripted::status(503));
     f.dispatch(ROUTER, CONTACT).await;
     let entry = f.entry(CONTACT).await;
-    // Due in 30 minutes: SQS delays a message 15 minutes at most, so it travels in hops.
-    let due = clock.now_utc() + chrono::Duration::minutes(30);
-    let retry = CrmRetry::new(&entry.key(), 1, due);
-    let outcome = queued.handle_message(&retry).await.unwrap();
-    assert_eq!(outcome, shared::crm::sync::RetryOutcome::Postponed);
-    let scheduled = recorder.0.lock().unwrap().clone();
-    assert_eq!(scheduled.len(), 1);
-    assert_eq!(scheduled[0].0, retry);
-    assert_eq!(scheduled[0].1, Duration::from_secs(1800));
-    assert_eq!(f.fake.requests().len(), 1, "nothing sent before it is due");
-    // Once due, it runs.
-    clock.set(due);
-    let outcome = queued.handle_message(&retry).await.unwrap();
     assert_eq!(
-        outcome,
-        shared::crm::sync::RetryOutcome::Attempted(state(CrmSyncStatus::Synced, 2, None))
+        entry.crm_sync,
+        Some(state(
+            CrmSyncStatus::Retrying,
+            1,
+            Some("CRM answered 503: ")
+        ))
     );
+    // The retry's message is lost (the process died after the state write, or SQS lost it).
+    let lost = recorder.take();
+    assert_eq!(lost.len(), 1);
+    // Not resumed before its due time plus the hand-off's grace.
+    f.clock
+        .set(f.clock.now_utc() + chrono::Duration::seconds(30));
+    assert_eq!(f.engine.due().sweep(10).await.unwrap().found, 0);
+    f.clock
+        .set(f.clock.now_utc() + chrono::Duration::seconds(31));
+    let report = f.engine.due().sweep(10).await.unwrap();
+    assert_eq!((report.found, report.handed_on), (1, 1));
+    assert!(
+        report.oldest_overdue[&shared::model::due::DueKind::CrmSync] >= Duration::from_secs(60)
+    );
+    // A second sweeper right after finds nothing to hand on.
+    assert_eq!(f.engine.due().sweep(10).await.unwrap().handed_on, 0);
+    let resumed = recorder.take();
+    assert_eq!(resumed, lost, "the same item and attempt");
+    f.engine.due().receive(&resumed[0]).await.unwrap();
+    // The lost message turns up after all (a late duplicate): nothing more happens.
+    assert_eq!(
+        f.engine.due().receive(&lost[0]).await.unwrap(),
+        RunOutcome::NotClaimed
+    );
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 2, None))
+    );
+    assert_eq!(f.fake.requests().len(), 2, "one request per attempt");
 }
 
 /// The access token appears in no log line, at any level, even when the CRM echoes it.

@@ -1598,6 +1598,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
             expires_at: now + Duration::days(400),
         },
         idempotency_key: idempotency_key.map(str::to_string),
+        due: Default::default(),
         completion: None,
     }
 }

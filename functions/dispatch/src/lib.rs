@@ -1,8 +1,10 @@
 //! Handler of the dispatch function: `POST /dispatch/router` (spec "Dispatch"),
 //! `POST /dispatch/router/explain` (BEHAVIOR 9: the same evaluation, written nowhere) and
 //! batches from the SQS dispatch queue (spec "Events"; BEHAVIOR 6, "Queue path"). All run
-//! [`shared::dispatch::DispatchEngine`]. The queue also carries the engine's own CRM sync
-//! retries (BEHAVIOR 7), told from dispatch requests by `kind: "crm_sync_retry"`.
+//! [`shared::dispatch::DispatchEngine`]. The queue also carries the engine's own due work
+//! (CRM sync attempts, BEHAVIOR 7; [`shared::due`]), told from dispatch requests by
+//! `kind: "due_work"`, and an EventBridge schedule invokes the function every minute to sweep
+//! due work whose hand-off was lost ([`shared::due::DueWorker::sweep`]).
 //!
 //! The queue handler answers with a partial batch response (`batchItemFailures`, Lambda's
 //! `ReportBatchItemFailures`): a message whose processing hit an error (store failure, lost
@@ -11,8 +13,8 @@
 //! queue. Every non-error outcome counts as processed. The SQS message id is the idempotency
 //! key, so a redelivered message never assigns twice.
 //!
-//! One Lambda binary serves both event sources: [`LambdaHandler`] tells an SQS batch from an API
-//! Gateway request and routes it.
+//! One Lambda binary serves the three event sources: [`LambdaHandler`] tells an SQS batch and a
+//! scheduled event from an API Gateway request and routes them.
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use axum::extract::{FromRef, State};
@@ -29,13 +31,15 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::crm::{CrmRetry, CrmSync, HubSpotClient};
+use shared::crm::{CrmSync, HubSpotClient};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::dispatch::Outcome;
 use shared::dispatch::{
     AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest, ExplainAnswer,
 };
+use shared::due::{DueMessage, SweepReport};
+use shared::error::DomainError;
 use shared::error::ErrorChain;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -53,28 +57,19 @@ pub struct DispatchState {
 }
 
 impl DispatchState {
-    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once;
-    /// retries on `deps.crm_retry_queue` or in process).
+    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once),
+    /// registered as a job of the due-work worker of `deps` (queue or timers).
     ///
     /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`); the CRM HTTP client cannot be
     /// built.
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
         let client = Arc::new(HubSpotClient::new().map_err(|e| ConfigError(e.to_string()))?);
-        let crm = match &deps.crm_retry_queue {
-            Some(queue) => CrmSync::with_queue(
-                client,
-                deps.store.clone(),
-                deps.clock.clone(),
-                deps.crm_retry_delays.clone(),
-                queue.clone(),
-            ),
-            None => CrmSync::in_process(
-                client,
-                deps.store.clone(),
-                deps.clock.clone(),
-                deps.crm_retry_delays.clone(),
-            ),
-        };
+        let crm = CrmSync::new(
+            client,
+            deps.store.clone(),
+            deps.clock.clone(),
+            deps.crm_retry_delays.clone(),
+        );
         Ok(Self {
             engine: Arc::new(
                 DispatchEngine::new(
@@ -82,6 +77,7 @@ impl DispatchState {
                     deps.clock.clone(),
                     deps.catalogues.clone(),
                 )
+                .with_due(deps.due.clone())
                 .with_crm(crm)
                 .with_history_retention(deps.history_retention),
             ),
@@ -236,8 +232,8 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
 
 /// Processes one message; `Err(())` means "report it failed" (already logged).
 async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) -> Result<(), ()> {
-    if let Some(retry) = CrmRetry::from_message(body) {
-        return process_retry(engine, message_id, retry).await;
+    if let Some(due) = DueMessage::from_body(body) {
+        return process_due(engine, message_id, due).await;
     }
     let Ok(request) = DispatchRequest::parse(body.as_bytes()) else {
         tracing::warn!(
@@ -277,49 +273,71 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
     }
 }
 
-/// Processes a CRM sync retry (BEHAVIOR 7): a malformed one or a store failure is reported
-/// failed (redelivered, finally dead-lettered); a CRM failure is not (the retry schedules the
-/// next one itself).
-async fn process_retry(
+/// Processes a due-work hand-off (a CRM sync attempt, ...): a malformed one or a store failure
+/// is reported failed (redelivered, finally dead-lettered; the item itself stays stored and the
+/// sweeper resumes it); a failed side effect is not (its job stored the next attempt).
+async fn process_due(
     engine: &DispatchEngine,
     message_id: &str,
-    retry: Result<CrmRetry, String>,
+    due: Result<DueMessage, String>,
 ) -> Result<(), ()> {
-    let retry = match retry {
-        Ok(retry) => retry,
+    let due = match due {
+        Ok(due) => due,
         Err(error) => {
-            tracing::warn!(message_id, outcome = "invalid_body", %error, "CRM sync retry rejected");
+            tracing::warn!(message_id, outcome = "invalid_body", %error, "due work message rejected");
             return Err(());
         }
     };
-    let Some(crm) = engine.crm() else {
-        tracing::error!(
-            message_id,
-            "CRM sync retry received but no CRM client is available"
-        );
-        return Err(());
-    };
-    match crm.handle_message(&retry).await {
+    match engine.due().receive(&due).await {
         Ok(outcome) => {
             tracing::info!(
                 message_id,
-                entry_id = %retry.entry_id,
+                due_id = %due.id,
+                attempt = due.attempt,
                 outcome = ?outcome,
-                "CRM sync retry processed"
+                "due work message processed"
             );
             Ok(())
         }
         Err(error) => {
             tracing::error!(
                 message_id,
-                entry_id = %retry.entry_id,
+                due_id = %due.id,
                 outcome = "error",
                 error = %ErrorChain(&error),
-                "CRM sync retry failed; it will be redelivered"
+                "due work message failed; it will be redelivered"
             );
             Err(())
         }
     }
+}
+
+/// Items one sweep round reads.
+pub const SWEEP_BATCH: usize = 500;
+
+/// How long a scheduled sweep keeps going (the function's timeout is 45 s).
+pub const SWEEP_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Handles the EventBridge schedule: sweeps due work whose resume time has passed and hands it
+/// on again ([`shared::due::DueWorker::sweep_all`]).
+///
+/// Errors: the store failed to read the due-work index (the invocation fails; EventBridge
+/// invokes again a minute later).
+pub async fn handle_schedule(engine: &DispatchEngine) -> Result<SweepReport, DomainError> {
+    let report = engine.due().sweep_all(SWEEP_BATCH, SWEEP_BUDGET).await?;
+    tracing::info!(
+        found = report.found,
+        handed_on = report.handed_on,
+        "scheduled sweep"
+    );
+    Ok(report)
+}
+
+/// Whether a raw Lambda event is an EventBridge scheduled event (`"detail-type": "Scheduled
+/// Event"`, `"source": "aws.events"`).
+pub fn is_schedule_event(event: &Value) -> bool {
+    event["source"].as_str() == Some("aws.events")
+        && event["detail-type"].as_str() == Some("Scheduled Event")
 }
 
 /// Whether a raw Lambda event is an SQS batch (rather than an API Gateway request):
@@ -333,8 +351,9 @@ pub fn is_sqs_event(event: &Value) -> bool {
 }
 
 /// The Lambda handler of the dispatch binary: an SQS batch goes to [`handle_sqs_batch`] (the
-/// answer is the partial batch response), anything else is an API Gateway (HTTP API, payload
-/// 2.0) request served by the app.
+/// answer is the partial batch response), an EventBridge scheduled event to
+/// [`handle_schedule`], anything else is an API Gateway (HTTP API, payload 2.0) request served
+/// by the app.
 #[derive(Clone)]
 pub struct LambdaHandler {
     engine: Arc<DispatchEngine>,
@@ -357,13 +376,18 @@ impl LambdaHandler {
 
     /// Handles one raw event and returns the raw answer.
     ///
-    /// Errors: an event that is neither an SQS batch nor an API Gateway request.
+    /// Errors: an event that is neither an SQS batch, a scheduled event nor an API Gateway
+    /// request; a sweep that could not read the due-work index.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
         let LambdaEvent { payload, context } = event;
         if is_sqs_event(&payload) {
             let batch: SqsEvent = serde_json::from_value(payload)?;
             let response = handle_sqs_batch(&self.engine, batch).await;
             return Ok(serde_json::to_value(response)?);
+        }
+        if is_schedule_event(&payload) {
+            let report = handle_schedule(&self.engine).await?;
+            return Ok(serde_json::json!({"found": report.found, "handed_on": report.handed_on}));
         }
         let request: LambdaRequest = serde_json::from_value(payload)?;
         let mut adapter = Adapter::from(self.app.clone());

@@ -14,6 +14,7 @@ use shared::auth::{
 };
 use shared::deps::Deps;
 use shared::dispatch::DispatchEngine;
+use shared::due::DueWorker;
 use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use std::sync::Arc;
@@ -153,6 +154,31 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
         demo_secret,
     })
 }
+
+/// Sweeps due work every `interval` (at once first: a restart resumes what the last run left),
+/// until `stop` turns true (DESIGN "Work that happens later": the local server's sweeper; in
+/// Lambda an EventBridge schedule invokes the dispatch function every minute).
+pub async fn sweep_periodically(
+    worker: Arc<DueWorker>,
+    interval: std::time::Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        if let Err(error) = worker.sweep_all(SWEEP_BATCH, interval).await {
+            tracing::warn!(error = %shared::error::ErrorChain(&error), "sweep failed; trying again");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Items one sweep round of the local server reads.
+pub const SWEEP_BATCH: usize = 500;
 
 /// Every function's described routes, merged.
 fn described_routes(

@@ -12,6 +12,7 @@ use clap::Parser;
 use local_server::{build_app_with, with_local_keys, AppConfig};
 use shared::crm::RetryDelays;
 use shared::deps::Deps;
+use shared::due::DueSettings;
 use shared::store::dynamodb::{env, DynamoStore};
 use shared::store::memory::MemoryStore;
 use std::net::SocketAddr;
@@ -49,6 +50,10 @@ struct Args {
     /// Where the data lives.
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
+    /// Seconds between two sweeps of due work whose hand-off was lost (a restart, a crash):
+    /// CRM sync attempts and the like are resumed by the sweeper.
+    #[arg(long, env = "SWEEP_INTERVAL_SECONDS", default_value_t = 5)]
+    sweep_interval: u64,
 }
 
 #[tokio::main]
@@ -78,18 +83,20 @@ async fn main() -> anyhow::Result<()> {
     };
     // BEHAVIOR 7: the delays between CRM sync attempts (`CRM_SYNC_RETRY_DELAYS`, seconds).
     let delays = RetryDelays::from_env().map_err(anyhow::Error::msg)?;
+    // Due work: the claims' lease (`DUE_WORK_LEASE_SECONDS`).
+    let due_settings = DueSettings::from_env().map_err(anyhow::Error::msg)?;
     let app = match args.store {
         StoreKind::Memory => {
-            let mut deps = with_local_keys(
+            let deps = with_local_keys(
                 Deps::new(std::sync::Arc::new(MemoryStore::new())),
                 config.signing_key_pem.as_deref(),
             )?
             .with_crm_retry_delays(delays);
-            if let Some(url) = &args.queue_url {
-                // Retries wait on the polled queue, as in Lambda.
-                deps = deps.with_crm_retry_queue(url.clone()).await;
-            }
-            build_app_with(config, deps).await?
+            build_app_with(
+                config,
+                with_due(deps, args.queue_url.as_deref(), due_settings).await,
+            )
+            .await?
         }
         StoreKind::Dynamodb => {
             let table = std::env::var("TABLE_NAME")
@@ -110,12 +117,13 @@ async fn main() -> anyhow::Result<()> {
             {
                 tracing::info!(table, "created table");
             }
-            let mut deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
+            let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
                 .with_crm_retry_delays(delays);
-            if let Some(url) = &args.queue_url {
-                deps = deps.with_crm_retry_queue(url.clone()).await;
-            }
-            build_app_with(config, deps).await?
+            build_app_with(
+                config,
+                with_due(deps, args.queue_url.as_deref(), due_settings).await,
+            )
+            .await?
         }
     };
     let shutdown = shutdown_signal();
@@ -149,6 +157,11 @@ async fn main() -> anyhow::Result<()> {
         }
         None => None,
     };
+    let sweeper = tokio::spawn(local_server::sweep_periodically(
+        app.engine.due().clone(),
+        std::time::Duration::from_secs(args.sweep_interval.max(1)),
+        stop.subscribe(),
+    ));
     axum::serve(listener, app.router)
         .with_graceful_shutdown(shutdown)
         .await
@@ -157,8 +170,18 @@ async fn main() -> anyhow::Result<()> {
     if let Some(poller) = poller {
         let _ = poller.await;
     }
+    let _ = sweeper.await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `deps` handing due work on through the polled queue `queue_url` as in Lambda, or through
+/// timers of this process.
+async fn with_due(deps: Deps, queue_url: Option<&str>, settings: DueSettings) -> Deps {
+    match queue_url {
+        Some(url) => deps.with_due_queue(url, settings).await,
+        None => deps.with_due_in_process(settings),
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM. The SIGTERM handler is registered when this is called (before

@@ -8,9 +8,9 @@
 //!   /crm/v3/objects/{type}/{id}`), over reqwest with rustls, built once at cold start.
 //! - [`sync::CrmSync`] runs the first attempt right after the commit (the dispatch answer waits
 //!   for it, bounded by the 3 s timeout), stores each assignment's sync state on its history
-//!   entry (BEHAVIOR 8 `crm_sync`), and runs the retries.
-//! - [`retry`]: a retry is a [`retry::CrmRetry`] message, delayed on the dispatch queue in
-//!   Lambda ([`retry::SqsRetryQueue`]) or slept on in process ([`sync::InProcessRetries`]).
+//!   entry (BEHAVIOR 8 `crm_sync`), and runs the retries. Every attempt is due work
+//!   ([`crate::due`]): the `crm_sync` item stored with the assignment, moved to each retry's due
+//!   time ([`retry::RetryDelays`]) and removed when the state is final.
 //!
 //! The connection's access token never appears in a response, a log line or a `crm_error`:
 //! it is a [`crate::model::account::CrmAccessToken`] (its `Debug` is redacted), it travels only
@@ -24,5 +24,5 @@ pub mod sync;
 
 pub use hubspot::HubSpotClient;
 pub use port::{CrmClient, CrmFailure, OwnerUpdate};
-pub use retry::{CrmRetry, RetryDelays, RetryQueue};
+pub use retry::RetryDelays;
 pub use sync::{CrmSync, SyncResult};

@@ -1,28 +1,34 @@
-//! The CRM sync of one assignment (BEHAVIOR 7): the checks before a request, the first attempt
-//! right after the commit, the retries, and the sync state on the history entry
-//! (`crm_sync: {status, attempts, error}`, BEHAVIOR 8).
+//! The CRM sync of one assignment (BEHAVIOR 7): the checks before a request, the attempts, and
+//! the sync state on the history entry (`crm_sync: {status, attempts, error}`, BEHAVIOR 8).
 //!
-//! State changes are conditional writes on the entry ([`Store::update_crm_sync`]): a state
-//! moves only from `retrying` after the expected number of attempts, so a duplicate retry (a
-//! redelivered message) changes nothing, and `synced`, `failed` and `superseded` never change
-//! again.
+//! Every attempt is due work ([`crate::due`]): the assignment's transaction stores the entry
+//! with `pending` and a `crm_sync` due item already claimed by the dispatching process, which
+//! makes the first attempt right after the commit (the dispatch answer waits for it). Each
+//! attempt stores the entry's new state together with the item's settlement in one write: the
+//! item is removed when the state is final, or moved to the next retry's due time. A process
+//! that dies anywhere leaves the item stored; the sweeper resumes it.
+//!
+//! State changes are conditional on the state the attempt started from (`pending` or
+//! `retrying` after so many attempts, [`Store::update_crm_sync`]) and on the item's lease, so a
+//! duplicate attempt changes nothing, and `synced`, `failed` and `superseded` never change again.
 
 use super::port::{
     CrmClient, CrmFailure, OwnerUpdate, NO_CONNECTION, OWNER_WITHOUT_EXTERNAL_ID,
     RECORD_WITHOUT_EXTERNAL_ID,
 };
-use super::retry::{CrmRetry, RetryDelays, RetryQueue};
+use super::retry::RetryDelays;
 use crate::clock::Clock;
-use crate::error::{DomainError, ErrorChain};
+use crate::due::{Claimed, DueJob, Ran};
+use crate::error::DomainError;
 use crate::model::account::Account;
 use crate::model::dispatch::{CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchEntryKey};
+use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::store::{Store, StoreError};
 use async_trait::async_trait;
 use std::sync::Arc;
-use std::sync::Weak;
 use std::time::Duration;
 
 /// How the sync of an assignment went, as far as the dispatch answer is concerned.
@@ -35,27 +41,13 @@ pub enum SyncResult {
     Failed(String),
 }
 
-/// What a retry did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RetryOutcome {
-    /// The entry is not `retrying` after the retry's attempt count (a duplicate, or it ended).
-    Dropped,
-    /// Not due yet: handed back to the queue for the time that remains.
-    Postponed,
-    /// The record's owner changed: `superseded`.
-    Superseded,
-    /// An attempt was made (or the ids went missing); the entry's new state.
-    Attempted(CrmSyncState),
-}
-
-/// The CRM sync service of one instance: the CRM client, the store holding the history, the
-/// retry delays and where retries wait.
+/// The CRM sync service of one instance: the CRM client, the store holding the history and the
+/// retry delays. It is the job of `crm_sync` due items.
 pub struct CrmSync {
     client: Arc<dyn CrmClient>,
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     delays: RetryDelays,
-    queue: Arc<dyn RetryQueue>,
 }
 
 impl std::fmt::Debug for CrmSync {
@@ -67,42 +59,34 @@ impl std::fmt::Debug for CrmSync {
 }
 
 impl CrmSync {
-    /// A sync whose retries go to `queue`.
-    pub fn with_queue(
+    /// The sync over `client` and `store`, retrying after `delays`.
+    pub fn new(
         client: Arc<dyn CrmClient>,
         store: Arc<dyn Store>,
         clock: Arc<dyn Clock>,
         delays: RetryDelays,
-        queue: Arc<dyn RetryQueue>,
     ) -> Arc<Self> {
         Arc::new(Self {
             client,
             store,
             clock,
             delays,
-            queue,
-        })
-    }
-
-    /// A sync whose retries sleep in this process ([`InProcessRetries`]).
-    pub fn in_process(
-        client: Arc<dyn CrmClient>,
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        delays: RetryDelays,
-    ) -> Arc<Self> {
-        Arc::new_cyclic(|sync| Self {
-            client,
-            store,
-            clock,
-            delays,
-            queue: Arc::new(InProcessRetries::new(sync.clone())),
         })
     }
 
     /// The retry delays.
     pub fn delays(&self) -> &RetryDelays {
         &self.delays
+    }
+
+    /// The due item of the sync of the history entry `key`.
+    pub fn due_id(key: &DispatchEntryKey) -> DueId {
+        DueId::new(DueKind::CrmSync, key.id.to_string())
+    }
+
+    /// The subject of that item: the entry's key.
+    pub fn due_subject(key: &DispatchEntryKey) -> serde_json::Value {
+        serde_json::to_value(key).unwrap_or_default()
     }
 
     /// The checks before any request (BEHAVIOR 7's first three rows, in that order): the
@@ -134,7 +118,7 @@ impl CrmSync {
         })
     }
 
-    /// The state an assignment's entry is written with: `retrying` with no attempt when a
+    /// The state an assignment's entry is written with: `pending` with no attempt when a
     /// request will follow, `failed` with no attempt when [`Self::prepare`] refused.
     pub fn initial_state(prepared: &Result<OwnerUpdate, String>) -> CrmSyncState {
         match prepared {
@@ -147,67 +131,148 @@ impl CrmSync {
         }
     }
 
-    /// The first attempt, right after the assignment of entry `key` committed (its state is
-    /// `retrying` with 0 attempts). A failure that can pass by itself schedules the first retry.
-    /// The answer says what the CRM did even when the new state could not be stored (logged).
-    pub async fn first_attempt(&self, key: &DispatchEntryKey, update: &OwnerUpdate) -> SyncResult {
-        let state = match self.request(key, 1, update).await {
-            Ok(state) => state,
-            Err(e) => {
-                // Unreachable after a first attempt (see `after_failure`); kept total.
-                tracing::error!(entry_id = %key.id, error = %e, "CRM sync retry not scheduled");
-                CrmSyncState {
+    /// The first attempt, right after the assignment of entry `key` committed with the entry
+    /// `pending` and its due item `claimed` by this process: `update` was prepared from what the
+    /// assignment read. The answer says what the CRM did even when the new state could not be
+    /// stored (logged; the item stays, and the sweeper makes the attempt again).
+    pub async fn first_attempt(
+        &self,
+        claimed: &Claimed,
+        key: &DispatchEntryKey,
+        update: &OwnerUpdate,
+    ) -> (SyncResult, Ran) {
+        let from = CrmSyncState::pending();
+        let (to, settlement) = self.attempt(claimed, &from, update).await;
+        let ran = match self.store_state(key, &from, &to, settlement).await {
+            Ok(ran) => ran,
+            Err(error) => {
+                tracing::error!(
+                    entry_id = %key.id,
+                    error = %crate::error::ErrorChain(&error),
+                    "CRM sync state not stored; the sweeper makes the attempt again"
+                );
+                Ran::nothing("not_stored")
+            }
+        };
+        (result_of(&to), ran)
+    }
+
+    /// Sends one request and decides the entry's next state and the item's settlement:
+    /// `synced` or `failed` (done), or `retrying` with the next retry due (after the configured
+    /// delay, or the CRM's longer `Retry-After`).
+    async fn attempt(
+        &self,
+        claimed: &Claimed,
+        from: &CrmSyncState,
+        update: &OwnerUpdate,
+    ) -> (CrmSyncState, Settlement) {
+        let attempts = from.attempts + 1;
+        let failure = match self.client.set_owner(update).await {
+            Ok(()) => {
+                let synced = CrmSyncState {
+                    status: CrmSyncStatus::Synced,
+                    attempts,
+                    error: None,
+                };
+                return (synced, claimed.done());
+            }
+            Err(failure) => failure,
+        };
+        match self.next_delay(attempts, &failure) {
+            Some(delay) => {
+                let due = self.clock.now()
+                    + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::zero());
+                let retrying = CrmSyncState {
+                    status: CrmSyncStatus::Retrying,
+                    attempts,
+                    error: Some(failure.error),
+                };
+                (retrying, claimed.again(due))
+            }
+            None => {
+                let failed = CrmSyncState {
                     status: CrmSyncStatus::Failed,
-                    attempts: 1,
-                    error: Some("CRM sync retry could not be scheduled".into()),
-                }
-            }
-        };
-        match self.store.update_crm_sync(key, 0, &state).await {
-            Ok(()) => log_attempt(key, &state),
-            Err(error) => tracing::error!(
-                entry_id = %key.id,
-                error = %ErrorChain(&error),
-                "CRM sync state not stored"
-            ),
-        }
-        result_of(&state)
-    }
-
-    /// A retry message from the dispatch queue: postponed while not due (SQS delays at most 15
-    /// minutes), else [`Self::retry`].
-    ///
-    /// Errors: as [`Self::retry`]; the message is then reported failed and redelivered.
-    pub async fn handle_message(&self, retry: &CrmRetry) -> Result<RetryOutcome, DomainError> {
-        let now = self.clock.now();
-        if let Ok(remaining) = (retry.not_before - now).to_std() {
-            if remaining > Duration::from_secs(1) {
-                self.queue
-                    .schedule(retry.clone(), remaining)
-                    .await
-                    .map_err(DomainError::Internal)?;
-                return Ok(RetryOutcome::Postponed);
+                    attempts,
+                    error: Some(failure.error),
+                };
+                (failed, claimed.done())
             }
         }
-        self.retry(retry).await
     }
 
-    /// Runs a due retry: drops it when the entry moved on; `superseded` when the record's owner
-    /// is no longer the synced member; else checks the ids again and sends one more request.
+    /// The wait before the retry after failed request number `attempts`, or `None` when the
+    /// failure is final (not transient, or no delay left).
+    fn next_delay(&self, attempts: u32, failure: &CrmFailure) -> Option<Duration> {
+        let delay = failure
+            .transient
+            .then(|| self.delays.after_attempt(attempts))
+            .flatten()?;
+        Some(delay.max(failure.retry_after.unwrap_or(Duration::ZERO)))
+    }
+
+    /// Stores `to` on the entry (from `from`) with the item's `settlement`, in one write. A
+    /// state that moved meanwhile ends the item; a lease lost to another worker does nothing.
     ///
-    /// Errors: a store failure, or the next retry could not be scheduled (nothing stored: a
-    /// redelivery runs this retry again).
-    pub async fn retry(&self, retry: &CrmRetry) -> Result<RetryOutcome, DomainError> {
-        let key = retry.entry();
-        let Some(entry) = self.store.get_dispatch(&key).await? else {
-            return Ok(RetryOutcome::Dropped);
+    /// Errors: a store failure.
+    async fn store_state(
+        &self,
+        key: &DispatchEntryKey,
+        from: &CrmSyncState,
+        to: &CrmSyncState,
+        settlement: Settlement,
+    ) -> Result<Ran, DomainError> {
+        let label = label_of(to.status);
+        match self
+            .store
+            .update_crm_sync(key, from, to, &DueChanges::settling(settlement.clone()))
+            .await
+        {
+            Ok(()) => {
+                tracing::info!(
+                    entry_id = %key.id,
+                    router_id = %key.router_id,
+                    status = label,
+                    attempts = to.attempts,
+                    error = to.error.as_deref().unwrap_or(""),
+                    "CRM sync state"
+                );
+                Ok(Ran::settled(label, &settlement))
+            }
+            Err(StoreError::Conflict) => self.drop_item(settlement).await,
+            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Ends an item whose entry moved on (or is gone) without a request.
+    async fn drop_item(&self, settlement: Settlement) -> Result<Ran, DomainError> {
+        let done = Settlement {
+            next: None,
+            ..settlement
         };
-        let Some(state) = entry
-            .crm_sync
-            .clone()
-            .filter(|s| s.status == CrmSyncStatus::Retrying && s.attempts == retry.attempts)
-        else {
-            return Ok(RetryOutcome::Dropped);
+        match self.store.settle_due(&done).await {
+            Ok(()) => Ok(Ran::settled("dropped", &done)),
+            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// An attempt of a claimed item found by a message, a timer or the sweeper: drops it when
+    /// the entry moved on; `superseded` when the record's owner is no longer the synced member;
+    /// `failed` when an id went missing; else sends one more request.
+    ///
+    /// Errors: a store failure (nothing stored; the lease lapses and the sweeper resumes it).
+    async fn resume(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
+        let key: DispatchEntryKey = claimed.subject()?;
+        let entry = self.store.get_dispatch(&key).await?;
+        let Some((entry, from)) = entry.and_then(|entry| {
+            let state = entry
+                .crm_sync
+                .clone()
+                .filter(|s| !s.status.is_final() && s.attempts == claimed.item.attempt)?;
+            Some((entry, state))
+        }) else {
+            return self.drop_item(claimed.done()).await;
         };
         let record = match entry.record_id() {
             Some(id) => {
@@ -224,49 +289,25 @@ impl CrmSync {
         if record.is_none() || owner != entry.user.as_deref() {
             let superseded = CrmSyncState {
                 status: CrmSyncStatus::Superseded,
-                attempts: state.attempts,
-                error: state.error.clone(),
+                ..from.clone()
             };
-            return match self
-                .store
-                .update_crm_sync(&key, state.attempts, &superseded)
-                .await
-            {
-                Ok(()) => {
-                    log_state(&entry, &superseded);
-                    Ok(RetryOutcome::Superseded)
-                }
-                Err(StoreError::Conflict) => Ok(RetryOutcome::Dropped),
-                Err(e) => Err(e.into()),
-            };
+            return self
+                .store_state(&key, &from, &superseded, claimed.done())
+                .await;
         }
-        let prepared = self.prepare_again(&entry, record.as_ref()).await?;
-        let update = match prepared {
-            Ok(update) => update,
+        match self.prepare_again(&entry, record.as_ref()).await? {
+            Ok(update) => {
+                let (to, settlement) = self.attempt(claimed, &from, &update).await;
+                self.store_state(&key, &from, &to, settlement).await
+            }
             Err(error) => {
                 let failed = CrmSyncState {
                     status: CrmSyncStatus::Failed,
-                    attempts: state.attempts,
+                    attempts: from.attempts,
                     error: Some(error),
                 };
-                return self.store_state(&entry, state.attempts, failed).await;
+                self.store_state(&key, &from, &failed, claimed.done()).await
             }
-        };
-        let next = self
-            .request(&key, state.attempts + 1, &update)
-            .await
-            .map_err(DomainError::Internal)?;
-        match self
-            .store
-            .update_crm_sync(&key, state.attempts, &next)
-            .await
-        {
-            Ok(()) => {
-                log_attempt(&key, &next);
-                Ok(RetryOutcome::Attempted(next))
-            }
-            Err(StoreError::Conflict) => Ok(RetryOutcome::Dropped),
-            Err(e) => Err(e.into()),
         }
     }
 
@@ -293,138 +334,28 @@ impl CrmSync {
             (_, _, None) => Err(OWNER_WITHOUT_EXTERNAL_ID.to_string()),
         })
     }
-
-    async fn store_state(
-        &self,
-        entry: &DispatchEntry,
-        expected_attempts: u32,
-        state: CrmSyncState,
-    ) -> Result<RetryOutcome, DomainError> {
-        match self
-            .store
-            .update_crm_sync(&entry.key(), expected_attempts, &state)
-            .await
-        {
-            Ok(()) => {
-                log_state(entry, &state);
-                Ok(RetryOutcome::Attempted(state))
-            }
-            Err(StoreError::Conflict) => Ok(RetryOutcome::Dropped),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Sends request number `attempts` for entry `key` and returns the entry's new state; a
-    /// failure that can pass by itself with a delay left schedules the next retry before the
-    /// state is stored (so a crash between the two never loses it).
-    ///
-    /// Errors: the next retry could not be scheduled (only after a retry's request: the retry
-    /// message is then redelivered).
-    async fn request(
-        &self,
-        key: &DispatchEntryKey,
-        attempts: u32,
-        update: &OwnerUpdate,
-    ) -> Result<CrmSyncState, crate::error::BoxError> {
-        match self.client.set_owner(update).await {
-            Ok(()) => Ok(CrmSyncState {
-                status: CrmSyncStatus::Synced,
-                attempts,
-                error: None,
-            }),
-            Err(failure) => self.after_failure(key, attempts, failure).await,
-        }
-    }
-
-    /// The state after a failed request number `attempts`: `retrying` with the next retry
-    /// scheduled, or `failed`.
-    async fn after_failure(
-        &self,
-        key: &DispatchEntryKey,
-        attempts: u32,
-        failure: CrmFailure,
-    ) -> Result<CrmSyncState, crate::error::BoxError> {
-        let next = failure
-            .transient
-            .then(|| self.delays.after_attempt(attempts))
-            .flatten();
-        let Some(delay) = next else {
-            return Ok(CrmSyncState {
-                status: CrmSyncStatus::Failed,
-                attempts,
-                error: Some(failure.error),
-            });
-        };
-        let delay = delay.max(failure.retry_after.unwrap_or(Duration::ZERO));
-        let due = self.clock.now()
-            + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::zero());
-        let retry = CrmRetry::new(key, attempts, due);
-        match self.queue.schedule(retry, delay).await {
-            Ok(()) => Ok(CrmSyncState {
-                status: CrmSyncStatus::Retrying,
-                attempts,
-                error: Some(failure.error),
-            }),
-            Err(e) if attempts == 1 => {
-                // No message to redeliver after the first attempt: say so, finally.
-                tracing::error!(entry_id = %key.id, error = %e, "CRM sync retry not scheduled");
-                Ok(CrmSyncState {
-                    status: CrmSyncStatus::Failed,
-                    attempts,
-                    error: Some(failure.error),
-                })
-            }
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// Retries in this process: a task sleeps, then runs the retry (the local server without a
-/// queue). Retries die with the process.
-pub struct InProcessRetries {
-    sync: Weak<CrmSync>,
-}
-
-impl InProcessRetries {
-    /// Retries run by `sync` (held weakly: the sync owns its queue).
-    pub fn new(sync: Weak<CrmSync>) -> Self {
-        Self { sync }
-    }
 }
 
 #[async_trait]
-impl RetryQueue for InProcessRetries {
-    async fn schedule(
-        &self,
-        retry: CrmRetry,
-        delay: Duration,
-    ) -> Result<(), crate::error::BoxError> {
-        let sync = self.sync.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            if let Some(sync) = sync.upgrade() {
-                if let Err(error) = sync.retry(&retry).await {
-                    tracing::error!(
-                        entry_id = %retry.entry_id,
-                        error = %ErrorChain(&error),
-                        "CRM sync retry failed"
-                    );
-                }
-            }
-        });
-        Ok(())
+impl DueJob for CrmSync {
+    fn kind(&self) -> DueKind {
+        DueKind::CrmSync
+    }
+
+    async fn run(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
+        self.resume(claimed).await
     }
 }
 
-fn log_attempt(key: &DispatchEntryKey, state: &CrmSyncState) {
-    tracing::info!(
-        entry_id = %key.id,
-        router_id = %key.router_id,
-        status = ?state.status,
-        attempts = state.attempts,
-        error = state.error.as_deref().unwrap_or(""),
-        "CRM sync attempt"
-    );
+/// The label of a state, as in the history (`synced`, `retrying`, ...).
+fn label_of(status: CrmSyncStatus) -> &'static str {
+    match status {
+        CrmSyncStatus::Pending => "pending",
+        CrmSyncStatus::Synced => "synced",
+        CrmSyncStatus::Retrying => "retrying",
+        CrmSyncStatus::Failed => "failed",
+        CrmSyncStatus::Superseded => "superseded",
+    }
 }
 
 fn result_of(state: &CrmSyncState) -> SyncResult {
@@ -433,15 +364,4 @@ fn result_of(state: &CrmSyncState) -> SyncResult {
         (_, Some(error)) => SyncResult::Failed(error.clone()),
         (_, None) => SyncResult::Failed("CRM sync did not complete".into()),
     }
-}
-
-fn log_state(entry: &DispatchEntry, state: &CrmSyncState) {
-    tracing::info!(
-        entry_id = %entry.id,
-        router_id = %entry.router_id,
-        status = ?state.status,
-        attempts = state.attempts,
-        error = state.error.as_deref().unwrap_or(""),
-        "CRM sync state"
-    );
 }

@@ -9,10 +9,12 @@ use super::request::{AccountContext, DispatchRequest};
 use super::steps::{self, Context, Run, Stop, Trace};
 use crate::clock::Clock;
 use crate::crm::{CrmSync, HubSpotClient, OwnerUpdate, RetryDelays, SyncResult};
+use crate::due::{Claimed, DueSettings, DueWorker};
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::{DispatchEntryKey, DispatchSource};
+use crate::model::due::DueChanges;
 use crate::model::router::Router;
 use crate::store::{Store, StoreError};
 use crate::types::ids::AccountId;
@@ -41,6 +43,8 @@ pub struct DispatchEngine {
     /// The CRM sync of `has_integration` routers (BEHAVIOR 7); `None` only when the HTTP client
     /// could not be built.
     crm: Option<Arc<CrmSync>>,
+    /// The worker of due work: the CRM sync's attempts run on it.
+    due: Arc<DueWorker>,
     /// How long history entries are kept.
     history_retention: chrono::Duration,
     /// Accounts and their teams, cached for a short TTL.
@@ -48,19 +52,28 @@ pub struct DispatchEngine {
 }
 
 /// The CRM work an assignment leaves for after its commit.
-type PendingSync = (DispatchEntryKey, Result<OwnerUpdate, String>);
+enum PendingSync {
+    /// The first attempt, whose due item the assignment stored claimed by this process.
+    Attempt(Box<(Claimed, DispatchEntryKey, OwnerUpdate)>),
+    /// No request can be sent: the `crm_error` of the answer (the entry says `failed`).
+    Refused(String),
+}
+
+/// `crm_error` when this instance has no CRM client.
+const NO_CRM_CLIENT: &str = "CRM request failed: the CRM client is not available";
 
 impl DispatchEngine {
     /// An engine over `store`, retrying conflicts for [`DEFAULT_DEADLINE`], keeping history
     /// entries [`DEFAULT_HISTORY_RETENTION_DAYS`], syncing CRMs over HubSpot's API with the
-    /// default retry delays, retried in process ([`Self::with_crm`] replaces it).
+    /// default retry delays ([`Self::with_crm`] replaces it), its due work on timers of this
+    /// process ([`Self::with_due`] replaces them).
     pub fn new(
         store: Arc<dyn Store>,
         clock: Arc<dyn Clock>,
         catalogues: Arc<CatalogueCache>,
     ) -> Self {
         let crm = match HubSpotClient::new() {
-            Ok(client) => Some(CrmSync::in_process(
+            Ok(client) => Some(CrmSync::new(
                 Arc::new(client),
                 store.clone(),
                 clock.clone(),
@@ -71,22 +84,43 @@ impl DispatchEngine {
                 None
             }
         };
-        Self {
+        let due = DueWorker::in_process(store.clone(), clock.clone(), DueSettings::default());
+        let engine = Self {
             store,
             clock,
             catalogues,
             deadline: DEFAULT_DEADLINE,
             turns: std::sync::Mutex::new(HashMap::new()),
-            crm,
+            crm: None,
+            due,
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
+        };
+        match crm {
+            Some(crm) => engine.with_crm(crm),
+            None => engine,
         }
     }
 
-    /// The same engine syncing CRMs with `crm`.
+    /// The same engine syncing CRMs with `crm` (registered as the job of `crm_sync` due items).
     pub fn with_crm(mut self, crm: Arc<CrmSync>) -> Self {
+        self.due.register(crm.clone());
         self.crm = Some(crm);
         self
+    }
+
+    /// The same engine running its due work on `due` (the CRM sync registered on it).
+    pub fn with_due(mut self, due: Arc<DueWorker>) -> Self {
+        if let Some(crm) = &self.crm {
+            due.register(crm.clone());
+        }
+        self.due = due;
+        self
+    }
+
+    /// The worker of the engine's due work (queue messages and sweeps go to it).
+    pub fn due(&self) -> &Arc<DueWorker> {
+        &self.due
     }
 
     /// The same engine keeping history entries for `retention`.
@@ -207,17 +241,24 @@ impl DispatchEngine {
         self.release_turn_lock(&request.router_id, turn);
         let (mut outcome, pending) = outcome?;
         // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
-        if let (Outcome::Assigned(assigned), Some((key, prepared))) = (&mut outcome, pending) {
-            let failed_before = prepared.is_err();
-            assigned.crm = match prepared {
-                Err(error) => Some(error),
-                Ok(update) => match &self.crm {
-                    Some(crm) => match crm.first_attempt(&key, &update).await {
-                        SyncResult::Synced => None,
-                        SyncResult::Failed(error) => Some(error),
-                    },
-                    None => Some("CRM request failed: the CRM client is not available".into()),
-                },
+        if let (Outcome::Assigned(assigned), Some(pending)) = (&mut outcome, pending) {
+            let failed_before = matches!(pending, PendingSync::Refused(_));
+            assigned.crm = match pending {
+                PendingSync::Refused(error) => Some(error),
+                PendingSync::Attempt(attempt) => {
+                    let (claimed, key, update) = *attempt;
+                    match &self.crm {
+                        Some(crm) => {
+                            let (result, ran) = crm.first_attempt(&claimed, &key, &update).await;
+                            self.due.follow_up(&claimed.item.id, &ran).await;
+                            match result {
+                                SyncResult::Synced => None,
+                                SyncResult::Failed(error) => Some(error),
+                            }
+                        }
+                        None => Some(NO_CRM_CLIENT.into()),
+                    }
+                }
             };
             // The transaction stored the answer known then; a sync failure found after it is
             // part of the answer a replay must repeat (BEHAVIOR 10).
@@ -263,7 +304,7 @@ impl DispatchEngine {
                         let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
                         match self
                             .store
-                            .record_dispatch(&entry, run.idempotency_key)
+                            .record_dispatch(&entry, run.idempotency_key, &DueChanges::none())
                             .await
                         {
                             Ok(()) => {}
@@ -277,6 +318,7 @@ impl DispatchEngine {
                 }
                 Err(Stop::Failed(error)) => return Err(error),
             };
+            let first_attempt = self.prepare_crm(&mut planned);
             if let Some(claim) = claim {
                 let answer = Outcome::Assigned(planned.assigned.clone()).answer();
                 planned.write.completion = Some(IdempotencyCompletion {
@@ -285,10 +327,7 @@ impl DispatchEngine {
                 });
             }
             match self.store.commit_assignment(&planned.write).await {
-                Ok(()) => {
-                    let pending = planned.crm.map(|c| (planned.write.entry.key(), c));
-                    return Ok((Outcome::Assigned(planned.assigned), pending));
-                }
+                Ok(()) => return Ok((Outcome::Assigned(planned.assigned), first_attempt)),
                 Err(StoreError::AlreadyApplied) => return Ok((Outcome::AlreadyProcessed, None)),
                 Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
                     attempt += 1;
@@ -305,6 +344,28 @@ impl DispatchEngine {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// The CRM work of a planned assignment: for a request to send, its due item claimed by
+    /// this process goes into the assignment's transaction (BEHAVIOR 7: `pending` until the
+    /// first attempt is answered; a process that dies before leaves it to the sweeper).
+    fn prepare_crm(&self, planned: &mut steps::Planned) -> Option<PendingSync> {
+        let prepared = planned.crm.clone()?;
+        let update = match (prepared, &self.crm) {
+            (Err(error), _) => return Some(PendingSync::Refused(error)),
+            (Ok(_), None) => {
+                let refused = Err(NO_CRM_CLIENT.to_string());
+                planned.write.entry.crm_sync = Some(CrmSync::initial_state(&refused));
+                return Some(PendingSync::Refused(NO_CRM_CLIENT.into()));
+            }
+            (Ok(update), Some(_)) => update,
+        };
+        let key = planned.write.entry.key();
+        let claimed = self
+            .due
+            .claimed_now(CrmSync::due_id(&key), CrmSync::due_subject(&key));
+        planned.write.due.put.push(claimed.item.clone());
+        Some(PendingSync::Attempt(Box::new((claimed, key, update))))
     }
 
     fn turn_lock(&self, router_id: &str) -> Arc<tokio::sync::Mutex<()>> {

@@ -778,6 +778,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         entry,
         idempotency_key: p.run.idempotency_key.map(str::to_string),
         completion: None,
+        due: Default::default(),
     };
     Planned {
         write,

@@ -53,10 +53,12 @@ pub enum DispatchSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CrmSyncStatus {
+    /// Committed; the first CRM request has not been answered yet (0 attempts).
+    Pending,
     /// The CRM accepted the owner (a 2xx answer). Final.
     Synced,
     /// The last attempt failed with a failure that can pass by itself; another attempt is
-    /// scheduled (also the state between the commit and the first attempt).
+    /// scheduled.
     Retrying,
     /// No attempt is left, or the failure cannot pass by itself. Final.
     Failed,
@@ -67,7 +69,7 @@ pub enum CrmSyncStatus {
 impl CrmSyncStatus {
     /// Whether the state never changes again (`synced`, `failed`, `superseded`).
     pub fn is_final(self) -> bool {
-        !matches!(self, Self::Retrying)
+        !matches!(self, Self::Pending | Self::Retrying)
     }
 }
 
@@ -84,10 +86,10 @@ pub struct CrmSyncState {
 }
 
 impl CrmSyncState {
-    /// Before the first request: `retrying`, no attempt, no error.
+    /// Before the first request is answered: `pending`, no attempt, no error.
     pub fn pending() -> Self {
         Self {
-            status: CrmSyncStatus::Retrying,
+            status: CrmSyncStatus::Pending,
             attempts: 0,
             error: None,
         }
@@ -202,4 +204,7 @@ pub struct AssignmentWrite {
     /// The response of an HTTP `Idempotency-Key` request, stored with the assignment
     /// (BEHAVIOR 10).
     pub completion: Option<crate::idempotency::IdempotencyCompletion>,
+    /// Work the assignment causes (its CRM sync, ...) and the due item it settles, if any
+    /// (DESIGN "Work that happens later"), written in the same transaction.
+    pub due: super::due::DueChanges,
 }

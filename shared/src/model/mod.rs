@@ -8,6 +8,7 @@
 
 pub mod account;
 pub mod dispatch;
+pub mod due;
 pub mod member;
 pub mod object_type;
 pub mod provision;

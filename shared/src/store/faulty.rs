@@ -8,6 +8,7 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -27,6 +28,9 @@ pub struct Faults {
     pub commits_conflict: AtomicBool,
     /// Record creation answers [`StoreError::Backend`] (everything else works).
     pub creates_fail: AtomicBool,
+    /// `update_crm_sync` answers [`StoreError::Backend`]: the process "dies" after a CRM
+    /// request and before its outcome is stored.
+    pub crm_sync_updates_fail: AtomicBool,
     /// Counts the rounds of store calls (see [`Rounds`]).
     pub rounds: Rounds,
     /// When set, `list_members` answers these members (an index that lags behind the table,
@@ -270,9 +274,14 @@ impl Store for FaultyStore {
         self.observed("assignment_count", self.inner.assignment_count(a, m))
             .await
     }
-    async fn record_dispatch(&self, e: &DispatchEntry, k: Option<&str>) -> StoreResult<()> {
+    async fn record_dispatch(
+        &self,
+        e: &DispatchEntry,
+        k: Option<&str>,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
         self.check()?;
-        self.observed("record_dispatch", self.inner.record_dispatch(e, k))
+        self.observed("record_dispatch", self.inner.record_dispatch(e, k, due))
             .await
     }
     async fn list_router_dispatches(
@@ -310,13 +319,61 @@ impl Store for FaultyStore {
     async fn update_crm_sync(
         &self,
         k: &DispatchEntryKey,
-        attempts: u32,
-        s: &CrmSyncState,
+        from: &CrmSyncState,
+        to: &CrmSyncState,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         self.check()?;
+        if self.faults.crm_sync_updates_fail.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend(
+                "injected CRM sync update failure".into(),
+            ));
+        }
         self.observed(
             "update_crm_sync",
-            self.inner.update_crm_sync(k, attempts, s),
+            self.inner.update_crm_sync(k, from, to, due),
+        )
+        .await
+    }
+    async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
+        self.check()?;
+        self.observed("get_due", self.inner.get_due(id)).await
+    }
+    async fn claim_due(
+        &self,
+        id: &DueId,
+        attempt: u32,
+        lease: &Lease,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<Option<DueItem>> {
+        self.check()?;
+        self.observed("claim_due", self.inner.claim_due(id, attempt, lease, now))
+            .await
+    }
+    async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()> {
+        self.check()?;
+        self.observed("settle_due", self.inner.settle_due(settlement))
+            .await
+    }
+    async fn rearm_due(
+        &self,
+        item: &DueItem,
+        resume_at: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<bool> {
+        self.check()?;
+        self.observed("rearm_due", self.inner.rearm_due(item, resume_at, now))
+            .await
+    }
+    async fn overdue_due_items(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<DueItem>> {
+        self.check()?;
+        self.observed(
+            "overdue_due_items",
+            self.inner.overdue_due_items(now, limit),
         )
         .await
     }

@@ -19,10 +19,12 @@
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
+//! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>` | |
 //!
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
 
+use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use chrono::{DateTime, Utc};
@@ -218,6 +220,30 @@ pub fn idempotency(key: &str) -> Key {
     Key::new(format!("IDEMPOTENCY#{key}"), "IDEMPOTENCY")
 }
 
+/// Index partitions (GSI1) of the due-work index: items spread over this many partitions by a
+/// hash of their id, so the index takes writes at any dispatch rate; the sweeper queries each.
+pub const DUE_SHARDS: u8 = 8;
+
+/// A due item ([`crate::model::due`]).
+pub fn due_item(id: &DueId) -> Key {
+    Key::new(format!("DUE#{id}"), "DUE")
+}
+
+/// The due-work index key (GSI1) of item `id`: its shard's partition, sorted by the time the
+/// sweeper resumes it, then id.
+pub fn due_index(id: &DueId, resume_at: DateTime<Utc>) -> IndexKey {
+    let digest = Sha256::digest(id.to_string().as_bytes());
+    IndexKey {
+        pk: due_index_partition(digest[0] % DUE_SHARDS),
+        sk: by_creation(resume_at, id),
+    }
+}
+
+/// Index partition (GSI1) of one shard of the due-work index.
+pub fn due_index_partition(shard: u8) -> String {
+    format!("DUE#{shard}")
+}
+
 /// Index partition of the account's records of one type.
 pub fn records_partition(account_id: AccountId, object_type: ObjectType) -> String {
     format!("ACCOUNT#{account_id}#RECORDS#{object_type}")
@@ -348,6 +374,29 @@ mod tests {
         assert_eq!(team(a.into()).sk, "TEAM");
         assert_eq!(router(a.into()).sk, "ROUTER");
         assert_eq!(record(a.into()).sk, "RECORD");
+    }
+
+    #[test]
+    fn due_items_spread_over_the_index_shards_sorted_by_resume_time() {
+        use crate::model::due::{DueId, DueKind};
+        let at = Utc.with_ymd_and_hms(2026, 11, 24, 9, 30, 0).unwrap();
+        let first = DueId::new(DueKind::CrmSync, "e1");
+        assert_eq!(due_item(&first).pk, "DUE#crm_sync#e1");
+        assert_eq!(due_item(&first).sk, "DUE");
+        let index = due_index(&first, at);
+        assert_eq!(index, due_index(&first, at), "the shard is stable");
+        assert_eq!(index.sk, format!("{}#crm_sync#e1", sortable_time(at)));
+        let shards: std::collections::HashSet<String> = (0..200)
+            .map(|n| due_index(&DueId::new(DueKind::SlaCheck, n.to_string()), at).pk)
+            .collect();
+        let all: std::collections::HashSet<String> =
+            (0..DUE_SHARDS).map(due_index_partition).collect();
+        assert_eq!(
+            shards, all,
+            "200 ids reach every shard and no other partition"
+        );
+        let later = due_index(&first, at + chrono::Duration::milliseconds(1));
+        assert!(later.sk > index.sk);
     }
 
     #[test]

@@ -19,9 +19,9 @@ use crate::idempotency::{
 };
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
-    AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchEntryKey,
-    RotationState,
+    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -30,7 +30,7 @@ use crate::model::router::Router;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
@@ -174,6 +174,10 @@ struct State {
     member_lists: HashMap<AccountId, Listing<MemberId>>,
     /// Account -> the routers' list.
     router_lists: HashMap<AccountId, Listing<RouterId>>,
+    /// Due items (DESIGN "Work that happens later") by id.
+    due: HashMap<DueId, DueItem>,
+    /// The due-work index: (resume time, id) of every due item.
+    due_index: BTreeSet<(DateTime<Utc>, DueId)>,
 }
 
 impl State {
@@ -201,6 +205,74 @@ impl State {
     fn complete_request(&mut self, completion: &IdempotencyCompletion) {
         if let Some(r) = self.requests.get_mut(&request_key(&completion.claim)) {
             r.response = Some(completion.response.clone());
+        }
+    }
+
+    /// Whether the due item `changes` settles is held by the settlement's lease (checked
+    /// first, as the DynamoDB adapter reports a lost lease before anything else).
+    ///
+    /// Errors: [`StoreError::LeaseLost`].
+    fn check_due_lease(&self, changes: &DueChanges) -> StoreResult<()> {
+        if let Some(settle) = &changes.settle {
+            let held = self.due.get(&settle.id).is_some_and(|item| {
+                item.lease
+                    .as_ref()
+                    .is_some_and(|lease| lease.id == settle.lease_id)
+            });
+            if !held {
+                return Err(StoreError::LeaseLost);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every new due item of `changes` is absent (checked with the other conditions).
+    ///
+    /// Errors: [`StoreError::Conflict`].
+    fn check_due_puts(&self, changes: &DueChanges) -> StoreResult<()> {
+        if changes
+            .put
+            .iter()
+            .any(|item| self.due.contains_key(&item.id))
+        {
+            return Err(StoreError::Conflict);
+        }
+        Ok(())
+    }
+
+    /// Applies `changes` (both checks passed).
+    fn apply_due(&mut self, changes: &DueChanges) {
+        if let Some(settle) = &changes.settle {
+            self.settle(settle);
+        }
+        for item in &changes.put {
+            self.put_due(item.clone());
+        }
+    }
+
+    /// Stores `item` and indexes it by its resume time.
+    fn put_due(&mut self, item: DueItem) {
+        if let Some(old) = self.due.get(&item.id) {
+            self.due_index.remove(&(old.resume_at, old.id.clone()));
+        }
+        self.due_index.insert((item.resume_at, item.id.clone()));
+        self.due.insert(item.id.clone(), item);
+    }
+
+    /// Removes the settled item or moves it to its next attempt, lease released.
+    fn settle(&mut self, settle: &Settlement) {
+        let Some(item) = self.due.remove(&settle.id) else {
+            return;
+        };
+        self.due_index.remove(&(item.resume_at, item.id.clone()));
+        if let Some(next) = &settle.next {
+            self.put_due(DueItem {
+                due_at: next.due_at,
+                attempt: next.attempt,
+                resume_at: next.resume_at,
+                lease: None,
+                ..item
+            });
         }
     }
 
@@ -564,14 +636,19 @@ impl Store for MemoryStore {
         &self,
         entry: &DispatchEntry,
         idempotency_key: Option<&str>,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
+        state.check_due_lease(due)?;
+        if idempotency_key.is_some_and(|key| state.idempotency_keys.contains(key)) {
+            return Err(StoreError::AlreadyApplied);
+        }
+        state.check_due_puts(due)?;
         if let Some(key) = idempotency_key {
-            if !state.idempotency_keys.insert(key.to_string()) {
-                return Err(StoreError::AlreadyApplied);
-            }
+            state.idempotency_keys.insert(key.to_string());
         }
         state.put_dispatch(entry.clone());
+        state.apply_due(due);
         Ok(())
     }
 
@@ -616,25 +693,107 @@ impl Store for MemoryStore {
     async fn update_crm_sync(
         &self,
         key: &DispatchEntryKey,
-        expected_attempts: u32,
-        sync: &CrmSyncState,
+        from: &CrmSyncState,
+        to: &CrmSyncState,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
-        let entry = state
+        state.check_due_lease(due)?;
+        let expected = state
             .dispatches
-            .get_mut(&key.id)
+            .get(&key.id)
             .filter(|e| e.router_id == key.router_id && e.dispatched_at == key.dispatched_at)
-            .ok_or(StoreError::Conflict)?;
-        match &entry.crm_sync {
-            Some(stored)
-                if stored.status == CrmSyncStatus::Retrying
-                    && stored.attempts == expected_attempts =>
-            {
-                entry.crm_sync = Some(sync.clone());
-                Ok(())
-            }
-            _ => Err(StoreError::Conflict),
+            .and_then(|e| e.crm_sync.as_ref())
+            .is_some_and(|stored| {
+                !from.status.is_final()
+                    && stored.status == from.status
+                    && stored.attempts == from.attempts
+            });
+        if !expected {
+            return Err(StoreError::Conflict);
         }
+        state.check_due_puts(due)?;
+        if let Some(entry) = state.dispatches.get_mut(&key.id) {
+            entry.crm_sync = Some(to.clone());
+        }
+        state.apply_due(due);
+        Ok(())
+    }
+
+    async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
+        Ok(self.lock().due.get(id).cloned())
+    }
+
+    async fn claim_due(
+        &self,
+        id: &DueId,
+        attempt: u32,
+        lease: &Lease,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<DueItem>> {
+        let mut state = self.lock();
+        let Some(item) = state
+            .due
+            .get(id)
+            .filter(|item| item.attempt == attempt && !item.leased_at(now))
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        let claimed = DueItem {
+            lease: Some(lease.clone()),
+            resume_at: lease.until,
+            ..item
+        };
+        state.put_due(claimed.clone());
+        Ok(Some(claimed))
+    }
+
+    async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()> {
+        let mut state = self.lock();
+        let changes = DueChanges::settling(settlement.clone());
+        state.check_due_lease(&changes)?;
+        state.apply_due(&changes);
+        Ok(())
+    }
+
+    async fn rearm_due(
+        &self,
+        item: &DueItem,
+        resume_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let mut state = self.lock();
+        let Some(stored) = state
+            .due
+            .get(&item.id)
+            .filter(|s| {
+                s.resume_at == item.resume_at && s.attempt == item.attempt && !s.leased_at(now)
+            })
+            .cloned()
+        else {
+            return Ok(false);
+        };
+        state.put_due(DueItem {
+            resume_at,
+            ..stored
+        });
+        Ok(true)
+    }
+
+    async fn overdue_due_items(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<DueItem>> {
+        let state = self.lock();
+        Ok(state
+            .due_index
+            .iter()
+            .take_while(|(resume_at, _)| *resume_at <= now)
+            .take(limit)
+            .filter_map(|(_, id)| state.due.get(id).cloned())
+            .collect())
     }
 
     async fn tally_assignments(
@@ -758,6 +917,7 @@ impl Store for MemoryStore {
         {
             return Err(StoreError::LeaseLost);
         }
+        state.check_due_lease(&w.due)?;
         if let Some(key) = &w.idempotency_key {
             if state.idempotency_keys.contains(key) {
                 return Err(StoreError::AlreadyApplied);
@@ -786,6 +946,7 @@ impl Store for MemoryStore {
         if !(record_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
+        state.check_due_puts(&w.due)?;
         state.put_record(w.record.clone());
         if let Some((router, rotation, _)) = &w.rotation {
             state.rotation.insert(*router, rotation.clone());
@@ -803,6 +964,7 @@ impl Store for MemoryStore {
         if let Some(c) = &w.completion {
             state.complete_request(c);
         }
+        state.apply_due(&w.due);
         Ok(())
     }
 

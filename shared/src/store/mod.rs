@@ -28,6 +28,7 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -79,10 +80,11 @@ pub enum StoreError {
     /// The idempotency key of the write was already used: the work was done before.
     #[error("already applied")]
     AlreadyApplied,
-    /// The write completes an `Idempotency-Key` claim whose lease this request no longer holds
-    /// (it outlived [`crate::idempotency::LEASE`] and another request took the key over):
-    /// nothing is written.
-    #[error("the Idempotency-Key lease was lost")]
+    /// The write completes a claim whose lease this request no longer holds: an
+    /// `Idempotency-Key` claim that outlived [`crate::idempotency::LEASE`] and another request
+    /// took over, or a due item ([`crate::model::due`]) whose lease lapsed and another worker
+    /// claimed. Nothing is written.
+    #[error("the claim's lease was lost")]
     LeaseLost,
     /// Provisioning found an item that contradicts the store (e.g. a key held by another record).
     #[error("{0}")]
@@ -242,14 +244,17 @@ pub trait Store: Send + Sync + 'static {
 
     /// Appends the history entry of a dispatch that assigned nothing (BEHAVIOR 8: one write
     /// after the evaluation). With `idempotency_key` (a queue message id) the message's marker is
-    /// written in the same atomic write, so a redelivered message appends no second entry.
+    /// written in the same atomic write, so a redelivered message appends no second entry; `due`
+    /// (work the entry causes, e.g. an event to deliver) is written in it too.
     ///
-    /// Errors: [`StoreError::AlreadyApplied`] when the idempotency key was used (nothing is
-    /// written).
+    /// Errors: [`StoreError::AlreadyApplied`] when the idempotency key was used;
+    /// [`StoreError::LeaseLost`] when `due` settles an item whose lease is gone. Nothing is
+    /// written then.
     async fn record_dispatch(
         &self,
         entry: &DispatchEntry,
         idempotency_key: Option<&str>,
+        due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// A page of the router's history entries, newest first (position:
@@ -275,18 +280,60 @@ pub trait Store: Send + Sync + 'static {
     /// A history entry by key (CRM sync retries read it).
     async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>>;
 
-    /// Replaces the CRM sync state of an entry whose stored state is `retrying` after
-    /// `expected_attempts` attempts (BEHAVIOR 7: final states never change again; a duplicate
-    /// retry finds another attempt count).
+    /// Replaces the CRM sync state of an entry whose stored state has the status and attempt
+    /// count of `from` (its error aside), which must be `pending` or `retrying` (BEHAVIOR 7:
+    /// final states never change again; a duplicate attempt finds another count), with `to`;
+    /// `due` (the settlement of the attempt's due item) in the same atomic write.
     ///
-    /// Errors: [`StoreError::Conflict`] when the stored state is not that one (or the entry is
-    /// gone).
+    /// Errors: [`StoreError::Conflict`] when the stored state is not `from` (or the entry is
+    /// gone); [`StoreError::LeaseLost`] when the due item's lease is gone. Nothing is written.
     async fn update_crm_sync(
         &self,
         key: &DispatchEntryKey,
-        expected_attempts: u32,
-        state: &CrmSyncState,
+        from: &CrmSyncState,
+        to: &CrmSyncState,
+        due: &DueChanges,
     ) -> StoreResult<()>;
+
+    /// A due item by id (DESIGN "Work that happens later").
+    async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>>;
+
+    /// Claims due item `id` for its attempt after `attempt` attempts: when it exists, has made
+    /// exactly `attempt` attempts and no lease holds it at `now`, stores `lease` on it (its
+    /// `resume_at` becomes the lease's end) and returns it as stored; otherwise `None` (another
+    /// worker holds it, the attempt was made, or the work is over). One conditional write: of
+    /// racing claims at most one gets the item.
+    async fn claim_due(
+        &self,
+        id: &DueId,
+        attempt: u32,
+        lease: &Lease,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<DueItem>>;
+
+    /// Settles a claimed due item when its attempt writes nothing else (removed, or moved to its
+    /// next attempt), conditional on the claim's lease.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the lease is no longer held (nothing written).
+    async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()>;
+
+    /// Moves an overdue due item's `resume_at` (the sweeper, before it hands the item on), only
+    /// while the item still has the `resume_at` and `attempt` of `item` and no lease holds it at
+    /// `now`. Returns whether it moved: of racing sweepers exactly one does.
+    async fn rearm_due(
+        &self,
+        item: &DueItem,
+        resume_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+
+    /// Up to `limit` due items whose `resume_at` is at or before `now`, oldest first: the
+    /// sweeper's read of the due-work index.
+    async fn overdue_due_items(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<DueItem>>;
 
     /// The router's assignments with `dispatched_at` in `[from, to)`, counted per member and
     /// reason (`GET /routers/{id}/stats`). Reads every history entry of the router in the window.
@@ -333,13 +380,14 @@ pub trait Store: Send + Sync + 'static {
     /// active), the rotation state (conditional on its version), the member's counters
     /// (conditional on its version and being active), the account's monthly count (+1,
     /// conditional on staying within the quota; only for an account with a quota), the history
-    /// entry, and the idempotency marker
-    /// (conditional on not existing).
+    /// entry, the idempotency marker (conditional on not existing), and the due-item changes
+    /// of `write.due` (new items conditional on not existing; a settlement on its lease).
     ///
-    /// Errors: [`StoreError::Conflict`] when any condition but the marker's failed (re-read and
-    /// retry); [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
-    /// written then. With `write.completion` the `Idempotency-Key` response is stored in the same
-    /// write ([`StoreError::LeaseLost`] first when its lease is gone).
+    /// Errors: [`StoreError::Conflict`] when any condition but the marker's and the leases'
+    /// failed (re-read and retry); [`StoreError::AlreadyApplied`] when the idempotency key was
+    /// used. Nothing is written then. With `write.completion` the `Idempotency-Key` response is
+    /// stored in the same write; [`StoreError::LeaseLost`] first when its lease, or the lease of
+    /// the due item settled, is gone.
     async fn commit_assignment(&self, write: &AssignmentWrite) -> StoreResult<()>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),

@@ -23,7 +23,8 @@ pub enum Part {
     Quota,
     /// The idempotency marker (must not exist).
     Marker,
-    /// An `Idempotency-Key` claim completed by the write (its lease must still be held).
+    /// A claim completed or settled by the write, an `Idempotency-Key` claim or a due item
+    /// (its lease must still be held).
     Lease,
     /// Any other item (e.g. the assignment log, a provisioned item).
     Other,

@@ -9,9 +9,10 @@ use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
+use crate::model::due::{DueId, DueItem, Lease, NextAttempt};
 use crate::model::{
-    Account, ApiClient, CrmSyncState, DispatchEntry, Member, Record, Role, RotationState, Router,
-    Team,
+    Account, ApiClient, CrmSyncState, CrmSyncStatus, DispatchEntry, Member, Record, Role,
+    RotationState, Router, Team,
 };
 use crate::store::keys::{self, IndexKey, Key};
 use crate::store::{StoreError, StoreResult, UniqueKey};
@@ -234,6 +235,13 @@ pub fn crm_sync_value(state: &CrmSyncState) -> StoreResult<AttributeValue> {
     serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(state).map_err(backend)
 }
 
+/// A CRM sync status as an attribute value (a string).
+///
+/// Errors: the value does not serialise (a bug, reported as a backend error).
+pub fn crm_sync_status_value(status: CrmSyncStatus) -> StoreResult<AttributeValue> {
+    serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(status).map_err(backend)
+}
+
 /// An idempotency marker expiring at `expires_at` (epoch seconds).
 pub fn marker(idempotency_key: &str, expires_at: i64) -> (Key, Item) {
     let key = keys::idempotency(idempotency_key);
@@ -382,6 +390,116 @@ impl Expr {
         (!self.values.is_empty()).then(|| self.values.clone())
     }
 }
+
+/// Attribute of a due item: the lease id of the worker holding it.
+pub const DUE_LEASE_ID: &str = "lease_id";
+/// Attribute of a due item: end of its lease, epoch milliseconds.
+pub const DUE_LEASE_UNTIL: &str = "lease_until";
+/// Attribute of a due item: attempts made.
+pub const DUE_ATTEMPT: &str = "attempt";
+/// Attribute of a due item: when the sweeper resumes it ([`keys::sortable_time`] text).
+pub const DUE_RESUME_AT: &str = "resume_at";
+/// Attribute of a due item: when its next attempt is due ([`keys::sortable_time`] text).
+pub const DUE_AT: &str = "due_at";
+
+/// A due item ([`DueItem`]): its id, the job's subject (JSON text), the due and resume times
+/// as [`keys::sortable_time`] text (compared as strings in conditions), the attempt count, the
+/// lease (id, end in epoch milliseconds) while held, and the due-work index key (GSI1).
+pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
+    let key = keys::due_item(&due.id);
+    let index = keys::due_index(&due.id, due.resume_at);
+    let mut item = key_attributes(&key);
+    item.insert(keys::ITEM_TYPE.into(), s("due"));
+    item.insert(keys::GSI1PK.into(), s(index.pk));
+    item.insert(keys::GSI1SK.into(), s(index.sk));
+    item.insert("id".into(), s(due.id.to_string()));
+    item.insert(
+        "subject".into(),
+        s(serde_json::to_string(&due.subject).map_err(backend)?),
+    );
+    item.insert(DUE_AT.into(), s(keys::sortable_time(due.due_at)));
+    item.insert(DUE_ATTEMPT.into(), n(u64::from(due.attempt)));
+    item.insert(DUE_RESUME_AT.into(), s(keys::sortable_time(due.resume_at)));
+    if let Some(lease) = &due.lease {
+        item.insert(DUE_LEASE_ID.into(), s(&lease.id));
+        item.insert(DUE_LEASE_UNTIL.into(), millis(lease.until));
+    }
+    Ok((key, item))
+}
+
+/// Reads a due item written by [`due_item`].
+///
+/// Errors: a missing or malformed attribute (a backend error).
+pub fn read_due_item(item: &Item) -> StoreResult<DueItem> {
+    let text = |name: &str| match item.get(name) {
+        Some(AttributeValue::S(v)) => Ok(v.as_str()),
+        _ => Err(backend(format!("due item without string attribute {name}"))),
+    };
+    let number = |name: &str| match item.get(name) {
+        Some(AttributeValue::N(v)) => v
+            .parse::<i64>()
+            .map_err(|e| backend(format!("due item attribute {name}: {e}"))),
+        _ => Err(backend(format!("due item without number attribute {name}"))),
+    };
+    let time = |name: &str| -> StoreResult<DateTime<Utc>> {
+        DateTime::parse_from_rfc3339(text(name)?)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| backend(format!("due item attribute {name}: {e}")))
+    };
+    let lease = match item.get(DUE_LEASE_ID) {
+        Some(AttributeValue::S(id)) => Some(Lease {
+            id: id.clone(),
+            until: DateTime::from_timestamp_millis(number(DUE_LEASE_UNTIL)?)
+                .ok_or_else(|| backend("due item lease end out of range"))?,
+        }),
+        _ => None,
+    };
+    Ok(DueItem {
+        id: DueId::parse(text("id")?).map_err(backend)?,
+        subject: serde_json::from_str(text("subject")?).map_err(backend)?,
+        due_at: time(DUE_AT)?,
+        attempt: u32::try_from(number(DUE_ATTEMPT)?).map_err(backend)?,
+        lease,
+        resume_at: time(DUE_RESUME_AT)?,
+    })
+}
+
+/// An instant as a number attribute of epoch milliseconds.
+pub fn millis(at: DateTime<Utc>) -> AttributeValue {
+    AttributeValue::N(at.timestamp_millis().to_string())
+}
+
+/// The condition that the lease `lease_id` holds the due item.
+pub fn due_lease_held(lease_id: &str) -> Expr {
+    Expr::new(DUE_LEASE_CONDITION)
+        .name("#lease_id", DUE_LEASE_ID)
+        .value(":lease_id", s(lease_id))
+}
+
+/// The update moving a due item to `next` with its lease released (the settlement of an
+/// attempt that leaves another): the update expression, with the names and values of
+/// [`due_lease_held`] too, so [`DUE_LEASE_CONDITION`] can be its condition.
+pub fn due_next_attempt(id: &DueId, next: &NextAttempt, lease_id: &str) -> Expr {
+    let index = keys::due_index(id, next.resume_at);
+    let held = due_lease_held(lease_id);
+    Expr {
+        text: "SET #due_at = :due_at, #attempt = :attempt, #resume_at = :resume_at, #gsi1sk = :gsi1sk REMOVE #lease_id, #lease_until".into(),
+        ..held
+    }
+    .name("#due_at", DUE_AT)
+    .name("#attempt", DUE_ATTEMPT)
+    .name("#resume_at", DUE_RESUME_AT)
+    .name("#gsi1sk", keys::GSI1SK)
+    .name("#lease_until", DUE_LEASE_UNTIL)
+    .value(":due_at", s(keys::sortable_time(next.due_at)))
+    .value(":attempt", n(u64::from(next.attempt)))
+    .value(":resume_at", s(keys::sortable_time(next.resume_at)))
+    .value(":gsi1sk", s(index.sk))
+}
+
+/// The condition text of [`due_lease_held`] (its placeholders are bound by it, or by
+/// [`due_next_attempt`]).
+pub const DUE_LEASE_CONDITION: &str = "#lease_id = :lease_id";
 
 /// The item does not exist yet.
 pub fn absent() -> Expr {

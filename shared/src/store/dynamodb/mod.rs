@@ -33,6 +33,7 @@ use crate::model::dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry,
     DispatchEntryKey, RotationState,
 };
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
@@ -294,6 +295,82 @@ impl DynamoStore {
                 Err(StoreError::Conflict)
             }
             Err(e) => Err(backend(e)),
+        }
+    }
+
+    /// A single conditional `UpdateItem` answering the item as updated; a failed condition is
+    /// `None`.
+    async fn update_conditional(
+        &self,
+        key: &Key,
+        update: &Expr,
+        condition: &str,
+    ) -> StoreResult<Option<Item>> {
+        let sent = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .update_expression(&update.text)
+            .condition_expression(condition)
+            .set_expression_attribute_names(update.names_opt())
+            .set_expression_attribute_values(update.values_opt())
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .send()
+            .await;
+        match sent {
+            Ok(out) => Ok(Some(out.attributes.unwrap_or_default())),
+            Err(e)
+                if e.as_service_error().is_some_and(|s| {
+                    s.is_conditional_check_failed_exception()
+                        || s.is_transaction_conflict_exception()
+                }) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    /// Appends the writes of `changes` to a transaction: each new item put when absent
+    /// ([`Part::Other`]), the settled item deleted or moved to its next attempt on its lease
+    /// ([`Part::Lease`]).
+    fn due_writes(
+        &self,
+        changes: &DueChanges,
+        tx: &mut Vec<TransactWriteItem>,
+        parts: &mut Vec<Part>,
+    ) -> StoreResult<()> {
+        for due in &changes.put {
+            let (_, item) = items::due_item(due)?;
+            tx.push(self.put(item, Some(items::absent()))?);
+            parts.push(Part::Other);
+        }
+        if let Some(settle) = &changes.settle {
+            tx.push(self.settlement(settle)?);
+            parts.push(Part::Lease);
+        }
+        Ok(())
+    }
+
+    /// The write that settles a claimed due item (conditional on its lease).
+    fn settlement(&self, settle: &Settlement) -> StoreResult<TransactWriteItem> {
+        let key = keys::due_item(&settle.id);
+        match &settle.next {
+            None => self.delete(&key, items::due_lease_held(&settle.lease_id)),
+            Some(next) => {
+                let update = items::due_next_attempt(&settle.id, next, &settle.lease_id);
+                let update = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key_attributes(&key)))
+                    .update_expression(&update.text)
+                    .condition_expression(items::DUE_LEASE_CONDITION)
+                    .set_expression_attribute_names(update.names_opt())
+                    .set_expression_attribute_values(update.values_opt())
+                    .build()
+                    .map_err(backend)?;
+                Ok(TransactWriteItem::builder().update(update).build())
+            }
         }
     }
 
@@ -732,9 +809,10 @@ impl Store for DynamoStore {
         &self,
         entry: &DispatchEntry,
         idempotency_key: Option<&str>,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::dispatch_entry(entry)?;
-        let Some(key) = idempotency_key else {
+        if idempotency_key.is_none() && due.is_empty() {
             self.client
                 .put_item()
                 .table_name(&self.table)
@@ -743,15 +821,17 @@ impl Store for DynamoStore {
                 .await
                 .map_err(backend)?;
             return Ok(());
-        };
-        let expires = entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
-        let (_, marker) = items::marker(key, expires);
-        let tx = vec![
-            self.put(item, None)?,
-            self.put(marker, Some(items::absent()))?,
-        ];
-        self.transact(tx, &[Part::Other, Part::Marker], Precedence::RecordFirst)
-            .await
+        }
+        let mut tx = vec![self.put(item, None)?];
+        let mut parts = vec![Part::Other];
+        if let Some(key) = idempotency_key {
+            let expires = entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
+            let (_, marker) = items::marker(key, expires);
+            tx.push(self.put(marker, Some(items::absent()))?);
+            parts.push(Part::Marker);
+        }
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn list_router_dispatches(
@@ -833,40 +913,142 @@ impl Store for DynamoStore {
     async fn update_crm_sync(
         &self,
         key: &DispatchEntryKey,
-        expected_attempts: u32,
-        state: &CrmSyncState,
+        from: &CrmSyncState,
+        to: &CrmSyncState,
+        due: &DueChanges,
     ) -> StoreResult<()> {
+        if from.status.is_final() {
+            return Err(StoreError::Conflict);
+        }
         let entry_key = keys::dispatch_entry(key.router_id, key.dispatched_at, key.id);
-        let sent = self
-            .client
-            .update_item()
+        let update = Expr::new("SET #sync = :state")
+            .name("#pk", keys::PK)
+            .name("#sync", items::CRM_SYNC)
+            .name("#status", "status")
+            .name("#attempts", "attempts")
+            .value(":state", items::crm_sync_value(to)?)
+            .value(":from_status", items::crm_sync_status_value(from.status)?)
+            .value(":from_attempts", n(u64::from(from.attempts)));
+        let condition = "attribute_exists(#pk) AND #sync.#status = :from_status AND #sync.#attempts = :from_attempts";
+        if due.is_empty() {
+            return match self
+                .update_conditional(&entry_key, &update, condition)
+                .await?
+            {
+                Some(_) => Ok(()),
+                None => Err(StoreError::Conflict),
+            };
+        }
+        let entry = Update::builder()
             .table_name(&self.table)
             .set_key(Some(key_attributes(&entry_key)))
-            .update_expression("SET #sync = :state")
-            .condition_expression(
-                "attribute_exists(#pk) AND #sync.#status = :retrying AND #sync.#attempts = :expected",
-            )
-            .expression_attribute_names("#pk", keys::PK)
-            .expression_attribute_names("#sync", items::CRM_SYNC)
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_names("#attempts", "attempts")
-            .expression_attribute_values(":state", items::crm_sync_value(state)?)
-            .expression_attribute_values(":retrying", s("retrying"))
-            .expression_attribute_values(":expected", n(u64::from(expected_attempts)))
-            .send()
-            .await;
-        match sent {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error().is_some_and(|s| {
-                    s.is_conditional_check_failed_exception()
-                        || s.is_transaction_conflict_exception()
-                }) =>
-            {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(backend(e)),
+            .update_expression(&update.text)
+            .condition_expression(condition)
+            .set_expression_attribute_names(update.names_opt())
+            .set_expression_attribute_values(update.values_opt())
+            .build()
+            .map_err(backend)?;
+        let mut tx = vec![TransactWriteItem::builder().update(entry).build()];
+        let mut parts = vec![Part::Other];
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
+        self.get(&keys::due_item(id))
+            .await?
+            .map(|item| items::read_due_item(&item))
+            .transpose()
+    }
+
+    async fn claim_due(
+        &self,
+        id: &DueId,
+        attempt: u32,
+        lease: &Lease,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<Option<DueItem>> {
+        let index = keys::due_index(id, lease.until);
+        let update = Expr::new(
+            "SET #lease_id = :lease_id, #lease_until = :lease_until, #resume_at = :resume_at, #gsi1sk = :gsi1sk",
+        )
+        .name("#pk", keys::PK)
+        .name("#lease_id", items::DUE_LEASE_ID)
+        .name("#lease_until", items::DUE_LEASE_UNTIL)
+        .name("#resume_at", items::DUE_RESUME_AT)
+        .name("#gsi1sk", keys::GSI1SK)
+        .name("#attempt", items::DUE_ATTEMPT)
+        .value(":lease_id", s(&lease.id))
+        .value(":lease_until", items::millis(lease.until))
+        .value(":resume_at", s(keys::sortable_time(lease.until)))
+        .value(":gsi1sk", s(index.sk))
+        .value(":attempt", n(u64::from(attempt)))
+        .value(":now", items::millis(now));
+        let condition = "attribute_exists(#pk) AND #attempt = :attempt AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
+        self.update_conditional(&keys::due_item(id), &update, condition)
+            .await?
+            .map(|item| items::read_due_item(&item))
+            .transpose()
+    }
+
+    async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()> {
+        let mut tx = Vec::new();
+        let mut parts = Vec::new();
+        self.due_writes(
+            &DueChanges::settling(settlement.clone()),
+            &mut tx,
+            &mut parts,
+        )?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn rearm_due(
+        &self,
+        item: &DueItem,
+        resume_at: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<bool> {
+        let index = keys::due_index(&item.id, resume_at);
+        let update = Expr::new("SET #resume_at = :resume_at, #gsi1sk = :gsi1sk")
+            .name("#resume_at", items::DUE_RESUME_AT)
+            .name("#gsi1sk", keys::GSI1SK)
+            .name("#attempt", items::DUE_ATTEMPT)
+            .name("#lease_until", items::DUE_LEASE_UNTIL)
+            .value(":resume_at", s(keys::sortable_time(resume_at)))
+            .value(":gsi1sk", s(index.sk))
+            .value(":read_resume_at", s(keys::sortable_time(item.resume_at)))
+            .value(":attempt", n(u64::from(item.attempt)))
+            .value(":now", items::millis(now));
+        let condition = "#resume_at = :read_resume_at AND #attempt = :attempt AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
+        Ok(self
+            .update_conditional(&keys::due_item(&item.id), &update, condition)
+            .await?
+            .is_some())
+    }
+
+    async fn overdue_due_items(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<DueItem>> {
+        // `<now>#~` sorts after every index key resumed at `now` (ids hold no `~`).
+        let bound = format!("{}#~", keys::sortable_time(now));
+        let mut shards = tokio::task::JoinSet::new();
+        for shard in 0..keys::DUE_SHARDS {
+            let store = self.clone();
+            let mut q = Query::index(keys::GSI1, keys::due_index_partition(shard));
+            q.sk = SortCondition::Before(bound.clone());
+            shards.spawn(async move { store.query_range(&q, 0, limit).await });
         }
+        let mut due = Vec::new();
+        while let Some(read) = shards.join_next().await {
+            for item in read.map_err(backend)?? {
+                due.push(items::read_due_item(&item)?);
+            }
+        }
+        due.sort_by(|a, b| (a.resume_at, &a.id).cmp(&(b.resume_at, &b.id)));
+        due.truncate(limit);
+        Ok(due)
     }
 
     async fn tally_assignments(
@@ -1111,6 +1293,7 @@ impl Store for DynamoStore {
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
         }
+        self.due_writes(&w.due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 

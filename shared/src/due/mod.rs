@@ -1,0 +1,34 @@
+//! Work that happens later, one mechanism for every kind (DESIGN "Work that happens later"): CRM
+//! sync attempts (BEHAVIOR 7), webhook deliveries (BEHAVIOR 13) and SLA checks (BEHAVIOR 14).
+//!
+//! 1. **State first.** A due item ([`crate::model::due::DueItem`]) is stored in the same store
+//!    transaction as the change that causes it (the assignment, the history entry, the failed
+//!    attempt): an outbox. Nothing is scheduled in memory before it is stored.
+//! 2. **Fast path.** After the commit the item's key is handed on ([`Handoff`]): a delayed SQS
+//!    message in Lambda ([`SqsHandoff`]), a timer in the local server ([`InProcessHandoff`]). The
+//!    message carries the key and the attempt ([`DueMessage`]), never the work. Items due beyond
+//!    what the hand-off can carry (SQS delays at most 15 minutes) are left to the sweeper.
+//! 3. **Claim.** A worker ([`DueWorker::run`]) claims the item with one conditional write: the
+//!    attempt number it means to make and a lease that expires. A claim that loses the race (a
+//!    duplicate message, a racing sweeper, an attempt already made) does nothing.
+//! 4. **Settle.** The job ([`DueJob`]) performs the side effect and stores its outcome together
+//!    with the item's settlement (removed, or moved to its next attempt and due time) in one
+//!    write, conditional on the lease; then the worker hands the next attempt on.
+//! 5. **Sweep.** The sweeper ([`DueWorker::sweep`]; an EventBridge schedule every minute in
+//!    Lambda, a task in the local server) reads the items whose `resume_at` has passed (a lost
+//!    message, a crash, a restart, an item due beyond the hand-off's reach), moves each one's
+//!    `resume_at` with a conditional write (of racing sweepers one wins) and hands it on again.
+//!
+//! Kinds only say what an attempt does and when the next is due: they implement [`DueJob`] and
+//! are registered on the worker ([`DueWorker::register`]).
+
+mod handoff;
+mod message;
+mod worker;
+
+pub use handoff::{Handoff, SqsHandoff, MAX_SQS_DELAY};
+pub use message::DueMessage;
+pub use worker::{
+    Claimed, DueJob, DueSettings, DueWorker, InProcessHandoff, Ran, RunOutcome, SweepReport,
+    DEFAULT_LEASE,
+};

@@ -1,0 +1,595 @@
+//! The worker of due work: claims, runs the kind's job, hands the next attempt on, sweeps.
+
+use super::handoff::Handoff;
+use super::message::DueMessage;
+use crate::clock::Clock;
+use crate::error::{BoxError, DomainError, ErrorChain};
+use crate::model::due::{DueId, DueItem, DueKind, Lease, NextAttempt, Settlement};
+use crate::store::Store;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+/// Default lease of a claim: longer than any attempt takes (a CRM request 3 s, a webhook
+/// delivery 15 s, an SLA reassignment a few seconds of dispatch), so only a dead worker lets
+/// one lapse.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+
+/// Items the sweeper hands on concurrently.
+const SWEEP_CONCURRENCY: usize = 16;
+
+/// What the worker is configured with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DueSettings {
+    /// How long a claim holds an item (`DUE_WORK_LEASE_SECONDS`, default 60 s).
+    pub lease: Duration,
+}
+
+impl Default for DueSettings {
+    fn default() -> Self {
+        Self {
+            lease: DEFAULT_LEASE,
+        }
+    }
+}
+
+impl DueSettings {
+    /// The name of the lease's environment variable.
+    pub const LEASE_VARIABLE: &'static str = "DUE_WORK_LEASE_SECONDS";
+
+    /// The settings from the environment, the defaults when unset.
+    ///
+    /// Errors: as [`Self::parse_lease`].
+    pub fn from_env() -> Result<Self, String> {
+        let mut settings = Self::default();
+        if let Some(text) = std::env::var(Self::LEASE_VARIABLE)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            settings.lease = Self::parse_lease(&text)?;
+        }
+        Ok(settings)
+    }
+
+    /// Parses a lease: whole seconds from 1 to 900.
+    ///
+    /// Errors: a message naming the variable and the value.
+    pub fn parse_lease(text: &str) -> Result<Duration, String> {
+        text.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| (1..=900).contains(s))
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                format!(
+                    "{}={text} is not a number of seconds from 1 to 900",
+                    Self::LEASE_VARIABLE
+                )
+            })
+    }
+}
+
+/// What one kind of due work does with a claimed item.
+#[async_trait]
+pub trait DueJob: Send + Sync + 'static {
+    /// The kind it runs.
+    fn kind(&self) -> DueKind;
+
+    /// Makes one attempt of `claimed`: performs the side effect and stores its outcome together
+    /// with the item's settlement ([`Claimed::done`] or [`Claimed::again`]) in one write,
+    /// conditional on the lease. An item whose subject moved on is settled `done` without a side
+    /// effect.
+    ///
+    /// Errors: the store failed (nothing settled: the lease lapses and the sweeper resumes it).
+    async fn run(&self, claimed: &Claimed) -> Result<Ran, DomainError>;
+}
+
+/// An item this worker holds (its lease is on the stored item).
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    /// The item as claimed.
+    pub item: DueItem,
+    /// When it was claimed.
+    pub claimed_at: DateTime<Utc>,
+    grace: Duration,
+    reach: Option<Duration>,
+}
+
+impl Claimed {
+    /// The lease's id.
+    pub fn lease_id(&self) -> &str {
+        self.item.lease.as_ref().map_or("", |l| l.id.as_str())
+    }
+
+    /// The item's subject, read as the job wrote it.
+    ///
+    /// Errors: a subject of another shape (an internal error).
+    pub fn subject<T: DeserializeOwned>(&self) -> Result<T, DomainError> {
+        serde_json::from_value(self.item.subject.clone()).map_err(|e| {
+            DomainError::internal(format!(
+                "due item {} has a malformed subject: {e}",
+                self.item.id
+            ))
+        })
+    }
+
+    /// The settlement that ends the work: the item is removed.
+    pub fn done(&self) -> Settlement {
+        Settlement {
+            id: self.item.id.clone(),
+            lease_id: self.lease_id().to_string(),
+            next: None,
+        }
+    }
+
+    /// The settlement that makes another attempt due at `due_at`.
+    pub fn again(&self, due_at: DateTime<Utc>) -> Settlement {
+        Settlement {
+            id: self.item.id.clone(),
+            lease_id: self.lease_id().to_string(),
+            next: Some(NextAttempt {
+                due_at,
+                attempt: self.item.attempt + 1,
+                resume_at: resume_at(due_at, self.claimed_at, self.grace, self.reach),
+            }),
+        }
+    }
+}
+
+/// When the sweeper resumes an item due at `due_at`, scheduled at `now`: after the grace when the
+/// hand-off can carry it there, at once when it is due beyond the hand-off's reach.
+fn resume_at(
+    due_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    grace: Duration,
+    reach: Option<Duration>,
+) -> DateTime<Utc> {
+    if carried(due_at, now, reach) {
+        due_at + chrono::Duration::from_std(grace).unwrap_or(chrono::Duration::zero())
+    } else {
+        due_at
+    }
+}
+
+/// Whether a hand-off of reach `reach` carries an item due at `due_at` from `now`.
+fn carried(due_at: DateTime<Utc>, now: DateTime<Utc>, reach: Option<Duration>) -> bool {
+    let wait = (due_at - now).to_std().unwrap_or(Duration::ZERO);
+    reach.is_none_or(|reach| wait <= reach)
+}
+
+/// What an attempt did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    /// A short label of the outcome (`synced`, `retrying`, `dropped`, ...), for logs and metrics.
+    pub outcome: &'static str,
+    /// The next attempt to hand on, when the settlement made one.
+    pub next: Option<DueMessage>,
+}
+
+impl Ran {
+    /// The attempt ended with `settlement` (stored), labelled `outcome`.
+    pub fn settled(outcome: &'static str, settlement: &Settlement) -> Self {
+        Self {
+            outcome,
+            next: settlement.next.as_ref().map(|next| DueMessage {
+                kind: super::message::DUE_WORK.to_string(),
+                id: settlement.id.clone(),
+                attempt: next.attempt,
+                due_at: next.due_at,
+            }),
+        }
+    }
+
+    /// Nothing was stored (the lease was lost to another worker, or the subject is gone and the
+    /// item was settled `done`).
+    pub fn nothing(outcome: &'static str) -> Self {
+        Self {
+            outcome,
+            next: None,
+        }
+    }
+}
+
+/// What [`DueWorker::run`] did with a hand-off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The item is gone, holds another attempt count, or another worker holds it.
+    NotClaimed,
+    /// Not due yet: handed on again for the time that remains.
+    Postponed,
+    /// No job is registered for the item's kind (this worker cannot run it).
+    NoJob,
+    /// An attempt was made.
+    Ran(Ran),
+}
+
+/// What one sweep found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Items whose resume time had passed.
+    pub found: usize,
+    /// Items this sweep re-armed and handed on (the others were taken by a racing sweeper or
+    /// worker in between).
+    pub handed_on: usize,
+    /// Per kind, how long the most overdue item found was past its due time.
+    pub oldest_overdue: BTreeMap<DueKind, Duration>,
+}
+
+/// The worker of one instance: the store, the clock, the hand-off and the registered jobs.
+pub struct DueWorker {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    settings: DueSettings,
+    handoff: Arc<dyn Handoff>,
+    jobs: RwLock<HashMap<DueKind, Arc<dyn DueJob>>>,
+}
+
+impl std::fmt::Debug for DueWorker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DueWorker")
+            .field("settings", &self.settings)
+            .field("grace", &self.handoff.grace())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DueWorker {
+    /// A worker handing items on through `handoff`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        settings: DueSettings,
+        handoff: Arc<dyn Handoff>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            clock,
+            settings,
+            handoff,
+            jobs: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// A worker whose hand-offs are timers of this process ([`InProcessHandoff`]).
+    pub fn in_process(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        settings: DueSettings,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|worker| Self {
+            store,
+            clock,
+            settings,
+            handoff: Arc::new(InProcessHandoff::new(worker.clone())),
+            jobs: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// Registers the job of its kind (replacing one registered before).
+    pub fn register(&self, job: Arc<dyn DueJob>) {
+        self.jobs
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(job.kind(), job);
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> DueSettings {
+        self.settings
+    }
+
+    fn job(&self, kind: DueKind) -> Option<Arc<dyn DueJob>> {
+        self.jobs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&kind)
+            .cloned()
+    }
+
+    /// A new item `id` due at `due_at`, to store in the transaction of the change that causes
+    /// it, then hand on ([`Self::hand_off`]) once that committed.
+    pub fn schedule(
+        &self,
+        id: DueId,
+        subject: serde_json::Value,
+        due_at: DateTime<Utc>,
+    ) -> DueItem {
+        let now = self.clock.now();
+        DueItem {
+            id,
+            subject,
+            due_at,
+            attempt: 0,
+            lease: None,
+            resume_at: resume_at(due_at, now, self.handoff.grace(), self.handoff.reach()),
+        }
+    }
+
+    /// A new item `id` due now and already held by this process, to store in the transaction
+    /// of the change that causes it, then run right after that committed
+    /// ([`Self::run_claimed`]). Should this process die in between, the lease lapses and the
+    /// sweeper resumes the item.
+    pub fn claimed_now(&self, id: DueId, subject: serde_json::Value) -> Claimed {
+        let now = self.clock.now();
+        let lease = Lease::new(now, self.settings.lease);
+        Claimed {
+            item: DueItem {
+                id,
+                subject,
+                due_at: now,
+                attempt: 0,
+                resume_at: lease.until,
+                lease: Some(lease),
+            },
+            claimed_at: now,
+            grace: self.handoff.grace(),
+            reach: self.handoff.reach(),
+        }
+    }
+
+    /// Hands a stored item on (the fast path), when the hand-off reaches its due time. A failure
+    /// is logged, not returned: the item is stored, and the sweeper resumes it.
+    pub async fn hand_off(&self, item: &DueItem) {
+        self.hand_off_message(&DueMessage::of(item)).await;
+    }
+
+    async fn hand_off_message(&self, message: &DueMessage) {
+        if !carried(message.due_at, self.clock.now(), self.handoff.reach()) {
+            return;
+        }
+        if let Err(error) = self.handoff.hand_off(message).await {
+            tracing::warn!(
+                due_id = %message.id,
+                attempt = message.attempt,
+                error = %ErrorChain(error.as_ref()),
+                "due work not handed on; the sweeper resumes it"
+            );
+        }
+    }
+
+    /// Handles a hand-off that arrived (a queue message, a timer): one received before its due
+    /// time is handed on again for the rest; otherwise [`Self::run`].
+    ///
+    /// Errors: as [`Self::run`].
+    pub async fn receive(&self, message: &DueMessage) -> Result<RunOutcome, DomainError> {
+        let early = (message.due_at - self.clock.now())
+            .to_std()
+            .unwrap_or(Duration::ZERO);
+        if early > Duration::from_secs(1) {
+            self.handoff
+                .hand_off(message)
+                .await
+                .map_err(DomainError::Internal)?;
+            return Ok(RunOutcome::Postponed);
+        }
+        self.run(&message.id, message.attempt).await
+    }
+
+    /// Claims item `id` for its attempt after `attempt` attempts and runs it; a claim that
+    /// loses (a duplicate, a racing sweeper, an attempt already made) does nothing.
+    ///
+    /// Errors: the store failed, or the job did (the lease lapses, the sweeper resumes it).
+    pub async fn run(&self, id: &DueId, attempt: u32) -> Result<RunOutcome, DomainError> {
+        let Some(job) = self.job(id.kind()) else {
+            return Ok(RunOutcome::NoJob);
+        };
+        let now = self.clock.now();
+        let lease = Lease::new(now, self.settings.lease);
+        let Some(item) = self.store.claim_due(id, attempt, &lease, now).await? else {
+            return Ok(RunOutcome::NotClaimed);
+        };
+        let claimed = Claimed {
+            item,
+            claimed_at: now,
+            grace: self.handoff.grace(),
+            reach: self.handoff.reach(),
+        };
+        let ran = job.run(&claimed).await?;
+        self.follow_up(&claimed.item.id, &ran).await;
+        Ok(RunOutcome::Ran(ran))
+    }
+
+    /// Runs an item this process claimed itself ([`Self::claimed_now`]) once its transaction
+    /// committed.
+    ///
+    /// Errors: as [`Self::run`].
+    pub async fn run_claimed(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
+        let Some(job) = self.job(claimed.item.kind()) else {
+            return Err(DomainError::internal(format!(
+                "no job runs due items of kind {}",
+                claimed.item.kind()
+            )));
+        };
+        let ran = job.run(claimed).await?;
+        self.follow_up(&claimed.item.id, &ran).await;
+        Ok(ran)
+    }
+
+    /// After an attempt stored its outcome: hands the next attempt on, and logs the outcome.
+    pub async fn follow_up(&self, id: &DueId, ran: &Ran) {
+        tracing::info!(
+            due_id = %id,
+            outcome = ran.outcome,
+            next_due_at = ?ran.next.as_ref().map(|n| n.due_at),
+            "due work attempt"
+        );
+        if let Some(next) = &ran.next {
+            self.hand_off_message(next).await;
+        }
+    }
+
+    /// One sweep: reads up to `limit` items whose resume time has passed, oldest first, and
+    /// hands each on again after moving its resume time by the hand-off's grace (a conditional
+    /// write: of racing sweepers one hands it on).
+    ///
+    /// Errors: the store failed to read the index (items already handed on stay so).
+    pub async fn sweep(self: &Arc<Self>, limit: usize) -> Result<SweepReport, DomainError> {
+        let now = self.clock.now();
+        let overdue = self.store.overdue_due_items(now, limit).await?;
+        let mut report = SweepReport {
+            found: overdue.len(),
+            ..SweepReport::default()
+        };
+        for item in &overdue {
+            let late = (now - item.due_at).to_std().unwrap_or(Duration::ZERO);
+            let oldest = report.oldest_overdue.entry(item.kind()).or_default();
+            *oldest = (*oldest).max(late);
+        }
+        let resume = now
+            + chrono::Duration::from_std(self.handoff.grace()).unwrap_or(chrono::Duration::zero());
+        for chunk in overdue.chunks(SWEEP_CONCURRENCY) {
+            let mut set = tokio::task::JoinSet::new();
+            for item in chunk {
+                let worker = self.clone();
+                let item = item.clone();
+                set.spawn(async move {
+                    if !worker.store.rearm_due(&item, resume, now).await? {
+                        return Ok::<bool, DomainError>(false);
+                    }
+                    worker
+                        .handoff
+                        .hand_off(&DueMessage::of(&item))
+                        .await
+                        .map_err(DomainError::Internal)?;
+                    Ok(true)
+                });
+            }
+            while let Some(done) = set.join_next().await {
+                match done.map_err(DomainError::internal)? {
+                    Ok(true) => report.handed_on += 1,
+                    Ok(false) => {}
+                    // A failed hand-off stays overdue: the next sweep tries it again.
+                    Err(error) => {
+                        tracing::warn!(error = %ErrorChain(&error), "sweep hand-off failed")
+                    }
+                }
+            }
+        }
+        if report.found > 0 {
+            tracing::info!(
+                found = report.found,
+                handed_on = report.handed_on,
+                oldest_overdue = ?report.oldest_overdue,
+                "due work swept"
+            );
+        }
+        Ok(report)
+    }
+
+    /// Sweeps in rounds of `batch` until a round finds fewer than `batch` items or `budget` has
+    /// passed (a scheduled Lambda invocation has a time limit).
+    ///
+    /// Errors: as [`Self::sweep`].
+    pub async fn sweep_all(
+        self: &Arc<Self>,
+        batch: usize,
+        budget: Duration,
+    ) -> Result<SweepReport, DomainError> {
+        let started = std::time::Instant::now();
+        let mut total = SweepReport::default();
+        loop {
+            let round = self.sweep(batch).await?;
+            total.found += round.found;
+            total.handed_on += round.handed_on;
+            for (kind, late) in round.oldest_overdue {
+                let oldest = total.oldest_overdue.entry(kind).or_default();
+                *oldest = (*oldest).max(late);
+            }
+            if round.found < batch || started.elapsed() >= budget {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+/// Due items as timers of this process (the local server without a queue): a task sleeps until
+/// the item is due, then runs it. Timers die with the process; the sweeper resumes their items.
+pub struct InProcessHandoff {
+    worker: Weak<DueWorker>,
+}
+
+impl InProcessHandoff {
+    /// How long after its due time a timer's item is resumed by the sweeper: timers fire on time,
+    /// so only a dead process leaves one behind.
+    pub const GRACE: Duration = Duration::from_secs(2);
+
+    /// Timers that run their items on `worker` (held weakly: the worker owns its hand-off).
+    pub fn new(worker: Weak<DueWorker>) -> Self {
+        Self { worker }
+    }
+}
+
+#[async_trait]
+impl Handoff for InProcessHandoff {
+    async fn hand_off(&self, message: &DueMessage) -> Result<(), BoxError> {
+        let Some(worker) = self.worker.upgrade() else {
+            return Ok(());
+        };
+        // The wait is read on the worker's clock (tests move a fixed one).
+        let wait = (message.due_at - worker.clock.now())
+            .to_std()
+            .unwrap_or(Duration::ZERO);
+        let worker = Arc::downgrade(&worker);
+        let message = message.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let Some(worker) = worker.upgrade() else {
+                return;
+            };
+            if let Err(error) = worker.run(&message.id, message.attempt).await {
+                tracing::error!(
+                    due_id = %message.id,
+                    error = %ErrorChain(&error),
+                    "due work failed; the sweeper resumes it"
+                );
+            }
+        });
+        Ok(())
+    }
+
+    fn grace(&self) -> Duration {
+        Self::GRACE
+    }
+
+    fn reach(&self) -> Option<Duration> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_within_reach_is_resumed_after_the_grace_and_one_beyond_at_its_due_time() {
+        let now = Utc::now();
+        let grace = Duration::from_secs(60);
+        let soon = now + chrono::Duration::seconds(600);
+        let later = now + chrono::Duration::seconds(3600);
+        let reach = Some(Duration::from_secs(900));
+        assert_eq!(
+            resume_at(soon, now, grace, reach),
+            soon + chrono::Duration::seconds(60)
+        );
+        assert_eq!(resume_at(later, now, grace, reach), later);
+        assert_eq!(
+            resume_at(later, now, grace, None),
+            later + chrono::Duration::seconds(60)
+        );
+    }
+
+    #[test]
+    fn the_lease_setting_reads_whole_seconds_in_range() {
+        assert_eq!(DueSettings::parse_lease(" 5 "), Ok(Duration::from_secs(5)));
+        assert_eq!(
+            DueSettings::parse_lease("900"),
+            Ok(Duration::from_secs(900))
+        );
+        for bad in ["0", "901", "1.5", "x", ""] {
+            assert!(DueSettings::parse_lease(bad).is_err(), "{bad}");
+        }
+    }
+}

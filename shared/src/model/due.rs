@@ -1,0 +1,260 @@
+//! Work that happens later (DESIGN "Work that happens later"): the stored due item that CRM sync
+//! retries, webhook deliveries and SLA checks share, and the changes to due items that other
+//! store writes carry in their transaction.
+//!
+//! A due item says: a side effect of `kind` on `subject` is due at `due_at`, `attempt` attempts
+//! have been made, and (while a worker holds it) who holds it until when (`lease`). It is stored
+//! in the same transaction as the change that causes it (an outbox), and settled (removed, or
+//! moved to its next due time) in the same transaction as the outcome of its side effect. The
+//! mechanism that claims, runs, hands on and sweeps due items is [`crate::due`].
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What a due item does when it is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DueKind {
+    /// Send an assignment's owner to the account's CRM (BEHAVIOR 7): the first attempt and
+    /// every retry.
+    CrmSync,
+    /// Deliver one event to one webhook subscription (BEHAVIOR 13).
+    WebhookDelivery,
+    /// Check whether an assigned record was worked in time (BEHAVIOR 14).
+    SlaCheck,
+}
+
+impl DueKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [DueKind; 3] = [Self::CrmSync, Self::WebhookDelivery, Self::SlaCheck];
+
+    /// The kind's name (`crm_sync`, `webhook_delivery`, `sla_check`): in ids, messages, logs
+    /// and metric dimensions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CrmSync => "crm_sync",
+            Self::WebhookDelivery => "webhook_delivery",
+            Self::SlaCheck => "sla_check",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for DueKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The id of a due item: `<kind>#<subject id>` (one due item per kind and subject, so an
+/// outbox write that runs twice cannot make two).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct DueId {
+    kind: DueKind,
+    subject_id: String,
+}
+
+impl DueId {
+    /// The longest subject id: ids end up in a DynamoDB partition key (2048 bytes at most).
+    pub const MAX_SUBJECT_ID: usize = 512;
+
+    /// The due item of `kind` for the subject `subject_id` (a history entry id, a delivery id).
+    pub fn new(kind: DueKind, subject_id: impl Into<String>) -> Self {
+        Self {
+            kind,
+            subject_id: subject_id.into(),
+        }
+    }
+
+    /// Parses `<kind>#<subject id>`.
+    ///
+    /// Errors: an unknown kind, an empty or overlong subject id.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (kind, subject_id) = text
+            .split_once('#')
+            .ok_or_else(|| format!("due item id {text:?} is not <kind>#<subject id>"))?;
+        let kind = DueKind::parse(kind).ok_or_else(|| format!("unknown due item kind {kind:?}"))?;
+        if subject_id.is_empty() || subject_id.len() > Self::MAX_SUBJECT_ID {
+            return Err(format!(
+                "due item subject id must have 1 to {} bytes",
+                Self::MAX_SUBJECT_ID
+            ));
+        }
+        Ok(Self::new(kind, subject_id))
+    }
+
+    /// What the item does.
+    pub fn kind(&self) -> DueKind {
+        self.kind
+    }
+
+    /// The id of its subject (the history entry, the delivery).
+    pub fn subject_id(&self) -> &str {
+        &self.subject_id
+    }
+}
+
+impl fmt::Display for DueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.kind, self.subject_id)
+    }
+}
+
+impl TryFrom<String> for DueId {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        Self::parse(&text)
+    }
+}
+
+impl From<DueId> for String {
+    fn from(id: DueId) -> String {
+        id.to_string()
+    }
+}
+
+/// A worker's hold on a due item: nobody else runs it until `until` (a worker that dies lets
+/// it lapse, and the sweeper resumes the item after that).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// Random id of this hold; settling the item is conditional on it.
+    pub id: String,
+    /// End of the hold.
+    pub until: DateTime<Utc>,
+}
+
+impl Lease {
+    /// A fresh lease from `now` for `duration`.
+    pub fn new(now: DateTime<Utc>, duration: std::time::Duration) -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().to_string(),
+            until: now + chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::zero()),
+        }
+    }
+}
+
+/// One stored due item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DueItem {
+    /// `<kind>#<subject id>`.
+    pub id: DueId,
+    /// The job's reference to its subject (e.g. a history entry's key), as the job wrote it; the
+    /// job reads it back with its own type.
+    pub subject: serde_json::Value,
+    /// When the next attempt is due.
+    pub due_at: DateTime<Utc>,
+    /// Attempts made so far. A claim names the attempt it means to make, so a duplicate
+    /// message or a racing sweeper for an attempt already made claims nothing.
+    pub attempt: u32,
+    /// The worker holding the item, while one does.
+    pub lease: Option<Lease>,
+    /// When the sweeper resumes the item if nothing else ran it by then: the end of the lease
+    /// while one is held; the due time plus the hand-off's grace while a message or a timer
+    /// carries it; the due time when nothing does. The sparse index of due work is ordered by it.
+    pub resume_at: DateTime<Utc>,
+}
+
+impl DueItem {
+    /// What the item does.
+    pub fn kind(&self) -> DueKind {
+        self.id.kind()
+    }
+
+    /// Whether a lease holds the item at `now`.
+    pub fn leased_at(&self, now: DateTime<Utc>) -> bool {
+        self.lease.as_ref().is_some_and(|l| l.until > now)
+    }
+}
+
+/// How a claimed due item ends its attempt, written in the same transaction as the attempt's
+/// outcome and conditional on the claim's lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    /// The item.
+    pub id: DueId,
+    /// The lease of the claim that ran the attempt.
+    pub lease_id: String,
+    /// The next attempt, or `None` when the work is over (the item is removed).
+    pub next: Option<NextAttempt>,
+}
+
+/// The next attempt of a due item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NextAttempt {
+    /// When it is due.
+    pub due_at: DateTime<Utc>,
+    /// The item's attempt count after this attempt.
+    pub attempt: u32,
+    /// When the sweeper may resume it ([`DueItem::resume_at`]).
+    pub resume_at: DateTime<Utc>,
+}
+
+/// The changes to due items a store write carries, in its own transaction: new items (put only
+/// when absent) and the settlement of the claimed item whose attempt the write records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DueChanges {
+    /// Items to store (each must not exist yet).
+    pub put: Vec<DueItem>,
+    /// The claimed item this write settles.
+    pub settle: Option<Settlement>,
+}
+
+impl DueChanges {
+    /// No change.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Whether there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.put.is_empty() && self.settle.is_none()
+    }
+
+    /// Only `settlement`.
+    pub fn settling(settlement: Settlement) -> Self {
+        Self {
+            put: Vec::new(),
+            settle: Some(settlement),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_due_id_reads_back_as_written_and_refuses_malformed_text() {
+        let id = DueId::new(DueKind::CrmSync, "0193-abc");
+        assert_eq!(id.to_string(), "crm_sync#0193-abc");
+        assert_eq!(DueId::parse(&id.to_string()).unwrap(), id);
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(json, "\"crm_sync#0193-abc\"");
+        assert_eq!(serde_json::from_str::<DueId>(&json).unwrap(), id);
+        for bad in ["crm_sync", "nope#x", "crm_sync#", ""] {
+            assert!(DueId::parse(bad).is_err(), "{bad}");
+        }
+        assert!(DueId::parse(&format!("sla_check#{}", "x".repeat(513))).is_err());
+    }
+
+    #[test]
+    fn a_lease_holds_until_its_end_only() {
+        let now = Utc::now();
+        let item = DueItem {
+            id: DueId::new(DueKind::SlaCheck, "e"),
+            subject: serde_json::Value::Null,
+            due_at: now,
+            attempt: 0,
+            lease: Some(Lease::new(now, std::time::Duration::from_secs(10))),
+            resume_at: now,
+        };
+        assert!(item.leased_at(now));
+        assert!(!item.leased_at(now + chrono::Duration::seconds(10)));
+    }
+}
