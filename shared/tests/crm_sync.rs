@@ -796,7 +796,7 @@ async fn the_access_token_never_reaches_a_log_line() {
     f.dispatch(ROUTER, CONTACT).await;
     f.dispatch(ROUTER, CONTACT).await;
     let text = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
-    assert!(text.contains("CRM sync attempt"), "the sync logged: {text}");
+    assert!(text.contains("CRM sync state"), "the sync logged: {text}");
     assert!(
         !text.contains(TOKEN),
         "the token leaked into the logs:\n{text}"

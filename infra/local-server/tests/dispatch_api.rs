@@ -145,9 +145,13 @@ async fn dispatch_errors_are_400_401_403_and_405() {
     assert_eq!(a.headers["allow"], "POST");
 }
 
-fn sqs_fixture(name: &str) -> SqsEvent {
+fn read_event(name: &str) -> String {
     let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn sqs_fixture(name: &str) -> SqsEvent {
+    serde_json::from_str(&read_event(name)).unwrap()
 }
 
 #[tokio::test]
@@ -172,10 +176,10 @@ async fn a_valid_sqs_message_assigns_and_is_not_reported_failed() {
     assert_eq!(contact.body["contact_owner"], "ana.lopez@northwind.example");
 }
 
-/// `sqs-crm-sync-retry.json`: a well-formed CRM sync retry whose history entry does not exist
-/// is processed (dropped, nothing to retry), a malformed one is reported failed.
+/// `sqs-due-work.json`: a well-formed due-work hand-off whose item does not exist is processed
+/// (nothing to claim), a malformed one is reported failed.
 #[tokio::test]
-async fn crm_sync_retry_messages_are_processed_or_reported_failed_when_malformed() {
+async fn due_work_messages_are_processed_or_reported_failed_when_malformed() {
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -183,14 +187,82 @@ async fn crm_sync_retry_messages_are_processed_or_reported_failed_when_malformed
     .await
     .unwrap();
     let response =
-        dispatch_function::handle_sqs_batch(&app.engine, sqs_fixture("sqs-crm-sync-retry.json"))
-            .await;
+        dispatch_function::handle_sqs_batch(&app.engine, sqs_fixture("sqs-due-work.json")).await;
     let failed: Vec<&str> = response
         .batch_item_failures
         .iter()
         .map(|f| f.item_identifier.as_str())
         .collect();
     assert_eq!(failed, ["8b2d0f31-4c5e-4f60-9b7c-8d9e0f1a2b33"]);
+}
+
+/// `schedule-sweep.json` (EventBridge, every minute): the dispatch function sweeps due work
+/// whose hand-off was lost and hands it on; the item then runs (a CRM sync whose entry is gone
+/// ends at once).
+#[tokio::test]
+async fn the_scheduled_event_sweeps_overdue_due_work() {
+    use shared::model::due::{DueChanges, DueId, DueItem, DueKind};
+    let app = build_app(AppConfig {
+        seed: DEMO_SEED.into(),
+        signing_key_pem: None,
+    })
+    .await
+    .unwrap();
+    let now = chrono::Utc::now();
+    let entry = shared::model::DispatchEntry {
+        id: uuid::Uuid::now_v7(),
+        account_id: shared::types::AccountId::from(uuid::Uuid::new_v4()),
+        router_id: INBOUND_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
+        object_type: shared::model::ObjectType::Contacts,
+        object_id: "nothing".into(),
+        message: "Trigger did not match".into(),
+        success: false,
+        user: None,
+        reason: None,
+        previous_owner: None,
+        field_name: None,
+        owner_field: None,
+        source: shared::model::DispatchSource::Api,
+        dispatched_at: now,
+        crm_sync: None,
+        expires_at: now + chrono::Duration::days(1),
+    };
+    let lost = DueItem {
+        id: DueId::new(DueKind::CrmSync, "gone"),
+        subject: serde_json::to_value(entry.key()).unwrap(),
+        due_at: now - chrono::Duration::minutes(5),
+        attempt: 1,
+        lease: None,
+        resume_at: now - chrono::Duration::minutes(4),
+    };
+    app.store
+        .record_dispatch(
+            &entry,
+            None,
+            &DueChanges {
+                put: vec![lost.clone()],
+                settle: None,
+            },
+        )
+        .await
+        .unwrap();
+    let handler = dispatch_function::LambdaHandler::new(&app.deps).unwrap();
+    let event: Value = serde_json::from_str(&read_event("schedule-sweep.json")).unwrap();
+    let answer = handler
+        .handle(lambda_runtime::LambdaEvent::new(
+            event,
+            lambda_runtime::Context::default(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(answer, json!({"found": 1, "handed_on": 1}));
+    for _ in 0..50 {
+        if app.store.get_due(&lost.id).await.unwrap().is_none() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the swept item never ran");
 }
 
 #[tokio::test]

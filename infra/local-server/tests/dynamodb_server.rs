@@ -95,3 +95,83 @@ async fn the_server_on_dynamodb_creates_the_table_provisions_the_seed_and_serves
     let client = env::client(&env::sdk_config().await);
     let _ = shared::store::dynamodb::table::delete_table(&client, &table).await;
 }
+
+/// DESIGN "Work that happens later": a CRM sync retry pending when the local server dies (on
+/// DynamoDB, retries on timers of the process) is resumed by the sweeper of the next start on
+/// the same table, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_on_dynamodb_resumes_the_crm_retry_the_dead_server_left() {
+    const CRM_ROUTER: &str = "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920";
+    const MILTON: &str = "01936b2a-7c00-7a00-8000-000000000021";
+    let (fake, crm) = fake_crm::FakeCrm::start().await.unwrap();
+    fake.push(fake_crm::Scripted::status(503).body(serde_json::json!({"message": "down"})));
+    let seed = local_server::DEMO_SEED.replace("http://127.0.0.1:4010", &crm);
+    let seed_file =
+        std::env::temp_dir().join(format!("restart-seed-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&seed_file, seed).unwrap();
+    let table = format!("local-{}", uuid::Uuid::new_v4().simple());
+    let args = ["--store", "dynamodb", "--seed", seed_file.to_str().unwrap()];
+    let envs = [
+        ("TABLE_NAME", table.as_str()),
+        ("CRM_SYNC_RETRY_DELAYS", "2,2,2"),
+        ("SWEEP_INTERVAL_SECONDS", "1"),
+    ];
+    if std::env::var("AWS_ENDPOINT_URL").is_err() {
+        panic!("{EMULATOR_MISSING}");
+    }
+    let server = common::start_server(&args, &envs);
+    let http = common::http();
+    let token = server
+        .token_response_of(common::INITECH, "service-api/read service-api/update")
+        .await;
+    let access = token["access_token"].as_str().expect("token").to_string();
+    let answer: serde_json::Value = http
+        .post(format!("{}/dispatch/router", server.base))
+        .bearer_auth(&access)
+        .json(&serde_json::json!({"router_id": CRM_ROUTER, "object_id": MILTON}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["crm_error"], "CRM answered 503: down", "{answer}");
+    // The server dies with the retry on its timer, 2 s away.
+    drop(server);
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "nobody retried while no server ran"
+    );
+
+    let server = common::start_server(&args, &envs);
+    let started = std::time::Instant::now();
+    let entry = loop {
+        let page: serde_json::Value = http
+            .get(format!("{}/contacts/{MILTON}/dispatches", server.base))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let entry = page["data"][0].clone();
+        if entry["crm_sync"]["status"] == "synced" || started.elapsed().as_secs() > 20 {
+            break entry;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        entry["crm_sync"],
+        serde_json::json!({"status": "synced", "attempts": 2, "error": null}),
+        "{entry}"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(fake.requests().len(), 2, "the retry ran once");
+    drop(server);
+    let _ = std::fs::remove_file(seed_file);
+    let client = env::client(&env::sdk_config().await);
+    let _ = shared::store::dynamodb::table::delete_table(&client, &table).await;
+}

@@ -67,7 +67,7 @@ fn every_api_event_names_the_route_api_gateway_picks_for_it() {
     let template = parse_template(&read_repo_file("template.yaml")).expect("parses");
     let routes = api_routes(&template);
     for (name, event) in events() {
-        if event.get("Records").is_some() {
+        if event.get("Records").is_some() || event["source"] == "aws.events" {
             continue;
         }
         assert_eq!(event["version"], "2.0", "{name}: payload format 2.0");
@@ -149,10 +149,10 @@ fn the_sqs_events_are_the_dispatch_batches_the_tests_drive() {
         })
         .collect();
     let expected: BTreeSet<String> = [
-        "sqs-crm-sync-retry.json",
         "sqs-dispatch-duplicate.json",
         "sqs-dispatch-invalid.json",
         "sqs-dispatch-valid.json",
+        "sqs-due-work.json",
     ]
     .into_iter()
     .map(String::from)
@@ -160,5 +160,23 @@ fn the_sqs_events_are_the_dispatch_batches_the_tests_drive() {
     assert_eq!(
         sqs, expected,
         "a new SQS event needs a test in infra/local-server/tests/dispatch_api.rs"
+    );
+}
+
+#[test]
+fn the_schedule_event_is_the_sweep_the_template_schedules() {
+    let schedules: Vec<String> = events()
+        .into_iter()
+        .filter(|(_, e)| e["source"] == "aws.events")
+        .map(|(name, event)| {
+            assert_eq!(event["detail-type"], "Scheduled Event", "{name}");
+            name
+        })
+        .collect();
+    assert_eq!(schedules, ["schedule-sweep.json"]);
+    let template = read_repo_file("template.yaml");
+    assert!(
+        template.contains("Type: Schedule") && template.contains("rate(1 minute)"),
+        "the dispatch function is invoked every minute to sweep due work"
     );
 }

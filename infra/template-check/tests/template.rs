@@ -413,6 +413,10 @@ fn every_api_event_uses_the_http_api_with_payload_format_2() {
                 Some("SQS") => {
                     assert_eq!(name, "DispatchFunction", "only dispatch reads the queue")
                 }
+                Some("Schedule") => {
+                    assert_eq!(name, "DispatchFunction", "only dispatch sweeps due work");
+                    assert_eq!(spec["Properties"]["Schedule"], "rate(1 minute)");
+                }
                 other => panic!("{name}.{event}: unexpected event type {other:?}"),
             }
         }
