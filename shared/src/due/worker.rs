@@ -506,9 +506,12 @@ impl DueWorker {
 }
 
 /// Due items as timers of this process (the local server without a queue): a task sleeps until
-/// the item is due, then runs it. Timers die with the process; the sweeper resumes their items.
+/// the item is due, then runs it, at most [`InProcessHandoff::CONCURRENCY`] at once (as Lambda's
+/// event source mapping bounds its concurrency). Timers die with the process; the sweeper resumes
+/// their items.
 pub struct InProcessHandoff {
     worker: Weak<DueWorker>,
+    running: Arc<tokio::sync::Semaphore>,
 }
 
 impl InProcessHandoff {
@@ -516,9 +519,16 @@ impl InProcessHandoff {
     /// so only a dead process leaves one behind.
     pub const GRACE: Duration = Duration::from_secs(2);
 
+    /// Items run at once; the others wait for a turn (thousands of items due at one instant
+    /// do not turn into thousands of concurrent store transactions).
+    pub const CONCURRENCY: usize = 16;
+
     /// Timers that run their items on `worker` (held weakly: the worker owns its hand-off).
     pub fn new(worker: Weak<DueWorker>) -> Self {
-        Self { worker }
+        Self {
+            worker,
+            running: Arc::new(tokio::sync::Semaphore::new(Self::CONCURRENCY)),
+        }
     }
 }
 
@@ -534,8 +544,12 @@ impl Handoff for InProcessHandoff {
             .unwrap_or(Duration::ZERO);
         let worker = Arc::downgrade(&worker);
         let message = message.clone();
+        let running = self.running.clone();
         tokio::spawn(async move {
             tokio::time::sleep(wait).await;
+            let Ok(_turn) = running.acquire_owned().await else {
+                return;
+            };
             let Some(worker) = worker.upgrade() else {
                 return;
             };
