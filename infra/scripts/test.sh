@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 started=$SECONDS
 
+echo "==> the repository stands alone (no tracked file refers to a path outside it)"
+python3 infra/scripts/check-self-contained.py
+
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 

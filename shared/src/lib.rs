@@ -12,8 +12,8 @@
 //! -> the HTTP glue ([`api`]) and the cold-start wiring ([`deps`]). Services take parsed inputs
 //! and return typed views; only [`api`] knows HTTP.
 //!
-//! The product decisions where the spec is silent are in `../shared/BEHAVIOR.md`; section numbers
-//! quoted in doc comments ("BEHAVIOR 3") refer to that page.
+//! The product rules are in `docs/behavior.md` (the API itself in `openapi.json`); section
+//! numbers quoted in doc comments ("BEHAVIOR 3") refer to that page.
 
 pub mod api;
 pub mod auth;

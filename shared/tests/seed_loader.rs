@@ -1,4 +1,4 @@
-//! The provisioning loader against `contracts/seed-format.md`: valid files load into the store
+//! The provisioning loader against the seed format of `docs/seed-format.md`: valid files load into the store
 //! insert-if-absent, invalid ones are refused with the JSON path of the first problem (the
 //! table of refused edits is beside each loader module: `shared/src/seed/*.rs`).
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
@@ -18,14 +18,11 @@ fn base() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap()
 }
 
+/// The worked example of docs/seed-format.md.
 #[test]
-fn the_contract_example_seed_is_valid() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/contracts/seed-example.json"
-    ))
-    .expect("../shared/contracts beside the repository");
-    let plan = load(&text, base()).unwrap();
+fn the_documented_minimal_seed_is_valid() {
+    let text = include_str!("../../infra/seed/minimal.json");
+    let plan = load(text, base()).unwrap();
     assert_eq!(plan.accounts.len(), 1);
     let a = &plan.accounts[0];
     assert_eq!(
@@ -37,7 +34,8 @@ fn the_contract_example_seed_is_valid() {
         ),
         (3, 1, 1, 2)
     );
-    assert_ne!(a.clients[0].secret_hash, "dev-secret-change-me");
+    assert_eq!(a.account.assignment_quota, Some(500));
+    assert_ne!(a.clients[0].secret_hash, "fabrikam-local-secret");
     assert!(a.clients[0].secret_hash.starts_with("$argon2id$"));
 }
 

@@ -37,7 +37,7 @@ struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:3000")]
     addr: SocketAddr,
-    /// Seed file (contracts/seed-format.md); default: the demo seed.
+    /// Seed file (docs/seed-format.md); default: the demo seed.
     #[arg(long)]
     seed: Option<PathBuf>,
     /// PEM file of the P-256 private key that signs tokens; default: the development key.

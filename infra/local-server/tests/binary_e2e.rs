@@ -7,27 +7,26 @@ use common::start_server;
 use std::process::Command;
 use std::time::Duration;
 
-fn contract_seed() -> String {
-    format!(
-        "{}/../../../shared/contracts/seed-example.json",
-        env!("CARGO_MANIFEST_DIR")
-    )
+/// The worked example of docs/seed-format.md, inside the repository.
+fn minimal_seed() -> String {
+    format!("{}/../seed/minimal.json", env!("CARGO_MANIFEST_DIR"))
 }
 
 #[tokio::test]
-async fn the_binary_serves_the_contract_example_seed_and_issues_tokens() {
-    let seed = contract_seed();
-    if !std::path::Path::new(&seed).exists() {
-        panic!("the contract folder ../shared must sit beside the repository: {seed} is missing");
-    }
-    let server = start_server(&["--seed", &seed], &[]);
+async fn the_binary_serves_the_documented_minimal_seed_and_issues_tokens() {
+    let server = start_server(&["--seed", &minimal_seed()], &[]);
     let http = common::http();
-    let token = server.token_response("service-api/read").await;
+    let token = server
+        .token_response_of(
+            ("fabrikam-integration", "fabrikam-local-secret"),
+            "service-api/read",
+        )
+        .await;
     assert_eq!(token["token_type"], "Bearer");
     assert_eq!(token["expires_in"], 3600);
     let access = token["access_token"].as_str().unwrap();
-    let contacts: serde_json::Value = http
-        .get(format!("{}/contacts?properties=region", server.base))
+    let deals: serde_json::Value = http
+        .get(format!("{}/deals?properties=territory", server.base))
         .bearer_auth(access)
         .send()
         .await
@@ -35,9 +34,10 @@ async fn the_binary_serves_the_contract_example_seed_and_issues_tokens() {
         .json()
         .await
         .unwrap();
-    assert_eq!(contacts["pagination"]["count"], 1);
-    assert_eq!(contacts["data"][0]["email"], "dana@contoso.example");
-    assert_eq!(contacts["data"][0]["region"], "emea");
+    assert_eq!(deals["pagination"]["count"], 2);
+    assert_eq!(deals["data"][0]["deal_name"], "Fleet renewal");
+    assert_eq!(deals["data"][1]["territory"], "south");
+    assert_eq!(deals["data"][1]["deal_stage"], "contract_sent");
 }
 
 #[tokio::test]

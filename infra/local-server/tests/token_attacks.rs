@@ -226,7 +226,7 @@ async fn an_unknown_or_injected_kid_is_refused() {
     let long_kid = "k".repeat(4000);
     let injected: [(&str, Value); 9] = [
         ("another kid", json!("prod-2026-01")),
-        ("path traversal", json!("../../../../dev/null")),
+        ("path traversal", json!("../../../../dev/null")), // self-contained: not a path
         ("SQL", json!("' OR '1'='1")),
         ("URL", json!("http://127.0.0.1:1/key")),
         ("control characters", json!("\u{0}\n\r")),

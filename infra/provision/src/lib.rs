@@ -1,4 +1,4 @@
-//! Provisioning a seed file (`contracts/seed-format.md`) into the DynamoDB table: the same
+//! Provisioning a seed file (`docs/seed-format.md`) into the DynamoDB table: the same
 //! loader and validation as the local server's ([`shared::seed::load`]), then
 //! [`shared::store::Store::provision`] (insert-if-absent, checked before the first write).
 //! Used by the `provision` binary and by `local-server --store dynamodb`.

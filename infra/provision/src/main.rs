@@ -14,7 +14,7 @@ use std::path::PathBuf;
     about = "Loads a seed file into the DynamoDB table named by TABLE_NAME (insert-if-absent)"
 )]
 struct Args {
-    /// Seed file (contracts/seed-format.md).
+    /// Seed file (docs/seed-format.md).
     #[arg(long)]
     seed: PathBuf,
     /// Create the table from infra/table.json first when it does not exist.

@@ -1,6 +1,6 @@
 //! The field catalogue per record type and write validation.
 //!
-//! Every account starts with the standard catalogue (`contracts/standard-fields.md`); its stored
+//! Every account starts with the standard catalogue (`docs/seed-format.md`, "Standard fields"); its stored
 //! definitions add custom fields and options of standard enumerations (BEHAVIOR 3).
 
 pub mod cache;

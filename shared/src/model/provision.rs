@@ -1,4 +1,4 @@
-//! A validated provisioning plan (`contracts/seed-format.md`): what the seed loader produces and
+//! A validated provisioning plan (`docs/seed-format.md`): what the seed loader produces and
 //! [`crate::store::Store::provision`] writes, insert-if-absent by id, all-or-nothing.
 
 use super::account::{Account, ApiClient, Role, Team};

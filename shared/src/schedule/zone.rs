@@ -12,7 +12,7 @@ use std::fmt;
 pub struct IanaTimeZone(Tz);
 
 impl IanaTimeZone {
-    /// UTC, the default zone of a provisioned member (`contracts/seed-format.md`).
+    /// UTC, the default zone of a provisioned member (`docs/seed-format.md`).
     pub const UTC: IanaTimeZone = IanaTimeZone(Tz::UTC);
 
     /// Parses an IANA name, matched exactly (names are case-sensitive; no trimming).

@@ -1,4 +1,4 @@
-//! The shape of a seed file (`contracts/seed-format.md`), read by serde: unknown keys in the
+//! The shape of a seed file (`docs/seed-format.md`), read by serde: unknown keys in the
 //! structural part are refused (a typo would otherwise silently drop a setting); free-form places
 //! (record `fields`, `capacity` entries, `calendars`) stay free.
 

@@ -1,4 +1,4 @@
-//! The provisioning (seed) loader for `contracts/seed-format.md`.
+//! The provisioning (seed) loader for `docs/seed-format.md`.
 //!
 //! [`load`] parses and validates a whole file before anything is written and returns a
 //! [`ProvisionPlan`]; [`crate::store::Store::provision`] then writes it insert-if-absent by id,

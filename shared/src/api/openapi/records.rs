@@ -1,5 +1,5 @@
 //! Schemas of the four record types, generated from the standard field catalogue
-//! (`contracts/standard-fields.md`, [`Catalogue::standard`]): the response object (the type's
+//! (`docs/seed-format.md`, "Standard fields", [`Catalogue::standard`]): the response object (the type's
 //! default fields plus any requested property), the list, the write bodies and the `properties`
 //! parameter. An account's custom fields are not in the document: they are accepted the same
 //! way, as described on each schema.
@@ -196,7 +196,7 @@ fn fields_schema(object_type: ObjectType, create: bool) -> Value {
     }
     let fields = json!({
         "type": "object",
-        "description": "Field values by internal name (`contracts/standard-fields.md`). Unknown \
+        "description": "Field values by internal name (`docs/seed-format.md`, section Standard fields). Unknown \
             names and system-managed fields are refused; the account's custom fields are \
             accepted like standard ones. Validation is all-or-nothing.",
         "properties": properties,
