@@ -11,6 +11,7 @@
 //! | `SEED_PATH` | seed file for the `memory` backend |
 //! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
 //! | `CURSOR_SECRET` | at least 32 bytes that sign `after` cursors (BEHAVIOR 11); the same for every instance, so required with `dynamodb` by the functions that list; the `memory` backend uses a random key |
+//! | `ALLOW_INSECURE_OUTBOUND` | `true` lets outbound requests (CRM, webhooks) and provisioned URLs use `http` and loopback hosts (local runs and tests); default `false` ([`crate::outbound`]) |
 //! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
 //! | `DISPATCH_QUEUE_URL` | the dispatch queue, where due work (CRM sync attempts, ...) waits as delayed messages ([`crate::due`]; the dispatch function); unset: timers of the process |
 //! | `DUE_WORK_LEASE_SECONDS` | how long a worker's claim on a due item holds (1 to 900, default 60); on the queue also how long after its due time a message may still be on its way before the sweeper resumes the item |
@@ -31,6 +32,7 @@ use crate::crm::RetryDelays;
 use crate::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 use crate::due::{DueSettings, DueWorker, SqsHandoff};
 use crate::fields::cache::CatalogueCache;
+use crate::outbound::OutboundPolicy;
 use crate::page::cursor::CursorKey;
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
 use crate::store::memory::MemoryStore;
@@ -69,6 +71,9 @@ pub struct Deps {
     pub due: Arc<DueWorker>,
     /// How long routing history entries are kept (BEHAVIOR 8).
     pub history_retention: chrono::Duration,
+    /// What outbound requests (CRM, webhooks) may call (`ALLOW_INSECURE_OUTBOUND`; strict unless
+    /// set).
+    pub outbound: OutboundPolicy,
 }
 
 impl std::fmt::Debug for Deps {
@@ -103,7 +108,14 @@ impl Deps {
                 DueSettings::default(),
             ),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
+            outbound: OutboundPolicy::STRICT,
         }
+    }
+
+    /// The same deps calling out under `policy`.
+    pub fn with_outbound(mut self, policy: OutboundPolicy) -> Self {
+        self.outbound = policy;
+        self
     }
 
     /// The same deps with CRM sync retries after `delays`.
@@ -202,7 +214,10 @@ impl Deps {
                 deps.cursors = None;
                 deps
             }
-            Some("memory") => Self::new(Arc::new(memory_store_from_seed_path().await?)),
+            Some("memory") => {
+                let outbound = OutboundPolicy::from_env().map_err(ConfigError)?;
+                Self::new(Arc::new(memory_store_from_seed_path(outbound).await?))
+            }
             Some(other) => {
                 return Err(ConfigError(format!(
                     "STORE_BACKEND={other} is unknown; expected dynamodb or memory"
@@ -218,6 +233,7 @@ impl Deps {
             deps = deps.with_verifier(verifier);
         }
         deps.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
+        deps.outbound = OutboundPolicy::from_env().map_err(ConfigError)?;
         if let Some(days) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
             let days: i64 = days
                 .trim()
@@ -315,12 +331,12 @@ fn refuse_development_key(jwks: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-async fn memory_store_from_seed_path() -> Result<MemoryStore, ConfigError> {
+async fn memory_store_from_seed_path(outbound: OutboundPolicy) -> Result<MemoryStore, ConfigError> {
     let path = var("SEED_PATH")
         .ok_or_else(|| ConfigError("SEED_PATH is not set for STORE_BACKEND=memory".into()))?;
     let text = std::fs::read_to_string(&path)
         .map_err(|e| ConfigError(format!("cannot read SEED_PATH {path}: {e}")))?;
-    let plan = crate::seed::load(&text, SystemClock.now())
+    let plan = crate::seed::load(&text, SystemClock.now(), outbound)
         .map_err(|e| ConfigError(format!("invalid seed: {e}")))?;
     let store = MemoryStore::new();
     store

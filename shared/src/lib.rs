@@ -28,6 +28,7 @@ pub mod history;
 pub mod idempotency;
 pub mod members;
 pub mod model;
+pub mod outbound;
 pub mod page;
 pub mod records;
 pub mod routers;

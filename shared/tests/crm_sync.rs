@@ -125,11 +125,12 @@ async fn fixture_on(
     let plan = shared::seed::load(
         &seed(base, edit).to_string(),
         at - chrono::Duration::days(1),
+        shared::outbound::OutboundPolicy::LOCAL,
     )
     .unwrap_or_else(|e| panic!("test seed: {e}"));
     store.provision(&plan).await.unwrap();
     let sync = CrmSync::new(
-        Arc::new(HubSpotClient::new().unwrap()),
+        Arc::new(HubSpotClient::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
         store.clone(),
         clock.clone(),
         delays,
@@ -643,7 +644,7 @@ fn queued(f: Fixture, store: Arc<dyn Store>) -> (Fixture, Arc<Recorder>) {
     )
     .with_due(worker)
     .with_crm(CrmSync::new(
-        Arc::new(HubSpotClient::new().unwrap()),
+        Arc::new(HubSpotClient::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
         store.clone(),
         f.clock.clone(),
         quick(),

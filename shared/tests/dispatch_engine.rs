@@ -147,6 +147,7 @@ async fn fixture(backend: Backend, seed: Value) -> Fixture {
     let plan = shared::seed::load(
         &seed.to_string(),
         wednesday_10_utc() - chrono::Duration::days(30),
+        shared::outbound::OutboundPolicy::LOCAL,
     )
     .unwrap_or_else(|e| panic!("test seed: {e}"));
     store.provision(&plan).await.unwrap();

@@ -310,7 +310,12 @@ async fn a_dispatch_reads_each_member_once_whatever_the_accounts_size() {
         }],
         "records": {"contacts": contacts.iter().enumerate().map(|(i, id)| json!({"id": id, "fields": {"email": format!("lead{i}@prospect.example")}})).collect::<Vec<_>>()}
     }]});
-    let plan = shared::seed::load(&seed.to_string(), Utc::now()).expect("seed");
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        Utc::now(),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .expect("seed");
     let store: Arc<dyn Store> = Arc::new(table.store.clone());
     store.provision(&plan).await.expect("provisioned");
     let engine = DispatchEngine::new(

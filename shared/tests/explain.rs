@@ -255,8 +255,12 @@ struct Fixture {
 async fn fixture(backend: Backend, seed: Value) -> Fixture {
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
     let (store, held) = backend.store().await;
-    let plan = shared::seed::load(&seed.to_string(), wednesday_10_utc() - Duration::days(30))
-        .unwrap_or_else(|e| panic!("test seed: {e}"));
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        wednesday_10_utc() - Duration::days(30),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap_or_else(|e| panic!("test seed: {e}"));
     store.provision(&plan).await.unwrap();
     let engine = Arc::new(DispatchEngine::new(
         store.clone(),
@@ -1133,8 +1137,12 @@ async fn explain_then_dispatch_agree(store: Arc<dyn Store>, case: Case) {
     let router = Uuid::new_v4();
     let contacts: Vec<Uuid> = (0..=case.prior).map(|_| Uuid::now_v7()).collect();
     let seed = case_seed(&case, account, router, &contacts);
-    let plan = shared::seed::load(&seed.to_string(), wednesday_10_utc() - Duration::days(30))
-        .unwrap_or_else(|e| panic!("case seed: {e}\n{seed}"));
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        wednesday_10_utc() - Duration::days(30),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap_or_else(|e| panic!("case seed: {e}\n{seed}"));
     store.provision(&plan).await.unwrap();
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
     let engine = DispatchEngine::new(store, clock, Arc::new(CatalogueCache::default()));

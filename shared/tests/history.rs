@@ -145,8 +145,12 @@ struct Fixture {
 async fn fixture(backend: Backend, seed: Value) -> Fixture {
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
     let store = backend.store().await;
-    let plan = shared::seed::load(&seed.to_string(), wednesday_10_utc() - Duration::days(30))
-        .unwrap_or_else(|e| panic!("test seed: {e}"));
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        wednesday_10_utc() - Duration::days(30),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap_or_else(|e| panic!("test seed: {e}"));
     store.provision(&plan).await.unwrap();
     let engine = Arc::new(DispatchEngine::new(
         store.clone(),

@@ -22,7 +22,7 @@ fn base() -> chrono::DateTime<Utc> {
 #[test]
 fn the_documented_minimal_seed_is_valid() {
     let text = include_str!("../../infra/seed/minimal.json");
-    let plan = load(text, base()).unwrap();
+    let plan = load(text, base(), shared::outbound::OutboundPolicy::LOCAL).unwrap();
     assert_eq!(plan.accounts.len(), 1);
     let a = &plan.accounts[0];
     assert_eq!(
@@ -41,7 +41,12 @@ fn the_documented_minimal_seed_is_valid() {
 
 #[test]
 fn defaults_of_omitted_member_keys_follow_the_format() {
-    let plan = load(&example().to_string(), base()).unwrap();
+    let plan = load(
+        &example().to_string(),
+        base(),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap();
     let ben = plan.accounts[0]
         .members
         .iter()
@@ -60,7 +65,12 @@ fn defaults_of_omitted_member_keys_follow_the_format() {
 
 #[test]
 fn items_get_consecutive_creation_times_in_file_order() {
-    let plan = load(&example().to_string(), base()).unwrap();
+    let plan = load(
+        &example().to_string(),
+        base(),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap();
     let routers = &plan.accounts[0].routers;
     assert!(routers
         .windows(2)
@@ -74,7 +84,12 @@ fn items_get_consecutive_creation_times_in_file_order() {
 #[tokio::test]
 async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
     let store = MemoryStore::new();
-    let plan = load(&example().to_string(), base()).unwrap();
+    let plan = load(
+        &example().to_string(),
+        base(),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap();
     let first = store.provision(&plan).await.unwrap();
     assert!(first.inserted > 0 && first.skipped.is_empty());
     let account = plan.accounts[0].account.id;
@@ -84,7 +99,12 @@ async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
     changed.version += 1;
     store.update_member(&changed, ana.version).await.unwrap();
 
-    let again = load(&example().to_string(), base() + chrono::Duration::hours(1)).unwrap();
+    let again = load(
+        &example().to_string(),
+        base() + chrono::Duration::hours(1),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .unwrap();
     let second = store.provision(&again).await.unwrap();
     assert_eq!(second.inserted, 0);
     assert_eq!(second.skipped.len(), first.inserted);
@@ -106,7 +126,14 @@ async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
 async fn a_seed_record_whose_key_is_held_by_a_stored_record_is_refused_whole() {
     let store = MemoryStore::new();
     store
-        .provision(&load(&example().to_string(), base()).unwrap())
+        .provision(
+            &load(
+                &example().to_string(),
+                base(),
+                shared::outbound::OutboundPolicy::LOCAL,
+            )
+            .unwrap(),
+        )
         .await
         .unwrap();
     let mut seed = example();
@@ -116,7 +143,14 @@ async fn a_seed_record_whose_key_is_held_by_a_stored_record_is_refused_whole() {
         .unwrap()
         .push(json!({"id": Uuid::now_v7(), "name": "New role"}));
     let err = store
-        .provision(&load(&seed.to_string(), base()).unwrap())
+        .provision(
+            &load(
+                &seed.to_string(),
+                base(),
+                shared::outbound::OutboundPolicy::LOCAL,
+            )
+            .unwrap(),
+        )
         .await
         .unwrap_err();
     assert!(

@@ -63,7 +63,8 @@ impl DispatchState {
     /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`); the CRM HTTP client cannot be
     /// built.
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        let client = Arc::new(HubSpotClient::new().map_err(|e| ConfigError(e.to_string()))?);
+        let client =
+            Arc::new(HubSpotClient::new(deps.outbound).map_err(|e| ConfigError(e.to_string()))?);
         let crm = CrmSync::new(
             client,
             deps.store.clone(),

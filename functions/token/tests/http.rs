@@ -47,7 +47,12 @@ async fn store() -> Arc<FaultyStore> {
         {"client_id": CLIENT_ID, "client_secret": SECRET, "scopes": ["service-api/read", "service-api/create"]}
     ]}]});
     let memory = MemoryStore::new();
-    let plan = shared::seed::load(&seed.to_string(), t0()).expect("valid test seed");
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        t0(),
+        shared::outbound::OutboundPolicy::LOCAL,
+    )
+    .expect("valid test seed");
     memory.provision(&plan).await.expect("provisioned");
     Arc::new(FaultyStore::new(Arc::new(memory)))
 }

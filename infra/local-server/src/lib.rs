@@ -104,7 +104,8 @@ pub fn with_local_keys(deps: Deps, signing_key_pem: Option<&str>) -> anyhow::Res
 /// Errors: an invalid seed (with the JSON path of the first problem; nothing written), a record
 /// key held by another record, the store's, or an invalid signing key.
 pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::Result<App> {
-    let deps = with_local_keys(Deps::new(store), config.signing_key_pem.as_deref())?;
+    let deps = with_local_keys(Deps::new(store), config.signing_key_pem.as_deref())?
+        .with_outbound(shared::outbound::OutboundPolicy::LOCAL);
     build_app_with(config, deps).await
 }
 
@@ -112,7 +113,8 @@ pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::R
 ///
 /// Errors: as [`build_app_on`].
 pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App> {
-    let plan = shared::seed::load(&config.seed, deps.clock.now()).context("invalid seed file")?;
+    let plan = shared::seed::load(&config.seed, deps.clock.now(), deps.outbound)
+        .context("invalid seed file")?;
     let report = deps
         .store
         .provision(&plan)

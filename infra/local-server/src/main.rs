@@ -13,6 +13,7 @@ use local_server::{build_app_with, with_local_keys, AppConfig};
 use shared::crm::RetryDelays;
 use shared::deps::Deps;
 use shared::due::DueSettings;
+use shared::outbound::OutboundPolicy;
 use shared::store::dynamodb::{env, DynamoStore};
 use shared::store::memory::MemoryStore;
 use std::net::SocketAddr;
@@ -85,13 +86,20 @@ async fn main() -> anyhow::Result<()> {
     let delays = RetryDelays::from_env().map_err(anyhow::Error::msg)?;
     // Due work: the claims' lease (`DUE_WORK_LEASE_SECONDS`).
     let due_settings = DueSettings::from_env().map_err(anyhow::Error::msg)?;
+    // Outbound requests (the fake CRM, webhook receivers on 127.0.0.1): http and loopback are
+    // allowed locally unless ALLOW_INSECURE_OUTBOUND=false.
+    let outbound = match std::env::var(OutboundPolicy::VARIABLE) {
+        Ok(value) => OutboundPolicy::parse(&value).map_err(anyhow::Error::msg)?,
+        Err(_) => OutboundPolicy::LOCAL,
+    };
     let app = match args.store {
         StoreKind::Memory => {
             let deps = with_local_keys(
                 Deps::new(std::sync::Arc::new(MemoryStore::new())),
                 config.signing_key_pem.as_deref(),
             )?
-            .with_crm_retry_delays(delays);
+            .with_crm_retry_delays(delays)
+            .with_outbound(outbound);
             build_app_with(
                 config,
                 with_due(deps, args.queue_url.as_deref(), due_settings).await,
@@ -104,7 +112,8 @@ async fn main() -> anyhow::Result<()> {
                 .filter(|t| !t.trim().is_empty())
                 .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
             // Validate the seed before touching the table.
-            shared::seed::load(&config.seed, chrono::Utc::now()).context("invalid seed file")?;
+            shared::seed::load(&config.seed, chrono::Utc::now(), outbound)
+                .context("invalid seed file")?;
             let deps = shared::deps::Deps::dynamodb(&table).await;
             let sdk = deps
                 .aws
@@ -118,7 +127,8 @@ async fn main() -> anyhow::Result<()> {
                 tracing::info!(table, "created table");
             }
             let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
-                .with_crm_retry_delays(delays);
+                .with_crm_retry_delays(delays)
+                .with_outbound(outbound);
             build_app_with(
                 config,
                 with_due(deps, args.queue_url.as_deref(), due_settings).await,

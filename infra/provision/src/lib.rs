@@ -21,8 +21,9 @@ pub async fn store_from_env() -> anyhow::Result<DynamoStore> {
     Ok(DynamoStore::new(env::client(&sdk), table))
 }
 
-/// Validates `seed` (the whole file, before anything is written), creates the table when
-/// `create_table` and it is missing, then loads the seed insert-if-absent.
+/// Validates `seed` (the whole file, before anything is written; CRM URLs under the outbound
+/// setting of the environment, `ALLOW_INSECURE_OUTBOUND`, strict unless set), creates the table
+/// when `create_table` and it is missing, then loads the seed insert-if-absent.
 ///
 /// Errors: the seed's first problem with its JSON path; a record key held by an existing
 /// record (nothing written); the SDK's.
@@ -31,7 +32,8 @@ pub async fn provision(
     seed: &str,
     create_table: bool,
 ) -> anyhow::Result<ProvisionReport> {
-    let plan = shared::seed::load(seed, chrono::Utc::now())
+    let policy = shared::outbound::OutboundPolicy::from_env().map_err(anyhow::Error::msg)?;
+    let plan = shared::seed::load(seed, chrono::Utc::now(), policy)
         .map_err(|e| anyhow::anyhow!("invalid seed, nothing written: {e}"))?;
     if create_table {
         let created = store

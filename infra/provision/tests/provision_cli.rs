@@ -11,15 +11,40 @@ fn demo_seed() -> String {
     format!("{}/../seed/demo.json", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Runs `provision` on `table` as for a local run (the demo's fake CRM is on
+/// http://127.0.0.1:4010: `ALLOW_INSECURE_OUTBOUND=true`).
 fn provision(table: &str, args: &[&str]) -> Output {
+    provision_with(table, args, "true")
+}
+
+fn provision_with(table: &str, args: &[&str], allow_insecure_outbound: &str) -> Output {
     if std::env::var("AWS_ENDPOINT_URL").is_err() {
         panic!("{EMULATOR_MISSING}");
     }
     Command::new(env!("CARGO_BIN_EXE_provision"))
         .args(args)
         .env("TABLE_NAME", table)
+        .env("ALLOW_INSECURE_OUTBOUND", allow_insecure_outbound)
         .output()
         .expect("provision runs")
+}
+
+/// Production provisioning (the setting off, as by default) refuses a CRM on plain http or a
+/// loopback host, naming the key, and writes nothing.
+#[test]
+fn production_provisioning_refuses_an_unsafe_crm_url_naming_the_key() {
+    let table = format!("provision-{}", uuid::Uuid::new_v4().simple());
+    let refused = provision_with(&table, &["--seed", &demo_seed(), "--create-table"], "false");
+    assert!(!refused.status.success());
+    let err = text(&refused.stderr);
+    assert!(
+        err.contains("accounts[2].crm.base_url: must be an https URL"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("created table"),
+        "nothing done before validation: {err}"
+    );
 }
 
 fn text(o: &[u8]) -> String {

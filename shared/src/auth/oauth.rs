@@ -422,7 +422,12 @@ mod tests {
               "client_secret": "p@ss:w%rd & more", "scopes": ["service-api/read"]}]}
         ]});
         let memory = MemoryStore::new();
-        let plan = crate::seed::load(&seed.to_string(), t0()).expect("valid test seed");
+        let plan = crate::seed::load(
+            &seed.to_string(),
+            t0(),
+            crate::outbound::OutboundPolicy::LOCAL,
+        )
+        .expect("valid test seed");
         memory.provision(&plan).await.expect("provisioned");
         FaultyStore::new(Arc::new(memory))
     }

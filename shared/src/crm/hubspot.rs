@@ -2,16 +2,16 @@
 //! `PATCH {base_url}/crm/v3/objects/{type}/{id}` with
 //! `{"properties": {"hubspot_owner_id": "<owner's external_id>"}}`.
 //!
-//! One [`reqwest::Client`] per instance, built at cold start: rustls with the aws-lc-rs provider
-//! (the crypto the AWS SDK already links) and the Mozilla root store compiled in (no trust
-//! store read from disk at start), a 3 s timeout on the whole exchange (connection, request,
-//! answer), and no redirects (a redirect is an answer, not followed with the token).
+//! Requests go through the outbound guard ([`crate::outbound::OutboundClient`]: the base URL
+//! and the addresses it resolves to are checked before every request, no redirects, the
+//! answer's body read only for a non-2xx answer and then at most 64 KiB), built once per
+//! instance with BEHAVIOR 7's 3 s timeout on the whole exchange.
 
 use super::port::{redact, CrmClient, CrmFailure, OwnerUpdate, REQUEST_TIMEOUT, TIMED_OUT};
+use crate::outbound::{ClientBuildError, OutboundClient, OutboundError, OutboundPolicy};
 use async_trait::async_trait;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use reqwest::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
-use std::sync::Arc;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use std::time::{Duration, SystemTime};
 
 /// Characters of an id kept as they are in a path segment: RFC 3986's unreserved set
@@ -26,64 +26,43 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// Characters of an answer's body kept in a `crm_error` when it has no JSON `message`.
 pub const DETAIL_CHARS: usize = 200;
 
-/// Bytes of an answer's body read at most (a JSON `message` is found in less).
+/// Bytes of a non-2xx answer's body read at most (a JSON `message` is found in less).
 const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// The longest `Retry-After` honoured; a longer one is cut to this.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
 
-/// HubSpot CRM v3 over HTTPS (or HTTP, for a local fake).
+/// HubSpot CRM v3, through the outbound guard.
 #[derive(Debug, Clone)]
 pub struct HubSpotClient {
-    http: reqwest::Client,
+    http: OutboundClient,
 }
 
-/// The HTTP client could not be built (a TLS set-up failure; never expected).
-#[derive(Debug, thiserror::Error)]
-#[error("cannot build the CRM HTTP client: {0}")]
-pub struct ClientBuildError(String);
-
 impl HubSpotClient {
-    /// A client with BEHAVIOR 7's 3 s timeout.
+    /// A client under `policy` with BEHAVIOR 7's 3 s timeout.
     ///
     /// Errors: the TLS configuration or the client cannot be built.
-    pub fn new() -> Result<Self, ClientBuildError> {
-        Self::with_timeout(REQUEST_TIMEOUT)
+    pub fn new(policy: OutboundPolicy) -> Result<Self, ClientBuildError> {
+        Self::with_timeout(policy, REQUEST_TIMEOUT)
     }
 
     /// A client whose requests time out after `timeout` (connection and answer included).
     ///
     /// Errors: as [`Self::new`].
-    pub fn with_timeout(timeout: Duration) -> Result<Self, ClientBuildError> {
-        ensure_crypto_provider();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ClientBuildError(e.to_string()))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let http = reqwest::Client::builder()
-            .use_preconfigured_tls(tls)
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("account-routing-api/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ClientBuildError(e.to_string()))?;
-        Ok(Self { http })
+    pub fn with_timeout(
+        policy: OutboundPolicy,
+        timeout: Duration,
+    ) -> Result<Self, ClientBuildError> {
+        Ok(Self::over(OutboundClient::new(
+            policy,
+            timeout,
+            MAX_BODY_BYTES,
+        )?))
     }
-}
 
-/// Makes aws-lc-rs (the crypto the AWS SDK links) rustls' process-wide default provider when
-/// none is set, so every rustls client of the process (reqwest's included, whose own default
-/// would be `ring`, not linked here) finds one. Idempotent.
-pub fn ensure_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race to another installer is fine: a provider is installed either way.
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    /// A client over the guarded `http` client (tests give it a fixed resolver).
+    pub fn over(http: OutboundClient) -> Self {
+        Self { http }
     }
 }
 
@@ -124,33 +103,30 @@ impl CrmClient for HubSpotClient {
             )
         })?;
         bearer.set_sensitive(true);
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, bearer);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let body = serde_json::to_vec(&owner_body(update))
             .map_err(|e| CrmFailure::permanent(format!("CRM request failed: {e}")))?;
-        let sent = self
+        let response = self
             .http
-            .patch(url)
-            .header(AUTHORIZATION, bearer)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await;
-        let response = match sent {
-            Ok(response) => response,
-            Err(error) => return Err(request_failure(&error, token)),
-        };
+            .send(reqwest::Method::PATCH, &url, headers, body)
+            .await
+            .map_err(|error| request_failure(&error, token))?;
         let status = response.status();
+        // A 2xx is all we need to know: its body is never read.
+        if status.is_success() {
+            return Ok(());
+        }
         let retry_after = response
             .headers()
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let body = match read_body(response).await {
-            Ok(body) => body,
-            Err(error) => return Err(request_failure(&error, token)),
-        };
-        if status.is_success() {
-            return Ok(());
-        }
+        let body = response
+            .body()
+            .await
+            .map_err(|error| request_failure(&error, token))?;
         let error = format!(
             "CRM answered {}: {}",
             status.as_u16(),
@@ -164,25 +140,17 @@ impl CrmClient for HubSpotClient {
     }
 }
 
-/// At most [`MAX_BODY_BYTES`] of the answer's body.
-async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        let room = MAX_BODY_BYTES.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= MAX_BODY_BYTES {
-            break;
+/// A request that got no answer: `CRM request timed out` or `CRM request failed: <detail>`
+/// with the error's causes (never the URL, never the token), both retried; a refusal of the
+/// outbound guard is final (`CRM request failed: base_url must not point to ...`).
+fn request_failure(error: &OutboundError, token: &str) -> CrmFailure {
+    let error = match error {
+        OutboundError::TimedOut => return CrmFailure::transient(TIMED_OUT, None),
+        OutboundError::Refused(why) => {
+            return CrmFailure::permanent(format!("CRM request failed: base_url {why}"))
         }
-    }
-    Ok(body)
-}
-
-/// A request that got no answer: `CRM request timed out`, or `CRM request failed: <detail>`
-/// with the error's causes (never the URL, never the token). Both are retried.
-fn request_failure(error: &reqwest::Error, token: &str) -> CrmFailure {
-    if error.is_timeout() {
-        return CrmFailure::transient(TIMED_OUT, None);
-    }
+        OutboundError::Failed(error) => error,
+    };
     let mut causes = Vec::new();
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(cause) = current {

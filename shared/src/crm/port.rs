@@ -85,19 +85,69 @@ pub trait CrmClient: Send + Sync + 'static {
     async fn set_owner(&self, update: &OwnerUpdate) -> Result<(), CrmFailure>;
 }
 
-/// `text` with every occurrence of `secret` replaced by `[REDACTED]` (an empty secret changes
-/// nothing).
+/// `text` with every occurrence of `secret` replaced by `[REDACTED]`, in every encoding a JSON
+/// text can give it (RFC 8259 section 7: any character as `\uXXXX` in either case, characters
+/// beyond the BMP as a surrogate pair, `/` as `\/`, and the short escapes), so a CRM that
+/// echoes the token inside a JSON string cannot slip it through. An empty secret changes
+/// nothing.
 pub fn redact(text: &str, secret: &str) -> String {
     if secret.is_empty() {
-        text.to_string()
-    } else {
-        text.replace(secret, "[REDACTED]")
+        return text.to_string();
     }
+    let pattern: String = secret.chars().map(json_forms).collect();
+    match regex::Regex::new(&pattern) {
+        Ok(re) => re.replace_all(text, "[REDACTED]").into_owned(),
+        Err(_) => text.replace(secret, "[REDACTED]"),
+    }
+}
+
+/// A regular expression matching `c` as it can stand in a JSON text.
+fn json_forms(c: char) -> String {
+    let hex = |unit: u16| format!(r"\\u(?i:{unit:04x})");
+    let mut forms = vec![regex::escape(&c.to_string())];
+    let mut units = [0u16; 2];
+    let units = c.encode_utf16(&mut units);
+    forms.push(units.iter().map(|u| hex(*u)).collect());
+    let short = match c {
+        '/' => Some(r"\\/"),
+        '"' => Some(r#"\\""#),
+        '\\' => Some(r"\\\\"),
+        '\n' => Some(r"\\n"),
+        '\r' => Some(r"\\r"),
+        '\t' => Some(r"\\t"),
+        '\u{8}' => Some(r"\\b"),
+        '\u{c}' => Some(r"\\f"),
+        _ => None,
+    };
+    forms.extend(short.map(str::to_string));
+    format!("(?:{})", forms.join("|"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redaction_covers_every_json_encoding_of_the_token() {
+        let token = "pat/na1-é😀x";
+        let escaped = serde_json::to_string(token).unwrap(); // the plain form
+        assert_eq!(redact(&escaped, token), "\"[REDACTED]\"");
+        for echoed in [
+            r#"{"m":"pat\/na1-\u00e9\ud83d\ude00x"}"#,
+            r#"{"m":"\u0070at\/na1-\u00E9😀\u0078"}"#,
+            r#"{"m":"pat/na1-é\uD83D\uDE00x"}"#,
+        ] {
+            let cleaned = redact(echoed, token);
+            assert_eq!(cleaned, r#"{"m":"[REDACTED]"}"#, "{echoed}");
+            let decoded: serde_json::Value = serde_json::from_str(echoed).unwrap();
+            assert_eq!(decoded["m"], token, "the echo really is the token");
+        }
+        assert_eq!(
+            redact("pat/na1-é😀", token),
+            "pat/na1-é😀",
+            "a prefix is kept"
+        );
+    }
 
     #[test]
     fn redaction_removes_every_occurrence_of_the_token() {

@@ -8,7 +8,7 @@ use super::outcome::Outcome;
 use super::request::{AccountContext, DispatchRequest};
 use super::steps::{self, Context, Run, Stop, Trace};
 use crate::clock::Clock;
-use crate::crm::{CrmSync, HubSpotClient, OwnerUpdate, RetryDelays, SyncResult};
+use crate::crm::{CrmSync, OwnerUpdate, SyncResult};
 use crate::due::{Claimed, DueSettings, DueWorker};
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
@@ -64,28 +64,17 @@ const NO_CRM_CLIENT: &str = "CRM request failed: the CRM client is not available
 
 impl DispatchEngine {
     /// An engine over `store`, retrying conflicts for [`DEFAULT_DEADLINE`], keeping history
-    /// entries [`DEFAULT_HISTORY_RETENTION_DAYS`], syncing CRMs over HubSpot's API with the
-    /// default retry delays ([`Self::with_crm`] replaces it), its due work on timers of this
-    /// process ([`Self::with_due`] replaces them).
+    /// entries [`DEFAULT_HISTORY_RETENTION_DAYS`], its due work on timers of this process
+    /// ([`Self::with_due`] replaces them), and no CRM client until [`Self::with_crm`] gives one
+    /// (the one HTTP client of the instance is built by the caller, once): a router with
+    /// `has_integration` then records `CRM request failed: the CRM client is not available`.
     pub fn new(
         store: Arc<dyn Store>,
         clock: Arc<dyn Clock>,
         catalogues: Arc<CatalogueCache>,
     ) -> Self {
-        let crm = match HubSpotClient::new() {
-            Ok(client) => Some(CrmSync::new(
-                Arc::new(client),
-                store.clone(),
-                clock.clone(),
-                RetryDelays::default(),
-            )),
-            Err(error) => {
-                tracing::error!(%error, "CRM sync disabled");
-                None
-            }
-        };
         let due = DueWorker::in_process(store.clone(), clock.clone(), DueSettings::default());
-        let engine = Self {
+        Self {
             store,
             clock,
             catalogues,
@@ -95,10 +84,6 @@ impl DispatchEngine {
             due,
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
-        };
-        match crm {
-            Some(crm) => engine.with_crm(crm),
-            None => engine,
         }
     }
 

@@ -10,6 +10,7 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::AccountPlan;
 use crate::model::record::UniqueKey;
+use crate::outbound::OutboundUrl;
 use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
 use std::collections::HashMap;
 
@@ -27,9 +28,8 @@ impl Loader {
                         format!("unknown provider \"{}\"; expected \"hubspot\"", c.provider),
                     );
                 }
-                match url::Url::parse(&c.base_url) {
-                    Ok(u) if matches!(u.scheme(), "http" | "https") => {}
-                    _ => return err(format!("{path}.crm.base_url"), "expected an http(s) URL"),
+                if let Err(why) = OutboundUrl::parse(&c.base_url, self.outbound) {
+                    return err(format!("{path}.crm.base_url"), why);
                 }
                 Some(CrmConnection {
                     provider: c.provider,
@@ -258,6 +258,49 @@ mod tests {
                 },
                 "accounts[0].crm.base_url",
             ),
+            (
+                |s| s["accounts"][0]["crm"] = json!({"provider": "hubspot", "base_url": "http://169.254.169.254/latest", "access_token": "t"}),
+                "accounts[0].crm.base_url: must not point to a link-local address",
+            ),
+            (
+                |s| s["accounts"][0]["crm"] = json!({"provider": "hubspot", "base_url": "https://10.0.0.8", "access_token": "t"}),
+                "accounts[0].crm.base_url: must not point to a private address",
+            ),
         ]);
+    }
+
+    #[test]
+    fn production_provisioning_refuses_http_and_loopback_crm_urls() {
+        let base = chrono::Utc::now();
+        let demo = crate::seed::tests::demo();
+        // The demo's fake CRM on http://127.0.0.1:4010 is for local runs only.
+        let refused = crate::seed::load(
+            &demo.to_string(),
+            base,
+            crate::outbound::OutboundPolicy::STRICT,
+        )
+        .expect_err("strict provisioning refuses it")
+        .to_string();
+        assert!(
+            refused.ends_with(".crm.base_url: must be an https URL"),
+            "{refused}"
+        );
+        let mut https_loopback = demo;
+        for account in https_loopback["accounts"].as_array_mut().unwrap() {
+            if !account["crm"].is_null() {
+                account["crm"]["base_url"] = json!("https://127.0.0.1:4010");
+            }
+        }
+        let refused = crate::seed::load(
+            &https_loopback.to_string(),
+            base,
+            crate::outbound::OutboundPolicy::STRICT,
+        )
+        .expect_err("strict provisioning refuses loopback")
+        .to_string();
+        assert!(
+            refused.ends_with("must not point to a loopback address"),
+            "{refused}"
+        );
     }
 }

@@ -22,6 +22,7 @@ pub mod router;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
+use crate::outbound::OutboundPolicy;
 use crate::types::email::Email;
 use chrono::{DateTime, Duration, Utc};
 use file::SeedFile;
@@ -53,10 +54,15 @@ fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, Seed
 }
 
 /// Parses and validates a seed file. Items get consecutive creation times (1 ms apart) from
-/// `base`, in file order, so lists of seeded items follow the file.
+/// `base`, in file order, so lists of seeded items follow the file. A CRM connection's
+/// `base_url` must pass the outbound guard under `outbound` ([`crate::outbound::OutboundUrl`]).
 ///
 /// Errors: the first problem with its JSON path; nothing is returned to write then.
-pub fn load(text: &str, base: DateTime<Utc>) -> Result<ProvisionPlan, SeedError> {
+pub fn load(
+    text: &str,
+    base: DateTime<Utc>,
+    outbound: OutboundPolicy,
+) -> Result<ProvisionPlan, SeedError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let file: SeedFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -70,7 +76,7 @@ pub fn load(text: &str, base: DateTime<Utc>) -> Result<ProvisionPlan, SeedError>
             message,
         }
     })?;
-    let mut loader = Loader::new(base);
+    let mut loader = Loader::new(base, outbound);
     let accounts = file
         .accounts
         .into_iter()
@@ -83,6 +89,8 @@ pub fn load(text: &str, base: DateTime<Utc>) -> Result<ProvisionPlan, SeedError>
 /// The state of one load: the creation clock and the ids seen so far.
 struct Loader {
     base: DateTime<Utc>,
+    /// What provisioned URLs may point to (a CRM's `base_url`).
+    outbound: OutboundPolicy,
     tick: i64,
     /// Every UUID of the file -> its path (ids are unique across the store).
     ids: HashMap<Uuid, String>,
@@ -90,9 +98,10 @@ struct Loader {
 }
 
 impl Loader {
-    fn new(base: DateTime<Utc>) -> Self {
+    fn new(base: DateTime<Utc>, outbound: OutboundPolicy) -> Self {
         Self {
             base,
+            outbound,
             tick: 0,
             ids: HashMap::new(),
             client_ids: HashSet::new(),
@@ -164,7 +173,7 @@ pub(crate) mod tests {
     /// The message of loading `seed`, which must be refused.
     pub(crate) fn error_of(seed: &Value) -> String {
         let base = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
-        load(&seed.to_string(), base)
+        load(&seed.to_string(), base, OutboundPolicy::LOCAL)
             .expect_err("the seed must be refused")
             .to_string()
     }
@@ -188,7 +197,7 @@ pub(crate) mod tests {
     #[test]
     fn the_demo_seed_loads() {
         let base = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
-        let plan = load(&demo().to_string(), base).unwrap();
+        let plan = load(&demo().to_string(), base, OutboundPolicy::LOCAL).unwrap();
         assert!(!plan.accounts.is_empty());
     }
 

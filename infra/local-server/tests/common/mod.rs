@@ -24,7 +24,7 @@ pub const ALL_SCOPES: &str =
 /// A plain HTTP client for the started binary (10 s timeout). reqwest is built with rustls and
 /// no default crypto provider: the process gets the one the API uses first.
 pub fn http() -> reqwest::Client {
-    shared::crm::hubspot::ensure_crypto_provider();
+    shared::outbound::ensure_crypto_provider();
     reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(10))
         .build()

@@ -1,0 +1,227 @@
+//! The outbound guard at request time (issue 21 point 4): names resolved to forbidden
+//! addresses are refused before any connection, at every request (DNS rebinding), redirects
+//! are answers and never followed, answers are read at most up to the cap, and the CRM client
+//! reports a refusal as a final `crm_error`.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use reqwest::dns::{Addrs, Resolving};
+use reqwest::header::HeaderMap;
+use shared::crm::{CrmClient, HubSpotClient, OwnerUpdate};
+use shared::model::account::CrmAccessToken;
+use shared::model::ObjectType;
+use shared::outbound::{Lookup, OutboundClient, OutboundError, OutboundPolicy};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A resolver with fixed answers the test can change.
+#[derive(Default)]
+struct FixedLookup(Mutex<Vec<IpAddr>>);
+
+impl FixedLookup {
+    fn answer(&self, ips: &[&str]) {
+        *self.0.lock().unwrap() = ips.iter().map(|ip| ip.parse().unwrap()).collect();
+    }
+}
+
+impl Lookup for FixedLookup {
+    fn lookup(&self, _host: String) -> Resolving {
+        let addrs: Vec<SocketAddr> = self
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|ip| SocketAddr::new(*ip, 0))
+            .collect();
+        Box::pin(async move { Ok(Box::new(addrs.into_iter()) as Addrs) })
+    }
+}
+
+/// A local server counting its requests: `/ok` (200 and a 10 KiB body), `/redirect` (302 to
+/// `/ok`), `/slow` (answers after 2 s).
+async fn server() -> (u16, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = |hits: Arc<AtomicUsize>| {
+        move || {
+            hits.fetch_add(1, Ordering::SeqCst);
+            async {}
+        }
+    };
+    let (a, b, c) = (
+        counted(hits.clone()),
+        counted(hits.clone()),
+        counted(hits.clone()),
+    );
+    let app = axum::Router::new()
+        .route(
+            "/ok",
+            get(move || {
+                let seen = a();
+                async move {
+                    seen.await;
+                    "x".repeat(10 * 1024)
+                }
+            }),
+        )
+        .route(
+            "/redirect",
+            get(move || {
+                let seen = b();
+                async move {
+                    seen.await;
+                    (StatusCode::FOUND, [(header::LOCATION, "/ok")]).into_response()
+                }
+            }),
+        )
+        .route(
+            "/slow",
+            get(move || {
+                let seen = c();
+                async move {
+                    seen.await;
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    "late"
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (port, hits)
+}
+
+fn client(policy: OutboundPolicy, lookup: Arc<FixedLookup>) -> OutboundClient {
+    OutboundClient::with_lookup(policy, Duration::from_secs(1), 1024, lookup).unwrap()
+}
+
+async fn get_url(client: &OutboundClient, url: &str) -> Result<(u16, usize), OutboundError> {
+    let answer = client
+        .send(reqwest::Method::GET, url, HeaderMap::new(), Vec::new())
+        .await?;
+    let status = answer.status().as_u16();
+    Ok((status, answer.body().await?.len()))
+}
+
+#[tokio::test]
+async fn a_name_resolving_to_a_private_or_metadata_address_is_refused_before_any_connection() {
+    let lookup = Arc::new(FixedLookup::default());
+    let strict = client(OutboundPolicy::STRICT, lookup.clone());
+    for (ip, why) in [
+        ("10.0.0.5", "private"),
+        ("169.254.169.254", "link-local"),
+        ("127.0.0.1", "loopback"),
+        ("::ffff:192.168.0.1", "private"),
+    ] {
+        lookup.answer(&[ip]);
+        let refused = get_url(&strict, "https://internal.example/").await;
+        assert!(
+            matches!(&refused, Err(OutboundError::Refused(m)) if m.contains(why)),
+            "{ip}: {refused:?}"
+        );
+    }
+    // One forbidden address among public ones is enough to refuse the name.
+    lookup.answer(&["93.184.216.34", "10.1.1.1"]);
+    let refused = get_url(&strict, "https://mixed.example/").await;
+    assert!(
+        matches!(refused, Err(OutboundError::Refused(_))),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn every_request_resolves_again_so_a_name_rebound_to_a_private_address_is_refused() {
+    let (port, hits) = server().await;
+    let lookup = Arc::new(FixedLookup::default());
+    let local = client(OutboundPolicy::LOCAL, lookup.clone());
+    let url = format!("http://receiver.example:{port}/ok");
+    lookup.answer(&["127.0.0.1"]);
+    assert_eq!(get_url(&local, &url).await.unwrap().0, 200);
+    // The name now points inside the network: refused, nothing sent.
+    lookup.answer(&["10.0.0.7"]);
+    let rebound = get_url(&local, &url).await;
+    assert!(
+        matches!(rebound, Err(OutboundError::Refused(_))),
+        "{rebound:?}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn redirects_are_answers_answers_are_capped_and_slow_ones_time_out() {
+    let (port, hits) = server().await;
+    let local = client(OutboundPolicy::LOCAL, Arc::new(FixedLookup::default()));
+    let redirect = get_url(&local, &format!("http://127.0.0.1:{port}/redirect"))
+        .await
+        .unwrap();
+    assert_eq!(redirect.0, 302);
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "the redirect was not followed"
+    );
+    let capped = get_url(&local, &format!("http://127.0.0.1:{port}/ok"))
+        .await
+        .unwrap();
+    assert_eq!(capped, (200, 1024), "at most max_body bytes are read");
+    let slow = get_url(&local, &format!("http://127.0.0.1:{port}/slow")).await;
+    assert!(matches!(slow, Err(OutboundError::TimedOut)), "{slow:?}");
+    // The strict policy refuses the same server: plain http, loopback.
+    let strict = client(OutboundPolicy::STRICT, Arc::new(FixedLookup::default()));
+    let refused = get_url(&strict, &format!("http://127.0.0.1:{port}/ok")).await;
+    assert!(
+        matches!(refused, Err(OutboundError::Refused(_))),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_crm_client_reports_a_refused_base_url_as_a_final_error_without_a_request() {
+    let (port, hits) = server().await;
+    let crm = HubSpotClient::new(OutboundPolicy::STRICT).unwrap();
+    let update = OwnerUpdate {
+        base_url: format!("https://127.0.0.1:{port}"),
+        access_token: CrmAccessToken::new("secret-token"),
+        object_type: ObjectType::Contacts,
+        record_external_id: "1".into(),
+        owner_external_id: "2".into(),
+    };
+    let failure = crm.set_owner(&update).await.unwrap_err();
+    assert_eq!(
+        failure.error,
+        "CRM request failed: base_url must not point to a loopback address"
+    );
+    assert!(!failure.transient, "a refusal does not pass by itself");
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
+
+/// Issue 23 point 10: a 2xx answer is a success whatever its body; the body is never read (a
+/// receiver that sends its headers and then never finishes its body does not time the sync out).
+#[tokio::test]
+async fn a_2xx_answer_is_success_without_reading_its_body() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request).await;
+        // Headers promise 100,000 bytes; 3 come, the rest never does.
+        let head = "HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\nabc";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    });
+    let crm =
+        HubSpotClient::with_timeout(OutboundPolicy::LOCAL, Duration::from_millis(800)).unwrap();
+    let update = OwnerUpdate {
+        base_url: format!("http://127.0.0.1:{port}"),
+        access_token: CrmAccessToken::new("t"),
+        object_type: ObjectType::Contacts,
+        record_external_id: "1".into(),
+        owner_external_id: "2".into(),
+    };
+    assert_eq!(crm.set_owner(&update).await, Ok(()));
+}
