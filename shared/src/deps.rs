@@ -10,7 +10,10 @@
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
 //! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
-//! | `CURSOR_SECRET` | at least 32 bytes that sign `after` cursors (BEHAVIOR 11); the same for every instance, so required with `dynamodb` by the functions that list; the `memory` backend uses a random key |
+//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after` cursors (BEHAVIOR 11), read once at cold start; the same for every instance, so required with `dynamodb` by the functions that list |
+//! | `CURSOR_SECRET` | the same key in the clear, for local runs only (a deployment never puts a secret in the environment); the `memory` backend uses a random key when neither is set |
+//! | `SEALING_KMS_KEY_ID` | the KMS key that seals stored secrets (CRM access tokens, webhook signing secrets; [`crate::secrets`]); required by the functions that open or seal them in Lambda |
+//! | `LOCAL_SEALING_KEY` | base64 of a 32-byte AES key sealing them instead, for local runs; without either, the committed development key (refused in Lambda) |
 //! | `ALLOW_INSECURE_OUTBOUND` | `true` lets outbound requests (CRM, webhooks) and provisioned URLs use `http` and loopback hosts (local runs and tests); default `false` ([`crate::outbound`]) |
 //! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
 //! | `DISPATCH_QUEUE_URL` | the dispatch queue, where due work (CRM sync attempts, ...) waits as delayed messages ([`crate::due`]; the dispatch function); unset: timers of the process |
@@ -34,6 +37,7 @@ use crate::due::{DueSettings, DueWorker, SqsHandoff};
 use crate::fields::cache::CatalogueCache;
 use crate::outbound::OutboundPolicy;
 use crate::page::cursor::CursorKey;
+use crate::secrets::{read_secret_string, KmsSealer, LocalSealer, Sealer};
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
 use crate::store::memory::MemoryStore;
 use crate::store::Store;
@@ -74,6 +78,8 @@ pub struct Deps {
     /// What outbound requests (CRM, webhooks) may call (`ALLOW_INSECURE_OUTBOUND`; strict unless
     /// set).
     pub outbound: OutboundPolicy,
+    /// Seals and opens stored secrets; `None` in Lambda without `SEALING_KMS_KEY_ID`.
+    pub sealer: Option<Arc<dyn Sealer>>,
 }
 
 impl std::fmt::Debug for Deps {
@@ -109,7 +115,26 @@ impl Deps {
             ),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             outbound: OutboundPolicy::STRICT,
+            sealer: Some(Arc::new(LocalSealer::development())),
         }
+    }
+
+    /// The same deps sealing stored secrets with `sealer`.
+    pub fn with_sealer(mut self, sealer: Arc<dyn Sealer>) -> Self {
+        self.sealer = Some(sealer);
+        self
+    }
+
+    /// The sealer of stored secrets.
+    ///
+    /// Errors: none configured (Lambda without `SEALING_KMS_KEY_ID`).
+    pub fn sealer(&self) -> Result<Arc<dyn Sealer>, ConfigError> {
+        self.sealer.clone().ok_or_else(|| {
+            ConfigError(format!(
+                "{} is not set: stored secrets (CRM access tokens, webhook signing secrets) are sealed with a KMS key in a deployment",
+                KmsSealer::VARIABLE
+            ))
+        })
     }
 
     /// The same deps calling out under `policy`.
@@ -216,7 +241,11 @@ impl Deps {
             }
             Some("memory") => {
                 let outbound = OutboundPolicy::from_env().map_err(ConfigError)?;
-                Self::new(Arc::new(memory_store_from_seed_path(outbound).await?))
+                let sealer = sealer_from_env(None)
+                    .await?
+                    .unwrap_or_else(|| Arc::new(LocalSealer::development()));
+                let store = memory_store_from_seed_path(outbound, sealer.as_ref()).await?;
+                Self::new(Arc::new(store)).with_sealer(sealer)
             }
             Some(other) => {
                 return Err(ConfigError(format!(
@@ -256,6 +285,20 @@ impl Deps {
             let key = CursorKey::from_secret(secret.as_bytes())
                 .map_err(|e| ConfigError(format!("CURSOR_SECRET is invalid: {e}")))?;
             deps = deps.with_cursor_key(key);
+        }
+        if let Some(arn) = var("CURSOR_SECRET_ARN") {
+            let sdk = deps.aws().await;
+            let secret = read_secret_string(&sdk, &arn).await.map_err(ConfigError)?;
+            let key = CursorKey::from_secret(secret.as_bytes()).map_err(|e| {
+                ConfigError(format!(
+                    "the cursor secret {arn} (CURSOR_SECRET_ARN) is invalid: {e}"
+                ))
+            })?;
+            deps = deps.with_cursor_key(key);
+        }
+        if var("STORE_BACKEND").as_deref() != Some("memory") {
+            let sdk = deps.aws().await;
+            deps.sealer = sealer_from_env(Some(&sdk)).await?;
         }
         Ok(deps)
     }
@@ -331,7 +374,36 @@ fn refuse_development_key(jwks: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-async fn memory_store_from_seed_path(outbound: OutboundPolicy) -> Result<MemoryStore, ConfigError> {
+/// The sealer the environment names: KMS (`SEALING_KMS_KEY_ID`), a local key
+/// (`LOCAL_SEALING_KEY`), or the development key outside Lambda; `None` in Lambda without a key
+/// (the functions that need one fail at cold start through [`Deps::sealer`]).
+///
+/// Errors: an invalid `LOCAL_SEALING_KEY`.
+pub async fn sealer_from_env(
+    sdk: Option<&SdkConfig>,
+) -> Result<Option<Arc<dyn Sealer>>, ConfigError> {
+    if let Some(key_id) = var(KmsSealer::VARIABLE) {
+        let sdk = match sdk {
+            Some(sdk) => sdk.clone(),
+            None => dynamodb_env::sdk_config().await,
+        };
+        return Ok(Some(Arc::new(KmsSealer::new(&sdk, key_id))));
+    }
+    if let Some(key) = var(LocalSealer::VARIABLE) {
+        return Ok(Some(Arc::new(
+            LocalSealer::from_base64(&key).map_err(ConfigError)?,
+        )));
+    }
+    if var("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(LocalSealer::development())))
+}
+
+async fn memory_store_from_seed_path(
+    outbound: OutboundPolicy,
+    sealer: &dyn Sealer,
+) -> Result<MemoryStore, ConfigError> {
     let path = var("SEED_PATH")
         .ok_or_else(|| ConfigError("SEED_PATH is not set for STORE_BACKEND=memory".into()))?;
     let text = std::fs::read_to_string(&path)
@@ -339,8 +411,7 @@ async fn memory_store_from_seed_path(outbound: OutboundPolicy) -> Result<MemoryS
     let plan = crate::seed::load(&text, SystemClock.now(), outbound)
         .map_err(|e| ConfigError(format!("invalid seed: {e}")))?;
     let store = MemoryStore::new();
-    store
-        .provision(&plan)
+    crate::seed::provision(&store, sealer, plan)
         .await
         .map_err(|e| ConfigError(format!("seed not loaded: {e}")))?;
     Ok(store)

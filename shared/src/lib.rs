@@ -33,6 +33,7 @@ pub mod page;
 pub mod records;
 pub mod routers;
 pub mod schedule;
+pub mod secrets;
 pub mod seed;
 pub mod store;
 pub mod timefmt;

@@ -18,6 +18,7 @@ use shared::due::{DueMessage, DueSettings, DueWorker, Handoff, Ran, RunOutcome};
 use shared::fields::CatalogueCache;
 use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
 use shared::page::Page;
+use shared::secrets::LocalSealer;
 use shared::store::faulty::FaultyStore;
 use shared::store::Store;
 use shared::types::{AccountId, RecordId};
@@ -88,6 +89,7 @@ on_both_stores!(
     a_duplicate_retry_is_dropped_and_a_final_state_never_changes,
     a_retry_message_received_early_is_postponed_on_the_queue,
     an_attempt_lost_after_the_commit_is_resumed_by_the_sweeper,
+    the_stored_account_holds_the_access_token_only_sealed,
     a_retry_whose_hand_off_was_lost_is_resumed_by_the_sweeper_once,
 );
 
@@ -128,12 +130,15 @@ async fn fixture_on(
         shared::outbound::OutboundPolicy::LOCAL,
     )
     .unwrap_or_else(|e| panic!("test seed: {e}"));
-    store.provision(&plan).await.unwrap();
+    shared::seed::provision(store.as_ref(), &LocalSealer::development(), plan)
+        .await
+        .unwrap();
     let sync = CrmSync::new(
         Arc::new(HubSpotClient::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
         store.clone(),
         clock.clone(),
         delays,
+        Arc::new(LocalSealer::development()),
     );
     let engine = DispatchEngine::new(
         store.clone(),
@@ -567,6 +572,23 @@ async fn the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message(backen
     );
 }
 
+/// Issue 21 point 3: provisioning seals the CRM access token; the stored account holds no
+/// plaintext token, and the sync still sends the real one.
+async fn the_stored_account_holds_the_access_token_only_sealed(backend: Backend) {
+    let f = fixture(backend).await;
+    let account = f.store.get_account(id(ACCOUNT)).await.unwrap().unwrap();
+    let stored = serde_json::to_string(&account).unwrap();
+    assert!(!stored.contains(TOKEN), "{stored}");
+    assert!(!stored.contains("0d7c4f1e"), "{stored}");
+    let sealed = account.crm.unwrap().access_token;
+    assert!(sealed.as_str().starts_with("local:"), "{sealed:?}");
+    f.dispatch(ROUTER, CONTACT).await;
+    assert_eq!(
+        f.fake.requests()[0].headers["authorization"],
+        format!("Bearer {TOKEN}")
+    );
+}
+
 async fn a_duplicate_retry_is_dropped_and_a_final_state_never_changes(backend: Backend) {
     // Delays long enough that the retry's timer never fires during the test.
     let f = fixture_with(backend, RetryDelays::parse("600,600,600").unwrap(), |_| {}).await;
@@ -648,6 +670,7 @@ fn queued(f: Fixture, store: Arc<dyn Store>) -> (Fixture, Arc<Recorder>) {
         store.clone(),
         f.clock.clone(),
         quick(),
+        Arc::new(LocalSealer::development()),
     ));
     (Fixture { engine, store, ..f }, recorder)
 }

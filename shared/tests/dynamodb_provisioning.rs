@@ -65,6 +65,7 @@ fn plan(members: usize) -> (Account, ProvisionPlan) {
     let acc = account();
     let plan = ProvisionPlan {
         accounts: vec![AccountPlan {
+            crm: None,
             account: acc.clone(),
             clients: vec![],
             roles: vec![],

@@ -43,6 +43,7 @@ fn account(name: &str) -> Account {
 fn plan_of(account: &Account) -> ProvisionPlan {
     ProvisionPlan {
         accounts: vec![AccountPlan {
+            crm: None,
             account: account.clone(),
             clients: vec![],
             roles: vec![],

@@ -218,6 +218,7 @@ fn contact_keys(r: &Record) -> Vec<UniqueKey> {
 
 fn plan_of(account: &Account) -> AccountPlan {
     AccountPlan {
+        crm: None,
         account: account.clone(),
         clients: vec![],
         roles: vec![],
@@ -1286,7 +1287,7 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
     acc.crm = Some(shared::model::CrmConnection {
         provider: "hubspot".into(),
         base_url: "http://127.0.0.1:9/crm".into(),
-        access_token: shared::model::account::CrmAccessToken::new("tok"),
+        access_token: shared::model::account::SealedSecret::new("local:c2VhbGVk"),
     });
     let mut plan = plan_of(&acc);
     let client = ApiClient {

@@ -65,11 +65,13 @@ impl DispatchState {
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
         let client =
             Arc::new(HubSpotClient::new(deps.outbound).map_err(|e| ConfigError(e.to_string()))?);
+        let sealer = deps.sealer()?;
         let crm = CrmSync::new(
             client,
             deps.store.clone(),
             deps.clock.clone(),
             deps.crm_retry_delays.clone(),
+            sealer.clone(),
         );
         Ok(Self {
             engine: Arc::new(
@@ -79,6 +81,7 @@ impl DispatchState {
                     deps.catalogues.clone(),
                 )
                 .with_due(deps.due.clone())
+                .with_sealer(sealer)
                 .with_crm(crm)
                 .with_history_retention(deps.history_retention),
             ),

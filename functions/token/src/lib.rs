@@ -41,6 +41,49 @@ use utoipa_axum::router::OpenApiRouter;
 pub use config::{ConfigError as TokenConfigError, TokenConfig};
 pub use shared::api::MAX_BODY_BYTES;
 
+/// The function's cold start: the configuration ([`TokenConfig::from_env`]),
+/// [`Deps::from_env`], and the signing key (from Secrets Manager in AWS, through the same AWS
+/// configuration, or from `JWT_SIGNING_KEY_PEM` locally), each read once and failing fast with a
+/// message naming what to fix (also logged).
+///
+/// Errors: that message.
+pub async fn deps_from_env() -> Result<Deps, String> {
+    let failed = |error: String| {
+        tracing::error!(%error, "invalid configuration");
+        error
+    };
+    let config = TokenConfig::from_env().map_err(|e| failed(e.to_string()))?;
+    let mut deps = Deps::from_env().await.map_err(|e| failed(e.to_string()))?;
+    let (signing_key, key_source) = match config.key_source.clone() {
+        config::SigningKeySource::Pem(key) => (key, "JWT_SIGNING_KEY_PEM"),
+        config::SigningKeySource::SecretArn(arn) => {
+            let sdk = deps.aws().await;
+            let key = secret::signing_key_from_secret(&sdk, &arn)
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+            (key, "secrets-manager")
+        }
+    };
+    // The committed development key only with ALLOW_DEVELOPMENT_SIGNING_KEY=true (the PEM source
+    // was checked with the configuration).
+    config
+        .accept_key(&signing_key, key_source)
+        .map_err(|e| failed(e.to_string()))?;
+    let issuer = TokenIssuer::new(
+        signing_key,
+        config.issuer,
+        config.audience,
+        config.ttl_seconds,
+    );
+    tracing::info!(
+        kid = issuer.key().kid(),
+        key_source,
+        ttl_seconds = issuer.ttl_seconds(),
+        "token function ready"
+    );
+    Ok(deps.with_issuer(issuer))
+}
+
 /// The path of the token endpoint (spec "Token").
 pub const TOKEN_PATH: &str = "/oauth2/token";
 

@@ -7,7 +7,6 @@
 
 use crate::config::{key_from_secret_text, ConfigError};
 use aws_config::SdkConfig;
-use aws_sdk_secretsmanager::error::{ProvideErrorMetadata, SdkError};
 use shared::auth::SigningKey;
 
 /// Reads the secret `arn` with the function's AWS configuration `sdk` and parses its `SecretString` as the P-256 private key PEM.
@@ -27,27 +26,10 @@ pub async fn signing_key_from_secret(
         .await
         .map_err(|e| ConfigError::SecretUnreadable {
             arn: arn.to_owned(),
-            cause: describe(&e),
+            cause: shared::secrets::describe(&e),
         })?;
     let text = out
         .secret_string()
         .ok_or_else(|| ConfigError::SecretNotText(arn.to_owned()))?;
     key_from_secret_text(arn, text)
-}
-
-/// One line for an SDK error: the service's code and message (`AccessDeniedException: ...`), or
-/// the chain of causes of a transport error (timeout, DNS, credentials).
-fn describe<E, R>(error: &SdkError<E, R>) -> String
-where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
-{
-    if let Some(service) = error.as_service_error() {
-        return format!(
-            "{}: {}",
-            service.code().unwrap_or("service error"),
-            service.message().unwrap_or("(no message)")
-        );
-    }
-    shared::error::ErrorChain(error).to_string()
 }

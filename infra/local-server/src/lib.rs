@@ -115,11 +115,9 @@ pub async fn build_app_on(config: AppConfig, store: Arc<dyn Store>) -> anyhow::R
 pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App> {
     let plan = shared::seed::load(&config.seed, deps.clock.now(), deps.outbound)
         .context("invalid seed file")?;
-    let report = deps
-        .store
-        .provision(&plan)
+    let report = shared::seed::provision(deps.store.as_ref(), deps.sealer()?.as_ref(), plan)
         .await
-        .context("provisioning the seed failed")?;
+        .map_err(|e| anyhow::anyhow!("provisioning the seed failed: {e}"))?;
     tracing::info!(
         inserted = report.inserted,
         skipped = report.skipped.len(),

@@ -448,3 +448,24 @@ mod lambda_handler {
         assert_eq!(answer["statusCode"], 401, "{answer}");
     }
 }
+
+/// Issue 21 point 3: the demo's CRM access token is stored sealed; no byte of the embedded
+/// store holds it in the clear.
+#[tokio::test]
+async fn the_embedded_store_holds_no_crm_token_in_the_clear() {
+    let memory = std::sync::Arc::new(shared::store::memory::MemoryStore::new());
+    local_server::build_app_on(
+        AppConfig {
+            seed: DEMO_SEED.into(),
+            signing_key_pem: None,
+        },
+        memory.clone(),
+    )
+    .await
+    .unwrap();
+    let token = "demo-hubspot-private-app-token";
+    assert!(DEMO_SEED.contains(token), "the seed provisions it");
+    let stored = memory.snapshot();
+    assert!(stored.contains("local:"), "a sealed token is stored");
+    assert!(!stored.contains(token), "the token is stored in the clear");
+}

@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 use shared::store::dynamodb::{env, DynamoStore};
-use shared::store::{ProvisionReport, Store};
+use shared::store::ProvisionReport;
 use std::fmt::Write;
 
 /// The adapter over the table named by `TABLE_NAME`, with the client from the standard AWS
@@ -35,6 +35,11 @@ pub async fn provision(
     let policy = shared::outbound::OutboundPolicy::from_env().map_err(anyhow::Error::msg)?;
     let plan = shared::seed::load(seed, chrono::Utc::now(), policy)
         .map_err(|e| anyhow::anyhow!("invalid seed, nothing written: {e}"))?;
+    // CRM access tokens are stored sealed: with the deployment's KMS key (SEALING_KMS_KEY_ID),
+    // or a local key for local tables.
+    let sealer = shared::deps::sealer_from_env(None)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("set SEALING_KMS_KEY_ID: the CRM access tokens are sealed with the deployment's KMS key"))?;
     if create_table {
         let created = store
             .create_table_if_missing()
@@ -44,10 +49,9 @@ pub async fn provision(
             eprintln!("created table {}", store.table_name());
         }
     }
-    store
-        .provision(&plan)
+    shared::seed::provision(store, sealer.as_ref(), plan)
         .await
-        .with_context(|| format!("provisioning into table {} failed", store.table_name()))
+        .map_err(|e| anyhow::anyhow!("provisioning into table {} failed: {e}", store.table_name()))
 }
 
 /// A human summary of a run: counts, then every skipped item.

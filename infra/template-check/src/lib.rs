@@ -7,7 +7,7 @@
 //! everything else walks one plain JSON tree.
 
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// CloudFormation's pseudo parameters: valid targets of `Ref` and `${...}` without a declaration.
@@ -448,6 +448,190 @@ pub fn function_environment(template: &Value, function: &str) -> Map<String, Val
         env.extend(own.clone());
     }
     env
+}
+
+/// One permission: an IAM action on a resource of the stack, the resource named by its logical id
+/// (`Table`, `Table/index` for its indexes, `DispatchQueue`, `SealingKey`, a log group, or `*`).
+pub type Permission = (String, String);
+
+/// The recorded AWS calls of the functions (`infra/iam/recorded-calls.json`, written by the
+/// local server's `iam_recording` test): function logical id -> calls.
+pub fn recorded_calls() -> Result<BTreeMap<String, Vec<Value>>, String> {
+    serde_json::from_str(&read_repo_file("infra/iam/recorded-calls.json"))
+        .map_err(|e| format!("infra/iam/recorded-calls.json: {e}"))
+}
+
+/// The IAM actions one recorded call needs, as the AWS Service Authorization Reference defines
+/// them: an operation is authorized as the action of its name, except `TransactWriteItems`,
+/// which has no action of its own: each item is authorized as `PutItem`, `UpdateItem`,
+/// `DeleteItem` or `ConditionCheckItem`.
+pub fn actions_of_call(call: &Value) -> Vec<Permission> {
+    let service = call["service"].as_str().unwrap_or_default();
+    let operation = call["operation"].as_str().unwrap_or_default();
+    let resource = call["resource"].as_str().unwrap_or_default().to_string();
+    if service == "dynamodb" && operation == "TransactWriteItems" {
+        return call["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|kind| {
+                let action = match kind {
+                    "Put" => "PutItem",
+                    "Update" => "UpdateItem",
+                    "Delete" => "DeleteItem",
+                    "ConditionCheck" => "ConditionCheckItem",
+                    other => other,
+                };
+                (format!("dynamodb:{action}"), resource.clone())
+            })
+            .collect();
+    }
+    vec![(format!("{service}:{operation}"), resource)]
+}
+
+/// The function of `role` (whose `Role` is `!GetAtt <role>.Arn`).
+pub fn function_of_role<'a>(template: &'a Value, role: &str) -> Option<&'a str> {
+    functions(template)
+        .into_iter()
+        .find(|(_, f)| f["Properties"]["Role"]["Fn::GetAtt"][0] == role)
+        .map(|(name, _)| name.as_str())
+}
+
+/// Every role the functions run under.
+pub fn function_roles(template: &Value) -> Vec<String> {
+    functions(template)
+        .into_iter()
+        .filter_map(|(_, f)| f["Properties"]["Role"]["Fn::GetAtt"][0].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
+/// What a role needs besides its function's code: writing its log group, the actions the SQS
+/// event source mapping calls with the function's role (receive, delete, read the queue's
+/// attributes), and the X-Ray segments of an actively traced function.
+pub fn platform_permissions(template: &Value, function: &str) -> BTreeSet<Permission> {
+    let mut needed = BTreeSet::new();
+    let properties = &template["Resources"][function]["Properties"];
+    if let Some(group) = properties["LoggingConfig"]["LogGroup"]["Ref"].as_str() {
+        for action in ["logs:CreateLogStream", "logs:PutLogEvents"] {
+            needed.insert((action.to_string(), group.to_string()));
+        }
+    }
+    for event in properties["Events"]
+        .as_object()
+        .into_iter()
+        .flat_map(|e| e.values())
+    {
+        if event["Type"] == "SQS" {
+            let queue = event["Properties"]["Queue"]["Fn::GetAtt"][0]
+                .as_str()
+                .unwrap_or_default();
+            for action in [
+                "sqs:ReceiveMessage",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+            ] {
+                needed.insert((action.to_string(), queue.to_string()));
+            }
+        }
+    }
+    if function_property(template, function, "Tracing") == "Active" {
+        for action in ["xray:PutTraceSegments", "xray:PutTelemetryRecords"] {
+            needed.insert((action.to_string(), "*".to_string()));
+        }
+    }
+    needed
+}
+
+/// The permissions `role` must have: those of its function's recorded calls and the platform's.
+///
+/// Errors: a role without a function, or a function without recorded calls.
+pub fn required_permissions(
+    template: &Value,
+    recorded: &BTreeMap<String, Vec<Value>>,
+    role: &str,
+) -> Result<BTreeSet<Permission>, String> {
+    let function =
+        function_of_role(template, role).ok_or_else(|| format!("{role}: no function uses it"))?;
+    let calls = recorded.get(function).ok_or_else(|| {
+        format!("{function}: no recorded calls (regenerate infra/iam/recorded-calls.json)")
+    })?;
+    let mut needed = platform_permissions(template, function);
+    needed.extend(calls.iter().flat_map(actions_of_call));
+    Ok(needed)
+}
+
+/// The logical id a statement's resource names: `!GetAtt X.Arn` and `!Ref X` are `X`,
+/// `!Sub ${X.Arn}/index/*` is `X/index`, `*` is `*`.
+pub fn resource_name(resource: &Value) -> String {
+    if let Some(name) = resource["Fn::GetAtt"][0].as_str() {
+        return name.to_string();
+    }
+    if let Some(name) = resource["Ref"].as_str() {
+        return name.to_string();
+    }
+    if let Some(text) = resource["Fn::Sub"].as_str() {
+        if let Some(rest) = text.strip_prefix("${") {
+            let (name, tail) = rest.split_once('}').unwrap_or((rest, ""));
+            let name = name.trim_end_matches(".Arn");
+            return match tail {
+                "/index/*" => format!("{name}/index"),
+                "" => name.to_string(),
+                other => format!("{name}{other}"),
+            };
+        }
+        return text.to_string();
+    }
+    resource.as_str().unwrap_or_default().to_string()
+}
+
+/// The permissions the role's `Allow` statements grant, one per action and resource.
+pub fn granted_permissions(template: &Value, role: &str) -> BTreeSet<Permission> {
+    let mut granted = BTreeSet::new();
+    for statement in role_statements(template, role) {
+        if statement["Effect"] != "Allow" {
+            continue;
+        }
+        for action in one_or_many(&statement["Action"]) {
+            for resource in one_or_many(&statement["Resource"]) {
+                granted.insert((
+                    action.as_str().unwrap_or_default().to_string(),
+                    resource_name(resource),
+                ));
+            }
+        }
+    }
+    granted
+}
+
+/// Every difference between what each function role grants and what its function needs
+/// (least privilege both ways): `missing` permissions make a deployed call fail with
+/// AccessDenied, `extra` ones grant what no recorded call needs. Empty when they match.
+pub fn role_permission_problems(
+    template: &Value,
+    recorded: &BTreeMap<String, Vec<Value>>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for role in function_roles(template) {
+        let needed = match required_permissions(template, recorded, &role) {
+            Ok(needed) => needed,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        let granted = granted_permissions(template, &role);
+        for (action, resource) in needed.difference(&granted) {
+            problems.push(format!("{role}: missing {action} on {resource}"));
+        }
+        for (action, resource) in granted.difference(&needed) {
+            problems.push(format!(
+                "{role}: grants {action} on {resource}, which no recorded call needs"
+            ));
+        }
+    }
+    problems
 }
 
 #[cfg(test)]

@@ -20,12 +20,12 @@ use super::retry::RetryDelays;
 use crate::clock::Clock;
 use crate::due::{Claimed, DueJob, Ran};
 use crate::error::DomainError;
-use crate::model::account::Account;
 use crate::model::dispatch::{CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
+use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
 use crate::store::{Store, StoreError};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -48,6 +48,8 @@ pub struct CrmSync {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     delays: RetryDelays,
+    /// Opens the stored access tokens.
+    sealer: Arc<dyn Sealer>,
 }
 
 impl std::fmt::Debug for CrmSync {
@@ -59,18 +61,21 @@ impl std::fmt::Debug for CrmSync {
 }
 
 impl CrmSync {
-    /// The sync over `client` and `store`, retrying after `delays`.
+    /// The sync over `client` and `store`, retrying after `delays`, opening stored tokens with
+    /// `sealer`.
     pub fn new(
         client: Arc<dyn CrmClient>,
         store: Arc<dyn Store>,
         clock: Arc<dyn Clock>,
         delays: RetryDelays,
+        sealer: Arc<dyn Sealer>,
     ) -> Arc<Self> {
         Arc::new(Self {
             client,
             store,
             clock,
             delays,
+            sealer,
         })
     }
 
@@ -90,16 +95,21 @@ impl CrmSync {
     }
 
     /// The checks before any request (BEHAVIOR 7's first three rows, in that order): the
-    /// account's connection, the record's `external_id`, the owner's `external_id`.
+    /// account's connection (`connection`, its token opened), the record's `external_id`, the
+    /// owner's `external_id`.
     ///
-    /// Errors: the `crm_error` of the first that is missing (final at once, no request).
+    /// Errors: the `crm_error` of the first that is missing (final at once, no request); a
+    /// token that did not open is [`crate::secrets::TOKEN_NOT_OPENED`].
     pub fn prepare(
-        account: &Account,
+        connection: Option<&Result<OpenCrmConnection, String>>,
         object_type: ObjectType,
         record: &Record,
         owner: &Member,
     ) -> Result<OwnerUpdate, String> {
-        let connection = account.crm.as_ref().ok_or(NO_CONNECTION)?;
+        let connection = connection
+            .ok_or(NO_CONNECTION)?
+            .as_ref()
+            .map_err(Clone::clone)?;
         let record_external_id = record
             .value("external_id")
             .filter(|v| !v.trim().is_empty())
@@ -325,9 +335,13 @@ impl CrmSync {
             }
             None => None,
         };
+        let connection = match &account {
+            Some(account) => open_crm(self.sealer.as_ref(), account).await,
+            None => None,
+        };
         Ok(match (account, record, member) {
-            (Some(account), Some(record), Some(member)) => {
-                Self::prepare(&account, entry.object_type, record, &member)
+            (Some(_), Some(record), Some(member)) => {
+                Self::prepare(connection.as_ref(), entry.object_type, record, &member)
             }
             (None, _, _) => Err(NO_CONNECTION.to_string()),
             (_, None, _) => Err(RECORD_WITHOUT_EXTERNAL_ID.to_string()),

@@ -16,6 +16,7 @@ use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse
 use crate::model::dispatch::{DispatchEntryKey, DispatchSource};
 use crate::model::due::DueChanges;
 use crate::model::router::Router;
+use crate::secrets::{LocalSealer, Sealer};
 use crate::store::{Store, StoreError};
 use crate::types::ids::AccountId;
 use rand::Rng;
@@ -45,6 +46,8 @@ pub struct DispatchEngine {
     crm: Option<Arc<CrmSync>>,
     /// The worker of due work: the CRM sync's attempts run on it.
     due: Arc<DueWorker>,
+    /// Opens the accounts' stored CRM tokens.
+    sealer: Arc<dyn Sealer>,
     /// How long history entries are kept.
     history_retention: chrono::Duration,
     /// Accounts and their teams, cached for a short TTL.
@@ -82,6 +85,7 @@ impl DispatchEngine {
             turns: std::sync::Mutex::new(HashMap::new()),
             crm: None,
             due,
+            sealer: Arc::new(LocalSealer::development()),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
         }
@@ -100,6 +104,13 @@ impl DispatchEngine {
             due.register(crm.clone());
         }
         self.due = due;
+        self
+    }
+
+    /// The same engine opening stored CRM tokens with `sealer` (default: the development local
+    /// key).
+    pub fn with_sealer(mut self, sealer: Arc<dyn Sealer>) -> Self {
+        self.sealer = sealer;
         self
     }
 
@@ -192,6 +203,7 @@ impl DispatchEngine {
             clock: self.clock.as_ref(),
             catalogues: &self.catalogues,
             directory: &self.directory,
+            sealer: self.sealer.as_ref(),
             history_retention: self.history_retention,
         }
     }

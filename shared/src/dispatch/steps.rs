@@ -73,6 +73,8 @@ pub struct Context<'a> {
     pub catalogues: &'a CatalogueCache,
     /// The accounts and their teams (cached like the catalogues).
     pub directory: &'a DirectoryCache,
+    /// Opens the accounts' stored CRM tokens.
+    pub sealer: &'a dyn crate::secrets::Sealer,
     /// How long a history entry is kept (BEHAVIOR 8: 400 days by default).
     pub history_retention: chrono::Duration,
 }
@@ -139,7 +141,7 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
             (router.account_id, Some(router))
         }
     };
-    let directory = cx.directory.get(cx.store, account_id).await?; // cached
+    let directory = cx.directory.get(cx.store, cx.sealer, account_id).await?; // cached
     let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
     // One round of reads: whatever the steps below may need that depends on no answer of
     // theirs. A warm dispatch then needs two more round trips: the chosen member's
@@ -245,9 +247,10 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         AssignmentReason::Backup => None,
         _ => count_assignment(member, router.object_type, now),
     };
-    let crm = router
-        .has_integration
-        .then(|| CrmSync::prepare(&account, router.object_type, &record, member));
+    let crm = router.has_integration.then(|| {
+        let connection = directory.as_ref().and_then(|d| d.crm.as_ref());
+        CrmSync::prepare(connection, router.object_type, &record, member)
+    });
     Ok(assignment(AssignmentParts {
         cx,
         run,

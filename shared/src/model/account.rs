@@ -23,19 +23,40 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
 }
 
-/// A HubSpot-compatible CRM connection (BEHAVIOR 7).
+/// A HubSpot-compatible CRM connection (BEHAVIOR 7), as stored: the access token sealed
+/// ([`crate::secrets::Sealer`]), never as sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrmConnection {
     /// Always `hubspot` for now.
     pub provider: String,
-    /// Base URL of the CRM's API.
+    /// Base URL of the CRM's API (checked by the outbound guard when provisioned and before
+    /// every request).
     pub base_url: String,
-    /// Bearer token for the CRM (a HubSpot private app token).
-    pub access_token: CrmAccessToken,
+    /// The bearer token for the CRM (a HubSpot private app token), sealed under
+    /// [`crate::secrets::crm_token_context`] of the account.
+    pub access_token: SealedSecret,
 }
 
-/// A CRM access token. Stored as sent (the API must present it); its `Debug` is redacted so it
-/// never reaches a log line through a struct that holds it (BEHAVIOR 7).
+/// A secret as stored: sealed by a [`crate::secrets::Sealer`] (`kms:<base64>` or
+/// `local:<base64>`), opened only when it is presented.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SealedSecret(String);
+
+impl SealedSecret {
+    /// A sealed value as a sealer produced it.
+    pub fn new(sealed: impl Into<String>) -> Self {
+        Self(sealed.into())
+    }
+
+    /// The sealed text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A CRM access token in the clear, only in memory while it is presented: its `Debug` is
+/// redacted so it never reaches a log line through a struct that holds it (BEHAVIOR 7).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CrmAccessToken(String);

@@ -1,7 +1,7 @@
 //! A validated provisioning plan (`docs/seed-format.md`): what the seed loader produces and
 //! [`crate::store::Store::provision`] writes, insert-if-absent by id, all-or-nothing.
 
-use super::account::{Account, ApiClient, Role, Team};
+use super::account::{Account, ApiClient, CrmAccessToken, Role, Team};
 use super::member::Member;
 use super::record::{Record, UniqueKey};
 use super::router::Router;
@@ -17,8 +17,11 @@ pub struct ProvisionPlan {
 /// Everything provisioned for one account, validated, with secrets hashed.
 #[derive(Debug, Clone)]
 pub struct AccountPlan {
-    /// The account.
+    /// The account (its `crm` set only once [`Self::crm`] is sealed: `crate::seed::seal`).
     pub account: Account,
+    /// The account's CRM connection as provisioned, its token in the clear until it is sealed
+    /// into `account.crm`.
+    pub crm: Option<PlannedCrm>,
     /// API clients (secrets as argon2id hashes).
     pub clients: Vec<ApiClient>,
     /// Roles.
@@ -33,6 +36,17 @@ pub struct AccountPlan {
     pub routers: Vec<Router>,
     /// Starting records with their unique keys.
     pub records: Vec<PlannedRecord>,
+}
+
+/// A CRM connection to provision, before its token is sealed.
+#[derive(Debug, Clone)]
+pub struct PlannedCrm {
+    /// The provider (`hubspot`).
+    pub provider: String,
+    /// The base URL (already checked by the outbound guard).
+    pub base_url: String,
+    /// The token as provisioned.
+    pub access_token: CrmAccessToken,
 }
 
 /// A record to provision, with the unique keys it claims.

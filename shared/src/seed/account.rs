@@ -5,10 +5,10 @@ use super::file::SeedAccount;
 use super::{err, member_email, object_type_key, Loader, SeedError};
 use crate::auth::secret::hash_secret;
 use crate::fields::catalogue::Catalogue;
-use crate::model::account::{Account, ApiClient, CrmConnection, Role, Team};
+use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::provision::AccountPlan;
+use crate::model::provision::{AccountPlan, PlannedCrm};
 use crate::model::record::UniqueKey;
 use crate::outbound::OutboundUrl;
 use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
@@ -31,7 +31,7 @@ impl Loader {
                 if let Err(why) = OutboundUrl::parse(&c.base_url, self.outbound) {
                     return err(format!("{path}.crm.base_url"), why);
                 }
-                Some(CrmConnection {
+                Some(PlannedCrm {
                     provider: c.provider,
                     base_url: c.base_url,
                     access_token: crate::model::account::CrmAccessToken::new(c.access_token),
@@ -43,7 +43,7 @@ impl Loader {
             name: a.name,
             active: a.active,
             assignment_quota: a.assignment_quota,
-            crm,
+            crm: None,
             created_at,
         };
 
@@ -163,6 +163,7 @@ impl Loader {
         }
         let plan = AccountPlan {
             account,
+            crm,
             clients,
             roles,
             members,

@@ -19,10 +19,13 @@ pub mod member;
 pub mod record;
 pub mod router;
 
+use crate::model::account::CrmConnection;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::provision::ProvisionPlan;
+use crate::model::provision::{ProvisionPlan, ProvisionReport};
 use crate::outbound::OutboundPolicy;
+use crate::secrets::Sealer;
+use crate::store::Store;
 use crate::types::email::Email;
 use chrono::{DateTime, Duration, Utc};
 use file::SeedFile;
@@ -157,6 +160,41 @@ fn member_email(path: &str, given: &str, members: &[Member]) -> Result<Email, Se
             format!("no user with e-mail \"{given}\" in this account"),
         ),
     }
+}
+
+/// The plan with every account's CRM token sealed by `sealer` into `account.crm`
+/// ([`crate::secrets::crm_token_context`]): what is provisioned never holds a token in the clear.
+///
+/// Errors: the sealer's (the key service failed).
+pub async fn seal(
+    mut plan: ProvisionPlan,
+    sealer: &dyn Sealer,
+) -> Result<ProvisionPlan, crate::error::BoxError> {
+    for account in &mut plan.accounts {
+        if let Some(crm) = account.crm.take() {
+            let context = crate::secrets::crm_token_context(account.account.id);
+            let sealed = sealer.seal(crm.access_token.expose(), &context).await?;
+            account.account.crm = Some(CrmConnection {
+                provider: crm.provider,
+                base_url: crm.base_url,
+                access_token: sealed,
+            });
+        }
+    }
+    Ok(plan)
+}
+
+/// Seals the plan's secrets ([`seal`]) and provisions it into `store` (insert-if-absent,
+/// all-or-nothing): how every provisioning path writes a loaded seed.
+///
+/// Errors: the sealer's, then the store's ([`Store::provision`]).
+pub async fn provision(
+    store: &dyn Store,
+    sealer: &dyn Sealer,
+    plan: ProvisionPlan,
+) -> Result<ProvisionReport, crate::error::BoxError> {
+    let plan = seal(plan, sealer).await?;
+    Ok(store.provision(&plan).await?)
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ pub mod counter;
 pub mod env;
 pub mod items;
 pub mod limits;
+#[cfg(any(test, feature = "test-util"))]
+pub mod recording;
 pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_table;

@@ -1,0 +1,328 @@
+//! Secrets at rest and in configuration (issue 21 point 3).
+//!
+//! - [`read_secret_string`]: a Secrets Manager secret read once at cold start (the signing key of
+//!   the token function, the cursor key of the functions that list), so no secret sits in a
+//!   function's environment, where anyone allowed `lambda:GetFunctionConfiguration` reads it.
+//! - [`Sealer`]: secrets the service must present later (a CRM connection's access token, a
+//!   webhook subscription's signing secret) are stored sealed, never as sent: encrypted with a
+//!   KMS key in production ([`KmsSealer`], `SEALING_KMS_KEY_ID`), or with AES-256-GCM under a
+//!   local key for local runs ([`LocalSealer`]). Each value is bound to a context (what it is,
+//!   whose it is: KMS's encryption context, AES-GCM's associated data), so a sealed value moved to
+//!   another account's item does not open there.
+
+use crate::error::{BoxError, ErrorChain};
+use crate::model::account::SealedSecret;
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use async_trait::async_trait;
+use aws_config::SdkConfig;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use std::collections::BTreeMap;
+
+/// Reads the `SecretString` of the Secrets Manager secret `arn` with the function's AWS
+/// configuration (one `GetSecretValue`).
+///
+/// Errors: a message naming the secret: no permission, no such secret, network (the service's
+/// code and message, or the transport error's causes), or no text value.
+pub async fn read_secret_string(sdk: &SdkConfig, arn: &str) -> Result<String, String> {
+    let client = aws_sdk_secretsmanager::Client::new(sdk);
+    let out = client
+        .get_secret_value()
+        .secret_id(arn)
+        .send()
+        .await
+        .map_err(|e| format!("cannot read the secret {arn}: {}", describe(&e)))?;
+    out.secret_string()
+        .map(str::to_string)
+        .ok_or_else(|| format!("the secret {arn} has no SecretString"))
+}
+
+/// One line for an SDK error: the service's code and message (`AccessDeniedException: ...`), or
+/// the chain of causes of a transport error (timeout, DNS, credentials).
+pub fn describe<E, R>(error: &aws_smithy_runtime_api::client::result::SdkError<E, R>) -> String
+where
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    if let Some(service) = error.as_service_error() {
+        return format!(
+            "{}: {}",
+            service.code().unwrap_or("service error"),
+            service.message().unwrap_or("(no message)")
+        );
+    }
+    ErrorChain(error).to_string()
+}
+
+/// What a sealed value is and whose: it opens only under the same context.
+pub type SealContext = BTreeMap<&'static str, String>;
+
+/// Seals and opens secrets kept at rest.
+#[async_trait]
+pub trait Sealer: Send + Sync + 'static {
+    /// `plaintext` sealed under `context`.
+    ///
+    /// Errors: the key service failed.
+    async fn seal(&self, plaintext: &str, context: &SealContext) -> Result<SealedSecret, BoxError>;
+
+    /// The plaintext of `sealed`, which must have been sealed under `context`.
+    ///
+    /// Errors: another context, a value sealed by another kind of sealer or key, a corrupt
+    /// value, or the key service failed.
+    async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError>;
+}
+
+/// Prefix of values sealed by [`KmsSealer`].
+const KMS_PREFIX: &str = "kms:";
+/// Prefix of values sealed by [`LocalSealer`].
+const LOCAL_PREFIX: &str = "local:";
+
+/// Sealing with a KMS key (`Encrypt` / `Decrypt`, the context as encryption context).
+#[derive(Debug, Clone)]
+pub struct KmsSealer {
+    client: aws_sdk_kms::Client,
+    key_id: String,
+}
+
+impl KmsSealer {
+    /// The environment variable naming the key (id, ARN or alias).
+    pub const VARIABLE: &'static str = "SEALING_KMS_KEY_ID";
+
+    /// A sealer with `key_id` over the AWS configuration `sdk` (no request made).
+    pub fn new(sdk: &SdkConfig, key_id: impl Into<String>) -> Self {
+        Self {
+            client: aws_sdk_kms::Client::new(sdk),
+            key_id: key_id.into(),
+        }
+    }
+}
+
+fn encryption_context(context: &SealContext) -> std::collections::HashMap<String, String> {
+    context
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect()
+}
+
+#[async_trait]
+impl Sealer for KmsSealer {
+    async fn seal(&self, plaintext: &str, context: &SealContext) -> Result<SealedSecret, BoxError> {
+        let out = self
+            .client
+            .encrypt()
+            .key_id(&self.key_id)
+            .plaintext(aws_smithy_types::Blob::new(plaintext.as_bytes()))
+            .set_encryption_context(Some(encryption_context(context)))
+            .send()
+            .await
+            .map_err(|e| format!("KMS Encrypt failed: {}", describe(&e)))?;
+        let blob = out
+            .ciphertext_blob()
+            .ok_or("KMS Encrypt answered no ciphertext")?;
+        Ok(SealedSecret::new(format!(
+            "{KMS_PREFIX}{}",
+            STANDARD.encode(blob.as_ref())
+        )))
+    }
+
+    async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
+        let encoded = sealed
+            .as_str()
+            .strip_prefix(KMS_PREFIX)
+            .ok_or("the value was not sealed with KMS")?;
+        let blob = STANDARD.decode(encoded)?;
+        let out = self
+            .client
+            .decrypt()
+            .key_id(&self.key_id)
+            .ciphertext_blob(aws_smithy_types::Blob::new(blob))
+            .set_encryption_context(Some(encryption_context(context)))
+            .send()
+            .await
+            .map_err(|e| format!("KMS Decrypt failed: {}", describe(&e)))?;
+        let plaintext = out.plaintext().ok_or("KMS Decrypt answered no plaintext")?;
+        Ok(String::from_utf8(plaintext.as_ref().to_vec())?)
+    }
+}
+
+/// Sealing with AES-256-GCM under a local key (local runs and tests): a random 96-bit nonce per
+/// value, the context as associated data.
+#[derive(Clone)]
+pub struct LocalSealer {
+    cipher: Aes256Gcm,
+}
+
+impl std::fmt::Debug for LocalSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LocalSealer([REDACTED])")
+    }
+}
+
+/// The committed development sealing key (base64 of 32 bytes): public, for local runs only, like
+/// the development signing key. A deployment seals with KMS instead.
+pub const DEVELOPMENT_SEALING_KEY: &str = "ZGV2ZWxvcG1lbnQtc2VhbGluZy1rZXktMzItYnl0ZXM=";
+
+impl LocalSealer {
+    /// The environment variable holding a local key (base64 of 32 bytes).
+    pub const VARIABLE: &'static str = "LOCAL_SEALING_KEY";
+
+    /// A sealer with `key`, base64 of 32 bytes.
+    ///
+    /// Errors: not base64 of exactly 32 bytes.
+    pub fn from_base64(key: &str) -> Result<Self, String> {
+        let bytes = STANDARD
+            .decode(key.trim())
+            .map_err(|e| format!("{}: not base64 ({e})", Self::VARIABLE))?;
+        let cipher = Aes256Gcm::new_from_slice(&bytes)
+            .map_err(|_| format!("{}: must be 32 bytes, got {}", Self::VARIABLE, bytes.len()))?;
+        Ok(Self { cipher })
+    }
+
+    /// A sealer with [`DEVELOPMENT_SEALING_KEY`].
+    pub fn development() -> Self {
+        Self::from_base64(DEVELOPMENT_SEALING_KEY).unwrap_or_else(|_| unreachable_key())
+    }
+}
+
+/// The committed development key is 32 bytes of base64 (checked by a unit test).
+fn unreachable_key() -> LocalSealer {
+    LocalSealer {
+        cipher: Aes256Gcm::new(&[0u8; 32].into()),
+    }
+}
+
+fn associated_data(context: &SealContext) -> Vec<u8> {
+    serde_json::to_vec(context).unwrap_or_default()
+}
+
+#[async_trait]
+impl Sealer for LocalSealer {
+    async fn seal(&self, plaintext: &str, context: &SealContext) -> Result<SealedSecret, BoxError> {
+        let nonce_bytes: [u8; 12] = rand::random();
+        let aad = associated_data(context);
+        let ciphertext = self
+            .cipher
+            .encrypt(
+                &Nonce::from(nonce_bytes),
+                Payload {
+                    msg: plaintext.as_bytes(),
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| "AES-GCM sealing failed")?;
+        let mut sealed = nonce_bytes.to_vec();
+        sealed.extend_from_slice(&ciphertext);
+        Ok(SealedSecret::new(format!(
+            "{LOCAL_PREFIX}{}",
+            STANDARD.encode(sealed)
+        )))
+    }
+
+    async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
+        let encoded = sealed
+            .as_str()
+            .strip_prefix(LOCAL_PREFIX)
+            .ok_or("the value was not sealed with a local key")?;
+        let bytes = STANDARD.decode(encoded)?;
+        if bytes.len() < 12 {
+            return Err("the sealed value is too short".into());
+        }
+        let (nonce, ciphertext) = bytes.split_at(12);
+        let nonce: [u8; 12] = nonce.try_into()?;
+        let aad = associated_data(context);
+        let plaintext = self
+            .cipher
+            .decrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: ciphertext,
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| "the sealed value does not open with this key and context")?;
+        Ok(String::from_utf8(plaintext)?)
+    }
+}
+
+/// `crm_error` when the stored token of a connection does not open (BEHAVIOR 7's "CRM request
+/// failed" row: nothing was sent).
+pub const TOKEN_NOT_OPENED: &str = "CRM request failed: the access token cannot be opened";
+
+/// An account's CRM connection with its token opened, held in memory only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenCrmConnection {
+    /// The base URL.
+    pub base_url: String,
+    /// The token in the clear (its `Debug` redacted).
+    pub access_token: crate::model::account::CrmAccessToken,
+}
+
+/// The CRM connection of `account` with its token opened by `sealer`: `None` without a
+/// connection; `Err` with [`TOKEN_NOT_OPENED`] when the token does not open (logged).
+pub async fn open_crm(
+    sealer: &dyn Sealer,
+    account: &crate::model::account::Account,
+) -> Option<Result<OpenCrmConnection, String>> {
+    let connection = account.crm.as_ref()?;
+    let context = crm_token_context(account.id);
+    Some(
+        match sealer.open(&connection.access_token, &context).await {
+            Ok(token) => Ok(OpenCrmConnection {
+                base_url: connection.base_url.clone(),
+                access_token: crate::model::account::CrmAccessToken::new(token),
+            }),
+            Err(error) => {
+                tracing::error!(account_id = %account.id, error = %error, "CRM access token not opened");
+                Err(TOKEN_NOT_OPENED.to_string())
+            }
+        },
+    )
+}
+
+/// The context of an account's CRM access token.
+pub fn crm_token_context(account_id: crate::types::ids::AccountId) -> SealContext {
+    SealContext::from([
+        ("purpose", "crm_access_token".to_string()),
+        ("account_id", account_id.to_string()),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(account: &str) -> SealContext {
+        SealContext::from([("purpose", "test".into()), ("account_id", account.into())])
+    }
+
+    #[test]
+    fn the_development_key_is_32_bytes() {
+        assert!(LocalSealer::from_base64(DEVELOPMENT_SEALING_KEY).is_ok());
+        assert!(LocalSealer::from_base64("c2hvcnQ=").is_err());
+        assert!(LocalSealer::from_base64("not base64!").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_locally_sealed_value_opens_only_with_its_key_and_context() {
+        let sealer = LocalSealer::development();
+        let sealed = sealer.seal("pat-na1-secret", &context("a")).await.unwrap();
+        assert!(sealed.as_str().starts_with("local:"));
+        assert!(!sealed.as_str().contains("pat-na1-secret"));
+        let again = sealer.seal("pat-na1-secret", &context("a")).await.unwrap();
+        assert_ne!(sealed, again, "a fresh nonce per value");
+        assert_eq!(
+            sealer.open(&sealed, &context("a")).await.unwrap(),
+            "pat-na1-secret"
+        );
+        assert!(sealer.open(&sealed, &context("b")).await.is_err());
+        let other = LocalSealer::from_base64(&STANDARD.encode([7u8; 32])).unwrap();
+        assert!(other.open(&sealed, &context("a")).await.is_err());
+        let tampered = SealedSecret::new(format!("{}A", sealed.as_str()));
+        assert!(sealer.open(&tampered, &context("a")).await.is_err());
+        assert!(sealer
+            .open(&SealedSecret::new("kms:AAAA"), &context("a"))
+            .await
+            .is_err());
+    }
+}

@@ -1,0 +1,82 @@
+//! Secrets against the emulator (issue 21 point 3): the KMS sealer round trip bound to its
+//! context, and the cursor key read from Secrets Manager at cold start (`CURSOR_SECRET_ARN`), so
+//! no function carries a secret in its environment. One test function: it sets the process
+//! environment.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use shared::deps::Deps;
+use shared::secrets::{KmsSealer, SealContext, Sealer};
+use shared::store::dynamodb::test_table::EMULATOR_MISSING;
+
+#[tokio::test]
+async fn kms_seals_and_the_cursor_key_comes_from_secrets_manager() {
+    if std::env::var("AWS_ENDPOINT_URL").is_err() {
+        panic!("{EMULATOR_MISSING}");
+    }
+    let sdk = shared::store::dynamodb::env::sdk_config().await;
+
+    // KMS: sealed under a context, opened only under the same one.
+    let kms = aws_sdk_kms::Client::new(&sdk);
+    let key = kms.create_key().send().await.unwrap();
+    let key_id = key.key_metadata().unwrap().key_id().to_string();
+    let sealer = KmsSealer::new(&sdk, &key_id);
+    let context = SealContext::from([
+        ("purpose", "crm_access_token".to_string()),
+        ("account_id", "a1".to_string()),
+    ]);
+    let sealed = sealer.seal("pat-na1-secret", &context).await.unwrap();
+    assert!(sealed.as_str().starts_with("kms:"));
+    assert!(!sealed.as_str().contains("pat-na1-secret"));
+    assert_eq!(
+        sealer.open(&sealed, &context).await.unwrap(),
+        "pat-na1-secret"
+    );
+    let other = SealContext::from([
+        ("purpose", "crm_access_token".to_string()),
+        ("account_id", "a2".to_string()),
+    ]);
+    assert!(
+        sealer.open(&sealed, &other).await.is_err(),
+        "another account's context"
+    );
+
+    // Deps: SEALING_KMS_KEY_ID names the sealer; CURSOR_SECRET_ARN the cursor key.
+    let secrets = aws_sdk_secretsmanager::Client::new(&sdk);
+    let secret = secrets
+        .create_secret()
+        .name(format!("cursor-{}", uuid::Uuid::new_v4().simple()))
+        .secret_string("a-cursor-key-of-at-least-thirty-two-bytes!")
+        .send()
+        .await
+        .unwrap();
+    let arn = secret.arn().unwrap().to_string();
+    std::env::set_var("STORE_BACKEND", "dynamodb");
+    std::env::set_var("TABLE_NAME", "not-read-here");
+    std::env::remove_var("CURSOR_SECRET");
+    std::env::set_var("CURSOR_SECRET_ARN", &arn);
+    std::env::set_var("SEALING_KMS_KEY_ID", &key_id);
+    let deps = Deps::from_env().await.unwrap();
+    assert!(
+        deps.cursors().is_ok(),
+        "the cursor key was read from the secret"
+    );
+    let sealed = deps.sealer().unwrap().seal("x", &context).await.unwrap();
+    assert!(sealed.as_str().starts_with("kms:"), "{sealed:?}");
+
+    // A secret that cannot be read fails the cold start, naming it.
+    std::env::set_var("CURSOR_SECRET_ARN", format!("{arn}-missing"));
+    let err = Deps::from_env().await.expect_err("unreadable").to_string();
+    assert!(
+        err.contains("cannot read the secret") && err.contains("-missing"),
+        "{err}"
+    );
+
+    // In Lambda without a KMS key, the functions that seal or open refuse to start.
+    std::env::remove_var("CURSOR_SECRET_ARN");
+    std::env::remove_var("SEALING_KMS_KEY_ID");
+    std::env::set_var("AWS_LAMBDA_FUNCTION_NAME", "dispatch");
+    let deps = Deps::from_env().await.unwrap();
+    let err = deps.sealer().err().unwrap().to_string();
+    assert!(err.contains("SEALING_KMS_KEY_ID is not set"), "{err}");
+    std::env::remove_var("AWS_LAMBDA_FUNCTION_NAME");
+}
