@@ -2,8 +2,9 @@
 # Smoke test of the built Lambda artifacts (target/lambda/<bin>/bootstrap from build-lambdas.sh)
 # configured as template.yaml configures them in AWS, without AWS and without Docker:
 #
-#   - moto (infra/scripts/emulator.sh) plays DynamoDB and Secrets Manager; the table is created
-#     from infra/table.json and loaded with the demo seed (provision);
+#   - moto (infra/scripts/emulator.sh) plays DynamoDB, Secrets Manager and KMS; the table is
+#     created from infra/table.json and loaded with the demo seed (provision, the CRM token sealed
+#     with a KMS key); the cursor key is read from a secret (CURSOR_SECRET_ARN);
 #   - the signing key is read from a Secrets Manager secret (JWT_SIGNING_KEY_SECRET_ARN), the other
 #     functions verify with the public JWKS, STORE_BACKEND=dynamodb, TABLE_NAME; the key is the
 #     development key, so every function gets ALLOW_DEVELOPMENT_SIGNING_KEY=true (which a
@@ -49,15 +50,20 @@ cleanup() {
 trap cleanup EXIT
 
 export TABLE_NAME="smoke-$RANDOM"
-cargo run -q -p provision -- --seed infra/seed/demo.json --create-table
-ARN=$("$VENV/bin/python" - <<'PY'
+read -r ARN CURSOR_ARN KEY_ID < <("$VENV/bin/python" - <<'PY'
 import boto3, os
-sm = boto3.client("secretsmanager", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+endpoint = os.environ["AWS_ENDPOINT_URL"]
+sm = boto3.client("secretsmanager", endpoint_url=endpoint)
 secret = sm.create_secret(Name="account-routing/smoke/jwt-signing-key")
 sm.put_secret_value(SecretId=secret["ARN"], SecretString=open("shared/dev-keys/dev-signing-key.pem").read())
-print(secret["ARN"])
+cursor = sm.create_secret(Name="account-routing/smoke/cursor", SecretString="smoke-test-cursor-secret-of-at-least-32-bytes")
+key = boto3.client("kms", endpoint_url=endpoint).create_key()["KeyMetadata"]["KeyId"]
+print(secret["ARN"], cursor["ARN"], key)
 PY
 )
+# As in a deployment: the CRM token sealed with the KMS key; the demo's CRM is a local fake.
+SEALING_KMS_KEY_ID="$KEY_ID" ALLOW_INSECURE_OUTBOUND=true \
+  cargo run -q -p provision -- --seed infra/seed/demo.json --create-table
 JWKS="$(cargo run -q -p local-server --bin jwks)"
 
 "$VENV/bin/cargo-lambda" lambda watch --only-lambda-apis --invoke-port "$PORT" >"$work/watch.log" 2>&1 &
@@ -114,20 +120,20 @@ check "token: 200 with a key read from Secrets Manager" \
   'a["statusCode"] == 200 and a["body"]["token_type"] == "Bearer"' <"$work/token-answer.json"
 TOKEN=$("$VENV/bin/python" -c 'import json,sys; print(json.loads(json.load(open(sys.argv[1]))["body"])["access_token"])' "$work/token-answer.json")
 
-start records JWT_PUBLIC_JWKS="$JWKS" CURSOR_SECRET="smoke-test-cursor-secret-of-at-least-32-bytes"
+start records JWT_PUBLIC_JWKS="$JWKS" CURSOR_SECRET_ARN="$CURSOR_ARN"
 with_token events/records-get-contact.json "$work/get.json"
 invoke "$work/get.json" | check "records: GET /contacts/{id} from DynamoDB" \
   'a["statusCode"] == 200 and a["body"]["contact_owner"] is None'
 invoke events/default-not-found.json | check "records: \$default answers the contract's 404" \
   'a["statusCode"] == 404 and a["body"] == {"message": "Not found", "error": True}'
 
-start dispatch JWT_PUBLIC_JWKS="$JWKS"
+start dispatch JWT_PUBLIC_JWKS="$JWKS" SEALING_KMS_KEY_ID="$KEY_ID"
 invoke events/sqs-dispatch-valid.json | check "dispatch: SQS batch assigned" 'a["batchItemFailures"] == []'
 invoke events/sqs-dispatch-valid.json | check "dispatch: redelivery is not an error" 'a["batchItemFailures"] == []'
 invoke events/sqs-dispatch-invalid.json | check "dispatch: invalid bodies reported failed" \
   'len(a["batchItemFailures"]) == 2'
 
-start records JWT_PUBLIC_JWKS="$JWKS" CURSOR_SECRET="smoke-test-cursor-secret-of-at-least-32-bytes"
+start records JWT_PUBLIC_JWKS="$JWKS" CURSOR_SECRET_ARN="$CURSOR_ARN"
 invoke "$work/get.json" | check "records: the owner the dispatch assigned" \
   'a["statusCode"] == 200 and a["body"]["contact_owner"] == "ana.lopez@northwind.example"'
 

@@ -33,6 +33,9 @@ trap emulator_stop EXIT
 echo "==> cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
 cargo test --workspace --locked
 
+echo "==> deployment smoke test (infra/scripts/smoke.sh) against the local server on DynamoDB (emulator)"
+bash infra/scripts/smoke-local.sh
+
 echo "==> schemathesis against the local server (every operation of /openapi.json, every default check)"
 bash infra/scripts/schemathesis.sh
 
