@@ -54,6 +54,7 @@ async fn put(store: &Arc<dyn Store>, items: Vec<DueItem>) -> DispatchEntry {
         .record_dispatch(
             &entry,
             None,
+            None,
             &DueChanges {
                 put: items,
                 settle: None,
@@ -323,6 +324,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
         .record_dispatch(
             &first,
             Some("message-1"),
+            None,
             &DueChanges {
                 put: vec![due.clone()],
                 settle: None,
@@ -337,6 +339,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
         .record_dispatch(
             &entry(None),
             Some("message-1"),
+            None,
             &DueChanges {
                 put: vec![other.clone()],
                 settle: None,
@@ -353,6 +356,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
     let twice = store
         .record_dispatch(
             &lone,
+            None,
             None,
             &DueChanges {
                 put: vec![due.clone()],
@@ -372,6 +376,7 @@ async fn a_crm_sync_state_and_its_settlement_are_written_together_or_not_at_all(
     store
         .record_dispatch(
             &written,
+            None,
             None,
             &DueChanges {
                 put: vec![due.clone()],

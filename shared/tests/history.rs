@@ -132,6 +132,8 @@ on_both_stores!(
     round_robin_stats_give_shares_targets_and_members_outside_the_pool,
     percentage_stats_target_each_members_percentage,
     the_stats_window_includes_from_and_excludes_to,
+    entries_past_their_expiry_are_never_served,
+    a_history_page_stops_at_its_byte_budget_and_continues_with_after,
 );
 
 struct Fixture {
@@ -158,7 +160,7 @@ async fn fixture(backend: Backend, seed: Value) -> Fixture {
         Arc::new(CatalogueCache::default()),
     ));
     Fixture {
-        history: HistoryService::new(store.clone()),
+        history: HistoryService::new(store.clone(), clock.clone()),
         store,
         engine,
         clock,
@@ -1170,4 +1172,62 @@ async fn the_stats_window_includes_from_and_excludes_to(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(s.total, 1);
+}
+
+/// Issue 23 defect 12: an entry past `expires_at` is not served (DynamoDB's TTL deletes up to
+/// days late), and the embedded store forgets it (and the queue markers) once expired.
+async fn entries_past_their_expiry_are_never_served(backend: Backend) {
+    let f = fixture(backend, seed(rr(), |_| {})).await;
+    f.run(ROUTER, CONTACT).await;
+    f.queue(ROUTER2, CONTACT, "message-kept").await;
+    assert_eq!(f.router_entries(ROUTER).await.len(), 1);
+    assert_eq!(f.record_entries(CONTACT).await.len(), 2);
+    // 400 days and a second later: expired.
+    f.clock
+        .set(wednesday_10_utc() + Duration::days(400) + Duration::seconds(1));
+    assert!(f.router_entries(ROUTER).await.is_empty());
+    assert!(f.record_entries(CONTACT).await.is_empty());
+}
+
+/// BEHAVIOR 12: a history page is at most 2.5 MiB of JSON; one cut short has fewer than `limit`
+/// items and a `next_after` that continues where it stopped.
+async fn a_history_page_stops_at_its_byte_budget_and_continues_with_after(backend: Backend) {
+    let f = fixture(backend, seed(rr(), |_| {})).await;
+    // Entries of about 150 KB each (written by the store directly: the API bounds object ids).
+    let at = wednesday_10_utc();
+    for n in 0..24 {
+        let entry = shared::model::DispatchEntry {
+            id: Uuid::now_v7(),
+            account_id: id(ACCOUNT),
+            router_id: id(ROUTER),
+            object_type: ObjectType::Contacts,
+            object_id: format!("{n}-{}", "x".repeat(150_000)),
+            message: "Object not found".into(),
+            success: false,
+            user: None,
+            reason: None,
+            previous_owner: None,
+            field_name: None,
+            owner_field: None,
+            source: shared::model::DispatchSource::Api,
+            dispatched_at: at + Duration::milliseconds(n),
+            crm_sync: None,
+            expires_at: at + Duration::days(400),
+        };
+        f.store
+            .record_dispatch(&entry, None, None, &shared::model::due::DueChanges::none())
+            .await
+            .unwrap();
+    }
+    let first = f.router_page(ROUTER, &offset(100, 0)).await;
+    let count = first["pagination"]["count"].as_u64().unwrap();
+    assert!((1..24).contains(&count), "cut short: {count}");
+    assert!(serde_json::to_string(&first["data"]).unwrap().len() <= 2_621_440);
+    let cursor = first["pagination"]["next_after"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = f.router_page(ROUTER, &after(100, &cursor)).await;
+    let total = count + second["pagination"]["count"].as_u64().unwrap();
+    assert_eq!(total, 24, "every entry once across the two pages");
 }

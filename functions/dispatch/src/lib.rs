@@ -34,7 +34,6 @@ use shared::auth::{Scope, TokenVerifier};
 use shared::crm::{CrmSync, HubSpotClient};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
-use shared::dispatch::Outcome;
 use shared::dispatch::{
     AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest, ExplainAnswer,
 };
@@ -162,13 +161,15 @@ pub async fn dispatch(
     let result = async {
         let request = DispatchRequest::parse(body.bytes())?;
         let context = AccountContext::Token(p.account_id);
-        let outcome = match &claim {
+        let (outcome, answer_stored) = match &claim {
             Some(claim) => {
-                s.engine
+                let done = s
+                    .engine
                     .dispatch_completing(context, &request, claim)
-                    .await?
+                    .await?;
+                (done.outcome, done.answer_stored)
             }
-            None => s.engine.dispatch(context, &request, None).await?,
+            None => (s.engine.dispatch(context, &request, None).await?, false),
         };
         tracing::info!(
             router_id = %request.router_id,
@@ -179,8 +180,8 @@ pub async fn dispatch(
         Ok(idempotency::Answer {
             status: StatusCode::OK,
             body: outcome.answer(),
-            // An assignment stored its answer with itself; other outcomes wrote nothing.
-            stored_with_effect: matches!(outcome, Outcome::Assigned(_)),
+            // An assignment or a history entry stored the answer with itself (one write).
+            stored_with_effect: answer_stored,
         })
     }
     .await;

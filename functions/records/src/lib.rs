@@ -67,7 +67,7 @@ impl RecordsState {
                 deps.clock.clone(),
             )),
             cursors: deps.cursors()?,
-            history: Arc::new(HistoryService::new(deps.store.clone())),
+            history: Arc::new(HistoryService::new(deps.store.clone(), deps.clock.clone())),
         })
     }
 }

@@ -47,7 +47,7 @@ impl RoutersState {
             routers: Arc::new(RouterService::new(deps.store.clone())),
             verifier: deps.verifier()?,
             cursors: deps.cursors()?,
-            history: Arc::new(HistoryService::new(deps.store.clone())),
+            history: Arc::new(HistoryService::new(deps.store.clone(), deps.clock.clone())),
             clock: deps.clock.clone(),
         })
     }

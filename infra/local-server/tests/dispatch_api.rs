@@ -239,6 +239,7 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
         .record_dispatch(
             &entry,
             None,
+            None,
             &DueChanges {
                 put: vec![lost.clone()],
                 settle: None,

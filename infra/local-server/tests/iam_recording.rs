@@ -401,6 +401,7 @@ async fn dispatch_function(stack: &Stack) {
         .record_dispatch(
             &entry,
             None,
+            None,
             &DueChanges {
                 put: vec![overdue],
                 settle: None,

@@ -360,6 +360,53 @@ async fn a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_repor
     let replay = post(&app, &t, "/dispatch/router", &body, Some("crm-1")).await;
     assert_eq!(replay.headers[REPLAYED], "true");
     assert_eq!(replay.body, first.body);
+    // Issue 23 defect 8: a sync that fails before any request (no external_id) too.
+    let bare = json!({
+        "router_id": "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920",
+        "object_id": "01936b2a-7c00-7a00-8000-000000000023"
+    })
+    .to_string();
+    let first = post(&app, &t, "/dispatch/router", &bare, Some("crm-2")).await;
+    assert_eq!(
+        first.body["crm_error"], "Record has no external_id",
+        "{}",
+        first.body
+    );
+    let replay = post(&app, &t, "/dispatch/router", &bare, Some("crm-2")).await;
+    assert_eq!(replay.headers[REPLAYED], "true");
+    assert_eq!(replay.body, first.body);
+}
+
+/// Issue 23 defect 9: a dispatch that assigns nothing writes its history entry and its stored
+/// answer in one write: when storing an answer on its own fails, the skip still answers (its
+/// answer was stored with the entry), a retry replays it, and the history holds one entry.
+#[tokio::test]
+async fn a_skip_and_its_stored_answer_are_one_write() {
+    let (app, faulty) = spawn_on_faulty_store().await;
+    let t = app.northwind().await;
+    let body = json!({"router_id": INBOUND_ROUTER, "object_id": uuid::Uuid::now_v7()}).to_string();
+    faulty.faults.completions_fail.store(true, Ordering::SeqCst);
+    let first = post(&app, &t, "/dispatch/router", &body, Some("skip-once")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert_eq!(first.body, json!({"message": "Object not found"}));
+    let again = post(&app, &t, "/dispatch/router", &body, Some("skip-once")).await;
+    assert_eq!(again.headers[REPLAYED], "true");
+    assert_eq!(again.body, first.body);
+    let history = app
+        .call(
+            axum::http::Method::GET,
+            &format!("/routers/{INBOUND_ROUTER}/dispatches?limit=100"),
+            &t,
+            None,
+        )
+        .await;
+    let entries = history.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["message"] == "Object not found")
+        .count();
+    assert_eq!(entries, 1, "{}", history.body);
 }
 
 /// A 5xx is not stored: the key is released, and a retry runs.

@@ -57,6 +57,8 @@ both!(
     a_member_is_at_most_300_kb_of_json,
     a_list_page_of_large_records_stops_at_its_byte_budget_and_continues_with_after,
     an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms,
+    an_overlong_dispatch_id_is_a_400_that_records_nothing,
+    an_error_answer_echoes_at_most_256_characters_and_replays_the_same,
 );
 
 const ANA: &str = "1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01";
@@ -415,4 +417,101 @@ async fn an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms(ap
     )
     .await;
     assert_eq!(owner.status, StatusCode::CREATED, "{}", owner.body);
+}
+
+/// BEHAVIOR 12 (issue 23 defect 5): a `router_id` or `object_id` over 256 characters is answered
+/// like a missing one, by dispatch and explain alike, and no history entry is written (it used
+/// to be copied into the entry: a 500 on DynamoDB, a 200 on the embedded store).
+async fn an_overlong_dispatch_id_is_a_400_that_records_nothing(app: TestApp) {
+    let t = app.northwind().await;
+    let before = app
+        .call(
+            Method::GET,
+            &format!("/routers/{INBOUND_ROUTER}/dispatches?limit=100"),
+            &t,
+            None,
+        )
+        .await;
+    for body in [
+        json!({"router_id": INBOUND_ROUTER, "object_id": "x".repeat(1_000_000)}),
+        json!({"router_id": INBOUND_ROUTER, "object_id": text(257)}),
+        json!({"router_id": text(257), "object_id": "x"}),
+    ] {
+        for path in ["/dispatch/router", "/dispatch/router/explain"] {
+            let a = app.call(Method::POST, path, &t, Some(body.clone())).await;
+            assert_eq!(a.status, StatusCode::BAD_REQUEST, "{path}");
+            assert_eq!(
+                a.body,
+                json!({"message": "Invalid event: require router_id and object_id", "error": true})
+            );
+        }
+    }
+    let at_limit = app
+        .call(
+            Method::POST,
+            "/dispatch/router",
+            &t,
+            Some(json!({"router_id": INBOUND_ROUTER, "object_id": text(256)})),
+        )
+        .await;
+    assert_eq!(at_limit.body, json!({"message": "Object not found"}));
+    let after = app
+        .call(
+            Method::GET,
+            &format!("/routers/{INBOUND_ROUTER}/dispatches?limit=100"),
+            &t,
+            None,
+        )
+        .await;
+    let count = |page: &Value| page["data"].as_array().unwrap().len();
+    assert_eq!(
+        count(&after.body),
+        count(&before.body) + 1,
+        "only the 256-character id left an entry"
+    );
+}
+
+/// BEHAVIOR 12 (issue 23 defect 7): a 400 quotes at most 256 characters of the input, so the
+/// answer stored for an `Idempotency-Key` is small and the same on both stores.
+async fn an_error_answer_echoes_at_most_256_characters_and_replays_the_same(app: TestApp) {
+    let t = app.northwind().await;
+    let name = "x".repeat(1_000_000);
+    let body = json!({"fields": {name.clone(): "x"}}).to_string();
+    let auth = format!("Bearer {t}");
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("content-type", "application/json"),
+        ("idempotency-key", "echo-1"),
+    ];
+    let first = app
+        .raw(
+            Method::POST,
+            "/contacts",
+            &headers,
+            body.clone().into_bytes(),
+        )
+        .await;
+    assert_eq!(first.status, StatusCode::BAD_REQUEST);
+    let message = first.body["message"].as_str().unwrap();
+    assert!(message.starts_with("Unknown field: xxxx"), "{message}");
+    assert!(
+        message.chars().count() <= 256,
+        "{} characters",
+        message.chars().count()
+    );
+    assert!(first.body["field"].as_str().unwrap().chars().count() <= 256);
+    let replay = app
+        .raw(Method::POST, "/contacts", &headers, body.into_bytes())
+        .await;
+    assert_eq!(replay.body, first.body);
+    let list = app
+        .call(
+            Method::GET,
+            &format!("/contacts?properties={}", "p".repeat(10_000)),
+            &t,
+            None,
+        )
+        .await;
+    assert_eq!(list.status, StatusCode::BAD_REQUEST);
+    assert!(list.body["message"].as_str().unwrap().chars().count() <= 256);
 }

@@ -25,6 +25,21 @@ pub struct ErrorBody {
     pub field: Option<String>,
 }
 
+/// The longest `message` or `field` of an error answer, in characters: whatever client input a
+/// message quotes (an unknown field's name, a rejected value), the answer echoes at most this
+/// much of it (BEHAVIOR 12); a longer text is cut and ends with `…`.
+pub const MAX_ECHO_CHARS: usize = 256;
+
+/// `text` cut to [`MAX_ECHO_CHARS`] characters (the last one `…` when cut).
+fn bounded(text: &str) -> String {
+    if text.chars().count() <= MAX_ECHO_CHARS {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(MAX_ECHO_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// An error answer: a domain error, or one of the transport's own.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -60,14 +75,16 @@ impl ApiError {
         }
     }
 
-    /// The contract body `{message, error: true, field?}`.
+    /// The contract body `{message, error: true, field?}`, each text at most
+    /// [`MAX_ECHO_CHARS`] characters (BEHAVIOR 12: an error answer never echoes more of the
+    /// client's input, so a stored idempotent answer stays small on both stores).
     pub fn body(&self) -> ErrorBody {
         let field = match self {
-            Self::Domain(e) => e.field().map(str::to_string),
+            Self::Domain(e) => e.field().map(bounded),
             _ => None,
         };
         ErrorBody {
-            message: self.to_string(),
+            message: bounded(&self.to_string()),
             error: true,
             field,
         }
@@ -123,6 +140,25 @@ mod tests {
         assert_eq!(
             body(e),
             json!({"message": "Invalid email: x", "error": true, "field": "email"})
+        );
+    }
+
+    #[test]
+    fn an_error_answer_echoes_at_most_256_characters_of_input() {
+        let name = "x".repeat(1_000_000);
+        let e = ApiError::from(DomainError::bad_field(
+            name.clone(),
+            format!("Unknown field: {name}"),
+        ));
+        let body = e.body();
+        assert_eq!(body.message.chars().count(), MAX_ECHO_CHARS);
+        assert!(body.message.starts_with("Unknown field: xxx") && body.message.ends_with('…'));
+        assert_eq!(body.field.unwrap().chars().count(), MAX_ECHO_CHARS);
+        let short = ApiError::from(DomainError::bad_field("email", "Unknown field: é"));
+        assert_eq!(
+            short.body().message,
+            "Unknown field: é",
+            "short texts are kept whole"
         );
     }
 

@@ -54,6 +54,15 @@ pub struct DispatchEngine {
     directory: DirectoryCache,
 }
 
+/// The result of a dispatch holding an `Idempotency-Key` claim.
+#[derive(Debug, Clone)]
+pub struct Dispatched {
+    /// What happened.
+    pub outcome: Outcome,
+    /// Whether the answer was stored with the write it answers (the caller stores it otherwise).
+    pub answer_stored: bool,
+}
+
 /// The CRM work an assignment leaves for after its commit.
 enum PendingSync {
     /// The first attempt, whose due item the assignment stored claimed by this process.
@@ -150,21 +159,26 @@ impl DispatchEngine {
         request: &DispatchRequest,
         idempotency_key: Option<&str>,
     ) -> Result<Outcome, DomainError> {
-        self.run(context, request, idempotency_key, None).await
+        Ok(self.run(context, request, idempotency_key, None).await?.0)
     }
 
     /// Runs one dispatch of an HTTP request holding the `Idempotency-Key` `claim`
-    /// (BEHAVIOR 10): an assignment stores its 200 answer with the assignment, in the same
-    /// atomic write. Other outcomes write nothing; the caller stores their answer.
+    /// (BEHAVIOR 10): an outcome that writes (an assignment, or a history entry of a run that
+    /// assigned nothing) stores its 200 answer in the same atomic write (`answer_stored`); the
+    /// caller stores the answer of the others, which write nothing.
     ///
-    /// Errors: as [`Self::dispatch`]; 409 when the claim's lease was lost before the commit.
+    /// Errors: as [`Self::dispatch`]; 409 when the claim's lease was lost before the write.
     pub async fn dispatch_completing(
         &self,
         context: AccountContext,
         request: &DispatchRequest,
         claim: &IdempotencyClaim,
-    ) -> Result<Outcome, DomainError> {
-        self.run(context, request, None, Some(claim)).await
+    ) -> Result<Dispatched, DomainError> {
+        let (outcome, answer_stored) = self.run(context, request, None, Some(claim)).await?;
+        Ok(Dispatched {
+            outcome,
+            answer_stored,
+        })
     }
 
     /// What dispatch would do now for `request` in `account_id`, and why (BEHAVIOR 9): the
@@ -214,10 +228,10 @@ impl DispatchEngine {
         request: &DispatchRequest,
         idempotency_key: Option<&str>,
         claim: Option<&IdempotencyClaim>,
-    ) -> Result<Outcome, DomainError> {
+    ) -> Result<(Outcome, bool), DomainError> {
         if let Some(key) = idempotency_key {
             if self.store.idempotency_key_used(key).await? {
-                return Ok(Outcome::AlreadyProcessed);
+                return Ok((Outcome::AlreadyProcessed, false));
             }
         }
         let run = Run {
@@ -236,7 +250,7 @@ impl DispatchEngine {
             self.dispatch_in_turn(&run, claim).await
         };
         self.release_turn_lock(&request.router_id, turn);
-        let (mut outcome, pending) = outcome?;
+        let (mut outcome, pending, answer_stored) = outcome?;
         // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
         if let (Outcome::Assigned(assigned), Some(pending)) = (&mut outcome, pending) {
             let failed_before = matches!(pending, PendingSync::Refused(_));
@@ -270,14 +284,14 @@ impl DispatchEngine {
                 }
             }
         }
-        Ok(outcome)
+        Ok((outcome, answer_stored))
     }
 
     async fn dispatch_in_turn(
         &self,
         run: &Run<'_>,
         claim: Option<&IdempotencyClaim>,
-    ) -> Result<(Outcome, Option<PendingSync>), DomainError> {
+    ) -> Result<(Outcome, Option<PendingSync>, bool), DomainError> {
         let cx = self.context();
         let started = Instant::now();
         let mut attempt: u32 = 0;
@@ -297,25 +311,45 @@ impl DispatchEngine {
             let mut planned = match planned {
                 Ok(planned) => planned,
                 Err(Stop::Skip(skip)) => {
-                    if let Some(router) = &trace.router {
-                        let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
-                        match self
-                            .store
-                            .record_dispatch(&entry, run.idempotency_key, &DueChanges::none())
-                            .await
-                        {
-                            Ok(()) => {}
-                            Err(StoreError::AlreadyApplied) => {
-                                return Ok((Outcome::AlreadyProcessed, None))
-                            }
-                            Err(e) => return Err(e.into()),
+                    let Some(router) = &trace.router else {
+                        // Nothing written (BEHAVIOR 8): the caller stores the answer.
+                        return Ok((Outcome::Skipped(skip), None, false));
+                    };
+                    let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
+                    // The entry and the `Idempotency-Key` answer: one atomic write.
+                    let completion = match claim {
+                        Some(claim) => Some(IdempotencyCompletion {
+                            claim: claim.clone(),
+                            response: StoredResponse::json(200, &Outcome::Skipped(skip).answer())?,
+                        }),
+                        None => None,
+                    };
+                    match self
+                        .store
+                        .record_dispatch(
+                            &entry,
+                            run.idempotency_key,
+                            completion.as_ref(),
+                            &DueChanges::none(),
+                        )
+                        .await
+                    {
+                        Ok(()) => {}
+                        Err(StoreError::AlreadyApplied) => {
+                            return Ok((Outcome::AlreadyProcessed, None, false))
                         }
+                        Err(e) => return Err(e.into()),
                     }
-                    return Ok((Outcome::Skipped(skip), None));
+                    return Ok((Outcome::Skipped(skip), None, completion.is_some()));
                 }
                 Err(Stop::Failed(error)) => return Err(error),
             };
             let first_attempt = self.prepare_crm(&mut planned);
+            if let Some(PendingSync::Refused(error)) = &first_attempt {
+                // Known before the commit: part of the answer stored with it (BEHAVIOR 10: a
+                // replay repeats it).
+                planned.assigned.crm = Some(error.clone());
+            }
             if let Some(claim) = claim {
                 let answer = Outcome::Assigned(planned.assigned.clone()).answer();
                 planned.write.completion = Some(IdempotencyCompletion {
@@ -324,8 +358,13 @@ impl DispatchEngine {
                 });
             }
             match self.store.commit_assignment(&planned.write).await {
-                Ok(()) => return Ok((Outcome::Assigned(planned.assigned), first_attempt)),
-                Err(StoreError::AlreadyApplied) => return Ok((Outcome::AlreadyProcessed, None)),
+                Ok(()) => {
+                    let stored = planned.write.completion.is_some();
+                    return Ok((Outcome::Assigned(planned.assigned), first_attempt, stored));
+                }
+                Err(StoreError::AlreadyApplied) => {
+                    return Ok((Outcome::AlreadyProcessed, None, false))
+                }
                 Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
                     attempt += 1;
                     let cap = 5u64 << attempt.min(5); // 10..160 ms

@@ -20,7 +20,7 @@ pub mod request;
 pub mod steps;
 
 pub use capacity::under_capacity;
-pub use engine::{DispatchEngine, DEFAULT_DEADLINE, DEFAULT_HISTORY_RETENTION_DAYS};
+pub use engine::{DispatchEngine, Dispatched, DEFAULT_DEADLINE, DEFAULT_HISTORY_RETENTION_DAYS};
 pub use explain::{Candidate, CandidateReason, ExplainAnswer, Explanation, Preview};
 pub use outcome::{Assigned, DispatchAnswer, Outcome, Skip};
 pub use request::{AccountContext, DispatchRequest, INVALID_EVENT};

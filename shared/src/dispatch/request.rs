@@ -9,6 +9,10 @@ use utoipa::ToSchema;
 /// The 400 message of a dispatch without `router_id` or `object_id` (spec "Dispatch").
 pub const INVALID_EVENT: &str = "Invalid event: require router_id and object_id";
 
+/// The longest `router_id` / `object_id` (characters, after trimming) taken; a longer one is
+/// answered like a missing one (BEHAVIOR 12) and recorded nowhere.
+pub const MAX_ID_CHARS: usize = 256;
+
 /// A parsed dispatch request. The ids are kept as sent (trimmed): a `router_id` or `object_id`
 /// that is not a UUID simply finds nothing (BEHAVIOR 6).
 #[derive(Debug, Clone, PartialEq, Eq, ToSchema)]
@@ -16,11 +20,13 @@ pub const INVALID_EVENT: &str = "Invalid event: require router_id and object_id"
 pub struct DispatchRequest {
     /// The router to run (a UUID; another value finds no router).
     #[schema(
+        max_length = 256,
         pattern = "[^\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
     pub router_id: String,
     /// The record (of the router's object type) to assign (a UUID; another value finds none).
     #[schema(
+        max_length = 256,
         pattern = "[^\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
     pub object_id: String,
@@ -33,7 +39,8 @@ impl DispatchRequest {
     /// Parses a body `{router_id, object_id, account_id?}`.
     ///
     /// Errors: 400 [`INVALID_EVENT`] when the body is not a JSON object or either id is
-    /// missing, `null`, empty or not a string.
+    /// missing, `null`, empty, not a string, or longer than [`MAX_ID_CHARS`] (BEHAVIOR 12; an
+    /// `account_id` too).
     pub fn parse(body: &[u8]) -> Result<Self, DomainError> {
         let invalid = || DomainError::bad_request(INVALID_EVENT);
         let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(body) else {
@@ -43,10 +50,14 @@ impl DispatchRequest {
             Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
             _ => None,
         };
+        let bounded = |id: String| (id.chars().count() <= MAX_ID_CHARS).then_some(id);
         Ok(Self {
-            router_id: text("router_id").ok_or_else(invalid)?,
-            object_id: text("object_id").ok_or_else(invalid)?,
-            account_id: text("account_id"),
+            router_id: text("router_id").and_then(bounded).ok_or_else(invalid)?,
+            object_id: text("object_id").and_then(bounded).ok_or_else(invalid)?,
+            account_id: match text("account_id") {
+                Some(id) => Some(bounded(id).ok_or_else(invalid)?),
+                None => None,
+            },
         })
     }
 }
@@ -76,6 +87,19 @@ mod tests {
             br#"{"router_id": "r", "object_id": null}"#,
             br#"{"router_id": 1, "object_id": "o"}"#,
         ] {
+            let err = DispatchRequest::parse(body).unwrap_err();
+            assert_eq!(err.to_string(), INVALID_EVENT);
+        }
+        let at_limit = "é".repeat(MAX_ID_CHARS);
+        let body = serde_json::json!({"router_id": "r", "object_id": at_limit});
+        assert!(DispatchRequest::parse(body.to_string().as_bytes()).is_ok());
+        for body in [
+            serde_json::json!({"router_id": "r", "object_id": "x".repeat(MAX_ID_CHARS + 1)}),
+            serde_json::json!({"router_id": "x".repeat(MAX_ID_CHARS + 1), "object_id": "o"}),
+            serde_json::json!({"router_id": "r", "object_id": "o", "account_id": "a".repeat(1_000)}),
+        ] {
+            let body = body.to_string();
+            let body = body.as_bytes();
             let err = DispatchRequest::parse(body).unwrap_err();
             assert_eq!(err.to_string(), INVALID_EVENT);
         }

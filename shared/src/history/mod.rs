@@ -15,13 +15,16 @@ pub mod view;
 pub use stats::StatsWindow;
 pub use view::{ByReason, DispatchEntryView, MemberStats, RouterStats};
 
+use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::dispatch::AssignmentReason;
+use crate::model::dispatch::DispatchEntry;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{DistributionModel, Router};
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
-use crate::page::{ListView, Page};
+use crate::page::{ListView, Listed, Page};
+use crate::store::dispatch_position;
 use crate::store::Store;
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, RecordId, RouterId};
@@ -31,15 +34,33 @@ use std::sync::Arc;
 /// The history read operations.
 pub struct HistoryService {
     store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
 }
 
 /// Members read per store page when the pool is loaded for stats.
 const MEMBER_PAGE: usize = 100;
 
 impl HistoryService {
-    /// A service over `store`.
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store }
+    /// A service over `store`, reading the time (what has expired) from `clock`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self { store, clock }
+    }
+
+    /// A page of entries as answered: expired entries left out (DynamoDB's TTL deletes them up
+    /// to days late; BEHAVIOR 8), at most [`crate::page::MAX_PAGE_DATA_BYTES`] of JSON
+    /// (BEHAVIOR 12: a page cut short has fewer than `limit` items and a `next_after`).
+    fn answer(
+        &self,
+        mut listed: Listed<DispatchEntry>,
+        page: &Page,
+        list: &ListId,
+        cursors: &CursorKey,
+    ) -> ListView<DispatchEntryView> {
+        let now = self.clock.now();
+        listed.items.retain(|e| e.expires_at > now);
+        let shown = listed.into_views(DispatchEntryView::new, dispatch_position);
+        let next_after = cursors.next_after(list, &shown);
+        ListView::new(shown.items, page, next_after)
     }
 
     /// `GET /routers/{routerId}/dispatches`: the router's entries (archived router included),
@@ -61,12 +82,7 @@ impl HistoryService {
             .store
             .list_router_dispatches(account_id, router_id, &page)
             .await?;
-        let next_after = cursors.next_after(&list, &listed);
-        Ok(ListView::new(
-            listed.items.iter().map(DispatchEntryView::new).collect(),
-            &page,
-            next_after,
-        ))
+        Ok(self.answer(listed, &page, &list, cursors))
     }
 
     /// `GET /{type}/{id}/dispatches`: one record's entries (archived record included) from
@@ -96,12 +112,7 @@ impl HistoryService {
             .store
             .list_record_dispatches(account_id, object_type, record_id, &page)
             .await?;
-        let next_after = cursors.next_after(&list, &listed);
-        Ok(ListView::new(
-            listed.items.iter().map(DispatchEntryView::new).collect(),
-            &page,
-            next_after,
-        ))
+        Ok(self.answer(listed, &page, &list, cursors))
     }
 
     /// `GET /routers/{routerId}/stats`: the router's assignments with `dispatched_at` in the

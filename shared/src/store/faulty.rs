@@ -28,6 +28,9 @@ pub struct Faults {
     pub commits_conflict: AtomicBool,
     /// Record creation answers [`StoreError::Backend`] (everything else works).
     pub creates_fail: AtomicBool,
+    /// `complete_idempotency_key` answers [`StoreError::Backend`] (storing an answer on its own
+    /// fails).
+    pub completions_fail: AtomicBool,
     /// `update_crm_sync` answers [`StoreError::Backend`]: the process "dies" after a CRM
     /// request and before its outcome is stored.
     pub crm_sync_updates_fail: AtomicBool,
@@ -278,10 +281,11 @@ impl Store for FaultyStore {
         &self,
         e: &DispatchEntry,
         k: Option<&str>,
+        c: Option<&IdempotencyCompletion>,
         due: &DueChanges,
     ) -> StoreResult<()> {
         self.check()?;
-        self.observed("record_dispatch", self.inner.record_dispatch(e, k, due))
+        self.observed("record_dispatch", self.inner.record_dispatch(e, k, c, due))
             .await
     }
     async fn list_router_dispatches(
@@ -398,6 +402,9 @@ impl Store for FaultyStore {
     }
     async fn complete_idempotency_key(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
         self.check()?;
+        if self.faults.completions_fail.load(Ordering::SeqCst) {
+            return Err(StoreError::Backend("injected completion failure".into()));
+        }
         self.observed(
             "complete_idempotency_key",
             self.inner.complete_idempotency_key(c),

@@ -30,9 +30,13 @@ use crate::model::router::Router;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
+
+/// Days an idempotency marker is kept (as the DynamoDB adapter's TTL: longer than SQS's 14-day
+/// retention).
+const MARKER_LIFETIME_DAYS: i64 = 15;
 
 /// Identity of a uniqueness guard: account, type, key name, canonical value.
 type GuardKey = (AccountId, ObjectType, String, String);
@@ -163,7 +167,12 @@ struct State {
     router_dispatches: HashMap<RouterId, BTreeMap<Position, uuid::Uuid>>,
     /// (account, type, record) -> the record's entries by position (read newest first).
     record_dispatches: HashMap<(AccountId, ObjectType, RecordId), BTreeMap<Position, uuid::Uuid>>,
-    idempotency_keys: HashSet<String>,
+    /// Queue message ids of the work they did (idempotency markers) -> when they expire.
+    idempotency_keys: HashMap<String, DateTime<Utc>>,
+    /// Markers in the order they expire, for purging.
+    marker_expiry: VecDeque<(DateTime<Utc>, String)>,
+    /// History entries by expiry (DynamoDB's TTL attribute `expires_at`), for purging.
+    dispatch_expiry: BTreeSet<(DateTime<Utc>, uuid::Uuid)>,
     /// `Idempotency-Key` claims and responses.
     requests: HashMap<RequestKey, IdempotentRequest>,
     /// Claims in the order they expire (each kept the same 24 h), for purging.
@@ -276,8 +285,54 @@ impl State {
         }
     }
 
+    /// Remembers queue message `key` as used for 15 days from now (as DynamoDB keeps its marker:
+    /// longer than SQS keeps a message).
+    fn mark_used(&mut self, key: &str) {
+        let expires = Utc::now() + chrono::Duration::days(MARKER_LIFETIME_DAYS);
+        self.idempotency_keys.insert(key.to_string(), expires);
+        self.marker_expiry.push_back((expires, key.to_string()));
+    }
+
+    /// Forgets the history entries and the markers expired at `now`, as DynamoDB's TTL deletes
+    /// them (there: lazily, up to days late; reads skip expired entries either way), so a
+    /// long-running embedded store does not grow without bound.
+    fn purge_expired(&mut self, now: DateTime<Utc>) {
+        while let Some((at, key)) = self.marker_expiry.front() {
+            if *at > now {
+                break;
+            }
+            if self.idempotency_keys.get(key).is_some_and(|e| *e <= now) {
+                self.idempotency_keys.remove(key);
+            }
+            self.marker_expiry.pop_front();
+        }
+        while let Some((at, id)) = self.dispatch_expiry.first().cloned() {
+            if at > now {
+                break;
+            }
+            self.dispatch_expiry.pop_first();
+            let Some(entry) = self.dispatches.remove(&id) else {
+                continue;
+            };
+            let position = dispatch_position(&entry);
+            if let Some(index) = self.router_dispatches.get_mut(&entry.router_id) {
+                index.remove(&position);
+            }
+            if let Some(record_id) = entry.record_id() {
+                if let Some(index) = self.record_dispatches.get_mut(&(
+                    entry.account_id,
+                    entry.object_type,
+                    record_id,
+                )) {
+                    index.remove(&position);
+                }
+            }
+        }
+    }
+
     /// Stores a history entry and indexes it in its router's and its record's history.
     fn put_dispatch(&mut self, entry: DispatchEntry) {
+        self.dispatch_expiry.insert((entry.expires_at, entry.id));
         let position = dispatch_position(&entry);
         self.router_dispatches
             .entry(entry.router_id)
@@ -636,18 +691,26 @@ impl Store for MemoryStore {
         &self,
         entry: &DispatchEntry,
         idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>,
         due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
+        if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
+            return Err(StoreError::LeaseLost);
+        }
         state.check_due_lease(due)?;
-        if idempotency_key.is_some_and(|key| state.idempotency_keys.contains(key)) {
+        state.purge_expired(Utc::now());
+        if idempotency_key.is_some_and(|key| state.idempotency_keys.contains_key(key)) {
             return Err(StoreError::AlreadyApplied);
         }
         state.check_due_puts(due)?;
         if let Some(key) = idempotency_key {
-            state.idempotency_keys.insert(key.to_string());
+            state.mark_used(key);
         }
         state.put_dispatch(entry.clone());
+        if let Some(c) = completion {
+            state.complete_request(c);
+        }
         state.apply_due(due);
         Ok(())
     }
@@ -906,11 +969,12 @@ impl Store for MemoryStore {
     }
 
     async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
-        Ok(self.lock().idempotency_keys.contains(key))
+        Ok(self.lock().idempotency_keys.contains_key(key))
     }
 
     async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
         let mut state = self.lock();
+        state.purge_expired(Utc::now());
         if w.completion
             .as_ref()
             .is_some_and(|c| !state.holds_lease(&c.claim))
@@ -919,7 +983,7 @@ impl Store for MemoryStore {
         }
         state.check_due_lease(&w.due)?;
         if let Some(key) = &w.idempotency_key {
-            if state.idempotency_keys.contains(key) {
+            if state.idempotency_keys.contains_key(key) {
                 return Err(StoreError::AlreadyApplied);
             }
         }
@@ -959,7 +1023,7 @@ impl Store for MemoryStore {
         }
         state.put_dispatch(w.entry.clone());
         if let Some(key) = &w.idempotency_key {
-            state.idempotency_keys.insert(key.clone());
+            state.mark_used(key);
         }
         if let Some(c) = &w.completion {
             state.complete_request(c);
@@ -1062,5 +1126,71 @@ impl Store for MemoryStore {
             }
         }
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::dispatch::DispatchSource;
+    use crate::model::due::DueChanges;
+
+    fn entry(at: DateTime<Utc>, expires_at: DateTime<Utc>) -> DispatchEntry {
+        DispatchEntry {
+            id: uuid::Uuid::now_v7(),
+            account_id: AccountId::from(uuid::Uuid::new_v4()),
+            router_id: RouterId::from(uuid::Uuid::new_v4()),
+            object_type: ObjectType::Contacts,
+            object_id: uuid::Uuid::now_v7().to_string(),
+            message: "Trigger did not match".into(),
+            success: false,
+            user: None,
+            reason: None,
+            previous_owner: None,
+            field_name: None,
+            owner_field: None,
+            source: DispatchSource::Queue,
+            dispatched_at: at,
+            crm_sync: None,
+            expires_at,
+        }
+    }
+
+    /// Issue 23 defect 12: a long-running embedded store forgets expired history entries and
+    /// queue markers (as DynamoDB's TTL deletes them), so it does not grow without bound.
+    #[tokio::test]
+    async fn expired_entries_and_markers_are_forgotten_at_the_next_write() {
+        let store = MemoryStore::new();
+        let long_ago = Utc::now() - chrono::Duration::days(30);
+        let old = entry(long_ago, long_ago + chrono::Duration::days(1));
+        store
+            .record_dispatch(&old, Some("old-message"), None, &DueChanges::none())
+            .await
+            .unwrap();
+        // The marker was written 16 days ago.
+        {
+            let mut state = store.lock();
+            let expired = Utc::now() - chrono::Duration::days(1);
+            state.idempotency_keys.insert("old-message".into(), expired);
+            state.marker_expiry.clear();
+            state.marker_expiry.push_back((expired, "old-message".into()));
+        }
+        let fresh = entry(Utc::now(), Utc::now() + chrono::Duration::days(400));
+        store
+            .record_dispatch(&fresh, Some("fresh-message"), None, &DueChanges::none())
+            .await
+            .unwrap();
+        assert_eq!(store.get_dispatch(&old.key()).await.unwrap(), None);
+        assert!(!store.idempotency_key_used("old-message").await.unwrap());
+        assert!(store.get_dispatch(&fresh.key()).await.unwrap().is_some());
+        assert!(store.idempotency_key_used("fresh-message").await.unwrap());
+        let state = store.lock();
+        assert_eq!(state.dispatches.len(), 1);
+        assert_eq!(state.dispatch_expiry.len(), 1);
+        assert_eq!(state.marker_expiry.len(), 1);
+        assert!(state
+            .router_dispatches
+            .get(&old.router_id)
+            .is_none_or(|index| index.is_empty()));
     }
 }

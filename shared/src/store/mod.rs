@@ -244,16 +244,18 @@ pub trait Store: Send + Sync + 'static {
 
     /// Appends the history entry of a dispatch that assigned nothing (BEHAVIOR 8: one write
     /// after the evaluation). With `idempotency_key` (a queue message id) the message's marker is
-    /// written in the same atomic write, so a redelivered message appends no second entry; `due`
-    /// (work the entry causes, e.g. an event to deliver) is written in it too.
+    /// written in the same atomic write, so a redelivered message appends no second entry; with
+    /// `completion` the `Idempotency-Key` answer (BEHAVIOR 10) is stored in it, conditional on its
+    /// lease; `due` (work the entry causes, e.g. an event to deliver) is written in it too.
     ///
-    /// Errors: [`StoreError::AlreadyApplied`] when the idempotency key was used;
-    /// [`StoreError::LeaseLost`] when `due` settles an item whose lease is gone. Nothing is
+    /// Errors: [`StoreError::LeaseLost`] when the completion's or a settled item's lease is
+    /// gone; [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
     /// written then.
     async fn record_dispatch(
         &self,
         entry: &DispatchEntry,
         idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>,
         due: &DueChanges,
     ) -> StoreResult<()>;
 

@@ -811,10 +811,11 @@ impl Store for DynamoStore {
         &self,
         entry: &DispatchEntry,
         idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>,
         due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::dispatch_entry(entry)?;
-        if idempotency_key.is_none() && due.is_empty() {
+        if idempotency_key.is_none() && completion.is_none() && due.is_empty() {
             self.client
                 .put_item()
                 .table_name(&self.table)
@@ -831,6 +832,11 @@ impl Store for DynamoStore {
             let (_, marker) = items::marker(key, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
+        }
+        if let Some(c) = completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
         }
         self.due_writes(due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
