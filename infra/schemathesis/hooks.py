@@ -18,6 +18,11 @@ succeeds, and JSON Schema cannot say them:
   which no JSON Schema pattern can say. A negative case whose only claim to be invalid may be
   such a host (it matches the pattern once its non-ASCII characters are read as letters) is
   ambiguous, and `filter_case` leaves it out; every other negative case is kept.
+* webhook URLs: a subscription's `url` must be an absolute http(s) URL whose host is not an IP
+  literal of a private range (BEHAVIOR 13), which no JSON Schema string format says. A positive
+  case gets a valid URL of its own (`before_call`); negative cases keep what was generated. The
+  account may hold 20 subscriptions, so each one a case creates is deleted after the call
+  (`after_call`), as a client cleaning up would.
 * facts only the server knows: an `after` cursor is valid only when this list issued it (it is
   signed), and an `Idempotency-Key` is valid for one request body only (BEHAVIOR 10 and 11). A
   positive case therefore carries no made-up cursor (it reads the first page) and a fresh key of
@@ -192,12 +197,45 @@ def filter_case(context, case):
 def before_call(context, case, kwargs):
     """A valid Idempotency-Key (any phase, any mode) becomes a fresh one: a key names one request.
 
-    Here rather than in `map_case`, which the examples phase does not run."""
+    Here rather than in `map_case`, which the examples phase does not run. A positive webhook
+    body gets a valid URL here for the same reason."""
+    _webhook_url(context, case, kwargs)
     for headers in (case.headers, kwargs.get("headers")):
         if isinstance(headers, MutableMapping):
             for name, value in list(headers.items()):
                 if name.lower() == "idempotency-key" and _valid_key(value):
                     headers[name] = str(uuid.uuid4())
+
+
+_WEBHOOK_BODIES = ("POST /webhooks", "PATCH /webhooks/{webhookId}")
+
+
+def _webhook_url(context, case, kwargs):
+    """A positive webhook body gets a valid URL (its host is never called: nothing resolves)."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    if not positive or case.operation.label not in _WEBHOOK_BODIES:
+        return
+    for body in (case.body, kwargs.get("json")):
+        if isinstance(body, dict) and isinstance(body.get("url"), str):
+            body["url"] = f"https://hooks.example.com/{uuid.uuid4()}"
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    """A subscription a case created is deleted at once: the account may hold 20."""
+    if case.operation.label != "POST /webhooks" or response.status_code != 201:
+        return
+    try:
+        created = response.json()
+    except ValueError:
+        return
+    import urllib.request
+
+    base = os.environ["ST_BASE_URL"]
+    auth = os.environ["ST_AUTHORIZATION"]
+    request = urllib.request.Request(f"{base}/webhooks/{created['id']}", method="DELETE", headers={"Authorization": auth})
+    urllib.request.urlopen(request, timeout=10).read()
 
 
 def _valid_key(value):

@@ -36,6 +36,8 @@ token="$(curl -sf -X POST "$base/oauth2/token" -u 'northwind-integration:dev-sec
 # its generation caches shared between worker threads), not on the API; --max-time bounds the run
 # either way.
 export SCHEMATHESIS_HOOKS=hooks
+# The hooks clean up what a case creates (webhook subscriptions) with the same token.
+export ST_AUTHORIZATION="Bearer $token" ST_BASE_URL="$base"
 export PYTHONPATH="$PWD/infra/schemathesis${PYTHONPATH:+:$PYTHONPATH}"
 "$VENV/bin/schemathesis" --config-file infra/schemathesis/schemathesis.toml run "$base/openapi.json" \
   --header "Authorization: Bearer $token" \

@@ -36,6 +36,9 @@ cargo test --workspace --locked
 echo "==> deployment smoke test (infra/scripts/smoke.sh) against the local server on DynamoDB (emulator)"
 bash infra/scripts/smoke-local.sh
 
+echo "==> signed webhooks end to end, every delivery verified by the standardwebhooks package (PyPI)"
+bash infra/scripts/webhooks-e2e.sh
+
 echo "==> schemathesis against the local server (every operation of /openapi.json, every default check)"
 bash infra/scripts/schemathesis.sh
 

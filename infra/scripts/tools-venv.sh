@@ -17,6 +17,7 @@ tools_pin() {
     aws-sam-cli) echo 1.170.0 ;;
     cargo-lambda) echo 1.9.2 ;;
     schemathesis) echo 4.32.5 ;;
+    standardwebhooks) echo 1.1.0 ;;
     *) echo "tools-venv.sh: no pinned version for $1" >&2; return 1 ;;
   esac
 }

@@ -17,6 +17,8 @@
 //! | `ALLOW_INSECURE_OUTBOUND` | `true` lets outbound requests (CRM, webhooks) and provisioned URLs use `http` and loopback hosts (local runs and tests); default `false` ([`crate::outbound`]) |
 //! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
 //! | `DISPATCH_QUEUE_URL` | the dispatch queue, where due work (CRM sync attempts, ...) waits as delayed messages ([`crate::due`]; the dispatch function); unset: timers of the process |
+//! | `WEBHOOK_QUEUE_URL` | the webhook delivery queue: webhook deliveries (BEHAVIOR 13) wait there instead of on the dispatch queue (the dispatch and webhooks functions) |
+//! | `WEBHOOK_RETRY_DELAYS` | comma-separated seconds between webhook delivery attempts (default 5,300,1800,7200,18000,36000,36000) |
 //! | `DUE_WORK_LEASE_SECONDS` | how long a worker's claim on a due item holds (1 to 900, default 60); on the queue also how long after its due time a message may still be on its way before the sweeper resumes the item |
 //! | `DISPATCH_HISTORY_RETENTION_DAYS` | how long routing history entries are kept (BEHAVIOR 8); default 400 |
 //!
@@ -70,6 +72,8 @@ pub struct Deps {
     pub cursors: Option<Arc<CursorKey>>,
     /// Delays between CRM sync attempts (BEHAVIOR 7).
     pub crm_retry_delays: RetryDelays,
+    /// Delays between webhook delivery attempts (BEHAVIOR 13, `WEBHOOK_RETRY_DELAYS`).
+    pub webhook_retry_delays: crate::webhooks::RetrySchedule,
     /// The worker of due work (DESIGN "Work that happens later"): hand-offs on the dispatch
     /// queue, or timers of this process. Jobs register on it (the dispatch function's CRM sync).
     pub due: Arc<DueWorker>,
@@ -108,6 +112,7 @@ impl Deps {
             aws: None,
             cursors: Some(Arc::new(CursorKey::random())),
             crm_retry_delays: RetryDelays::default(),
+            webhook_retry_delays: crate::webhooks::RetrySchedule::default(),
             due: DueWorker::in_process(
                 store.clone(),
                 Arc::new(SystemClock),
@@ -149,6 +154,12 @@ impl Deps {
         self
     }
 
+    /// The same deps with webhook deliveries retried after `delays`.
+    pub fn with_webhook_retry_delays(mut self, delays: crate::webhooks::RetrySchedule) -> Self {
+        self.webhook_retry_delays = delays;
+        self
+    }
+
     /// The same deps with due work handed on as timers of this process, claimed with
     /// `settings` (no job registered yet).
     pub fn with_due_in_process(mut self, settings: DueSettings) -> Self {
@@ -160,13 +171,23 @@ impl Deps {
     /// `queue_url` (SQS, with the AWS configuration of the deps, loaded now when needed), claimed
     /// with `settings` and resumed by the sweeper a lease after their due time (no job
     /// registered yet).
-    pub async fn with_due_queue(
+    pub async fn with_due_queue(self, queue_url: impl Into<String>, settings: DueSettings) -> Self {
+        self.with_due_queues(queue_url, None, settings).await
+    }
+
+    /// [`Self::with_due_queue`], webhook deliveries going to `webhook_queue_url` when given
+    /// (their own queue and dead-letter queue, BEHAVIOR 13).
+    pub async fn with_due_queues(
         mut self,
         queue_url: impl Into<String>,
+        webhook_queue_url: Option<String>,
         settings: DueSettings,
     ) -> Self {
         let client = aws_sdk_sqs::Client::new(&self.aws().await);
-        let handoff = SqsHandoff::new(client, queue_url, settings.lease);
+        let mut handoff = SqsHandoff::new(client, queue_url, settings.lease);
+        if let Some(url) = webhook_queue_url {
+            handoff = handoff.with_queue(crate::model::due::DueKind::WebhookDelivery, url);
+        }
         self.due = DueWorker::new(
             self.store.clone(),
             self.clock.clone(),
@@ -277,8 +298,15 @@ impl Deps {
             deps.history_retention = chrono::Duration::days(days);
         }
         let due_settings = DueSettings::from_env().map_err(ConfigError)?;
-        deps = match var("DISPATCH_QUEUE_URL") {
-            Some(queue_url) => deps.with_due_queue(queue_url, due_settings).await,
+        deps.webhook_retry_delays =
+            crate::webhooks::RetrySchedule::from_env().map_err(ConfigError)?;
+        let webhook_queue = var("WEBHOOK_QUEUE_URL");
+        // The webhooks function knows only its own queue: it hands on nothing else.
+        deps = match var("DISPATCH_QUEUE_URL").or_else(|| webhook_queue.clone()) {
+            Some(queue_url) => {
+                deps.with_due_queues(queue_url, webhook_queue, due_settings)
+                    .await
+            }
             None => deps.with_due_in_process(due_settings),
         };
         if let Some(secret) = var("CURSOR_SECRET") {

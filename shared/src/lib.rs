@@ -39,5 +39,6 @@ pub mod store;
 pub mod timefmt;
 pub mod trigger;
 pub mod types;
+pub mod webhooks;
 
 pub use error::DomainError;

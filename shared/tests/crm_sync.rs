@@ -601,7 +601,8 @@ async fn a_duplicate_retry_is_dropped_and_a_final_state_never_changes(backend: B
             &first,
             RunOutcome::Ran(Ran {
                 outcome: "synced",
-                next: None
+                next: None,
+                ..
             })
         ),
         "{first:?}"

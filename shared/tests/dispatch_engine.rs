@@ -606,6 +606,8 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
             ("rotation_state", 1),
             ("get_member", 1),
             ("commit_assignment", 1),
+            // The account's webhook subscriptions (BEHAVIOR 13), read in the first wave.
+            ("list_webhooks", 1),
         ]);
         if quota.is_some() {
             expected.insert("assignment_count", 1);

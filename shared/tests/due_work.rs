@@ -57,7 +57,7 @@ async fn put(store: &Arc<dyn Store>, items: Vec<DueItem>) -> DispatchEntry {
             None,
             &DueChanges {
                 put: items,
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await
@@ -327,7 +327,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
             None,
             &DueChanges {
                 put: vec![due.clone()],
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await
@@ -342,7 +342,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
             None,
             &DueChanges {
                 put: vec![other.clone()],
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await;
@@ -360,7 +360,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
             None,
             &DueChanges {
                 put: vec![due.clone()],
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await;
@@ -380,7 +380,7 @@ async fn a_crm_sync_state_and_its_settlement_are_written_together_or_not_at_all(
             None,
             &DueChanges {
                 put: vec![due.clone()],
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await

@@ -238,7 +238,7 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
 /// Processes one message; `Err(())` means "report it failed" (already logged).
 async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) -> Result<(), ()> {
     if let Some(due) = DueMessage::from_body(body) {
-        return process_due(engine, message_id, due).await;
+        return engine.due().receive_message(message_id, due).await;
     }
     let Ok(request) = DispatchRequest::parse(body.as_bytes()) else {
         tracing::warn!(
@@ -272,45 +272,6 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
                 outcome = "error",
                 error = %ErrorChain(&error),
                 "dispatch message failed; it will be retried"
-            );
-            Err(())
-        }
-    }
-}
-
-/// Processes a due-work hand-off (a CRM sync attempt, ...): a malformed one or a store failure
-/// is reported failed (redelivered, finally dead-lettered; the item itself stays stored and the
-/// sweeper resumes it); a failed side effect is not (its job stored the next attempt).
-async fn process_due(
-    engine: &DispatchEngine,
-    message_id: &str,
-    due: Result<DueMessage, String>,
-) -> Result<(), ()> {
-    let due = match due {
-        Ok(due) => due,
-        Err(error) => {
-            tracing::warn!(message_id, outcome = "invalid_body", %error, "due work message rejected");
-            return Err(());
-        }
-    };
-    match engine.due().receive(&due).await {
-        Ok(outcome) => {
-            tracing::info!(
-                message_id,
-                due_id = %due.id,
-                attempt = due.attempt,
-                outcome = ?outcome,
-                "due work message processed"
-            );
-            Ok(())
-        }
-        Err(error) => {
-            tracing::error!(
-                message_id,
-                due_id = %due.id,
-                outcome = "error",
-                error = %ErrorChain(&error),
-                "due work message failed; it will be redelivered"
             );
             Err(())
         }

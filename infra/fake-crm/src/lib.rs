@@ -95,6 +95,10 @@ pub struct Recorded {
     pub headers: BTreeMap<String, String>,
     /// The body, parsed as JSON when it is (else a string).
     pub body: Value,
+    /// The body exactly as received (UTF-8, invalid sequences replaced): what a webhook
+    /// signature covers.
+    #[serde(default)]
+    pub raw_body: String,
     /// Receive time, milliseconds since the epoch.
     pub at_ms: u128,
 }
@@ -205,8 +209,18 @@ async fn answer(
             })
             .collect(),
         body: parsed.clone(),
+        raw_body: String::from_utf8_lossy(&body).into_owned(),
         at_ms: now_ms(),
     };
+    if let Some(id) = headers.get("webhook-id") {
+        // The fake doubles as a local webhook receiver (README "Webhooks"): say what came.
+        tracing::info!(
+            webhook_id = %String::from_utf8_lossy(id.as_bytes()),
+            event_type = recorded.body["type"].as_str().unwrap_or_default(),
+            path = %recorded.path,
+            "webhook delivery received"
+        );
+    }
     let scripted = {
         let mut inner = fake.lock();
         inner.requests.push(recorded);
@@ -250,6 +264,10 @@ async fn answer(
                 let owner = fake.lock().owners.get(&key).cloned().unwrap_or(Value::Null);
                 Json(json!({"id": key.1, "properties": {"hubspot_owner_id": owner}}))
                     .into_response()
+            }
+            // A webhook delivery (Standard Webhooks headers): accepted, as a receiver would.
+            (Method::POST, None) if headers.contains_key("webhook-id") => {
+                StatusCode::NO_CONTENT.into_response()
             }
             _ => (
                 StatusCode::NOT_FOUND,

@@ -53,6 +53,8 @@ pub struct Functions {
     pub routers: Router,
     /// `POST /dispatch/router`.
     pub dispatch: Router,
+    /// `/webhooks[/{webhookId}[/...]]`.
+    pub webhooks: Router,
 }
 
 /// The built application.
@@ -125,9 +127,12 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
     );
     let (demo_client, demo_secret) = first_client(&config.seed);
 
+    // The webhooks state registers the delivery job on the shared due-work worker first, so
+    // deliveries the dispatch engine hands on run in this process.
+    let webhooks_state = webhooks_function::WebhooksState::new(&deps)?;
     let dispatch_state = dispatch_function::DispatchState::new(&deps)?;
     let engine = dispatch_state.engine.clone();
-    let described = described_routes(&deps, dispatch_state)?;
+    let described = described_routes(&deps, dispatch_state, webhooks_state)?;
     let (routes, openapi) = described.split_for_parts();
     let openapi = finish_document(openapi);
     let router = shared::api::finish(
@@ -141,6 +146,7 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
         users: users_function::app(&deps)?,
         routers: routers_function::app(&deps)?,
         dispatch: dispatch_function::app(&deps)?,
+        webhooks: webhooks_function::app(&deps)?,
     };
     Ok(App {
         router,
@@ -184,6 +190,7 @@ pub const SWEEP_BATCH: usize = 500;
 fn described_routes(
     deps: &Deps,
     dispatch_state: dispatch_function::DispatchState,
+    webhooks_state: webhooks_function::WebhooksState,
 ) -> anyhow::Result<OpenApiRouter> {
     Ok(OpenApiRouter::new()
         .merge(token_function::api(token_function::TokenState::new(deps)?))
@@ -194,7 +201,8 @@ fn described_routes(
         .merge(routers_function::api(routers_function::RoutersState::new(
             deps,
         )?))
-        .merge(dispatch_function::api(dispatch_state)))
+        .merge(dispatch_function::api(dispatch_state))
+        .merge(webhooks_function::api(webhooks_state)))
 }
 
 /// The API description generated from the routes, as committed in `openapi.json` (pretty JSON

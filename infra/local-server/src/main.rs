@@ -84,6 +84,8 @@ async fn main() -> anyhow::Result<()> {
     };
     // BEHAVIOR 7: the delays between CRM sync attempts (`CRM_SYNC_RETRY_DELAYS`, seconds).
     let delays = RetryDelays::from_env().map_err(anyhow::Error::msg)?;
+    // BEHAVIOR 13: the delays between webhook delivery attempts (`WEBHOOK_RETRY_DELAYS`).
+    let webhook_delays = shared::webhooks::RetrySchedule::from_env().map_err(anyhow::Error::msg)?;
     // Due work: the claims' lease (`DUE_WORK_LEASE_SECONDS`).
     let due_settings = DueSettings::from_env().map_err(anyhow::Error::msg)?;
     // Outbound requests (the fake CRM, webhook receivers on 127.0.0.1): http and loopback are
@@ -99,6 +101,7 @@ async fn main() -> anyhow::Result<()> {
                 config.signing_key_pem.as_deref(),
             )?
             .with_crm_retry_delays(delays)
+            .with_webhook_retry_delays(webhook_delays.clone())
             .with_outbound(outbound);
             build_app_with(
                 config,
@@ -128,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
             }
             let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
                 .with_crm_retry_delays(delays)
+                .with_webhook_retry_delays(webhook_delays)
                 .with_outbound(outbound);
             build_app_with(
                 config,

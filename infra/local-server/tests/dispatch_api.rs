@@ -242,7 +242,7 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
             None,
             &DueChanges {
                 put: vec![lost.clone()],
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await

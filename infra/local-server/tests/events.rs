@@ -41,6 +41,15 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
             router: app.router.clone(),
         };
         let token = test.northwind().await;
+        // The webhook item fixtures name a subscription and a delivery: made here first (a
+        // subscription, then a dispatch whose event makes a delivery), their ids put in place.
+        let text = if text.contains(FIXTURE_WEBHOOK) {
+            let (webhook, delivery) = webhook_and_delivery(&test, &token).await;
+            text.replace(FIXTURE_WEBHOOK, &webhook)
+                .replace(FIXTURE_DELIVERY, &delivery)
+        } else {
+            text
+        };
         let request = lambda_http::request::from_str(&text)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let (mut parts, body) = request.into_parts();
@@ -67,6 +76,7 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
             "users" => app.functions.users,
             "routers" => app.functions.routers,
             "dispatch" => app.functions.dispatch,
+            "webhooks" => app.functions.webhooks,
             other => panic!("{}: no function serves /{other}", path.display()),
         };
         let response = routes
@@ -102,5 +112,44 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
         );
         driven += 1;
     }
-    assert!(driven >= 28, "only {driven} fixtures driven");
+    assert!(driven >= 36, "only {driven} fixtures driven");
+}
+
+/// The subscription id the webhook fixtures use.
+const FIXTURE_WEBHOOK: &str = "4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
+/// The delivery id the webhook fixtures use.
+const FIXTURE_DELIVERY: &str = "msg_01936b2a7c007a008000000000000099";
+
+/// A subscription of Northwind and a delivery of it (the event of a dispatch).
+async fn webhook_and_delivery(app: &common::TestApp, token: &str) -> (String, String) {
+    use axum::http::Method;
+    let created = app
+        .call(
+            Method::POST,
+            "/webhooks",
+            token,
+            Some(serde_json::json!({"url": "http://127.0.0.1:9/hooks", "events": ["assignment.created"]})),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let webhook = created.body["id"].as_str().unwrap().to_string();
+    let dispatched = app
+        .call(
+            Method::POST,
+            "/dispatch/router",
+            token,
+            Some(serde_json::json!({"router_id": "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45", "object_id": "01936b2a-7c00-7a00-8000-000000000002"})),
+        )
+        .await;
+    assert_eq!(dispatched.body["success"], true, "{}", dispatched.body);
+    let log = app
+        .call(
+            Method::GET,
+            &format!("/webhooks/{webhook}/deliveries"),
+            token,
+            None,
+        )
+        .await;
+    let delivery = log.body["data"][0]["id"].as_str().unwrap().to_string();
+    (webhook, delivery)
 }

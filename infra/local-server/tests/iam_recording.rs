@@ -45,6 +45,8 @@ const VARIABLES: &[&str] = &[
     "CURSOR_SECRET",
     "CURSOR_SECRET_ARN",
     "DISPATCH_QUEUE_URL",
+    "WEBHOOK_QUEUE_URL",
+    "WEBHOOK_RETRY_DELAYS",
     "CRM_SYNC_RETRY_DELAYS",
     "SEALING_KMS_KEY_ID",
     "LOCAL_SEALING_KEY",
@@ -56,6 +58,9 @@ const VARIABLES: &[&str] = &[
 struct Stack {
     table: String,
     queue: String,
+    webhook_queue: String,
+    /// The fake CRM's base URL; it also receives webhook deliveries (`/hooks`).
+    receiver: String,
     signing_secret: String,
     cursor_secret: String,
     sealing_key: String,
@@ -81,6 +86,14 @@ impl Stack {
         let queue = sqs
             .create_queue()
             .queue_name(format!("{table}-dispatch"))
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        let webhook_queue = sqs
+            .create_queue()
+            .queue_name(format!("{table}-webhooks"))
             .send()
             .await
             .unwrap()
@@ -143,6 +156,7 @@ impl Stack {
         for (physical, logical) in [
             (table.as_str(), "Table"),
             (queue.as_str(), "DispatchQueue"),
+            (webhook_queue.as_str(), "WebhookQueue"),
             (signing_secret.as_str(), "SigningKeySecret"),
             (cursor_secret.as_str(), "CursorSecret"),
             (sealing_key.as_str(), "SealingKey"),
@@ -156,6 +170,8 @@ impl Stack {
         Self {
             table,
             queue,
+            webhook_queue,
+            receiver: base.clone(),
             signing_secret,
             cursor_secret,
             sealing_key,
@@ -183,7 +199,16 @@ impl Stack {
             "DispatchFunction" => env.extend([
                 ("JWT_PUBLIC_JWKS", self.jwks.as_str()),
                 ("DISPATCH_QUEUE_URL", &self.queue),
+                ("WEBHOOK_QUEUE_URL", &self.webhook_queue),
                 ("CRM_SYNC_RETRY_DELAYS", "1,1,1"),
+                ("SEALING_KMS_KEY_ID", &self.sealing_key),
+                ("ALLOW_INSECURE_OUTBOUND", "true"),
+            ]),
+            "WebhooksFunction" => env.extend([
+                ("JWT_PUBLIC_JWKS", self.jwks.as_str()),
+                ("CURSOR_SECRET_ARN", &self.cursor_secret),
+                ("WEBHOOK_QUEUE_URL", &self.webhook_queue),
+                ("WEBHOOK_RETRY_DELAYS", "1,1,1"),
                 ("SEALING_KMS_KEY_ID", &self.sealing_key),
                 ("ALLOW_INSECURE_OUTBOUND", "true"),
             ]),
@@ -361,7 +386,7 @@ async fn dispatch_function(stack: &Stack) {
     let answer = handle(dispatch).await;
     assert!(answer.to_string().contains("CRM answered 503"), "{answer}");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    deliver_queued(stack, &handle).await;
+    deliver_queued(stack, &stack.queue, "DispatchFunction", &handle).await;
     // An overdue item the sweeper re-arms and hands on, then made (its entry is gone).
     recording::record_as(None);
     let now = chrono::Utc::now();
@@ -404,7 +429,7 @@ async fn dispatch_function(stack: &Stack) {
             None,
             &DueChanges {
                 put: vec![overdue],
-                settle: None,
+                ..DueChanges::default()
             },
         )
         .await
@@ -412,7 +437,7 @@ async fn dispatch_function(stack: &Stack) {
     recording::record_as(Some("DispatchFunction"));
     let (_, schedule) = fixtures(&["schedule-sweep.json"]).remove(0);
     handle(schedule).await;
-    deliver_queued(stack, &handle).await;
+    deliver_queued(stack, &stack.queue, "DispatchFunction", &handle).await;
     // An `Idempotency-Key` dispatch whose write fails: the claim is released.
     recording::fail_next("TransactWriteItems");
     let release = api_event(
@@ -426,9 +451,100 @@ async fn dispatch_function(stack: &Stack) {
     assert_eq!(answer["statusCode"], 500, "{answer}");
 }
 
-/// Receives what waits on the dispatch queue (as the event source mapping would, not recorded)
-/// and hands it to the dispatch function as one SQS batch.
-async fn deliver_queued<F, Fut>(stack: &Stack, handle: &F)
+/// The webhooks function's Lambda handler over the environment of `become_function`.
+async fn webhooks_handler(
+) -> impl Fn(Value) -> std::pin::Pin<Box<dyn std::future::Future<Output = Value>>> {
+    let deps = shared::deps::Deps::from_env().await.unwrap();
+    let handler = webhooks_function::LambdaHandler::new(&deps).unwrap();
+    move |event: Value| {
+        let handler = handler.clone();
+        Box::pin(async move {
+            handler
+                .handle(lambda_runtime::LambdaEvent::new(
+                    event,
+                    lambda_runtime::Context::default(),
+                ))
+                .await
+                .unwrap()
+        })
+    }
+}
+
+/// The webhooks function, first part: every fixture, then a subscription of Northwind to the
+/// fake receiver that the dispatch function's events go to. Returns its id.
+async fn webhooks_function_subscribes(stack: &Stack) -> String {
+    let handle = webhooks_handler().await;
+    for (name, event) in fixtures(&["webhooks-", "sqs-webhook-"]) {
+        let answer = handle(with_token(event, NORTHWIND)).await;
+        let status = answer["statusCode"].as_u64().unwrap_or(200);
+        assert!(status < 500, "{name}: {answer}");
+    }
+    let create = api_event(
+        "POST",
+        "/webhooks",
+        json!({"url": format!("{}/hooks", stack.receiver), "events": ["assignment.created", "dispatch.unassigned"]}),
+        NORTHWIND,
+        &[],
+    );
+    let answer = handle(create).await;
+    assert_eq!(answer["statusCode"], 201, "{answer}");
+    let body: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+    body["id"].as_str().unwrap().to_string()
+}
+
+/// The webhooks function, second part: the deliveries the dispatch function handed to the
+/// webhook queue (signed with a KMS-opened secret), then every route on the real subscription:
+/// read, log, manual retry (handed to its own queue), rotation, change and deletion.
+async fn webhooks_function_delivers(stack: &Stack, id: &str) {
+    let handle = webhooks_handler().await;
+    deliver_queued(stack, &stack.webhook_queue, "WebhooksFunction", &handle).await;
+    let log = api_event(
+        "GET",
+        &format!("/webhooks/{id}/deliveries"),
+        json!(null),
+        NORTHWIND,
+        &[],
+    );
+    let answer = handle(log).await;
+    assert_eq!(answer["statusCode"], 200, "{answer}");
+    let body: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+    let delivery = body["data"][0]["id"].as_str().unwrap().to_string();
+    let steps = [
+        ("GET", format!("/webhooks/{id}"), json!(null), 200),
+        ("GET", "/webhooks".to_string(), json!(null), 200),
+        (
+            "POST",
+            format!("/webhooks/{id}/deliveries/{delivery}/retry"),
+            json!(null),
+            202,
+        ),
+        (
+            "POST",
+            format!("/webhooks/{id}/rotate-secret"),
+            json!(null),
+            200,
+        ),
+        (
+            "PATCH",
+            format!("/webhooks/{id}"),
+            json!({"enabled": false}),
+            200,
+        ),
+        ("DELETE", format!("/webhooks/{id}"), json!(null), 204),
+    ];
+    for (method, path, body, status) in steps {
+        let mut event = api_event(method, &path, body.clone(), NORTHWIND, &[]);
+        if body.is_null() {
+            event["body"] = Value::Null;
+        }
+        let answer = handle(event).await;
+        assert_eq!(answer["statusCode"], status, "{method} {path}: {answer}");
+    }
+}
+
+/// Receives what waits on `queue` (as the event source mapping would, not recorded) and hands
+/// it to `function` as one SQS batch.
+async fn deliver_queued<F, Fut>(stack: &Stack, queue: &str, function: &str, handle: &F)
 where
     F: Fn(Value) -> Fut,
     Fut: std::future::Future<Output = Value>,
@@ -437,7 +553,7 @@ where
     let received = stack
         .sqs
         .receive_message()
-        .queue_url(&stack.queue)
+        .queue_url(queue)
         .max_number_of_messages(10)
         .wait_time_seconds(2)
         .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
@@ -463,7 +579,7 @@ where
             })
         })
         .collect();
-    recording::record_as(Some("DispatchFunction"));
+    recording::record_as(Some(function));
     let answer = handle(json!({"Records": records})).await;
     assert_eq!(answer["batchItemFailures"], json!([]), "{answer}");
 }
@@ -482,8 +598,12 @@ async fn every_aws_call_of_every_function_is_the_recorded_set() {
     users_function().await;
     stack.become_function("RoutersFunction");
     routers_function().await;
+    stack.become_function("WebhooksFunction");
+    let subscription = webhooks_function_subscribes(&stack).await;
     stack.become_function("DispatchFunction");
     dispatch_function(&stack).await;
+    stack.become_function("WebhooksFunction");
+    webhooks_function_delivers(&stack, &subscription).await;
     recording::record_as(None);
 
     let recorded: BTreeMap<String, BTreeSet<RecordedCall>> = recording::recorded();

@@ -140,7 +140,14 @@ async fn the_functions_built_without_the_description_serve_exactly_the_described
     let app = app().await;
     let f = &app.functions;
     let mut served: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for router in [&f.token, &f.records, &f.users, &f.routers, &f.dispatch] {
+    for router in [
+        &f.token,
+        &f.records,
+        &f.users,
+        &f.routers,
+        &f.dispatch,
+        &f.webhooks,
+    ] {
         for (path, methods) in routes_of(router) {
             assert!(
                 served.insert(path.clone(), methods).is_none(),
@@ -210,6 +217,10 @@ async fn every_operation_has_an_id_a_tag_its_scope_and_its_error_answers() {
                 // Explain is a read (BEHAVIOR 9): it writes nothing.
                 "post" if path == "/dispatch/router/explain" => "service-api/read",
                 "post" if path.starts_with("/dispatch") => "service-api/update",
+                // Rotating a secret and retrying a delivery change what exists (BEHAVIOR 13).
+                "post" if path.ends_with("/rotate-secret") || path.ends_with("/retry") => {
+                    "service-api/update"
+                }
                 "post" => "service-api/create",
                 "patch" => "service-api/update",
                 "delete" => "service-api/delete",

@@ -45,6 +45,17 @@ fn required_routes() -> Vec<(String, usize)> {
         ("GET /routers/{routerId}/stats".into(), 1),
         ("GET /contacts/{contactId}/dispatches".into(), 1),
         ("$default".into(), 1),
+        ("GET /webhooks".into(), 1),
+        ("POST /webhooks".into(), 1),
+        ("GET /webhooks/{webhookId}".into(), 1),
+        ("PATCH /webhooks/{webhookId}".into(), 1),
+        ("DELETE /webhooks/{webhookId}".into(), 1),
+        ("POST /webhooks/{webhookId}/rotate-secret".into(), 1),
+        ("GET /webhooks/{webhookId}/deliveries".into(), 1),
+        (
+            "POST /webhooks/{webhookId}/deliveries/{deliveryId}/retry".into(),
+            1,
+        ),
     ];
     // Records: every method of every type.
     for (t, id) in [
@@ -153,13 +164,14 @@ fn the_sqs_events_are_the_dispatch_batches_the_tests_drive() {
         "sqs-dispatch-invalid.json",
         "sqs-dispatch-valid.json",
         "sqs-due-work.json",
+        "sqs-webhook-delivery.json",
     ]
     .into_iter()
     .map(String::from)
     .collect();
     assert_eq!(
         sqs, expected,
-        "a new SQS event needs a test in infra/local-server/tests/dispatch_api.rs"
+        "a new SQS event needs a test in infra/local-server/tests/dispatch_api.rs (dispatch queue) or webhooks_api.rs (webhook queue)"
     );
 }
 

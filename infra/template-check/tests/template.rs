@@ -38,6 +38,12 @@ const FUNCTIONS: &[(&str, &str, &str, &str)] = &[
         "functions/dispatch",
         "DispatchRole",
     ),
+    (
+        "WebhooksFunction",
+        "webhooks",
+        "functions/webhooks",
+        "WebhooksRole",
+    ),
 ];
 
 #[test]
@@ -254,6 +260,7 @@ fn function_of_tag(tag: &str, path: &str) -> &'static str {
         "Users" => "UsersFunction",
         "Routers" => "RoutersFunction",
         "Dispatch" => "DispatchFunction",
+        "Webhooks" => "WebhooksFunction",
         "Routing history" if path.starts_with("/routers/") => "RoutersFunction",
         "Routing history" => "RecordsFunction",
         other => panic!("no function serves the tag {other}"),
@@ -412,7 +419,21 @@ fn every_api_event_uses_the_http_api_with_payload_format_2() {
                     );
                 }
                 Some("SQS") => {
-                    assert_eq!(name, "DispatchFunction", "only dispatch reads the queue")
+                    let queue = match name.as_str() {
+                        "DispatchFunction" => "DispatchQueue",
+                        "WebhooksFunction" => "WebhookQueue",
+                        other => panic!("{other} reads no queue"),
+                    };
+                    assert_eq!(
+                        spec["Properties"]["Queue"],
+                        json!({"Fn::GetAtt": [queue, "Arn"]}),
+                        "{name}.{event}: each function reads its own queue"
+                    );
+                    assert_eq!(
+                        spec["Properties"]["FunctionResponseTypes"],
+                        json!(["ReportBatchItemFailures"]),
+                        "{name}.{event}"
+                    );
                 }
                 Some("Schedule") => {
                     assert_eq!(name, "DispatchFunction", "only dispatch sweeps due work");
@@ -550,7 +571,12 @@ fn only_the_token_function_gets_the_signing_key_and_the_others_the_public_keys()
 #[test]
 fn the_functions_that_list_share_one_generated_cursor_secret() {
     let t = template();
-    let listing = ["RecordsFunction", "UsersFunction", "RoutersFunction"];
+    let listing = [
+        "RecordsFunction",
+        "UsersFunction",
+        "RoutersFunction",
+        "WebhooksFunction",
+    ];
     for (function, _, _, _) in FUNCTIONS {
         let env = function_environment(&t, function);
         if listing.contains(function) {
@@ -826,21 +852,30 @@ fn the_dispatch_function_sends_crm_sync_retries_to_its_own_queue() {
         "30,300,1800"
     );
     assert_eq!(t["Parameters"]["HistoryRetentionDays"]["Default"], 400);
-    let send: Vec<&Value> = role_statements(&t, "DispatchRole")
-        .into_iter()
-        .filter(|s| {
-            one_or_many(&s["Action"])
-                .iter()
-                .any(|a| a.as_str() == Some("sqs:SendMessage"))
-        })
-        .collect();
-    assert_eq!(send.len(), 1);
+    // Each function sends to its own queue; dispatch also hands webhook deliveries on to the
+    // webhooks function's queue (BEHAVIOR 13). No other role sends anything.
+    let sends_to = |role: &str| -> BTreeSet<String> {
+        role_statements(&t, role)
+            .into_iter()
+            .filter(|s| {
+                one_or_many(&s["Action"])
+                    .iter()
+                    .any(|a| a.as_str() == Some("sqs:SendMessage"))
+            })
+            .flat_map(|s| one_or_many(&s["Resource"]).into_iter().cloned())
+            .map(|r| r["Fn::GetAtt"][0].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
     assert_eq!(
-        send[0]["Resource"],
-        json!({"Fn::GetAtt": ["DispatchQueue", "Arn"]})
+        sends_to("DispatchRole"),
+        BTreeSet::from(["DispatchQueue".to_string(), "WebhookQueue".to_string()])
+    );
+    assert_eq!(
+        sends_to("WebhooksRole"),
+        BTreeSet::from(["WebhookQueue".to_string()])
     );
     for role in function_roles(&t) {
-        if role != "DispatchRole" {
+        if role != "DispatchRole" && role != "WebhooksRole" {
             assert!(
                 !role_actions(&t, &role).contains("sqs:SendMessage"),
                 "{role}"

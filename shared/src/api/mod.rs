@@ -12,7 +12,7 @@ mod query;
 pub use auth::Authenticated;
 pub use body::{Body, MAX_BODY_BYTES};
 pub use error::{ApiError, ErrorBody};
-pub use path::PathId;
+pub use path::{PathId, PathIds};
 pub use query::{item_properties, ListQuery, QueryParams};
 
 use crate::auth::scope::Scope;

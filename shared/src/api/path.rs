@@ -11,7 +11,7 @@ use super::error::ApiError;
 use crate::error::DomainError;
 use axum::extract::path::ErrorKind;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequestParts, MatchedPath, Path};
+use axum::extract::{FromRequestParts, MatchedPath, Path, RawPathParams};
 use axum::http::request::Parts;
 use percent_encoding::percent_decode_str;
 
@@ -42,6 +42,49 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
             ))
             .into()),
         }
+    }
+}
+
+/// Every path parameter of a route (`/webhooks/{webhookId}/deliveries/{deliveryId}`), in order,
+/// each percent-decoded with invalid UTF-8 replaced by U+FFFD, like [`PathId`]: never a
+/// rejection, so the handler's own parse answers a malformed id after 401 and 403.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathIds(pub Vec<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathIds {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        // axum has percent-decoded the values; it refuses them all when one is not UTF-8, and
+        // then every segment is decoded here, lossily, from the matched template.
+        if let Ok(raw) = RawPathParams::from_request_parts(parts, state).await {
+            return Ok(Self(raw.iter().map(|(_, v)| v.to_string()).collect()));
+        }
+        let template = parts
+            .extensions
+            .get::<MatchedPath>()
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default();
+        let segments: Vec<&str> = parts.uri.path().split('/').collect();
+        Ok(Self(
+            template
+                .split('/')
+                .enumerate()
+                .filter(|(_, s)| s.starts_with('{') && s.ends_with('}'))
+                .map(|(i, _)| {
+                    let raw = segments.get(i).copied().unwrap_or_default();
+                    percent_decode_str(raw).decode_utf8_lossy().into_owned()
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl PathIds {
+    /// The `index`th parameter, or an empty string (a route with fewer: a wiring mistake that
+    /// no id parses).
+    pub fn get(&self, index: usize) -> &str {
+        self.0.get(index).map(String::as_str).unwrap_or_default()
     }
 }
 

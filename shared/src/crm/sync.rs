@@ -25,8 +25,11 @@ use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
+use crate::model::webhook::EventType;
+use crate::page::Page;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
 use crate::store::{Store, StoreError};
+use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::Duration;
@@ -141,19 +144,23 @@ impl CrmSync {
         }
     }
 
-    /// The first attempt, right after the assignment of entry `key` committed with the entry
-    /// `pending` and its due item `claimed` by this process: `update` was prepared from what the
-    /// assignment read. The answer says what the CRM did even when the new state could not be
-    /// stored (logged; the item stays, and the sweeper makes the attempt again).
+    /// The first attempt, right after the assignment `entry` committed `pending` with its due
+    /// item `claimed` by this process: `update` was prepared from what the assignment read. The
+    /// answer says what the CRM did even when the new state could not be stored (logged; the
+    /// item stays, and the sweeper makes the attempt again).
     pub async fn first_attempt(
         &self,
         claimed: &Claimed,
-        key: &DispatchEntryKey,
+        entry: &DispatchEntry,
         update: &OwnerUpdate,
     ) -> (SyncResult, Ran) {
+        let key = &entry.key();
         let from = CrmSyncState::pending();
         let (to, settlement) = self.attempt(claimed, &from, update).await;
-        let ran = match self.store_state(key, &from, &to, settlement).await {
+        let ran = match self
+            .store_state(claimed, entry, &from, &to, settlement)
+            .await
+        {
             Ok(ran) => ran,
             Err(error) => {
                 tracing::error!(
@@ -220,23 +227,45 @@ impl CrmSync {
         Some(delay.max(failure.retry_after.unwrap_or(Duration::ZERO)))
     }
 
-    /// Stores `to` on the entry (from `from`) with the item's `settlement`, in one write. A
-    /// state that moved meanwhile ends the item; a lease lost to another worker does nothing.
+    /// Stores `to` on `entry` (from `from`) with the item's `settlement`, in one write; a final
+    /// `failed` makes the `crm_sync.failed` event in it too (BEHAVIOR 13). A state that moved
+    /// meanwhile ends the item; a lease lost to another worker does nothing.
     ///
     /// Errors: a store failure.
     async fn store_state(
         &self,
-        key: &DispatchEntryKey,
+        claimed: &Claimed,
+        entry: &DispatchEntry,
         from: &CrmSyncState,
         to: &CrmSyncState,
         settlement: Settlement,
     ) -> Result<Ran, DomainError> {
+        let key = &entry.key();
         let label = label_of(to.status);
-        match self
-            .store
-            .update_crm_sync(key, from, to, &DueChanges::settling(settlement.clone()))
-            .await
-        {
+        let mut changes = DueChanges::settling(settlement.clone());
+        if to.status == CrmSyncStatus::Failed {
+            let subscriptions = self
+                .store
+                .list_webhooks(entry.account_id, &Page::first(100, false))
+                .await?
+                .items;
+            let failed = DispatchEntry {
+                crm_sync: Some(to.clone()),
+                ..entry.clone()
+            };
+            let schedule = |id, subject, due_at| claimed.schedule(id, subject, due_at);
+            add_deliveries(
+                &mut changes,
+                &subscriptions,
+                EventType::CrmSyncFailed,
+                &failed,
+                None,
+                self.clock.now(),
+                &schedule,
+            )
+            .map_err(DomainError::internal)?;
+        }
+        match self.store.update_crm_sync(key, from, to, &changes).await {
             Ok(()) => {
                 tracing::info!(
                     entry_id = %key.id,
@@ -246,7 +275,7 @@ impl CrmSync {
                     error = to.error.as_deref().unwrap_or(""),
                     "CRM sync state"
                 );
-                Ok(Ran::settled(label, &settlement))
+                Ok(Ran::settled(label, &settlement).spawning(&changes.put))
             }
             Err(StoreError::Conflict) => self.drop_item(settlement).await,
             Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
@@ -302,13 +331,14 @@ impl CrmSync {
                 ..from.clone()
             };
             return self
-                .store_state(&key, &from, &superseded, claimed.done())
+                .store_state(claimed, &entry, &from, &superseded, claimed.done())
                 .await;
         }
         match self.prepare_again(&entry, record.as_ref()).await? {
             Ok(update) => {
                 let (to, settlement) = self.attempt(claimed, &from, &update).await;
-                self.store_state(&key, &from, &to, settlement).await
+                self.store_state(claimed, &entry, &from, &to, settlement)
+                    .await
             }
             Err(error) => {
                 let failed = CrmSyncState {
@@ -316,7 +346,8 @@ impl CrmSync {
                     attempts: from.attempts,
                     error: Some(error),
                 };
-                self.store_state(&key, &from, &failed, claimed.done()).await
+                self.store_state(claimed, &entry, &from, &failed, claimed.done())
+                    .await
             }
         }
     }

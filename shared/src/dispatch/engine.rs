@@ -13,12 +13,15 @@ use crate::due::{Claimed, DueSettings, DueWorker};
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
-use crate::model::dispatch::{DispatchEntryKey, DispatchSource};
+use crate::model::dispatch::{CrmSyncStatus, DispatchEntry, DispatchSource};
 use crate::model::due::DueChanges;
+use crate::model::due::DueItem;
 use crate::model::router::Router;
+use crate::model::webhook::EventType;
 use crate::secrets::{LocalSealer, Sealer};
 use crate::store::{Store, StoreError};
 use crate::types::ids::AccountId;
+use crate::webhooks::{add_deliveries, Notify};
 use rand::Rng;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,10 +66,32 @@ pub struct Dispatched {
     pub answer_stored: bool,
 }
 
+/// What a dispatch's write left to do after it, out of the router's turn.
+struct Committed {
+    outcome: Outcome,
+    /// The CRM sync's first attempt (or the `crm_error` of a request that cannot be sent).
+    crm: Option<PendingSync>,
+    /// Whether the `Idempotency-Key` answer was stored with the write.
+    answer_stored: bool,
+    /// Due items the write stored to hand on (events to deliver, ...).
+    handed: Vec<DueItem>,
+}
+
+impl Committed {
+    fn nothing(outcome: Outcome) -> Self {
+        Self {
+            outcome,
+            crm: None,
+            answer_stored: false,
+            handed: Vec::new(),
+        }
+    }
+}
+
 /// The CRM work an assignment leaves for after its commit.
 enum PendingSync {
     /// The first attempt, whose due item the assignment stored claimed by this process.
-    Attempt(Box<(Claimed, DispatchEntryKey, OwnerUpdate)>),
+    Attempt(Box<(Claimed, DispatchEntry, OwnerUpdate)>),
     /// No request can be sent: the `crm_error` of the answer (the entry says `failed`).
     Refused(String),
 }
@@ -197,6 +222,7 @@ impl DispatchEngine {
             idempotency_key: None,
             source: DispatchSource::Api,
             known_router: None,
+            writes: false,
         };
         let mut trace = Trace::default();
         let preview = match steps::plan(&self.context(), &run, &mut trace).await {
@@ -243,6 +269,7 @@ impl DispatchEngine {
                 AccountContext::RouterOwner => DispatchSource::Queue,
             },
             known_router: None,
+            writes: true,
         };
         let turn = self.turn_lock(&request.router_id);
         let outcome = {
@@ -250,17 +277,25 @@ impl DispatchEngine {
             self.dispatch_in_turn(&run, claim).await
         };
         self.release_turn_lock(&request.router_id, turn);
-        let (mut outcome, pending, answer_stored) = outcome?;
+        let Committed {
+            mut outcome,
+            crm: pending,
+            answer_stored,
+            handed,
+        } = outcome?;
+        for item in &handed {
+            self.due.hand_off(item).await;
+        }
         // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
         if let (Outcome::Assigned(assigned), Some(pending)) = (&mut outcome, pending) {
             let failed_before = matches!(pending, PendingSync::Refused(_));
             assigned.crm = match pending {
                 PendingSync::Refused(error) => Some(error),
                 PendingSync::Attempt(attempt) => {
-                    let (claimed, key, update) = *attempt;
+                    let (claimed, entry, update) = *attempt;
                     match &self.crm {
                         Some(crm) => {
-                            let (result, ran) = crm.first_attempt(&claimed, &key, &update).await;
+                            let (result, ran) = crm.first_attempt(&claimed, &entry, &update).await;
                             self.due.follow_up(&claimed.item.id, &ran).await;
                             match result {
                                 SyncResult::Synced => None,
@@ -291,7 +326,7 @@ impl DispatchEngine {
         &self,
         run: &Run<'_>,
         claim: Option<&IdempotencyClaim>,
-    ) -> Result<(Outcome, Option<PendingSync>, bool), DomainError> {
+    ) -> Result<Committed, DomainError> {
         let cx = self.context();
         let started = Instant::now();
         let mut attempt: u32 = 0;
@@ -313,10 +348,10 @@ impl DispatchEngine {
                 Err(Stop::Skip(skip)) => {
                     let Some(router) = &trace.router else {
                         // Nothing written (BEHAVIOR 8): the caller stores the answer.
-                        return Ok((Outcome::Skipped(skip), None, false));
+                        return Ok(Committed::nothing(Outcome::Skipped(skip)));
                     };
                     let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
-                    // The entry and the `Idempotency-Key` answer: one atomic write.
+                    // The entry, its events and the `Idempotency-Key` answer: one atomic write.
                     let completion = match claim {
                         Some(claim) => Some(IdempotencyCompletion {
                             claim: claim.clone(),
@@ -324,27 +359,60 @@ impl DispatchEngine {
                         }),
                         None => None,
                     };
+                    let mut due = DueChanges::none();
+                    self.add_events(
+                        &mut due,
+                        &trace.subscriptions,
+                        EventType::DispatchUnassigned,
+                        &entry,
+                        None,
+                    )?;
                     match self
                         .store
-                        .record_dispatch(
-                            &entry,
-                            run.idempotency_key,
-                            completion.as_ref(),
-                            &DueChanges::none(),
-                        )
+                        .record_dispatch(&entry, run.idempotency_key, completion.as_ref(), &due)
                         .await
                     {
                         Ok(()) => {}
                         Err(StoreError::AlreadyApplied) => {
-                            return Ok((Outcome::AlreadyProcessed, None, false))
+                            return Ok(Committed::nothing(Outcome::AlreadyProcessed))
                         }
                         Err(e) => return Err(e.into()),
                     }
-                    return Ok((Outcome::Skipped(skip), None, completion.is_some()));
+                    return Ok(Committed {
+                        outcome: Outcome::Skipped(skip),
+                        crm: None,
+                        answer_stored: completion.is_some(),
+                        handed: due.put,
+                    });
                 }
                 Err(Stop::Failed(error)) => return Err(error),
             };
             let first_attempt = self.prepare_crm(&mut planned);
+            let entry = planned.write.entry.clone();
+            let notify = planned.notify;
+            let mut due = std::mem::take(&mut planned.write.due);
+            self.add_events(
+                &mut due,
+                &trace.subscriptions,
+                EventType::AssignmentCreated,
+                &entry,
+                Some(&notify),
+            )?;
+            if entry
+                .crm_sync
+                .as_ref()
+                .is_some_and(|s| s.status == CrmSyncStatus::Failed)
+            {
+                // Final at commit (no request could be sent): its event too.
+                self.add_events(
+                    &mut due,
+                    &trace.subscriptions,
+                    EventType::CrmSyncFailed,
+                    &entry,
+                    None,
+                )?;
+            }
+            planned.write.due = due;
             if let Some(PendingSync::Refused(error)) = &first_attempt {
                 // Known before the commit: part of the answer stored with it (BEHAVIOR 10: a
                 // replay repeats it).
@@ -359,11 +427,24 @@ impl DispatchEngine {
             }
             match self.store.commit_assignment(&planned.write).await {
                 Ok(()) => {
-                    let stored = planned.write.completion.is_some();
-                    return Ok((Outcome::Assigned(planned.assigned), first_attempt, stored));
+                    // Leased items run here (the CRM's first attempt); the others are handed on.
+                    let handed = planned
+                        .write
+                        .due
+                        .put
+                        .iter()
+                        .filter(|item| item.lease.is_none())
+                        .cloned()
+                        .collect();
+                    return Ok(Committed {
+                        outcome: Outcome::Assigned(planned.assigned),
+                        crm: first_attempt,
+                        answer_stored: planned.write.completion.is_some(),
+                        handed,
+                    });
                 }
                 Err(StoreError::AlreadyApplied) => {
-                    return Ok((Outcome::AlreadyProcessed, None, false))
+                    return Ok(Committed::nothing(Outcome::AlreadyProcessed))
                 }
                 Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
                     attempt += 1;
@@ -401,7 +482,33 @@ impl DispatchEngine {
             .due
             .claimed_now(CrmSync::due_id(&key), CrmSync::due_subject(&key));
         planned.write.due.put.push(claimed.item.clone());
-        Some(PendingSync::Attempt(Box::new((claimed, key, update))))
+        let entry = planned.write.entry.clone();
+        Some(PendingSync::Attempt(Box::new((claimed, entry, update))))
+    }
+
+    /// The deliveries of an event of `event_type` about `entry` to the account's subscriptions
+    /// that receive it, added to the write's `due` changes (BEHAVIOR 13: made in the same
+    /// transaction as the entry).
+    fn add_events(
+        &self,
+        due: &mut DueChanges,
+        subscriptions: &[crate::model::webhook::WebhookSubscription],
+        event_type: EventType,
+        entry: &DispatchEntry,
+        notify: Option<&Notify>,
+    ) -> Result<(), DomainError> {
+        let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
+        add_deliveries(
+            due,
+            subscriptions,
+            event_type,
+            entry,
+            notify,
+            self.clock.now(),
+            &schedule,
+        )
+        .map_err(DomainError::internal)?;
+        Ok(())
     }
 
     fn turn_lock(&self, router_id: &str) -> Arc<tokio::sync::Mutex<()>> {

@@ -22,12 +22,14 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::{Record, UniqueKey};
 use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::schedule::availability::availability;
 use crate::store::{Store, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use crate::webhooks::Notify;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -93,6 +95,9 @@ pub struct Run<'a> {
     /// The router as an earlier attempt of this dispatch read it (a lost race cannot have
     /// changed it: routers change only through provisioning), so a retry does not read it again.
     pub known_router: Option<&'a Router>,
+    /// Whether the run writes (dispatch) and so reads the account's webhook subscriptions to
+    /// make its events; explain does not.
+    pub writes: bool,
 }
 
 /// What a run learned on its way, whatever its end: the router (once found and not archived:
@@ -103,6 +108,9 @@ pub struct Trace {
     pub router: Option<Router>,
     /// What explain shows.
     pub explanation: Explanation,
+    /// The account's webhook subscriptions (read with the first round, for a run that writes),
+    /// to make the run's events (BEHAVIOR 13).
+    pub subscriptions: Vec<WebhookSubscription>,
 }
 
 /// An assignment ready to commit: the write and the answer it gives once committed.
@@ -114,6 +122,8 @@ pub struct Planned {
     /// For a router with `has_integration`: the CRM request to send after the commit, or the
     /// `crm_error` that makes a request pointless (BEHAVIOR 7's first three rows).
     pub crm: Option<Result<OwnerUpdate, String>>,
+    /// Whom the `assignment.created` event says to notify (BEHAVIOR 13).
+    pub notify: Notify,
 }
 
 /// The most store requests one dispatch sends at once: the round of reads in [`plan`] (router,
@@ -147,7 +157,7 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
     // theirs. A warm dispatch then needs two more round trips: the chosen member's
     // consistent read and the commit.
     let known = run.known_router.cloned().or(owning_router);
-    let (router, record, members, rotation, count) = tokio::try_join!(
+    let (router, record, members, rotation, count, subscriptions) = tokio::try_join!(
         async {
             match (known, router_id) {
                 (Some(router), _) => Ok(Some(router)),
@@ -174,7 +184,15 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
                 None => Ok(0),
             }
         },
+        async {
+            if !run.writes {
+                return Ok(Vec::new());
+            }
+            let page = Page::first(crate::page::MAX_LIMIT, false);
+            Ok(cx.store.list_webhooks(account_id, &page).await?.items)
+        },
     )?;
+    trace.subscriptions = subscriptions;
     let account = account(directory.as_deref())?; // step 2
     let router = self::router(router.filter(|r| r.account_id == account.id), trace)?; // steps 3, 4
     let catalogue = cx
@@ -787,6 +805,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         write,
         assigned,
         crm: p.crm,
+        notify: Notify::of(p.member, None),
     }
 }
 

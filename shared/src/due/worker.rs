@@ -125,6 +125,24 @@ impl Claimed {
         }
     }
 
+    /// A new item `id` due at `due_at`, to store with this attempt's outcome and hand on after
+    /// it (work the attempt causes, e.g. an event to deliver: [`Ran::spawning`]).
+    pub fn schedule(
+        &self,
+        id: DueId,
+        subject: serde_json::Value,
+        due_at: DateTime<Utc>,
+    ) -> DueItem {
+        DueItem {
+            id,
+            subject,
+            due_at,
+            attempt: 0,
+            lease: None,
+            resume_at: resume_at(due_at, self.claimed_at, self.grace, self.reach),
+        }
+    }
+
     /// The settlement that makes another attempt due at `due_at`.
     pub fn again(&self, due_at: DateTime<Utc>) -> Settlement {
         Settlement {
@@ -167,12 +185,15 @@ pub struct Ran {
     pub outcome: &'static str,
     /// The next attempt to hand on, when the settlement made one.
     pub next: Option<DueMessage>,
+    /// New items the attempt stored with its outcome, to hand on too.
+    pub spawned: Vec<DueMessage>,
 }
 
 impl Ran {
     /// The attempt ended with `settlement` (stored), labelled `outcome`.
     pub fn settled(outcome: &'static str, settlement: &Settlement) -> Self {
         Self {
+            spawned: Vec::new(),
             outcome,
             next: settlement.next.as_ref().map(|next| DueMessage {
                 kind: super::message::DUE_WORK.to_string(),
@@ -189,7 +210,14 @@ impl Ran {
         Self {
             outcome,
             next: None,
+            spawned: Vec::new(),
         }
+    }
+
+    /// The same, with `items` stored by the attempt to hand on.
+    pub fn spawning(mut self, items: &[DueItem]) -> Self {
+        self.spawned.extend(items.iter().map(DueMessage::of));
+        self
     }
 }
 
@@ -368,6 +396,46 @@ impl DueWorker {
         self.run(&message.id, message.attempt).await
     }
 
+    /// Handles one queue message of due work (its body already read as a [`DueMessage`]):
+    /// `Err(())` means "report it failed" (already logged): a malformed body, or a store failure
+    /// (the message is redelivered; the item stays stored and the sweeper resumes it). A failed
+    /// side effect is not a failure of the message: its job stored the next attempt.
+    pub async fn receive_message(
+        &self,
+        message_id: &str,
+        message: Result<DueMessage, String>,
+    ) -> Result<(), ()> {
+        let message = match message {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::warn!(message_id, outcome = "invalid_body", %error, "due work message rejected");
+                return Err(());
+            }
+        };
+        match self.receive(&message).await {
+            Ok(outcome) => {
+                tracing::info!(
+                    message_id,
+                    due_id = %message.id,
+                    attempt = message.attempt,
+                    outcome = ?outcome,
+                    "due work message processed"
+                );
+                Ok(())
+            }
+            Err(error) => {
+                tracing::error!(
+                    message_id,
+                    due_id = %message.id,
+                    outcome = "error",
+                    error = %ErrorChain(&error),
+                    "due work message failed; it will be redelivered"
+                );
+                Err(())
+            }
+        }
+    }
+
     /// Claims item `id` for its attempt after `attempt` attempts and runs it; a claim that
     /// loses (a duplicate, a racing sweeper, an attempt already made) does nothing.
     ///
@@ -418,6 +486,9 @@ impl DueWorker {
         );
         if let Some(next) = &ran.next {
             self.hand_off_message(next).await;
+        }
+        for spawned in &ran.spawned {
+            self.hand_off_message(spawned).await;
         }
     }
 

@@ -195,12 +195,16 @@ pub struct NextAttempt {
     pub resume_at: DateTime<Utc>,
 }
 
-/// The changes to due items a store write carries, in its own transaction: new items (put only
-/// when absent) and the settlement of the claimed item whose attempt the write records.
+/// The changes to due work a store write carries, in its own transaction: new items (put only
+/// when absent), the webhook deliveries they carry out (the outbox of BEHAVIOR 13: made with the
+/// history entry that causes them), and the settlement of the claimed item whose attempt the
+/// write records.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DueChanges {
     /// Items to store (each must not exist yet).
     pub put: Vec<DueItem>,
+    /// Webhook deliveries to store (each must not exist yet).
+    pub deliveries: Vec<super::webhook::WebhookDelivery>,
     /// The claimed item this write settles.
     pub settle: Option<Settlement>,
 }
@@ -213,14 +217,14 @@ impl DueChanges {
 
     /// Whether there is nothing to write.
     pub fn is_empty(&self) -> bool {
-        self.put.is_empty() && self.settle.is_none()
+        self.put.is_empty() && self.deliveries.is_empty() && self.settle.is_none()
     }
 
     /// Only `settlement`.
     pub fn settling(settlement: Settlement) -> Self {
         Self {
-            put: Vec::new(),
             settle: Some(settlement),
+            ..Self::default()
         }
     }
 }

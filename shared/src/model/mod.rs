@@ -14,6 +14,7 @@ pub mod object_type;
 pub mod provision;
 pub mod record;
 pub mod router;
+pub mod webhook;
 
 pub use account::{Account, ApiClient, CrmConnection, Role, Team};
 pub use dispatch::{

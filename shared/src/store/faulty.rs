@@ -14,7 +14,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -440,6 +441,67 @@ impl Store for FaultyStore {
             }
             self.inner.commit_assignment(w).await
         })
+        .await
+    }
+    async fn create_webhook(&self, s: &WebhookSubscription, max: u64) -> StoreResult<()> {
+        self.check()?;
+        self.observed("create_webhook", self.inner.create_webhook(s, max))
+            .await
+    }
+    async fn list_webhooks(
+        &self,
+        a: AccountId,
+        p: &Page,
+    ) -> StoreResult<Listed<WebhookSubscription>> {
+        self.check()?;
+        self.observed("list_webhooks", self.inner.list_webhooks(a, p))
+            .await
+    }
+    async fn get_webhook(
+        &self,
+        a: AccountId,
+        id: WebhookId,
+    ) -> StoreResult<Option<WebhookSubscription>> {
+        self.check()?;
+        self.observed("get_webhook", self.inner.get_webhook(a, id))
+            .await
+    }
+    async fn update_webhook(&self, s: &WebhookSubscription, v: u64) -> StoreResult<()> {
+        self.check()?;
+        self.observed("update_webhook", self.inner.update_webhook(s, v))
+            .await
+    }
+    async fn delete_webhook(&self, a: AccountId, id: WebhookId) -> StoreResult<bool> {
+        self.check()?;
+        self.observed("delete_webhook", self.inner.delete_webhook(a, id))
+            .await
+    }
+    async fn get_delivery(&self, s: WebhookId, d: &str) -> StoreResult<Option<WebhookDelivery>> {
+        self.check()?;
+        self.observed("get_delivery", self.inner.get_delivery(s, d))
+            .await
+    }
+    async fn list_deliveries(
+        &self,
+        s: WebhookId,
+        p: &Page,
+    ) -> StoreResult<Listed<WebhookDelivery>> {
+        self.check()?;
+        self.observed("list_deliveries", self.inner.list_deliveries(s, p))
+            .await
+    }
+    async fn record_delivery(
+        &self,
+        d: &WebhookDelivery,
+        attempts: u32,
+        s: Option<(&WebhookSubscription, u64)>,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        self.check()?;
+        self.observed(
+            "record_delivery",
+            self.inner.record_delivery(d, attempts, s, due),
+        )
         .await
     }
     async fn provision(&self, p: &ProvisionPlan) -> StoreResult<ProvisionReport> {

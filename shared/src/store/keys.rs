@@ -20,13 +20,16 @@
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
 //! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>` | |
+//! | webhook subscription | `ACCOUNT#<a>` | `WEBHOOK#<id>` | | |
+//! | webhook subscriptions count | `ACCOUNT#<a>` | `WEBHOOK_COUNT` | | |
+//! | webhook delivery | `WEBHOOK#<subscription id>` | `DELIVERY#<msg id>` | | |
 //!
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
 
 use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
-use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
+use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use std::fmt::Display;
@@ -242,6 +245,37 @@ pub fn due_index(id: &DueId, resume_at: DateTime<Utc>) -> IndexKey {
 /// Index partition (GSI1) of one shard of the due-work index.
 pub fn due_index_partition(shard: u8) -> String {
     format!("DUE#{shard}")
+}
+
+/// Sort-key prefix of an account's webhook subscriptions (in the account's partition: one
+/// strongly consistent `Query` lists them, so a subscription created a moment ago is seen by
+/// the next dispatch).
+pub const WEBHOOK_PREFIX: &str = "WEBHOOK#";
+
+/// Sort-key prefix of a subscription's deliveries (newest first with `ScanIndexForward = false`:
+/// delivery ids sort by creation).
+pub const DELIVERY_PREFIX: &str = "DELIVERY#";
+
+/// A webhook subscription (BEHAVIOR 13).
+pub fn webhook(account_id: AccountId, id: WebhookId) -> Key {
+    Key {
+        pk: account(account_id).pk,
+        sk: format!("{WEBHOOK_PREFIX}{id}"),
+    }
+}
+
+/// The count of an account's webhook subscriptions (at most 20, kept by the writes that create
+/// and delete them).
+pub fn webhook_count(account_id: AccountId) -> Key {
+    Key::new(account(account_id).pk, "WEBHOOK_COUNT")
+}
+
+/// A delivery of a subscription.
+pub fn delivery(subscription_id: WebhookId, delivery_id: &str) -> Key {
+    Key::new(
+        format!("WEBHOOK#{subscription_id}"),
+        &format!("{DELIVERY_PREFIX}{delivery_id}"),
+    )
 }
 
 /// Index partition of the account's records of one type.

@@ -10,8 +10,9 @@
 //! most 10,000); no request copies or sorts a whole collection.
 
 use super::{
-    dispatch_position, member_position, record_position, router_position, Listed, Page, PageStart,
-    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, member_position, record_position, router_position,
+    webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
+    StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
@@ -27,7 +28,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
-use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
+use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -187,6 +189,10 @@ struct State {
     due: HashMap<DueId, DueItem>,
     /// The due-work index: (resume time, id) of every due item.
     due_index: BTreeSet<(DateTime<Utc>, DueId)>,
+    /// Webhook subscriptions by account, then id (creation order).
+    webhooks: BTreeMap<(AccountId, WebhookId), WebhookSubscription>,
+    /// Webhook deliveries by subscription, then id (creation order).
+    deliveries: BTreeMap<(WebhookId, String), WebhookDelivery>,
 }
 
 impl State {
@@ -256,6 +262,12 @@ impl State {
         }
         for item in &changes.put {
             self.put_due(item.clone());
+        }
+        for delivery in &changes.deliveries {
+            self.deliveries.insert(
+                (delivery.subscription_id, delivery.id.clone()),
+                delivery.clone(),
+            );
         }
     }
 
@@ -1032,6 +1044,156 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn create_webhook(
+        &self,
+        subscription: &WebhookSubscription,
+        max: u64,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        let account = subscription.account_id;
+        let count = state
+            .webhooks
+            .range((account, WebhookId::from_uuid(uuid::Uuid::nil()))..)
+            .take_while(|((a, _), _)| *a == account)
+            .count();
+        if count as u64 >= max {
+            return Err(StoreError::Rejected(format!(
+                "the account has {max} subscriptions already"
+            )));
+        }
+        if state.webhooks.contains_key(&(account, subscription.id)) {
+            return Err(StoreError::Conflict);
+        }
+        state
+            .webhooks
+            .insert((account, subscription.id), subscription.clone());
+        Ok(())
+    }
+
+    async fn list_webhooks(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<WebhookSubscription>> {
+        let state = self.lock();
+        let all = state
+            .webhooks
+            .range((account_id, WebhookId::from_uuid(uuid::Uuid::nil()))..)
+            .take_while(|((a, _), _)| *a == account_id)
+            .map(|(_, s)| s);
+        let wanted = page.limit.saturating_add(1);
+        let items: Vec<WebhookSubscription> = match &page.start {
+            PageStart::Offset(offset) => all.skip(*offset).take(wanted).cloned().collect(),
+            PageStart::After(after) => all
+                .filter(|s| s.id.to_string().as_str() > after.as_str())
+                .take(wanted)
+                .cloned()
+                .collect(),
+        };
+        Ok(Listed::from_lookahead(items, page.limit, webhook_position))
+    }
+
+    async fn get_webhook(
+        &self,
+        account_id: AccountId,
+        id: WebhookId,
+    ) -> StoreResult<Option<WebhookSubscription>> {
+        Ok(self.lock().webhooks.get(&(account_id, id)).cloned())
+    }
+
+    async fn update_webhook(
+        &self,
+        subscription: &WebhookSubscription,
+        expected_version: u64,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        let key = (subscription.account_id, subscription.id);
+        match state.webhooks.get(&key) {
+            Some(stored) if stored.version == expected_version => {
+                state.webhooks.insert(key, subscription.clone());
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
+        Ok(self.lock().webhooks.remove(&(account_id, id)).is_some())
+    }
+
+    async fn get_delivery(
+        &self,
+        subscription_id: WebhookId,
+        delivery_id: &str,
+    ) -> StoreResult<Option<WebhookDelivery>> {
+        Ok(self
+            .lock()
+            .deliveries
+            .get(&(subscription_id, delivery_id.to_string()))
+            .cloned())
+    }
+
+    async fn list_deliveries(
+        &self,
+        subscription_id: WebhookId,
+        page: &Page,
+    ) -> StoreResult<Listed<WebhookDelivery>> {
+        let state = self.lock();
+        let newest_first = state
+            .deliveries
+            .range((subscription_id, String::new())..)
+            .take_while(|((s, _), _)| *s == subscription_id)
+            .map(|(_, d)| d)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev();
+        let wanted = page.limit.saturating_add(1);
+        let items: Vec<WebhookDelivery> = match &page.start {
+            PageStart::Offset(offset) => newest_first.skip(*offset).take(wanted).cloned().collect(),
+            PageStart::After(after) => newest_first
+                .filter(|d| d.id.as_str() < after.as_str())
+                .take(wanted)
+                .cloned()
+                .collect(),
+        };
+        Ok(Listed::from_lookahead(items, page.limit, delivery_position))
+    }
+
+    async fn record_delivery(
+        &self,
+        delivery: &WebhookDelivery,
+        expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        state.check_due_lease(due)?;
+        let key = (delivery.subscription_id, delivery.id.clone());
+        if state
+            .deliveries
+            .get(&key)
+            .is_none_or(|d| d.attempts != expected_attempts)
+        {
+            return Err(StoreError::Conflict);
+        }
+        if let Some((sub, version)) = subscription {
+            if state
+                .webhooks
+                .get(&(sub.account_id, sub.id))
+                .is_none_or(|s| s.version != version)
+            {
+                return Err(StoreError::Conflict);
+            }
+        }
+        state.check_due_puts(due)?;
+        state.deliveries.insert(key, delivery.clone());
+        if let Some((sub, _)) = subscription {
+            state.webhooks.insert((sub.account_id, sub.id), sub.clone());
+        }
+        state.apply_due(due);
+        Ok(())
+    }
+
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         let mut state = self.lock();
         // Check first, write after: nothing is written when any record's key is taken.
@@ -1173,7 +1335,9 @@ mod tests {
             let expired = Utc::now() - chrono::Duration::days(1);
             state.idempotency_keys.insert("old-message".into(), expired);
             state.marker_expiry.clear();
-            state.marker_expiry.push_back((expired, "old-message".into()));
+            state
+                .marker_expiry
+                .push_back((expired, "old-message".into()));
         }
         let fresh = entry(Utc::now(), Utc::now() + chrono::Duration::days(400));
         store

@@ -34,7 +34,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -55,6 +56,17 @@ pub fn member_position(member: &Member) -> Position {
 /// The list position of a history entry: dispatch time, then id (lists walk it newest first).
 pub fn dispatch_position(entry: &DispatchEntry) -> Position {
     Position::new(keys::dispatch_sort_key(entry.dispatched_at, entry.id))
+}
+
+/// The list position of a webhook subscription: its id (UUID v7, creation order).
+pub fn webhook_position(subscription: &WebhookSubscription) -> Position {
+    Position::new(subscription.id.to_string())
+}
+
+/// The list position of a delivery: its id (`msg_<uuid v7>`, creation order; lists walk it
+/// newest first).
+pub fn delivery_position(delivery: &WebhookDelivery) -> Position {
+    Position::new(delivery.id.clone())
 }
 
 /// The list position of a router: creation time, then id.
@@ -391,6 +403,71 @@ pub trait Store: Send + Sync + 'static {
     /// stored in the same write; [`StoreError::LeaseLost`] first when its lease, or the lease of
     /// the due item settled, is gone.
     async fn commit_assignment(&self, write: &AssignmentWrite) -> StoreResult<()>;
+
+    /// Creates a webhook subscription (BEHAVIOR 13) when its account has fewer than `max`: the
+    /// account's count goes up in the same atomic write.
+    ///
+    /// Errors: [`StoreError::Rejected`] when the account has `max` already (nothing written).
+    async fn create_webhook(&self, subscription: &WebhookSubscription, max: u64)
+        -> StoreResult<()>;
+
+    /// A page of the account's subscriptions, by creation time (position: the id, UUID v7).
+    /// Strongly consistent: dispatch reads them to make its events.
+    async fn list_webhooks(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<WebhookSubscription>>;
+
+    /// A subscription of the account by id.
+    async fn get_webhook(
+        &self,
+        account_id: AccountId,
+        id: WebhookId,
+    ) -> StoreResult<Option<WebhookSubscription>>;
+
+    /// Replaces a subscription stored at `expected_version`.
+    ///
+    /// Errors: [`StoreError::Conflict`] when it changed or is gone.
+    async fn update_webhook(
+        &self,
+        subscription: &WebhookSubscription,
+        expected_version: u64,
+    ) -> StoreResult<()>;
+
+    /// Deletes a subscription (its deliveries are left to expire; nothing delivers them any
+    /// more) and lowers the account's count, in one atomic write. Returns whether it existed.
+    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool>;
+
+    /// A delivery of a subscription by id.
+    async fn get_delivery(
+        &self,
+        subscription_id: WebhookId,
+        delivery_id: &str,
+    ) -> StoreResult<Option<WebhookDelivery>>;
+
+    /// A page of a subscription's deliveries, newest first (position: the delivery id; a page
+    /// after a position holds the deliveries older than it).
+    async fn list_deliveries(
+        &self,
+        subscription_id: WebhookId,
+        page: &Page,
+    ) -> StoreResult<Listed<WebhookDelivery>>;
+
+    /// Stores a delivery's new state (conditional on its stored attempt count being
+    /// `expected_attempts`), the subscription's new state when the attempt changed it (at the
+    /// version read), and `due` (the attempt's settlement, or a new attempt), in one atomic
+    /// write.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when a settled item's lease is gone;
+    /// [`StoreError::Conflict`] when the delivery or the subscription changed (nothing written).
+    async fn record_delivery(
+        &self,
+        delivery: &WebhookDelivery,
+        expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>,
+        due: &DueChanges,
+    ) -> StoreResult<()>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),
     /// all-or-nothing.

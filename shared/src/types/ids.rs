@@ -100,6 +100,10 @@ id_type!(
     /// A team id.
     TeamId
 );
+id_type!(
+    /// A webhook subscription id (BEHAVIOR 13): the `webhookId` of `/webhooks/{webhookId}`.
+    WebhookId
+);
 
 impl MemberId {
     /// Parses a `userId` path segment (spec "Users": a UUID).

@@ -15,5 +15,5 @@ pub mod number;
 pub use canonical_domain::CanonicalDomain;
 pub use capacity::CapacityEntry;
 pub use email::Email;
-pub use ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
+pub use ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 pub use notification_preferences::NotificationPreferences;

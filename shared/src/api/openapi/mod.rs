@@ -11,6 +11,7 @@
 pub mod records;
 pub mod responses;
 pub mod users;
+pub mod webhooks;
 
 /// Whether a function's routes are built with their OpenAPI description.
 ///
@@ -106,6 +107,8 @@ pub const TAG_DISPATCH: &str = "Dispatch";
 pub const TAG_HISTORY: &str = "Routing history";
 /// Tag of the API description itself.
 pub const TAG_META: &str = "API description";
+/// Tag of the webhook subscription routes (BEHAVIOR 13).
+pub const TAG_WEBHOOKS: &str = "Webhooks";
 
 /// The query parameters of every list (spec "Limits"; BEHAVIOR 2 and 11).
 #[derive(Debug, Deserialize, IntoParams)]
@@ -328,6 +331,10 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         tag(
             TAG_HISTORY,
             "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens.",
+        ),
+        tag(
+            TAG_WEBHOOKS,
+            "Signed events (Standard Webhooks v1) of every routing decision, with retries and a delivery log.",
         ),
         tag(TAG_META, "This description."),
     ]);

@@ -10,6 +10,7 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
 use crate::model::due::{DueId, DueItem, Lease, NextAttempt};
+use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::model::{
     Account, ApiClient, CrmSyncState, CrmSyncStatus, DispatchEntry, Member, Record, Role,
     RotationState, Router, Team,
@@ -233,6 +234,29 @@ pub const CRM_SYNC: &str = "crm_sync";
 /// Errors: the value does not serialise (a bug, reported as a backend error).
 pub fn crm_sync_value(state: &CrmSyncState) -> StoreResult<AttributeValue> {
     serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(state).map_err(backend)
+}
+
+/// A webhook subscription item (BEHAVIOR 13), in its account's partition.
+pub fn webhook(w: &WebhookSubscription) -> StoreResult<(Key, Item)> {
+    let key = keys::webhook(w.account_id, w.id);
+    let item = item_of("webhook", w, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// A webhook delivery item, in its subscription's partition; `expires_at` (epoch seconds, 30
+/// days) is the TTL attribute.
+pub fn delivery(d: &WebhookDelivery) -> StoreResult<(Key, Item)> {
+    let key = keys::delivery(d.subscription_id, &d.id);
+    let item = item_of("webhook_delivery", d, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// The item exists and is at `version`.
+pub fn at_version(version: u64) -> Expr {
+    Expr::new("attribute_exists(#pk) AND #version = :version")
+        .name("#pk", keys::PK)
+        .name("#version", "version")
+        .value(":version", n(version))
 }
 
 /// A CRM sync status as an attribute value (a string).

@@ -25,8 +25,9 @@ use self::cancel::{classify, Outcome, Part, Precedence};
 use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
 use super::{
-    dispatch_position, member_position, record_position, router_position, Listed, Page, PageStart,
-    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, member_position, record_position, router_position,
+    webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
+    StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -41,7 +42,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
 use crate::model::record::Record;
 use crate::model::router::Router;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
@@ -348,11 +350,43 @@ impl DynamoStore {
             tx.push(self.put(item, Some(items::absent()))?);
             parts.push(Part::Other);
         }
+        for delivery in &changes.deliveries {
+            let (_, item) = items::delivery(delivery)?;
+            tx.push(self.put(item, Some(items::absent()))?);
+            parts.push(Part::Other);
+        }
         if let Some(settle) = &changes.settle {
             tx.push(self.settlement(settle)?);
             parts.push(Part::Lease);
         }
         Ok(())
+    }
+
+    /// The account's webhook count item's `ADD` of `delta`, conditional on staying below
+    /// `max` when it grows.
+    fn webhook_count_update(
+        &self,
+        account_id: AccountId,
+        delta: i64,
+        max: Option<u64>,
+    ) -> StoreResult<TransactWriteItem> {
+        let mut e = Expr::new("ADD #count :delta")
+            .name("#count", items::COUNT)
+            .value(":delta", AttributeValue::N(delta.to_string()));
+        let condition = max.map(|max| {
+            e.values.insert(":max".into(), n(max));
+            "attribute_not_exists(#count) OR #count < :max".to_string()
+        });
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(&keys::webhook_count(account_id))))
+            .update_expression(&e.text)
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(e.names_opt())
+            .set_expression_attribute_values(e.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// The write that settles a claimed due item (conditional on its lease).
@@ -1302,6 +1336,154 @@ impl Store for DynamoStore {
             parts.push(Part::Marker);
         }
         self.due_writes(&w.due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn create_webhook(
+        &self,
+        subscription: &WebhookSubscription,
+        max: u64,
+    ) -> StoreResult<()> {
+        let (_, item) = items::webhook(subscription)?;
+        let tx = vec![
+            self.webhook_count_update(subscription.account_id, 1, Some(max))?,
+            self.put(item, Some(items::absent()))?,
+        ];
+        match self
+            .transact(tx, &[Part::Quota, Part::Other], Precedence::RecordFirst)
+            .await
+        {
+            Err(StoreError::Conflict) => {
+                let count = match self
+                    .get(&keys::webhook_count(subscription.account_id))
+                    .await?
+                {
+                    Some(item) => match item.get(items::COUNT) {
+                        Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
+                        _ => 0,
+                    },
+                    None => 0,
+                };
+                if count >= max {
+                    Err(StoreError::Rejected(format!(
+                        "the account has {max} subscriptions already"
+                    )))
+                } else {
+                    Err(StoreError::Conflict)
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn list_webhooks(
+        &self,
+        account_id: AccountId,
+        page: &Page,
+    ) -> StoreResult<Listed<WebhookSubscription>> {
+        let mut q = Query::table(keys::account(account_id).pk);
+        q.sk = match &page.start {
+            PageStart::Offset(_) => SortCondition::Prefix(keys::WEBHOOK_PREFIX.to_string()),
+            PageStart::After(after) => SortCondition::Between(
+                format!("{}{}!", keys::WEBHOOK_PREFIX, after.as_str()),
+                format!("{}~", keys::WEBHOOK_PREFIX),
+            ),
+        };
+        let items = self
+            .query_range(&q, page.offset(), page.limit.saturating_add(1))
+            .await?;
+        Ok(Listed::from_lookahead(
+            parse_items(items)?,
+            page.limit,
+            webhook_position,
+        ))
+    }
+
+    async fn get_webhook(
+        &self,
+        account_id: AccountId,
+        id: WebhookId,
+    ) -> StoreResult<Option<WebhookSubscription>> {
+        self.get_as(&keys::webhook(account_id, id)).await
+    }
+
+    async fn update_webhook(
+        &self,
+        subscription: &WebhookSubscription,
+        expected_version: u64,
+    ) -> StoreResult<()> {
+        let (_, item) = items::webhook(subscription)?;
+        self.put_conditional(item, items::at_version(expected_version))
+            .await
+    }
+
+    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
+        let exists = Expr::new("attribute_exists(#pk)").name("#pk", keys::PK);
+        let tx = vec![
+            self.delete(&keys::webhook(account_id, id), exists)?,
+            self.webhook_count_update(account_id, -1, None)?,
+        ];
+        match self
+            .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn get_delivery(
+        &self,
+        subscription_id: WebhookId,
+        delivery_id: &str,
+    ) -> StoreResult<Option<WebhookDelivery>> {
+        self.get_as(&keys::delivery(subscription_id, delivery_id))
+            .await
+    }
+
+    async fn list_deliveries(
+        &self,
+        subscription_id: WebhookId,
+        page: &Page,
+    ) -> StoreResult<Listed<WebhookDelivery>> {
+        let partition = keys::delivery(subscription_id, "").pk;
+        let mut q = Query::table(partition).newest_first();
+        q.sk = match &page.start {
+            PageStart::Offset(_) => SortCondition::Prefix(keys::DELIVERY_PREFIX.to_string()),
+            PageStart::After(after) => {
+                SortCondition::Before(format!("{}{}", keys::DELIVERY_PREFIX, after.as_str()))
+            }
+        };
+        let items = self
+            .query_range(&q, page.offset(), page.limit.saturating_add(1))
+            .await?;
+        Ok(Listed::from_lookahead(
+            parse_items(items)?,
+            page.limit,
+            delivery_position,
+        ))
+    }
+
+    async fn record_delivery(
+        &self,
+        delivery: &WebhookDelivery,
+        expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        let (_, item) = items::delivery(delivery)?;
+        let attempts = Expr::new("#attempts = :expected")
+            .name("#attempts", "attempts")
+            .value(":expected", n(u64::from(expected_attempts)));
+        let mut tx = vec![self.put(item, Some(attempts))?];
+        let mut parts = vec![Part::Record];
+        if let Some((sub, version)) = subscription {
+            let (_, item) = items::webhook(sub)?;
+            tx.push(self.put(item, Some(items::at_version(version)))?);
+            parts.push(Part::Other);
+        }
+        self.due_writes(due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 

@@ -1,0 +1,55 @@
+//! The schemas of webhook subscription bodies (BEHAVIOR 13). The handlers read the bodies with
+//! [`crate::webhooks::WebhookService`]; these types only describe them.
+
+use utoipa::ToSchema;
+
+/// The event types a subscription can name.
+#[derive(ToSchema, serde::Deserialize)]
+#[allow(dead_code)]
+pub enum WebhookEventType {
+    /// An assignment committed (any reason, SLA reassignments included).
+    #[serde(rename = "assignment.created")]
+    AssignmentCreated,
+    /// A dispatch appended a history entry without an assignment.
+    #[serde(rename = "dispatch.unassigned")]
+    DispatchUnassigned,
+    /// A CRM sync reached its final `failed` status.
+    #[serde(rename = "crm_sync.failed")]
+    CrmSyncFailed,
+}
+
+/// `POST /webhooks` body.
+#[derive(ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct WebhookCreate {
+    /// Absolute `https` URL, at most 2,048 characters, no user info, not an IP literal in a
+    /// loopback, private, link-local or unspecified range.
+    #[schema(max_length = 2048)]
+    url: String,
+    /// The event types to deliver (non-empty; duplicates removed).
+    #[schema(min_items = 1)]
+    events: Vec<WebhookEventType>,
+    /// Free text, at most 1,000 characters.
+    #[schema(max_length = 1000, nullable)]
+    description: Option<String>,
+}
+
+/// `PATCH /webhooks/{webhookId}` body: at least one key.
+#[derive(ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(min_properties = 1)]
+#[allow(dead_code)]
+pub struct WebhookPatch {
+    /// As on create.
+    #[schema(max_length = 2048)]
+    url: Option<String>,
+    /// As on create.
+    #[schema(min_items = 1)]
+    events: Option<Vec<WebhookEventType>>,
+    /// As on create; `null` clears it.
+    #[schema(max_length = 1000, nullable)]
+    description: Option<String>,
+    /// `true` enables a disabled subscription (clearing `disabled_reason`); `false` disables it.
+    enabled: Option<bool>,
+}

@@ -1,0 +1,170 @@
+//! Webhook subscriptions and their deliveries, as stored (BEHAVIOR 13).
+
+use super::account::SealedSecret;
+use crate::types::ids::{AccountId, WebhookId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What an event says happened (BEHAVIOR 13).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+pub enum EventType {
+    /// An assignment committed (any reason, SLA reassignments included).
+    #[serde(rename = "assignment.created")]
+    AssignmentCreated,
+    /// A dispatch appended a history entry without an assignment.
+    #[serde(rename = "dispatch.unassigned")]
+    DispatchUnassigned,
+    /// A CRM sync reached its final `failed` status.
+    #[serde(rename = "crm_sync.failed")]
+    CrmSyncFailed,
+}
+
+impl EventType {
+    /// Every type, in the order of BEHAVIOR 13.
+    pub const ALL: [EventType; 3] = [
+        Self::AssignmentCreated,
+        Self::DispatchUnassigned,
+        Self::CrmSyncFailed,
+    ];
+
+    /// The type's name (`assignment.created`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AssignmentCreated => "assignment.created",
+            Self::DispatchUnassigned => "dispatch.unassigned",
+            Self::CrmSyncFailed => "crm_sync.failed",
+        }
+    }
+
+    /// The type named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a subscription was disabled by the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DisabledReason {
+    /// The receiver answered 410 Gone.
+    Gone,
+    /// Every delivery failed for 5 days.
+    Failing,
+}
+
+/// One signing secret of a subscription, sealed at rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SigningSecret {
+    /// `whsec_...`, sealed ([`crate::secrets::Sealer`]).
+    pub sealed: SealedSecret,
+    /// When it stops signing: `None` for the current secret, creation + 24 h of its successor
+    /// for a rotated one.
+    pub retires_at: Option<DateTime<Utc>>,
+}
+
+/// A webhook subscription of an account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookSubscription {
+    /// Id (UUID v7: ids sort by creation time).
+    pub id: WebhookId,
+    /// The account.
+    pub account_id: AccountId,
+    /// Where deliveries are posted (checked by the outbound guard).
+    pub url: String,
+    /// The event types it receives, without repeats, in the order given.
+    pub events: Vec<EventType>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Whether it receives new events.
+    pub enabled: bool,
+    /// Why the service disabled it; `None` while enabled or when disabled by a `PATCH`.
+    pub disabled_reason: Option<DisabledReason>,
+    /// The secrets that sign deliveries: the current one first, then a rotated one during its
+    /// 24 h overlap.
+    pub secrets: Vec<SigningSecret>,
+    /// Since when every delivery attempt has failed (`None` after a success).
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// Optimistic-concurrency version.
+    pub version: u64,
+}
+
+impl WebhookSubscription {
+    /// Whether it receives events of `event_type` now.
+    pub fn receives(&self, event_type: EventType) -> bool {
+        self.enabled && self.events.contains(&event_type)
+    }
+}
+
+/// Where a delivery stands (BEHAVIOR 13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    /// Made, no attempt answered yet.
+    Pending,
+    /// A 2xx arrived.
+    Delivered,
+    /// An attempt failed; another is scheduled.
+    Retrying,
+    /// No attempt is left (or the receiver said 410, or the subscription was disabled).
+    Failed,
+}
+
+/// One event for one subscription, and how its delivery went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookDelivery {
+    /// `msg_<uuid v7 simple>`: the `webhook-id` of every attempt; sorts by creation.
+    pub id: String,
+    /// The subscription.
+    pub subscription_id: WebhookId,
+    /// The subscription's account.
+    pub account_id: AccountId,
+    /// The event's type.
+    pub event_type: EventType,
+    /// The body posted on every attempt (`{type, timestamp, data}`), at most 64 KiB.
+    pub payload: String,
+    /// Where it stands.
+    pub status: DeliveryStatus,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The status code of the last answer, when one came.
+    pub last_status_code: Option<u16>,
+    /// What went wrong last, `None` once delivered.
+    pub last_error: Option<String>,
+    /// When the event was made.
+    pub created_at: DateTime<Utc>,
+    /// When a 2xx arrived.
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// When the log forgets it (30 days): epoch seconds, DynamoDB's TTL attribute.
+    #[serde(with = "chrono::serde::ts_seconds")]
+    pub expires_at: DateTime<Utc>,
+}
+
+impl WebhookDelivery {
+    /// A new delivery id, `msg_` + a UUID v7 in simple form (sorting by creation time).
+    pub fn new_id() -> String {
+        format!("msg_{}", uuid::Uuid::now_v7().simple())
+    }
+}

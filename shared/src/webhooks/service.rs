@@ -1,0 +1,443 @@
+//! The subscription routes (BEHAVIOR 13): parse, check, store, answer.
+
+use super::events::DeliverySubject;
+use super::lifecycle::{fail_open_deliveries, manual_retry_item};
+use super::secrets::secret_context;
+use super::signing::WebhookSecret;
+use super::view::{DeliveryView, WebhookView};
+use crate::clock::Clock;
+use crate::due::DueWorker;
+use crate::error::DomainError;
+use crate::model::due::DueChanges;
+use crate::model::webhook::{
+    DeliveryStatus, EventType, SigningSecret, WebhookDelivery, WebhookSubscription,
+};
+use crate::outbound::{OutboundPolicy, OutboundUrl};
+use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::ListView;
+use crate::secrets::Sealer;
+use crate::store::{delivery_position, webhook_position, Store, StoreError};
+use crate::types::ids::{AccountId, WebhookId};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Subscriptions an account may have (BEHAVIOR 13).
+pub const MAX_SUBSCRIPTIONS: u64 = 20;
+
+/// The longest `description`, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
+
+/// The 404 of an unknown subscription.
+pub const WEBHOOK_NOT_FOUND: &str = "Webhook not found";
+
+/// The 404 of an unknown delivery.
+pub const DELIVERY_NOT_FOUND: &str = "Delivery not found";
+
+/// How long a rotated secret keeps signing beside the new one.
+pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
+
+/// The subscription operations of one instance.
+pub struct WebhookService {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    sealer: Arc<dyn Sealer>,
+    policy: OutboundPolicy,
+    due: Arc<DueWorker>,
+}
+
+/// The fields a create or a change may hold.
+#[derive(Debug, Default)]
+struct Changes {
+    url: Option<String>,
+    events: Option<Vec<EventType>>,
+    description: Option<Option<String>>,
+    enabled: Option<bool>,
+}
+
+fn invalid(key: &str, why: impl std::fmt::Display) -> DomainError {
+    DomainError::bad_field(key, format!("Invalid value for {key}: {why}"))
+}
+
+impl WebhookService {
+    /// A service over `store`, sealing secrets with `sealer`, checking URLs under `policy`,
+    /// handing manual retries to `due`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        sealer: Arc<dyn Sealer>,
+        policy: OutboundPolicy,
+        due: Arc<DueWorker>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            sealer,
+            policy,
+            due,
+        }
+    }
+
+    /// Reads a body's keys: `url`, `events`, `description`, and `enabled` when `with_enabled`.
+    ///
+    /// Errors: 400 naming the key: unknown, or an invalid value.
+    fn parse(&self, body: &Map<String, Value>, with_enabled: bool) -> Result<Changes, DomainError> {
+        let mut changes = Changes::default();
+        for (key, value) in body {
+            match key.as_str() {
+                "url" => {
+                    let text = value
+                        .as_str()
+                        .ok_or_else(|| invalid("url", "expected a string"))?;
+                    OutboundUrl::parse(text, self.policy).map_err(|why| invalid("url", why))?;
+                    changes.url = Some(text.to_string());
+                }
+                "events" => {
+                    let items = value.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+                        invalid("events", "expected a non-empty array of event types")
+                    })?;
+                    let mut events: Vec<EventType> = Vec::new();
+                    for item in items {
+                        let name = item.as_str().unwrap_or_default();
+                        let event = EventType::parse(name).ok_or_else(|| {
+                            invalid(
+                                "events",
+                                format!(
+                                    "unknown event type {item}; expected assignment.created, dispatch.unassigned or crm_sync.failed"
+                                ),
+                            )
+                        })?;
+                        if !events.contains(&event) {
+                            events.push(event);
+                        }
+                    }
+                    changes.events = Some(events);
+                }
+                "description" => {
+                    let description = match value {
+                        Value::Null => None,
+                        Value::String(s) if s.chars().count() <= MAX_DESCRIPTION_CHARS => {
+                            Some(s.clone())
+                        }
+                        Value::String(_) => {
+                            return Err(invalid(
+                                "description",
+                                format!("at most {MAX_DESCRIPTION_CHARS} characters"),
+                            ))
+                        }
+                        _ => return Err(invalid("description", "expected a string or null")),
+                    };
+                    changes.description = Some(description);
+                }
+                "enabled" if with_enabled => {
+                    changes.enabled = Some(
+                        value
+                            .as_bool()
+                            .ok_or_else(|| invalid("enabled", "expected a boolean"))?,
+                    );
+                }
+                other => {
+                    return Err(DomainError::bad_field(
+                        other,
+                        format!("Unknown field: {other}"),
+                    ))
+                }
+            }
+        }
+        Ok(changes)
+    }
+
+    /// `POST /webhooks`: a new subscription, enabled, with a new secret (shown in this answer
+    /// only).
+    ///
+    /// Errors: 400 for a missing or invalid `url` or `events`, an unknown key, or an account
+    /// that has 20 subscriptions already.
+    pub async fn create(
+        &self,
+        account_id: AccountId,
+        body: &Map<String, Value>,
+    ) -> Result<WebhookView, DomainError> {
+        let changes = self.parse(body, false)?;
+        let url = changes
+            .url
+            .ok_or_else(|| DomainError::bad_field("url", "Missing required field: url"))?;
+        let events = changes
+            .events
+            .ok_or_else(|| DomainError::bad_field("events", "Missing required field: events"))?;
+        let now = self.clock.now();
+        let mut subscription = WebhookSubscription {
+            id: WebhookId::new_v7(),
+            account_id,
+            url,
+            events,
+            description: changes.description.flatten(),
+            enabled: true,
+            disabled_reason: None,
+            secrets: Vec::new(),
+            failing_since: None,
+            created_at: now,
+            updated_at: now,
+            version: 1,
+        };
+        let secret = WebhookSecret::generate();
+        subscription.secrets = vec![self.seal(&subscription, &secret, None).await?];
+        match self
+            .store
+            .create_webhook(&subscription, MAX_SUBSCRIPTIONS)
+            .await
+        {
+            Ok(()) => {}
+            Err(StoreError::Rejected(_)) => {
+                return Err(DomainError::bad_request(format!(
+                    "An account has at most {MAX_SUBSCRIPTIONS} webhook subscriptions"
+                )))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(WebhookView {
+            secret: Some(secret.expose().to_string()),
+            ..WebhookView::new(&subscription)
+        })
+    }
+
+    async fn seal(
+        &self,
+        subscription: &WebhookSubscription,
+        secret: &WebhookSecret,
+        retires_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<SigningSecret, DomainError> {
+        let sealed = self
+            .sealer
+            .seal(secret.expose(), &secret_context(subscription))
+            .await
+            .map_err(DomainError::Internal)?;
+        Ok(SigningSecret { sealed, retires_at })
+    }
+
+    /// `GET /webhooks`: the account's subscriptions, oldest first (BEHAVIOR 11 list rules).
+    ///
+    /// Errors: 400 naming `after` for a cursor this list did not issue.
+    pub async fn list(
+        &self,
+        account_id: AccountId,
+        request: &ListRequest,
+        cursors: &CursorKey,
+    ) -> Result<ListView<WebhookView>, DomainError> {
+        let list = ListId::new(account_id, "webhooks", false);
+        let page = ListRequest {
+            include_archived: false,
+            ..request.clone()
+        }
+        .page(cursors, &list)?;
+        let listed = self.store.list_webhooks(account_id, &page).await?;
+        let shown = listed.into_views(WebhookView::new, webhook_position);
+        let next_after = cursors.next_after(&list, &shown);
+        Ok(ListView::new(shown.items, &page, next_after))
+    }
+
+    /// The subscription `id` of the account (`None`: the path id is not a UUID).
+    ///
+    /// Errors: 404 `Webhook not found`.
+    pub async fn find(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+    ) -> Result<WebhookSubscription, DomainError> {
+        let Some(id) = id else {
+            return Err(DomainError::not_found(WEBHOOK_NOT_FOUND));
+        };
+        self.store
+            .get_webhook(account_id, id)
+            .await?
+            .ok_or_else(|| DomainError::not_found(WEBHOOK_NOT_FOUND))
+    }
+
+    /// `GET /webhooks/{id}`.
+    ///
+    /// Errors: 404 `Webhook not found`.
+    pub async fn get(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+    ) -> Result<WebhookView, DomainError> {
+        Ok(WebhookView::new(&self.find(account_id, id).await?))
+    }
+
+    /// `PATCH /webhooks/{id}`: `url`, `events`, `description`, `enabled` (at least one).
+    /// Enabling clears `disabled_reason`; disabling ends the open deliveries.
+    ///
+    /// Errors: 404 `Webhook not found`; 400 for an empty body, an unknown key or an invalid
+    /// value; 500 when it kept changing concurrently.
+    pub async fn patch(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+        body: &Map<String, Value>,
+    ) -> Result<WebhookView, DomainError> {
+        let stored = self.find(account_id, id).await?;
+        if body.is_empty() {
+            return Err(DomainError::bad_request(
+                "At least one of url, events, description, enabled is required",
+            ));
+        }
+        let changes = self.parse(body, true)?;
+        let mut next = stored.clone();
+        if let Some(url) = changes.url {
+            next.url = url;
+        }
+        if let Some(events) = changes.events {
+            next.events = events;
+        }
+        if let Some(description) = changes.description {
+            next.description = description;
+        }
+        if let Some(enabled) = changes.enabled {
+            if enabled && !stored.enabled {
+                next.disabled_reason = None;
+                next.failing_since = None;
+            }
+            next.enabled = enabled;
+        }
+        next.updated_at = self.clock.now();
+        next.version += 1;
+        self.store.update_webhook(&next, stored.version).await?;
+        if stored.enabled && !next.enabled {
+            fail_open_deliveries(self.store.as_ref(), &next).await;
+        }
+        Ok(WebhookView::new(&next))
+    }
+
+    /// `DELETE /webhooks/{id}`: gone, with its pending deliveries.
+    ///
+    /// Errors: 404 `Webhook not found`.
+    pub async fn delete(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+    ) -> Result<(), DomainError> {
+        let subscription = self.find(account_id, id).await?;
+        if !self
+            .store
+            .delete_webhook(account_id, subscription.id)
+            .await?
+        {
+            return Err(DomainError::not_found(WEBHOOK_NOT_FOUND));
+        }
+        Ok(())
+    }
+
+    /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
+    /// keeps signing beside it for 24 h.
+    ///
+    /// Errors: 404 `Webhook not found`.
+    pub async fn rotate_secret(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+    ) -> Result<WebhookView, DomainError> {
+        let stored = self.find(account_id, id).await?;
+        let now = self.clock.now();
+        let secret = WebhookSecret::generate();
+        let mut next = stored.clone();
+        let fresh = self.seal(&stored, &secret, None).await?;
+        let retiring = stored
+            .secrets
+            .iter()
+            .filter(|s| s.retires_at.is_none_or(|at| at > now))
+            .map(|s| SigningSecret {
+                sealed: s.sealed.clone(),
+                retires_at: Some(
+                    s.retires_at
+                        .unwrap_or(now + ROTATION_OVERLAP)
+                        .min(now + ROTATION_OVERLAP),
+                ),
+            });
+        next.secrets = std::iter::once(fresh).chain(retiring).collect();
+        next.updated_at = now;
+        next.version += 1;
+        self.store.update_webhook(&next, stored.version).await?;
+        Ok(WebhookView {
+            secret: Some(secret.expose().to_string()),
+            ..WebhookView::new(&next)
+        })
+    }
+
+    /// `GET /webhooks/{id}/deliveries`: newest first, those of the last 30 days.
+    ///
+    /// Errors: 404 `Webhook not found`; 400 naming `after` for a cursor this list did not
+    /// issue.
+    pub async fn deliveries(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+        request: &ListRequest,
+        cursors: &CursorKey,
+    ) -> Result<ListView<DeliveryView>, DomainError> {
+        let subscription = self.find(account_id, id).await?;
+        let list = ListId::new(
+            account_id,
+            format!("webhooks/{}/deliveries", subscription.id),
+            false,
+        );
+        let page = ListRequest {
+            include_archived: false,
+            ..request.clone()
+        }
+        .page(cursors, &list)?;
+        let mut listed = self.store.list_deliveries(subscription.id, &page).await?;
+        let now = self.clock.now();
+        listed.items.retain(|d| d.expires_at > now);
+        let shown = listed.into_views(DeliveryView::new, delivery_position);
+        let next_after = cursors.next_after(&list, &shown);
+        Ok(ListView::new(shown.items, &page, next_after))
+    }
+
+    /// `POST /webhooks/{id}/deliveries/{deliveryId}/retry`: one more attempt now, with the same
+    /// `webhook-id`, whatever the delivery's status (202).
+    ///
+    /// Errors: 404 `Webhook not found` / `Delivery not found`.
+    pub async fn retry(
+        &self,
+        account_id: AccountId,
+        id: Option<WebhookId>,
+        delivery_id: &str,
+    ) -> Result<DeliveryView, DomainError> {
+        let subscription = self.find(account_id, id).await?;
+        let now = self.clock.now();
+        let delivery: WebhookDelivery = self
+            .store
+            .get_delivery(subscription.id, delivery_id)
+            .await?
+            .filter(|d| d.expires_at > now)
+            .ok_or_else(|| DomainError::not_found(DELIVERY_NOT_FOUND))?;
+        let subject = DeliverySubject {
+            account_id,
+            subscription_id: subscription.id,
+            delivery_id: delivery.id.clone(),
+            manual: true,
+        };
+        let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
+        let item = manual_retry_item(&subject, now, &schedule);
+        let mut shown = delivery.clone();
+        if matches!(
+            shown.status,
+            DeliveryStatus::Delivered | DeliveryStatus::Failed
+        ) {
+            shown.status = DeliveryStatus::Pending;
+        }
+        let changes = DueChanges {
+            put: vec![item.clone()],
+            ..DueChanges::default()
+        };
+        self.store
+            .record_delivery(&shown, delivery.attempts, None, &changes)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict => {
+                    DomainError::conflict("The delivery changed meanwhile; retry the request")
+                }
+                e => e.into(),
+            })?;
+        self.due.hand_off(&item).await;
+        Ok(DeliveryView::new(&shown))
+    }
+}
