@@ -11,7 +11,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use base64::Engine as _;
-use common::{TestApp, ALL_SCOPES, NORTHWIND, NORTHWIND_READONLY};
+use common::{TestApp, ALL_SCOPES, INITECH, NORTHWIND, NORTHWIND_READONLY};
 use fake_crm::{FakeCrm, Recorded, Scripted};
 use hmac::{Hmac, Mac};
 use local_server::{build_app_with, with_local_keys, AppConfig, DEMO_SEED};
@@ -59,9 +59,29 @@ struct Hooks {
 }
 
 async fn spawn_with(deps: Deps) -> Hooks {
+    let (fake, base) = FakeCrm::start().await.unwrap();
+    spawn_on(deps, DEMO_SEED.into(), NORTHWIND, fake, base).await
+}
+
+/// The demo seed with Initech's CRM pointed at the fake (which receives the webhooks too).
+async fn spawn_initech(backend: Backend) -> Hooks {
+    let (fake, base) = FakeCrm::start().await.unwrap();
+    let seed = DEMO_SEED.replace("http://127.0.0.1:4010", &base);
+    let deps = deps(store(backend).await, "0.2,0.2,0.2")
+        .with_crm_retry_delays(shared::crm::RetryDelays::parse("0.2,0.2,0.2").unwrap());
+    spawn_on(deps, seed, INITECH, fake, base).await
+}
+
+async fn spawn_on(
+    deps: Deps,
+    seed: String,
+    client: (&str, &str),
+    fake: FakeCrm,
+    base: String,
+) -> Hooks {
     let built = build_app_with(
         AppConfig {
-            seed: DEMO_SEED.into(),
+            seed,
             signing_key_pem: None,
         },
         deps,
@@ -72,8 +92,7 @@ async fn spawn_with(deps: Deps) -> Hooks {
     let app = TestApp {
         router: built.router,
     };
-    let token = app.token(NORTHWIND, ALL_SCOPES).await;
-    let (fake, base) = FakeCrm::start().await.unwrap();
+    let token = app.token(client, ALL_SCOPES).await;
     Hooks {
         app,
         token,
@@ -214,6 +233,7 @@ on_both_stores!(
     failed_attempts_are_retried_with_the_same_webhook_id_and_retry_after_honoured,
     a_410_disables_the_subscription_and_enabling_clears_the_reason,
     a_delivery_that_fails_every_retry_ends_failed,
+    a_final_crm_sync_failure_makes_one_crm_sync_failed_event,
     a_subscription_failing_for_five_days_is_disabled_failing,
     a_manual_retry_sends_the_delivery_again_with_its_webhook_id,
     deleting_a_subscription_drops_its_pending_deliveries,
@@ -576,6 +596,35 @@ async fn a_delivery_that_fails_every_retry_ends_failed(backend: Backend) {
     assert!(log[0]["last_error"].is_string());
     assert_eq!(log[0]["delivered_at"], Value::Null);
     assert_eq!(h.deliveries_received().len(), 4);
+}
+
+async fn a_final_crm_sync_failure_makes_one_crm_sync_failed_event(backend: Backend) {
+    const CRM_ROUTER: &str = "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920";
+    const MILTON: &str = "01936b2a-7c00-7a00-8000-000000000021";
+    const NINA: &str = "01936b2a-7c00-7a00-8000-000000000023";
+    let h = spawn_initech(backend).await;
+    h.subscribe(&["crm_sync.failed"]).await;
+    // Nina has no HubSpot id: the sync fails at once, without a request.
+    let nina = h.dispatch(CRM_ROUTER, NINA).await;
+    assert_eq!(nina["crm_error"], "Record has no external_id", "{nina}");
+    let got = h.received(1).await;
+    assert_eq!(got[0].body["type"], "crm_sync.failed");
+    assert_eq!(got[0].body["data"]["object_id"], NINA);
+    assert_eq!(got[0].body["data"]["crm_sync"]["status"], "failed");
+    // Milton's CRM is down for good: the event comes once, after the last retry.
+    h.fake.push(Scripted::status(503).times(4));
+    h.dispatch(CRM_ROUTER, MILTON).await;
+    let got = h.received(2).await;
+    assert_eq!(got[1].body["type"], "crm_sync.failed");
+    assert_eq!(got[1].body["data"]["object_id"], MILTON);
+    assert_eq!(got[1].body["data"]["crm_sync"]["status"], "failed");
+    assert_eq!(got[1].body["data"]["crm_sync"]["attempts"], 4);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        h.deliveries_received().len(),
+        2,
+        "one event per final failure"
+    );
 }
 
 async fn a_subscription_failing_for_five_days_is_disabled_failing(backend: Backend) {
