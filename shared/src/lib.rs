@@ -36,6 +36,7 @@ pub mod schedule;
 pub mod secrets;
 pub mod seed;
 pub mod store;
+pub mod telemetry;
 pub mod timefmt;
 pub mod trigger;
 pub mod types;

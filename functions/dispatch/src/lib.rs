@@ -177,6 +177,7 @@ pub async fn dispatch(
             outcome = outcome.label(),
             "dispatch"
         );
+        shared::telemetry::dispatch(outcome.label(), outcome.reason_label());
         Ok(idempotency::Answer {
             status: StatusCode::OK,
             body: outcome.answer(),
@@ -217,6 +218,7 @@ pub async fn explain(
 /// Processes one SQS batch in order and reports the messages to retry.
 pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBatchResponse {
     let mut failures = Vec::new();
+    let size = event.records.len();
     for message in event.records {
         let message_id = message.message_id.clone().unwrap_or_default();
         let span = tracing::info_span!("sqs_message", message_id = %message_id);
@@ -230,6 +232,7 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
             failures.push(failure);
         }
     }
+    shared::telemetry::queue_batch(size, failures.len());
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     response
@@ -262,9 +265,11 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
                 outcome = outcome.label(),
                 "dispatch message processed"
             );
+            shared::telemetry::dispatch(outcome.label(), outcome.reason_label());
             Ok(())
         }
         Err(error) => {
+            shared::telemetry::dispatch_error();
             tracing::error!(
                 message_id,
                 router_id = %request.router_id,
@@ -346,14 +351,27 @@ impl LambdaHandler {
     /// request; a sweep that could not read the due-work index.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
         let LambdaEvent { payload, context } = event;
-        if is_sqs_event(&payload) {
-            let batch: SqsEvent = serde_json::from_value(payload)?;
-            let response = handle_sqs_batch(&self.engine, batch).await;
-            return Ok(serde_json::to_value(response)?);
-        }
-        if is_schedule_event(&payload) {
-            let report = handle_schedule(&self.engine).await?;
-            return Ok(serde_json::json!({"found": report.found, "handed_on": report.handed_on}));
+        if is_sqs_event(&payload) || is_schedule_event(&payload) {
+            // Every log line of the invocation carries its request and trace ids; its metrics
+            // are flushed when it ends (an API request does both in its own middleware).
+            let span = tracing::info_span!(
+                "invocation",
+                lambda_request_id = %context.request_id,
+                xray_trace_id = context.xray_trace_id.as_deref().unwrap_or_default(),
+            );
+            let answer = async {
+                if is_sqs_event(&payload) {
+                    let batch: SqsEvent = serde_json::from_value(payload)?;
+                    let response = handle_sqs_batch(&self.engine, batch).await;
+                    return Ok::<Value, lambda_runtime::Error>(serde_json::to_value(response)?);
+                }
+                let report = handle_schedule(&self.engine).await?;
+                Ok(serde_json::json!({"found": report.found, "handed_on": report.handed_on}))
+            }
+            .instrument(span)
+            .await;
+            shared::telemetry::flush(Some(&context.request_id), context.xray_trace_id.as_deref());
+            return answer;
         }
         let request: LambdaRequest = serde_json::from_value(payload)?;
         let mut adapter = Adapter::from(self.app.clone());

@@ -8,6 +8,7 @@ use serde_json::Value;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     shared::deps::init_tracing();
+    shared::telemetry::install("dispatch");
     let deps =
         shared::deps::Deps::from_env_with_connections(shared::dispatch::steps::CONCURRENT_READS)
             .await?;

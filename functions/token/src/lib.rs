@@ -189,6 +189,7 @@ pub async fn token(
         body.bytes(),
     )
     .await;
+    shared::telemetry::token_request(result.is_ok());
     match result {
         Ok(token) => no_store((StatusCode::OK, Json(token)).into_response()),
         Err(error) => oauth_error(error),

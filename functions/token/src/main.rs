@@ -29,6 +29,7 @@ fn return_freed_memory() {
 
 async fn run() -> Result<(), lambda_http::Error> {
     shared::deps::init_tracing();
+    shared::telemetry::install("token");
     let deps = token_function::deps_from_env()
         .await
         .map_err(lambda_http::Error::from)?;

@@ -4,6 +4,7 @@
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     shared::deps::init_tracing();
+    shared::telemetry::install("users");
     let deps = shared::deps::Deps::from_env().await?;
     lambda_http::run(users_function::app(&deps)?).await
 }

@@ -378,6 +378,7 @@ pub async fn retry(
 /// Processes one SQS batch of the webhook delivery queue and reports the messages to retry.
 pub async fn handle_sqs_batch(due: &Arc<DueWorker>, event: SqsEvent) -> SqsBatchResponse {
     let mut failures = Vec::new();
+    let size = event.records.len();
     for message in event.records {
         let message_id = message.message_id.clone().unwrap_or_default();
         let span = tracing::info_span!("sqs_message", message_id = %message_id);
@@ -403,6 +404,7 @@ pub async fn handle_sqs_batch(due: &Arc<DueWorker>, event: SqsEvent) -> SqsBatch
             failures.push(failure);
         }
     }
+    shared::telemetry::queue_batch(size, failures.len());
     let mut response = SqsBatchResponse::default();
     response.batch_item_failures = failures;
     response
@@ -444,8 +446,16 @@ impl LambdaHandler {
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
         let LambdaEvent { payload, context } = event;
         if is_sqs_event(&payload) {
+            // Every log line of the invocation carries its request and trace ids; its metrics
+            // are flushed when it ends (an API request does both in its own middleware).
+            let span = tracing::info_span!(
+                "invocation",
+                lambda_request_id = %context.request_id,
+                xray_trace_id = context.xray_trace_id.as_deref().unwrap_or_default(),
+            );
             let batch: SqsEvent = serde_json::from_value(payload)?;
-            let response = handle_sqs_batch(&self.due, batch).await;
+            let response = handle_sqs_batch(&self.due, batch).instrument(span).await;
+            shared::telemetry::flush(Some(&context.request_id), context.xray_trace_id.as_deref());
             return Ok(serde_json::to_value(response)?);
         }
         let request: LambdaRequest = serde_json::from_value(payload)?;

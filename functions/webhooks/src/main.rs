@@ -8,6 +8,7 @@ use serde_json::Value;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     shared::deps::init_tracing();
+    shared::telemetry::install("webhooks");
     let deps = shared::deps::Deps::from_env().await?;
     let handler = webhooks_function::LambdaHandler::new(&deps)?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {

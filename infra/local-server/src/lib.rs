@@ -183,6 +183,24 @@ pub async fn sweep_periodically(
     }
 }
 
+/// Writes the metrics recorded so far ([`shared::telemetry`]: the EMF documents the Lambda
+/// functions write) to stderr every `interval`, and once more when `stop` turns true.
+pub async fn flush_metrics_periodically(
+    interval: std::time::Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => {
+                let _ = shared::telemetry::flush_to(std::io::stderr(), None, None);
+                return;
+            }
+        }
+        let _ = shared::telemetry::flush_to(std::io::stderr(), None, None);
+    }
+}
+
 /// Items one sweep round of the local server reads.
 pub const SWEEP_BATCH: usize = 500;
 

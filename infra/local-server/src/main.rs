@@ -171,6 +171,12 @@ async fn main() -> anyhow::Result<()> {
         }
         None => None,
     };
+    // The same counters as the functions' EMF documents, written to the log once a minute.
+    shared::telemetry::install("local-server");
+    let metrics = tokio::spawn(local_server::flush_metrics_periodically(
+        std::time::Duration::from_secs(60),
+        stop.subscribe(),
+    ));
     let sweeper = tokio::spawn(local_server::sweep_periodically(
         app.engine.due().clone(),
         std::time::Duration::from_secs(args.sweep_interval.max(1)),
@@ -185,6 +191,7 @@ async fn main() -> anyhow::Result<()> {
         let _ = poller.await;
     }
     let _ = sweeper.await;
+    let _ = metrics.await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -3,6 +3,8 @@
 //! [`shared::store::Store::provision`] (insert-if-absent, checked before the first write).
 //! Used by the `provision` binary and by `local-server --store dynamodb`.
 
+pub mod dead_letters;
+
 use anyhow::Context;
 use shared::store::dynamodb::{env, DynamoStore};
 use shared::store::ProvisionReport;

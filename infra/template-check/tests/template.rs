@@ -894,3 +894,241 @@ fn the_table_expires_idempotency_items_by_their_expires_at() {
     assert_eq!(ttl["AttributeName"], "expires_at");
     assert_eq!(ttl["Enabled"], true);
 }
+
+// ------------------------------------------------------------------------------------------------
+// Operations (issue 22): alarms on every function and queue, the API, the CRM and due work, all
+// notifying one SNS topic; a dashboard; X-Ray tracing.
+// ------------------------------------------------------------------------------------------------
+
+/// The alarms of the template: (logical id, properties).
+fn alarms(t: &Value) -> Vec<(String, Value)> {
+    t["Resources"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, r)| r["Type"] == "AWS::CloudWatch::Alarm")
+        .map(|(id, r)| (id.clone(), r["Properties"].clone()))
+        .collect()
+}
+
+/// The single metrics an alarm watches: its own, or those of its metric math.
+fn watched(alarm: &Value) -> Vec<Value> {
+    if alarm["MetricName"].is_string() {
+        return vec![json!({
+            "Namespace": alarm["Namespace"],
+            "MetricName": alarm["MetricName"],
+            "Dimensions": alarm["Dimensions"],
+        })];
+    }
+    alarm["Metrics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["MetricStat"].is_object())
+        .map(|m| m["MetricStat"]["Metric"].clone())
+        .collect()
+}
+
+fn alarm_on(t: &Value, namespace: &str, metric: &str, dimension: (&str, Value)) -> Option<String> {
+    alarms(t).into_iter().find_map(|(id, alarm)| {
+        watched(&alarm)
+            .iter()
+            .any(|m| {
+                m["Namespace"] == namespace
+                    && m["MetricName"] == metric
+                    && m["Dimensions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|d| d["Name"] == dimension.0 && d["Value"] == dimension.1)
+            })
+            .then_some(id)
+    })
+}
+
+#[test]
+fn every_alarm_notifies_the_alarm_topic_which_an_email_parameter_subscribes_to() {
+    let t = template();
+    let all = alarms(&t);
+    assert!(all.len() >= 20, "{} alarms", all.len());
+    for (id, alarm) in &all {
+        assert_eq!(
+            alarm["AlarmActions"],
+            json!([{"Ref": "AlarmTopic"}]),
+            "{id} notifies the topic"
+        );
+        let description = alarm["AlarmDescription"].to_string();
+        assert!(
+            description.contains("docs/operations.md#"),
+            "{id}: the description points to its runbook section"
+        );
+        let anchor: String = description
+            .split("docs/operations.md#")
+            .nth(1)
+            .unwrap()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        let runbook = read_repo_file("docs/operations.md");
+        assert!(
+            runbook.contains(&format!("<a id=\"{anchor}\"></a>")),
+            "{id}: docs/operations.md has no section {anchor}"
+        );
+    }
+    assert_eq!(t["Resources"]["AlarmTopic"]["Type"], "AWS::SNS::Topic");
+    let subscription = &t["Resources"]["AlarmEmailSubscription"];
+    assert_eq!(subscription["Properties"]["Protocol"], "email");
+    assert_eq!(
+        subscription["Properties"]["Endpoint"],
+        json!({"Ref": "AlarmEmail"})
+    );
+    assert!(t["Parameters"]["AlarmEmail"].is_object());
+}
+
+#[test]
+fn every_function_has_error_and_throttle_alarms() {
+    let t = template();
+    for (function, _, _, _) in FUNCTIONS {
+        for metric in ["Errors", "Throttles"] {
+            assert!(
+                alarm_on(
+                    &t,
+                    "AWS/Lambda",
+                    metric,
+                    ("FunctionName", json!({"Ref": function}))
+                )
+                .is_some(),
+                "{function}: no {metric} alarm"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_queue_has_its_alarm_and_every_dead_letter_queue_one_on_any_message() {
+    let t = template();
+    let resources = t["Resources"].as_object().unwrap();
+    let dead_letter: BTreeSet<String> = resources
+        .values()
+        .filter_map(|r| {
+            r["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0].as_str()
+        })
+        .map(str::to_string)
+        .collect();
+    let queues: Vec<&String> = resources
+        .iter()
+        .filter(|(_, r)| r["Type"] == "AWS::SQS::Queue")
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(queues.len(), 4, "{queues:?}");
+    for queue in queues {
+        let name = json!({"Fn::GetAtt": [queue, "QueueName"]});
+        if dead_letter.contains(queue) {
+            let id = alarm_on(
+                &t,
+                "AWS/SQS",
+                "ApproximateNumberOfMessagesVisible",
+                ("QueueName", name),
+            )
+            .unwrap_or_else(|| panic!("{queue}: no alarm on a dead letter"));
+            assert_eq!(t["Resources"][&id]["Properties"]["Threshold"], 1, "{id}");
+        } else {
+            alarm_on(
+                &t,
+                "AWS/SQS",
+                "ApproximateAgeOfOldestMessage",
+                ("QueueName", name),
+            )
+            .unwrap_or_else(|| panic!("{queue}: no alarm on its oldest message"));
+        }
+    }
+}
+
+#[test]
+fn the_api_the_crm_sync_and_overdue_due_work_have_alarms() {
+    let t = template();
+    let api = ("ApiId", json!({"Ref": "HttpApi"}));
+    let rate = alarm_on(&t, "AWS/ApiGateway", "5xx", api.clone()).expect("a 5xx alarm");
+    assert!(
+        watched(&t["Resources"][&rate]["Properties"])
+            .iter()
+            .any(|m| m["MetricName"] == "Count"),
+        "the 5xx alarm is a rate of the requests"
+    );
+    let latency = alarm_on(&t, "AWS/ApiGateway", "Latency", api).expect("a latency alarm");
+    assert_eq!(
+        t["Resources"][&latency]["Properties"]["ExtendedStatistic"],
+        "p99"
+    );
+    let crm = alarm_on(
+        &t,
+        "AccountRouting",
+        "DueWorkRuns",
+        ("kind", json!("crm_sync")),
+    )
+    .expect("a CRM sync failure alarm");
+    assert!(watched(&t["Resources"][&crm]["Properties"])
+        .iter()
+        .any(|m| m["Dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["Name"] == "outcome" && d["Value"] == "failed")));
+    for kind in ["crm_sync", "webhook_delivery", "sla_check"] {
+        let id = alarm_on(
+            &t,
+            "AccountRouting",
+            "DueWorkOverdueSeconds",
+            ("kind", json!(kind)),
+        )
+        .unwrap_or_else(|| panic!("no overdue alarm for {kind}"));
+        assert_eq!(
+            t["Resources"][&id]["Properties"]["Threshold"], 300,
+            "{kind}: its due time plus 5 minutes"
+        );
+    }
+    // Every custom metric an alarm watches is one the functions write (docs/operations.md).
+    let runbook = read_repo_file("docs/operations.md");
+    for (id, alarm) in alarms(&t) {
+        for metric in watched(&alarm) {
+            if metric["Namespace"] == "AccountRouting" {
+                let name = metric["MetricName"].as_str().unwrap();
+                assert!(
+                    runbook.contains(&format!("| metric `{name}`")),
+                    "{id}: {name} is not a documented metric"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_function_is_traced_and_the_dashboard_shows_the_main_figures() {
+    let t = template();
+    for (function, _, _, _) in FUNCTIONS {
+        assert_eq!(
+            function_property(&t, function, "Tracing"),
+            "Active",
+            "{function}"
+        );
+    }
+    let dashboard = &t["Resources"]["Dashboard"];
+    assert_eq!(dashboard["Type"], "AWS::CloudWatch::Dashboard");
+    let body = dashboard["Properties"]["DashboardBody"]["Fn::Sub"]
+        .as_str()
+        .expect("a substituted JSON body");
+    let parsed: Value = serde_json::from_str(body).expect("the body is JSON");
+    let text = parsed.to_string();
+    for figure in [
+        "5xx",
+        "Latency",
+        "Dispatches",
+        "DueWorkRuns",
+        "ApproximateAgeOfOldestMessage",
+        "ApproximateNumberOfMessagesVisible",
+        "DueWorkOverdueSeconds",
+        "Errors",
+    ] {
+        assert!(text.contains(figure), "the dashboard shows {figure}");
+    }
+}

@@ -28,6 +28,10 @@ where
             .headers
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        Ok(Authenticated(verifier.authenticate(header, Utc::now())?))
+        let principal = verifier.authenticate(header, Utc::now())?;
+        // Every later log line of the request names the account (issue 22).
+        tracing::Span::current()
+            .record("account_id", tracing::field::display(principal.account_id));
+        Ok(Authenticated(principal))
     }
 }

@@ -82,7 +82,10 @@ impl IdempotentRequests {
             ClaimOutcome::Completed {
                 fingerprint,
                 response,
-            } if fingerprint == claim.fingerprint => Ok(Begin::Replay(replay(&response))),
+            } if fingerprint == claim.fingerprint => {
+                crate::telemetry::idempotent_replay();
+                Ok(Begin::Replay(replay(&response)))
+            }
             ClaimOutcome::Completed { .. } => Err(reused()),
             ClaimOutcome::InFlight { fingerprint } if fingerprint != claim.fingerprint => {
                 Err(reused())

@@ -18,7 +18,7 @@ pub use query::{item_properties, ListQuery, QueryParams};
 use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;
 use crate::error::DomainError;
-use axum::extract::{FromRef, Request};
+use axum::extract::{FromRef, MatchedPath, Request};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -99,21 +99,49 @@ pub fn finish(routes: Router) -> Router {
         .layer(axum::middleware::from_fn(request_span))
 }
 
+/// One span per request, on every log line of it: API Gateway's request id, the Lambda request
+/// id and X-Ray trace id (when running in Lambda), the method, the route template (never the
+/// raw path: ids and what a client typed stay out of logs), and the account once the token is
+/// verified. One line at the end with the status and duration; the request's metrics
+/// ([`crate::telemetry`]), flushed at once in Lambda (one invocation is one request).
 async fn request_span(req: Request, next: Next) -> Response {
     let request_id =
         api_gateway_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let lambda = req.extensions().get::<lambda_http::Context>().cloned();
+    let lambda_request_id = lambda.as_ref().map(|c| c.request_id.clone());
+    let trace_id = lambda
+        .as_ref()
+        .and_then(|c| c.xray_trace_id.clone())
+        .or_else(|| std::env::var("_X_AMZN_TRACE_ID").ok());
     let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let span = tracing::info_span!("request", request_id = %request_id, %method, %path);
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let span = tracing::info_span!(
+        "request",
+        request_id = %request_id,
+        lambda_request_id = lambda_request_id.as_deref().unwrap_or_default(),
+        xray_trace_id = trace_id.as_deref().unwrap_or_default(),
+        %method,
+        route = %route,
+        account_id = tracing::field::Empty,
+    );
     let started = std::time::Instant::now();
     let mut response = next.run(req).instrument(span.clone()).await;
+    let status = response.status().as_u16();
     span.in_scope(|| {
         tracing::info!(
-            status = response.status().as_u16(),
+            status,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "request done"
         )
     });
+    crate::telemetry::request(&route, status, started.elapsed());
+    if lambda.is_some() {
+        crate::telemetry::flush(lambda_request_id.as_deref(), trace_id.as_deref());
+    }
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
     }

@@ -108,7 +108,21 @@ impl Outcome {
         }
     }
 
-    /// A short label for logs: `assigned`, `already_processed` or the skip's message.
+    /// The assignment's reason for metrics (`rotation`, `account_matching`, `backup`), `none`
+    /// without an assignment.
+    pub fn reason_label(&self) -> &'static str {
+        match self {
+            Self::Assigned(a) => match a.reason {
+                crate::model::AssignmentReason::Rotation => "rotation",
+                crate::model::AssignmentReason::AccountMatching => "account_matching",
+                crate::model::AssignmentReason::Backup => "backup",
+            },
+            _ => "none",
+        }
+    }
+
+    /// A bounded label of the outcome (logs, metrics): `assigned`, the message of a stop, or
+    /// `already_processed`.
     pub fn label(&self) -> &'static str {
         match self {
             Self::Assigned(_) => "assigned",

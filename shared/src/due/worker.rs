@@ -456,6 +456,7 @@ impl DueWorker {
             reach: self.handoff.reach(),
         };
         let ran = job.run(&claimed).await?;
+        record_run(&claimed, &ran);
         self.follow_up(&claimed.item.id, &ran).await;
         Ok(RunOutcome::Ran(ran))
     }
@@ -472,6 +473,7 @@ impl DueWorker {
             )));
         };
         let ran = job.run(claimed).await?;
+        record_run(claimed, &ran);
         self.follow_up(&claimed.item.id, &ran).await;
         Ok(ran)
     }
@@ -508,6 +510,15 @@ impl DueWorker {
             let late = (now - item.due_at).to_std().unwrap_or(Duration::ZERO);
             let oldest = report.oldest_overdue.entry(item.kind()).or_default();
             *oldest = (*oldest).max(late);
+        }
+        for kind in DueKind::ALL {
+            let found = overdue.iter().filter(|i| i.kind() == kind).count();
+            let oldest = report
+                .oldest_overdue
+                .get(&kind)
+                .copied()
+                .unwrap_or_default();
+            crate::telemetry::sweep(kind.as_str(), found, oldest);
         }
         let resume = now
             + chrono::Duration::from_std(self.handoff.grace()).unwrap_or(chrono::Duration::zero());
@@ -642,6 +653,14 @@ impl Handoff for InProcessHandoff {
     fn reach(&self) -> Option<Duration> {
         None
     }
+}
+
+/// Counts an attempt that ran (`DueWorkRuns`) and how late it started (`DueWorkLateness`).
+fn record_run(claimed: &Claimed, ran: &Ran) {
+    let late = (claimed.claimed_at - claimed.item.due_at)
+        .to_std()
+        .unwrap_or(Duration::ZERO);
+    crate::telemetry::due_work_run(claimed.item.kind().as_str(), ran.outcome, late);
 }
 
 #[cfg(test)]
