@@ -225,3 +225,133 @@ async fn a_2xx_answer_is_success_without_reading_its_body() {
     };
     assert_eq!(crm.set_owner(&update).await, Ok(()));
 }
+
+/// A hand-off that keeps the messages for the test to deliver.
+#[derive(Default)]
+struct Kept(Mutex<Vec<shared::due::DueMessage>>);
+
+#[async_trait::async_trait]
+impl shared::due::Handoff for Kept {
+    async fn hand_off(
+        &self,
+        message: &shared::due::DueMessage,
+    ) -> Result<(), shared::error::BoxError> {
+        self.0.lock().unwrap().push(message.clone());
+        Ok(())
+    }
+    fn grace(&self) -> Duration {
+        Duration::from_secs(60)
+    }
+    fn reach(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// BEHAVIOR 13: every webhook delivery goes through the guard. A subscription whose host was
+/// public when it was created and now resolves to the instance metadata address is refused at
+/// delivery time, before any connection: the delivery records the refusal and is retried later.
+#[tokio::test]
+async fn a_webhook_delivery_to_a_host_now_resolving_to_metadata_is_refused() {
+    use serde_json::json;
+    use shared::clock::SystemClock;
+    use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest};
+    use shared::due::{DueSettings, DueWorker};
+    use shared::secrets::LocalSealer;
+    use shared::store::memory::MemoryStore;
+    use shared::store::Store;
+    use shared::webhooks::{RetrySchedule, WebhookSender, WebhookService};
+
+    const ACCOUNT: &str = "7d1e2f30-4a5b-4c6d-8e7f-901a2b3c4d50";
+    const ROUTER: &str = "7d1e2f30-4a5b-4c6d-8e7f-901a2b3c4d51";
+    const CONTACT: &str = "01936b2a-7c00-7a00-8000-00000000b001";
+    let seed = json!({"accounts": [{
+        "id": ACCOUNT, "name": "Guarded", "active": true,
+        "users": [{"id": "7d1e2f30-4a5b-4c6d-8e7f-901a2b3c4d60", "email": "a@guarded.example"}],
+        "routers": [{
+            "id": ROUTER, "name": "Every lead", "object_type": "contacts", "is_published": true,
+            "settings": {"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true},
+            "users": [{"email": "a@guarded.example"}], "teams": []
+        }],
+        "records": {"contacts": [{"id": CONTACT, "fields": {"email": "lead@prospect.example"}}]}
+    }]});
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = shared::seed::load(
+        &seed.to_string(),
+        chrono::Utc::now(),
+        OutboundPolicy::STRICT,
+    )
+    .unwrap();
+    shared::seed::provision(store.as_ref(), &LocalSealer::development(), plan)
+        .await
+        .unwrap();
+    let clock = Arc::new(SystemClock);
+    let kept = Arc::new(Kept::default());
+    let due = DueWorker::new(
+        store.clone(),
+        clock.clone(),
+        DueSettings::default(),
+        kept.clone(),
+    );
+    let lookup = Arc::new(FixedLookup::default());
+    lookup.answer(&["93.184.216.34"]);
+    let sealer = Arc::new(LocalSealer::development());
+    due.register(WebhookSender::new(
+        store.clone(),
+        clock.clone(),
+        client(OutboundPolicy::STRICT, lookup.clone()),
+        sealer.clone(),
+        RetrySchedule::parse("60").unwrap(),
+    ));
+    let account: shared::types::AccountId = ACCOUNT.parse::<uuid::Uuid>().unwrap().into();
+    let service = WebhookService::new(
+        store.clone(),
+        clock.clone(),
+        sealer,
+        OutboundPolicy::STRICT,
+        due.clone(),
+    );
+    let body =
+        json!({"url": "https://hooks.rebinding.example/routing", "events": ["assignment.created"]});
+    let subscription = service
+        .create(account, body.as_object().unwrap())
+        .await
+        .unwrap();
+    // Now the name points at the instance metadata endpoint.
+    lookup.answer(&["169.254.169.254"]);
+    let engine = DispatchEngine::new(
+        store.clone(),
+        clock,
+        Arc::new(shared::fields::CatalogueCache::default()),
+    )
+    .with_due(due.clone());
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    engine
+        .dispatch(AccountContext::Token(account), &request, None)
+        .await
+        .unwrap();
+    let handed: Vec<_> = std::mem::take(&mut *kept.0.lock().unwrap());
+    assert_eq!(handed.len(), 1, "one delivery: {handed:?}");
+    due.receive(&handed[0]).await.unwrap();
+    let page = shared::page::cursor::ListRequest::default();
+    let log = service
+        .deliveries(
+            account,
+            Some(subscription.id),
+            &page,
+            &shared::page::cursor::CursorKey::random(),
+        )
+        .await
+        .unwrap();
+    let delivery = serde_json::to_value(&log.data[0]).unwrap();
+    assert_eq!(delivery["status"], "retrying", "{delivery}");
+    assert_eq!(delivery["last_status_code"], serde_json::Value::Null);
+    let error = delivery["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("refused") && error.contains("link-local"),
+        "{error}"
+    );
+}
