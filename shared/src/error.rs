@@ -115,9 +115,52 @@ impl fmt::Display for ErrorChain<'_> {
     }
 }
 
+impl ErrorChain<'_> {
+    /// The chain as one line for an answer or a stored error about an outbound request: each
+    /// cause once (a cause repeating the one before it is dropped), and the URL an HTTP client
+    /// appends to its messages (` for url (...)`) cut off, so a request's URL (a CRM path with a
+    /// record id, a receiver's query string) is not repeated into it.
+    pub fn without_urls(&self) -> String {
+        let mut causes: Vec<String> = Vec::new();
+        let mut current: Option<&dyn std::error::Error> = Some(self.0);
+        while let Some(cause) = current {
+            let mut text = cause.to_string();
+            if let Some(at) = text.find(" for url (") {
+                text.truncate(at);
+            }
+            if !text.is_empty() && causes.last() != Some(&text) {
+                causes.push(text);
+            }
+            current = cause.source();
+        }
+        causes.join(": ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("error sending request for url (https://crm.example/objects/1?token=x)")]
+    struct Sending(#[source] Repeated);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("connection refused")]
+    struct Repeated(#[source] Last);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("connection refused")]
+    struct Last;
+
+    #[test]
+    fn without_urls_cuts_the_url_and_repeats() {
+        let error = Sending(Repeated(Last));
+        assert_eq!(
+            ErrorChain(&error).without_urls(),
+            "error sending request: connection refused"
+        );
+    }
 
     #[derive(Debug, thiserror::Error)]
     #[error("outer")]

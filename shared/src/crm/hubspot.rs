@@ -151,26 +151,7 @@ fn request_failure(error: &OutboundError, token: &str) -> CrmFailure {
         }
         OutboundError::Failed(error) => error,
     };
-    let mut causes = Vec::new();
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(cause) = current {
-        let text = match cause.downcast_ref::<reqwest::Error>() {
-            Some(e) => {
-                // reqwest's message without the URL.
-                let mut e = e.to_string();
-                if let Some(at) = e.find(" for url (") {
-                    e.truncate(at);
-                }
-                e
-            }
-            None => cause.to_string(),
-        };
-        if !text.is_empty() && causes.last() != Some(&text) {
-            causes.push(text);
-        }
-        current = cause.source();
-    }
-    let detail = redact(&causes.join(": "), token);
+    let detail = redact(&crate::error::ErrorChain(&error).without_urls(), token);
     CrmFailure::transient(format!("CRM request failed: {detail}"), None)
 }
 

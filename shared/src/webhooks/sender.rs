@@ -118,7 +118,10 @@ impl WebhookSender {
             Err(OutboundError::Failed(error)) => {
                 return Answer::Failed(
                     None,
-                    format!("Request failed: {}", crate::error::ErrorChain(&error)),
+                    format!(
+                        "Request failed: {}",
+                        crate::error::ErrorChain(&error).without_urls()
+                    ),
                     None,
                 )
             }
