@@ -28,40 +28,14 @@ impl RetryDelays {
     ///
     /// Errors: a message naming the value that is not such a number.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let delays = text
-            .split(',')
-            .map(|part| {
-                let part = part.trim();
-                part.parse::<f64>()
-                    .ok()
-                    .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
-                    .map(Duration::from_secs_f64)
-                    .ok_or_else(|| {
-                        format!(
-                            "{}: {part:?} is not a number of seconds from 0 to 86400",
-                            Self::VARIABLE
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if delays.len() < 3 {
-            return Err(format!(
-                "{}: at least 3 delays are needed (BEHAVIOR 7), got {}",
-                Self::VARIABLE,
-                delays.len()
-            ));
-        }
-        Ok(Self(delays))
+        crate::types::delays::parse(Self::VARIABLE, text, 3).map(Self)
     }
 
     /// The delays from the environment, the default when unset.
     ///
     /// Errors: as [`Self::parse`].
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var(Self::VARIABLE) {
-            Ok(text) if !text.trim().is_empty() => Self::parse(&text),
-            _ => Ok(Self::default()),
-        }
+        Ok(crate::types::delays::from_env(Self::VARIABLE, Self::parse)?.unwrap_or_default())
     }
 
     /// The delays, in order.
@@ -72,8 +46,7 @@ impl RetryDelays {
     /// The delay before the retry that follows attempt number `attempts` (1-based), or `None`
     /// when that attempt was the last.
     pub fn after_attempt(&self, attempts: u32) -> Option<Duration> {
-        let index = usize::try_from(attempts).ok()?.checked_sub(1)?;
-        self.0.get(index).copied()
+        crate::types::delays::after_attempt(&self.0, attempts)
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod canonical_domain;
 pub mod capacity;
+pub mod delays;
 pub mod email;
 pub mod ids;
 pub mod limits;

@@ -1,0 +1,78 @@
+//! Retry delays as operators set them: comma-separated seconds (`30,300,1800`; decimals
+//! allowed), each from 0 to 86,400. One parse for every schedule of retries (CRM sync,
+//! BEHAVIOR 7; webhook deliveries, BEHAVIOR 13).
+
+use std::time::Duration;
+
+/// Parses `text` read from the environment variable `variable`: at least `at_least` delays.
+///
+/// Errors: a message naming the variable and the value that is not such a number, or the count
+/// when there are too few.
+pub fn parse(variable: &str, text: &str, at_least: usize) -> Result<Vec<Duration>, String> {
+    let delays = text
+        .split(',')
+        .map(|part| {
+            let part = part.trim();
+            part.parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| {
+                    format!("{variable}: {part:?} is not a number of seconds from 0 to 86400")
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if delays.len() < at_least {
+        return Err(format!(
+            "{variable}: at least {at_least} delays are needed, got {}",
+            delays.len()
+        ));
+    }
+    Ok(delays)
+}
+
+/// The environment variable `variable` parsed with `parse`, or `None` when unset or blank.
+///
+/// Errors: `parse`'s.
+pub fn from_env<T>(
+    variable: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, String> {
+    match std::env::var(variable) {
+        Ok(text) if !text.trim().is_empty() => parse(&text).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The delay before the retry that follows attempt number `attempts` (1-based), or `None` when
+/// that attempt was the last.
+pub fn after_attempt(delays: &[Duration], attempts: u32) -> Option<Duration> {
+    let index = usize::try_from(attempts).ok()?.checked_sub(1)?;
+    delays.get(index).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_parsed_counted_and_bounded() {
+        assert_eq!(
+            parse("X", " 0.5, 30 ,1800", 3).unwrap(),
+            vec![
+                Duration::from_millis(500),
+                Duration::from_secs(30),
+                Duration::from_secs(1800)
+            ]
+        );
+        assert!(parse("X", "1,2", 3).unwrap_err().contains("at least 3"));
+        assert!(parse("X", "1,-2,3", 1).unwrap_err().contains("\"-2\""));
+        assert!(parse("X", "86401", 1).is_err());
+        assert_eq!(
+            after_attempt(&[Duration::from_secs(1)], 1),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(after_attempt(&[Duration::from_secs(1)], 2), None);
+        assert_eq!(after_attempt(&[Duration::from_secs(1)], 0), None);
+    }
+}
