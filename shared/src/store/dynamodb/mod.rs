@@ -933,14 +933,7 @@ impl Store for DynamoStore {
         if let PageStart::After(position) = &page.start {
             q.sk = SortCondition::Before(position.as_str().to_string());
         }
-        let items = self
-            .query_range(&q, page.offset(), page.limit.saturating_add(1))
-            .await?;
-        Ok(Listed::from_lookahead(
-            parse_items(items)?,
-            page.limit,
-            dispatch_position,
-        ))
+        self.list_page(&q, page, dispatch_position).await
     }
 
     async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>> {
@@ -1389,14 +1382,7 @@ impl Store for DynamoStore {
                 format!("{}~", keys::WEBHOOK_PREFIX),
             ),
         };
-        let items = self
-            .query_range(&q, page.offset(), page.limit.saturating_add(1))
-            .await?;
-        Ok(Listed::from_lookahead(
-            parse_items(items)?,
-            page.limit,
-            webhook_position,
-        ))
+        self.list_page(&q, page, webhook_position).await
     }
 
     async fn get_webhook(
@@ -1455,14 +1441,7 @@ impl Store for DynamoStore {
                 SortCondition::Before(format!("{}{}", keys::DELIVERY_PREFIX, after.as_str()))
             }
         };
-        let items = self
-            .query_range(&q, page.offset(), page.limit.saturating_add(1))
-            .await?;
-        Ok(Listed::from_lookahead(
-            parse_items(items)?,
-            page.limit,
-            delivery_position,
-        ))
+        self.list_page(&q, page, delivery_position).await
     }
 
     async fn record_delivery(
