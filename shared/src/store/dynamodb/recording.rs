@@ -39,6 +39,8 @@ pub struct RecordedCall {
 
 #[derive(Default)]
 struct State {
+    /// The `x-amzn-trace-id` header of the last request sent, if it had one.
+    trace_header: Option<String>,
     function: Option<String>,
     names: BTreeMap<String, String>,
     calls: BTreeMap<String, BTreeSet<RecordedCall>>,
@@ -134,8 +136,14 @@ fn read(request: &HttpRequest) -> Option<(String, String, Vec<Touched>)> {
     Some((service.to_string(), operation.to_string(), resources))
 }
 
+/// The `x-amzn-trace-id` header of the last AWS request sent (X-Ray propagation, issue 22).
+pub fn last_trace_header() -> Option<String> {
+    state().trace_header.clone()
+}
+
 /// Records `request` under the current function; answers whether it must fail.
 fn observe(request: &HttpRequest) -> bool {
+    state().trace_header = request.headers().get("x-amzn-trace-id").map(str::to_string);
     let Some((service, operation, resources)) = read(request) else {
         return false;
     };
