@@ -129,6 +129,39 @@ pub const METRICS: &[MetricSpec] = &[
 
 static COLLECTOR: OnceLock<&'static Collector> = OnceLock::new();
 
+/// Where a flush that the recording itself triggers writes: stdout in Lambda (CloudWatch Logs),
+/// stderr in the local server (its log).
+static AUTO_SINK_IS_STDERR: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Histogram values recorded since the last flush, all metrics together.
+static PENDING_VALUES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The collector keeps at most 100 values per histogram between flushes and blocks the
+/// recording thread beyond that; a flush is made once this many values wait, so no recording
+/// ever blocks (a long-running local server, a large batch).
+const FLUSH_AT_VALUES: usize = 50;
+
+/// Counts a histogram value and flushes when [`FLUSH_AT_VALUES`] wait.
+fn note_value() {
+    let pending = PENDING_VALUES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    if pending >= FLUSH_AT_VALUES {
+        let result = if AUTO_SINK_IS_STDERR.load(std::sync::atomic::Ordering::SeqCst) {
+            flush_to(std::io::stderr(), None, None)
+        } else {
+            flush_to(std::io::stdout(), None, None)
+        };
+        if let Err(error) = result {
+            tracing::warn!(%error, "metrics flush failed");
+        }
+    }
+}
+
+/// Flushes that the recording triggers go to stderr (the local server's log) instead of stdout.
+pub fn auto_flush_to_stderr() {
+    AUTO_SINK_IS_STDERR.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Installs the EMF recorder for this process, its documents carrying `function` as a
 /// dimension; later calls (and a recorder installed by someone else) are ignored. Returns the
 /// collector to flush.
@@ -165,6 +198,7 @@ pub fn flush_to(
     let Some(collector) = collector() else {
         return Ok(());
     };
+    PENDING_VALUES.store(0, std::sync::atomic::Ordering::SeqCst);
     if let Some(id) = request_id {
         collector.set_property("request_id", id.to_string());
     }
@@ -193,6 +227,7 @@ pub fn request(route: &str, status: u16, elapsed: Duration) {
     counter!(REQUESTS, "route" => route.to_string(), "status_class" => class).increment(1);
     histogram!(REQUEST_LATENCY, "route" => route.to_string())
         .record(elapsed.as_secs_f64() * 1000.0);
+    note_value();
 }
 
 /// A dispatch's outcome label and the assignment's reason (`none` without an assignment).
@@ -218,6 +253,7 @@ pub fn token_request(granted: bool) {
 /// An SQS batch: its size and how many messages were reported failed.
 pub fn queue_batch(size: usize, failures: usize) {
     histogram!(QUEUE_BATCH_SIZE).record(size as f64);
+    note_value();
     counter!(QUEUE_MESSAGE_FAILURES).increment(failures as u64);
 }
 
@@ -225,6 +261,7 @@ pub fn queue_batch(size: usize, failures: usize) {
 pub fn due_work_run(kind: &'static str, outcome: &'static str, late: Duration) {
     counter!(DUE_WORK_RUNS, "kind" => kind, "outcome" => outcome).increment(1);
     histogram!(DUE_WORK_LATENESS, "kind" => kind).record(late.as_secs_f64());
+    note_value();
 }
 
 /// A sweep: per kind, the items handed on again and the oldest one's lateness.

@@ -173,6 +173,7 @@ async fn main() -> anyhow::Result<()> {
     };
     // The same counters as the functions' EMF documents, written to the log once a minute.
     shared::telemetry::install("local-server");
+    shared::telemetry::auto_flush_to_stderr();
     let metrics = tokio::spawn(local_server::flush_metrics_periodically(
         std::time::Duration::from_secs(60),
         stop.subscribe(),
