@@ -133,8 +133,20 @@ enum Op {
     Dispatch {
         router: usize,
         target: usize,
+        /// `Some(k)`: an id this test never seeded nor created ([`UNSEEDED`], or a seeded
+        /// record of another type) instead of the target.
+        unseeded: Option<usize>,
     },
 }
+
+/// Object ids that name no record of the router's type: an unknown UUID, a string that is not
+/// a UUID, one with spaces and a slash (and, made when used, 256 characters: the longest
+/// accepted).
+const UNSEEDED: [&str; 3] = [
+    "01936b2a-7c00-7a00-8000-00000000dead",
+    "not-a-uuid",
+    "hs c/1 2",
+];
 
 // ---- values --------------------------------------------------------------------------------
 
@@ -561,7 +573,8 @@ fn op() -> BoxedStrategy<Op> {
         4 => (0..USERS.len(), user_body()).prop_map(|(user, body)| Op::PatchUser { user, body }),
         1 => (0..USERS.len()).prop_map(|user| Op::GetUser { user }),
         1 => (1..8usize, any::<bool>()).prop_map(|(limit, archived)| Op::ListUsers { limit, archived }),
-        3 => (0..ROUTERS.len(), any::<usize>()).prop_map(|(router, target)| Op::Dispatch { router, target }),
+        3 => (0..ROUTERS.len(), any::<usize>(), proptest::option::weighted(0.3, 0..UNSEEDED.len() + 2))
+            .prop_map(|(router, target, unseeded)| Op::Dispatch { router, target, unseeded }),
     ]
     .boxed()
 }
@@ -674,13 +687,24 @@ impl Side {
                 format!("/users?limit={limit}&archived={archived}"),
                 None,
             ),
-            Op::Dispatch { router, target } => {
+            Op::Dispatch {
+                router,
+                target,
+                unseeded,
+            } => {
                 let (router_id, object_type) = ROUTERS[*router];
                 let ty = TYPES.iter().position(|t| *t == object_type).unwrap_or(0);
+                let object_id = match unseeded {
+                    None => self.record_id(ty, *target),
+                    Some(k) if *k < UNSEEDED.len() => UNSEEDED[*k].to_string(),
+                    Some(k) if *k == UNSEEDED.len() => "a".repeat(256),
+                    // A seeded record of another type: not the router's object.
+                    Some(_) => seed_records(TYPES[(ty + 1) % TYPES.len()])[0].to_string(),
+                };
                 (
                     Method::POST,
                     "/dispatch/router".to_string(),
-                    Some(json!({"router_id": router_id, "object_id": self.record_id(ty, *target)})),
+                    Some(json!({"router_id": router_id, "object_id": object_id})),
                 )
             }
         }
