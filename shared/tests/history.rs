@@ -1154,7 +1154,7 @@ async fn the_stats_window_includes_from_and_excludes_to(backend: Backend) {
     let _ = assigned_user(&f.run(ROUTER, &more[0]).await).to_string();
     f.clock.set(end);
     let _ = assigned_user(&f.run(ROUTER, &more[1]).await).to_string();
-    let window = StatsWindow::parse(None, end - Duration::days(1)).unwrap();
+    let window = StatsWindow::parse(None, None, end - Duration::days(1)).unwrap();
     let s = serde_json::to_value(
         f.history
             .stats(id(ACCOUNT), id(ROUTER), window)
@@ -1165,7 +1165,7 @@ async fn the_stats_window_includes_from_and_excludes_to(backend: Backend) {
     assert_eq!(s["from"], "2026-11-01T00:00:00.000Z");
     assert_eq!(s["to"], "2026-12-01T00:00:00.000Z");
     assert_eq!(s["total"], 5);
-    let december = StatsWindow::parse(None, end).unwrap();
+    let december = StatsWindow::parse(None, None, end).unwrap();
     let s = f
         .history
         .stats(id(ACCOUNT), id(ROUTER), december)

@@ -15,7 +15,7 @@ use shared::auth::{Scope, TokenVerifier};
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
-use shared::history::{DispatchEntryView, HistoryService, RouterStats, StatsWindow};
+use shared::history::{DispatchEntryView, HistoryService, RouterStats};
 use shared::page::cursor::CursorKey;
 use shared::page::ListView;
 use shared::routers::{RouterService, RouterView};
@@ -200,6 +200,6 @@ pub async fn stats(
 ) -> Answer<RouterStats> {
     p.require(Scope::Read)?;
     let id = RouterId::parse(&id)?;
-    let window = StatsWindow::parse(q.as_deref(), s.clock.now())?;
+    let window = shared::api::stats_window(q.as_deref(), s.clock.now())?;
     Ok(Json(s.history.stats(p.account_id, id, window).await?))
 }

@@ -13,7 +13,7 @@ pub use auth::Authenticated;
 pub use body::{Body, MAX_BODY_BYTES};
 pub use error::{ApiError, ErrorBody};
 pub use path::{PathId, PathIds};
-pub use query::{item_properties, ListQuery, QueryParams};
+pub use query::{item_properties, stats_window, ListQuery, QueryParams};
 
 use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;

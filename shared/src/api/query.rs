@@ -269,3 +269,38 @@ mod tests {
         );
     }
 }
+
+/// The window of `GET /routers/{routerId}/stats` from the raw query string: `from` and `to`
+/// decoded (a value that is not percent-encoded UTF-8 is 400 naming it, BEHAVIOR 12; a
+/// repeated parameter counts once, the first; others are ignored), then
+/// [`crate::history::StatsWindow::parse`].
+///
+/// Errors: as `StatsWindow::parse`, and the decoding's 400.
+pub fn stats_window(
+    raw: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<crate::history::StatsWindow, DomainError> {
+    let params = QueryParams::parse(raw);
+    crate::history::StatsWindow::parse(params.first("from")?, params.first("to")?, now)
+}
+
+#[cfg(test)]
+mod stats_window_tests {
+    use super::*;
+
+    #[test]
+    fn the_query_is_decoded_and_the_first_of_a_repeated_bound_counts() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-24T10:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let w = stats_window(
+            Some("from=2026-11-01T01:00:00%2B01:00&to=2026-11-02T00:00:00Z&to=x&other=1"),
+            now,
+        )
+        .unwrap();
+        assert_eq!(w.from.to_rfc3339(), "2026-11-01T00:00:00+00:00");
+        assert_eq!(w.to.to_rfc3339(), "2026-11-02T00:00:00+00:00");
+        let bad = stats_window(Some("from=%FF"), now).unwrap_err();
+        assert_eq!(bad.field(), Some("from"));
+    }
+}

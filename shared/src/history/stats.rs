@@ -3,7 +3,6 @@
 //! first instant of next month)`; `from < to` and at most 93 days, else 400 naming the
 //! parameter.
 
-use crate::api::QueryParams;
 use crate::error::DomainError;
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
@@ -36,19 +35,19 @@ impl StatsWindow {
         Self { from, to }
     }
 
-    /// Parses the raw query string: `from` and `to` (each defaulting to the current month's
-    /// bound at `now`). Unknown parameters are ignored; a repeated one counts once (the first).
+    /// Parses the decoded `from` and `to` parameters (each defaulting to the current month's
+    /// bound at `now`; the API layer decodes the query string and picks the first of a repeated
+    /// parameter).
     ///
     /// Errors: 400 naming `from` or `to`: not an RFC 3339 instant; `from` not before `to`, or
     /// a window longer than 93 days (naming `to` when it was given, else `from`).
-    pub fn parse(raw: Option<&str>, now: DateTime<Utc>) -> Result<Self, DomainError> {
-        // A value that is not percent-encoded UTF-8 is 400 naming it (BEHAVIOR 12).
-        let params = QueryParams::parse(raw);
-        let first = |name: &str| -> Result<Option<String>, DomainError> {
-            Ok(params.first(name)?.map(str::to_owned))
-        };
+    pub fn parse(
+        given_from: Option<&str>,
+        given_to: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Self, DomainError> {
         let month = Self::month_of(now);
-        let instant = |name: &str, value: Option<String>, default: DateTime<Utc>| {
+        let instant = |name: &str, value: Option<&str>, default: DateTime<Utc>| {
             match value {
             None => Ok(default),
             Some(text) => DateTime::parse_from_rfc3339(text.trim())
@@ -61,8 +60,6 @@ impl StatsWindow {
                 }),
         }
         };
-        let given_from = first("from")?;
-        let given_to = first("to")?;
         let blame = if given_to.is_some() { "to" } else { "from" };
         let from = instant("from", given_from, month.from)?;
         let to = instant("to", given_to, month.to)?;
@@ -94,19 +91,20 @@ mod tests {
 
     #[test]
     fn the_default_window_is_the_current_calendar_month_in_utc() {
-        let w = StatsWindow::parse(None, at("2026-11-24T10:00:00Z")).unwrap();
+        let w = StatsWindow::parse(None, None, at("2026-11-24T10:00:00Z")).unwrap();
         assert_eq!(
             (w.from, w.to),
             (at("2026-11-01T00:00:00Z"), at("2026-12-01T00:00:00Z"))
         );
-        let december = StatsWindow::parse(None, at("2026-12-31T23:59:59Z")).unwrap();
+        let december = StatsWindow::parse(None, None, at("2026-12-31T23:59:59Z")).unwrap();
         assert_eq!(december.to, at("2027-01-01T00:00:00Z"));
     }
 
     #[test]
     fn given_bounds_are_rfc3339_instants_converted_to_utc() {
         let w = StatsWindow::parse(
-            Some("from=2026-11-01T01:00:00%2B01:00&to=2026-11-02T00:00:00Z"),
+            Some("2026-11-01T01:00:00+01:00"),
+            Some("2026-11-02T00:00:00Z"),
             at("2026-11-24T10:00:00Z"),
         )
         .unwrap();
@@ -118,12 +116,14 @@ mod tests {
     fn exactly_93_days_is_accepted_and_one_second_more_is_not() {
         let now = at("2026-11-24T10:00:00Z");
         assert!(StatsWindow::parse(
-            Some("from=2026-01-01T00:00:00Z&to=2026-04-04T00:00:00Z"),
+            Some("2026-01-01T00:00:00Z"),
+            Some("2026-04-04T00:00:00Z"),
             now
         )
         .is_ok());
         let err = StatsWindow::parse(
-            Some("from=2026-01-01T00:00:00Z&to=2026-04-04T00:00:01Z"),
+            Some("2026-01-01T00:00:00Z"),
+            Some("2026-04-04T00:00:01Z"),
             now,
         )
         .unwrap_err();
@@ -134,17 +134,25 @@ mod tests {
     fn bad_windows_name_the_parameter() {
         let now = at("2026-11-24T10:00:00Z");
         let cases = [
-            ("from=yesterday", "from"),
-            ("to=2026-11-30", "to"),
-            ("from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z", "to"),
-            ("from=2026-11-01T00:00:00Z&to=2026-11-01T00:00:00Z", "to"),
-            ("from=2026-12-05T00:00:00Z", "from"),
-            ("to=2026-10-01T00:00:00Z", "to"),
-            ("from=2020-01-01T00:00:00Z", "from"),
+            (Some("yesterday"), None, "from"),
+            (None, Some("2026-11-30"), "to"),
+            (
+                Some("2026-11-02T00:00:00Z"),
+                Some("2026-11-01T00:00:00Z"),
+                "to",
+            ),
+            (
+                Some("2026-11-01T00:00:00Z"),
+                Some("2026-11-01T00:00:00Z"),
+                "to",
+            ),
+            (Some("2026-12-05T00:00:00Z"), None, "from"),
+            (None, Some("2026-10-01T00:00:00Z"), "to"),
+            (Some("2020-01-01T00:00:00Z"), None, "from"),
         ];
-        for (query, field) in cases {
-            let err = StatsWindow::parse(Some(query), now).unwrap_err();
-            assert_eq!(err.field(), Some(field), "{query}");
+        for (from, to, field) in cases {
+            let err = StatsWindow::parse(from, to, now).unwrap_err();
+            assert_eq!(err.field(), Some(field), "{from:?} {to:?}");
         }
     }
 }
