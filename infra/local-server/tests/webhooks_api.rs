@@ -237,6 +237,7 @@ on_both_stores!(
     a_subscription_failing_for_five_days_is_disabled_failing,
     a_manual_retry_sends_the_delivery_again_with_its_webhook_id,
     deleting_a_subscription_drops_its_pending_deliveries,
+    disabling_a_subscription_ends_its_open_deliveries_failed,
     a_rotated_secret_signs_beside_the_new_one,
     a_delivery_lost_between_the_commit_and_the_send_is_completed_by_the_sweeper,
 );
@@ -705,6 +706,35 @@ async fn deleting_a_subscription_drops_its_pending_deliveries(backend: Backend) 
         h.deliveries_received().len(),
         1,
         "no retry after the delete"
+    );
+}
+
+async fn disabling_a_subscription_ends_its_open_deliveries_failed(backend: Backend) {
+    let h = spawn_with(deps(store(backend).await, "1,1,1")).await;
+    let sub = h.subscribe(&["assignment.created"]).await;
+    let id = sub["id"].as_str().unwrap();
+    h.fake.push(Scripted::status(500).times(10));
+    h.dispatch(INBOUND_ROUTER, DANA).await;
+    h.received(1).await;
+    let retrying = h.log_when(id, "retrying").await;
+    assert_eq!(retrying[0]["attempts"], 1);
+    let disabled = h
+        .call(
+            Method::PATCH,
+            &format!("/webhooks/{id}"),
+            Some(json!({"enabled": false})),
+        )
+        .await;
+    assert_eq!(disabled.status, StatusCode::OK, "{}", disabled.body);
+    assert_eq!(disabled.body["enabled"], false);
+    let log = h.log(id).await;
+    assert_eq!(log[0]["status"], "failed", "{log:?}");
+    assert_eq!(log[0]["last_error"], "Subscription disabled");
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    assert_eq!(
+        h.deliveries_received().len(),
+        1,
+        "no attempt after disabling"
     );
 }
 
