@@ -1177,6 +1177,7 @@ async fn explain_then_dispatch_agree(store: Arc<dyn Store>, case: Case) {
                     )
                 }
                 AssignmentReason::AccountMatching => panic!("no matching in these cases"),
+                AssignmentReason::SlaReassignment => panic!("a dispatch is never one"),
             }
         }
         (Preview::Stop(message), Outcome::Skipped(skip)) => {

@@ -1212,6 +1212,7 @@ async fn a_history_page_stops_at_its_byte_budget_and_continues_with_after(backen
             source: shared::model::DispatchSource::Api,
             dispatched_at: at + Duration::milliseconds(n),
             crm_sync: None,
+            sla: None,
             expires_at: at + Duration::days(400),
         };
         f.store

@@ -1173,6 +1173,15 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
             ]}]}))
             .expect("trigger"),
         ),
+        // BEHAVIOR 14: the SLA setting reads back as stored, given and stored values both.
+        sla: Some(shared::model::SlaSetting {
+            minutes: shared::model::SlaMinutes::parse(90).unwrap(),
+            worked_field: "lead_status".into(),
+            worked_values: Some(shared::model::WorkedValues {
+                given: vec![serde_json::json!("In Progress"), serde_json::json!(3)],
+                canonical: vec!["in_progress".into(), "3".into()],
+            }),
+        }),
     });
     r.users = vec![
         shared::model::RouterUser {
@@ -1596,11 +1605,13 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
             source: DispatchSource::Api,
             dispatched_at: now,
             crm_sync: None,
+            sla: None,
             expires_at: now + Duration::days(400),
         },
         idempotency_key: idempotency_key.map(str::to_string),
         due: Default::default(),
         completion: None,
+        ends_check: None,
     }
 }
 

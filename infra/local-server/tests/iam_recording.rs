@@ -406,6 +406,7 @@ async fn dispatch_function(stack: &Stack) {
         source: shared::model::DispatchSource::Api,
         dispatched_at: now,
         crm_sync: None,
+        sla: None,
         expires_at: now + chrono::Duration::days(1),
     };
     let overdue = DueItem {

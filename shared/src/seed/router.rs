@@ -8,6 +8,7 @@ use crate::model::account::Team;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+use crate::sla::parse_setting;
 use crate::types::ids::AccountId;
 use std::collections::HashMap;
 
@@ -75,6 +76,22 @@ impl Loader {
                         message: e.message,
                     })?;
                 }
+                let sla = match &s.sla {
+                    None => None,
+                    Some(sla) => Some(
+                        parse_setting(
+                            sla.minutes,
+                            &sla.worked_field,
+                            sla.worked_values.as_deref(),
+                            catalogue,
+                            members,
+                        )
+                        .map_err(|e| SeedError {
+                            path: format!("{sp}.sla.{}", e.key),
+                            message: e.message,
+                        })?,
+                    ),
+                };
                 if s.distribution_model == Some(DistributionModel::Percentage) {
                     if !team_names.is_empty() {
                         return err(format!("{p}.teams"), "a percentage router lists no teams");
@@ -111,6 +128,7 @@ impl Loader {
                     account_matching: s.account_matching,
                     rotation_type: s.rotation_type,
                     trigger: s.trigger,
+                    sla,
                 })
             }
         };

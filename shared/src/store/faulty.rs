@@ -14,6 +14,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
+use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
@@ -339,6 +340,16 @@ impl Store for FaultyStore {
             self.inner.update_crm_sync(k, from, to, due),
         )
         .await
+    }
+    async fn end_sla_check(
+        &self,
+        k: &DispatchEntryKey,
+        to: SlaStatus,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        self.check()?;
+        self.observed("end_sla_check", self.inner.end_sla_check(k, to, due))
+            .await
     }
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
         self.check()?;
