@@ -38,9 +38,9 @@ use shared::dispatch::{
     AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest, ExplainAnswer,
 };
 use shared::due::{DueMessage, SweepReport};
-use shared::sla::SlaChecks;
 use shared::error::DomainError;
 use shared::error::ErrorChain;
+use shared::sla::SlaChecks;
 use std::sync::Arc;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;

@@ -292,9 +292,7 @@ impl DispatchEngine {
         Ok(match self.run(run, None).await?.0 {
             Ended::Outcome(Outcome::Assigned(assigned)) => Reassignment::Assigned(assigned),
             Ended::Outcome(Outcome::Skipped(skip)) => Reassignment::Stopped(skip),
-            Ended::Outcome(Outcome::AlreadyProcessed) | Ended::CheckLost => {
-                Reassignment::CheckLost
-            }
+            Ended::Outcome(Outcome::AlreadyProcessed) | Ended::CheckLost => Reassignment::CheckLost,
             Ended::RecordMoved => Reassignment::RecordMoved,
         })
     }

@@ -58,13 +58,13 @@ impl Candidate {
     pub fn available(&self) -> bool {
         !self.excluded
             && !self.reasons.iter().any(|r| {
-            matches!(
-                r,
-                CandidateReason::OfficeStatusOff
-                    | CandidateReason::OutOfOffice
-                    | CandidateReason::OutsideWorkingHours
-            )
-        })
+                matches!(
+                    r,
+                    CandidateReason::OfficeStatusOff
+                        | CandidateReason::OutOfOffice
+                        | CandidateReason::OutsideWorkingHours
+                )
+            })
     }
 
     /// Whether the member is available and under capacity (weight aside): BEHAVIOR 6 step 12.

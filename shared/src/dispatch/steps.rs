@@ -240,7 +240,10 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         .clone();
     let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
     let record = self::record(record, &router)?; // step 6
-    if run.sla.is_some_and(|sla| sla.record_version != record.version) {
+    if run
+        .sla
+        .is_some_and(|sla| sla.record_version != record.version)
+    {
         return Err(Stop::RecordMoved);
     }
     trigger(settings, &record, &catalogue, &members, trace)?; // step 7

@@ -1,9 +1,9 @@
 //! Records: contacts, companies, deals and tickets.
 
 use super::object_type::ObjectType;
+use crate::timefmt::rfc3339_millis;
 use crate::types::ids::{AccountId, RecordId};
 use chrono::{DateTime, Utc};
-use crate::timefmt::rfc3339_millis;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;

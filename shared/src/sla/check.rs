@@ -108,7 +108,11 @@ impl CheckSubject {
 /// number `k + 1`, and starts one unless that is the fifth.
 pub fn starts_check(reason: AssignmentReason, after_reassignments: Option<u8>) -> Option<u8> {
     match after_reassignments {
-        None => matches!(reason, AssignmentReason::Rotation | AssignmentReason::Backup).then_some(0),
+        None => matches!(
+            reason,
+            AssignmentReason::Rotation | AssignmentReason::Backup
+        )
+        .then_some(0),
         Some(k) => {
             let this = k.saturating_add(1);
             (this < MAX_SLA_REASSIGNMENTS_IN_A_ROW).then_some(this)

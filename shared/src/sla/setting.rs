@@ -143,13 +143,19 @@ mod tests {
         let cases = [
             (parse(0, "lead_status", None), "minutes: "),
             (parse(10_081, "lead_status", None), "minutes: "),
-            (parse(5, "nope", None), "worked_field: unknown field \"nope\""),
+            (
+                parse(5, "nope", None),
+                "worked_field: unknown field \"nope\"",
+            ),
             (parse(5, "lead_status", Some(json!([]))), "worked_values: "),
             (
                 parse(5, "lead_status", Some(json!(["new", "bogus"]))),
                 "worked_values[1]: ",
             ),
-            (parse(5, "city", Some(json!(["Paris", null]))), "worked_values[1]: "),
+            (
+                parse(5, "city", Some(json!(["Paris", null]))),
+                "worked_values[1]: ",
+            ),
             (
                 parse(5, "contact_owner", Some(json!(["ghost@x.example"]))),
                 "worked_values[0]: no active member",

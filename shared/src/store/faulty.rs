@@ -41,6 +41,19 @@ pub struct Faults {
     /// When set, `list_members` answers these members (an index that lags behind the table,
     /// as DynamoDB's eventually consistent GSIs can); reads by key stay fresh.
     pub stale_members: std::sync::Mutex<Option<Vec<Member>>>,
+    /// Routers read as changed by provisioning since they were loaded (routers change only
+    /// through provisioning, which inserts and never updates): by id, the router as reads of
+    /// it answer (e.g. archived or unpublished).
+    pub routers_as: std::sync::Mutex<std::collections::HashMap<RouterId, Router>>,
+}
+
+impl Faults {
+    /// `router` as a read of it answers.
+    fn router_as(&self, router: Option<Router>) -> Option<Router> {
+        let router = router?;
+        let changed = self.routers_as.lock().unwrap_or_else(|e| e.into_inner());
+        Some(changed.get(&router.id).cloned().unwrap_or(router))
+    }
 }
 
 /// Counts sequential rounds of store calls: a round starts when a call begins while no other
@@ -251,13 +264,17 @@ impl Store for FaultyStore {
     }
     async fn get_router(&self, a: AccountId, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
-        self.observed("get_router", self.inner.get_router(a, r))
-            .await
+        let router = self
+            .observed("get_router", self.inner.get_router(a, r))
+            .await?;
+        Ok(self.faults.router_as(router))
     }
     async fn find_router(&self, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
-        self.observed("find_router", self.inner.find_router(r))
-            .await
+        let router = self
+            .observed("find_router", self.inner.find_router(r))
+            .await?;
+        Ok(self.faults.router_as(router))
     }
     async fn find_by_unique_key(
         &self,

@@ -1032,7 +1032,10 @@ impl Store for MemoryStore {
             return Err(StoreError::LeaseLost);
         }
         state.check_due_lease(&w.due)?;
-        if w.ends_check.as_ref().is_some_and(|key| !state.check_pending(key)) {
+        if w.ends_check
+            .as_ref()
+            .is_some_and(|key| !state.check_pending(key))
+        {
             return Err(StoreError::LeaseLost);
         }
         if let Some(key) = &w.idempotency_key {
