@@ -106,7 +106,7 @@ pub struct SlaSettingView {
     pub worked_field: String,
     /// The values of `worked_field` that mean "worked"; `null`: any non-null value other than
     /// the one the field held when the check started.
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<Value>>)]
     pub worked_values: Option<Vec<serde_json::Value>>,
 }
 
