@@ -21,6 +21,7 @@
 //! | `WEBHOOK_RETRY_DELAYS` | comma-separated seconds between webhook delivery attempts (default 5,300,1800,7200,18000,36000,36000) |
 //! | `DUE_WORK_LEASE_SECONDS` | how long a worker's claim on a due item holds (1 to 900, default 60); on the queue also how long after its due time a message may still be on its way before the sweeper resumes the item |
 //! | `DISPATCH_HISTORY_RETENTION_DAYS` | how long routing history entries are kept (BEHAVIOR 8); default 400 |
+//! | `SLA_MINUTE_SECONDS` | how long a minute of a router's SLA lasts (BEHAVIOR 14), seconds from 0.1 to 60; default 60 (tests scale it down) |
 //!
 //! Region and credentials come from the standard AWS environment (the Lambda role in AWS). One
 //! AWS configuration ([`aws_config::SdkConfig`]) is loaded and shared by every client a function
@@ -40,6 +41,7 @@ use crate::fields::cache::CatalogueCache;
 use crate::outbound::OutboundPolicy;
 use crate::page::cursor::CursorKey;
 use crate::secrets::{read_secret_string, KmsSealer, LocalSealer, Sealer};
+use crate::sla::SlaMinute;
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
 use crate::store::memory::MemoryStore;
 use crate::store::Store;
@@ -84,6 +86,8 @@ pub struct Deps {
     pub outbound: OutboundPolicy,
     /// Seals and opens stored secrets; `None` in Lambda without `SEALING_KMS_KEY_ID`.
     pub sealer: Option<Arc<dyn Sealer>>,
+    /// How long a minute of a router's SLA lasts (BEHAVIOR 14, `SLA_MINUTE_SECONDS`).
+    pub sla_minute: SlaMinute,
 }
 
 impl std::fmt::Debug for Deps {
@@ -121,7 +125,14 @@ impl Deps {
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             outbound: OutboundPolicy::STRICT,
             sealer: Some(Arc::new(LocalSealer::development())),
+            sla_minute: SlaMinute::default(),
         }
+    }
+
+    /// The same deps with SLA minutes of `minute` (BEHAVIOR 14).
+    pub fn with_sla_minute(mut self, minute: SlaMinute) -> Self {
+        self.sla_minute = minute;
+        self
     }
 
     /// The same deps sealing stored secrets with `sealer`.
@@ -297,6 +308,7 @@ impl Deps {
                 })?;
             deps.history_retention = chrono::Duration::days(days);
         }
+        deps.sla_minute = SlaMinute::from_env().map_err(ConfigError)?;
         let due_settings = DueSettings::from_env().map_err(ConfigError)?;
         deps.webhook_retry_delays =
             crate::webhooks::RetrySchedule::from_env().map_err(ConfigError)?;

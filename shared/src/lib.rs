@@ -35,6 +35,7 @@ pub mod routers;
 pub mod schedule;
 pub mod secrets;
 pub mod seed;
+pub mod sla;
 pub mod store;
 pub mod telemetry;
 pub mod timefmt;

@@ -83,6 +83,7 @@ fn entry(crm_sync: Option<CrmSyncState>) -> DispatchEntry {
         source: DispatchSource::Api,
         dispatched_at: at,
         crm_sync,
+        sla: None,
         expires_at: at + Duration::days(400),
     }
 }

@@ -327,16 +327,21 @@ fn candidate(n: usize, reasons: &[&str]) -> Value {
     json!({"user": email(n), "eligible": reasons.is_empty(), "reasons": reasons})
 }
 
-/// The non-assignment body: exactly `{message, dry_run, explanation}`.
+/// The non-assignment body: exactly `{message, dry_run, explanation}` (these routers have no
+/// SLA: `sla` is `null`, BEHAVIOR 14).
 fn stopped(message: &str, trigger: Value, candidates: Value, account_match: Value) -> Value {
     json!({
         "message": message, "dry_run": true,
-        "explanation": {"trigger": trigger, "candidates": candidates, "account_match": account_match}
+        "explanation": {"trigger": trigger, "candidates": candidates, "account_match": account_match, "sla": null}
     })
 }
 
-/// The assignment body.
-fn assigning(user: String, reason: &str, explanation: Value) -> Value {
+/// The assignment body; `explanation` gets `sla: null` when it names no `sla` (these routers
+/// have none).
+fn assigning(user: String, reason: &str, mut explanation: Value) -> Value {
+    if let Some(parts) = explanation.as_object_mut() {
+        parts.entry("sla").or_insert(Value::Null);
+    }
     json!({
         "message": "Owner assigned", "success": true, "user": user, "field_name": "Contact owner",
         "reason": reason, "dry_run": true, "explanation": explanation
@@ -1177,6 +1182,7 @@ async fn explain_then_dispatch_agree(store: Arc<dyn Store>, case: Case) {
                     )
                 }
                 AssignmentReason::AccountMatching => panic!("no matching in these cases"),
+                AssignmentReason::SlaReassignment => panic!("a dispatch is never one"),
             }
         }
         (Preview::Stop(message), Outcome::Skipped(skip)) => {

@@ -320,7 +320,7 @@ fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
 }
 
-const ENTRY_KEYS: [&str; 13] = [
+const ENTRY_KEYS: [&str; 14] = [
     "id",
     "router_id",
     "object_type",
@@ -334,6 +334,7 @@ const ENTRY_KEYS: [&str; 13] = [
     "source",
     "dispatched_at",
     "crm_sync",
+    "sla",
 ];
 
 /// Checks the entry's key set and its id (a UUID v7), and returns it without the id.
@@ -364,7 +365,7 @@ async fn an_assignment_entry_carries_every_field(backend: Backend) {
             "router_id": ROUTER, "object_type": "contacts", "object_id": CONTACT,
             "message": "Owner assigned", "success": true, "user": email(1), "reason": "rotation",
             "previous_owner": null, "field_name": "Contact owner", "source": "api",
-            "dispatched_at": "2026-11-18T10:00:00.123Z", "crm_sync": null
+            "dispatched_at": "2026-11-18T10:00:00.123Z", "crm_sync": null, "sla": null
         })
     );
     // The record's history shows the same entry.
@@ -382,7 +383,7 @@ async fn an_assignment_entry_carries_every_field(backend: Backend) {
             "router_id": ROUTER, "object_type": "contacts", "object_id": OWNED_CONTACT,
             "message": "Owner assigned", "success": true, "user": email(2), "reason": "rotation",
             "previous_owner": email(2), "field_name": "Contact owner", "source": "queue",
-            "dispatched_at": "2026-11-18T10:05:00.000Z", "crm_sync": null
+            "dispatched_at": "2026-11-18T10:05:00.000Z", "crm_sync": null, "sla": null
         })
     );
     // Once more: the owner m2 is replaced by m3, the entry names m2 as the previous owner.
@@ -438,7 +439,7 @@ async fn each_assignment_reason_is_recorded(backend: Backend) {
             "router_id": ROUTER, "object_type": "contacts", "object_id": CONTACT,
             "message": "Owner assigned", "success": true, "user": email(6), "reason": "backup",
             "previous_owner": null, "field_name": "Contact owner", "source": "api",
-            "dispatched_at": "2026-11-18T10:00:00.000Z", "crm_sync": null
+            "dispatched_at": "2026-11-18T10:00:00.000Z", "crm_sync": null, "sla": null
         })
     );
 }
@@ -525,7 +526,7 @@ async fn every_skip_from_unpublished_on_appends_one_entry_with_null_assignment_f
                 "router_id": ROUTER, "object_type": "contacts", "object_id": object,
                 "message": expected, "success": false, "user": null, "reason": null,
                 "previous_owner": null, "field_name": null, "source": "api",
-                "dispatched_at": "2026-11-18T10:00:00.000Z", "crm_sync": null
+                "dispatched_at": "2026-11-18T10:00:00.000Z", "crm_sync": null, "sla": null
             }),
             "{expected}"
         );
@@ -986,7 +987,8 @@ fn line(user: String, assigned: u64, total: u64, target: Value, reasons: [u64; 3
         "user": user, "assigned": assigned,
         "share": if total == 0 { 0.0 } else { assigned as f64 / total as f64 },
         "target_share": target,
-        "by_reason": {"rotation": reasons[0], "account_matching": reasons[1], "backup": reasons[2]}
+        "by_reason": {"rotation": reasons[0], "account_matching": reasons[1], "backup": reasons[2],
+                      "sla_reassignment": 0}
     })
 }
 
@@ -1212,6 +1214,7 @@ async fn a_history_page_stops_at_its_byte_budget_and_continues_with_after(backen
             source: shared::model::DispatchSource::Api,
             dispatched_at: at + Duration::milliseconds(n),
             crm_sync: None,
+            sla: None,
             expires_at: at + Duration::days(400),
         };
         f.store

@@ -89,6 +89,8 @@ contract!(
     an_assignment_without_counters_still_needs_the_member_active_at_the_version_read,
     an_assignment_past_the_quota_writes_nothing,
     an_assignment_with_a_used_idempotency_key_is_already_applied,
+    an_sla_check_ends_once_from_pending_with_its_items_settlement,
+    a_reassignment_ends_its_check_in_its_own_write_and_only_once,
     monthly_counts_are_per_account_and_month,
     an_idempotency_key_is_claimed_once_then_in_flight_then_completed,
     an_idempotency_key_is_scoped_to_account_and_route,
@@ -1173,6 +1175,15 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
             ]}]}))
             .expect("trigger"),
         ),
+        // BEHAVIOR 14: the SLA setting reads back as stored, given and stored values both.
+        sla: Some(shared::model::SlaSetting {
+            minutes: shared::model::SlaMinutes::parse(90).unwrap(),
+            worked_field: "lead_status".into(),
+            worked_values: Some(shared::model::WorkedValues {
+                given: vec![serde_json::json!("In Progress"), serde_json::json!(3)],
+                canonical: vec!["in_progress".into(), "3".into()],
+            }),
+        }),
     });
     r.users = vec![
         shared::model::RouterUser {
@@ -1596,11 +1607,13 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
             source: DispatchSource::Api,
             dispatched_at: now,
             crm_sync: None,
+            sla: None,
             expires_at: now + Duration::days(400),
         },
         idempotency_key: idempotency_key.map(str::to_string),
         due: Default::default(),
         completion: None,
+        ends_check: None,
     }
 }
 
@@ -1697,6 +1710,138 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     assert_eq!(
         record_history(&store, acc, s.record.id).await,
         vec![next.entry, w.entry]
+    );
+}
+
+/// The first assignment of `s` with an SLA check `pending` and its due item stored with it.
+async fn assigned_with_a_check(store: &Arc<dyn Store>, s: &Scene) -> AssignmentWrite {
+    let mut w = assignment(s, "2026-03", None);
+    w.entry.sla = Some(shared::model::SlaState::pending(
+        w.entry.dispatched_at + Duration::minutes(30),
+    ));
+    w.due.put.push(shared::model::due::DueItem {
+        id: shared::sla::CheckSubject::due_id(&w.entry.key()),
+        subject: serde_json::Value::Null,
+        due_at: at(2000),
+        attempt: 0,
+        lease: None,
+        resume_at: at(2000),
+    });
+    store.commit_assignment(&w).await.unwrap();
+    w
+}
+
+/// The SLA status of the record's history entries, newest first.
+async fn sla_statuses(store: &Arc<dyn Store>, s: &Scene) -> Vec<Option<shared::model::SlaStatus>> {
+    record_history(store, s.account.id, s.record.id)
+        .await
+        .iter()
+        .map(|e| e.sla.map(|sla| sla.status))
+        .collect()
+}
+
+async fn an_sla_check_ends_once_from_pending_with_its_items_settlement(store: Arc<dyn Store>) {
+    use shared::model::due::{DueChanges, Lease};
+    use shared::model::SlaStatus;
+    let s = scene(&store, None).await;
+    let w = assigned_with_a_check(&store, &s).await;
+    let key = w.entry.key();
+    let item = w.due.put[0].id.clone();
+    let lease = Lease::new(at(2000), std::time::Duration::from_secs(60));
+    store
+        .claim_due(&item, 0, &lease, at(2000))
+        .await
+        .unwrap()
+        .unwrap();
+    let settle = |lease_id: &str| {
+        DueChanges::settling(shared::model::due::Settlement {
+            id: item.clone(),
+            lease_id: lease_id.into(),
+            next: None,
+        })
+    };
+    // Another worker's lease: nothing written.
+    assert!(matches!(
+        store
+            .end_sla_check(&key, SlaStatus::Met, &settle("other"))
+            .await,
+        Err(StoreError::LeaseLost)
+    ));
+    assert_eq!(sla_statuses(&store, &s).await, [Some(SlaStatus::Pending)]);
+    assert!(store.get_due(&item).await.unwrap().is_some());
+    // The holder ends it: status and settlement in one write.
+    store
+        .end_sla_check(&key, SlaStatus::Met, &settle(&lease.id))
+        .await
+        .unwrap();
+    assert_eq!(sla_statuses(&store, &s).await, [Some(SlaStatus::Met)]);
+    assert_eq!(store.get_due(&item).await.unwrap(), None);
+    // A final status never changes again; an entry without a check or no entry has none.
+    for status in [SlaStatus::Expired, SlaStatus::Met] {
+        assert!(matches!(
+            store.end_sla_check(&key, status, &DueChanges::none()).await,
+            Err(StoreError::Conflict)
+        ));
+    }
+    let mut missing = key.clone();
+    missing.id = new_id_v7();
+    assert!(matches!(
+        store
+            .end_sla_check(&missing, SlaStatus::Cancelled, &DueChanges::none())
+            .await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(sla_statuses(&store, &s).await, [Some(SlaStatus::Met)]);
+}
+
+async fn a_reassignment_ends_its_check_in_its_own_write_and_only_once(store: Arc<dyn Store>) {
+    use shared::model::SlaStatus;
+    let s = scene(&store, None).await;
+    let w = assigned_with_a_check(&store, &s).await;
+    let reassignment = |record_version: u64, rotation_version: u64| {
+        let mut next = assignment(&s, "2026-03", None);
+        next.record_version = record_version;
+        next.record = w.record.clone();
+        next.record.version = record_version + 1;
+        next.rotation = next.rotation.map(|(router, mut state, _)| {
+            state.version = rotation_version + 1;
+            (router, state, rotation_version)
+        });
+        next.member = None;
+        next.chosen = (s.member.id, s.member.version + 1);
+        next.entry.id = new_id_v7();
+        next.entry.dispatched_at = w.entry.dispatched_at + Duration::seconds(1);
+        next.entry.reason = Some(AssignmentReason::SlaReassignment);
+        next.entry.source = DispatchSource::Sla;
+        next.ends_check = Some(w.entry.key());
+        next
+    };
+    let first = reassignment(w.record.version, 1);
+    store.commit_assignment(&first).await.unwrap();
+    assert_eq!(
+        sla_statuses(&store, &s).await,
+        [None, Some(SlaStatus::Reassigned)]
+    );
+    // A second run of the same check, even on fresh versions, is refused like a lost lease.
+    let second = reassignment(first.record.version, 2);
+    assert!(matches!(
+        store.commit_assignment(&second).await,
+        Err(StoreError::LeaseLost)
+    ));
+    assert_eq!(
+        store
+            .get_record(s.account.id, ObjectType::Contacts, s.record.id)
+            .await
+            .unwrap()
+            .map(|r| r.version),
+        Some(first.record.version),
+        "nothing of the second run written"
+    );
+    assert_eq!(
+        record_history(&store, s.account.id, s.record.id)
+            .await
+            .len(),
+        2
     );
 }
 

@@ -2,7 +2,7 @@
 //! `POST /dispatch/router/explain` (BEHAVIOR 9: the same evaluation, written nowhere) and
 //! batches from the SQS dispatch queue (spec "Events"; BEHAVIOR 6, "Queue path"). All run
 //! [`shared::dispatch::DispatchEngine`]. The queue also carries the engine's own due work
-//! (CRM sync attempts, BEHAVIOR 7; [`shared::due`]), told from dispatch requests by
+//! (CRM sync attempts, BEHAVIOR 7; SLA checks, BEHAVIOR 14; [`shared::due`]), told from dispatch requests by
 //! `kind: "due_work"`, and an EventBridge schedule invokes the function every minute to sweep
 //! due work whose hand-off was lost ([`shared::due::DueWorker::sweep`]).
 //!
@@ -40,6 +40,7 @@ use shared::dispatch::{
 use shared::due::{DueMessage, SweepReport};
 use shared::error::DomainError;
 use shared::error::ErrorChain;
+use shared::sla::SlaChecks;
 use std::sync::Arc;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
@@ -56,8 +57,9 @@ pub struct DispatchState {
 }
 
 impl DispatchState {
-    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once),
-    /// registered as a job of the due-work worker of `deps` (queue or timers).
+    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once)
+    /// and its SLA checks (BEHAVIOR 14), both registered as jobs of the due-work worker of
+    /// `deps` (queue or timers).
     ///
     /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`); the CRM HTTP client cannot be
     /// built.
@@ -72,18 +74,21 @@ impl DispatchState {
             deps.crm_retry_delays.clone(),
             sealer.clone(),
         );
+        let engine = Arc::new(
+            DispatchEngine::new(
+                deps.store.clone(),
+                deps.clock.clone(),
+                deps.catalogues.clone(),
+            )
+            .with_due(deps.due.clone())
+            .with_sealer(sealer)
+            .with_crm(crm)
+            .with_history_retention(deps.history_retention)
+            .with_sla_minute(deps.sla_minute),
+        );
+        SlaChecks::register(&engine);
         Ok(Self {
-            engine: Arc::new(
-                DispatchEngine::new(
-                    deps.store.clone(),
-                    deps.clock.clone(),
-                    deps.catalogues.clone(),
-                )
-                .with_due(deps.due.clone())
-                .with_sealer(sealer)
-                .with_crm(crm)
-                .with_history_retention(deps.history_retention),
-            ),
+            engine,
             verifier: deps.verifier()?,
             idempotency: Arc::new(IdempotentRequests::new(
                 deps.store.clone(),
@@ -117,8 +122,14 @@ fn routes(state: DispatchState, description: Description) -> OpenApiRouter {
 ///
 /// Errors: no token verifier configured.
 pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
-    let (router, _) = routes(DispatchState::new(deps)?, Description::RoutesOnly).split_for_parts();
-    Ok(shared::api::finish(router))
+    Ok(app_of(DispatchState::new(deps)?))
+}
+
+/// The function's application over an existing `state` (the local server shares one engine,
+/// and so one registration of its due-work jobs, between its routes).
+pub fn app_of(state: DispatchState) -> axum::Router {
+    let (router, _) = routes(state, Description::RoutesOnly).split_for_parts();
+    shared::api::finish(router)
 }
 
 /// Runs a router for one record.

@@ -132,6 +132,8 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
     let webhooks_state = webhooks_function::WebhooksState::new(&deps)?;
     let dispatch_state = dispatch_function::DispatchState::new(&deps)?;
     let engine = dispatch_state.engine.clone();
+    // One engine for both route sets: its jobs (CRM sync, SLA checks) are registered once.
+    let dispatch_app = dispatch_function::app_of(dispatch_state.clone());
     let described = described_routes(&deps, dispatch_state, webhooks_state)?;
     let (routes, openapi) = described.split_for_parts();
     let openapi = finish_document(openapi);
@@ -145,7 +147,7 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
         records: records_function::app(&deps)?,
         users: users_function::app(&deps)?,
         routers: routers_function::app(&deps)?,
-        dispatch: dispatch_function::app(&deps)?,
+        dispatch: dispatch_app,
         webhooks: webhooks_function::app(&deps)?,
     };
     Ok(App {
@@ -163,7 +165,8 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
 
 /// Sweeps due work every `interval` (at once first: a restart resumes what the last run left),
 /// until `stop` turns true (DESIGN "Work that happens later": the local server's sweeper; in
-/// Lambda an EventBridge schedule invokes the dispatch function every minute).
+/// Lambda an EventBridge schedule invokes the dispatch function every minute). Use
+/// [`sweep_interval`] for `interval`.
 pub async fn sweep_periodically(
     worker: Arc<DueWorker>,
     interval: std::time::Duration,
@@ -199,6 +202,18 @@ pub async fn flush_metrics_periodically(
         }
         let _ = shared::telemetry::flush_to(std::io::stderr(), None, None);
     }
+}
+
+/// The local server's sweep interval: `SWEEP_INTERVAL_SECONDS` (`configured`), but at most one
+/// SLA minute (BEHAVIOR 14: checks run at most one scaled minute late, also after a restart),
+/// and at least 0.1 s.
+pub fn sweep_interval(
+    configured: std::time::Duration,
+    sla_minute: shared::sla::SlaMinute,
+) -> std::time::Duration {
+    configured
+        .min(sla_minute.duration())
+        .max(std::time::Duration::from_millis(100))
 }
 
 /// Items one sweep round of the local server reads.

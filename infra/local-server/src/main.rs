@@ -14,6 +14,7 @@ use shared::crm::RetryDelays;
 use shared::deps::Deps;
 use shared::due::DueSettings;
 use shared::outbound::OutboundPolicy;
+use shared::sla::SlaMinute;
 use shared::store::dynamodb::{env, DynamoStore};
 use shared::store::memory::MemoryStore;
 use std::net::SocketAddr;
@@ -52,7 +53,8 @@ struct Args {
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
     /// Seconds between two sweeps of due work whose hand-off was lost (a restart, a crash):
-    /// CRM sync attempts and the like are resumed by the sweeper.
+    /// CRM sync attempts and the like are resumed by the sweeper. At most one SLA minute
+    /// (`SLA_MINUTE_SECONDS`) is used, so SLA checks run at most a minute late.
     #[arg(long, env = "SWEEP_INTERVAL_SECONDS", default_value_t = 5)]
     sweep_interval: u64,
 }
@@ -88,6 +90,8 @@ async fn main() -> anyhow::Result<()> {
     let webhook_delays = shared::webhooks::RetrySchedule::from_env().map_err(anyhow::Error::msg)?;
     // Due work: the claims' lease (`DUE_WORK_LEASE_SECONDS`).
     let due_settings = DueSettings::from_env().map_err(anyhow::Error::msg)?;
+    // BEHAVIOR 14: the length of an SLA minute (`SLA_MINUTE_SECONDS`, default 60 s).
+    let sla_minute = SlaMinute::from_env().map_err(anyhow::Error::msg)?;
     // Outbound requests (the fake CRM, webhook receivers on 127.0.0.1): http and loopback are
     // allowed locally unless ALLOW_INSECURE_OUTBOUND=false.
     let outbound = match std::env::var(OutboundPolicy::VARIABLE) {
@@ -102,7 +106,8 @@ async fn main() -> anyhow::Result<()> {
             )?
             .with_crm_retry_delays(delays)
             .with_webhook_retry_delays(webhook_delays.clone())
-            .with_outbound(outbound);
+            .with_outbound(outbound)
+            .with_sla_minute(sla_minute);
             build_app_with(
                 config,
                 with_due(deps, args.queue_url.as_deref(), due_settings).await,
@@ -132,7 +137,8 @@ async fn main() -> anyhow::Result<()> {
             let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
                 .with_crm_retry_delays(delays)
                 .with_webhook_retry_delays(webhook_delays)
-                .with_outbound(outbound);
+                .with_outbound(outbound)
+                .with_sla_minute(sla_minute);
             build_app_with(
                 config,
                 with_due(deps, args.queue_url.as_deref(), due_settings).await,
@@ -180,7 +186,10 @@ async fn main() -> anyhow::Result<()> {
     ));
     let sweeper = tokio::spawn(local_server::sweep_periodically(
         app.engine.due().clone(),
-        std::time::Duration::from_secs(args.sweep_interval.max(1)),
+        local_server::sweep_interval(
+            std::time::Duration::from_secs(args.sweep_interval.max(1)),
+            sla_minute,
+        ),
         stop.subscribe(),
     ));
     axum::serve(listener, app.router)

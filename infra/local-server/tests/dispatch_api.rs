@@ -225,6 +225,7 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
         source: shared::model::DispatchSource::Api,
         dispatched_at: now,
         crm_sync: None,
+        sla: None,
         expires_at: now + chrono::Duration::days(1),
     };
     let lost = DueItem {

@@ -284,7 +284,7 @@ async fn explain_answers_the_documented_shapes_and_a_dispatch_follows_it(app: Te
         assert_eq!(
             a.body,
             json!({"message": message, "dry_run": true,
-                "explanation": {"trigger": null, "candidates": null, "account_match": null}})
+                "explanation": {"trigger": null, "candidates": null, "account_match": null, "sla": null}})
         );
     }
     // Dana: her e-mail domain is Contoso's website; Contoso's owner Ana takes it.
@@ -311,7 +311,7 @@ async fn explain_answers_the_documented_shapes_and_a_dispatch_follows_it(app: Te
     let explanation = &a.body["explanation"];
     assert_eq!(
         sorted(keys(explanation)),
-        ["account_match", "candidates", "trigger"]
+        ["account_match", "candidates", "sla", "trigger"]
     );
     assert_eq!(
         explanation["account_match"],
@@ -425,7 +425,7 @@ async fn explain_answers_a_bad_body_as_dispatch_does_and_writes_nothing(app: Tes
     assert_eq!(stats.body["total"], 0);
 }
 
-const ENTRY_KEYS: [&str; 13] = [
+const ENTRY_KEYS: [&str; 14] = [
     "id",
     "router_id",
     "object_type",
@@ -439,6 +439,7 @@ const ENTRY_KEYS: [&str; 13] = [
     "source",
     "dispatched_at",
     "crm_sync",
+    "sla",
 ];
 
 async fn the_history_lists_and_stats_answer_their_shapes(app: TestApp) {
@@ -468,6 +469,7 @@ async fn the_history_lists_and_stats_answer_their_shapes(app: TestApp) {
         assert_eq!(e["source"], "api");
         assert_eq!(e["router_id"], INBOUND_ROUTER);
         assert_eq!(e["crm_sync"], Value::Null);
+        assert_eq!(e["sla"], Value::Null, "the demo's routers have no SLA");
         let at = e["dispatched_at"].as_str().unwrap();
         assert!(
             at.len() == 24 && at.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(at).is_ok(),
@@ -539,11 +541,11 @@ async fn the_history_lists_and_stats_answer_their_shapes(app: TestApp) {
         s.body["members"],
         json!([
             {"user": ANA, "assigned": 2, "share": 1.0, "target_share": third,
-                "by_reason": {"rotation": 1, "account_matching": 1, "backup": 0}},
+                "by_reason": {"rotation": 1, "account_matching": 1, "backup": 0, "sla_reassignment": 0}},
             {"user": BEN, "assigned": 0, "share": 0.0, "target_share": third,
-                "by_reason": {"rotation": 0, "account_matching": 0, "backup": 0}},
+                "by_reason": {"rotation": 0, "account_matching": 0, "backup": 0, "sla_reassignment": 0}},
             {"user": CHEN, "assigned": 0, "share": 0.0, "target_share": third,
-                "by_reason": {"rotation": 0, "account_matching": 0, "backup": 0}}
+                "by_reason": {"rotation": 0, "account_matching": 0, "backup": 0, "sla_reassignment": 0}}
         ])
     );
     // A percentage router's targets are its percentages.

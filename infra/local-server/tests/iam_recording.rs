@@ -4,7 +4,10 @@
 //! environment `template.yaml` gives it, so secrets read in init are recorded too) and driven
 //! through every `events/` fixture of its routes and event sources, plus the paths fixtures do
 //! not reach: CRM sync retries through the queue, a KMS-sealed CRM token opened, the sweeper
-//! re-arming an overdue item, an `Idempotency-Key` released after a 5xx. The recording
+//! re-arming an overdue item, an SLA check received from the queue that reassigns a record
+//! (BEHAVIOR 14; a router with an SLA is added to the demo seed here, and the dispatch function
+//! gets `SLA_MINUTE_SECONDS=1` so the check is due within the test), an `Idempotency-Key`
+//! released after a 5xx. The recording
 //! ([`shared::store::dynamodb::recording`]) sees every request the SDK sends.
 //!
 //! The result must equal `infra/iam/recorded-calls.json`, from which `cargo test -p
@@ -36,6 +39,9 @@ const NORTHWIND: &str = "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01";
 const INITECH: &str = "c3e4f5a6-b7c8-4d9e-8f01-a2b3c4d5e6f7";
 const CRM_ROUTER: &str = "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920";
 const MILTON: &str = "01936b2a-7c00-7a00-8000-000000000021";
+/// A Northwind router with an SLA of one minute (added to the demo seed by [`Stack::create`]).
+const SLA_ROUTER: &str = "ab5b6c78-d9ea-4fb5-a0c7-d24d5e6f7a91";
+const LEE: &str = "01936b2a-7c00-7a00-8000-000000000004";
 
 /// Every variable a function's environment may hold; each function gets its own set.
 const VARIABLES: &[&str] = &[
@@ -52,6 +58,7 @@ const VARIABLES: &[&str] = &[
     "LOCAL_SEALING_KEY",
     "ALLOW_INSECURE_OUTBOUND",
     "SEED_PATH",
+    "SLA_MINUTE_SECONDS",
 ];
 
 /// The stack's resources on the emulator.
@@ -129,8 +136,21 @@ impl Stack {
         let (crm, base) = fake_crm::FakeCrm::start().await.unwrap();
         crm.push(fake_crm::Scripted::status(503).body(json!({"message": "down"})));
         let seed = local_server::DEMO_SEED.replace("http://127.0.0.1:4010", &base);
+        let mut seed: Value = serde_json::from_str(&seed).unwrap();
+        seed["accounts"][0]["routers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({
+                "id": SLA_ROUTER, "name": "SLA leads", "object_type": "contacts",
+                "is_published": true, "has_integration": false,
+                "settings": {"owner_field": "contact_owner", "distribution_model": "round robin",
+                             "overwrite": true, "ignore_working_hours": true,
+                             "sla": {"minutes": 1, "worked_field": "lead_status", "worked_values": ["connected"]}},
+                "users": [{"email": "ben.okafor@northwind.example"}, {"email": "chen.wei@northwind.example"}],
+                "teams": []
+            }));
         let plan = shared::seed::load(
-            &seed,
+            &seed.to_string(),
             chrono::Utc::now() - chrono::Duration::days(1),
             shared::outbound::OutboundPolicy::LOCAL,
         )
@@ -203,6 +223,8 @@ impl Stack {
                 ("CRM_SYNC_RETRY_DELAYS", "1,1,1"),
                 ("SEALING_KMS_KEY_ID", &self.sealing_key),
                 ("ALLOW_INSECURE_OUTBOUND", "true"),
+                // Not in the template (60 s by default): only how soon the check is due.
+                ("SLA_MINUTE_SECONDS", "1"),
             ]),
             "WebhooksFunction" => env.extend([
                 ("JWT_PUBLIC_JWKS", self.jwks.as_str()),
@@ -406,6 +428,7 @@ async fn dispatch_function(stack: &Stack) {
         source: shared::model::DispatchSource::Api,
         dispatched_at: now,
         crm_sync: None,
+        sla: None,
         expires_at: now + chrono::Duration::days(1),
     };
     let overdue = DueItem {
@@ -438,6 +461,37 @@ async fn dispatch_function(stack: &Stack) {
     let (_, schedule) = fixtures(&["schedule-sweep.json"]).remove(0);
     handle(schedule).await;
     deliver_queued(stack, &stack.queue, "DispatchFunction", &handle).await;
+    // An SLA router: the check is stored with the assignment and handed to the dispatch queue;
+    // received when due, it finds the record unworked and reassigns it (BEHAVIOR 14).
+    let sla = api_event(
+        "POST",
+        "/dispatch/router",
+        json!({"router_id": SLA_ROUTER, "object_id": LEE}),
+        NORTHWIND,
+        &[],
+    );
+    let answer = handle(sla).await;
+    assert!(answer.to_string().contains("Owner assigned"), "{answer}");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    deliver_queued(stack, &stack.queue, "DispatchFunction", &handle).await;
+    recording::record_as(None);
+    let history = stack
+        .store
+        .list_record_dispatches(
+            NORTHWIND.parse::<uuid::Uuid>().unwrap().into(),
+            shared::model::ObjectType::Contacts,
+            LEE.parse::<uuid::Uuid>().unwrap().into(),
+            &shared::page::Page::first(1, false),
+        )
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(
+        history[0].source,
+        shared::model::DispatchSource::Sla,
+        "the check reassigned the record: {history:?}"
+    );
+    recording::record_as(Some("DispatchFunction"));
     // An `Idempotency-Key` dispatch whose write fails: the claim is released.
     recording::fail_next("TransactWriteItems");
     let release = api_event(

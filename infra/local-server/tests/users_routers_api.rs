@@ -303,8 +303,14 @@ async fn routers_read_back_in_the_spec_shape_without_internal_data() {
             "ignore_working_hours",
             "account_matching",
             "rotation_type",
-            "trigger"
+            "trigger",
+            "sla"
         ]
+    );
+    assert_eq!(
+        a.body["settings"]["sla"],
+        Value::Null,
+        "BEHAVIOR 14: null when unset"
     );
     let p = app
         .call(Method::GET, &format!("/routers/{PERCENT_ROUTER}"), &t, None)

@@ -4,7 +4,7 @@
 
 use super::directory::DirectoryCache;
 use super::explain::{Explanation, Preview};
-use super::outcome::Outcome;
+use super::outcome::{Assigned, Outcome, Skip};
 use super::request::{AccountContext, DispatchRequest};
 use super::steps::{self, Context, Run, Stop, Trace};
 use crate::clock::Clock;
@@ -19,6 +19,7 @@ use crate::model::due::DueItem;
 use crate::model::router::Router;
 use crate::model::webhook::EventType;
 use crate::secrets::{LocalSealer, Sealer};
+use crate::sla::{CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
 use crate::types::ids::AccountId;
 use crate::webhooks::{add_deliveries, Notify};
@@ -55,6 +56,8 @@ pub struct DispatchEngine {
     history_retention: chrono::Duration,
     /// Accounts and their teams, cached for a short TTL.
     directory: DirectoryCache,
+    /// How long an SLA minute lasts (BEHAVIOR 14).
+    sla_minute: SlaMinute,
 }
 
 /// The result of a dispatch holding an `Idempotency-Key` claim.
@@ -66,9 +69,33 @@ pub struct Dispatched {
     pub answer_stored: bool,
 }
 
+/// What an SLA reassignment run did (BEHAVIOR 14; [`DispatchEngine::reassign`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reassignment {
+    /// The record went to another member; the check's entry says `reassigned` (one write).
+    Assigned(Assigned),
+    /// The run assigned nobody, at this check: nothing was written.
+    Stopped(Skip),
+    /// The record changed since the check read it: nothing was written; read it again.
+    RecordMoved,
+    /// The check is no longer this worker's (its lease lapsed and another took it over, or its
+    /// entry is no longer `pending`): nothing was written.
+    CheckLost,
+}
+
+/// How a run ended, in the router's turn.
+enum Ended {
+    /// A dispatch outcome (an SLA run's `Assigned` and `Skipped` too).
+    Outcome(Outcome),
+    /// An SLA run found the record moved ([`Reassignment::RecordMoved`]).
+    RecordMoved,
+    /// An SLA run's check is gone ([`Reassignment::CheckLost`]).
+    CheckLost,
+}
+
 /// What a dispatch's write left to do after it, out of the router's turn.
 struct Committed {
-    outcome: Outcome,
+    outcome: Ended,
     /// The CRM sync's first attempt (or the `crm_error` of a request that cannot be sent).
     crm: Option<PendingSync>,
     /// Whether the `Idempotency-Key` answer was stored with the write.
@@ -79,6 +106,10 @@ struct Committed {
 
 impl Committed {
     fn nothing(outcome: Outcome) -> Self {
+        Self::ended(Ended::Outcome(outcome))
+    }
+
+    fn ended(outcome: Ended) -> Self {
         Self {
             outcome,
             crm: None,
@@ -94,6 +125,16 @@ enum PendingSync {
     Attempt(Box<(Claimed, DispatchEntry, OwnerUpdate)>),
     /// No request can be sent: the `crm_error` of the answer (the entry says `failed`).
     Refused(String),
+}
+
+/// The outcome of a dispatch run (never an SLA run's own endings).
+fn outcome_of(ended: Ended) -> Result<Outcome, DomainError> {
+    match ended {
+        Ended::Outcome(outcome) => Ok(outcome),
+        Ended::RecordMoved | Ended::CheckLost => Err(DomainError::internal(
+            "a dispatch ended as an SLA reassignment",
+        )),
+    }
 }
 
 /// `crm_error` when this instance has no CRM client.
@@ -122,7 +163,25 @@ impl DispatchEngine {
             sealer: Arc::new(LocalSealer::development()),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
+            sla_minute: SlaMinute::default(),
         }
+    }
+
+    /// The same engine with SLA minutes of `minute` (BEHAVIOR 14: `SLA_MINUTE_SECONDS`; default
+    /// 60 s).
+    pub fn with_sla_minute(mut self, minute: SlaMinute) -> Self {
+        self.sla_minute = minute;
+        self
+    }
+
+    /// How long an SLA minute lasts.
+    pub fn sla_minute(&self) -> SlaMinute {
+        self.sla_minute
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
     /// The same engine syncing CRMs with `crm` (registered as the job of `crm_sync` due items).
@@ -184,7 +243,8 @@ impl DispatchEngine {
         request: &DispatchRequest,
         idempotency_key: Option<&str>,
     ) -> Result<Outcome, DomainError> {
-        Ok(self.run(context, request, idempotency_key, None).await?.0)
+        let run = Run::dispatch(context, request, idempotency_key);
+        outcome_of(self.run(run, None).await?.0)
     }
 
     /// Runs one dispatch of an HTTP request holding the `Idempotency-Key` `claim`
@@ -199,10 +259,41 @@ impl DispatchEngine {
         request: &DispatchRequest,
         claim: &IdempotencyClaim,
     ) -> Result<Dispatched, DomainError> {
-        let (outcome, answer_stored) = self.run(context, request, None, Some(claim)).await?;
+        let run = Run::dispatch(context, request, None);
+        let (ended, answer_stored) = self.run(run, Some(claim)).await?;
         Ok(Dispatched {
-            outcome,
+            outcome: outcome_of(ended)?,
             answer_stored,
+        })
+    }
+
+    /// Runs the SLA reassignment `check` asks for (BEHAVIOR 14): this engine's one evaluation,
+    /// with the current owner left out of the pool and `overwrite` ignored, `source: sla` and
+    /// `reason: sla_reassignment`; its transaction also settles the check's due item and moves
+    /// the check's entry from `pending` to `reassigned`. A run that assigns nobody writes
+    /// nothing (no history entry, no event).
+    ///
+    /// Errors: as [`Self::dispatch`].
+    pub async fn reassign(&self, check: &SlaRun) -> Result<Reassignment, DomainError> {
+        let request = DispatchRequest {
+            router_id: check.check.router_id.to_string(),
+            object_id: check.record_id.clone(),
+            account_id: None,
+        };
+        let run = Run {
+            context: AccountContext::Token(check.account_id),
+            request: &request,
+            idempotency_key: None,
+            source: DispatchSource::Sla,
+            known_router: None,
+            writes: true,
+            sla: Some(check),
+        };
+        Ok(match self.run(run, None).await?.0 {
+            Ended::Outcome(Outcome::Assigned(assigned)) => Reassignment::Assigned(assigned),
+            Ended::Outcome(Outcome::Skipped(skip)) => Reassignment::Stopped(skip),
+            Ended::Outcome(Outcome::AlreadyProcessed) | Ended::CheckLost => Reassignment::CheckLost,
+            Ended::RecordMoved => Reassignment::RecordMoved,
         })
     }
 
@@ -223,6 +314,7 @@ impl DispatchEngine {
             source: DispatchSource::Api,
             known_router: None,
             writes: false,
+            sla: None,
         };
         let mut trace = Trace::default();
         let preview = match steps::plan(&self.context(), &run, &mut trace).await {
@@ -233,6 +325,9 @@ impl DispatchEngine {
             },
             Err(Stop::Skip(skip)) => Preview::Stop(skip.message()),
             Err(Stop::Failed(error)) => return Err(error),
+            Err(Stop::RecordMoved) => {
+                return Err(DomainError::internal("explain is not an SLA reassignment"))
+            }
         };
         Ok((preview, trace.explanation))
     }
@@ -245,32 +340,21 @@ impl DispatchEngine {
             directory: &self.directory,
             sealer: self.sealer.as_ref(),
             history_retention: self.history_retention,
+            sla_minute: self.sla_minute,
         }
     }
 
     async fn run(
         &self,
-        context: AccountContext,
-        request: &DispatchRequest,
-        idempotency_key: Option<&str>,
+        run: Run<'_>,
         claim: Option<&IdempotencyClaim>,
-    ) -> Result<(Outcome, bool), DomainError> {
-        if let Some(key) = idempotency_key {
+    ) -> Result<(Ended, bool), DomainError> {
+        let request = run.request;
+        if let Some(key) = run.idempotency_key {
             if self.store.idempotency_key_used(key).await? {
-                return Ok((Outcome::AlreadyProcessed, false));
+                return Ok((Ended::Outcome(Outcome::AlreadyProcessed), false));
             }
         }
-        let run = Run {
-            context,
-            request,
-            idempotency_key,
-            source: match context {
-                AccountContext::Token(_) => DispatchSource::Api,
-                AccountContext::RouterOwner => DispatchSource::Queue,
-            },
-            known_router: None,
-            writes: true,
-        };
         let turn = self.turn_lock(&request.router_id);
         let outcome = {
             let _turn = turn.lock().await;
@@ -287,7 +371,9 @@ impl DispatchEngine {
             self.due.hand_off(item).await;
         }
         // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
-        if let (Outcome::Assigned(assigned), Some(pending)) = (&mut outcome, pending) {
+        if let (Ended::Outcome(Outcome::Assigned(assigned)), Some(pending)) =
+            (&mut outcome, pending)
+        {
             let failed_before = matches!(pending, PendingSync::Refused(_));
             assigned.crm = match pending {
                 PendingSync::Refused(error) => Some(error),
@@ -345,6 +431,11 @@ impl DispatchEngine {
             }
             let mut planned = match planned {
                 Ok(planned) => planned,
+                Err(Stop::Skip(skip)) if run.sla.is_some() => {
+                    // BEHAVIOR 14: a reassignment that assigns nobody appends nothing.
+                    return Ok(Committed::nothing(Outcome::Skipped(skip)));
+                }
+                Err(Stop::RecordMoved) => return Ok(Committed::ended(Ended::RecordMoved)),
                 Err(Stop::Skip(skip)) => {
                     let Some(router) = &trace.router else {
                         // Nothing written (BEHAVIOR 8): the caller stores the answer.
@@ -379,7 +470,7 @@ impl DispatchEngine {
                         Err(e) => return Err(e.into()),
                     }
                     return Ok(Committed {
-                        outcome: Outcome::Skipped(skip),
+                        outcome: Ended::Outcome(Outcome::Skipped(skip)),
                         crm: None,
                         answer_stored: completion.is_some(),
                         handed: due.put,
@@ -391,6 +482,14 @@ impl DispatchEngine {
             let entry = planned.write.entry.clone();
             let notify = planned.notify;
             let mut due = std::mem::take(&mut planned.write.due);
+            if let Some((due_at, subject)) = &planned.sla_check {
+                // BEHAVIOR 14: the check is stored with the assignment that starts it.
+                due.put.push(self.due.schedule(
+                    CheckSubject::due_id(&subject.entry),
+                    subject.to_value(),
+                    *due_at,
+                ));
+            }
             self.add_events(
                 &mut due,
                 &trace.subscriptions,
@@ -437,7 +536,7 @@ impl DispatchEngine {
                         .cloned()
                         .collect();
                     return Ok(Committed {
-                        outcome: Outcome::Assigned(planned.assigned),
+                        outcome: Ended::Outcome(Outcome::Assigned(planned.assigned)),
                         crm: first_attempt,
                         answer_stored: planned.write.completion.is_some(),
                         handed,
@@ -445,6 +544,9 @@ impl DispatchEngine {
                 }
                 Err(StoreError::AlreadyApplied) => {
                     return Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                }
+                Err(StoreError::LeaseLost) if run.sla.is_some() => {
+                    return Ok(Committed::ended(Ended::CheckLost))
                 }
                 Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
                     attempt += 1;

@@ -3,6 +3,7 @@
 //! dispatch and explain alike (one code path); only explain shows it.
 
 use crate::model::dispatch::AssignmentReason;
+use crate::model::sla::SlaSettingView;
 use crate::schedule::availability::UnavailableReason;
 use crate::trigger::TriggerExplanation;
 use crate::types::ids::RecordId;
@@ -45,19 +46,25 @@ pub struct Candidate {
     pub eligible: bool,
     /// Why not, in the order of [`CandidateReason`]; empty for an eligible member.
     pub reasons: Vec<CandidateReason>,
+    /// Whether an SLA reassignment leaves this member out: the record's current owner
+    /// (BEHAVIOR 14), never eligible nor available. Internal: explain never excludes anyone.
+    #[serde(skip)]
+    pub excluded: bool,
 }
 
 impl Candidate {
-    /// Whether the member is available (no availability reason: capacity and weight aside).
+    /// Whether the member is available (no availability reason: capacity and weight aside),
+    /// and not left out by an SLA reassignment.
     pub fn available(&self) -> bool {
-        !self.reasons.iter().any(|r| {
-            matches!(
-                r,
-                CandidateReason::OfficeStatusOff
-                    | CandidateReason::OutOfOffice
-                    | CandidateReason::OutsideWorkingHours
-            )
-        })
+        !self.excluded
+            && !self.reasons.iter().any(|r| {
+                matches!(
+                    r,
+                    CandidateReason::OfficeStatusOff
+                        | CandidateReason::OutOfOffice
+                        | CandidateReason::OutsideWorkingHours
+                )
+            })
     }
 
     /// Whether the member is available and under capacity (weight aside): BEHAVIOR 6 step 12.
@@ -87,6 +94,9 @@ pub struct Explanation {
     pub candidates: Option<Vec<Candidate>>,
     /// The account match; `null` unless account matching found a company.
     pub account_match: Option<AccountMatch>,
+    /// The router's SLA setting as provisioned (BEHAVIOR 14); `null` when it has none or the
+    /// run stopped before the router was found. Explain starts no check.
+    pub sla: Option<SlaSettingView>,
 }
 
 /// What dispatch would do now (BEHAVIOR 9).
@@ -121,7 +131,8 @@ pub struct ExplainAnswer {
     /// Display name of the owner field; absent unless an assignment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field_name: Option<String>,
-    /// `rotation`, `account_matching` or `backup`; absent unless an assignment.
+    /// `rotation`, `account_matching` or `backup` (never `sla_reassignment`: only an SLA check
+    /// makes one); absent unless an assignment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<AssignmentReason>,
     /// Always `true`: nothing was written.

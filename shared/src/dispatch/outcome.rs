@@ -108,14 +108,15 @@ impl Outcome {
         }
     }
 
-    /// The assignment's reason for metrics (`rotation`, `account_matching`, `backup`), `none`
-    /// without an assignment.
+    /// The assignment's reason for metrics (`rotation`, `account_matching`, `backup`,
+    /// `sla_reassignment`), `none` without an assignment.
     pub fn reason_label(&self) -> &'static str {
         match self {
             Self::Assigned(a) => match a.reason {
                 crate::model::AssignmentReason::Rotation => "rotation",
                 crate::model::AssignmentReason::AccountMatching => "account_matching",
                 crate::model::AssignmentReason::Backup => "backup",
+                crate::model::AssignmentReason::SlaReassignment => "sla_reassignment",
             },
             _ => "none",
         }

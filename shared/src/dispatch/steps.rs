@@ -18,13 +18,16 @@ use crate::model::account::{Account, Team};
 use crate::model::dispatch::{
     AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, RotationState,
 };
+use crate::model::due::DueChanges;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::{Record, UniqueKey};
 use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::schedule::availability::availability;
+use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;
@@ -41,6 +44,9 @@ pub enum Stop {
     Skip(Skip),
     /// A failure (500).
     Failed(DomainError),
+    /// An SLA reassignment found the record changed since its check read it (BEHAVIOR 14):
+    /// the check reads it again.
+    RecordMoved,
 }
 
 impl From<DomainError> for Stop {
@@ -79,6 +85,8 @@ pub struct Context<'a> {
     pub sealer: &'a dyn crate::secrets::Sealer,
     /// How long a history entry is kept (BEHAVIOR 8: 400 days by default).
     pub history_retention: chrono::Duration,
+    /// How long an SLA minute lasts (BEHAVIOR 14: `SLA_MINUTE_SECONDS`).
+    pub sla_minute: SlaMinute,
 }
 
 /// One run of the engine: what is asked, by whom, and from where.
@@ -98,6 +106,32 @@ pub struct Run<'a> {
     /// Whether the run writes (dispatch) and so reads the account's webhook subscriptions to
     /// make its events; explain does not.
     pub writes: bool,
+    /// For an SLA reassignment (BEHAVIOR 14): the check that asks for it. The run leaves its
+    /// owner out of the pool and ignores `overwrite`; `None` for dispatch and explain.
+    pub sla: Option<&'a SlaRun>,
+}
+
+impl<'a> Run<'a> {
+    /// A dispatch of `request` that writes: `source` `api` with a token's context, `queue` on
+    /// the queue path (whose message id, `idempotency_key`, makes a redelivery a no-op).
+    pub fn dispatch(
+        context: AccountContext,
+        request: &'a DispatchRequest,
+        idempotency_key: Option<&'a str>,
+    ) -> Self {
+        Self {
+            context,
+            request,
+            idempotency_key,
+            source: match context {
+                AccountContext::Token(_) => DispatchSource::Api,
+                AccountContext::RouterOwner => DispatchSource::Queue,
+            },
+            known_router: None,
+            writes: true,
+            sla: None,
+        }
+    }
 }
 
 /// What a run learned on its way, whatever its end: the router (once found and not archived:
@@ -124,6 +158,9 @@ pub struct Planned {
     pub crm: Option<Result<OwnerUpdate, String>>,
     /// Whom the `assignment.created` event says to notify (BEHAVIOR 13).
     pub notify: Notify,
+    /// The SLA check the assignment starts (BEHAVIOR 14; the entry's `sla` says `pending`):
+    /// its due time and what its due item names. The engine stores the item in the write.
+    pub sla_check: Option<(DateTime<Utc>, CheckSubject)>,
 }
 
 /// The most store requests one dispatch sends at once: the round of reads in [`plan`] (router,
@@ -203,8 +240,16 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         .clone();
     let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
     let record = self::record(record, &router)?; // step 6
+    if run
+        .sla
+        .is_some_and(|sla| sla.record_version != record.version)
+    {
+        return Err(Stop::RecordMoved);
+    }
     trigger(settings, &record, &catalogue, &members, trace)?; // step 7
-    overwrite(settings, &record, owner_field)?; // step 8
+    if run.sla.is_none() {
+        overwrite(settings, &record, owner_field)?; // step 8 (an SLA reassignment ignores it)
+    }
     self::quota(account, count)?; // step 9
     let teams = directory.as_ref().map_or(&[][..], |d| d.teams.as_slice());
     // The members come from an eventually consistent list: the chosen one is read again,
@@ -224,6 +269,7 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
                 teams,
                 rotation: &rotation,
                 now,
+                excluded: run.sla.map(|sla| sla.owner.as_str()),
             },
             trace,
         )
@@ -265,6 +311,18 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         AssignmentReason::Backup => None,
         _ => count_assignment(member, router.object_type, now),
     };
+    // The member the record is taken from by an SLA reassignment (BEHAVIOR 13's `notify`).
+    let previous = run
+        .sla
+        .and_then(|sla| members.iter().find(|m| m.email.as_str() == sla.owner));
+    let check = settings
+        .sla
+        .as_ref()
+        .zip(starts_check(reason, run.sla.map(|sla| sla.reassignments)));
+    let reason = match run.sla {
+        Some(_) => AssignmentReason::SlaReassignment,
+        None => reason,
+    };
     let crm = router.has_integration.then(|| {
         let connection = directory.as_ref().and_then(|d| d.crm.as_ref());
         CrmSync::prepare(connection, router.object_type, &record, member)
@@ -283,6 +341,8 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         now,
         month,
         crm,
+        previous,
+        check,
     }))
 }
 
@@ -299,6 +359,8 @@ struct Decision<'a> {
     teams: &'a [Team],
     rotation: &'a RotationState,
     now: DateTime<Utc>,
+    /// The member an SLA reassignment leaves out (the record's current owner).
+    excluded: Option<&'a str>,
 }
 
 /// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
@@ -316,6 +378,7 @@ async fn decide(
         d.now,
         d.settings.ignore_working_hours,
         d.router.object_type,
+        d.excluded,
     );
     trace.explanation.account_match = None;
     trace.explanation.candidates = None;
@@ -378,6 +441,7 @@ pub fn stop_entry(
         source: run.source,
         dispatched_at: now,
         crm_sync: None,
+        sla: None,
         expires_at: now + cx.history_retention,
     }
 }
@@ -421,6 +485,11 @@ fn router(router: Option<Router>, trace: &mut Trace) -> Step<Router> {
     let router = router
         .filter(|r| r.archived_at.is_none())
         .ok_or(Skip::RouterNotFound)?;
+    trace.explanation.sla = router
+        .settings
+        .as_ref()
+        .and_then(|s| s.sla.as_ref())
+        .map(SlaSettingView::new);
     trace.router = Some(router.clone());
     if !router.is_published {
         return Err(Skip::RouterUnpublished.into());
@@ -503,12 +572,15 @@ fn quota(account: &Account, count: u64) -> Step<()> {
 }
 
 /// The account's active members at the instant of the run, with what steps 10 to 14 ask of
-/// them: availability (step 11) and capacity (step 12).
+/// them: availability (step 11) and capacity (step 12). An SLA reassignment leaves the record's
+/// current owner out (BEHAVIOR 14): they keep their place in pool order (the rotation walks on
+/// from them) but are never eligible, for the rotation, account matching or as backup.
 struct Pool<'m> {
     by_email: HashMap<&'m str, &'m Member>,
     now: DateTime<Utc>,
     ignore_working_hours: bool,
     object_type: ObjectType,
+    excluded: Option<String>,
 }
 
 impl<'m> Pool<'m> {
@@ -517,6 +589,7 @@ impl<'m> Pool<'m> {
         now: DateTime<Utc>,
         ignore_working_hours: bool,
         object_type: ObjectType,
+        excluded: Option<&str>,
     ) -> Self {
         let by_email = members
             .iter()
@@ -528,7 +601,13 @@ impl<'m> Pool<'m> {
             now,
             ignore_working_hours,
             object_type,
+            excluded: excluded.map(str::to_string),
         }
+    }
+
+    /// Whether `email` is the member this run leaves out.
+    fn is_excluded(&self, email: &str) -> bool {
+        self.excluded.as_deref() == Some(email)
     }
 
     fn member(&self, email: &str) -> Option<&'m Member> {
@@ -556,10 +635,12 @@ impl<'m> Pool<'m> {
         if zero_weight {
             reasons.push(CandidateReason::ZeroWeight);
         }
+        let excluded = self.is_excluded(email);
         Candidate {
             user: email.to_string(),
-            eligible: reasons.is_empty(),
+            eligible: reasons.is_empty() && !excluded,
             reasons,
+            excluded,
         }
     }
 
@@ -677,7 +758,7 @@ fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<String> {
         .as_ref()
         .map(Email::as_str)
         .filter(|_| !settings.disable_default_assignment)
-        .filter(|b| pool.is_active(b))
+        .filter(|b| pool.is_active(b) && !pool.is_excluded(b))
         .map(str::to_string)
         .ok_or(Skip::NoUsersAvailable.into())
 }
@@ -746,6 +827,10 @@ struct AssignmentParts<'a> {
     now: DateTime<Utc>,
     month: String,
     crm: Option<Result<OwnerUpdate, String>>,
+    /// For an SLA reassignment: the member the record is taken from.
+    previous: Option<&'a Member>,
+    /// The SLA check the assignment starts, with its count of SLA reassignments in a row.
+    check: Option<(&'a SlaSetting, u8)>,
 }
 
 /// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes"), its history entry
@@ -770,7 +855,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         previous_owner: previous_owner.clone(),
         crm: None,
     };
-    let entry = DispatchEntry {
+    let mut entry = DispatchEntry {
         id: Uuid::now_v7(),
         account_id: p.account.id,
         router_id: p.router.id,
@@ -786,8 +871,21 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         source: p.run.source,
         dispatched_at: p.now,
         crm_sync: p.crm.as_ref().map(CrmSync::initial_state),
+        sla: None,
         expires_at: p.now + p.cx.history_retention,
     };
+    let sla_check = p.check.map(|(setting, reassignments)| {
+        let due_at = p.cx.sla_minute.due_at(p.now, setting);
+        entry.sla = Some(SlaState::pending(due_at));
+        let subject = CheckSubject {
+            entry: entry.key(),
+            started: next_record
+                .field(&setting.worked_field)
+                .map(|v| v.into_owned()),
+            reassignments,
+        };
+        (due_at, subject)
+    });
     let write = AssignmentWrite {
         record: next_record,
         record_version: p.record.version,
@@ -799,13 +897,18 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         entry,
         idempotency_key: p.run.idempotency_key.map(str::to_string),
         completion: None,
-        due: Default::default(),
+        due: DueChanges {
+            settle: p.run.sla.map(|sla| sla.settle.clone()),
+            ..DueChanges::default()
+        },
+        ends_check: p.run.sla.map(|sla| sla.check.clone()),
     };
     Planned {
         write,
         assigned,
         crm: p.crm,
-        notify: Notify::of(p.member, None),
+        notify: Notify::of(p.member, p.previous),
+        sla_check,
     }
 }
 

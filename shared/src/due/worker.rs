@@ -133,13 +133,14 @@ impl Claimed {
         subject: serde_json::Value,
         due_at: DateTime<Utc>,
     ) -> DueItem {
+        let resume_at = resume_at(id.kind(), due_at, self.claimed_at, self.grace, self.reach);
         DueItem {
             id,
             subject,
             due_at,
             attempt: 0,
             lease: None,
-            resume_at: resume_at(due_at, self.claimed_at, self.grace, self.reach),
+            resume_at,
         }
     }
 
@@ -151,20 +152,33 @@ impl Claimed {
             next: Some(NextAttempt {
                 due_at,
                 attempt: self.item.attempt + 1,
-                resume_at: resume_at(due_at, self.claimed_at, self.grace, self.reach),
+                resume_at: resume_at(
+                    self.item.kind(),
+                    due_at,
+                    self.claimed_at,
+                    self.grace,
+                    self.reach,
+                ),
             }),
         }
     }
 }
 
-/// When the sweeper resumes an item due at `due_at`, scheduled at `now`: after the grace when the
-/// hand-off can carry it there, at once when it is due beyond the hand-off's reach.
+/// When the sweeper resumes an item of `kind` due at `due_at`, scheduled at `now`: after the
+/// grace when the hand-off can carry it there, at once when it is due beyond the hand-off's
+/// reach. An SLA check is resumable at its due time whatever carries it (BEHAVIOR 14: checks
+/// run at most one minute late, and the sweeper runs at least every minute): should its
+/// hand-off be lost, the next sweep runs it; should both arrive, one claim wins.
 fn resume_at(
+    kind: DueKind,
     due_at: DateTime<Utc>,
     now: DateTime<Utc>,
     grace: Duration,
     reach: Option<Duration>,
 ) -> DateTime<Utc> {
+    if kind == DueKind::SlaCheck {
+        return due_at;
+    }
     if carried(due_at, now, reach) {
         due_at + chrono::Duration::from_std(grace).unwrap_or(chrono::Duration::zero())
     } else {
@@ -326,13 +340,20 @@ impl DueWorker {
         due_at: DateTime<Utc>,
     ) -> DueItem {
         let now = self.clock.now();
+        let resume_at = resume_at(
+            id.kind(),
+            due_at,
+            now,
+            self.handoff.grace(),
+            self.handoff.reach(),
+        );
         DueItem {
             id,
             subject,
             due_at,
             attempt: 0,
             lease: None,
-            resume_at: resume_at(due_at, now, self.handoff.grace(), self.handoff.reach()),
+            resume_at,
         }
     }
 
@@ -674,15 +695,19 @@ mod tests {
         let soon = now + chrono::Duration::seconds(600);
         let later = now + chrono::Duration::seconds(3600);
         let reach = Some(Duration::from_secs(900));
+        let crm = DueKind::CrmSync;
         assert_eq!(
-            resume_at(soon, now, grace, reach),
+            resume_at(crm, soon, now, grace, reach),
             soon + chrono::Duration::seconds(60)
         );
-        assert_eq!(resume_at(later, now, grace, reach), later);
+        assert_eq!(resume_at(crm, later, now, grace, reach), later);
         assert_eq!(
-            resume_at(later, now, grace, None),
+            resume_at(crm, later, now, grace, None),
             later + chrono::Duration::seconds(60)
         );
+        // An SLA check is the sweeper's as soon as it is due (BEHAVIOR 14).
+        assert_eq!(resume_at(DueKind::SlaCheck, soon, now, grace, reach), soon);
+        assert_eq!(resume_at(DueKind::SlaCheck, soon, now, grace, None), soon);
     }
 
     #[test]

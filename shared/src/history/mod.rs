@@ -13,7 +13,7 @@ pub mod stats;
 pub mod view;
 
 pub use stats::StatsWindow;
-pub use view::{ByReason, DispatchEntryView, MemberStats, RouterStats};
+pub use view::{ByReason, DispatchEntryView, MemberStats, RouterStats, SlaStateView};
 
 use crate::clock::Clock;
 use crate::error::DomainError;
@@ -142,6 +142,7 @@ impl HistoryService {
                 AssignmentReason::Rotation => counts.rotation += t.count,
                 AssignmentReason::AccountMatching => counts.account_matching += t.count,
                 AssignmentReason::Backup => counts.backup += t.count,
+                AssignmentReason::SlaReassignment => counts.sla_reassignment += t.count,
             }
             total += t.count;
         }
@@ -174,7 +175,7 @@ impl HistoryService {
             .chain(others.iter())
             .map(|email| {
                 let by_reason = by_member.get(email).cloned().unwrap_or_default();
-                let assigned = by_reason.rotation + by_reason.account_matching + by_reason.backup;
+                let assigned = by_reason.total();
                 MemberStats {
                     user: email.clone(),
                     assigned,

@@ -2,6 +2,7 @@
 
 use crate::model::dispatch::{AssignmentReason, CrmSyncState, DispatchEntry, DispatchSource};
 use crate::model::object_type::ObjectType;
+use crate::model::sla::SlaStatus;
 use crate::timefmt::Timestamp;
 use crate::types::ids::RouterId;
 use serde::Serialize;
@@ -22,7 +23,8 @@ use utoipa::ToSchema;
     "field_name": "Contact owner",
     "source": "api",
     "dispatched_at": "2026-11-23T09:30:00.000Z",
-    "crm_sync": null
+    "crm_sync": null,
+    "sla": {"due_at": "2026-11-23T10:00:00.000Z", "status": "pending"}
 }))]
 pub struct DispatchEntryView {
     /// Entry id (UUID).
@@ -41,20 +43,34 @@ pub struct DispatchEntryView {
     pub success: bool,
     /// The assigned member's e-mail; `null` when nothing was assigned.
     pub user: Option<String>,
-    /// `rotation`, `account_matching` or `backup`; `null` when nothing was assigned.
+    /// `rotation`, `account_matching`, `backup` or `sla_reassignment` (BEHAVIOR 14); `null`
+    /// when nothing was assigned.
     pub reason: Option<AssignmentReason>,
     /// The owner field's value before the assignment; `null` when it had none or nothing was
     /// assigned.
     pub previous_owner: Option<String>,
     /// Display name of the owner field; `null` when nothing was assigned.
     pub field_name: Option<String>,
-    /// `api` or `queue`.
+    /// `api`, `queue`, or `sla` for an SLA reassignment (BEHAVIOR 14).
     pub source: DispatchSource,
     /// When the dispatch ran (RFC 3339 UTC, milliseconds).
     pub dispatched_at: Timestamp,
     /// The CRM sync of an assignment by a router with `has_integration` (BEHAVIOR 7); `null`
     /// otherwise.
     pub crm_sync: Option<CrmSyncState>,
+    /// The SLA check the assignment started (BEHAVIOR 14); `null` when it started none.
+    pub sla: Option<SlaStateView>,
+}
+
+/// An SLA check as a history entry shows it (BEHAVIOR 14).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(example = json!({"due_at": "2026-11-23T10:00:00.000Z", "status": "pending"}))]
+pub struct SlaStateView {
+    /// When the check is due: the assignment's `dispatched_at` plus the router's SLA minutes
+    /// (RFC 3339 UTC, milliseconds).
+    pub due_at: Timestamp,
+    /// `pending` until the check runs; then `met`, `cancelled`, `reassigned` or `expired`.
+    pub status: SlaStatus,
 }
 
 impl DispatchEntryView {
@@ -74,6 +90,10 @@ impl DispatchEntryView {
             source: entry.source,
             dispatched_at: Timestamp(entry.dispatched_at),
             crm_sync: entry.crm_sync.clone(),
+            sla: entry.sla.map(|sla| SlaStateView {
+                due_at: Timestamp(sla.due_at),
+                status: sla.status,
+            }),
         }
     }
 }
@@ -87,6 +107,15 @@ pub struct ByReason {
     pub account_matching: u64,
     /// Assigned as the router's backup user.
     pub backup: u64,
+    /// Assigned by an SLA reassignment (BEHAVIOR 14).
+    pub sla_reassignment: u64,
+}
+
+impl ByReason {
+    /// Every assignment, whatever its reason.
+    pub fn total(&self) -> u64 {
+        self.rotation + self.account_matching + self.backup + self.sla_reassignment
+    }
 }
 
 /// One member's line of a router's fairness stats.
@@ -113,8 +142,8 @@ pub struct MemberStats {
     "to": "2026-12-01T00:00:00.000Z",
     "total": 3,
     "members": [
-        {"user": "ana.lopez@northwind.example", "assigned": 2, "share": 0.6666666666666666, "target_share": 0.5, "by_reason": {"rotation": 1, "account_matching": 1, "backup": 0}},
-        {"user": "ben.okafor@northwind.example", "assigned": 1, "share": 0.3333333333333333, "target_share": 0.5, "by_reason": {"rotation": 1, "account_matching": 0, "backup": 0}}
+        {"user": "ana.lopez@northwind.example", "assigned": 2, "share": 0.6666666666666666, "target_share": 0.5, "by_reason": {"rotation": 1, "account_matching": 1, "backup": 0, "sla_reassignment": 0}},
+        {"user": "ben.okafor@northwind.example", "assigned": 1, "share": 0.3333333333333333, "target_share": 0.5, "by_reason": {"rotation": 1, "account_matching": 0, "backup": 0, "sla_reassignment": 0}}
     ]
 }))]
 pub struct RouterStats {

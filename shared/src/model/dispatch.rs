@@ -37,6 +37,9 @@ pub enum AssignmentReason {
     AccountMatching,
     /// Nobody was available; the router's backup user.
     Backup,
+    /// The owner did not work the record in time: it went to the next eligible member
+    /// (BEHAVIOR 14).
+    SlaReassignment,
 }
 
 /// Where a dispatch came from (BEHAVIOR 8 `source`).
@@ -47,6 +50,8 @@ pub enum DispatchSource {
     Api,
     /// A message of the dispatch queue.
     Queue,
+    /// An SLA check that reassigned the record (BEHAVIOR 14).
+    Sla,
 }
 
 /// Where an assignment's CRM sync stands (BEHAVIOR 7).
@@ -144,6 +149,9 @@ pub struct DispatchEntry {
     pub dispatched_at: DateTime<Utc>,
     /// The CRM sync state of an assignment by a router with `has_integration`; `None` otherwise.
     pub crm_sync: Option<CrmSyncState>,
+    /// The SLA check the assignment started (BEHAVIOR 14); `None` when it started none.
+    #[serde(default)]
+    pub sla: Option<super::sla::SlaState>,
     /// When the entry expires (BEHAVIOR 8: 400 days by default): epoch seconds, DynamoDB's TTL
     /// attribute.
     #[serde(with = "chrono::serde::ts_seconds")]
@@ -207,4 +215,9 @@ pub struct AssignmentWrite {
     /// Work the assignment causes (its CRM sync, ...) and the due item it settles, if any
     /// (DESIGN "Work that happens later"), written in the same transaction.
     pub due: super::due::DueChanges,
+    /// For an SLA reassignment (BEHAVIOR 14): the entry whose check it ends. Its `sla.status`
+    /// moves from `pending` to `reassigned` in the same transaction, conditional on `pending`
+    /// (of two runs of one check at most one commits; the other gets
+    /// [`crate::store::StoreError::LeaseLost`]).
+    pub ends_check: Option<DispatchEntryKey>,
 }

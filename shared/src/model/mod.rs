@@ -14,6 +14,7 @@ pub mod object_type;
 pub mod provision;
 pub mod record;
 pub mod router;
+pub mod sla;
 pub mod webhook;
 
 pub use account::{Account, ApiClient, CrmConnection, Role, Team};
@@ -26,3 +27,4 @@ pub use object_type::ObjectType;
 pub use provision::{AccountPlan, PlannedRecord, ProvisionPlan, ProvisionReport};
 pub use record::{Record, UniqueKey};
 pub use router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+pub use sla::{SlaMinutes, SlaSetting, SlaSettingView, SlaState, SlaStatus, WorkedValues};

@@ -1,9 +1,11 @@
 //! Records: contacts, companies, deals and tickets.
 
 use super::object_type::ObjectType;
+use crate::timefmt::rfc3339_millis;
 use crate::types::ids::{AccountId, RecordId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A stored contact, company, deal or ticket.
@@ -43,6 +45,20 @@ impl Record {
     /// The stored value of a field, `None` when unset.
     pub fn value(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
+    }
+
+    /// The value of any readable field as triggers and SLA checks read it (BEHAVIOR 5, 14):
+    /// `record_id`, `create_date` and `last_modified_date` from the record's metadata (RFC 3339
+    /// UTC with milliseconds), every other field from [`Self::values`]; `None` when it has no
+    /// value (absent, or blank text).
+    pub fn field(&self, name: &str) -> Option<Cow<'_, str>> {
+        let value = match name {
+            "record_id" => Cow::Owned(self.id.to_string()),
+            "create_date" => Cow::Owned(rfc3339_millis(self.created_at)),
+            "last_modified_date" => Cow::Owned(rfc3339_millis(self.updated_at)),
+            other => Cow::Borrowed(self.values.get(other)?.as_str()),
+        };
+        (!value.trim().is_empty()).then_some(value)
     }
 }
 

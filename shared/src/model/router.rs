@@ -68,6 +68,9 @@ pub struct RouterSettings {
     pub rotation_type: RotationType,
     /// The trigger; `None` matches every record.
     pub trigger: Option<Trigger>,
+    /// The SLA (BEHAVIOR 14); `None`: assignments start no check.
+    #[serde(default)]
+    pub sla: Option<super::sla::SlaSetting>,
 }
 
 /// `round robin` or `percentage`.

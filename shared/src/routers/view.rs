@@ -2,6 +2,7 @@
 
 use crate::model::object_type::ObjectType;
 use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::model::sla::SlaSettingView;
 use crate::timefmt::{Archived, Timestamp};
 use crate::trigger::grammar::Trigger;
 use crate::types::ids::RouterId;
@@ -9,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 /// A router as the API shows it: flat `settings` (every key present, `null` when unset;
-/// `trigger` the only object value; `settings: null` for a router without settings),
+/// `trigger` and `sla` the only object values; `settings: null` for a router without settings),
 /// `users: [{email}]`, `teams: [{name}]`. Weights and rotation state are internal and never shown.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[schema(as = Router)]
@@ -66,6 +67,9 @@ pub struct RouterSettingsView {
     pub rotation_type: RotationType,
     /// The trigger (BEHAVIOR 5); `null` matches every record.
     pub trigger: Option<Trigger>,
+    /// The SLA (BEHAVIOR 14): a record its owner does not work within `minutes` goes to the
+    /// next eligible member; `null` when unset.
+    pub sla: Option<SlaSettingView>,
 }
 
 /// A rotation user of a router: e-mail only.
@@ -97,6 +101,7 @@ impl RouterSettingsView {
             account_matching: s.account_matching,
             rotation_type: s.rotation_type,
             trigger: s.trigger.clone(),
+            sla: s.sla.as_ref().map(SlaSettingView::new),
         }
     }
 }

@@ -198,6 +198,19 @@ pub(super) struct SeedSettings {
     pub(super) rotation_type: RotationType,
     #[serde(default)]
     pub(super) trigger: Option<Trigger>,
+    #[serde(default)]
+    pub(super) sla: Option<SeedSla>,
+}
+
+/// The `sla` key of a router's settings (BEHAVIOR 14), before its values are read against the
+/// router's fields ([`crate::sla::parse_setting`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedSla {
+    pub(super) minutes: i64,
+    pub(super) worked_field: String,
+    #[serde(default)]
+    pub(super) worked_values: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]

@@ -8,6 +8,7 @@ use crate::model::account::Team;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+use crate::sla::parse_setting;
 use crate::types::ids::AccountId;
 use std::collections::HashMap;
 
@@ -75,6 +76,22 @@ impl Loader {
                         message: e.message,
                     })?;
                 }
+                let sla = match &s.sla {
+                    None => None,
+                    Some(sla) => Some(
+                        parse_setting(
+                            sla.minutes,
+                            &sla.worked_field,
+                            sla.worked_values.as_deref(),
+                            catalogue,
+                            members,
+                        )
+                        .map_err(|e| SeedError {
+                            path: format!("{sp}.sla.{}", e.key),
+                            message: e.message,
+                        })?,
+                    ),
+                };
                 if s.distribution_model == Some(DistributionModel::Percentage) {
                     if !team_names.is_empty() {
                         return err(format!("{p}.teams"), "a percentage router lists no teams");
@@ -111,6 +128,7 @@ impl Loader {
                     account_matching: s.account_matching,
                     rotation_type: s.rotation_type,
                     trigger: s.trigger,
+                    sla,
                 })
             }
         };
@@ -186,5 +204,78 @@ mod tests {
                 "accounts[0].routers[1].id",
             ),
         ]);
+    }
+
+    #[test]
+    fn sla_problems_name_the_sla_key() {
+        fn sla(s: &mut serde_json::Value, value: serde_json::Value) {
+            s["accounts"][0]["routers"][0]["settings"]["sla"] = value;
+        }
+        assert_refused(&[
+            (
+                |s| sla(s, json!({"minutes": 0, "worked_field": "lead_status", "worked_values": null})),
+                "accounts[0].routers[0].settings.sla.minutes: must be a whole number of minutes from 1 to 10080",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 10081, "worked_field": "lead_status"})),
+                "accounts[0].routers[0].settings.sla.minutes: ",
+            ),
+            (
+                |s| sla(s, json!({"minutes": "30", "worked_field": "lead_status"})),
+                "accounts[0].routers[0].settings.sla.minutes: invalid type",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 30})),
+                "accounts[0].routers[0].settings.sla: missing field `worked_field`",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 30, "worked_field": "deal_stage"})),
+                "accounts[0].routers[0].settings.sla.worked_field: unknown field \"deal_stage\" for contacts",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 30, "worked_field": "lead_status", "worked_values": []})),
+                "accounts[0].routers[0].settings.sla.worked_values: must be null or a non-empty array",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 30, "worked_field": "lead_status", "worked_values": ["open", "nope"]})),
+                "accounts[0].routers[0].settings.sla.worked_values[1]: Invalid value for lead_status",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 30, "worked_field": "lead_status", "worked_values": "open"})),
+                "accounts[0].routers[0].settings.sla.worked_values: invalid type",
+            ),
+            (
+                |s| sla(s, json!({"minutes": 30, "worked_field": "lead_status", "grace": 5})),
+                "accounts[0].routers[0].settings.sla.grace: unknown field `grace`",
+            ),
+            (
+                |s| sla(s, json!(30)),
+                "accounts[0].routers[0].settings.sla: invalid type",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn an_sla_reads_its_values_as_writes_of_its_field_and_null_means_none() {
+        let mut seed = super::super::tests::demo();
+        seed["accounts"][0]["routers"][0]["settings"]["sla"] = json!({
+            "minutes": 45, "worked_field": "lead_status", "worked_values": ["In Progress"]
+        });
+        seed["accounts"][0]["routers"][2]["settings"]["sla"] = json!(null);
+        let base = chrono::Utc::now();
+        let plan = crate::seed::load(
+            &seed.to_string(),
+            base,
+            crate::outbound::OutboundPolicy::LOCAL,
+        )
+        .unwrap();
+        let routers = &plan.accounts[0].routers;
+        let setting = routers[0].settings.as_ref().unwrap().sla.clone().unwrap();
+        assert_eq!(setting.minutes.get(), 45);
+        assert_eq!(setting.worked_field, "lead_status");
+        let values = setting.worked_values.unwrap();
+        assert_eq!(values.given, vec![json!("In Progress")]);
+        assert_eq!(values.canonical, vec!["in_progress"]);
+        assert_eq!(routers[2].settings.as_ref().unwrap().sla, None);
     }
 }

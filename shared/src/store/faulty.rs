@@ -14,6 +14,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
+use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
@@ -40,6 +41,19 @@ pub struct Faults {
     /// When set, `list_members` answers these members (an index that lags behind the table,
     /// as DynamoDB's eventually consistent GSIs can); reads by key stay fresh.
     pub stale_members: std::sync::Mutex<Option<Vec<Member>>>,
+    /// Routers read as changed by provisioning since they were loaded (routers change only
+    /// through provisioning, which inserts and never updates): by id, the router as reads of
+    /// it answer (e.g. archived or unpublished).
+    pub routers_as: std::sync::Mutex<std::collections::HashMap<RouterId, Router>>,
+}
+
+impl Faults {
+    /// `router` as a read of it answers.
+    fn router_as(&self, router: Option<Router>) -> Option<Router> {
+        let router = router?;
+        let changed = self.routers_as.lock().unwrap_or_else(|e| e.into_inner());
+        Some(changed.get(&router.id).cloned().unwrap_or(router))
+    }
 }
 
 /// Counts sequential rounds of store calls: a round starts when a call begins while no other
@@ -250,13 +264,17 @@ impl Store for FaultyStore {
     }
     async fn get_router(&self, a: AccountId, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
-        self.observed("get_router", self.inner.get_router(a, r))
-            .await
+        let router = self
+            .observed("get_router", self.inner.get_router(a, r))
+            .await?;
+        Ok(self.faults.router_as(router))
     }
     async fn find_router(&self, r: RouterId) -> StoreResult<Option<Router>> {
         self.check()?;
-        self.observed("find_router", self.inner.find_router(r))
-            .await
+        let router = self
+            .observed("find_router", self.inner.find_router(r))
+            .await?;
+        Ok(self.faults.router_as(router))
     }
     async fn find_by_unique_key(
         &self,
@@ -339,6 +357,16 @@ impl Store for FaultyStore {
             self.inner.update_crm_sync(k, from, to, due),
         )
         .await
+    }
+    async fn end_sla_check(
+        &self,
+        k: &DispatchEntryKey,
+        to: SlaStatus,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        self.check()?;
+        self.observed("end_sla_check", self.inner.end_sla_check(k, to, due))
+            .await
     }
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
         self.check()?;

@@ -28,6 +28,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
+use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 use async_trait::async_trait;
@@ -239,6 +240,26 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Whether the entry `key` has an SLA check that is `pending`.
+    fn check_pending(&self, key: &DispatchEntryKey) -> bool {
+        self.dispatches
+            .get(&key.id)
+            .filter(|e| e.router_id == key.router_id && e.dispatched_at == key.dispatched_at)
+            .and_then(|e| e.sla.as_ref())
+            .is_some_and(|sla| sla.status == SlaStatus::Pending)
+    }
+
+    /// Sets the status of the entry `key`'s SLA check (its check is pending).
+    fn end_check(&mut self, key: &DispatchEntryKey, to: SlaStatus) {
+        if let Some(sla) = self
+            .dispatches
+            .get_mut(&key.id)
+            .and_then(|e| e.sla.as_mut())
+        {
+            sla.status = to;
+        }
     }
 
     /// Whether every new due item of `changes` is absent (checked with the other conditions).
@@ -795,6 +816,23 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn end_sla_check(
+        &self,
+        key: &DispatchEntryKey,
+        to: SlaStatus,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        state.check_due_lease(due)?;
+        if !state.check_pending(key) {
+            return Err(StoreError::Conflict);
+        }
+        state.check_due_puts(due)?;
+        state.end_check(key, to);
+        state.apply_due(due);
+        Ok(())
+    }
+
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
         Ok(self.lock().due.get(id).cloned())
     }
@@ -994,6 +1032,12 @@ impl Store for MemoryStore {
             return Err(StoreError::LeaseLost);
         }
         state.check_due_lease(&w.due)?;
+        if w.ends_check
+            .as_ref()
+            .is_some_and(|key| !state.check_pending(key))
+        {
+            return Err(StoreError::LeaseLost);
+        }
         if let Some(key) = &w.idempotency_key {
             if state.idempotency_keys.contains_key(key) {
                 return Err(StoreError::AlreadyApplied);
@@ -1034,6 +1078,9 @@ impl Store for MemoryStore {
             state.monthly.insert(month_key, count + 1);
         }
         state.put_dispatch(w.entry.clone());
+        if let Some(key) = &w.ends_check {
+            state.end_check(key, SlaStatus::Reassigned);
+        }
         if let Some(key) = &w.idempotency_key {
             state.mark_used(key);
         }
@@ -1314,6 +1361,7 @@ mod tests {
             source: DispatchSource::Queue,
             dispatched_at: at,
             crm_sync: None,
+            sla: None,
             expires_at,
         }
     }

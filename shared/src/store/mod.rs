@@ -34,6 +34,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
+use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
@@ -309,6 +310,21 @@ pub trait Store: Send + Sync + 'static {
         due: &DueChanges,
     ) -> StoreResult<()>;
 
+    /// Ends the SLA check started by the entry `key` (BEHAVIOR 14) with `to` (`met`,
+    /// `cancelled` or `expired`) when the entry's stored check is `pending`, writing `due` (the
+    /// settlement of the check's due item) in the same atomic write. (`reassigned` is written by
+    /// the reassignment's own transaction, [`AssignmentWrite::ends_check`].)
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the due item's lease is gone;
+    /// [`StoreError::Conflict`] when the entry's check is not `pending` (or the entry is gone).
+    /// Nothing is written then.
+    async fn end_sla_check(
+        &self,
+        key: &DispatchEntryKey,
+        to: SlaStatus,
+        due: &DueChanges,
+    ) -> StoreResult<()>;
+
     /// A due item by id (DESIGN "Work that happens later").
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>>;
 
@@ -401,7 +417,7 @@ pub trait Store: Send + Sync + 'static {
     /// failed (re-read and retry); [`StoreError::AlreadyApplied`] when the idempotency key was
     /// used. Nothing is written then. With `write.completion` the `Idempotency-Key` response is
     /// stored in the same write; [`StoreError::LeaseLost`] first when its lease, or the lease of
-    /// the due item settled, is gone.
+    /// the due item settled, is gone, or the ended check is no longer `pending`.
     async fn commit_assignment(&self, write: &AssignmentWrite) -> StoreResult<()>;
 
     /// Creates a webhook subscription (BEHAVIOR 13) when its account has fewer than `max`: the

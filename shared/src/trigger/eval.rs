@@ -4,7 +4,6 @@ use super::grammar::{Condition, ConditionGroup, Operator, Trigger};
 use crate::fields::catalogue::Catalogue;
 use crate::fields::definition::{EnumOption, FieldType};
 use crate::model::record::Record;
-use crate::timefmt::rfc3339_millis;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -48,18 +47,6 @@ fn scalar_text(value: &Value) -> Option<Cow<'_, str>> {
         Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
         _ => None,
     }
-}
-
-/// The stored value of `field` on `record`, `None` when it has none (absent or blank).
-/// `record_id`, `create_date` and `last_modified_date` come from the record's metadata.
-fn field_value<'r>(record: &'r Record, field: &str) -> Option<Cow<'r, str>> {
-    let value = match field {
-        "record_id" => Cow::Owned(record.id.to_string()),
-        "create_date" => Cow::Owned(rfc3339_millis(record.created_at)),
-        "last_modified_date" => Cow::Owned(rfc3339_millis(record.updated_at)),
-        other => Cow::Borrowed(record.values.get(other)?.as_str()),
-    };
-    (!value.trim().is_empty()).then_some(value)
 }
 
 /// How the values of one field compare (BEHAVIOR 5 "Comparison follows the field type").
@@ -270,7 +257,7 @@ impl Trigger {
                         field: c.field.clone(),
                         operator: c.operator,
                         value: c.value.clone(),
-                        actual: field_value(record, &c.field).map(Cow::into_owned),
+                        actual: record.field(&c.field).map(Cow::into_owned),
                         matched: c.holds(record, catalogue, resolve_member_email),
                     })
                     .collect();
@@ -359,7 +346,7 @@ impl Condition {
         catalogue: &Catalogue,
         resolve_member_email: &dyn Fn(&str) -> Option<String>,
     ) -> bool {
-        let stored = field_value(record, &self.field);
+        let stored = record.field(&self.field);
         let (field_type, options) = catalogue
             .get(&self.field)
             .map_or((FieldType::String, &[][..]), |def| {

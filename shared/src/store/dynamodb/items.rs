@@ -10,6 +10,7 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
 use crate::model::due::{DueId, DueItem, Lease, NextAttempt};
+use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::model::{
     Account, ApiClient, CrmSyncState, CrmSyncStatus, DispatchEntry, Member, Record, Role,
@@ -234,6 +235,16 @@ pub const CRM_SYNC: &str = "crm_sync";
 /// Errors: the value does not serialise (a bug, reported as a backend error).
 pub fn crm_sync_value(state: &CrmSyncState) -> StoreResult<AttributeValue> {
     serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(state).map_err(backend)
+}
+
+/// Attribute of a history entry holding its SLA check (BEHAVIOR 14).
+pub const SLA: &str = "sla";
+
+/// An SLA check's status as an attribute value.
+///
+/// Errors: the value does not serialise (a bug, reported as a backend error).
+pub fn sla_status_value(status: SlaStatus) -> StoreResult<AttributeValue> {
+    serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(status).map_err(backend)
 }
 
 /// A webhook subscription item (BEHAVIOR 13), in its account's partition.

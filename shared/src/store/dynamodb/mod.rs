@@ -42,6 +42,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
 use crate::model::record::Record;
 use crate::model::router::Router;
+use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
@@ -360,6 +361,31 @@ impl DynamoStore {
             parts.push(Part::Lease);
         }
         Ok(())
+    }
+
+    /// The update of the SLA check of the history entry `key` to `to` (BEHAVIOR 14),
+    /// conditional on the check being `pending`.
+    fn sla_status_update(
+        &self,
+        key: &DispatchEntryKey,
+        to: SlaStatus,
+    ) -> StoreResult<TransactWriteItem> {
+        let entry_key = keys::dispatch_entry(key.router_id, key.dispatched_at, key.id);
+        let e = Expr::new("SET #sla.#status = :to")
+            .name("#sla", items::SLA)
+            .name("#status", "status")
+            .value(":to", items::sla_status_value(to)?)
+            .value(":pending", items::sla_status_value(SlaStatus::Pending)?);
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(&entry_key)))
+            .update_expression(&e.text)
+            .condition_expression("#sla.#status = :pending")
+            .set_expression_attribute_names(e.names_opt())
+            .set_expression_attribute_values(e.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// The account's webhook count item's `ADD` of `delta`, conditional on staying below
@@ -989,6 +1015,18 @@ impl Store for DynamoStore {
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
+    async fn end_sla_check(
+        &self,
+        key: &DispatchEntryKey,
+        to: SlaStatus,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        let mut tx = vec![self.sla_status_update(key, to)?];
+        let mut parts = vec![Part::Other];
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
         self.get(&keys::due_item(id))
             .await?
@@ -1327,6 +1365,11 @@ impl Store for DynamoStore {
             let (_, marker) = items::marker(key, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
+        }
+        if let Some(key) = &w.ends_check {
+            // The check must still be pending: like a lease, of two runs one commits.
+            tx.push(self.sla_status_update(key, SlaStatus::Reassigned)?);
+            parts.push(Part::Lease);
         }
         self.due_writes(&w.due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
