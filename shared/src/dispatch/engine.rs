@@ -267,14 +267,19 @@ impl DispatchEngine {
         })
     }
 
-    /// Runs the SLA reassignment `check` asks for (BEHAVIOR 14): this engine's one evaluation,
-    /// with the current owner left out of the pool and `overwrite` ignored, `source: sla` and
-    /// `reason: sla_reassignment`; its transaction also settles the check's due item and moves
-    /// the check's entry from `pending` to `reassigned`. A run that assigns nobody writes
+    /// Runs the SLA reassignment `check` asks for (BEHAVIOR 14) on `router` (as the check read
+    /// it: routers change only through provisioning, so it is not read again): this engine's one
+    /// evaluation, with the current owner left out of the pool and `overwrite` ignored, `source:
+    /// sla` and `reason: sla_reassignment`; its transaction also settles the check's due item and
+    /// moves the check's entry from `pending` to `reassigned`. A run that assigns nobody writes
     /// nothing (no history entry, no event).
     ///
     /// Errors: as [`Self::dispatch`].
-    pub async fn reassign(&self, check: &SlaRun) -> Result<Reassignment, DomainError> {
+    pub async fn reassign(
+        &self,
+        check: &SlaRun,
+        router: &Router,
+    ) -> Result<Reassignment, DomainError> {
         let request = DispatchRequest {
             router_id: check.check.router_id.to_string(),
             object_id: check.record_id.clone(),
@@ -285,7 +290,7 @@ impl DispatchEngine {
             request: &request,
             idempotency_key: None,
             source: DispatchSource::Sla,
-            known_router: None,
+            known_router: Some(router),
             writes: true,
             sla: Some(check),
         };
@@ -417,8 +422,8 @@ impl DispatchEngine {
         let started = Instant::now();
         let mut attempt: u32 = 0;
         // A lost race re-reads what the race can have changed (record, members, rotation
-        // state, count), not the router.
-        let mut known_router: Option<Router> = None;
+        // state, count), not the router (nor does an SLA run, which read it for its verdict).
+        let mut known_router: Option<Router> = run.known_router.cloned();
         loop {
             let mut trace = Trace::default();
             let this_run = Run {

@@ -125,8 +125,8 @@ impl DueJob for SlaChecks {
                 record.as_ref(),
                 subject.started.as_deref(),
             );
-            let (Verdict::Reassign, Some(record), Some(owner)) =
-                (decided, record, entry.user.clone())
+            let (Verdict::Reassign, Some(router), Some(record), Some(owner)) =
+                (decided, router, record, entry.user.clone())
             else {
                 let status = match decided {
                     Verdict::Met => SlaStatus::Met,
@@ -146,7 +146,7 @@ impl DueJob for SlaChecks {
                 reassignments: subject.reassignments,
                 settle: claimed.done(),
             };
-            match engine.reassign(&run).await? {
+            match engine.reassign(&run, &router).await? {
                 Reassignment::Assigned(assigned) => {
                     log(&entry, "reassigned", Some(&assigned.user));
                     return Ok(Ran::settled("reassigned", &run.settle));

@@ -63,6 +63,8 @@ impl Faults {
 #[derive(Debug, Default)]
 pub struct Rounds {
     counting: AtomicBool,
+    /// Whether each counted call waits first (rounds are counted); off: calls only.
+    spaced: AtomicBool,
     in_flight: std::sync::atomic::AtomicUsize,
     rounds: std::sync::atomic::AtomicUsize,
     calls: std::sync::atomic::AtomicUsize,
@@ -78,7 +80,15 @@ impl Rounds {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        self.spaced.store(true, Ordering::SeqCst);
         self.counting.store(true, Ordering::SeqCst);
+    }
+
+    /// Starts counting calls by port method from zero, without the wait before each call (the
+    /// rounds are then meaningless, the timings are not distorted: benchmarks).
+    pub fn start_calls_only(&self) {
+        self.start();
+        self.spaced.store(false, Ordering::SeqCst);
     }
 
     /// Stops counting; returns (rounds, calls by port method) since [`Self::start`].
@@ -130,7 +140,9 @@ impl FaultyStore {
             .unwrap_or_else(|e| e.into_inner())
             .entry(method)
             .or_default() += 1;
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        if rounds.spaced.load(Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
         let out = call.await;
         rounds.in_flight.fetch_sub(1, Ordering::SeqCst);
         out
