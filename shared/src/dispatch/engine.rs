@@ -244,7 +244,7 @@ impl DispatchEngine {
         idempotency_key: Option<&str>,
     ) -> Result<Outcome, DomainError> {
         let run = Run::dispatch(context, request, idempotency_key);
-        Ok(outcome_of(self.run(run, None).await?.0)?)
+        outcome_of(self.run(run, None).await?.0)
     }
 
     /// Runs one dispatch of an HTTP request holding the `Idempotency-Key` `claim`
