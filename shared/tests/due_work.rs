@@ -25,7 +25,72 @@ on_both_stores!(
     of_racing_sweepers_exactly_one_rearms_an_item,
     a_history_entry_and_its_due_item_are_written_together,
     a_crm_sync_state_and_its_settlement_are_written_together_or_not_at_all,
+    a_sweep_whose_rounds_outlast_the_grace_hands_each_item_on_once,
 );
+
+/// Hand-offs that take a while: each moves the clock on by `step` (longer than the grace).
+struct Slow {
+    clock: Arc<shared::clock::FixedClock>,
+    step: Duration,
+    handed: std::sync::Mutex<Vec<DueId>>,
+}
+
+#[async_trait::async_trait]
+impl shared::due::Handoff for Slow {
+    async fn hand_off(
+        &self,
+        message: &shared::due::DueMessage,
+    ) -> Result<(), shared::error::BoxError> {
+        use shared::clock::Clock;
+        self.handed.lock().unwrap().push(message.id.clone());
+        self.clock.set(self.clock.now() + self.step);
+        Ok(())
+    }
+    fn grace(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(2)
+    }
+    fn reach(&self) -> Option<std::time::Duration> {
+        None
+    }
+}
+
+/// A sweep of a backlog takes rounds; items re-armed by an early round (resume time moved by
+/// the 2 s grace) are not found again by a later round that starts after the grace has passed
+/// (SLA checks due at once by the thousand: issue 25's benchmark found it).
+async fn a_sweep_whose_rounds_outlast_the_grace_hands_each_item_on_once(backend: Backend) {
+    let store = backend.store().await;
+    let now = base();
+    let items: Vec<DueItem> = (0..6)
+        .map(|n| {
+            let at = now - Duration::seconds(60 - n);
+            item(DueKind::SlaCheck, &format!("backlog-{n}"), at, at)
+        })
+        .collect();
+    put(&store, items).await;
+    let clock = Arc::new(shared::clock::FixedClock::new(now));
+    let slow = Arc::new(Slow {
+        clock: clock.clone(),
+        step: Duration::seconds(3),
+        handed: std::sync::Mutex::new(Vec::new()),
+    });
+    let worker = shared::due::DueWorker::new(
+        store.clone(),
+        clock.clone(),
+        shared::due::DueSettings::default(),
+        slow.clone(),
+    );
+    let report = worker
+        .sweep_all(2, std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    let handed = slow.handed.lock().unwrap().clone();
+    let mut unique = handed.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(handed.len(), 6, "each item handed on once");
+    assert_eq!(unique.len(), 6);
+    assert_eq!((report.found, report.handed_on), (6, 6));
+}
 
 fn base() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0).unwrap()

@@ -38,9 +38,15 @@ fn contact(n: usize) -> String {
 }
 
 fn seed() -> String {
+    seed_with(None)
+}
+
+/// The seed; with `crm` (a base URL) the account is connected to that CRM, `LISTED` syncs owners
+/// to it (`has_integration`), and members and records carry external ids.
+fn seed_with(crm: Option<&str>) -> String {
     let router = |id: &str, sla: Value| {
         json!({"id": id, "name": id, "object_type": "contacts", "is_published": true,
-               "has_integration": false,
+               "has_integration": crm.is_some() && id == LISTED,
                "settings": {"owner_field": "contact_owner", "distribution_model": "round robin",
                             "ignore_working_hours": true, "sla": sla},
                "users": [{"email": M1}, {"email": M2}, {"email": M3}], "teams": []})
@@ -49,17 +55,18 @@ fn seed() -> String {
         "id": ACCOUNT, "name": "SLA", "active": true,
         "clients": [{"client_id": CLIENT.0, "client_secret": CLIENT.1,
                      "scopes": ["service-api/read", "service-api/create", "service-api/update", "service-api/delete"]}],
+        "crm": crm.map(|base| json!({"provider": "hubspot", "base_url": base, "access_token": "pat-sla-token"})),
         "users": [
-            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f71", "email": M1},
-            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f72", "email": M2},
-            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f73", "email": M3}
+            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f71", "email": M1, "external_id": "owner-1"},
+            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f72", "email": M2, "external_id": "owner-2"},
+            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f73", "email": M3, "external_id": "owner-3"}
         ],
         "routers": [
             router(LISTED, json!({"minutes": 2, "worked_field": "lead_status", "worked_values": ["connected"]})),
             router(PLAIN, Value::Null),
             router(SLOW, json!({"minutes": 5, "worked_field": "lead_status", "worked_values": ["connected"]}))
         ],
-        "records": {"contacts": (0..6).map(|n| json!({"id": contact(n), "fields": {"email": format!("lead{n}@prospect.example")}})).collect::<Vec<_>>()}
+        "records": {"contacts": (0..6).map(|n| json!({"id": contact(n), "fields": {"email": format!("lead{n}@prospect.example"), "external_id": format!("hs-{n}")}})).collect::<Vec<_>>()}
     }]})
     .to_string()
 }
@@ -72,16 +79,22 @@ enum Backend {
 
 /// The application in process over a fresh store, SLA minutes of 1 s.
 async fn app(backend: Backend) -> (TestApp, String) {
+    app_over(backend, seed()).await
+}
+
+/// The application in process over a fresh store and `seed`, SLA minutes of 1 s.
+async fn app_over(backend: Backend, seed: String) -> (TestApp, String) {
     let store: Arc<dyn Store> = match backend {
         Backend::Memory => Arc::new(MemoryStore::new()),
         Backend::Dynamo => Arc::new(TestTable::create().await.unwrap().store),
     };
     let deps = with_local_keys(Deps::new(store), None)
         .unwrap()
+        .with_outbound(shared::outbound::OutboundPolicy::LOCAL)
         .with_sla_minute(SlaMinute::parse("1").unwrap());
     let built = build_app_with(
         AppConfig {
-            seed: seed(),
+            seed,
             signing_key_pem: None,
         },
         deps,
@@ -120,7 +133,36 @@ on_both_stores!(
     the_router_and_explain_show_the_sla_and_explain_starts_no_check,
     an_unworked_record_is_reassigned_within_a_scaled_minute_and_counted_in_stats,
     writes_through_the_api_meet_or_cancel_the_check,
+    a_reassignment_syncs_the_new_owner_to_the_crm,
 );
+
+/// BEHAVIOR 14: "CRM sync as for any assignment": the reassignment's entry is `pending`, then
+/// `synced` once the CRM took the new owner.
+async fn a_reassignment_syncs_the_new_owner_to_the_crm(backend: Backend) {
+    let (fake, base) = fake_crm::FakeCrm::start().await.unwrap();
+    let (app, token) = app_over(backend, seed_with(Some(&base))).await;
+    let answer = dispatch(&app, &token, LISTED, &contact(0)).await;
+    assert_eq!(answer["user"], M1, "{answer}");
+    let entries = history_until(&app, &token, &contact(0), |e| {
+        e.len() >= 2 && e[0]["crm_sync"]["status"] == "synced"
+    })
+    .await;
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["reason"], "sla_reassignment");
+    assert_eq!(
+        entries[0]["crm_sync"],
+        json!({"status": "synced", "attempts": 1, "error": null})
+    );
+    let requests = fake.requests();
+    let owners: Vec<&Value> = requests
+        .iter()
+        .map(|r| &r.body["properties"]["hubspot_owner_id"])
+        .collect();
+    assert_eq!(owners, [&json!("owner-1"), &json!("owner-2")]);
+    assert!(requests
+        .iter()
+        .all(|r| r.path == "/crm/v3/objects/contacts/hs-0"));
+}
 
 async fn dispatch(app: &TestApp, token: &str, router: &str, record: &str) -> Value {
     let a = app

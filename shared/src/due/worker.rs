@@ -522,7 +522,19 @@ impl DueWorker {
     /// Errors: the store failed to read the index (items already handed on stay so).
     pub async fn sweep(self: &Arc<Self>, limit: usize) -> Result<SweepReport, DomainError> {
         let now = self.clock.now();
-        let overdue = self.store.overdue_due_items(now, limit).await?;
+        self.sweep_up_to(now, limit).await
+    }
+
+    /// [`Self::sweep`] of the items whose resume time is at or before `bound` (a round of
+    /// [`Self::sweep_all`]: items it re-armed itself are not found again, however long its
+    /// rounds take).
+    async fn sweep_up_to(
+        self: &Arc<Self>,
+        bound: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<SweepReport, DomainError> {
+        let now = self.clock.now();
+        let overdue = self.store.overdue_due_items(bound, limit).await?;
         let mut report = SweepReport {
             found: overdue.len(),
             ..SweepReport::default()
@@ -583,7 +595,9 @@ impl DueWorker {
     }
 
     /// Sweeps in rounds of `batch` until a round finds fewer than `batch` items or `budget` has
-    /// passed (a scheduled Lambda invocation has a time limit).
+    /// passed (a scheduled Lambda invocation has a time limit). Every round takes the items
+    /// overdue when the sweep began: an item re-armed by an earlier round (its resume time moved
+    /// by the grace) is not handed on twice, even when the rounds outlast the grace.
     ///
     /// Errors: as [`Self::sweep`].
     pub async fn sweep_all(
@@ -592,9 +606,10 @@ impl DueWorker {
         budget: Duration,
     ) -> Result<SweepReport, DomainError> {
         let started = std::time::Instant::now();
+        let bound = self.clock.now();
         let mut total = SweepReport::default();
         loop {
-            let round = self.sweep(batch).await?;
+            let round = self.sweep_up_to(bound, batch).await?;
             total.found += round.found;
             total.handed_on += round.handed_on;
             for (kind, late) in round.oldest_overdue {
