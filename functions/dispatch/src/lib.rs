@@ -322,15 +322,7 @@ pub fn is_schedule_event(event: &Value) -> bool {
         && event["detail-type"].as_str() == Some("Scheduled Event")
 }
 
-/// Whether a raw Lambda event is an SQS batch (rather than an API Gateway request):
-/// `Records[0].eventSource == "aws:sqs"`.
-pub fn is_sqs_event(event: &Value) -> bool {
-    event["Records"]
-        .as_array()
-        .and_then(|r| r.first())
-        .and_then(|r| r["eventSource"].as_str())
-        == Some("aws:sqs")
-}
+pub use shared::api::is_sqs_event;
 
 /// The Lambda handler of the dispatch binary: an SQS batch goes to [`handle_sqs_batch`] (the
 /// answer is the partial batch response), an EventBridge scheduled event to

@@ -410,15 +410,6 @@ pub async fn handle_sqs_batch(due: &Arc<DueWorker>, event: SqsEvent) -> SqsBatch
     response
 }
 
-/// Whether a raw Lambda event is an SQS batch: `Records[0].eventSource == "aws:sqs"`.
-pub fn is_sqs_event(event: &Value) -> bool {
-    event["Records"]
-        .as_array()
-        .and_then(|r| r.first())
-        .and_then(|r| r["eventSource"].as_str())
-        == Some("aws:sqs")
-}
-
 /// The Lambda handler of the webhooks binary: an SQS batch goes to [`handle_sqs_batch`],
 /// anything else is an API Gateway (HTTP API, payload 2.0) request served by the app.
 #[derive(Clone)]
@@ -445,7 +436,7 @@ impl LambdaHandler {
     /// Errors: an event that is neither an SQS batch nor an API Gateway request.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
         let LambdaEvent { payload, context } = event;
-        if is_sqs_event(&payload) {
+        if shared::api::is_sqs_event(&payload) {
             // Every log line of the invocation carries its request and trace ids; its metrics
             // are flushed when it ends (an API request does both in its own middleware).
             let span = tracing::info_span!(

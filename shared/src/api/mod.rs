@@ -81,6 +81,17 @@ where
     with_item_methods(MethodRouter::new(), allow, methods, param)
 }
 
+/// Whether a raw Lambda event is an SQS batch (rather than an API Gateway request or a
+/// scheduled event): `Records[0].eventSource == "aws:sqs"`. The dispatch and webhooks functions
+/// both tell their event sources apart with it.
+pub fn is_sqs_event(event: &serde_json::Value) -> bool {
+    event["Records"]
+        .as_array()
+        .and_then(|r| r.first())
+        .and_then(|r| r["eventSource"].as_str())
+        == Some("aws:sqs")
+}
+
 /// Every path that ends with this suffix is an [`empty_id_route`].
 pub const EMPTY_ID_SUFFIX: &str = "/";
 
