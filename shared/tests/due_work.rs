@@ -19,6 +19,7 @@ use uuid::Uuid;
 on_both_stores!(
     an_item_is_claimed_once_per_attempt_and_again_only_after_its_lease_lapses,
     fifty_concurrent_claims_of_one_item_let_exactly_one_hold_it,
+    a_claim_retried_after_it_applied_still_holds_the_item,
     settling_on_the_lease_removes_the_item_or_moves_it_to_its_next_attempt,
     a_settlement_without_the_lease_is_refused_and_writes_nothing,
     the_overdue_items_come_oldest_first_up_to_the_limit,
@@ -211,6 +212,32 @@ async fn an_item_is_claimed_once_per_attempt_and_again_only_after_its_lease_laps
             .await
             .unwrap(),
         None
+    );
+}
+
+/// The SDK retries a request whose response was lost (a timeout, a reset connection, a 5xx
+/// after the write applied): the retried claim finds its own lease on the item. It must learn
+/// that it holds the item; otherwise nobody runs it until the lease lapses.
+async fn a_claim_retried_after_it_applied_still_holds_the_item(backend: Backend) {
+    let store = backend.store().await;
+    let now = base();
+    let due = item(DueKind::SlaCheck, "e3", now, now);
+    put(&store, vec![due.clone()]).await;
+    let held = lease(now, 60);
+    let first = store.claim_due(&due.id, 0, &held, now).await.unwrap();
+    let retried = store.claim_due(&due.id, 0, &held, now).await.unwrap();
+    assert!(first.is_some());
+    assert_eq!(
+        retried, first,
+        "the retry gets the item as its first attempt stored it"
+    );
+    assert_eq!(
+        store
+            .claim_due(&due.id, 0, &lease(now, 60), now)
+            .await
+            .unwrap(),
+        None,
+        "another lease still gets nothing"
     );
 }
 

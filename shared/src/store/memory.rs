@@ -845,14 +845,15 @@ impl Store for MemoryStore {
         now: DateTime<Utc>,
     ) -> StoreResult<Option<DueItem>> {
         let mut state = self.lock();
-        let Some(item) = state
-            .due
-            .get(id)
-            .filter(|item| item.attempt == attempt && !item.leased_at(now))
-            .cloned()
-        else {
+        let Some(item) = state.due.get(id).cloned() else {
             return Ok(None);
         };
+        if item.lease.as_ref().is_some_and(|held| held.id == lease.id) {
+            return Ok(Some(item));
+        }
+        if item.attempt != attempt || item.leased_at(now) {
+            return Ok(None);
+        }
         let claimed = DueItem {
             lease: Some(lease.clone()),
             resume_at: lease.until,

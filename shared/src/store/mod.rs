@@ -332,7 +332,9 @@ pub trait Store: Send + Sync + 'static {
     /// exactly `attempt` attempts and no lease holds it at `now`, stores `lease` on it (its
     /// `resume_at` becomes the lease's end) and returns it as stored; otherwise `None` (another
     /// worker holds it, the attempt was made, or the work is over). One conditional write: of
-    /// racing claims at most one gets the item.
+    /// racing claims at most one gets the item. A claim whose `lease` the item already holds
+    /// returns it as stored: a request retried after its first attempt applied (a lost response,
+    /// a timeout) still learns that it holds the item, instead of leaving it to lapse.
     async fn claim_due(
         &self,
         id: &DueId,

@@ -47,6 +47,7 @@ use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
 };
@@ -334,6 +335,41 @@ impl DynamoStore {
                 Ok(None)
             }
             Err(e) => Err(backend(e)),
+        }
+    }
+
+    /// As [`Self::update_conditional`], but a failed condition returns the item as it is
+    /// (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no extra read): `Ok(Ok(new))` when the
+    /// update applied, `Ok(Err(Some(current)))` when the condition failed on an existing item,
+    /// `Ok(Err(None))` when it failed on an absent one or lost to a transaction.
+    async fn update_conditional_or_current(
+        &self,
+        key: &Key,
+        update: &Expr,
+        condition: &str,
+    ) -> StoreResult<Result<Item, Option<Item>>> {
+        let sent = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .update_expression(&update.text)
+            .condition_expression(condition)
+            .set_expression_attribute_names(update.names_opt())
+            .set_expression_attribute_values(update.values_opt())
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match sent {
+            Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
+            Err(e) => match e.into_service_error() {
+                UpdateItemError::ConditionalCheckFailedException(failed) => Ok(Err(failed.item)),
+                UpdateItemError::TransactionConflictException(_) => Ok(Err(None)),
+                other => Err(backend(other)),
+            },
         }
     }
 
@@ -1058,10 +1094,22 @@ impl Store for DynamoStore {
         .value(":attempt", n(u64::from(attempt)))
         .value(":now", items::millis(now));
         let condition = "attribute_exists(#pk) AND #attempt = :attempt AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
-        self.update_conditional(&keys::due_item(id), &update, condition)
+        let item = match self
+            .update_conditional_or_current(&keys::due_item(id), &update, condition)
             .await?
-            .map(|item| items::read_due_item(&item))
-            .transpose()
+        {
+            Ok(claimed) => claimed,
+            // The item already holds this lease: a retry of this claim whose first attempt
+            // applied (the SDK retries a request whose response was lost).
+            Err(Some(current))
+                if current.get(items::DUE_LEASE_ID).and_then(|v| v.as_s().ok())
+                    == Some(&lease.id) =>
+            {
+                current
+            }
+            Err(_) => return Ok(None),
+        };
+        items::read_due_item(&item).map(Some)
     }
 
     async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()> {
