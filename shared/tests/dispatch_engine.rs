@@ -557,8 +557,9 @@ async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_
 
 /// Issue 14 goal 4: a dispatch on a warm instance (account, teams and catalogue cached) makes
 /// three sequential rounds of store calls: the independent reads together (router, record,
-/// members, rotation state, and the month's count for an account with a quota), the chosen
-/// member's consistent read, and the commit. A retry after a lost race reads again what the race
+/// rotation state, webhook subscriptions, and the month's count for an account with a quota),
+/// the router's pool by key in one consistent batch (issue 23: not the account's members, and
+/// nothing to read again), and the commit. A retry after a lost race reads again what the race
 /// can have changed, not the router.
 async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backend) {
     use shared::store::faulty::FaultyStore;
@@ -602,9 +603,8 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
         let mut expected = BTreeMap::from([
             ("get_router", 1),
             ("find_record", 1),
-            ("list_members", 1),
+            ("get_members", 1),
             ("rotation_state", 1),
-            ("get_member", 1),
             ("commit_assignment", 1),
             // The account's webhook subscriptions (BEHAVIOR 13), read in the first wave.
             ("list_webhooks", 1),
@@ -616,7 +616,7 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
         assert_eq!(rounds, 3, "quota {quota:?}: {calls:?}");
 
         // Every commit loses a race until the deadline: each retry re-reads the record, the
-        // members, the rotation state (and the count) and the chosen member, never the router.
+        // pool, the rotation state (and the count), never the router.
         faulty
             .faults
             .commits_conflict
@@ -629,6 +629,7 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
         assert_eq!(calls["get_router"], 1, "{calls:?}");
         assert_eq!(calls["find_record"], commits, "{calls:?}");
         assert_eq!(calls["rotation_state"], commits, "{calls:?}");
+        assert_eq!(calls["get_members"], commits, "{calls:?}");
     }
 }
 

@@ -179,6 +179,7 @@ fn router(account_id: AccountId, name: &str, ms: i64) -> Router {
         updated_at: at(ms),
         archived_at: None,
         archived_by: None,
+        member_ids: Vec::new(),
     }
 }
 

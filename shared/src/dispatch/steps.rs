@@ -26,6 +26,7 @@ use crate::model::router::{DistributionModel, RotationType, Router, RouterSettin
 use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
+use crate::routers::roster::{read_roster, Named, Roster};
 use crate::schedule::availability::availability;
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
@@ -35,6 +36,7 @@ use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use crate::webhooks::Notify;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Why a step stopped the run.
@@ -163,8 +165,8 @@ pub struct Planned {
     pub sla_check: Option<(DateTime<Utc>, CheckSubject)>,
 }
 
-/// The most store requests one dispatch sends at once: the round of reads in [`plan`] (router,
-/// record, member pages, rotation state, monthly count). The dispatch function opens this many
+/// The most store requests one dispatch sends at once: the first round of reads in [`plan`]
+/// (router, record, rotation state, monthly count, webhook subscriptions). The dispatch function opens this many
 /// DynamoDB connections during init ([`Deps::from_env_with_connections`](crate::deps::Deps::from_env_with_connections)),
 /// so that its first request opens none (issue 14 goal 3; `infra/scripts/bench-coldstart.sh`
 /// counts them).
@@ -176,11 +178,37 @@ pub const CONCURRENT_READS: usize = 5;
 /// Errors: [`Stop::Skip`] at the first check that stops the run, [`Stop::Failed`] when the
 /// store fails.
 pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Planned> {
+    let now = cx.clock.now();
+    let first = first_round(cx, run, now).await?;
+    trace.subscriptions = first.subscriptions;
+    let checked = check(cx, run, first.found, trace).await?; // steps 2 to 9
+    let (member, reason, rotation) = choose_owner(cx, run, &checked, now, trace).await?;
+    Ok(assign(cx, run, &checked, member, reason, rotation, now))
+}
+
+/// What the first round of reads found, for the steps to check.
+struct Found {
+    directory: Option<Arc<AccountDirectory>>,
+    router: Option<Router>,
+    record: Option<Record>,
+    rotation: RotationState,
+    count: u64,
+    month: String,
+}
+
+/// The first round: whose account (the token's, or on the queue path the router's, read
+/// first), the account directory (cached), then at once whatever the steps may need that
+/// depends on no answer of theirs: router, record, rotation state, monthly count and (for a
+/// run that writes) the webhook subscriptions.
+struct FirstRound {
+    found: Found,
+    subscriptions: Vec<WebhookSubscription>,
+}
+
+async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Step<FirstRound> {
     let request = run.request;
     let router_id = RouterId::try_parse(&request.router_id);
-    let now = cx.clock.now();
     let month = now.format("%Y-%m").to_string();
-    // Whose account: the token's, or on the queue path the router's (read first).
     let (account_id, owning_router) = match run.context {
         AccountContext::Token(account_id) => (account_id, None),
         AccountContext::RouterOwner => {
@@ -190,11 +218,8 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
     };
     let directory = cx.directory.get(cx.store, cx.sealer, account_id).await?; // cached
     let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
-    // One round of reads: whatever the steps below may need that depends on no answer of
-    // theirs. A warm dispatch then needs two more round trips: the chosen member's
-    // consistent read and the commit.
     let known = run.known_router.cloned().or(owning_router);
-    let (router, record, members, rotation, count, subscriptions) = tokio::try_join!(
+    let (router, record, rotation, count, subscriptions) = tokio::try_join!(
         async {
             match (known, router_id) {
                 (Some(router), _) => Ok(Some(router)),
@@ -208,7 +233,6 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
                 None => Ok(None),
             }
         },
-        all_member_pages(cx, account_id),
         async {
             match router_id {
                 Some(id) => cx.store.rotation_state(id).await,
@@ -229,9 +253,43 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
             Ok(cx.store.list_webhooks(account_id, &page).await?.items)
         },
     )?;
-    trace.subscriptions = subscriptions;
-    let account = account(directory.as_deref())?; // step 2
-    let router = self::router(router.filter(|r| r.account_id == account.id), trace)?; // steps 3, 4
+    Ok(FirstRound {
+        found: Found {
+            directory,
+            router,
+            record,
+            rotation,
+            count,
+            month,
+        },
+        subscriptions,
+    })
+}
+
+/// Everything steps 2 to 9 established, for the choice of an owner.
+struct Checked {
+    directory: Arc<AccountDirectory>,
+    router: Router,
+    settings: RouterSettings,
+    owner_field: FieldDef,
+    record: Record,
+    rotation: RotationState,
+    /// The router's roster and every member the run names, read in the second round.
+    roster: Roster,
+    /// Step 10's company, read in the second round (contacts with `account_matching`).
+    company: Option<Record>,
+    month: String,
+}
+
+/// Steps 2 to 9 over what the first round found, and the second round of reads they make
+/// possible: the roster (the pool, the backup user and any member the trigger or an SLA
+/// reassignment names, by key: [`read_roster`]) and step 10's company, at once.
+async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace) -> Step<Checked> {
+    let directory = found.directory;
+    account(directory.as_deref())?; // step 2
+    let directory = directory.ok_or(Skip::AccountNotFound)?;
+    let account = &directory.account;
+    let router = self::router(found.router.filter(|r| r.account_id == account.id), trace)?; // steps 3, 4
     let catalogue = cx
         .catalogues
         .get(cx.store, account.id)
@@ -239,83 +297,131 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         .get(router.object_type)
         .clone();
     let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
-    let record = self::record(record, &router)?; // step 6
+    let (settings, owner_field) = (settings.clone(), owner_field.clone());
+    let record = self::record(found.record, &router)?; // step 6
     if run
         .sla
         .is_some_and(|sla| sla.record_version != record.version)
     {
         return Err(Stop::RecordMoved);
     }
-    trigger(settings, &record, &catalogue, &members, trace)?; // step 7
+    let trigger_ids = trigger_member_ids(&settings, &record, &catalogue);
+    let owner: Vec<&str> = run.sla.map(|sla| sla.owner.as_str()).into_iter().collect();
+    let named = Named {
+        ids: &trigger_ids,
+        emails: &owner,
+    };
+    let (roster, company) = tokio::try_join!(
+        async {
+            read_roster(cx.store, account.id, &router, &directory.teams, named)
+                .await
+                .map_err(Stop::from)
+        },
+        matching_company(cx, account.id, &router, &settings, &record),
+    )?;
+    trigger(&settings, &record, &catalogue, &roster.members, trace)?; // step 7
     if run.sla.is_none() {
-        overwrite(settings, &record, owner_field)?; // step 8 (an SLA reassignment ignores it)
+        overwrite(&settings, &record, &owner_field)?; // step 8 (an SLA reassignment ignores it)
     }
-    self::quota(account, count)?; // step 9
-    let teams = directory.as_ref().map_or(&[][..], |d| d.teams.as_slice());
-    // The members come from an eventually consistent list: the chosen one is read again,
-    // consistently, and a choice made on a stale copy is made again with the fresh one.
-    let account = account.clone();
-    let mut members = members;
-    let mut decided = None;
+    self::quota(account, found.count)?; // step 9
+    Ok(Checked {
+        directory,
+        router,
+        settings,
+        owner_field,
+        record,
+        rotation: found.rotation,
+        roster,
+        company,
+        month: found.month,
+    })
+}
+
+/// Steps 10 to 14 until the chosen member is known fresh: a member read by key in the roster
+/// is; one read from the e-mail index (a router stored before its ids were resolved, step
+/// 10's company owner) is read again, consistently, and a choice made on a stale copy is made
+/// again with the fresh one.
+async fn choose_owner(
+    cx: &Context<'_>,
+    run: &Run<'_>,
+    checked: &Checked,
+    now: DateTime<Utc>,
+    trace: &mut Trace,
+) -> Step<(Member, AssignmentReason, RotationWrite)> {
+    let account = &checked.directory.account;
+    let mut roster = checked.roster.clone();
+    let owner = checked
+        .company
+        .as_ref()
+        .and_then(|c| c.value("company_owner"));
+    if let Some(owner) = owner.filter(|o| roster.by_email(o).is_none()) {
+        if let Some(member) = cx.store.find_member_by_email(account.id, owner).await? {
+            roster.add_indexed(member);
+        }
+    }
     for _ in 0..MAX_STALE_CHOICES {
         let (email, reason, rotation) = decide(
-            cx,
             Decision {
-                account: &account,
-                router: &router,
-                settings,
-                record: &record,
-                members: &members,
-                teams,
-                rotation: &rotation,
+                router: &checked.router,
+                settings: &checked.settings,
+                company: checked.company.as_ref(),
+                members: &roster.members,
+                teams: &checked.directory.teams,
+                rotation: &checked.rotation,
                 now,
                 excluded: run.sla.map(|sla| sla.owner.as_str()),
             },
             trace,
-        )
-        .await?;
-        let Some(listed) = members
+        )?;
+        let Some(listed) = roster
+            .members
             .iter()
             .find(|m| m.email.as_str() == email && m.is_active())
+            .cloned()
         else {
             return Err(DomainError::internal(format!(
                 "the chosen owner {email} is not an active member"
             ))
             .into());
         };
+        if roster.is_consistent(listed.id) {
+            return Ok((listed, reason, rotation));
+        }
         let fresh = cx.store.get_member(account.id, listed.id).await?;
+        roster.members.retain(|m| m.id != listed.id);
         match fresh {
-            Some(fresh) if fresh.version == listed.version => {
-                decided = Some((fresh, reason, rotation));
-                break;
-            }
+            Some(fresh) if fresh.version == listed.version => return Ok((fresh, reason, rotation)),
             Some(fresh) => {
-                let id = fresh.id;
-                members.retain(|m| m.id != id);
-                members.push(fresh);
+                roster.consistent.insert(fresh.id);
+                roster.members.push(fresh);
             }
-            None => {
-                let id = listed.id;
-                members.retain(|m| m.id != id);
-            }
+            None => {}
         }
     }
-    let Some((member, reason, rotation)) = decided else {
-        return Err(DomainError::internal(
-            "the account's members kept changing while an owner was chosen",
-        )
-        .into());
-    };
-    let member = &member;
+    Err(
+        DomainError::internal("the account's members kept changing while an owner was chosen")
+            .into(),
+    )
+}
+
+/// The assignment of `member` (steps 15 on): the writes and the answer.
+fn assign(
+    cx: &Context<'_>,
+    run: &Run<'_>,
+    checked: &Checked,
+    member: Member,
+    reason: AssignmentReason,
+    rotation: RotationWrite,
+    now: DateTime<Utc>,
+) -> Planned {
     let member_write = match reason {
         AssignmentReason::Backup => None,
-        _ => count_assignment(member, router.object_type, now),
+        _ => count_assignment(&member, checked.router.object_type, now),
     };
     // The member the record is taken from by an SLA reassignment (BEHAVIOR 13's `notify`).
-    let previous = run
-        .sla
-        .and_then(|sla| members.iter().find(|m| m.email.as_str() == sla.owner));
-    let check = settings
+    let previous = run.sla.and_then(|sla| checked.roster.by_email(&sla.owner));
+    let check = checked
+        .settings
         .sla
         .as_ref()
         .zip(starts_check(reason, run.sla.map(|sla| sla.reassignments)));
@@ -323,38 +429,71 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
         Some(_) => AssignmentReason::SlaReassignment,
         None => reason,
     };
-    let crm = router.has_integration.then(|| {
-        let connection = directory.as_ref().and_then(|d| d.crm.as_ref());
-        CrmSync::prepare(connection, router.object_type, &record, member)
+    let crm = checked.router.has_integration.then(|| {
+        let connection = checked.directory.crm.as_ref();
+        CrmSync::prepare(
+            connection,
+            checked.router.object_type,
+            &checked.record,
+            &member,
+        )
     });
-    Ok(assignment(AssignmentParts {
+    assignment(AssignmentParts {
         cx,
         run,
-        account: &account,
-        router: &router,
-        record,
-        owner_field,
-        member,
+        account: &checked.directory.account,
+        router: &checked.router,
+        record: checked.record.clone(),
+        owner_field: &checked.owner_field,
+        member: &member,
         reason,
         rotation,
         member_write,
         now,
-        month,
+        month: checked.month.clone(),
         crm,
         previous,
         check,
-    }))
+    })
+}
+
+/// The member ids step 7 resolves: the trigger read once with a resolver that notes what it
+/// is asked (a `user` value that is a member id, in a condition or in the record).
+fn trigger_member_ids(
+    settings: &RouterSettings,
+    record: &Record,
+    catalogue: &Catalogue,
+) -> Vec<MemberId> {
+    let Some(trigger) = &settings.trigger else {
+        return Vec::new();
+    };
+    let asked = std::cell::RefCell::new(Vec::new());
+    let note = |id: &str| {
+        if let Some(id) = MemberId::try_parse(id) {
+            let mut asked = asked.borrow_mut();
+            if !asked.contains(&id) {
+                asked.push(id);
+            }
+        }
+        None
+    };
+    trigger.explain(record, catalogue, &note);
+    asked.into_inner()
 }
 
 /// Choices made again when the consistent read of the chosen member shows the list was stale.
 const MAX_STALE_CHOICES: usize = 5;
 
+/// The rotation state an assignment writes: the router, its next state, and the version it
+/// replaces (`None`: account matching and backup move no rotation).
+type RotationWrite = Option<(RouterId, RotationState, u64)>;
+
 /// What steps 10 to 14 decide over.
 struct Decision<'a> {
-    account: &'a Account,
     router: &'a Router,
     settings: &'a RouterSettings,
-    record: &'a Record,
+    /// Step 10's company (read with the roster), when the run matches accounts.
+    company: Option<&'a Record>,
     members: &'a [Member],
     teams: &'a [Team],
     rotation: &'a RotationState,
@@ -364,15 +503,7 @@ struct Decision<'a> {
 }
 
 /// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
-async fn decide(
-    cx: &Context<'_>,
-    d: Decision<'_>,
-    trace: &mut Trace,
-) -> Step<(
-    String,
-    AssignmentReason,
-    Option<(RouterId, RotationState, u64)>,
-)> {
+fn decide(d: Decision<'_>, trace: &mut Trace) -> Step<(String, AssignmentReason, RotationWrite)> {
     let pool = Pool::new(
         d.members,
         d.now,
@@ -382,21 +513,11 @@ async fn decide(
     );
     trace.explanation.account_match = None;
     trace.explanation.candidates = None;
-    let matched = account_matching(
-        cx,
-        d.account.id,
-        d.router,
-        d.settings,
-        d.record,
-        &pool,
-        trace,
-    )
-    .await?;
-    Ok(match matched {
+    Ok(match account_matching(d.company, &pool, trace) {
         Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
         None => {
             let teams = team_members(d.router, d.teams, &pool);
-            let candidates = pool.candidates(d.router, d.settings, &teams); // step 11
+            let candidates = pool.candidates(d.router, d.settings, d.teams); // step 11
             trace.explanation.candidates = Some(candidates.clone());
             if candidates.iter().any(Candidate::available) {
                 if !candidates.iter().any(Candidate::under_capacity) {
@@ -525,7 +646,8 @@ fn record(record: Option<Record>, router: &Router) -> Step<Record> {
 }
 
 /// Step 7: the trigger holds for the record (no trigger matches every record). A member id in
-/// a `user` condition is resolved among every member of the account. Every condition is read
+/// a `user` value is resolved among `members`, which hold every id the trigger asks for
+/// ([`trigger_member_ids`], read with the roster), archived members included. Every condition is read
 /// (no short-circuit) and the reading goes into `trace`.
 fn trigger(
     settings: &RouterSettings,
@@ -649,14 +771,13 @@ impl<'m> Pool<'m> {
         self.is_active(email) && self.assess(email, false).under_capacity()
     }
 
-    /// Step 11's pool: the router's users, then the members of its teams in team order,
-    /// without duplicates and without archived members; each assessed (a percentage router's
-    /// weight-0 users are `zero_weight`).
+    /// Step 11's pool ([`Router::pool_emails`]) without archived members, each assessed (a
+    /// percentage router's weight-0 users are `zero_weight`).
     fn candidates(
         &self,
         router: &Router,
         settings: &RouterSettings,
-        teams: &[(String, Vec<String>)],
+        teams: &[Team],
     ) -> Vec<Candidate> {
         let percentage = settings.distribution_model == Some(DistributionModel::Percentage);
         let zero_weight = |email: &str| {
@@ -667,35 +788,24 @@ impl<'m> Pool<'m> {
                     .find(|u| u.email.as_str() == email)
                     .is_none_or(|u| distribution::is_zero_weight(u.percentage))
         };
-        let mut pool: Vec<String> = Vec::new();
-        let users = router.users.iter().map(|u| u.email.as_str().to_string());
-        let team_members = teams
-            .iter()
-            .flat_map(|(_, members)| members.iter().cloned());
-        for email in users.chain(team_members) {
-            if self.is_active(&email) && !pool.contains(&email) {
-                pool.push(email);
-            }
-        }
-        pool.iter()
+        router
+            .pool_emails(teams)
+            .into_iter()
+            .filter(|email| self.is_active(email))
             .map(|email| self.assess(email, zero_weight(email)))
             .collect()
     }
 }
 
-/// Step 10 (contacts only, with `account_matching`): the `company_owner` of the oldest active
-/// company whose `website_url` is the contact's e-mail domain, when that owner is an active
-/// member who is available and under capacity, in the router's pool or not. A matched company
-/// goes into `trace`.
-async fn account_matching(
+/// Step 10's read (contacts only, with `account_matching`): the oldest active company whose
+/// `website_url` is the contact's e-mail domain, found by the uniqueness guard in one read.
+async fn matching_company(
     cx: &Context<'_>,
     account_id: AccountId,
     router: &Router,
     settings: &RouterSettings,
     contact: &Record,
-    pool: &Pool<'_>,
-    trace: &mut Trace,
-) -> Step<Option<String>> {
+) -> Step<Option<Record>> {
     if !settings.account_matching || router.object_type != ObjectType::Contacts {
         return Ok(None);
     }
@@ -706,7 +816,6 @@ async fn account_matching(
     else {
         return Ok(None);
     };
-    // Website URLs are unique among active companies: the uniqueness guard finds it in one read.
     let key = UniqueKey {
         field: "website_url".into(),
         value: domain.to_string(),
@@ -715,9 +824,17 @@ async fn account_matching(
         .store
         .find_by_unique_key(account_id, ObjectType::Companies, &key)
         .await?;
-    let Some(company) = company.filter(|c| c.is_active()) else {
-        return Ok(None);
-    };
+    Ok(company.filter(|c| c.is_active()))
+}
+
+/// Step 10: the matched `company`'s `company_owner`, when that owner is an active member who
+/// is available and under capacity, in the router's pool or not. The match goes into `trace`.
+fn account_matching(
+    company: Option<&Record>,
+    pool: &Pool<'_>,
+    trace: &mut Trace,
+) -> Option<String> {
+    let company = company?;
     let owner = company.value("company_owner").map(str::to_string);
     let eligible = owner.as_deref().is_some_and(|o| pool.eligible(o));
     trace.explanation.account_match = Some(AccountMatch {
@@ -725,7 +842,7 @@ async fn account_matching(
         owner: owner.clone(),
         eligible,
     });
-    Ok(owner.filter(|_| eligible))
+    owner.filter(|_| eligible)
 }
 
 /// The router's teams, in router order, each with its active members in team order.
@@ -822,7 +939,7 @@ struct AssignmentParts<'a> {
     owner_field: &'a FieldDef,
     member: &'a Member,
     reason: AssignmentReason,
-    rotation: Option<(RouterId, RotationState, u64)>,
+    rotation: RotationWrite,
     member_write: Option<(Member, u64)>,
     now: DateTime<Utc>,
     month: String,
@@ -909,26 +1026,5 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         crm: p.crm,
         notify: Notify::of(p.member, p.previous),
         sla_check,
-    }
-}
-
-/// Members read per store page when the pool is loaded.
-const MEMBER_PAGE: usize = 100;
-
-/// Every member of the account, archived ones included (a trigger may name any member).
-async fn all_member_pages(
-    cx: &Context<'_>,
-    account_id: AccountId,
-) -> crate::store::StoreResult<Vec<Member>> {
-    // One walk with a cursor: each item is read once, whatever the pool's size.
-    let mut all = Vec::new();
-    let mut page = Page::first(MEMBER_PAGE, true);
-    loop {
-        let listed = cx.store.list_members(account_id, &page).await?;
-        all.extend(listed.items);
-        match listed.next {
-            Some(position) => page = Page::after(MEMBER_PAGE, position, true),
-            None => return Ok(all),
-        }
     }
 }

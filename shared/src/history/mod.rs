@@ -12,6 +12,7 @@
 pub mod stats;
 pub mod view;
 
+use crate::routers::roster::{read_roster, Named};
 pub use stats::StatsWindow;
 pub use view::{ByReason, DispatchEntryView, MemberStats, RouterStats, SlaStateView};
 
@@ -36,9 +37,6 @@ pub struct HistoryService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
 }
-
-/// Members read per store page when the pool is loaded for stats.
-const MEMBER_PAGE: usize = 100;
 
 impl HistoryService {
     /// A service over `store`, reading the time (what has expired) from `clock`.
@@ -205,51 +203,32 @@ impl HistoryService {
             .ok_or_else(|| DomainError::not_found("Router not found"))
     }
 
-    /// The router's current pool (BEHAVIOR 6.11): its users, then its teams' members in team
-    /// order, without duplicates and without archived members.
+    /// The router's current pool (BEHAVIOR 6.11, [`Router::pool_emails`]: the rule dispatch
+    /// uses) without archived members, its members read by key ([`read_roster`]): O(pool).
     async fn pool(
         &self,
         account_id: AccountId,
         router: &Router,
     ) -> Result<Vec<String>, DomainError> {
-        let mut members: Vec<Member> = Vec::new();
-        let mut page = Page::first(MEMBER_PAGE, false);
-        loop {
-            let listed = self.store.list_members(account_id, &page).await?;
-            members.extend(listed.items);
-            match listed.next {
-                Some(position) => page = Page::after(MEMBER_PAGE, position, false),
-                None => break,
-            }
-        }
-        let active = |email: &str| {
-            members
-                .iter()
-                .any(|m| m.email.as_str() == email && m.is_active())
-        };
         let teams = if router.teams.is_empty() {
             Vec::new()
         } else {
             self.store.list_teams(account_id).await?
         };
-        let team_members = router.teams.iter().flat_map(|name| {
-            teams
-                .iter()
-                .filter(move |t| &t.name == name)
-                .flat_map(|t| t.members.iter().map(|e| e.as_str().to_string()))
-        });
-        let mut pool: Vec<String> = Vec::new();
-        for email in router
-            .users
-            .iter()
-            .map(|u| u.email.as_str().to_string())
-            .chain(team_members)
-        {
-            if active(&email) && !pool.contains(&email) {
-                pool.push(email);
-            }
-        }
-        Ok(pool)
+        let roster = read_roster(
+            self.store.as_ref(),
+            account_id,
+            router,
+            &teams,
+            Named::default(),
+        )
+        .await?;
+        Ok(router
+            .pool_emails(&teams)
+            .into_iter()
+            .filter(|email| roster.by_email(email).is_some_and(Member::is_active))
+            .map(str::to_string)
+            .collect())
     }
 }
 

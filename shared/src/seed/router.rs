@@ -7,7 +7,9 @@ use crate::fields::definition::FieldType;
 use crate::model::account::Team;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+use crate::model::router::{
+    DistributionModel, RosterMember, RotationType, Router, RouterSettings, RouterUser,
+};
 use crate::sla::parse_setting;
 use crate::types::ids::AccountId;
 use std::collections::HashMap;
@@ -137,7 +139,7 @@ impl Loader {
             .archived
             .0
             .map(|_| r.archived_by.unwrap_or_else(|| "provisioning".into()));
-        Ok(Router {
+        let mut router = Router {
             id: r.id,
             account_id,
             name: r.name,
@@ -151,7 +153,25 @@ impl Loader {
             updated_at: created_at,
             archived_at: r.archived.0,
             archived_by,
-        })
+            member_ids: Vec::new(),
+        };
+        // Provisioning is the only change of membership (members, teams and routers are
+        // inserted together; the API edits no e-mail or team): the ids resolved now hold.
+        let roster = router.roster_emails(teams);
+        let member_ids = roster
+            .iter()
+            .filter_map(|email| {
+                members
+                    .iter()
+                    .find(|m| m.email.as_str() == *email && m.is_active())
+                    .map(|m| RosterMember {
+                        email: m.email.clone(),
+                        id: m.id,
+                    })
+            })
+            .collect();
+        router.member_ids = member_ids;
+        Ok(router)
     }
 }
 

@@ -248,6 +248,11 @@ impl Store for FaultyStore {
         self.observed("get_member", self.inner.get_member(a, m))
             .await
     }
+    async fn get_members(&self, a: AccountId, ids: &[MemberId]) -> StoreResult<Vec<Member>> {
+        self.check()?;
+        self.observed("get_members", self.inner.get_members(a, ids))
+            .await
+    }
     async fn find_member_by_email(&self, a: AccountId, e: &str) -> StoreResult<Option<Member>> {
         self.check()?;
         self.observed(

@@ -605,6 +605,22 @@ impl Store for MemoryStore {
             .cloned())
     }
 
+    async fn get_members(
+        &self,
+        account_id: AccountId,
+        ids: &[MemberId],
+    ) -> StoreResult<Vec<Member>> {
+        let state = self.lock();
+        let mut seen = std::collections::HashSet::new();
+        Ok(ids
+            .iter()
+            .filter(|id| seen.insert(**id))
+            .filter_map(|id| state.members.get(id))
+            .filter(|m| m.account_id == account_id)
+            .cloned()
+            .collect())
+    }
+
     async fn find_member_by_email(
         &self,
         account_id: AccountId,

@@ -206,6 +206,16 @@ pub trait Store: Send + Sync + 'static {
         member_id: MemberId,
     ) -> StoreResult<Option<Member>>;
 
+    /// The members of `ids` that exist in the account, archived or not, in the order of
+    /// `ids` (each once), read consistently in one wave (DynamoDB: `BatchGetItem`s of up to 100
+    /// keys): how dispatch and stats read a router's pool, at a cost that follows the pool, not
+    /// the account (issue 23).
+    async fn get_members(
+        &self,
+        account_id: AccountId,
+        ids: &[MemberId],
+    ) -> StoreResult<Vec<Member>>;
+
     /// A member by e-mail (case-insensitive), archived or not.
     async fn find_member_by_email(
         &self,

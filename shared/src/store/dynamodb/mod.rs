@@ -472,26 +472,37 @@ impl DynamoStore {
         }
     }
 
-    /// The items of `keys` that exist (consistent `BatchGetItem`s of up to 100 keys), with
-    /// the guard holder attribute when present.
+    /// The items of `keys` that exist (consistent `BatchGetItem`s of up to 100 keys), keys
+    /// and guard holder attribute only.
     async fn batch_get(&self, keys: &[Key]) -> StoreResult<HashMap<Key, Item>> {
+        self.batch_get_projected(keys, true).await
+    }
+
+    /// The items of `keys` that exist, read whole or (`guards_only`) as their keys and guard
+    /// holder: consistent `BatchGetItem`s of up to 100 keys each, one after the other, the
+    /// unprocessed keys of each sent again after a backoff.
+    async fn batch_get_projected(
+        &self,
+        keys: &[Key],
+        guards_only: bool,
+    ) -> StoreResult<HashMap<Key, Item>> {
         let unique: Vec<Key> = {
             let mut seen = HashSet::new();
             keys.iter().filter(|k| seen.insert(*k)).cloned().collect()
         };
         let mut found = HashMap::new();
         for chunk in unique.chunks(MAX_BATCH_GET_KEYS) {
-            let mut pending: Option<KeysAndAttributes> = Some(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(chunk.iter().map(key_attributes).collect()))
-                    .consistent_read(true)
+            let mut request = KeysAndAttributes::builder()
+                .set_keys(Some(chunk.iter().map(key_attributes).collect()))
+                .consistent_read(true);
+            if guards_only {
+                request = request
                     .projection_expression("#pk, #sk, #holder")
                     .expression_attribute_names("#pk", keys::PK)
                     .expression_attribute_names("#sk", keys::SK)
-                    .expression_attribute_names("#holder", items::GUARD_RECORD_ID)
-                    .build()
-                    .map_err(backend)?,
-            );
+                    .expression_attribute_names("#holder", items::GUARD_RECORD_ID);
+            }
+            let mut pending: Option<KeysAndAttributes> = Some(request.build().map_err(backend)?);
             let mut attempt = 0u32;
             while let Some(request) = pending.take() {
                 let out = self
@@ -811,6 +822,25 @@ impl Store for DynamoStore {
             .get_as::<Member>(&keys::member(member_id))
             .await?
             .filter(|m| m.account_id == account_id))
+    }
+
+    async fn get_members(
+        &self,
+        account_id: AccountId,
+        ids: &[MemberId],
+    ) -> StoreResult<Vec<Member>> {
+        let keys: Vec<Key> = ids.iter().map(|id| keys::member(*id)).collect();
+        let mut found = self.batch_get_projected(&keys, false).await?;
+        let mut members = Vec::with_capacity(found.len());
+        for key in &keys {
+            if let Some(item) = found.remove(key) {
+                let member: Member = from_item(item)?;
+                if member.account_id == account_id {
+                    members.push(member);
+                }
+            }
+        }
+        Ok(members)
     }
 
     async fn find_member_by_email(
