@@ -16,6 +16,7 @@
 //! | rotation state | `ROUTER#<id>` | `ROTATION` | | |
 //! | record | `RECORD#<id>` | `RECORD` | `ACCOUNT#<a>#RECORDS#<type>` / `<created>#<id>` | same |
 //! | history entry | `ROUTER#<router id>` | `DISPATCH#<at>#<entry id>` | | `ACCOUNT#<a>#<type>#<record id>#DISPATCHES` / `<at>#<entry id>` (when the object id is a UUID) |
+//! | stats counter | `ROUTER#<router id>` | `TALLY#<YYYY-MM-DD>#<email>` | | |
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
@@ -166,6 +167,28 @@ pub fn monthly_count(account_id: AccountId, month: &str) -> Key {
         pk: account(account_id).pk,
         sk: format!("MONTH#{month}"),
     }
+}
+
+/// Sort-key prefix of the stats counters.
+pub const TALLY_PREFIX: &str = "TALLY#";
+
+/// The stats counter of `user`'s assignments by `router_id` on the UTC `day`
+/// ([`super::tally`]), in its router's partition: a window's days are one `Query`, `BETWEEN`
+/// [`tally_bounds`].
+pub fn tally_counter(router_id: RouterId, day: chrono::NaiveDate, user: &str) -> Key {
+    Key {
+        pk: router(router_id).pk,
+        sk: format!("{TALLY_PREFIX}{}#{user}", day.format("%Y-%m-%d")),
+    }
+}
+
+/// The sort-key bounds of every counter of the days `first..=last`: `TALLY#<first>#` and
+/// `TALLY#<last>$` (`$` sorts right after `#`).
+pub fn tally_bounds(first: chrono::NaiveDate, last: chrono::NaiveDate) -> (String, String) {
+    (
+        format!("{TALLY_PREFIX}{}#", first.format("%Y-%m-%d")),
+        format!("{TALLY_PREFIX}{}$", last.format("%Y-%m-%d")),
+    )
 }
 
 /// A history entry (BEHAVIOR 8), in its router's partition: the router's entries are one

@@ -176,6 +176,9 @@ struct State {
     marker_expiry: VecDeque<(DateTime<Utc>, String)>,
     /// History entries by expiry (DynamoDB's TTL attribute `expires_at`), for purging.
     dispatch_expiry: BTreeSet<(DateTime<Utc>, uuid::Uuid)>,
+    /// (account, router) -> UTC day -> assignments per member and reason: the stats counters
+    /// ([`super::tally`]), kept with the entries they count (purged entries leave them).
+    tallies: HashMap<(AccountId, RouterId), BTreeMap<chrono::NaiveDate, Vec<AssignmentTally>>>,
     /// `Idempotency-Key` claims and responses.
     requests: HashMap<RequestKey, IdempotentRequest>,
     /// Claims in the order they expire (each kept the same 24 h), for purging.
@@ -347,6 +350,7 @@ impl State {
             let Some(entry) = self.dispatches.remove(&id) else {
                 continue;
             };
+            self.count_assignment(&entry, false);
             let position = dispatch_position(&entry);
             if let Some(index) = self.router_dispatches.get_mut(&entry.router_id) {
                 index.remove(&position);
@@ -363,8 +367,33 @@ impl State {
         }
     }
 
+    /// Adds an assignment's entry to its day's counter, or (`added` false) takes it away.
+    fn count_assignment(&mut self, entry: &DispatchEntry, added: bool) {
+        let (true, Some(user), Some(reason)) = (entry.success, &entry.user, entry.reason) else {
+            return;
+        };
+        let days = self
+            .tallies
+            .entry((entry.account_id, entry.router_id))
+            .or_default();
+        let day = super::tally::day_of(entry.dispatched_at);
+        let tally = days.entry(day).or_default();
+        if added {
+            super::tally::add(tally, user, reason, 1);
+        } else if let Some(t) = tally
+            .iter_mut()
+            .find(|t| &t.user == user && t.reason == reason)
+        {
+            t.count = t.count.saturating_sub(1);
+            if tally.iter().all(|t| t.count == 0) {
+                days.remove(&day);
+            }
+        }
+    }
+
     /// Stores a history entry and indexes it in its router's and its record's history.
     fn put_dispatch(&mut self, entry: DispatchEntry) {
+        self.count_assignment(&entry, true);
         self.dispatch_expiry.insert((entry.expires_at, entry.id));
         let position = dispatch_position(&entry);
         self.router_dispatches
@@ -935,31 +964,30 @@ impl Store for MemoryStore {
     ) -> StoreResult<Vec<AssignmentTally>> {
         let state = self.lock();
         let mut tally: Vec<AssignmentTally> = Vec::new();
+        let parts = super::tally::split(from, to);
+        if let (Some((first, last)), Some(days)) =
+            (parts.days, state.tallies.get(&(account_id, router_id)))
+        {
+            for counted in days.range(first..=last).flat_map(|(_, t)| t) {
+                super::tally::add(&mut tally, &counted.user, counted.reason, counted.count);
+            }
+        }
         let Some(index) = state.router_dispatches.get(&router_id) else {
             return Ok(tally);
         };
-        let low = Position::new(super::keys::dispatch_sort_key(from, uuid::Uuid::nil()));
-        let high = Position::new(super::keys::dispatch_sort_key(to, uuid::Uuid::nil()));
-        for id in index.range(low..high).map(|(_, id)| id) {
-            let Some(entry) = state.dispatches.get(id) else {
-                continue;
-            };
-            if entry.account_id != account_id || !entry.success {
-                continue;
-            }
-            let (Some(user), Some(reason)) = (&entry.user, entry.reason) else {
-                continue;
-            };
-            match tally
-                .iter_mut()
-                .find(|t| &t.user == user && t.reason == reason)
-            {
-                Some(t) => t.count += 1,
-                None => tally.push(AssignmentTally {
-                    user: user.clone(),
-                    reason,
-                    count: 1,
-                }),
+        for (start, end) in parts.edges {
+            let low = Position::new(super::keys::dispatch_sort_key(start, uuid::Uuid::nil()));
+            let high = Position::new(super::keys::dispatch_sort_key(end, uuid::Uuid::nil()));
+            for id in index.range(low..high).map(|(_, id)| id) {
+                let Some(entry) = state.dispatches.get(id) else {
+                    continue;
+                };
+                if entry.account_id != account_id || !entry.success {
+                    continue;
+                }
+                if let (Some(user), Some(reason)) = (&entry.user, entry.reason) {
+                    super::tally::add(&mut tally, user, reason, 1);
+                }
             }
         }
         Ok(tally)

@@ -20,6 +20,7 @@ pub mod dynamodb;
 pub mod faulty;
 pub mod keys;
 pub mod memory;
+pub mod tally;
 
 use crate::error::{BoxError, DomainError};
 use crate::fields::definition::FieldDefinition;
@@ -378,7 +379,10 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Vec<DueItem>>;
 
     /// The router's assignments with `dispatched_at` in `[from, to)`, counted per member and
-    /// reason (`GET /routers/{id}/stats`). Reads every history entry of the router in the window.
+    /// reason (`GET /routers/{id}/stats`): the window's whole UTC days from the per-day counters
+    /// each assignment's transaction adds to ([`tally`]), its partial edge days from the history
+    /// entries. Cost: O(days x members) counters plus the entries of at most two partial days,
+    /// whatever the router's volume (issue 23 point 2).
     async fn tally_assignments(
         &self,
         account_id: AccountId,

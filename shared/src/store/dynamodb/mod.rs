@@ -472,6 +472,130 @@ impl DynamoStore {
         }
     }
 
+    /// The update adding an assignment's `entry` to its day's stats counter
+    /// ([`super::tally`]); the counter lives as long as the day's last entry (TTL).
+    ///
+    /// Errors: an entry that is not a success with a user and a reason (an internal error).
+    fn tally_update(&self, entry: &DispatchEntry) -> StoreResult<TransactWriteItem> {
+        let (Some(user), Some(reason)) = (&entry.user, entry.reason) else {
+            return Err(StoreError::Backend(
+                "an assignment's entry names no user or reason".into(),
+            ));
+        };
+        let day = super::tally::day_of(entry.dispatched_at);
+        let key = keys::tally_counter(entry.router_id, day, user);
+        let expr = Expr::new(
+            "ADD #reason :one SET #type = :type, #account = :account, #user = :user, #day = :day, #expires = :expires",
+        )
+        .name("#reason", super::tally::reason_name(reason))
+        .name("#type", keys::ITEM_TYPE)
+        .name("#account", "account_id")
+        .name("#user", "user")
+        .name("#day", "day")
+        .name("#expires", items::EXPIRES_AT)
+        .value(":one", n(1))
+        .value(":type", s("tally"))
+        .value(":account", s(entry.account_id.to_string()))
+        .value(":user", s(user))
+        .value(":day", s(day.format("%Y-%m-%d").to_string()))
+        .value(
+            ":expires",
+            AttributeValue::N(entry.expires_at.timestamp().to_string()),
+        );
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(&key)))
+            .update_expression(&expr.text)
+            .set_expression_attribute_names(expr.names_opt())
+            .set_expression_attribute_values(expr.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Adds the counters of the days `first..=last` of `router_id` to `tally`: one `Query`
+    /// (a page per 1 MB) over O(days x members) items.
+    async fn tally_days(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        (first, last): (chrono::NaiveDate, chrono::NaiveDate),
+        tally: &mut Vec<AssignmentTally>,
+    ) -> StoreResult<()> {
+        let (low, high) = keys::tally_bounds(first, last);
+        let q = Query {
+            sk: SortCondition::Between(low, high),
+            ..Query::table(keys::router(router_id).pk)
+        };
+        for item in self.query_all(&q).await? {
+            if item.get("account_id").and_then(|v| v.as_s().ok()) != Some(&account_id.to_string()) {
+                continue;
+            }
+            let user = string_attr(&item, "user")?;
+            for reason in super::tally::REASONS {
+                let count = match item.get(super::tally::reason_name(reason)) {
+                    Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
+                    _ => 0,
+                };
+                super::tally::add(tally, &user, reason, count);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the assignments among the entries of `router_id` in `[from, to)` to `tally`.
+    async fn tally_entries(
+        &self,
+        account_id: AccountId,
+        router_id: RouterId,
+        (from, to): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
+        tally: &mut Vec<AssignmentTally>,
+    ) -> StoreResult<()> {
+        // `<to>#<nil id>` sorts before every entry at `to` (ids are never nil): [from, to).
+        let bound = |at| {
+            format!(
+                "{}{}",
+                keys::DISPATCH_PREFIX,
+                keys::dispatch_sort_key(at, Uuid::nil())
+            )
+        };
+        let mut start: Option<Item> = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
+                .filter_expression("#success = :true AND #account = :account")
+                .projection_expression("#user, #reason")
+                .expression_attribute_names("#pk", keys::PK)
+                .expression_attribute_names("#sk", keys::SK)
+                .expression_attribute_names("#success", "success")
+                .expression_attribute_names("#account", "account_id")
+                .expression_attribute_names("#user", "user")
+                .expression_attribute_names("#reason", "reason")
+                .expression_attribute_values(":pk", s(keys::router(router_id).pk))
+                .expression_attribute_values(":from", s(bound(from)))
+                .expression_attribute_values(":to", s(bound(to)))
+                .expression_attribute_values(":true", AttributeValue::Bool(true))
+                .expression_attribute_values(":account", s(account_id.to_string()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(backend)?;
+            for item in page.items.unwrap_or_default() {
+                let user = string_attr(&item, "user")?;
+                let reason: AssignmentReason = from_item::<ReasonOnly>(item)?.reason;
+                super::tally::add(tally, &user, reason, 1);
+            }
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(()),
+            }
+        }
+    }
+
     /// The items of `keys` that exist (consistent `BatchGetItem`s of up to 100 keys), keys
     /// and guard holder attribute only.
     async fn batch_get(&self, keys: &[Key]) -> StoreResult<HashMap<Key, Item>> {
@@ -1209,60 +1333,17 @@ impl Store for DynamoStore {
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Vec<AssignmentTally>> {
-        // `<to>#<nil id>` sorts before every entry at `to` (ids are never nil): [from, to).
-        let bound = |at| {
-            format!(
-                "{}{}",
-                keys::DISPATCH_PREFIX,
-                keys::dispatch_sort_key(at, Uuid::nil())
-            )
-        };
+        let parts = super::tally::split(from, to);
         let mut tally: Vec<AssignmentTally> = Vec::new();
-        let mut start: Option<Item> = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
-                .filter_expression("#success = :true AND #account = :account")
-                .projection_expression("#user, #reason")
-                .expression_attribute_names("#pk", keys::PK)
-                .expression_attribute_names("#sk", keys::SK)
-                .expression_attribute_names("#success", "success")
-                .expression_attribute_names("#account", "account_id")
-                .expression_attribute_names("#user", "user")
-                .expression_attribute_names("#reason", "reason")
-                .expression_attribute_values(":pk", s(keys::router(router_id).pk))
-                .expression_attribute_values(":from", s(bound(from)))
-                .expression_attribute_values(":to", s(bound(to)))
-                .expression_attribute_values(":true", AttributeValue::Bool(true))
-                .expression_attribute_values(":account", s(account_id.to_string()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(backend)?;
-            for item in page.items.unwrap_or_default() {
-                let user = string_attr(&item, "user")?;
-                let reason: AssignmentReason = from_item::<ReasonOnly>(item)?.reason;
-                match tally
-                    .iter_mut()
-                    .find(|t| t.user == user && t.reason == reason)
-                {
-                    Some(t) => t.count += 1,
-                    None => tally.push(AssignmentTally {
-                        user,
-                        reason,
-                        count: 1,
-                    }),
-                }
-            }
-            match page.last_evaluated_key {
-                Some(key) => start = Some(key),
-                None => return Ok(tally),
-            }
+        if let Some(days) = parts.days {
+            self.tally_days(account_id, router_id, days, &mut tally)
+                .await?;
         }
+        for edge in parts.edges {
+            self.tally_entries(account_id, router_id, edge, &mut tally)
+                .await?;
+        }
+        Ok(tally)
     }
 
     async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
@@ -1431,6 +1512,8 @@ impl Store for DynamoStore {
 
         let (_, entry) = items::dispatch_entry(&w.entry)?;
         tx.push(self.put(entry, None)?);
+        parts.push(Part::Other);
+        tx.push(self.tally_update(&w.entry)?);
         parts.push(Part::Other);
 
         if let Some(c) = &w.completion {
