@@ -142,14 +142,24 @@ on_both_stores!(
 );
 
 async fn fixture(backend: Backend, seed: Value) -> Fixture {
+    fixture_with_plan(backend, seed, |_| {}).await
+}
+
+/// [`fixture`] with `edit` applied to the loaded plan before it is provisioned.
+async fn fixture_with_plan(
+    backend: Backend,
+    seed: Value,
+    edit: impl FnOnce(&mut shared::model::provision::ProvisionPlan),
+) -> Fixture {
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
     let store = backend.store().await;
-    let plan = shared::seed::load(
+    let mut plan = shared::seed::load(
         &seed.to_string(),
         wednesday_10_utc() - chrono::Duration::days(30),
         shared::outbound::OutboundPolicy::LOCAL,
     )
     .unwrap_or_else(|e| panic!("test seed: {e}"));
+    edit(&mut plan);
     store.provision(&plan).await.unwrap();
     let engine = Arc::new(
         DispatchEngine::new(
@@ -512,14 +522,32 @@ async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable(bac
     );
 }
 
-/// Issue 13 defect 4: the pool comes from an eventually consistent list; right after a member
-/// is switched off, the list may still show them on. The chosen member is read again by key
-/// (consistently) and the choice made again: the switched-off member is never assigned.
+/// Issue 13 defect 4, on the path that still reads an eventually consistent index: a router
+/// stored before its member ids were resolved (issue 23) finds its pool by e-mail, and right
+/// after a member is switched off the index may still show them on. The chosen member is read
+/// again by key (consistently) and the choice made again: the switched-off member is never
+/// assigned. A router with its ids reads the pool by key and never sees the stale copy.
 async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list(
     backend: Backend,
 ) {
+    for resolved in [false, true] {
+        member_switched_off_is_not_assigned(backend, resolved).await;
+    }
+}
+
+async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     use shared::store::faulty::FaultyStore;
-    let f = fixture(backend, seed(rr(), |_| {})).await;
+    let f = fixture_with_plan(backend, seed(rr(), |_| {}), |plan| {
+        for account in &mut plan.accounts {
+            for router in &mut account.routers {
+                assert!(!router.member_ids.is_empty(), "resolved when loaded");
+                if !resolved {
+                    router.member_ids.clear();
+                }
+            }
+        }
+    })
+    .await;
     let account: AccountId = id(ACCOUNT);
     let before = f
         .store
@@ -548,11 +576,25 @@ async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_
         object_id: CONTACT.into(),
         account_id: None,
     };
+    faulty.faults.rounds.start();
     let outcome = engine
         .dispatch(AccountContext::Token(account), &request, None)
         .await
         .unwrap();
-    assert_eq!(assigned(&outcome).0, email(2), "m1 is off since the PATCH");
+    let (_, calls) = faulty.faults.rounds.stop();
+    assert_eq!(
+        assigned(&outcome).0,
+        email(2),
+        "m1 is off since the PATCH (ids resolved: {resolved})"
+    );
+    // By key when resolved; by e-mail (and the chosen member read again) when not.
+    assert_eq!(
+        calls.contains_key("find_member_by_email"),
+        !resolved,
+        "{calls:?}"
+    );
+    assert_eq!(calls.contains_key("get_member"), !resolved, "{calls:?}");
+    assert_eq!(calls.contains_key("get_members"), resolved, "{calls:?}");
 }
 
 /// Issue 14 goal 4: a dispatch on a warm instance (account, teams and catalogue cached) makes

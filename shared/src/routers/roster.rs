@@ -82,7 +82,12 @@ pub async fn read_roster(
         .map(|(email, _)| *email)
         .collect();
     let (by_key, by_email) = tokio::try_join!(
-        store.get_members(account_id, &ids),
+        async {
+            match ids.is_empty() {
+                true => Ok(Vec::new()),
+                false => store.get_members(account_id, &ids).await,
+            }
+        },
         by_emails(store, account_id, &unresolved)
     )?;
     let mut roster = Roster {

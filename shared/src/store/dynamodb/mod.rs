@@ -312,30 +312,10 @@ impl DynamoStore {
         update: &Expr,
         condition: &str,
     ) -> StoreResult<Option<Item>> {
-        let sent = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(key)))
-            .update_expression(&update.text)
-            .condition_expression(condition)
-            .set_expression_attribute_names(update.names_opt())
-            .set_expression_attribute_values(update.values_opt())
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
-            .send()
-            .await;
-        match sent {
-            Ok(out) => Ok(Some(out.attributes.unwrap_or_default())),
-            Err(e)
-                if e.as_service_error().is_some_and(|s| {
-                    s.is_conditional_check_failed_exception()
-                        || s.is_transaction_conflict_exception()
-                }) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(backend(e)),
-        }
+        Ok(self
+            .update_conditional_or_current(key, update, condition)
+            .await?
+            .ok())
     }
 
     /// As [`Self::update_conditional`], but a failed condition returns the item as it is
