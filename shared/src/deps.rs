@@ -293,8 +293,42 @@ impl Deps {
             refuse_development_key(&jwks)?;
             deps = deps.with_verifier(verifier);
         }
-        deps.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
-        deps.outbound = OutboundPolicy::from_env().map_err(ConfigError)?;
+        deps = deps.with_settings_from_env(OutboundPolicy::STRICT)?;
+        let due_settings = DueSettings::from_env().map_err(ConfigError)?;
+        let webhook_queue = var("WEBHOOK_QUEUE_URL");
+        // The webhooks function knows only its own queue: it hands on nothing else.
+        deps = match var("DISPATCH_QUEUE_URL").or_else(|| webhook_queue.clone()) {
+            Some(queue_url) => {
+                deps.with_due_queues(queue_url, webhook_queue, due_settings)
+                    .await
+            }
+            None => deps.with_due_in_process(due_settings),
+        };
+        deps = deps.with_cursor_key_from_env().await?;
+        if var("STORE_BACKEND").as_deref() != Some("memory") {
+            let sdk = deps.aws().await;
+            deps.sealer = sealer_from_env(Some(&sdk)).await?;
+        }
+        Ok(deps)
+    }
+
+    /// Applies the settings every process reads from its environment, whatever its store and
+    /// however it runs (the functions through [`Deps::from_env`], the local server after it
+    /// chose its store): `CRM_SYNC_RETRY_DELAYS` (BEHAVIOR 7), `ALLOW_INSECURE_OUTBOUND`
+    /// (`outbound_default` when unset: strict in Lambda, local for the local server),
+    /// `DISPATCH_HISTORY_RETENTION_DAYS` (BEHAVIOR 8), `SLA_MINUTE_SECONDS` (BEHAVIOR 14) and
+    /// `WEBHOOK_RETRY_DELAYS` (BEHAVIOR 13).
+    ///
+    /// Errors: the first variable with an invalid value, named.
+    pub fn with_settings_from_env(
+        mut self,
+        outbound_default: OutboundPolicy,
+    ) -> Result<Self, ConfigError> {
+        self.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
+        self.outbound = match var(OutboundPolicy::VARIABLE) {
+            Some(value) => OutboundPolicy::parse(&value).map_err(ConfigError)?,
+            None => outbound_default,
+        };
         if let Some(days) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
             let days: i64 = days
                 .trim()
@@ -306,21 +340,20 @@ impl Deps {
                         "DISPATCH_HISTORY_RETENTION_DAYS={days} is not a number of days from 1 to 36500"
                     ))
                 })?;
-            deps.history_retention = chrono::Duration::days(days);
+            self.history_retention = chrono::Duration::days(days);
         }
-        deps.sla_minute = SlaMinute::from_env().map_err(ConfigError)?;
-        let due_settings = DueSettings::from_env().map_err(ConfigError)?;
-        deps.webhook_retry_delays =
+        self.sla_minute = SlaMinute::from_env().map_err(ConfigError)?;
+        self.webhook_retry_delays =
             crate::webhooks::RetrySchedule::from_env().map_err(ConfigError)?;
-        let webhook_queue = var("WEBHOOK_QUEUE_URL");
-        // The webhooks function knows only its own queue: it hands on nothing else.
-        deps = match var("DISPATCH_QUEUE_URL").or_else(|| webhook_queue.clone()) {
-            Some(queue_url) => {
-                deps.with_due_queues(queue_url, webhook_queue, due_settings)
-                    .await
-            }
-            None => deps.with_due_in_process(due_settings),
-        };
+        Ok(self)
+    }
+
+    /// Sets the cursor key the environment names: `CURSOR_SECRET`, or the secret
+    /// `CURSOR_SECRET_ARN` (read from Secrets Manager); unchanged when neither is set.
+    ///
+    /// Errors: an invalid secret, or the secret cannot be read.
+    pub async fn with_cursor_key_from_env(self) -> Result<Self, ConfigError> {
+        let mut deps = self;
         if let Some(secret) = var("CURSOR_SECRET") {
             let key = CursorKey::from_secret(secret.as_bytes())
                 .map_err(|e| ConfigError(format!("CURSOR_SECRET is invalid: {e}")))?;
@@ -335,10 +368,6 @@ impl Deps {
                 ))
             })?;
             deps = deps.with_cursor_key(key);
-        }
-        if var("STORE_BACKEND").as_deref() != Some("memory") {
-            let sdk = deps.aws().await;
-            deps.sealer = sealer_from_env(Some(&sdk)).await?;
         }
         Ok(deps)
     }

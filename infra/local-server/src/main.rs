@@ -10,11 +10,9 @@
 use anyhow::Context;
 use clap::Parser;
 use local_server::{build_app_with, with_local_keys, AppConfig};
-use shared::crm::RetryDelays;
 use shared::deps::Deps;
 use shared::due::DueSettings;
 use shared::outbound::OutboundPolicy;
-use shared::sla::SlaMinute;
 use shared::store::dynamodb::{env, DynamoStore};
 use shared::store::memory::MemoryStore;
 use std::net::SocketAddr;
@@ -84,68 +82,52 @@ async fn main() -> anyhow::Result<()> {
         seed,
         signing_key_pem: signing_key,
     };
-    // BEHAVIOR 7: the delays between CRM sync attempts (`CRM_SYNC_RETRY_DELAYS`, seconds).
-    let delays = RetryDelays::from_env().map_err(anyhow::Error::msg)?;
-    // BEHAVIOR 13: the delays between webhook delivery attempts (`WEBHOOK_RETRY_DELAYS`).
-    let webhook_delays = shared::webhooks::RetrySchedule::from_env().map_err(anyhow::Error::msg)?;
     // Due work: the claims' lease (`DUE_WORK_LEASE_SECONDS`).
     let due_settings = DueSettings::from_env().map_err(anyhow::Error::msg)?;
-    // BEHAVIOR 14: the length of an SLA minute (`SLA_MINUTE_SECONDS`, default 60 s).
-    let sla_minute = SlaMinute::from_env().map_err(anyhow::Error::msg)?;
-    // Outbound requests (the fake CRM, webhook receivers on 127.0.0.1): http and loopback are
-    // allowed locally unless ALLOW_INSECURE_OUTBOUND=false.
-    let outbound = match std::env::var(OutboundPolicy::VARIABLE) {
-        Ok(value) => OutboundPolicy::parse(&value).map_err(anyhow::Error::msg)?,
-        Err(_) => OutboundPolicy::LOCAL,
-    };
-    let app = match args.store {
-        StoreKind::Memory => {
-            let deps = with_local_keys(
-                Deps::new(std::sync::Arc::new(MemoryStore::new())),
-                config.signing_key_pem.as_deref(),
-            )?
-            .with_crm_retry_delays(delays)
-            .with_webhook_retry_delays(webhook_delays.clone())
-            .with_outbound(outbound)
-            .with_sla_minute(sla_minute);
-            build_app_with(
-                config,
-                with_due(deps, args.queue_url.as_deref(), due_settings).await,
-            )
-            .await?
-        }
+    // The store the flags choose, then every setting the functions read from the environment
+    // (`Deps::with_settings_from_env`: CRM and webhook retry delays, history retention, the SLA
+    // minute, outbound requests: http and loopback allowed locally unless
+    // ALLOW_INSECURE_OUTBOUND=false; a cursor secret when one is set), as `Deps::from_env` does.
+    let deps = match args.store {
+        StoreKind::Memory => Deps::new(std::sync::Arc::new(MemoryStore::new())),
         StoreKind::Dynamodb => {
             let table = std::env::var("TABLE_NAME")
                 .ok()
                 .filter(|t| !t.trim().is_empty())
                 .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
-            // Validate the seed before touching the table.
-            shared::seed::load(&config.seed, chrono::Utc::now(), outbound)
-                .context("invalid seed file")?;
-            let deps = shared::deps::Deps::dynamodb(&table).await;
-            let sdk = deps
-                .aws
-                .clone()
-                .context("the DynamoDB deps carry the AWS configuration")?;
-            if DynamoStore::new(env::client(&sdk), &table)
-                .create_table_if_missing()
-                .await
-                .with_context(|| format!("cannot create table {table}"))?
-            {
-                tracing::info!(table, "created table");
-            }
-            let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?
-                .with_crm_retry_delays(delays)
-                .with_webhook_retry_delays(webhook_delays)
-                .with_outbound(outbound)
-                .with_sla_minute(sla_minute);
-            build_app_with(
-                config,
-                with_due(deps, args.queue_url.as_deref(), due_settings).await,
-            )
-            .await?
+            Deps::dynamodb(&table).await
         }
     };
+    let deps = deps
+        .with_settings_from_env(OutboundPolicy::LOCAL)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .with_cursor_key_from_env()
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sla_minute = deps.sla_minute;
+    if let StoreKind::Dynamodb = args.store {
+        // Validate the seed before touching the table.
+        shared::seed::load(&config.seed, chrono::Utc::now(), deps.outbound)
+            .context("invalid seed file")?;
+        let table = std::env::var("TABLE_NAME").unwrap_or_default();
+        let sdk = deps
+            .aws
+            .clone()
+            .context("the DynamoDB deps carry the AWS configuration")?;
+        if DynamoStore::new(env::client(&sdk), &table)
+            .create_table_if_missing()
+            .await
+            .with_context(|| format!("cannot create table {table}"))?
+        {
+            tracing::info!(table, "created table");
+        }
+    }
+    let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?;
+    let app = build_app_with(
+        config,
+        with_due(deps, args.queue_url.as_deref(), due_settings).await,
+    )
+    .await?;
     let shutdown = shutdown_signal();
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
