@@ -134,14 +134,7 @@ impl Claimed {
         due_at: DateTime<Utc>,
     ) -> DueItem {
         let resume_at = resume_at(id.kind(), due_at, self.claimed_at, self.grace, self.reach);
-        DueItem {
-            id,
-            subject,
-            due_at,
-            attempt: 0,
-            lease: None,
-            resume_at,
-        }
+        DueItem::new(id, subject, due_at, resume_at)
     }
 
     /// The settlement that makes another attempt due at `due_at`.
@@ -347,14 +340,7 @@ impl DueWorker {
             self.handoff.grace(),
             self.handoff.reach(),
         );
-        DueItem {
-            id,
-            subject,
-            due_at,
-            attempt: 0,
-            lease: None,
-            resume_at,
-        }
+        DueItem::new(id, subject, due_at, resume_at)
     }
 
     /// A new item `id` due now and already held by this process, to store in the transaction

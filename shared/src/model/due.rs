@@ -161,6 +161,24 @@ pub struct DueItem {
 }
 
 impl DueItem {
+    /// A new item `id` due at `due_at`, no attempt made, held by nobody, resumed by the
+    /// sweeper at `resume_at`.
+    pub fn new(
+        id: DueId,
+        subject: serde_json::Value,
+        due_at: DateTime<Utc>,
+        resume_at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            subject,
+            due_at,
+            attempt: 0,
+            lease: None,
+            resume_at,
+        }
+    }
+
     /// What the item does.
     pub fn kind(&self) -> DueKind {
         self.id.kind()

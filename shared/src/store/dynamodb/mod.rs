@@ -264,18 +264,11 @@ impl DynamoStore {
             .set_expression_attribute_values(condition.values_opt())
             .send()
             .await;
-        match sent {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error().is_some_and(|s| {
-                    s.is_conditional_check_failed_exception()
-                        || s.is_transaction_conflict_exception()
-                }) =>
-            {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(backend(e)),
-        }
+        sent.map(drop).map_err(|e| {
+            conditional_failure(e, |s| {
+                s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
+            })
+        })
     }
 
     /// A single conditional `DeleteItem`; a failed condition is a [`StoreError::Conflict`].
@@ -290,18 +283,11 @@ impl DynamoStore {
             .set_expression_attribute_values(condition.values_opt())
             .send()
             .await;
-        match sent {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error().is_some_and(|s| {
-                    s.is_conditional_check_failed_exception()
-                        || s.is_transaction_conflict_exception()
-                }) =>
-            {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(backend(e)),
-        }
+        sent.map(drop).map_err(|e| {
+            conditional_failure(e, |s| {
+                s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
+            })
+        })
     }
 
     /// A single conditional `UpdateItem` answering the item as updated; a failed condition is
@@ -799,6 +785,23 @@ struct ReasonOnly {
 
 fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<Vec<T>> {
     items.into_iter().map(from_item).collect()
+}
+
+/// A conditional write's failure: [`StoreError::Conflict`] when `lost` says its condition
+/// failed (or a transaction held the item), the backend's error otherwise.
+fn conditional_failure<E, R>(
+    e: aws_sdk_dynamodb::error::SdkError<E, R>,
+    lost: impl Fn(&E) -> bool,
+) -> StoreError
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    if e.as_service_error().is_some_and(lost) {
+        StoreError::Conflict
+    } else {
+        backend(e)
+    }
 }
 
 #[async_trait]
