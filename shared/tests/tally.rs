@@ -102,11 +102,15 @@ fn as_map(tally: Vec<AssignmentTally>) -> BTreeMap<(String, String), u64> {
         .collect()
 }
 
-/// A store with `contacts` contacts dispatched by both routers, one every 7 hours from
-/// 2026-11-02 05:00 UTC (so across several days, at every hour of the day).
-async fn dispatched(backend: Backend, contacts: usize) -> (Arc<dyn Store>, DateTime<Utc>) {
-    let start = Utc.with_ymd_and_hms(2026, 11, 2, 5, 0, 0).unwrap();
-    let store = backend.store().await;
+/// Provisions the seed of `contacts` contacts into `store`, then dispatches contact `n` at
+/// `start + n * step` by the router `router_of(n)`: each must assign.
+async fn dispatch_all(
+    store: &Arc<dyn Store>,
+    start: DateTime<Utc>,
+    contacts: usize,
+    step: Duration,
+    router_of: impl Fn(usize) -> &'static str,
+) {
     let plan = shared::seed::load(
         &seed(contacts).to_string(),
         start - Duration::days(1),
@@ -123,10 +127,9 @@ async fn dispatched(backend: Backend, contacts: usize) -> (Arc<dyn Store>, DateT
         Arc::new(CatalogueCache::default()),
     );
     for n in 0..contacts {
-        clock.set(start + Duration::hours(7 * n as i64));
-        let router = if n % 4 == 3 { BACKED } else { ROUTER };
+        clock.set(start + step * n as i32);
         let request = DispatchRequest {
-            router_id: router.into(),
+            router_id: router_of(n).into(),
             object_id: contact(n),
             account_id: None,
         };
@@ -136,6 +139,15 @@ async fn dispatched(backend: Backend, contacts: usize) -> (Arc<dyn Store>, DateT
             .unwrap();
         assert!(matches!(outcome, Outcome::Assigned(_)), "{outcome:?}");
     }
+}
+
+/// A store with `contacts` contacts dispatched by both routers (every fourth by the backup
+/// one), one every 7 hours from 2026-11-02 05:00 UTC (so across several days, at every hour).
+async fn dispatched(backend: Backend, contacts: usize) -> (Arc<dyn Store>, DateTime<Utc>) {
+    let start = Utc.with_ymd_and_hms(2026, 11, 2, 5, 0, 0).unwrap();
+    let store = backend.store().await;
+    let router_of = |n: usize| if n % 4 == 3 { BACKED } else { ROUTER };
+    dispatch_all(&store, start, contacts, Duration::hours(7), router_of).await;
     (store, start)
 }
 
@@ -224,33 +236,7 @@ async fn a_stats_window_of_whole_days_reads_the_counters_not_the_entries() {
     let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
     let start = Utc.with_ymd_and_hms(2026, 11, 2, 5, 0, 0).unwrap();
     let store: Arc<dyn Store> = Arc::new(table.store.clone());
-    let plan = shared::seed::load(
-        &seed(60).to_string(),
-        start - Duration::days(1),
-        OutboundPolicy::LOCAL,
-    )
-    .unwrap();
-    shared::seed::provision(store.as_ref(), &LocalSealer::development(), plan)
-        .await
-        .unwrap();
-    let clock = Arc::new(FixedClock::new(start));
-    let engine = DispatchEngine::new(
-        store.clone(),
-        clock.clone(),
-        Arc::new(CatalogueCache::default()),
-    );
-    for n in 0..60 {
-        clock.set(start + Duration::minutes(n as i64));
-        let request = DispatchRequest {
-            router_id: ROUTER.into(),
-            object_id: contact(n),
-            account_id: None,
-        };
-        engine
-            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
-            .await
-            .unwrap();
-    }
+    dispatch_all(&store, start, 60, Duration::minutes(1), |_| ROUTER).await;
     let midnight = Utc.with_ymd_and_hms(2026, 11, 2, 0, 0, 0).unwrap();
     table.counter.take();
     table.counter.take_items_read();

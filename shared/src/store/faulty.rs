@@ -55,6 +55,14 @@ impl Faults {
         let changed = self.routers_as.lock().unwrap_or_else(|e| e.into_inner());
         Some(changed.get(&router.id).cloned().unwrap_or(router))
     }
+
+    /// The members a lagging index answers, when set ([`Self::stale_members`]).
+    fn stale_members(&self) -> Option<Vec<Member>> {
+        self.stale_members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 /// Counts sequential rounds of store calls: a round starts when a call begins while no other
@@ -227,12 +235,7 @@ impl Store for FaultyStore {
     }
     async fn list_members(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Member>> {
         self.check()?;
-        let stale = self
-            .faults
-            .stale_members
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let stale = self.faults.stale_members();
         match stale {
             Some(members) => Ok(Listed::new(
                 members.into_iter().filter(|m| m.account_id == a).collect(),
@@ -256,12 +259,7 @@ impl Store for FaultyStore {
     }
     async fn find_member_by_email(&self, a: AccountId, e: &str) -> StoreResult<Option<Member>> {
         self.check()?;
-        let stale = self
-            .faults
-            .stale_members
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let stale = self.faults.stale_members();
         if let Some(members) = stale {
             let wanted = e.to_lowercase();
             let found = members
