@@ -253,3 +253,52 @@ async fn a_stats_window_of_whole_days_reads_the_counters_not_the_entries() {
     assert_eq!(table.counter.take_items_read(), 3, "the day's 3 counters");
     table.delete().await;
 }
+
+/// The embedded store purges expired entries (as DynamoDB's TTL deletes them) and takes each
+/// off its day's counter: a window over the purged day counts what the entries still hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purged_entry_leaves_its_counter_on_the_embedded_store() {
+    let store: Arc<dyn Store> = Arc::new(shared::store::memory::MemoryStore::new());
+    let now = Utc::now();
+    let long_ago = now - Duration::days(3);
+    let plan = shared::seed::load(
+        &seed(2).to_string(),
+        long_ago - Duration::days(1),
+        OutboundPolicy::LOCAL,
+    )
+    .unwrap();
+    shared::seed::provision(store.as_ref(), &LocalSealer::development(), plan)
+        .await
+        .unwrap();
+    let clock = Arc::new(FixedClock::new(long_ago));
+    let engine = DispatchEngine::new(
+        store.clone(),
+        clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    )
+    .with_history_retention(Duration::days(1));
+    for (n, at) in [long_ago, now].into_iter().enumerate() {
+        clock.set(at);
+        let request = DispatchRequest {
+            router_id: ROUTER.into(),
+            object_id: contact(n),
+            account_id: None,
+        };
+        let outcome = engine
+            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+            .await
+            .unwrap();
+        assert!(matches!(outcome, Outcome::Assigned(_)), "{outcome:?}");
+    }
+    // The second commit purged the first entry (expired two days ago).
+    let (from, to) = (long_ago - Duration::days(2), now + Duration::days(2));
+    let tally = store
+        .tally_assignments(id(ACCOUNT), id(ROUTER), from, to)
+        .await
+        .unwrap();
+    assert_eq!(
+        as_map(tally.clone()),
+        recount(store.as_ref(), id(ROUTER), from, to).await
+    );
+    assert_eq!(tally.iter().map(|t| t.count).sum::<u64>(), 1, "{tally:?}");
+}
