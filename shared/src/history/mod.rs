@@ -128,11 +128,16 @@ impl HistoryService {
         window: StatsWindow,
     ) -> Result<RouterStats, DomainError> {
         let router = self.router(account_id, router_id).await?;
-        let tally = self
-            .store
-            .tally_assignments(account_id, router_id, window.from, window.to)
-            .await?;
-        let pool = self.pool(account_id, &router).await?;
+        // The counts and the pool depend only on the router: read together.
+        let (tally, pool) = tokio::try_join!(
+            async {
+                self.store
+                    .tally_assignments(account_id, router_id, window.from, window.to)
+                    .await
+                    .map_err(DomainError::from)
+            },
+            self.pool(account_id, &router)
+        )?;
         let mut by_member: HashMap<String, ByReason> = HashMap::new();
         let mut total = 0u64;
         for t in &tally {
