@@ -236,11 +236,12 @@ impl Deps {
         self.with_due_in_process(settings)
     }
 
-    /// Reads the environment (table above): the store named by `STORE_BACKEND`, the verifier
-    /// when `JWT_PUBLIC_JWKS` is set, and the AWS configuration. For DynamoDB the SDK client is
-    /// built here (`BehaviorVersion::latest()`, standard retries, `AWS_ENDPOINT_URL` when set)
-    /// and its connection opened by one warm-up request ([`dynamodb_env::warm_up`]; a failure
-    /// is logged, not returned), so the first request after a cold start finds it open.
+    /// Reads the environment (table above) as a Lambda function does: the store named by
+    /// `STORE_BACKEND`, the verifier when `JWT_PUBLIC_JWKS` is set, and the AWS configuration.
+    /// For DynamoDB the SDK client is built here (`BehaviorVersion::latest()`, standard retries,
+    /// `AWS_ENDPOINT_URL` when set) and its connection opened by one warm-up request
+    /// ([`dynamodb_env::warm_up`]; a failure is logged, not returned), so the first request after
+    /// a cold start finds it open. [`Self::from_env_for`] with [`Process::function`].
     ///
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
     /// JWKS, a JWKS listing the development key without `ALLOW_DEVELOPMENT_SIGNING_KEY=true`.
@@ -255,34 +256,47 @@ impl Deps {
     ///
     /// Errors: as [`Deps::from_env`].
     pub async fn from_env_with_connections(connections: usize) -> Result<Self, ConfigError> {
-        let mut deps = match var("STORE_BACKEND").as_deref() {
-            None | Some("dynamodb") => {
+        Self::from_env_for(Process::function(connections)?).await
+    }
+
+    /// Reads the environment (table above) for `process`: a Lambda function
+    /// ([`Process::function`]) or the local server ([`Process::local_server`]), which differ
+    /// only where [`Process`] says. The one way every process builds its deps.
+    ///
+    /// Errors: as [`Deps::from_env`].
+    pub async fn from_env_for(process: Process) -> Result<Self, ConfigError> {
+        let outbound = outbound_from_env(process.outbound_default)?;
+        let mut deps = match process.store {
+            StoreBackend::Dynamodb => {
                 let table = var("TABLE_NAME").ok_or_else(|| {
-                    ConfigError(
-                        "TABLE_NAME is not set (STORE_BACKEND=dynamodb, the default)".into(),
-                    )
+                    ConfigError(format!(
+                        "TABLE_NAME is not set ({}=dynamodb)",
+                        StoreBackend::VARIABLE
+                    ))
                 })?;
                 let sdk = dynamodb_env::sdk_config().await;
                 let client = dynamodb_env::client(&sdk);
-                dynamodb_env::warm_up(&client, &table, connections).await;
+                if process.warm_connections > 0 {
+                    dynamodb_env::warm_up(&client, &table, process.warm_connections).await;
+                }
                 let mut deps = Self::new(Arc::new(DynamoStore::new(client, table)));
                 deps.aws = Some(sdk);
-                // Instances of one deployment must open each other's cursors: no random key.
-                deps.cursors = None;
+                if process.many_instances {
+                    // Instances of one deployment must open each other's cursors: no random key.
+                    deps.cursors = None;
+                }
                 deps
             }
-            Some("memory") => {
-                let outbound = OutboundPolicy::from_env().map_err(ConfigError)?;
+            StoreBackend::Memory => {
                 let sealer = sealer_from_env(None)
                     .await?
                     .unwrap_or_else(|| Arc::new(LocalSealer::development()));
-                let store = memory_store_from_seed_path(outbound, sealer.as_ref()).await?;
+                let store = if process.seed_from_env {
+                    memory_store_from_seed_path(outbound, sealer.as_ref()).await?
+                } else {
+                    MemoryStore::new()
+                };
                 Self::new(Arc::new(store)).with_sealer(sealer)
-            }
-            Some(other) => {
-                return Err(ConfigError(format!(
-                    "STORE_BACKEND={other} is unknown; expected dynamodb or memory"
-                )))
             }
         };
         if let Some(jwks) = var("JWT_PUBLIC_JWKS") {
@@ -293,11 +307,11 @@ impl Deps {
             refuse_development_key(&jwks)?;
             deps = deps.with_verifier(verifier);
         }
-        deps = deps.with_settings_from_env(OutboundPolicy::STRICT)?;
+        deps = deps.with_settings_from_env(process.outbound_default)?;
         let due_settings = DueSettings::from_env().map_err(ConfigError)?;
         let webhook_queue = var("WEBHOOK_QUEUE_URL");
         // The webhooks function knows only its own queue: it hands on nothing else.
-        deps = match var("DISPATCH_QUEUE_URL").or_else(|| webhook_queue.clone()) {
+        deps = match process.dispatch_queue_url.or_else(|| webhook_queue.clone()) {
             Some(queue_url) => {
                 deps.with_due_queues(queue_url, webhook_queue, due_settings)
                     .await
@@ -305,7 +319,7 @@ impl Deps {
             None => deps.with_due_in_process(due_settings),
         };
         deps = deps.with_cursor_key_from_env().await?;
-        if var("STORE_BACKEND").as_deref() != Some("memory") {
+        if process.store == StoreBackend::Dynamodb {
             let sdk = deps.aws().await;
             deps.sealer = sealer_from_env(Some(&sdk)).await?;
         }
@@ -325,10 +339,7 @@ impl Deps {
         outbound_default: OutboundPolicy,
     ) -> Result<Self, ConfigError> {
         self.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
-        self.outbound = match var(OutboundPolicy::VARIABLE) {
-            Some(value) => OutboundPolicy::parse(&value).map_err(ConfigError)?,
-            None => outbound_default,
-        };
+        self.outbound = outbound_from_env(outbound_default)?;
         if let Some(days) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
             let days: i64 = days
                 .trim()
@@ -370,17 +381,6 @@ impl Deps {
             deps = deps.with_cursor_key(key);
         }
         Ok(deps)
-    }
-
-    /// Deps over the DynamoDB table `table`, with the AWS configuration of the standard
-    /// environment (`AWS_ENDPOINT_URL` for an emulator) loaded once and kept for every other
-    /// client. No request is made. The local server's `--store dynamodb` uses it too.
-    pub async fn dynamodb(table: impl Into<String>) -> Self {
-        let sdk = dynamodb_env::sdk_config().await;
-        let store = DynamoStore::new(dynamodb_env::client(&sdk), table);
-        let mut deps = Self::new(Arc::new(store));
-        deps.aws = Some(sdk);
-        deps
     }
 
     /// The token verifier.
@@ -467,6 +467,105 @@ pub async fn sealer_from_env(
         return Ok(None);
     }
     Ok(Some(Arc::new(LocalSealer::development())))
+}
+
+/// `ALLOW_INSECURE_OUTBOUND`, `unset` when it is unset or blank.
+///
+/// Errors: a value other than `true` or `false`, named.
+fn outbound_from_env(unset: OutboundPolicy) -> Result<OutboundPolicy, ConfigError> {
+    OutboundPolicy::from_env_or(unset).map_err(ConfigError)
+}
+
+/// Where the data lives (`STORE_BACKEND`; the local server's `--store`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreBackend {
+    /// The DynamoDB table named by `TABLE_NAME`.
+    Dynamodb,
+    /// The embedded in-process store.
+    Memory,
+}
+
+impl StoreBackend {
+    /// The environment variable naming the backend of a function.
+    pub const VARIABLE: &'static str = "STORE_BACKEND";
+
+    /// Parses `dynamodb` or `memory` (exact, surrounding blanks ignored).
+    ///
+    /// Errors: any other text, named with the expected values.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        match text.trim() {
+            "dynamodb" => Ok(Self::Dynamodb),
+            "memory" => Ok(Self::Memory),
+            other => Err(ConfigError(format!(
+                "{}={other} is unknown; expected dynamodb or memory",
+                Self::VARIABLE
+            ))),
+        }
+    }
+
+    /// `STORE_BACKEND`, `unset` when it is unset or blank.
+    ///
+    /// Errors: as [`Self::parse`].
+    pub fn from_env_or(unset: Self) -> Result<Self, ConfigError> {
+        var(Self::VARIABLE).map_or(Ok(unset), |text| Self::parse(&text))
+    }
+}
+
+/// The kind of process [`Deps::from_env_for`] builds deps for, and what it assumes where the
+/// environment is silent. A Lambda function and the local server read the same variables; they
+/// differ only in these fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Process {
+    /// The store: `STORE_BACKEND` for a function (default `dynamodb`), `--store` for the local
+    /// server (default `memory`).
+    pub store: StoreBackend,
+    /// Outbound requests when `ALLOW_INSECURE_OUTBOUND` is unset: strict for a function,
+    /// [`OutboundPolicy::LOCAL`] for the local server.
+    pub outbound_default: OutboundPolicy,
+    /// DynamoDB connections opened during start by warm-up requests; 0 sends none (the local
+    /// server may have to create its table first).
+    pub warm_connections: usize,
+    /// Many instances share the table (Lambda): list cursors then need the shared key
+    /// (`CURSOR_SECRET_ARN`); one process alone may sign them with a random key.
+    pub many_instances: bool,
+    /// The embedded store is loaded from `SEED_PATH` (a function); `false`: it starts empty and
+    /// the caller provisions its seed (the local server's `--seed`).
+    pub seed_from_env: bool,
+    /// The dispatch queue where due work waits as delayed messages: `DISPATCH_QUEUE_URL` for a
+    /// function, `--queue-url` for the local server; `None`: timers of this process.
+    pub dispatch_queue_url: Option<String>,
+}
+
+impl Process {
+    /// A Lambda function opening `connections` DynamoDB connections at cold start, its store
+    /// and queue named by `STORE_BACKEND` and `DISPATCH_QUEUE_URL`.
+    ///
+    /// Errors: an unknown `STORE_BACKEND`.
+    pub fn function(connections: usize) -> Result<Self, ConfigError> {
+        Ok(Self {
+            store: StoreBackend::from_env_or(StoreBackend::Dynamodb)?,
+            outbound_default: OutboundPolicy::STRICT,
+            warm_connections: connections.max(1),
+            many_instances: true,
+            seed_from_env: true,
+            dispatch_queue_url: var("DISPATCH_QUEUE_URL"),
+        })
+    }
+
+    /// The local server over `store`, handing due work on through `dispatch_queue_url` when
+    /// given: outbound requests may reach `http` and loopback hosts unless
+    /// `ALLOW_INSECURE_OUTBOUND=false`, no warm-up, cursors signed with a random key unless a
+    /// cursor secret is set, and the seed provisioned by the server itself.
+    pub fn local_server(store: StoreBackend, dispatch_queue_url: Option<String>) -> Self {
+        Self {
+            store,
+            outbound_default: OutboundPolicy::LOCAL,
+            warm_connections: 0,
+            many_instances: false,
+            seed_from_env: false,
+            dispatch_queue_url,
+        }
+    }
 }
 
 async fn memory_store_from_seed_path(

@@ -10,22 +10,10 @@
 use anyhow::Context;
 use clap::Parser;
 use local_server::{build_app_with, with_local_keys, AppConfig};
-use shared::deps::Deps;
-use shared::due::DueSettings;
-use shared::outbound::OutboundPolicy;
+use shared::deps::{Deps, Process, StoreBackend};
 use shared::store::dynamodb::{env, DynamoStore};
-use shared::store::memory::MemoryStore;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-
-/// Which store serves the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum StoreKind {
-    /// The embedded in-process store, loaded from the seed at every start.
-    Memory,
-    /// The DynamoDB table named by `TABLE_NAME` (`AWS_ENDPOINT_URL` for an emulator).
-    Dynamodb,
-}
 
 /// Command line of the local server.
 #[derive(Debug, Parser)]
@@ -44,12 +32,14 @@ struct Args {
     #[arg(long)]
     signing_key: Option<PathBuf>,
     /// SQS queue to poll for dispatch messages, as Lambda's event source mapping would
-    /// (endpoint, credentials and region from the standard AWS environment).
-    #[arg(long)]
+    /// (endpoint, credentials and region from the standard AWS environment); due work waits
+    /// on it too, as in Lambda.
+    #[arg(long, env = "DISPATCH_QUEUE_URL")]
     queue_url: Option<String>,
-    /// Where the data lives.
-    #[arg(long, value_enum, default_value = "memory")]
-    store: StoreKind,
+    /// Where the data lives: `memory` (the embedded store) or `dynamodb` (the table named by
+    /// `TABLE_NAME`).
+    #[arg(long, env = StoreBackend::VARIABLE, default_value = "memory", value_parser = StoreBackend::parse)]
+    store: StoreBackend,
     /// Seconds between two sweeps of due work whose hand-off was lost (a restart, a crash):
     /// CRM sync attempts and the like are resumed by the sweeper. At most one SLA minute
     /// (`SLA_MINUTE_SECONDS`) is used, so SLA checks run at most a minute late.
@@ -82,30 +72,15 @@ async fn main() -> anyhow::Result<()> {
         seed,
         signing_key_pem: signing_key,
     };
-    // Due work: the claims' lease (`DUE_WORK_LEASE_SECONDS`).
-    let due_settings = DueSettings::from_env().map_err(anyhow::Error::msg)?;
-    // The store the flags choose, then every setting the functions read from the environment
-    // (`Deps::with_settings_from_env`: CRM and webhook retry delays, history retention, the SLA
-    // minute, outbound requests: http and loopback allowed locally unless
-    // ALLOW_INSECURE_OUTBOUND=false; a cursor secret when one is set), as `Deps::from_env` does.
-    let deps = match args.store {
-        StoreKind::Memory => Deps::new(std::sync::Arc::new(MemoryStore::new())),
-        StoreKind::Dynamodb => {
-            let table = std::env::var("TABLE_NAME")
-                .ok()
-                .filter(|t| !t.trim().is_empty())
-                .context("--store dynamodb needs TABLE_NAME (and the AWS environment)")?;
-            Deps::dynamodb(&table).await
-        }
-    };
-    let deps = deps
-        .with_settings_from_env(OutboundPolicy::LOCAL)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .with_cursor_key_from_env()
+    // The same environment as the functions (`Deps::from_env_for`): retry delays, history
+    // retention, the SLA minute, the due-work lease, cursor and sealing keys; outbound requests
+    // may reach http and loopback hosts unless ALLOW_INSECURE_OUTBOUND=false.
+    let process = Process::local_server(args.store, args.queue_url.clone());
+    let deps = Deps::from_env_for(process)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let sla_minute = deps.sla_minute;
-    if let StoreKind::Dynamodb = args.store {
+    if args.store == StoreBackend::Dynamodb {
         // Validate the seed before touching the table.
         shared::seed::load(&config.seed, chrono::Utc::now(), deps.outbound)
             .context("invalid seed file")?;
@@ -123,11 +98,7 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     let deps = with_local_keys(deps, config.signing_key_pem.as_deref())?;
-    let app = build_app_with(
-        config,
-        with_due(deps, args.queue_url.as_deref(), due_settings).await,
-    )
-    .await?;
+    let app = build_app_with(config, deps).await?;
     let shutdown = shutdown_signal();
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
@@ -186,15 +157,6 @@ async fn main() -> anyhow::Result<()> {
     let _ = metrics.await;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// `deps` handing due work on through the polled queue `queue_url` as in Lambda, or through
-/// timers of this process.
-async fn with_due(deps: Deps, queue_url: Option<&str>, settings: DueSettings) -> Deps {
-    match queue_url {
-        Some(url) => deps.with_due_queue(url, settings).await,
-        None => deps.with_due_in_process(settings),
-    }
 }
 
 /// Resolves on SIGINT or SIGTERM. The SIGTERM handler is registered when this is called (before

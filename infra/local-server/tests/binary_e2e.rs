@@ -59,6 +59,36 @@ async fn the_binary_refuses_an_invalid_seed_naming_the_json_path() {
     assert!(stderr.contains("accounts[0].id"), "{stderr}");
 }
 
+/// The local server reads the functions' environment through `Deps::from_env_for`: a setting a
+/// function would refuse stops it too, named, before it listens.
+#[test]
+fn the_binary_refuses_the_settings_a_function_refuses() {
+    for (variable, value) in [
+        ("STORE_BACKEND", "postgres"),
+        ("DUE_WORK_LEASE_SECONDS", "0"),
+        ("SLA_MINUTE_SECONDS", "soon"),
+        ("ALLOW_INSECURE_OUTBOUND", "maybe"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_local-server"))
+            .args(["--addr", "127.0.0.1:0"])
+            .env(variable, value)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A server that accepted the setting keeps running: give it 30 s, then fail.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        assert!(!output.status.success(), "{variable}={value} was accepted");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(variable), "{variable}: {stderr}");
+    }
+}
+
 #[tokio::test]
 async fn the_binary_stops_cleanly_on_sigterm() {
     let mut server = start_server(&[], &[]);

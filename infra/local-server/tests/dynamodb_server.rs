@@ -1,6 +1,7 @@
 //! `local-server --store dynamodb` against the emulator (`bash infra/scripts/test.sh`): it
 //! creates the table, provisions the demo seed, answers a token request and lists contacts; a
-//! second start on the same table provisions nothing new and serves the same data.
+//! second start on the same table (chosen by `STORE_BACKEND` this time) provisions nothing new
+//! and serves the same data.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
@@ -63,8 +64,15 @@ async fn the_server_on_dynamodb_creates_the_table_provisions_the_seed_and_serves
     assert_eq!(contacts["data"][2]["email"], "new.lead@example.com");
     drop(server);
 
-    // Restarted on the same table: the seed is skipped, what was written since stays.
-    let server = start(&table);
+    // Restarted on the same table, named as a function names it (`STORE_BACKEND`, no flag):
+    // the seed is skipped, what was written since stays.
+    let server = start_server(
+        &[],
+        &[
+            ("STORE_BACKEND", "dynamodb"),
+            ("TABLE_NAME", table.as_str()),
+        ],
+    );
     let http = common::http();
     let again: serde_json::Value = {
         let token: serde_json::Value = http

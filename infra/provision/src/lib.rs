@@ -34,7 +34,9 @@ pub async fn provision(
     seed: &str,
     create_table: bool,
 ) -> anyhow::Result<ProvisionReport> {
-    let policy = shared::outbound::OutboundPolicy::from_env().map_err(anyhow::Error::msg)?;
+    let policy =
+        shared::outbound::OutboundPolicy::from_env_or(shared::outbound::OutboundPolicy::STRICT)
+            .map_err(anyhow::Error::msg)?;
     let plan = shared::seed::load(seed, chrono::Utc::now(), policy)
         .map_err(|e| anyhow::anyhow!("invalid seed, nothing written: {e}"))?;
     // CRM access tokens are stored sealed: with the deployment's KMS key (SEALING_KMS_KEY_ID),

@@ -10,7 +10,6 @@ use crate::store::account_cache::AccountCache;
 use crate::store::{Store, StoreResult};
 use crate::types::ids::AccountId;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// An account, its teams (by creation time) and its CRM connection with the token opened.
 #[derive(Debug)]
@@ -23,23 +22,13 @@ pub struct AccountDirectory {
     pub crm: Option<Result<OpenCrmConnection, String>>,
 }
 
-/// Cache of [`AccountDirectory`] by account, each entry kept for `ttl`.
-#[derive(Debug)]
+/// Cache of [`AccountDirectory`] by account, each entry kept for [`AccountCache::DEFAULT_TTL`].
+#[derive(Debug, Default)]
 pub struct DirectoryCache {
     entries: AccountCache<AccountDirectory>,
 }
 
 impl DirectoryCache {
-    /// Default time an entry is trusted: 60 seconds.
-    pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
-
-    /// An empty cache whose entries live `ttl`.
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            entries: AccountCache::new(ttl),
-        }
-    }
-
     /// The account and its teams, from the cache or (once per TTL) from the store, the two
     /// reads at once, and its CRM token opened by `sealer` (once per TTL too); `None` when
     /// there is no such account.
@@ -68,11 +57,5 @@ impl DirectoryCache {
                 crm,
             },
         )))
-    }
-}
-
-impl Default for DirectoryCache {
-    fn default() -> Self {
-        Self::new(Self::DEFAULT_TTL)
     }
 }

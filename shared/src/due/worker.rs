@@ -9,6 +9,7 @@ use crate::store::Store;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
@@ -127,12 +128,7 @@ impl Claimed {
 
     /// A new item `id` due at `due_at`, to store with this attempt's outcome and hand on after
     /// it (work the attempt causes, e.g. an event to deliver: [`Ran::spawning`]).
-    pub fn schedule(
-        &self,
-        id: DueId,
-        subject: serde_json::Value,
-        due_at: DateTime<Utc>,
-    ) -> DueItem {
+    pub fn schedule(&self, id: DueId, subject: Value, due_at: DateTime<Utc>) -> DueItem {
         let resume_at = resume_at(id.kind(), due_at, self.claimed_at, self.grace, self.reach);
         DueItem::new(id, subject, due_at, resume_at)
     }
@@ -326,12 +322,7 @@ impl DueWorker {
 
     /// A new item `id` due at `due_at`, to store in the transaction of the change that causes
     /// it, then hand on ([`Self::hand_off`]) once that committed.
-    pub fn schedule(
-        &self,
-        id: DueId,
-        subject: serde_json::Value,
-        due_at: DateTime<Utc>,
-    ) -> DueItem {
+    pub fn schedule(&self, id: DueId, subject: Value, due_at: DateTime<Utc>) -> DueItem {
         let now = self.clock.now();
         let resume_at = resume_at(
             id.kind(),
@@ -347,7 +338,7 @@ impl DueWorker {
     /// of the change that causes it, then run right after that committed
     /// ([`Self::run_claimed`]). Should this process die in between, the lease lapses and the
     /// sweeper resumes the item.
-    pub fn claimed_now(&self, id: DueId, subject: serde_json::Value) -> Claimed {
+    pub fn claimed_now(&self, id: DueId, subject: Value) -> Claimed {
         let now = self.clock.now();
         let lease = Lease::new(now, self.settings.lease);
         Claimed {

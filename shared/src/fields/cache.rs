@@ -10,7 +10,6 @@ use crate::store::account_cache::AccountCache;
 use crate::store::{Store, StoreResult};
 use crate::types::ids::AccountId;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The four catalogues of one account.
 #[derive(Debug)]
@@ -29,23 +28,13 @@ impl AccountCatalogues {
     }
 }
 
-/// Cache of [`AccountCatalogues`] by account, each entry kept for `ttl`.
-#[derive(Debug)]
+/// Cache of [`AccountCatalogues`] by account, each entry kept for [`AccountCache::DEFAULT_TTL`].
+#[derive(Debug, Default)]
 pub struct CatalogueCache {
     entries: AccountCache<AccountCatalogues>,
 }
 
 impl CatalogueCache {
-    /// Default time an entry is trusted: 60 seconds.
-    pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
-
-    /// An empty cache whose entries live `ttl`.
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            entries: AccountCache::new(ttl),
-        }
-    }
-
     /// The account's catalogues, from the cache or (once per TTL) from the store.
     ///
     /// Errors: the store's, when it has to be read.
@@ -64,11 +53,5 @@ impl CatalogueCache {
                 by_type: ObjectType::ALL.map(|t| Catalogue::build(t, &definitions)),
             },
         ))
-    }
-}
-
-impl Default for CatalogueCache {
-    fn default() -> Self {
-        Self::new(Self::DEFAULT_TTL)
     }
 }

@@ -7,6 +7,7 @@
 use super::catalogue::{Catalogue, FieldDef};
 use super::definition::{EnumOption, FieldType};
 use crate::error::DomainError;
+use crate::model::member::{Member, MemberRef};
 use crate::timefmt::rfc3339_millis;
 use crate::types::canonical_domain::CanonicalDomain;
 use crate::types::email::Email;
@@ -56,6 +57,40 @@ pub fn validate_fields(
             validate_value(def, value).map(|input| (name.clone(), input))
         })
         .collect()
+}
+
+impl FieldInput {
+    /// How a `user` input names its member; `None` for other inputs.
+    pub fn member_ref(&self) -> Option<MemberRef> {
+        match self {
+            Self::Member(given) => Some(MemberRef::parse(given)),
+            _ => None,
+        }
+    }
+}
+
+/// Turns validated inputs into the values to write (`None` clears), each `user` input into the
+/// e-mail of the active member `find` returns for its [`MemberRef`] (the records service reads
+/// them from the store, provisioning from the seed's members).
+///
+/// Errors: 400 naming the field when `find` returns no active member.
+pub fn resolve_inputs<'m>(
+    inputs: Vec<(String, FieldInput)>,
+    mut find: impl FnMut(&MemberRef) -> Option<&'m Member>,
+) -> Result<Vec<(String, Option<String>)>, DomainError> {
+    let mut resolved = Vec::with_capacity(inputs.len());
+    for (name, input) in inputs {
+        let value = match input {
+            FieldInput::Set(v) => Some(v),
+            FieldInput::Clear => None,
+            FieldInput::Member(given) => match find(&MemberRef::parse(&given)) {
+                Some(member) if member.is_active() => Some(member.email.as_str().to_string()),
+                _ => return Err(no_active_member(&name, &given)),
+            },
+        };
+        resolved.push((name, value));
+    }
+    Ok(resolved)
 }
 
 /// The error of a `user` field naming no active member of the account (BEHAVIOR 3): 400 naming

@@ -68,3 +68,40 @@ impl Member {
         self.archived_at.is_none()
     }
 }
+
+/// How an input names a member (a `user` field's value, an SLA's worked value): by id (a UUID in
+/// any of its text forms) or by e-mail (parsed to its canonical form, A-label domain, as members
+/// are stored). Anything else names nobody.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberRef {
+    /// A member id.
+    Id(MemberId),
+    /// A member e-mail.
+    Email(Email),
+    /// Neither an id nor an e-mail.
+    Nobody,
+}
+
+impl MemberRef {
+    /// Reads `given` as a member id, else as an e-mail; [`MemberRef::Nobody`] otherwise.
+    pub fn parse(given: &str) -> Self {
+        if let Some(id) = MemberId::try_parse(given) {
+            return Self::Id(id);
+        }
+        Email::parse(given).map_or(Self::Nobody, Self::Email)
+    }
+
+    /// Whether `member` is the member named.
+    pub fn names(&self, member: &Member) -> bool {
+        match self {
+            Self::Id(id) => member.id == *id,
+            Self::Email(email) => member.email == *email,
+            Self::Nobody => false,
+        }
+    }
+
+    /// The active member of `members` named, if any.
+    pub fn find_active<'m>(&self, members: &'m [Member]) -> Option<&'m Member> {
+        members.iter().find(|m| m.is_active() && self.names(m))
+    }
+}

@@ -42,13 +42,14 @@ impl OutboundPolicy {
         allow_insecure_local: true,
     };
 
-    /// The setting from the environment, strict when unset.
+    /// The setting from the environment; `unset` when the variable is unset or blank (strict in
+    /// Lambda and for provisioning, [`Self::LOCAL`] for the local server).
     ///
     /// Errors: a value other than `true` or `false`.
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env_or(unset: Self) -> Result<Self, String> {
         match std::env::var(Self::VARIABLE) {
-            Err(_) => Ok(Self::STRICT),
-            Ok(value) => Self::parse(&value),
+            Ok(value) if !value.trim().is_empty() => Self::parse(&value),
+            _ => Ok(unset),
         }
     }
 

@@ -13,15 +13,15 @@ use crate::error::DomainError;
 use crate::fields::cache::{AccountCatalogues, CatalogueCache};
 use crate::fields::catalogue::Catalogue;
 use crate::fields::properties::PropertyList;
-use crate::fields::validate::{no_active_member, validate_fields, FieldInput};
+use crate::fields::validate::{resolve_inputs, validate_fields, FieldInput};
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
+use crate::model::member::MemberRef;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
 use crate::page::ListView;
 use crate::store::{record_position, Store, StoreError};
-use crate::types::email::Email;
-use crate::types::ids::{AccountId, MemberId, RecordId};
+use crate::types::ids::{AccountId, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -308,33 +308,20 @@ impl RecordService {
         account_id: AccountId,
         inputs: Vec<(String, FieldInput)>,
     ) -> Result<Vec<(String, Option<String>)>, DomainError> {
-        let mut resolved = Vec::with_capacity(inputs.len());
-        for (name, input) in inputs {
-            let value = match input {
-                FieldInput::Set(v) => Some(v),
-                FieldInput::Clear => None,
-                FieldInput::Member(given) => {
-                    let member = match MemberId::try_parse(&given) {
-                        Some(id) => self.store.get_member(account_id, id).await?,
-                        // The canonical address (A-label domain), as members are stored.
-                        None => match Email::parse(&given) {
-                            Ok(email) => {
-                                self.store
-                                    .find_member_by_email(account_id, email.as_str())
-                                    .await?
-                            }
-                            Err(_) => None,
-                        },
-                    };
-                    match member.filter(|m| m.is_active()) {
-                        Some(m) => Some(m.email.into_string()),
-                        None => return Err(no_active_member(&name, &given)),
-                    }
+        let mut named = Vec::new();
+        for wanted in inputs.iter().filter_map(|(_, input)| input.member_ref()) {
+            let member = match wanted {
+                MemberRef::Id(id) => self.store.get_member(account_id, id).await?,
+                MemberRef::Email(email) => {
+                    self.store
+                        .find_member_by_email(account_id, email.as_str())
+                        .await?
                 }
+                MemberRef::Nobody => None,
             };
-            resolved.push((name, value));
+            named.extend(member);
         }
-        Ok(resolved)
+        resolve_inputs(inputs, |wanted| wanted.find_active(&named))
     }
 }
 

@@ -4,14 +4,13 @@ use super::file::SeedRecord;
 use super::{Loader, SeedError};
 use crate::error::DomainError;
 use crate::fields::catalogue::Catalogue;
-use crate::fields::validate::{no_active_member, validate_fields, FieldInput};
+use crate::fields::validate::{resolve_inputs, validate_fields};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::PlannedRecord;
 use crate::model::record::Record;
 use crate::records::write::{apply, check_required, check_size, unique_keys};
-use crate::types::email::Email;
-use crate::types::ids::{AccountId, MemberId};
+use crate::types::ids::AccountId;
 use std::collections::BTreeMap;
 
 impl Loader {
@@ -36,25 +35,8 @@ impl Loader {
         };
         let inputs = validate_fields(catalogue, &r.fields).map_err(as_seed_error)?;
         let created_at = self.next_time();
-        let mut resolved = Vec::with_capacity(inputs.len());
-        for (name, input) in inputs {
-            let value = match input {
-                FieldInput::Set(v) => Some(v),
-                FieldInput::Clear => None,
-                FieldInput::Member(given) => {
-                    let wanted = Email::parse(&given).ok();
-                    let found = members.iter().filter(|m| m.is_active()).find(|m| {
-                        wanted.as_ref() == Some(&m.email)
-                            || MemberId::try_parse(&given) == Some(m.id)
-                    });
-                    match found {
-                        Some(m) => Some(m.email.as_str().to_string()),
-                        None => return Err(as_seed_error(no_active_member(&name, &given))),
-                    }
-                }
-            };
-            resolved.push((name, value));
-        }
+        let resolved =
+            resolve_inputs(inputs, |wanted| wanted.find_active(members)).map_err(as_seed_error)?;
         let mut values = BTreeMap::new();
         apply(&mut values, catalogue, &resolved, created_at);
         check_required(object_type, &values).map_err(as_seed_error)?;

@@ -3,10 +3,8 @@
 
 use crate::fields::catalogue::Catalogue;
 use crate::fields::validate::{validate_value, FieldInput};
-use crate::model::member::Member;
+use crate::model::member::{Member, MemberRef};
 use crate::model::sla::{SlaMinutes, SlaSetting, WorkedValues};
-use crate::types::email::Email;
-use crate::types::ids::MemberId;
 use serde_json::Value;
 
 /// Why an `sla` setting is refused: the key (relative to the `sla` object: `minutes`,
@@ -101,11 +99,8 @@ pub fn parse_setting(
 
 /// The e-mail of the active member named by `given` (an id or an e-mail).
 fn active_member(members: &[Member], given: &str) -> Option<String> {
-    let wanted = Email::parse(given).ok();
-    members
-        .iter()
-        .filter(|m| m.is_active())
-        .find(|m| wanted.as_ref() == Some(&m.email) || MemberId::try_parse(given) == Some(m.id))
+    MemberRef::parse(given)
+        .find_active(members)
         .map(|m| m.email.as_str().to_string())
 }
 

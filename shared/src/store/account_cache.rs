@@ -14,7 +14,17 @@ pub struct AccountCache<V> {
     entries: Mutex<HashMap<AccountId, (Instant, Arc<V>)>>,
 }
 
+impl<V> Default for AccountCache<V> {
+    /// An empty cache whose entries live [`Self::DEFAULT_TTL`].
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_TTL)
+    }
+}
+
 impl<V> AccountCache<V> {
+    /// Default time an entry is trusted: 60 seconds.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
     /// An empty cache whose entries live `ttl`.
     pub fn new(ttl: Duration) -> Self {
         Self {

@@ -88,20 +88,8 @@ impl Comparer<'_> {
     /// `equals` for a field with a value.
     fn equals(&self, stored: &str, value: &Value) -> bool {
         match self.field_type {
-            FieldType::Number => {
-                let v = match value {
-                    Value::Number(n) => n.as_f64(),
-                    Value::String(s) => parse_number(s),
-                    _ => None,
-                };
-                matches!((parse_number(stored), v), (Some(a), Some(b)) if a == b)
-            }
-            FieldType::Datetime => {
-                let v = match value {
-                    Value::String(s) => parse_instant(s),
-                    _ => None,
-                };
-                matches!((parse_instant(stored), v), (Some(a), Some(b)) if a == b)
+            FieldType::Number | FieldType::Datetime => {
+                self.order(stored, value) == Some(Ordering::Equal)
             }
             FieldType::Bool => {
                 let v = match value {
@@ -149,21 +137,15 @@ impl Comparer<'_> {
     /// The order of the stored value relative to the condition value, for number and datetime
     /// fields; `None` for other types or unreadable values.
     fn order(&self, stored: &str, value: &Value) -> Option<Ordering> {
-        match self.field_type {
-            FieldType::Number => {
-                let v = match value {
-                    Value::Number(n) => n.as_f64(),
-                    Value::String(s) => parse_number(s),
-                    _ => None,
-                }?;
-                parse_number(stored)?.partial_cmp(&v)
+        match (self.field_type, value) {
+            (FieldType::Number, Value::Number(n)) => {
+                parse_number(stored)?.partial_cmp(&n.as_f64()?)
             }
-            FieldType::Datetime => {
-                let v = match value {
-                    Value::String(s) => parse_instant(s),
-                    _ => None,
-                }?;
-                Some(parse_instant(stored)?.cmp(&v))
+            (FieldType::Number, Value::String(s)) => {
+                parse_number(stored)?.partial_cmp(&parse_number(s)?)
+            }
+            (FieldType::Datetime, Value::String(s)) => {
+                Some(parse_instant(stored)?.cmp(&parse_instant(s)?))
             }
             _ => None,
         }

@@ -1,22 +1,8 @@
 //! The schemas of webhook subscription bodies (BEHAVIOR 13). The handlers read the bodies with
 //! [`crate::webhooks::WebhookService`]; these types only describe them.
 
+use crate::model::webhook::EventType;
 use utoipa::ToSchema;
-
-/// The event types a subscription can name.
-#[derive(ToSchema, serde::Deserialize)]
-#[allow(dead_code)]
-pub enum WebhookEventType {
-    /// An assignment committed (any reason, SLA reassignments included).
-    #[serde(rename = "assignment.created")]
-    AssignmentCreated,
-    /// A dispatch appended a history entry without an assignment.
-    #[serde(rename = "dispatch.unassigned")]
-    DispatchUnassigned,
-    /// A CRM sync reached its final `failed` status.
-    #[serde(rename = "crm_sync.failed")]
-    CrmSyncFailed,
-}
 
 /// `POST /webhooks` body.
 #[derive(ToSchema, serde::Deserialize)]
@@ -29,7 +15,7 @@ pub struct WebhookCreate {
     url: String,
     /// The event types to deliver (non-empty; duplicates removed).
     #[schema(min_items = 1)]
-    events: Vec<WebhookEventType>,
+    events: Vec<EventType>,
     /// Free text, at most 1,000 characters.
     #[schema(max_length = 1000, nullable)]
     description: Option<String>,
@@ -46,7 +32,7 @@ pub struct WebhookPatch {
     url: Option<String>,
     /// As on create.
     #[schema(min_items = 1)]
-    events: Option<Vec<WebhookEventType>>,
+    events: Option<Vec<EventType>>,
     /// As on create; `null` clears it.
     #[schema(max_length = 1000, nullable)]
     description: Option<String>,
