@@ -294,33 +294,37 @@ async fn write_entries(
     .await;
 }
 
-/// The stats counters (`shared::store::tally`: one item per router, UTC day and member) that
-/// the assignment transactions of all `count` entries of `account`'s router would have written:
-/// the entries are written directly, so their counters are too, before any dispatch adds to
-/// them.
+/// The stats counters (`shared::store::tally`: one item per router, member and UTC day, hour
+/// and minute) that the assignment transactions of all `count` entries of `account`'s router
+/// would have written: the entries are written directly, so their counters are too, before any
+/// dispatch adds to them.
 fn counters(account: &Account, now: DateTime<Utc>, count: usize) -> Vec<Item> {
     use aws_sdk_dynamodb::types::AttributeValue;
-    let mut by_day: BTreeMap<(chrono::NaiveDate, String), (u64, DateTime<Utc>)> = BTreeMap::new();
+    use shared::store::tally::Span;
+    type Bucket = (Span, DateTime<Utc>, String);
+    let mut by_bucket: BTreeMap<Bucket, (u64, DateTime<Utc>)> = BTreeMap::new();
     for entry in entries(account, now, count, 0..count) {
-        let day = shared::store::tally::day_of(entry.dispatched_at);
-        let counted = by_day
-            .entry((day, entry.user.clone().unwrap()))
-            .or_insert((0, entry.expires_at));
-        counted.0 += 1;
-        counted.1 = counted.1.max(entry.expires_at);
+        for span in Span::ALL {
+            let start = span.floor(entry.dispatched_at);
+            let counted = by_bucket
+                .entry((span, start, entry.user.clone().unwrap()))
+                .or_insert((0, entry.expires_at));
+            counted.0 += 1;
+            counted.1 = counted.1.max(entry.expires_at);
+        }
     }
     let s = |v: String| AttributeValue::S(v);
-    by_day
+    by_bucket
         .into_iter()
-        .map(|((day, user), (rotation, expires))| {
-            let key = keys::tally_counter(account.router.into(), day, &user);
+        .map(|((span, start, user), (rotation, expires))| {
+            let key = keys::tally_counter(account.router.into(), span, start, &user);
             Item::from([
                 (keys::PK.to_string(), s(key.pk)),
                 (keys::SK.to_string(), s(key.sk)),
                 (keys::ITEM_TYPE.to_string(), s("tally".into())),
                 ("account_id".to_string(), s(account.id.to_string())),
                 ("user".to_string(), s(user)),
-                ("day".to_string(), s(day.format("%Y-%m-%d").to_string())),
+                ("bucket".to_string(), s(span.bucket(start))),
                 (
                     "rotation".to_string(),
                     AttributeValue::N(rotation.to_string()),

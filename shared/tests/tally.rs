@@ -1,7 +1,7 @@
 //! The stats counters (issue 23 point 2) against a recount of the history entries they count,
-//! on both stores: for windows cut anywhere (whole UTC days from the counters, partial edge
-//! days from the entries), `tally_assignments` equals counting the router's entries one by
-//! one. On DynamoDB, a stats window of whole days reads the counters, not the entries.
+//! on both stores: for windows cut anywhere (whole UTC days, hours and minutes from the
+//! counters, partial minutes at the edges from the entries), `tally_assignments` equals counting
+//! the router's entries one by one. On DynamoDB, a stats window of whole days reads the counters, not the entries.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 #[macro_use]
@@ -141,13 +141,19 @@ async fn dispatch_all(
     }
 }
 
+/// The time between two dispatches of [`dispatched`]: 7 h 13 min 17 s, so that they land on
+/// every hour and at many minutes and seconds.
+fn step() -> Duration {
+    Duration::hours(7) + Duration::minutes(13) + Duration::seconds(17)
+}
+
 /// A store with `contacts` contacts dispatched by both routers (every fourth by the backup
-/// one), one every 7 hours from 2026-11-02 05:00 UTC (so across several days, at every hour).
+/// one), one every [`step`] from 2026-11-02 05:00 UTC (so across several days).
 async fn dispatched(backend: Backend, contacts: usize) -> (Arc<dyn Store>, DateTime<Utc>) {
     let start = Utc.with_ymd_and_hms(2026, 11, 2, 5, 0, 0).unwrap();
     let store = backend.store().await;
     let router_of = |n: usize| if n % 4 == 3 { BACKED } else { ROUTER };
-    dispatch_all(&store, start, contacts, Duration::hours(7), router_of).await;
+    dispatch_all(&store, start, contacts, step(), router_of).await;
     (store, start)
 }
 
@@ -182,8 +188,28 @@ async fn the_counters_equal_a_recount_of_the_entries_for_any_window(backend: Bac
         ),
         (
             "from the instant of an assignment",
-            start + Duration::hours(21),
+            start + step() * 3,
             start + Duration::hours(70),
+        ),
+        (
+            "cut inside minutes at both edges",
+            start + Duration::hours(3) + Duration::minutes(20) + Duration::seconds(30),
+            start + step() * 9 + Duration::seconds(5),
+        ),
+        (
+            "inside one minute, around an assignment",
+            start + step() * 2 - Duration::seconds(10),
+            start + step() * 2 + Duration::seconds(20),
+        ),
+        (
+            "whole hours and minutes, no whole day",
+            start + step() * 5 - Duration::minutes(90),
+            start + step() * 5 + Duration::minutes(75),
+        ),
+        (
+            "up to the instant of an assignment (excluded)",
+            start - Duration::hours(1),
+            start + step() * 4,
         ),
         ("empty", start, start),
     ];

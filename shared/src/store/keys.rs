@@ -16,7 +16,7 @@
 //! | rotation state | `ROUTER#<id>` | `ROTATION` | | |
 //! | record | `RECORD#<id>` | `RECORD` | `ACCOUNT#<a>#RECORDS#<type>` / `<created>#<id>` | same |
 //! | history entry | `ROUTER#<router id>` | `DISPATCH#<at>#<entry id>` | | `ACCOUNT#<a>#<type>#<record id>#DISPATCHES` / `<at>#<entry id>` (when the object id is a UUID) |
-//! | stats counter | `ROUTER#<router id>` | `TALLY#<YYYY-MM-DD>#<email>` | | |
+//! | stats counter | `ROUTER#<router id>` | `TALLY#D#<YYYY-MM-DD>#<email>`, `TALLY#H#<YYYY-MM-DDTHH>#<email>`, `TALLY#M#<YYYY-MM-DDTHH:MM>#<email>` | | |
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
@@ -28,6 +28,7 @@
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
 
+use super::tally::{Buckets, Span};
 use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
@@ -172,22 +173,23 @@ pub fn monthly_count(account_id: AccountId, month: &str) -> Key {
 /// Sort-key prefix of the stats counters.
 pub const TALLY_PREFIX: &str = "TALLY#";
 
-/// The stats counter of `user`'s assignments by `router_id` on the UTC `day`
-/// ([`super::tally`]), in its router's partition: a window's days are one `Query`, `BETWEEN`
-/// [`tally_bounds`].
-pub fn tally_counter(router_id: RouterId, day: chrono::NaiveDate, user: &str) -> Key {
+/// The stats counter of `user`'s assignments by `router_id` in the bucket of `span` starting
+/// at `start` ([`super::tally`]), in its router's partition: `TALLY#D#2026-11-25#<email>`,
+/// `TALLY#H#2026-11-25T09#<email>`, `TALLY#M#2026-11-25T09:30#<email>`. A run of buckets is
+/// one `Query`, `BETWEEN` [`tally_bounds`].
+pub fn tally_counter(router_id: RouterId, span: Span, start: DateTime<Utc>, user: &str) -> Key {
     Key {
         pk: router(router_id).pk,
-        sk: format!("{TALLY_PREFIX}{}#{user}", day.format("%Y-%m-%d")),
+        sk: format!("{TALLY_PREFIX}{}#{user}", span.bucket(start)),
     }
 }
 
-/// The sort-key bounds of every counter of the days `first..=last`: `TALLY#<first>#` and
-/// `TALLY#<last>$` (`$` sorts right after `#`).
-pub fn tally_bounds(first: chrono::NaiveDate, last: chrono::NaiveDate) -> (String, String) {
+/// The sort-key bounds of every counter of the run `buckets`: `TALLY#<first bucket>#` and
+/// `TALLY#<last bucket>$` (`$` sorts right after `#`).
+pub fn tally_bounds(buckets: &Buckets) -> (String, String) {
     (
-        format!("{TALLY_PREFIX}{}#", first.format("%Y-%m-%d")),
-        format!("{TALLY_PREFIX}{}$", last.format("%Y-%m-%d")),
+        format!("{TALLY_PREFIX}{}#", buckets.span.bucket(buckets.first)),
+        format!("{TALLY_PREFIX}{}$", buckets.span.bucket(buckets.last)),
     )
 }
 

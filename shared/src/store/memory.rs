@@ -9,6 +9,7 @@
 //! after a position costs O(log n + limit), a page at an offset O(offset + limit) (offset is at
 //! most 10,000); no request copies or sorts a whole collection.
 
+use super::tally::Span;
 use super::{
     delivery_position, dispatch_position, member_position, record_position, router_position,
     webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
@@ -36,6 +37,9 @@ use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
+
+/// A router's stats counters: (span, bucket start) -> assignments per member and reason.
+type Counters = BTreeMap<(Span, DateTime<Utc>), Vec<AssignmentTally>>;
 
 /// Days an idempotency marker is kept (as the DynamoDB adapter's TTL: longer than SQS's 14-day
 /// retention).
@@ -176,9 +180,10 @@ struct State {
     marker_expiry: VecDeque<(DateTime<Utc>, String)>,
     /// History entries by expiry (DynamoDB's TTL attribute `expires_at`), for purging.
     dispatch_expiry: BTreeSet<(DateTime<Utc>, uuid::Uuid)>,
-    /// (account, router) -> UTC day -> assignments per member and reason: the stats counters
-    /// ([`super::tally`]), kept with the entries they count (purged entries leave them).
-    tallies: HashMap<(AccountId, RouterId), BTreeMap<chrono::NaiveDate, Vec<AssignmentTally>>>,
+    /// (account, router) -> (span, bucket start) -> assignments per member and reason: the
+    /// stats counters ([`super::tally`]), kept with the entries they count (purged entries
+    /// leave them).
+    tallies: HashMap<(AccountId, RouterId), Counters>,
     /// `Idempotency-Key` claims and responses.
     requests: HashMap<RequestKey, IdempotentRequest>,
     /// Claims in the order they expire (each kept the same 24 h), for purging.
@@ -367,26 +372,29 @@ impl State {
         }
     }
 
-    /// Adds an assignment's entry to its day's counter, or (`added` false) takes it away.
+    /// Adds an assignment's entry to its day's, hour's and minute's counters, or (`added`
+    /// false) takes it away.
     fn count_assignment(&mut self, entry: &DispatchEntry, added: bool) {
         let (true, Some(user), Some(reason)) = (entry.success, &entry.user, entry.reason) else {
             return;
         };
-        let days = self
+        let buckets = self
             .tallies
             .entry((entry.account_id, entry.router_id))
             .or_default();
-        let day = super::tally::day_of(entry.dispatched_at);
-        let tally = days.entry(day).or_default();
-        if added {
-            super::tally::add(tally, user, reason, 1);
-        } else if let Some(t) = tally
-            .iter_mut()
-            .find(|t| &t.user == user && t.reason == reason)
-        {
-            t.count = t.count.saturating_sub(1);
+        for span in Span::ALL {
+            let bucket = (span, span.floor(entry.dispatched_at));
+            let tally = buckets.entry(bucket).or_default();
+            if added {
+                super::tally::add(tally, user, reason, 1);
+            } else if let Some(t) = tally
+                .iter_mut()
+                .find(|t| &t.user == user && t.reason == reason)
+            {
+                t.count = t.count.saturating_sub(1);
+            }
             if tally.iter().all(|t| t.count == 0) {
-                days.remove(&day);
+                buckets.remove(&bucket);
             }
         }
     }
@@ -965,11 +973,14 @@ impl Store for MemoryStore {
         let state = self.lock();
         let mut tally: Vec<AssignmentTally> = Vec::new();
         let parts = super::tally::split(from, to);
-        if let (Some((first, last)), Some(days)) =
-            (parts.days, state.tallies.get(&(account_id, router_id)))
-        {
-            for counted in days.range(first..=last).flat_map(|(_, t)| t) {
-                super::tally::add(&mut tally, &counted.user, counted.reason, counted.count);
+        if let Some(buckets) = state.tallies.get(&(account_id, router_id)) {
+            for run in &parts.counters {
+                let counted = buckets
+                    .range((run.span, run.first)..=(run.span, run.last))
+                    .flat_map(|(_, t)| t);
+                for counted in counted {
+                    super::tally::add(&mut tally, &counted.user, counted.reason, counted.count);
+                }
             }
         }
         let Some(index) = state.router_dispatches.get(&router_id) else {

@@ -24,6 +24,7 @@ pub mod test_table;
 use self::cancel::{classify, Outcome, Part, Precedence};
 use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
+use super::tally::{Buckets, Span};
 use super::{
     delivery_position, dispatch_position, member_position, record_position, router_position,
     webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
@@ -438,61 +439,65 @@ impl DynamoStore {
         }
     }
 
-    /// The update adding an assignment's `entry` to its day's stats counter
-    /// ([`super::tally`]); the counter lives as long as the day's last entry (TTL).
+    /// The updates adding an assignment's `entry` to its day's, hour's and minute's stats
+    /// counters ([`super::tally`]); a counter lives as long as its bucket's last entry (TTL).
     ///
     /// Errors: an entry that is not a success with a user and a reason (an internal error).
-    fn tally_update(&self, entry: &DispatchEntry) -> StoreResult<TransactWriteItem> {
+    fn tally_updates(&self, entry: &DispatchEntry) -> StoreResult<Vec<TransactWriteItem>> {
         let (Some(user), Some(reason)) = (&entry.user, entry.reason) else {
             return Err(StoreError::Backend(
                 "an assignment's entry names no user or reason".into(),
             ));
         };
-        let day = super::tally::day_of(entry.dispatched_at);
-        let key = keys::tally_counter(entry.router_id, day, user);
-        let expr = Expr::new(
-            "ADD #reason :one SET #type = :type, #account = :account, #user = :user, #day = :day, #expires = :expires",
-        )
-        .name("#reason", super::tally::reason_name(reason))
-        .name("#type", keys::ITEM_TYPE)
-        .name("#account", "account_id")
-        .name("#user", "user")
-        .name("#day", "day")
-        .name("#expires", items::EXPIRES_AT)
-        .value(":one", n(1))
-        .value(":type", s("tally"))
-        .value(":account", s(entry.account_id.to_string()))
-        .value(":user", s(user))
-        .value(":day", s(day.format("%Y-%m-%d").to_string()))
-        .value(
-            ":expires",
-            AttributeValue::N(entry.expires_at.timestamp().to_string()),
-        );
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&key)))
-            .update_expression(&expr.text)
-            .set_expression_attribute_names(expr.names_opt())
-            .set_expression_attribute_values(expr.values_opt())
-            .build()
-            .map_err(backend)?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        let mut updates = Vec::with_capacity(Span::ALL.len());
+        for span in Span::ALL {
+            let start = span.floor(entry.dispatched_at);
+            let key = keys::tally_counter(entry.router_id, span, start, user);
+            let expr = Expr::new(
+                "ADD #reason :one SET #type = :type, #account = :account, #user = :user, #bucket = :bucket, #expires = :expires",
+            )
+            .name("#reason", super::tally::reason_name(reason))
+            .name("#type", keys::ITEM_TYPE)
+            .name("#account", "account_id")
+            .name("#user", "user")
+            .name("#bucket", "bucket")
+            .name("#expires", items::EXPIRES_AT)
+            .value(":one", n(1))
+            .value(":type", s("tally"))
+            .value(":account", s(entry.account_id.to_string()))
+            .value(":user", s(user))
+            .value(":bucket", s(span.bucket(start)))
+            .value(
+                ":expires",
+                AttributeValue::N(entry.expires_at.timestamp().to_string()),
+            );
+            let update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key_attributes(&key)))
+                .update_expression(&expr.text)
+                .set_expression_attribute_names(expr.names_opt())
+                .set_expression_attribute_values(expr.values_opt())
+                .build()
+                .map_err(backend)?;
+            updates.push(TransactWriteItem::builder().update(update).build());
+        }
+        Ok(updates)
     }
 
-    /// Adds the counters of the days `first..=last` of `router_id` to `tally`: one `Query`
-    /// (a page per 1 MB) over O(days x members) items.
-    async fn tally_days(
+    /// The counters of the run `buckets` of `router_id`, as a tally: one `Query` (a page per
+    /// 1 MB) over at most buckets x members items.
+    async fn tally_counters(
         &self,
         account_id: AccountId,
         router_id: RouterId,
-        (first, last): (chrono::NaiveDate, chrono::NaiveDate),
-        tally: &mut Vec<AssignmentTally>,
-    ) -> StoreResult<()> {
-        let (low, high) = keys::tally_bounds(first, last);
+        buckets: Buckets,
+    ) -> StoreResult<Vec<AssignmentTally>> {
+        let (low, high) = keys::tally_bounds(&buckets);
         let q = Query {
             sk: SortCondition::Between(low, high),
             ..Query::table(keys::router(router_id).pk)
         };
+        let mut tally = Vec::new();
         for item in self.query_all(&q).await? {
             if item.get("account_id").and_then(|v| v.as_s().ok()) != Some(&account_id.to_string()) {
                 continue;
@@ -503,10 +508,10 @@ impl DynamoStore {
                     Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
                     _ => 0,
                 };
-                super::tally::add(tally, &user, reason, count);
+                super::tally::add(&mut tally, &user, reason, count);
             }
         }
-        Ok(())
+        Ok(tally)
     }
 
     /// Adds the assignments among the entries of `router_id` in `[from, to)` to `tally`.
@@ -515,8 +520,8 @@ impl DynamoStore {
         account_id: AccountId,
         router_id: RouterId,
         (from, to): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
-        tally: &mut Vec<AssignmentTally>,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Vec<AssignmentTally>> {
+        let mut tally = Vec::new();
         // `<to>#<nil id>` sorts before every entry at `to` (ids are never nil): [from, to).
         let bound = |at| {
             format!(
@@ -553,11 +558,11 @@ impl DynamoStore {
             for item in page.items.unwrap_or_default() {
                 let user = string_attr(&item, "user")?;
                 let reason: AssignmentReason = from_item::<ReasonOnly>(item)?.reason;
-                super::tally::add(tally, &user, reason, 1);
+                super::tally::add(&mut tally, &user, reason, 1);
             }
             match page.last_evaluated_key {
                 Some(key) => start = Some(key),
-                None => return Ok(()),
+                None => return Ok(tally),
             }
         }
     }
@@ -1316,15 +1321,24 @@ impl Store for DynamoStore {
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Vec<AssignmentTally>> {
+        // Every run of counters and both partial edges at once: one sequential round.
         let parts = super::tally::split(from, to);
+        let counters = parts
+            .counters
+            .into_iter()
+            .map(|buckets| self.tally_counters(account_id, router_id, buckets));
+        let edges = parts
+            .edges
+            .into_iter()
+            .map(|edge| self.tally_entries(account_id, router_id, edge));
+        let (counted, listed) = futures_util::future::try_join(
+            futures_util::future::try_join_all(counters),
+            futures_util::future::try_join_all(edges),
+        )
+        .await?;
         let mut tally: Vec<AssignmentTally> = Vec::new();
-        if let Some(days) = parts.days {
-            self.tally_days(account_id, router_id, days, &mut tally)
-                .await?;
-        }
-        for edge in parts.edges {
-            self.tally_entries(account_id, router_id, edge, &mut tally)
-                .await?;
+        for counted in counted.iter().chain(&listed).flatten() {
+            super::tally::add(&mut tally, &counted.user, counted.reason, counted.count);
         }
         Ok(tally)
     }
@@ -1496,8 +1510,10 @@ impl Store for DynamoStore {
         let (_, entry) = items::dispatch_entry(&w.entry)?;
         tx.push(self.put(entry, None)?);
         parts.push(Part::Other);
-        tx.push(self.tally_update(&w.entry)?);
-        parts.push(Part::Other);
+        for update in self.tally_updates(&w.entry)? {
+            tx.push(update);
+            parts.push(Part::Other);
+        }
 
         if let Some(c) = &w.completion {
             let (_, stored) = items::request_completed(c);
