@@ -281,7 +281,8 @@ async fn a_stats_window_of_whole_days_reads_the_counters_not_the_entries() {
 }
 
 /// The embedded store purges expired entries (as DynamoDB's TTL deletes them) and takes each
-/// off its day's counter: a window over the purged day counts what the entries still hold.
+/// off its day's, hour's and minute's counters: a window over the purged day counts what the
+/// entries still hold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_purged_entry_leaves_its_counter_on_the_embedded_store() {
     let store: Arc<dyn Store> = Arc::new(shared::store::memory::MemoryStore::new());

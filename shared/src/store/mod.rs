@@ -379,10 +379,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Vec<DueItem>>;
 
     /// The router's assignments with `dispatched_at` in `[from, to)`, counted per member and
-    /// reason (`GET /routers/{id}/stats`): the window's whole UTC days from the per-day counters
-    /// each assignment's transaction adds to ([`tally`]), its partial edge days from the history
-    /// entries. Cost: O(days x members) counters plus the entries of at most two partial days,
-    /// whatever the router's volume (issue 23 point 2).
+    /// reason (`GET /routers/{id}/stats`): the window's whole UTC days, hours and minutes from
+    /// the counters each assignment's transaction adds to ([`tally`]), its partial edge minutes
+    /// from the history entries. Cost: at most (days + 46 hours + 118 minutes) x members
+    /// counters plus the entries of two partial minutes, whatever the router's volume (issue 23
+    /// point 2).
     async fn tally_assignments(
         &self,
         account_id: AccountId,

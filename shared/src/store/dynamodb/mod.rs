@@ -379,16 +379,7 @@ impl DynamoStore {
             .name("#status", "status")
             .value(":to", items::sla_status_value(to)?)
             .value(":pending", items::sla_status_value(SlaStatus::Pending)?);
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&entry_key)))
-            .update_expression(&e.text)
-            .condition_expression("#sla.#status = :pending")
-            .set_expression_attribute_names(e.names_opt())
-            .set_expression_attribute_values(e.values_opt())
-            .build()
-            .map_err(backend)?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        self.update_item(&entry_key, &e, Some("#sla.#status = :pending".into()))
     }
 
     /// The account's webhook count item's `ADD` of `delta`, conditional on staying below
@@ -406,16 +397,7 @@ impl DynamoStore {
             e.values.insert(":max".into(), n(max));
             "attribute_not_exists(#count) OR #count < :max".to_string()
         });
-        let update = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&keys::webhook_count(account_id))))
-            .update_expression(&e.text)
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(e.names_opt())
-            .set_expression_attribute_values(e.values_opt())
-            .build()
-            .map_err(backend)?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        self.update_item(&keys::webhook_count(account_id), &e, condition)
     }
 
     /// The write that settles a claimed due item (conditional on its lease).
@@ -425,18 +407,31 @@ impl DynamoStore {
             None => self.delete(&key, items::due_lease_held(&settle.lease_id)),
             Some(next) => {
                 let update = items::due_next_attempt(&settle.id, next, &settle.lease_id);
-                let update = Update::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key_attributes(&key)))
-                    .update_expression(&update.text)
-                    .condition_expression(items::DUE_LEASE_CONDITION)
-                    .set_expression_attribute_names(update.names_opt())
-                    .set_expression_attribute_values(update.values_opt())
-                    .build()
-                    .map_err(backend)?;
-                Ok(TransactWriteItem::builder().update(update).build())
+                self.update_item(&key, &update, Some(items::DUE_LEASE_CONDITION.into()))
             }
         }
+    }
+
+    /// A transaction's `Update` of `key` by `update` (whose names and values also serve
+    /// `condition`), conditional on `condition` when given.
+    ///
+    /// Errors: the SDK's builder's (a missing table name or key).
+    fn update_item(
+        &self,
+        key: &Key,
+        update: &Expr,
+        condition: Option<String>,
+    ) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .update_expression(&update.text)
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(update.names_opt())
+            .set_expression_attribute_values(update.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// The updates adding an assignment's `entry` to its day's, hour's and minute's stats
@@ -471,15 +466,7 @@ impl DynamoStore {
                 ":expires",
                 AttributeValue::N(entry.expires_at.timestamp().to_string()),
             );
-            let update = Update::builder()
-                .table_name(&self.table)
-                .set_key(Some(key_attributes(&key)))
-                .update_expression(&expr.text)
-                .set_expression_attribute_names(expr.names_opt())
-                .set_expression_attribute_values(expr.values_opt())
-                .build()
-                .map_err(backend)?;
-            updates.push(TransactWriteItem::builder().update(update).build());
+            updates.push(self.update_item(&key, &expr, None)?);
         }
         Ok(updates)
     }
@@ -1178,16 +1165,7 @@ impl Store for DynamoStore {
                 None => Err(StoreError::Conflict),
             };
         }
-        let entry = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(&entry_key)))
-            .update_expression(&update.text)
-            .condition_expression(condition)
-            .set_expression_attribute_names(update.names_opt())
-            .set_expression_attribute_values(update.values_opt())
-            .build()
-            .map_err(backend)?;
-        let mut tx = vec![TransactWriteItem::builder().update(entry).build()];
+        let mut tx = vec![self.update_item(&entry_key, &update, Some(condition.into()))?];
         let mut parts = vec![Part::Other];
         self.due_writes(due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
@@ -1494,16 +1472,7 @@ impl Store for DynamoStore {
             count.values.insert(":quota".into(), n(quota));
             let quota_condition =
                 Some("attribute_not_exists(#count) OR #count < :quota".to_string());
-            let update = Update::builder()
-                .table_name(&self.table)
-                .set_key(Some(key_attributes(&count_key)))
-                .update_expression(&count.text)
-                .set_condition_expression(quota_condition)
-                .set_expression_attribute_names(count.names_opt())
-                .set_expression_attribute_values(count.values_opt())
-                .build()
-                .map_err(backend)?;
-            tx.push(TransactWriteItem::builder().update(update).build());
+            tx.push(self.update_item(&count_key, &count, quota_condition)?);
             parts.push(Part::Quota);
         }
 
