@@ -2,57 +2,27 @@
 //! themselves are due work ([`crate::due`]): each is the next attempt of the entry's `crm_sync`
 //! due item.
 
-use std::time::Duration;
+use crate::types::delays::{Delays, Schedule};
 
 /// The delays between attempts (BEHAVIOR 7): one retry per delay, after the first attempt.
-/// Default 30 s, 5 min, 30 min; `CRM_SYNC_RETRY_DELAYS` (comma-separated seconds) sets them.
+/// Default 30 s, 5 min, 30 min; `CRM_SYNC_RETRY_DELAYS` (comma-separated seconds, at least
+/// three: BEHAVIOR 7 makes at least 3 more attempts) sets them.
+pub type RetryDelays = Delays<CrmSyncRetries>;
+
+/// The schedule of CRM sync retries (see [`RetryDelays`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RetryDelays(Vec<Duration>);
+pub struct CrmSyncRetries;
 
-impl Default for RetryDelays {
-    fn default() -> Self {
-        Self(vec![
-            Duration::from_secs(30),
-            Duration::from_secs(300),
-            Duration::from_secs(1800),
-        ])
-    }
-}
-
-impl RetryDelays {
-    /// The name of the environment variable.
-    pub const VARIABLE: &'static str = "CRM_SYNC_RETRY_DELAYS";
-
-    /// Parses comma-separated seconds (`30,300,1800`; decimals allowed, e.g. `0.5`), at least
-    /// three (BEHAVIOR 7: at least 3 more attempts), each from 0 to 86,400.
-    ///
-    /// Errors: a message naming the value that is not such a number.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        crate::types::delays::parse(Self::VARIABLE, text, 3).map(Self)
-    }
-
-    /// The delays from the environment, the default when unset.
-    ///
-    /// Errors: as [`Self::parse`].
-    pub fn from_env() -> Result<Self, String> {
-        Ok(crate::types::delays::from_env(Self::VARIABLE, Self::parse)?.unwrap_or_default())
-    }
-
-    /// The delays, in order.
-    pub fn as_slice(&self) -> &[Duration] {
-        &self.0
-    }
-
-    /// The delay before the retry that follows attempt number `attempts` (1-based), or `None`
-    /// when that attempt was the last.
-    pub fn after_attempt(&self, attempts: u32) -> Option<Duration> {
-        crate::types::delays::after_attempt(&self.0, attempts)
-    }
+impl Schedule for CrmSyncRetries {
+    const VARIABLE: &'static str = "CRM_SYNC_RETRY_DELAYS";
+    const AT_LEAST: usize = 3;
+    const DEFAULT_SECONDS: &'static [u64] = &[30, 300, 1800];
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn delays_parse_as_comma_separated_seconds_with_at_least_three() {

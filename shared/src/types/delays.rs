@@ -2,6 +2,7 @@
 //! allowed), each from 0 to 86,400. One parse for every schedule of retries (CRM sync,
 //! BEHAVIOR 7; webhook deliveries, BEHAVIOR 13).
 
+use std::marker::PhantomData;
 use std::time::Duration;
 
 /// Parses `text` read from the environment variable `variable`: at least `at_least` delays.
@@ -49,6 +50,71 @@ pub fn from_env<T>(
 pub fn after_attempt(delays: &[Duration], attempts: u32) -> Option<Duration> {
     let index = usize::try_from(attempts).ok()?.checked_sub(1)?;
     delays.get(index).copied()
+}
+
+/// What tells one schedule of retries from another: the environment variable that sets it, how
+/// many delays it needs at least, and its default delays in seconds.
+pub trait Schedule {
+    /// The environment variable.
+    const VARIABLE: &'static str;
+    /// The fewest delays a setting may list.
+    const AT_LEAST: usize;
+    /// The delays when the variable is unset, in seconds.
+    const DEFAULT_SECONDS: &'static [u64];
+}
+
+/// The delays between the attempts of one kind of retried work (`S`): one retry per delay,
+/// after the first attempt. [`crate::crm::RetryDelays`] (BEHAVIOR 7) and
+/// [`crate::webhooks::RetrySchedule`] (BEHAVIOR 13) are the two.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delays<S> {
+    delays: Vec<Duration>,
+    schedule: PhantomData<S>,
+}
+
+impl<S: Schedule> Default for Delays<S> {
+    fn default() -> Self {
+        Self::new(S::DEFAULT_SECONDS.iter().copied().map(Duration::from_secs))
+    }
+}
+
+impl<S: Schedule> Delays<S> {
+    /// The name of the environment variable.
+    pub const VARIABLE: &'static str = S::VARIABLE;
+
+    fn new(delays: impl IntoIterator<Item = Duration>) -> Self {
+        Self {
+            delays: delays.into_iter().collect(),
+            schedule: PhantomData,
+        }
+    }
+
+    /// Parses comma-separated seconds (`30,300,1800`; decimals allowed, e.g. `0.5`), at least
+    /// `S::AT_LEAST`, each from 0 to 86,400.
+    ///
+    /// Errors: a message naming the variable and the value that is not such a number, or the
+    /// count when there are too few.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        parse(S::VARIABLE, text, S::AT_LEAST).map(Self::new)
+    }
+
+    /// The delays from the environment, the default when unset or blank.
+    ///
+    /// Errors: as [`Self::parse`].
+    pub fn from_env() -> Result<Self, String> {
+        Ok(from_env(S::VARIABLE, Self::parse)?.unwrap_or_default())
+    }
+
+    /// The delays, in order.
+    pub fn as_slice(&self) -> &[Duration] {
+        &self.delays
+    }
+
+    /// The delay before the retry that follows attempt number `attempts` (1-based), or `None`
+    /// when that attempt was the last.
+    pub fn after_attempt(&self, attempts: u32) -> Option<Duration> {
+        after_attempt(&self.delays, attempts)
+    }
 }
 
 #[cfg(test)]

@@ -1,44 +1,41 @@
 //! The retry schedule of failed deliveries (BEHAVIOR 13).
 
-use std::time::Duration;
+use crate::types::delays::{Delays, Schedule};
 
 /// The delays before each retry of a failed delivery (BEHAVIOR 13): 5 s, 5 min, 30 min, 2 h,
-/// 5 h, 10 h, 10 h by default; `WEBHOOK_RETRY_DELAYS` (comma-separated seconds) sets them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RetrySchedule(Vec<Duration>);
+/// 5 h, 10 h, 10 h by default; `WEBHOOK_RETRY_DELAYS` (comma-separated seconds, at least one)
+/// sets them.
+pub type RetrySchedule = Delays<WebhookDeliveryRetries>;
 
-impl Default for RetrySchedule {
-    fn default() -> Self {
-        Self(
-            [5, 300, 1800, 7200, 18_000, 36_000, 36_000]
-                .into_iter()
-                .map(Duration::from_secs)
-                .collect(),
-        )
-    }
+/// The schedule of webhook delivery retries (see [`RetrySchedule`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookDeliveryRetries;
+
+impl Schedule for WebhookDeliveryRetries {
+    const VARIABLE: &'static str = "WEBHOOK_RETRY_DELAYS";
+    const AT_LEAST: usize = 1;
+    const DEFAULT_SECONDS: &'static [u64] = &[5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 }
 
-impl RetrySchedule {
-    /// The environment variable.
-    pub const VARIABLE: &'static str = "WEBHOOK_RETRY_DELAYS";
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
 
-    /// Parses comma-separated seconds (decimals allowed), at least one, each 0 to 86,400.
-    ///
-    /// Errors: a message naming the value that is not such a number.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        crate::types::delays::parse(Self::VARIABLE, text, 1).map(Self)
-    }
-
-    /// The schedule from the environment, the default when unset.
-    ///
-    /// Errors: as [`Self::parse`].
-    pub fn from_env() -> Result<Self, String> {
-        Ok(crate::types::delays::from_env(Self::VARIABLE, Self::parse)?.unwrap_or_default())
-    }
-
-    /// The delay before the retry after attempt number `attempts` (1-based), or `None` when that
-    /// attempt was the last.
-    pub fn after_attempt(&self, attempts: u32) -> Option<Duration> {
-        crate::types::delays::after_attempt(&self.0, attempts)
+    #[test]
+    fn deliveries_retry_seven_times_by_default_and_a_setting_needs_one_delay() {
+        let default = RetrySchedule::default();
+        assert_eq!(default.as_slice().len(), 7);
+        assert_eq!(default.after_attempt(1), Some(Duration::from_secs(5)));
+        assert_eq!(default.after_attempt(7), Some(Duration::from_secs(36_000)));
+        assert_eq!(default.after_attempt(8), None);
+        assert_eq!(
+            RetrySchedule::parse("60").unwrap().as_slice(),
+            [Duration::from_secs(60)]
+        );
+        assert!(RetrySchedule::parse("").is_err());
+        assert!(RetrySchedule::parse("1,x")
+            .unwrap_err()
+            .contains("WEBHOOK_RETRY_DELAYS"));
     }
 }
