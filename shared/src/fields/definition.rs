@@ -4,19 +4,9 @@ use crate::model::object_type::ObjectType;
 use serde::{Deserialize, Serialize};
 
 /// A field's type (`field_type_id`, spec "Field types").
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::IntoStaticStr, strum::Display)]
 #[strum(serialize_all = "lowercase")]
 pub enum FieldType {
     /// Text; `email` lowercased, `website_url` canonical host.

@@ -6,22 +6,10 @@ use utoipa::ToSchema;
 /// The four standard record types; the first path segment of a record route (spec "Common
 /// record rules"), also a router's `object_type`.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::Display,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[derive(strum::EnumString, strum::IntoStaticStr, strum::Display)]
 #[strum(serialize_all = "lowercase")]
 pub enum ObjectType {
     /// `/contacts`

@@ -49,11 +49,15 @@ fn scalar_text(value: &Value) -> Option<Cow<'_, str>> {
     }
 }
 
+/// Turns a member id (UUID text) into that member's e-mail, for conditions on user fields given
+/// by id; `None` for an unknown id (the id is then compared as text and matches no e-mail).
+pub type EmailOf<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// How the values of one field compare (BEHAVIOR 5 "Comparison follows the field type").
 struct Comparer<'a> {
     field_type: FieldType,
     options: &'a [EnumOption],
-    resolve_member_email: &'a dyn Fn(&str) -> Option<String>,
+    email_of: EmailOf<'a>,
 }
 
 impl Comparer<'_> {
@@ -80,7 +84,7 @@ impl Comparer<'_> {
         let text = text.trim();
         Uuid::parse_str(text)
             .ok()
-            .and_then(|id| (self.resolve_member_email)(&id.to_string()))
+            .and_then(|id| (self.email_of)(&id.to_string()))
             .unwrap_or_else(|| text.to_string())
             .to_lowercase()
     }
@@ -226,7 +230,7 @@ impl Trigger {
         &self,
         record: &Record,
         catalogue: &Catalogue,
-        resolve_member_email: &dyn Fn(&str) -> Option<String>,
+        email_of: EmailOf<'_>,
     ) -> TriggerExplanation {
         let groups: Vec<GroupExplanation> = self
             .groups
@@ -240,7 +244,7 @@ impl Trigger {
                         operator: c.operator,
                         value: c.value.clone(),
                         actual: record.field(&c.field).map(Cow::into_owned),
-                        matched: c.holds(record, catalogue, resolve_member_email),
+                        matched: c.holds(record, catalogue, email_of),
                     })
                     .collect();
                 GroupExplanation {
@@ -260,7 +264,7 @@ impl Trigger {
     /// Whether `record` matches (BEHAVIOR 5): ANY group matches; no groups matches every record.
     ///
     /// `catalogue` is the fields of the record's type for its account and gives each field's
-    /// type; `resolve_member_email` turns a member id (UUID text) into that member's e-mail, for
+    /// type; `email_of` turns a member id (UUID text) into that member's e-mail, for
     /// conditions on user fields given by id (return `None` for an unknown id; the id is then
     /// compared as text and matches no e-mail).
     ///
@@ -268,32 +272,22 @@ impl Trigger {
     /// that did not (unknown field, ill-typed value) is still evaluated without panicking: an
     /// unknown field compares as a string field, an unreadable value makes the positive
     /// operators false and their `not_*` forms true.
-    pub fn matches(
-        &self,
-        record: &Record,
-        catalogue: &Catalogue,
-        resolve_member_email: &dyn Fn(&str) -> Option<String>,
-    ) -> bool {
+    pub fn matches(&self, record: &Record, catalogue: &Catalogue, email_of: EmailOf<'_>) -> bool {
         self.groups.is_empty()
             || self
                 .groups
                 .iter()
-                .any(|group| group.matches(record, catalogue, resolve_member_email))
+                .any(|group| group.matches(record, catalogue, email_of))
     }
 }
 
 impl ConditionGroup {
     /// Whether ALL conditions hold on `record`; a group with no conditions matches. Arguments as
     /// for [`Trigger::matches`].
-    pub fn matches(
-        &self,
-        record: &Record,
-        catalogue: &Catalogue,
-        resolve_member_email: &dyn Fn(&str) -> Option<String>,
-    ) -> bool {
+    pub fn matches(&self, record: &Record, catalogue: &Catalogue, email_of: EmailOf<'_>) -> bool {
         self.conditions
             .iter()
-            .all(|condition| condition.holds(record, catalogue, resolve_member_email))
+            .all(|condition| condition.holds(record, catalogue, email_of))
     }
 }
 
@@ -322,12 +316,7 @@ impl Condition {
     ///
     /// System fields: `record_id` is the record's id, `create_date` its `created_at`,
     /// `last_modified_date` its `updated_at`; every other field is read from `record.values`.
-    pub fn holds(
-        &self,
-        record: &Record,
-        catalogue: &Catalogue,
-        resolve_member_email: &dyn Fn(&str) -> Option<String>,
-    ) -> bool {
+    pub fn holds(&self, record: &Record, catalogue: &Catalogue, email_of: EmailOf<'_>) -> bool {
         let stored = record.field(&self.field);
         let (field_type, options) = catalogue
             .get(&self.field)
@@ -337,7 +326,7 @@ impl Condition {
         let comparer = Comparer {
             field_type,
             options,
-            resolve_member_email,
+            email_of,
         };
         match (self.operator, stored) {
             (Operator::IsEmpty, stored) => stored.is_none(),

@@ -3,6 +3,7 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
+use strum::{EnumString, IntoStaticStr};
 
 /// A router trigger (BEHAVIOR 5): a record matches when ANY group matches. No groups matches
 /// every record (as does a router without a trigger).
@@ -47,17 +48,7 @@ pub struct Condition {
 }
 
 /// A condition's operator (BEHAVIOR 5). JSON: the snake_case name, e.g. `"greater_or_equal"`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    utoipa::ToSchema,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, utoipa::ToSchema, IntoStaticStr, EnumString)]
 #[strum(serialize_all = "snake_case")]
 #[schema(rename_all = "snake_case")]
 pub enum Operator {
