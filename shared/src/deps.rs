@@ -309,7 +309,7 @@ impl Deps {
         }
         deps = deps.with_settings_from_env(process.outbound_default)?;
         let due_settings = DueSettings::from_env().map_err(ConfigError)?;
-        let webhook_queue = var("WEBHOOK_QUEUE_URL");
+        let webhook_queue = process.webhook_queue_url;
         // The webhooks function knows only its own queue: it hands on nothing else.
         deps = match process.dispatch_queue_url.or_else(|| webhook_queue.clone()) {
             Some(queue_url) => {
@@ -534,6 +534,10 @@ pub struct Process {
     /// The dispatch queue where due work waits as delayed messages: `DISPATCH_QUEUE_URL` for a
     /// function, `--queue-url` for the local server; `None`: timers of this process.
     pub dispatch_queue_url: Option<String>,
+    /// The webhook delivery queue (`WEBHOOK_QUEUE_URL`, the dispatch and webhooks functions);
+    /// `None`: deliveries wait with the other due work. The local server polls only the
+    /// dispatch queue, so it has none.
+    pub webhook_queue_url: Option<String>,
 }
 
 impl Process {
@@ -549,13 +553,15 @@ impl Process {
             many_instances: true,
             seed_from_env: true,
             dispatch_queue_url: var("DISPATCH_QUEUE_URL"),
+            webhook_queue_url: var("WEBHOOK_QUEUE_URL"),
         })
     }
 
     /// The local server over `store`, handing due work on through `dispatch_queue_url` when
-    /// given: outbound requests may reach `http` and loopback hosts unless
-    /// `ALLOW_INSECURE_OUTBOUND=false`, no warm-up, cursors signed with a random key unless a
-    /// cursor secret is set, and the seed provisioned by the server itself.
+    /// given (webhook deliveries too: the server polls no other queue): outbound requests may
+    /// reach `http` and loopback hosts unless `ALLOW_INSECURE_OUTBOUND=false`, no warm-up,
+    /// cursors signed with a random key unless a cursor secret is set, and the seed provisioned
+    /// by the server itself.
     pub fn local_server(store: StoreBackend, dispatch_queue_url: Option<String>) -> Self {
         Self {
             store,
@@ -564,6 +570,7 @@ impl Process {
             many_instances: false,
             seed_from_env: false,
             dispatch_queue_url,
+            webhook_queue_url: None,
         }
     }
 }
