@@ -518,26 +518,26 @@ impl StoreBackend {
 pub struct Process {
     /// The store: `STORE_BACKEND` for a function (default `dynamodb`), `--store` for the local
     /// server (default `memory`).
-    pub store: StoreBackend,
+    store: StoreBackend,
     /// Outbound requests when `ALLOW_INSECURE_OUTBOUND` is unset: strict for a function,
     /// [`OutboundPolicy::LOCAL`] for the local server.
-    pub outbound_default: OutboundPolicy,
+    outbound_default: OutboundPolicy,
     /// DynamoDB connections opened during start by warm-up requests; 0 sends none (the local
     /// server may have to create its table first).
-    pub warm_connections: usize,
+    warm_connections: usize,
     /// Many instances share the table (Lambda): list cursors then need the shared key
     /// (`CURSOR_SECRET_ARN`); one process alone may sign them with a random key.
-    pub many_instances: bool,
+    many_instances: bool,
     /// The embedded store is loaded from `SEED_PATH` (a function); `false`: it starts empty and
     /// the caller provisions its seed (the local server's `--seed`).
-    pub seed_from_env: bool,
+    seed_from_env: bool,
     /// The dispatch queue where due work waits as delayed messages: `DISPATCH_QUEUE_URL` for a
     /// function, `--queue-url` for the local server; `None`: timers of this process.
-    pub dispatch_queue_url: Option<String>,
+    dispatch_queue_url: Option<String>,
     /// The webhook delivery queue (`WEBHOOK_QUEUE_URL`, the dispatch and webhooks functions);
     /// `None`: deliveries wait with the other due work. The local server polls only the
     /// dispatch queue, so it has none.
-    pub webhook_queue_url: Option<String>,
+    webhook_queue_url: Option<String>,
 }
 
 impl Process {

@@ -2,7 +2,7 @@
 //! themselves are due work ([`crate::due`]): each is the next attempt of the entry's `crm_sync`
 //! due item.
 
-use crate::types::delays::{Delays, Schedule};
+use crate::types::delays::{Delays, Schedule, Setting};
 
 /// The delays between attempts (BEHAVIOR 7): one retry per delay, after the first attempt.
 /// Default 30 s, 5 min, 30 min; `CRM_SYNC_RETRY_DELAYS` (comma-separated seconds, at least
@@ -10,13 +10,10 @@ use crate::types::delays::{Delays, Schedule};
 pub type RetryDelays = Delays<CrmSyncRetries>;
 
 /// The schedule of CRM sync retries (see [`RetryDelays`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CrmSyncRetries;
+pub enum CrmSyncRetries {}
 
 impl Schedule for CrmSyncRetries {
-    const VARIABLE: &'static str = "CRM_SYNC_RETRY_DELAYS";
-    const AT_LEAST: usize = 3;
-    const DEFAULT_SECONDS: &'static [u64] = &[30, 300, 1800];
+    const SETTING: Setting = Setting::new("CRM_SYNC_RETRY_DELAYS", 3, &[30, 300, 1800]);
 }
 
 #[cfg(test)]

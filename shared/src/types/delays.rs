@@ -52,35 +52,80 @@ pub fn after_attempt(delays: &[Duration], attempts: u32) -> Option<Duration> {
     delays.get(index).copied()
 }
 
-/// What tells one schedule of retries from another: the environment variable that sets it, how
-/// many delays it needs at least, and its default delays in seconds.
+/// What tells one schedule of retries from another (see [`Schedule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    variable: &'static str,
+    at_least: usize,
+    default_seconds: &'static [u64],
+}
+
+impl Setting {
+    /// The schedule set by the environment variable `variable`, which must list at least
+    /// `at_least` delays, and `default_seconds` when it is unset.
+    pub const fn new(
+        variable: &'static str,
+        at_least: usize,
+        default_seconds: &'static [u64],
+    ) -> Self {
+        Self {
+            variable,
+            at_least,
+            default_seconds,
+        }
+    }
+}
+
+/// A kind of retried work: its [`Setting`].
 pub trait Schedule {
-    /// The environment variable.
-    const VARIABLE: &'static str;
-    /// The fewest delays a setting may list.
-    const AT_LEAST: usize;
-    /// The delays when the variable is unset, in seconds.
-    const DEFAULT_SECONDS: &'static [u64];
+    /// The environment variable, the fewest delays a setting may list, the default delays.
+    const SETTING: Setting;
 }
 
 /// The delays between the attempts of one kind of retried work (`S`): one retry per delay,
 /// after the first attempt. [`crate::crm::RetryDelays`] (BEHAVIOR 7) and
 /// [`crate::webhooks::RetrySchedule`] (BEHAVIOR 13) are the two.
-#[derive(Debug, Clone, PartialEq)]
 pub struct Delays<S> {
     delays: Vec<Duration>,
     schedule: PhantomData<S>,
 }
 
+impl<S> std::fmt::Debug for Delays<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Delays").field(&self.delays).finish()
+    }
+}
+
+impl<S> Clone for Delays<S> {
+    fn clone(&self) -> Self {
+        Self {
+            delays: self.delays.clone(),
+            schedule: PhantomData,
+        }
+    }
+}
+
+impl<S> PartialEq for Delays<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.delays == other.delays
+    }
+}
+
 impl<S: Schedule> Default for Delays<S> {
     fn default() -> Self {
-        Self::new(S::DEFAULT_SECONDS.iter().copied().map(Duration::from_secs))
+        Self::new(
+            S::SETTING
+                .default_seconds
+                .iter()
+                .copied()
+                .map(Duration::from_secs),
+        )
     }
 }
 
 impl<S: Schedule> Delays<S> {
     /// The name of the environment variable.
-    pub const VARIABLE: &'static str = S::VARIABLE;
+    pub const VARIABLE: &'static str = S::SETTING.variable;
 
     fn new(delays: impl IntoIterator<Item = Duration>) -> Self {
         Self {
@@ -90,19 +135,19 @@ impl<S: Schedule> Delays<S> {
     }
 
     /// Parses comma-separated seconds (`30,300,1800`; decimals allowed, e.g. `0.5`), at least
-    /// `S::AT_LEAST`, each from 0 to 86,400.
+    /// the schedule's minimum, each from 0 to 86,400.
     ///
     /// Errors: a message naming the variable and the value that is not such a number, or the
     /// count when there are too few.
     pub fn parse(text: &str) -> Result<Self, String> {
-        parse(S::VARIABLE, text, S::AT_LEAST).map(Self::new)
+        parse(S::SETTING.variable, text, S::SETTING.at_least).map(Self::new)
     }
 
     /// The delays from the environment, the default when unset or blank.
     ///
     /// Errors: as [`Self::parse`].
     pub fn from_env() -> Result<Self, String> {
-        Ok(from_env(S::VARIABLE, Self::parse)?.unwrap_or_default())
+        Ok(from_env(S::SETTING.variable, Self::parse)?.unwrap_or_default())
     }
 
     /// The delays, in order.

@@ -1,6 +1,6 @@
 //! The retry schedule of failed deliveries (BEHAVIOR 13).
 
-use crate::types::delays::{Delays, Schedule};
+use crate::types::delays::{Delays, Schedule, Setting};
 
 /// The delays before each retry of a failed delivery (BEHAVIOR 13): 5 s, 5 min, 30 min, 2 h,
 /// 5 h, 10 h, 10 h by default; `WEBHOOK_RETRY_DELAYS` (comma-separated seconds, at least one)
@@ -8,13 +8,14 @@ use crate::types::delays::{Delays, Schedule};
 pub type RetrySchedule = Delays<WebhookDeliveryRetries>;
 
 /// The schedule of webhook delivery retries (see [`RetrySchedule`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct WebhookDeliveryRetries;
+pub enum WebhookDeliveryRetries {}
 
 impl Schedule for WebhookDeliveryRetries {
-    const VARIABLE: &'static str = "WEBHOOK_RETRY_DELAYS";
-    const AT_LEAST: usize = 1;
-    const DEFAULT_SECONDS: &'static [u64] = &[5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+    const SETTING: Setting = Setting::new(
+        "WEBHOOK_RETRY_DELAYS",
+        1,
+        &[5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+    );
 }
 
 #[cfg(test)]
