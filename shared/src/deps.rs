@@ -181,13 +181,8 @@ impl Deps {
     /// The same deps with due work handed on as delayed messages of the dispatch queue
     /// `queue_url` (SQS, with the AWS configuration of the deps, loaded now when needed), claimed
     /// with `settings` and resumed by the sweeper a lease after their due time (no job
-    /// registered yet).
-    pub async fn with_due_queue(self, queue_url: impl Into<String>, settings: DueSettings) -> Self {
-        self.with_due_queues(queue_url, None, settings).await
-    }
-
-    /// [`Self::with_due_queue`], webhook deliveries going to `webhook_queue_url` when given
-    /// (their own queue and dead-letter queue, BEHAVIOR 13).
+    /// registered yet); webhook deliveries go to `webhook_queue_url` when given (their own queue
+    /// and dead-letter queue, BEHAVIOR 13).
     pub async fn with_due_queues(
         mut self,
         queue_url: impl Into<String>,
@@ -229,7 +224,7 @@ impl Deps {
     /// The same deps reading the time from `clock`.
     ///
     /// The due-work worker is built again on `clock`, with timers of this process (call
-    /// [`Self::with_due_queue`] after this one for a queue).
+    /// [`Self::with_due_queues`] after this one for a queue).
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         let settings = self.due.settings();
@@ -326,15 +321,14 @@ impl Deps {
         Ok(deps)
     }
 
-    /// Applies the settings every process reads from its environment, whatever its store and
-    /// however it runs (the functions through [`Deps::from_env`], the local server after it
-    /// chose its store): `CRM_SYNC_RETRY_DELAYS` (BEHAVIOR 7), `ALLOW_INSECURE_OUTBOUND`
+    /// Applies the settings every process reads from its environment, whatever its store
+    /// ([`Deps::from_env_for`]): `CRM_SYNC_RETRY_DELAYS` (BEHAVIOR 7), `ALLOW_INSECURE_OUTBOUND`
     /// (`outbound_default` when unset: strict in Lambda, local for the local server),
     /// `DISPATCH_HISTORY_RETENTION_DAYS` (BEHAVIOR 8), `SLA_MINUTE_SECONDS` (BEHAVIOR 14) and
     /// `WEBHOOK_RETRY_DELAYS` (BEHAVIOR 13).
     ///
     /// Errors: the first variable with an invalid value, named.
-    pub fn with_settings_from_env(
+    fn with_settings_from_env(
         mut self,
         outbound_default: OutboundPolicy,
     ) -> Result<Self, ConfigError> {
@@ -363,7 +357,7 @@ impl Deps {
     /// `CURSOR_SECRET_ARN` (read from Secrets Manager); unchanged when neither is set.
     ///
     /// Errors: an invalid secret, or the secret cannot be read.
-    pub async fn with_cursor_key_from_env(self) -> Result<Self, ConfigError> {
+    async fn with_cursor_key_from_env(self) -> Result<Self, ConfigError> {
         let mut deps = self;
         if let Some(secret) = var("CURSOR_SECRET") {
             let key = CursorKey::from_secret(secret.as_bytes())
