@@ -25,8 +25,7 @@ use uuid::Uuid;
 
 /// An account holding `n` contacts; the service over it and a cursor into its middle.
 fn account_with(
-    rt: &tokio::runtime::Runtime,
-    n: usize,
+    rt: &tokio::runtime::Runtime, n: usize,
 ) -> (RecordService, AccountId, CursorKey, String) {
     let store = Arc::new(MemoryStore::new());
     let account: AccountId = Uuid::new_v4().into();

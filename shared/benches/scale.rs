@@ -155,10 +155,7 @@ fn contacts(account: Uuid, from: DateTime<Utc>, range: std::ops::Range<usize>) -
 /// History entries `range` of `count` on `account`'s router: assignments in rotation over the
 /// pool, spread evenly over the 30 days before `now` (the stats window).
 fn entries(
-    account: &Account,
-    now: DateTime<Utc>,
-    count: usize,
-    range: std::ops::Range<usize>,
+    account: &Account, now: DateTime<Utc>, count: usize, range: std::ops::Range<usize>,
 ) -> Vec<DispatchEntry> {
     let span = Duration::days(30) - Duration::hours(2);
     let start = now - Duration::days(30) + Duration::hours(1);
@@ -260,10 +257,7 @@ where
 /// The big account's contacts `range` written directly, the first ones being `first` (the
 /// contacts dispatched).
 async fn write_contacts(
-    table: &TestTable,
-    first: &[Record],
-    from: DateTime<Utc>,
-    range: std::ops::Range<usize>,
+    table: &TestTable, first: &[Record], from: DateTime<Utc>, range: std::ops::Range<usize>,
 ) {
     let account = first[0].account_id.as_uuid();
     seed_directly(table, "big account's contacts", range, |r| {
@@ -278,11 +272,7 @@ async fn write_contacts(
 
 /// History entries `range` of `count` on `account`'s router, written directly.
 async fn write_entries(
-    table: &TestTable,
-    account: &Account,
-    now: DateTime<Utc>,
-    what: &str,
-    count: usize,
+    table: &TestTable, account: &Account, now: DateTime<Utc>, what: &str, count: usize,
     range: std::ops::Range<usize>,
 ) {
     seed_directly(table, what, range, |r| {
@@ -413,10 +403,7 @@ fn request(account: &Account, n: usize) -> DispatchRequest {
 /// A warm-up dispatch (the account, its teams and catalogue cached, as on a warm instance),
 /// then the measured dispatch of another contact and an explain of a third.
 async fn dispatch_phase(
-    meter: &Meter,
-    engine: &DispatchEngine,
-    account: &Account,
-    costs: &mut Costs,
+    meter: &Meter, engine: &DispatchEngine, account: &Account, costs: &mut Costs,
 ) {
     let context = || AccountContext::Token(account.id.into());
     let warm = engine
@@ -455,10 +442,7 @@ async fn explain(meter: &Meter, engine: &DispatchEngine, account: &Account) -> C
 
 /// At full size: an explain, the stats of the last 30 days and the first history page of 100.
 async fn read_phase(
-    meter: &Meter,
-    engine: &DispatchEngine,
-    history: &HistoryService,
-    account: &Account,
+    meter: &Meter, engine: &DispatchEngine, history: &HistoryService, account: &Account,
     costs: &mut Costs,
 ) {
     costs.explain = explain(meter, engine, account).await;
@@ -579,10 +563,7 @@ fn print_table(sizes: &Sizes, small: &Costs, big: &Costs) {
 /// `direct`, without its members and routers (written directly by the caller). Returns the
 /// whole plan.
 async fn provision(
-    store: &dyn Store,
-    text: &str,
-    records: &[Record],
-    direct: bool,
+    store: &dyn Store, text: &str, records: &[Record], direct: bool,
 ) -> ProvisionPlan {
     let mut plan =
         shared::seed::load(text, Utc::now() - Duration::days(40), OutboundPolicy::LOCAL).unwrap();

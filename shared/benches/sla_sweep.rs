@@ -123,10 +123,7 @@ fn per(n: usize, total: u64) -> String {
 }
 
 fn print_counts(
-    title: &str,
-    n: usize,
-    calls: &BTreeMap<&'static str, usize>,
-    requests: &BTreeMap<String, u64>,
+    title: &str, n: usize, calls: &BTreeMap<&'static str, usize>, requests: &BTreeMap<String, u64>,
 ) {
     println!("  {title}");
     let total_calls: usize = calls.values().sum();

@@ -184,9 +184,7 @@ impl Deps {
     /// registered yet); webhook deliveries go to `webhook_queue_url` when given (their own queue
     /// and dead-letter queue, BEHAVIOR 13).
     pub async fn with_due_queues(
-        mut self,
-        queue_url: impl Into<String>,
-        webhook_queue_url: Option<String>,
+        mut self, queue_url: impl Into<String>, webhook_queue_url: Option<String>,
         settings: DueSettings,
     ) -> Self {
         let client = aws_sdk_sqs::Client::new(&self.aws().await);
@@ -329,22 +327,14 @@ impl Deps {
     ///
     /// Errors: the first variable with an invalid value, named.
     fn with_settings_from_env(
-        mut self,
-        outbound_default: OutboundPolicy,
+        mut self, outbound_default: OutboundPolicy,
     ) -> Result<Self, ConfigError> {
         self.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
         self.outbound = outbound_from_env(outbound_default)?;
         if let Some(days) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
-            let days: i64 = days
-                .trim()
-                .parse()
-                .ok()
-                .filter(|d| (1..=36_500).contains(d))
-                .ok_or_else(|| {
-                    ConfigError(format!(
-                        "DISPATCH_HISTORY_RETENTION_DAYS={days} is not a number of days from 1 to 36500"
-                    ))
-                })?;
+            let days: i64 = days.trim().parse().ok().filter(|d| (1..=36_500).contains(d)).ok_or_else(|| {
+                ConfigError(format!("DISPATCH_HISTORY_RETENTION_DAYS={days} is not a number of days from 1 to 36500"))
+            })?;
             self.history_retention = chrono::Duration::days(days);
         }
         self.sla_minute = SlaMinute::from_env().map_err(ConfigError)?;
@@ -392,7 +382,8 @@ impl Deps {
     pub fn cursors(&self) -> Result<Arc<CursorKey>, ConfigError> {
         self.cursors.clone().ok_or_else(|| {
             ConfigError(
-                "CURSOR_SECRET is not set: every instance must sign list cursors with one secret of at least 32 bytes".into(),
+                "CURSOR_SECRET is not set: every instance must sign list cursors with one secret of at least 32 bytes"
+                    .into(),
             )
         })
     }
@@ -570,8 +561,7 @@ impl Process {
 }
 
 async fn memory_store_from_seed_path(
-    outbound: OutboundPolicy,
-    sealer: &dyn Sealer,
+    outbound: OutboundPolicy, sealer: &dyn Sealer,
 ) -> Result<MemoryStore, ConfigError> {
     let path = var("SEED_PATH")
         .ok_or_else(|| ConfigError("SEED_PATH is not set for STORE_BACKEND=memory".into()))?;

@@ -191,9 +191,7 @@ pub fn collector() -> Option<&'static Collector> {
 ///
 /// Errors: the writer's.
 pub fn flush_to(
-    writer: impl std::io::Write,
-    request_id: Option<&str>,
-    trace_id: Option<&str>,
+    writer: impl std::io::Write, request_id: Option<&str>, trace_id: Option<&str>,
 ) -> std::io::Result<()> {
     let Some(collector) = collector() else {
         return Ok(());

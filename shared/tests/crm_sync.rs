@@ -106,20 +106,14 @@ fn quick() -> RetryDelays {
 }
 
 async fn fixture_with(
-    backend: Backend,
-    delays: RetryDelays,
-    edit: impl FnOnce(&mut Value),
+    backend: Backend, delays: RetryDelays, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
     let (fake, base) = FakeCrm::start().await.unwrap();
     fixture_on(backend, delays, fake, &base, edit).await
 }
 
 async fn fixture_on(
-    backend: Backend,
-    delays: RetryDelays,
-    fake: FakeCrm,
-    base: &str,
-    edit: impl FnOnce(&mut Value),
+    backend: Backend, delays: RetryDelays, fake: FakeCrm, base: &str, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
     let at = Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap();
     let clock = Arc::new(FixedClock::new(at));

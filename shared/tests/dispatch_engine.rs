@@ -147,9 +147,7 @@ async fn fixture(backend: Backend, seed: Value) -> Fixture {
 
 /// [`fixture`] with `edit` applied to the loaded plan before it is provisioned.
 async fn fixture_with_plan(
-    backend: Backend,
-    seed: Value,
-    edit: impl FnOnce(&mut shared::model::provision::ProvisionPlan),
+    backend: Backend, seed: Value, edit: impl FnOnce(&mut shared::model::provision::ProvisionPlan),
 ) -> Fixture {
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
     let store = backend.store().await;
@@ -492,7 +490,11 @@ async fn an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write(
         1
     );
     // With overwrite, a second run reassigns to the next in turn.
-    let f = fixture(backend, seed(json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true}), |_| {})).await;
+    let f = fixture(
+        backend,
+        seed(json!({"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": true}), |_| {}),
+    )
+    .await;
     assert_eq!(
         assigned(&f.run(ROUTER, OWNED_CONTACT).await).0,
         "m1@acme.example"
@@ -784,16 +786,19 @@ async fn account_matching_gives_a_contact_to_its_companys_owner(backend: Backend
 }
 
 async fn capacity_counts_only_applying_entries_and_stops_at_the_maximum(backend: Backend) {
-    let f = fixture(backend, seed(rr(), |s| {
-        s["accounts"][0]["routers"][0]["users"] = json!([{"email": email(1)}]);
-        s["accounts"][0]["routers"][0]["teams"] = json!([]);
-        s["accounts"][0]["users"][0]["capacity"] = json!([
-            {"id": "a", "current_capacity": 0, "max_capacity": 2, "assignment_type": "contacts"},
-            {"id": "b", "current_capacity": 7, "max_capacity": 9, "assignment_type": "deals"},
-            {"id": "c", "current_capacity": 1, "max_capacity": 5},
-            {"id": "d", "current_capacity": 0, "name": "no maximum"}
-        ]);
-    }))
+    let f = fixture(
+        backend,
+        seed(rr(), |s| {
+            s["accounts"][0]["routers"][0]["users"] = json!([{"email": email(1)}]);
+            s["accounts"][0]["routers"][0]["teams"] = json!([]);
+            s["accounts"][0]["users"][0]["capacity"] = json!([
+                {"id": "a", "current_capacity": 0, "max_capacity": 2, "assignment_type": "contacts"},
+                {"id": "b", "current_capacity": 7, "max_capacity": 9, "assignment_type": "deals"},
+                {"id": "c", "current_capacity": 1, "max_capacity": 5},
+                {"id": "d", "current_capacity": 0, "name": "no maximum"}
+            ]);
+        }),
+    )
     .await;
     let ids = f.contacts(3).await;
     assert_eq!(assigned(&f.run(ROUTER, &ids[0]).await).0, email(1));
@@ -899,9 +904,7 @@ fn a_body_without_both_ids_is_the_specs_400() {
 /// warm Lambda instances do; each engine serializes its own dispatches per router, so the
 /// instances race each other in the store and only its conditional writes keep the counts right.
 async fn run_concurrently(
-    f: &Fixture,
-    backend: Backend,
-    ids: Vec<String>,
+    f: &Fixture, backend: Backend, ids: Vec<String>,
 ) -> HashMap<String, usize> {
     let instances = backend.instances();
     let engines: Vec<Arc<DispatchEngine>> = (0..instances)

@@ -39,8 +39,7 @@ struct Slow {
 #[async_trait::async_trait]
 impl shared::due::Handoff for Slow {
     async fn hand_off(
-        &self,
-        message: &shared::due::DueMessage,
+        &self, message: &shared::due::DueMessage,
     ) -> Result<(), shared::error::BoxError> {
         use shared::clock::Clock;
         self.handed.lock().unwrap().push(message.id.clone());

@@ -166,10 +166,8 @@ impl Intercept for FailNthTransaction {
     }
 
     fn read_before_transmit(
-        &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
-        _runtime_components: &RuntimeComponents,
-        cfg: &mut ConfigBag,
+        &self, _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents, cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let transaction = cfg
             .load::<Metadata>()

@@ -222,10 +222,7 @@ impl Fixture {
     }
 
     async fn router_page_in(
-        &self,
-        account: AccountId,
-        router: &str,
-        request: &ListRequest,
+        &self, account: AccountId, router: &str, request: &ListRequest,
     ) -> Result<Value, DomainError> {
         let view = self
             .history

@@ -161,9 +161,7 @@ impl<'ast> Visit<'ast> for CodePaths {
 
 /// Makes a path absolute (from the crate root, without `crate`) as seen from `module`.
 fn absolute(
-    module: &[String],
-    children: &BTreeSet<String>,
-    path: &[String],
+    module: &[String], children: &BTreeSet<String>, path: &[String],
 ) -> Option<Vec<String>> {
     let mut base: Vec<String> = module.to_vec();
     let mut rest = path;

@@ -233,8 +233,7 @@ struct Kept(Mutex<Vec<shared::due::DueMessage>>);
 #[async_trait::async_trait]
 impl shared::due::Handoff for Kept {
     async fn hand_off(
-        &self,
-        message: &shared::due::DueMessage,
+        &self, message: &shared::due::DueMessage,
     ) -> Result<(), shared::error::BoxError> {
         self.0.lock().unwrap().push(message.clone());
         Ok(())

@@ -91,10 +91,7 @@ const BOUND: u64 = 64;
 /// Runs `parse` on `p` repeated [`SMALL`] and 16 x [`SMALL`] times (inside `wrap`) and checks
 /// that neither the allocations nor the bytes grow more than [`BOUND`]-fold (plus a constant).
 fn assert_scales_linearly(
-    name: &str,
-    pattern: &str,
-    wrap: impl Fn(&str) -> String,
-    parse: impl Fn(&str),
+    name: &str, pattern: &str, wrap: impl Fn(&str) -> String, parse: impl Fn(&str),
 ) {
     let small = wrap(&pattern.repeat(SMALL));
     let large = wrap(&pattern.repeat(SMALL * GROWTH as usize));

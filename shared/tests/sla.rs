@@ -340,9 +340,7 @@ impl Fixture {
 
     /// Shows the router as changed by provisioning (archived, unpublished).
     async fn provisioned_again(
-        &self,
-        router: &str,
-        change: impl FnOnce(&mut shared::model::Router),
+        &self, router: &str, change: impl FnOnce(&mut shared::model::Router),
     ) {
         let mut stored = self
             .store

@@ -154,8 +154,7 @@ fn member(account_id: AccountId, email: &str, ms: i64) -> Member {
         )
         .unwrap()],
         can_receive_notifications: false,
-        notification_preferences: NotificationPreferences::parse(&[serde_json::json!("email")])
-            .unwrap(),
+        notification_preferences: NotificationPreferences::parse(&[serde_json::json!("email")]).unwrap(),
         created_at: at(ms),
         updated_at: at(ms),
         archived_at: None,
@@ -184,10 +183,7 @@ fn router(account_id: AccountId, name: &str, ms: i64) -> Router {
 }
 
 fn record(
-    account_id: AccountId,
-    object_type: ObjectType,
-    ms: i64,
-    values: &[(&str, &str)],
+    account_id: AccountId, object_type: ObjectType, ms: i64, values: &[(&str, &str)],
 ) -> Record {
     Record {
         id: new_id_v7(),
@@ -417,11 +413,7 @@ async fn archived_records_are_listed_only_when_asked(store: Arc<dyn Store>) {
 
 /// Walks a record list with `after`, `limit` items a page; the ids in walk order.
 async fn walk_records(
-    store: &Arc<dyn Store>,
-    a: AccountId,
-    t: ObjectType,
-    limit: usize,
-    include_archived: bool,
+    store: &Arc<dyn Store>, a: AccountId, t: ObjectType, limit: usize, include_archived: bool,
 ) -> Vec<RecordId> {
     let mut seen = Vec::new();
     let mut page = Page::first(limit, include_archived);
@@ -1443,12 +1435,7 @@ async fn provisioning_a_record_whose_key_is_taken_is_rejected_with_its_path_and_
         .create_record(&holder, &contact_keys(&holder))
         .await
         .unwrap();
-    match store
-        .provision(&ProvisionPlan {
-            accounts: vec![plan.clone()],
-        })
-        .await
-    {
+    match store.provision(&ProvisionPlan { accounts: vec![plan.clone()] }).await {
         Err(StoreError::Rejected(message)) => assert_eq!(
             message,
             "accounts[0].records.contacts[1].fields.email: an active contact already holds email \"c2@x.co\""
@@ -1620,9 +1607,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
 
 /// The record's history entries (first 100, newest first).
 async fn record_history(
-    store: &Arc<dyn Store>,
-    account: AccountId,
-    record: RecordId,
+    store: &Arc<dyn Store>, account: AccountId, record: RecordId,
 ) -> Vec<DispatchEntry> {
     store
         .list_record_dispatches(
@@ -2109,11 +2094,7 @@ async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
 // ---- Idempotency-Key (BEHAVIOR 10) ------------------------------------------------------
 
 fn claim_at(
-    account_id: AccountId,
-    route: &str,
-    key: &str,
-    body: &str,
-    at: DateTime<Utc>,
+    account_id: AccountId, route: &str, key: &str, body: &str, at: DateTime<Utc>,
 ) -> IdempotencyClaim {
     IdempotencyClaim::new(
         account_id,

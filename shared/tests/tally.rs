@@ -70,10 +70,7 @@ where
 
 /// Every assignment among the router's entries in `[from, to)`, counted one by one.
 async fn recount(
-    store: &dyn Store,
-    router: RouterId,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
+    store: &dyn Store, router: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
 ) -> BTreeMap<(String, String), u64> {
     let mut counted = BTreeMap::new();
     let mut page = Page::first(100, false);
@@ -105,10 +102,7 @@ fn as_map(tally: Vec<AssignmentTally>) -> BTreeMap<(String, String), u64> {
 /// Provisions the seed of `contacts` contacts into `store`, then dispatches contact `n` at
 /// `start + n * step` by the router `router_of(n)`: each must assign.
 async fn dispatch_all(
-    store: &Arc<dyn Store>,
-    start: DateTime<Utc>,
-    contacts: usize,
-    step: Duration,
+    store: &Arc<dyn Store>, start: DateTime<Utc>, contacts: usize, step: Duration,
     router_of: impl Fn(usize) -> &'static str,
 ) {
     let plan = shared::seed::load(

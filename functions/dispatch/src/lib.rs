@@ -150,10 +150,7 @@ pub fn app_of(state: DispatchState) -> axum::Router {
     )
 )]
 pub async fn dispatch(
-    Authenticated(p): Authenticated,
-    State(s): State<DispatchState>,
-    headers: HeaderMap,
-    body: Body,
+    Authenticated(p): Authenticated, State(s): State<DispatchState>, headers: HeaderMap, body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Update)?;
     let begun = s
@@ -216,9 +213,7 @@ pub async fn dispatch(
     )
 )]
 pub async fn explain(
-    Authenticated(p): Authenticated,
-    State(s): State<DispatchState>,
-    body: Body,
+    Authenticated(p): Authenticated, State(s): State<DispatchState>, body: Body,
 ) -> Result<Json<ExplainAnswer>, ApiError> {
     p.require(Scope::Read)?;
     let request = DispatchRequest::parse(body.bytes())?;

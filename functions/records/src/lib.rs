@@ -106,10 +106,7 @@ const ITEM_METHODS: &[(Method, Scope)] = &[
 ];
 
 async fn list(
-    t: ObjectType,
-    Authenticated(p): Authenticated,
-    s: RecordsState,
-    query: Option<String>,
+    t: ObjectType, Authenticated(p): Authenticated, s: RecordsState, query: Option<String>,
 ) -> Answer<ListView<RecordView>> {
     p.require(Scope::Read)?;
     let q = ListQuery::parse(query.as_deref())?;
@@ -127,11 +124,7 @@ async fn list(
 }
 
 async fn create(
-    t: ObjectType,
-    Authenticated(p): Authenticated,
-    s: RecordsState,
-    headers: HeaderMap,
-    body: Body,
+    t: ObjectType, Authenticated(p): Authenticated, s: RecordsState, headers: HeaderMap, body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
     let route = format!("POST /{}", t.as_str());
@@ -164,10 +157,7 @@ async fn create(
 }
 
 async fn read(
-    t: ObjectType,
-    Authenticated(p): Authenticated,
-    s: RecordsState,
-    id: String,
+    t: ObjectType, Authenticated(p): Authenticated, s: RecordsState, id: String,
     query: Option<String>,
 ) -> Answer<RecordView> {
     p.require(Scope::Read)?;
@@ -180,12 +170,8 @@ async fn read(
 }
 
 async fn update(
-    t: ObjectType,
-    Authenticated(p): Authenticated,
-    s: RecordsState,
-    id: String,
-    query: Option<String>,
-    body: Body,
+    t: ObjectType, Authenticated(p): Authenticated, s: RecordsState, id: String,
+    query: Option<String>, body: Body,
 ) -> Answer<RecordView> {
     p.require(Scope::Update)?;
     let caller = Caller {
@@ -208,10 +194,7 @@ async fn update(
 }
 
 async fn archive(
-    t: ObjectType,
-    Authenticated(p): Authenticated,
-    s: RecordsState,
-    id: String,
+    t: ObjectType, Authenticated(p): Authenticated, s: RecordsState, id: String,
 ) -> Answer<RecordView> {
     p.require(Scope::Delete)?;
     let caller = Caller {
@@ -223,10 +206,7 @@ async fn archive(
 }
 
 async fn dispatches(
-    t: ObjectType,
-    Authenticated(p): Authenticated,
-    s: RecordsState,
-    id: String,
+    t: ObjectType, Authenticated(p): Authenticated, s: RecordsState, id: String,
     query: Option<String>,
 ) -> Answer<ListView<DispatchEntryView>> {
     p.require(Scope::Read)?;

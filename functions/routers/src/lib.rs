@@ -107,9 +107,7 @@ type Answer<T> = Result<Json<T>, ApiError>;
     )
 )]
 pub async fn list(
-    Authenticated(p): Authenticated,
-    State(s): State<RoutersState>,
-    RawQuery(q): RawQuery,
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, RawQuery(q): RawQuery,
 ) -> Answer<ListView<RouterView>> {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
@@ -136,9 +134,7 @@ pub async fn list(
     )
 )]
 pub async fn get(
-    Authenticated(p): Authenticated,
-    State(s): State<RoutersState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, PathId(id): PathId,
 ) -> Answer<RouterView> {
     p.require(Scope::Read)?;
     Ok(Json(
@@ -162,9 +158,7 @@ pub async fn get(
     )
 )]
 pub async fn dispatches(
-    Authenticated(p): Authenticated,
-    State(s): State<RoutersState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, PathId(id): PathId,
     RawQuery(q): RawQuery,
 ) -> Answer<ListView<DispatchEntryView>> {
     p.require(Scope::Read)?;
@@ -193,9 +187,7 @@ pub async fn dispatches(
     )
 )]
 pub async fn stats(
-    Authenticated(p): Authenticated,
-    State(s): State<RoutersState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, PathId(id): PathId,
     RawQuery(q): RawQuery,
 ) -> Answer<RouterStats> {
     p.require(Scope::Read)?;

@@ -91,7 +91,9 @@ pub enum ConfigError {
     #[error("the signing key secret {0} (JWT_SIGNING_KEY_SECRET_ARN) has no SecretString: put the PEM text in it (docs/deploy.md)")]
     SecretNotText(String),
     /// The secret's text is not a usable key.
-    #[error("the signing key secret {arn} (JWT_SIGNING_KEY_SECRET_ARN) does not hold a P-256 private key PEM: {source}")]
+    #[error(
+        "the signing key secret {arn} (JWT_SIGNING_KEY_SECRET_ARN) does not hold a P-256 private key PEM: {source}"
+    )]
     SecretNotAKey {
         /// The secret's ARN.
         arn: String,

@@ -162,9 +162,7 @@ pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
     )
 )]
 pub async fn token(
-    State(state): State<TokenState>,
-    headers: HeaderMap,
-    body: Result<Body, ApiError>,
+    State(state): State<TokenState>, headers: HeaderMap, body: Result<Body, ApiError>,
 ) -> Response {
     let body = match body {
         Ok(body) => body,

@@ -15,8 +15,7 @@ use shared::auth::SigningKey;
 /// [`ConfigError::SecretNotText`] (a binary secret or no value yet),
 /// [`ConfigError::SecretNotAKey`] (the text is not a key).
 pub async fn signing_key_from_secret(
-    sdk: &SdkConfig,
-    arn: &str,
+    sdk: &SdkConfig, arn: &str,
 ) -> Result<SigningKey, ConfigError> {
     let client = aws_sdk_secretsmanager::Client::new(sdk);
     let out = client

@@ -86,9 +86,7 @@ fn verifier() -> TokenVerifier {
 }
 
 fn post(
-    content_type: Option<&str>,
-    authorization: Option<&str>,
-    body: impl Into<Body>,
+    content_type: Option<&str>, authorization: Option<&str>, body: impl Into<Body>,
 ) -> Request<Body> {
     let mut request = Request::builder().method(Method::POST).uri("/oauth2/token");
     if let Some(content_type) = content_type {

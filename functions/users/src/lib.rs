@@ -99,9 +99,7 @@ type Answer<T> = Result<Json<T>, ApiError>;
     )
 )]
 pub async fn list(
-    Authenticated(p): Authenticated,
-    State(s): State<UsersState>,
-    RawQuery(q): RawQuery,
+    Authenticated(p): Authenticated, State(s): State<UsersState>, RawQuery(q): RawQuery,
 ) -> Answer<ListView<MemberView>> {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
@@ -144,9 +142,7 @@ pub async fn update_without_id(Authenticated(p): Authenticated) -> Result<(), Ap
     )
 )]
 pub async fn get(
-    Authenticated(p): Authenticated,
-    State(s): State<UsersState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<UsersState>, PathId(id): PathId,
 ) -> Answer<MemberView> {
     p.require(Scope::Read)?;
     Ok(Json(
@@ -171,10 +167,7 @@ pub async fn get(
     )
 )]
 pub async fn update(
-    Authenticated(p): Authenticated,
-    State(s): State<UsersState>,
-    PathId(id): PathId,
-    body: Body,
+    Authenticated(p): Authenticated, State(s): State<UsersState>, PathId(id): PathId, body: Body,
 ) -> Answer<MemberView> {
     p.require(Scope::Update)?;
     let id = MemberId::parse(&id)?;

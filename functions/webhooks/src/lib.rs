@@ -160,9 +160,7 @@ fn webhook_id(text: &str) -> Option<WebhookId> {
     )
 )]
 pub async fn list(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    RawQuery(q): RawQuery,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, RawQuery(q): RawQuery,
 ) -> Answer<ListView<WebhookView>> {
     p.require(Scope::Read)?;
     let query = ListQuery::parse(q.as_deref())?;
@@ -189,9 +187,7 @@ pub async fn list(
     )
 )]
 pub async fn create(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    body: Body,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, body: Body,
 ) -> Result<(StatusCode, Json<WebhookView>), ApiError> {
     p.require(Scope::Create)?;
     let body = body.json_object()?;
@@ -216,9 +212,7 @@ pub async fn create(
     )
 )]
 pub async fn get(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathId(id): PathId,
 ) -> Answer<WebhookView> {
     p.require(Scope::Read)?;
     Ok(Json(s.webhooks.get(p.account_id, webhook_id(&id)).await?))
@@ -241,10 +235,7 @@ pub async fn get(
     )
 )]
 pub async fn update(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    PathId(id): PathId,
-    body: Body,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathId(id): PathId, body: Body,
 ) -> Answer<WebhookView> {
     p.require(Scope::Update)?;
     let id = webhook_id(&id);
@@ -270,9 +261,7 @@ pub async fn update(
     )
 )]
 pub async fn delete(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathId(id): PathId,
 ) -> Result<StatusCode, ApiError> {
     p.require(Scope::Delete)?;
     s.webhooks.delete(p.account_id, webhook_id(&id)).await?;
@@ -295,9 +284,7 @@ pub async fn delete(
     )
 )]
 pub async fn rotate_secret(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathId(id): PathId,
 ) -> Answer<WebhookView> {
     p.require(Scope::Update)?;
     Ok(Json(
@@ -323,9 +310,7 @@ pub async fn rotate_secret(
     )
 )]
 pub async fn deliveries(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    PathId(id): PathId,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathId(id): PathId,
     RawQuery(q): RawQuery,
 ) -> Answer<ListView<DeliveryView>> {
     p.require(Scope::Read)?;
@@ -358,9 +343,7 @@ pub async fn deliveries(
     )
 )]
 pub async fn retry(
-    Authenticated(p): Authenticated,
-    State(s): State<WebhooksState>,
-    PathIds(ids): PathIds,
+    Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathIds(ids): PathIds,
 ) -> Result<(StatusCode, Json<DeliveryView>), ApiError> {
     p.require(Scope::Update)?;
     let webhook = ids.first().map(String::as_str).unwrap_or_default();

@@ -188,10 +188,7 @@ fn now_ms() -> u128 {
 }
 
 async fn answer(
-    State(fake): State<FakeCrm>,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
+    State(fake): State<FakeCrm>, method: Method, OriginalUri(uri): OriginalUri, headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let parsed: Value = serde_json::from_slice(&body)

@@ -168,8 +168,7 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
 /// Lambda an EventBridge schedule invokes the dispatch function every minute). Use
 /// [`sweep_interval`] for `interval`.
 pub async fn sweep_periodically(
-    worker: Arc<DueWorker>,
-    interval: std::time::Duration,
+    worker: Arc<DueWorker>, interval: std::time::Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
@@ -189,8 +188,7 @@ pub async fn sweep_periodically(
 /// Writes the metrics recorded so far ([`shared::telemetry`]: the EMF documents the Lambda
 /// functions write) to stderr every `interval`, and once more when `stop` turns true.
 pub async fn flush_metrics_periodically(
-    interval: std::time::Duration,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    interval: std::time::Duration, mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
         tokio::select! {
@@ -208,8 +206,7 @@ pub async fn flush_metrics_periodically(
 /// SLA minute (BEHAVIOR 14: checks run at most one scaled minute late, also after a restart),
 /// and at least 0.1 s.
 pub fn sweep_interval(
-    configured: std::time::Duration,
-    sla_minute: shared::sla::SlaMinute,
+    configured: std::time::Duration, sla_minute: shared::sla::SlaMinute,
 ) -> std::time::Duration {
     configured
         .min(sla_minute.duration())
@@ -221,8 +218,7 @@ pub const SWEEP_BATCH: usize = 500;
 
 /// Every function's described routes, merged.
 fn described_routes(
-    deps: &Deps,
-    dispatch_state: dispatch_function::DispatchState,
+    deps: &Deps, dispatch_state: dispatch_function::DispatchState,
     webhooks_state: webhooks_function::WebhooksState,
 ) -> anyhow::Result<OpenApiRouter> {
     Ok(OpenApiRouter::new()

@@ -19,9 +19,7 @@ pub const WAIT_SECONDS: i32 = 2;
 
 /// Polls `queue_url` until `stop` turns true.
 pub async fn poll(
-    client: aws_sdk_sqs::Client,
-    queue_url: String,
-    engine: Arc<DispatchEngine>,
+    client: aws_sdk_sqs::Client, queue_url: String, engine: Arc<DispatchEngine>,
     mut stop: watch::Receiver<bool>,
 ) {
     tracing::info!(%queue_url, "polling the dispatch queue");
@@ -56,9 +54,7 @@ pub async fn poll(
 }
 
 async fn process_batch(
-    client: &aws_sdk_sqs::Client,
-    queue_url: &str,
-    engine: &DispatchEngine,
+    client: &aws_sdk_sqs::Client, queue_url: &str, engine: &DispatchEngine,
     messages: Vec<aws_sdk_sqs::types::Message>,
 ) {
     let mut event = SqsEvent::default();

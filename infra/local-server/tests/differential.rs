@@ -668,10 +668,12 @@ impl Side {
             ),
             Op::ListNext { ty, limit } => {
                 let uri = match self.cursor.get(ty) {
-                    Some((Some(after), archived)) => format!(
-                        "/{}?limit={limit}&archived={archived}&after={after}",
-                        TYPES[*ty]
-                    ),
+                    Some((Some(after), archived)) => {
+                        format!(
+                            "/{}?limit={limit}&archived={archived}&after={after}",
+                            TYPES[*ty]
+                        )
+                    }
                     _ => format!("/{}?limit={limit}", TYPES[*ty]),
                 };
                 (Method::GET, uri, None)

@@ -137,18 +137,15 @@ impl Stack {
         crm.push(fake_crm::Scripted::status(503).body(json!({"message": "down"})));
         let seed = local_server::DEMO_SEED.replace("http://127.0.0.1:4010", &base);
         let mut seed: Value = serde_json::from_str(&seed).unwrap();
-        seed["accounts"][0]["routers"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({
-                "id": SLA_ROUTER, "name": "SLA leads", "object_type": "contacts",
-                "is_published": true, "has_integration": false,
-                "settings": {"owner_field": "contact_owner", "distribution_model": "round robin",
-                             "overwrite": true, "ignore_working_hours": true,
-                             "sla": {"minutes": 1, "worked_field": "lead_status", "worked_values": ["connected"]}},
-                "users": [{"email": "ben.okafor@northwind.example"}, {"email": "chen.wei@northwind.example"}],
-                "teams": []
-            }));
+        seed["accounts"][0]["routers"].as_array_mut().unwrap().push(json!({
+            "id": SLA_ROUTER, "name": "SLA leads", "object_type": "contacts",
+            "is_published": true, "has_integration": false,
+            "settings": {"owner_field": "contact_owner", "distribution_model": "round robin",
+                         "overwrite": true, "ignore_working_hours": true,
+                         "sla": {"minutes": 1, "worked_field": "lead_status", "worked_values": ["connected"]}},
+            "users": [{"email": "ben.okafor@northwind.example"}, {"email": "chen.wei@northwind.example"}],
+            "teams": []
+        }));
         let plan = shared::seed::load(
             &seed.to_string(),
             chrono::Utc::now() - chrono::Duration::days(1),
@@ -310,11 +307,7 @@ async fn serve(app: &axum::Router, event: &Value) -> u16 {
 /// An API Gateway event for `method path` with a JSON `body` and `headers`, from the shape of
 /// `dispatch-router.json`.
 fn api_event(
-    method: &str,
-    path: &str,
-    body: Value,
-    account: &str,
-    headers: &[(&str, &str)],
+    method: &str, path: &str, body: Value, account: &str, headers: &[(&str, &str)],
 ) -> Value {
     let (_, mut event) = fixtures(&["dispatch-router.json"]).remove(0);
     event["routeKey"] = json!(format!("{method} {path}"));

@@ -105,8 +105,7 @@ async fn count_contacts_with(app: &TestApp, token: &str, field: &str, value: &st
 }
 
 async fn a_retried_create_answers_the_first_response_and_creates_once(
-    app: TestApp,
-    _store: Arc<dyn Store>,
+    app: TestApp, _store: Arc<dyn Store>,
 ) {
     let t = app.northwind().await;
     let body =
@@ -115,8 +114,7 @@ async fn a_retried_create_answers_the_first_response_and_creates_once(
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
     assert!(first.headers.get(REPLAYED).is_none());
     // The same body with keys reordered and other whitespace is the same request.
-    let reordered =
-        "{ \"fields\" : {\"last_name\":\"Try\",\n\"first_name\":\"Re\", \"email\":\"retry@example.com\"} }";
+    let reordered = "{ \"fields\" : {\"last_name\":\"Try\",\n\"first_name\":\"Re\", \"email\":\"retry@example.com\"} }";
     for again in [body, reordered] {
         let replay = post(&app, &t, "/contacts", again, Some("create-1")).await;
         assert_eq!(replay.status, StatusCode::CREATED);
@@ -138,8 +136,7 @@ async fn a_retried_create_answers_the_first_response_and_creates_once(
 }
 
 async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(
-    app: TestApp,
-    _store: Arc<dyn Store>,
+    app: TestApp, _store: Arc<dyn Store>,
 ) {
     let t = app.northwind().await;
     let first = post(
@@ -179,8 +176,7 @@ async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(
 }
 
 async fn invalid_keys_are_400_naming_the_header_and_write_nothing(
-    app: TestApp,
-    _store: Arc<dyn Store>,
+    app: TestApp, _store: Arc<dyn Store>,
 ) {
     let t = app.northwind().await;
     let long = "k".repeat(256);
@@ -261,8 +257,7 @@ async fn client_errors_are_stored_and_replayed(app: TestApp, _store: Arc<dyn Sto
 }
 
 async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(
-    app: TestApp,
-    _store: Arc<dyn Store>,
+    app: TestApp, _store: Arc<dyn Store>,
 ) {
     let t = app.northwind().await;
     let app = Arc::new(app);
@@ -282,10 +277,12 @@ async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(
         match (a.status, a.headers.get(REPLAYED)) {
             (StatusCode::CREATED, None) => created.push(a.body),
             (StatusCode::CREATED, Some(_)) => replays.push(a.body),
-            (StatusCode::CONFLICT, None) => assert_eq!(
-                a.body["message"],
-                "A request with this Idempotency-Key is being processed"
-            ),
+            (StatusCode::CONFLICT, None) => {
+                assert_eq!(
+                    a.body["message"],
+                    "A request with this Idempotency-Key is being processed"
+                )
+            }
             (status, _) => panic!("unexpected {status}: {}", a.body),
         }
     }
@@ -304,8 +301,7 @@ async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(
 }
 
 async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(
-    app: TestApp,
-    _store: Arc<dyn Store>,
+    app: TestApp, _store: Arc<dyn Store>,
 ) {
     let t = app.northwind().await;
     let body = json!({"router_id": INBOUND_ROUTER, "object_id": DANA}).to_string();
@@ -341,8 +337,7 @@ async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(
 /// stored the answer known then); a replay still repeats the first answer's `crm_sync_failed`
 /// and `crm_error`.
 async fn a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_reported(
-    app: TestApp,
-    _store: Arc<dyn Store>,
+    app: TestApp, _store: Arc<dyn Store>,
 ) {
     let t = app
         .token(INITECH, "service-api/read service-api/update")
@@ -427,8 +422,7 @@ async fn a_server_error_is_not_stored_and_a_retry_runs() {
 }
 
 async fn a_key_whose_first_request_is_running_is_409_and_with_another_body_422(
-    app: TestApp,
-    store: Arc<dyn Store>,
+    app: TestApp, store: Arc<dyn Store>,
 ) {
     let t = app.northwind().await;
     let seed: serde_json::Value = serde_json::from_str(local_server::DEMO_SEED).unwrap();

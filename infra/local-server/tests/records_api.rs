@@ -521,7 +521,12 @@ async fn properties_add_to_the_defaults_and_invalid_names_are_400() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
     let a = app
-        .call(Method::GET, &format!("/contacts/{DANA}?properties=region,%20email,record_id,create_date,id,archived,phone"), &t, None)
+        .call(
+            Method::GET,
+            &format!("/contacts/{DANA}?properties=region,%20email,record_id,create_date,id,archived,phone"),
+            &t,
+            None,
+        )
         .await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert_eq!(a.body["region"], "emea");
@@ -572,7 +577,13 @@ async fn lists_page_in_creation_order_and_validate_their_parameters() {
     let t = app.northwind().await;
     let mut ids = Vec::new();
     for i in 0..5 {
-        let a = create(&app, &t, "/deals", json!({"deal_name": format!("D{i}"), "deal_stage": "qualified_to_buy", "pipeline": "default"})).await;
+        let a = create(
+            &app,
+            &t,
+            "/deals",
+            json!({"deal_name": format!("D{i}"), "deal_stage": "qualified_to_buy", "pipeline": "default"}),
+        )
+        .await;
         ids.push(a.body["id"].clone());
     }
     let all = app.call(Method::GET, "/deals?limit=100", &t, None).await;
@@ -667,7 +678,13 @@ async fn lists_walk_with_after_cursors_that_are_tamper_evident() {
     let app = TestApp::spawn().await;
     let t = app.northwind().await;
     for i in 0..9 {
-        let made = create(&app, &t, "/deals", json!({"deal_name": format!("W{i}"), "deal_stage": "qualified_to_buy", "pipeline": "default"})).await;
+        let made = create(
+            &app,
+            &t,
+            "/deals",
+            json!({"deal_name": format!("W{i}"), "deal_stage": "qualified_to_buy", "pipeline": "default"}),
+        )
+        .await;
         assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
     }
     let offset_order = ids_of(
@@ -1027,7 +1044,8 @@ async fn a_store_failure_is_an_opaque_500_in_the_error_shape() {
             Method::POST,
             "/oauth2/token",
             &[("content-type", "application/x-www-form-urlencoded")],
-            b"grant_type=client_credentials&client_id=northwind-integration&client_secret=x&scope=service-api%2Fread".to_vec(),
+            b"grant_type=client_credentials&client_id=northwind-integration&client_secret=x&scope=service-api%2Fread"
+                .to_vec(),
         )
         .await;
     assert_eq!(token.status, StatusCode::INTERNAL_SERVER_ERROR);

@@ -198,10 +198,7 @@ fn instant(value: &Value) -> DateTime<Utc> {
 
 /// Polls the record's history until `done` holds (at most 15 s).
 async fn history_until(
-    app: &TestApp,
-    token: &str,
-    record: &str,
-    done: impl Fn(&[Value]) -> bool,
+    app: &TestApp, token: &str, record: &str, done: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
     let started = Instant::now();
     loop {

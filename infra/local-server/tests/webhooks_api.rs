@@ -73,11 +73,7 @@ async fn spawn_initech(backend: Backend) -> Hooks {
 }
 
 async fn spawn_on(
-    deps: Deps,
-    seed: String,
-    client: (&str, &str),
-    fake: FakeCrm,
-    base: String,
+    deps: Deps, seed: String, client: (&str, &str), fake: FakeCrm, base: String,
 ) -> Hooks {
     let built = build_app_with(
         AppConfig {

@@ -25,10 +25,7 @@ pub struct DeadLetter {
 /// Receives up to `max` messages of `queue_url` (hidden from other consumers for `visibility`
 /// seconds while this runs).
 async fn receive(
-    sqs: &Client,
-    queue_url: &str,
-    max: usize,
-    visibility: i32,
+    sqs: &Client, queue_url: &str, max: usize, visibility: i32,
 ) -> anyhow::Result<Vec<DeadLetter>> {
     let mut found = Vec::new();
     while found.len() < max {
@@ -89,10 +86,7 @@ pub async fn list(sqs: &Client, dlq_url: &str, max: usize) -> anyhow::Result<Vec
 /// Errors: SQS refused a receive, a send or a delete (what moved before stays moved; the
 /// message being moved may be in both queues).
 pub async fn move_all(
-    sqs: &Client,
-    dlq_url: &str,
-    queue_url: &str,
-    max: usize,
+    sqs: &Client, dlq_url: &str, queue_url: &str, max: usize,
 ) -> anyhow::Result<usize> {
     let mut moved = 0;
     loop {

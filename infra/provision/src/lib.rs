@@ -30,9 +30,7 @@ pub async fn store_from_env() -> anyhow::Result<DynamoStore> {
 /// Errors: the seed's first problem with its JSON path; a record key held by an existing
 /// record (nothing written); the SDK's.
 pub async fn provision(
-    store: &DynamoStore,
-    seed: &str,
-    create_table: bool,
+    store: &DynamoStore, seed: &str, create_table: bool,
 ) -> anyhow::Result<ProvisionReport> {
     let policy =
         shared::outbound::OutboundPolicy::from_env_or(shared::outbound::OutboundPolicy::STRICT)
@@ -41,9 +39,9 @@ pub async fn provision(
         .map_err(|e| anyhow::anyhow!("invalid seed, nothing written: {e}"))?;
     // CRM access tokens are stored sealed: with the deployment's KMS key (SEALING_KMS_KEY_ID),
     // or a local key for local tables.
-    let sealer = shared::deps::sealer_from_env(None)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("set SEALING_KMS_KEY_ID: the CRM access tokens are sealed with the deployment's KMS key"))?;
+    let sealer = shared::deps::sealer_from_env(None).await?.ok_or_else(|| {
+        anyhow::anyhow!("set SEALING_KMS_KEY_ID: the CRM access tokens are sealed with the deployment's KMS key")
+    })?;
     if create_table {
         let created = store
             .create_table_if_missing()

@@ -110,7 +110,9 @@ pub fn yaml_to_json(yaml: serde_norway::Value) -> Result<Value, String> {
                 }
                 "Base64" | "Cidr" | "FindInMap" | "GetAZs" | "ImportValue" | "Join" | "Select"
                 | "Split" | "Sub" | "Transform" | "And" | "Equals" | "If" | "Not" | "Or"
-                | "Length" | "ToJsonString" => format!("Fn::{name}"),
+                | "Length" | "ToJsonString" => {
+                    format!("Fn::{name}")
+                }
                 other => return Err(format!("unknown tag !{other}")),
             };
             single(&long, value)
@@ -176,10 +178,7 @@ impl Scope {
 }
 
 fn walk(
-    node: &Value,
-    path: &str,
-    scope: &Scope,
-    sub_vars: &BTreeSet<String>,
+    node: &Value, path: &str, scope: &Scope, sub_vars: &BTreeSet<String>,
     problems: &mut Vec<String>,
 ) {
     match node {
@@ -548,9 +547,7 @@ pub fn platform_permissions(template: &Value, function: &str) -> BTreeSet<Permis
 ///
 /// Errors: a role without a function, or a function without recorded calls.
 pub fn required_permissions(
-    template: &Value,
-    recorded: &BTreeMap<String, Vec<Value>>,
-    role: &str,
+    template: &Value, recorded: &BTreeMap<String, Vec<Value>>, role: &str,
 ) -> Result<BTreeSet<Permission>, String> {
     let function =
         function_of_role(template, role).ok_or_else(|| format!("{role}: no function uses it"))?;
@@ -609,8 +606,7 @@ pub fn granted_permissions(template: &Value, role: &str) -> BTreeSet<Permission>
 /// (least privilege both ways): `missing` permissions make a deployed call fail with
 /// AccessDenied, `extra` ones grant what no recorded call needs. Empty when they match.
 pub fn role_permission_problems(
-    template: &Value,
-    recorded: &BTreeMap<String, Vec<Value>>,
+    template: &Value, recorded: &BTreeMap<String, Vec<Value>>,
 ) -> Vec<String> {
     let mut problems = Vec::new();
     for role in function_roles(template) {

@@ -56,11 +56,7 @@ impl IdempotentRequests {
     /// Errors: 400 `Invalid Idempotency-Key` (also for the header sent twice); 422 key reused
     /// with another body; 409 key in flight; 500 store failure (nothing claimed).
     pub async fn begin(
-        &self,
-        account_id: AccountId,
-        route: &str,
-        headers: &HeaderMap,
-        body: &[u8],
+        &self, account_id: AccountId, route: &str, headers: &HeaderMap, body: &[u8],
     ) -> Result<Begin, ApiError> {
         let mut values = headers.get_all(HEADER).iter();
         let Some(raw) = values.next() else {
@@ -99,9 +95,7 @@ impl IdempotentRequests {
     /// is done: a failure is logged and the answer still sent (the key then stays in flight
     /// until its lease ends, and a retry after it runs again, as without a key).
     pub async fn finish<T: Serialize>(
-        &self,
-        claim: Option<IdempotencyClaim>,
-        result: Result<Answer<T>, ApiError>,
+        &self, claim: Option<IdempotencyClaim>, result: Result<Answer<T>, ApiError>,
     ) -> Response {
         let Some(claim) = claim else {
             return match result {

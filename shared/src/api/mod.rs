@@ -30,8 +30,7 @@ use tracing::Instrument;
 /// A method router for a path that answers `allow`'s methods; every other method gets 405 with
 /// `Allow` and the contract body (BEHAVIOR 2), before authentication (a routing fact).
 pub fn with_405<S: Clone + Send + Sync + 'static>(
-    router: MethodRouter<S>,
-    allow: &'static str,
+    router: MethodRouter<S>, allow: &'static str,
 ) -> MethodRouter<S> {
     router.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
 }
@@ -40,9 +39,7 @@ pub fn with_405<S: Clone + Send + Sync + 'static>(
 /// (`item_methods`, each with the scope it needs) answer 400 `Missing path parameter: <param>`
 /// after 401 and 403, the spec's "id missing from path" (BEHAVIOR 2); other methods get 405.
 pub fn with_item_methods<S>(
-    router: MethodRouter<S>,
-    allow: &'static str,
-    item_methods: &'static [(Method, Scope)],
+    router: MethodRouter<S>, allow: &'static str, item_methods: &'static [(Method, Scope)],
     param: &'static str,
 ) -> MethodRouter<S>
 where
@@ -70,9 +67,7 @@ where
 /// are not operations of their own and are not in the API description; [`EMPTY_ID_SUFFIX`]
 /// marks them for the test that checks every route is described.
 pub fn empty_id_route<S>(
-    allow: &'static str,
-    methods: &'static [(Method, Scope)],
-    param: &'static str,
+    allow: &'static str, methods: &'static [(Method, Scope)], param: &'static str,
 ) -> MethodRouter<S>
 where
     S: Clone + Send + Sync + 'static,

@@ -277,8 +277,7 @@ mod tests {
 ///
 /// Errors: as `StatsWindow::parse`, and the decoding's 400.
 pub fn stats_window(
-    raw: Option<&str>,
-    now: chrono::DateTime<chrono::Utc>,
+    raw: Option<&str>, now: chrono::DateTime<chrono::Utc>,
 ) -> Result<crate::history::StatsWindow, DomainError> {
     let params = QueryParams::parse(raw);
     crate::history::StatsWindow::parse(params.first("from")?, params.first("to")?, now)

@@ -275,9 +275,8 @@ veCRmbTGRKbFsPC/Xucd73uT88x1KJaAtQh0c958yJX18pNCWKfbqaE=
 
     #[test]
     fn a_sec1_pem_after_an_ec_parameters_block_parses() {
-        let with_params = format!(
-            "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n{DEV_KEY_SEC1_PEM}"
-        );
+        let with_params =
+            format!("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n{DEV_KEY_SEC1_PEM}");
         let key = SigningKey::from_pem(&with_params).expect("parses");
         assert_eq!(key.kid(), DEV_KEY_KID);
     }

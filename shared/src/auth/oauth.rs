@@ -159,12 +159,8 @@ struct TokenForm {
 /// runs on tokio's blocking pool, at most [`HashingLimit::global`]'s limit at once (a burst of
 /// requests waits for a permit), so this must be called inside a tokio runtime.
 pub async fn token_endpoint(
-    store: &dyn Store,
-    issuer: &TokenIssuer,
-    clock: &dyn Clock,
-    content_type: Option<&str>,
-    authorization: Option<&str>,
-    body: &[u8],
+    store: &dyn Store, issuer: &TokenIssuer, clock: &dyn Clock, content_type: Option<&str>,
+    authorization: Option<&str>, body: &[u8],
 ) -> Result<TokenResponse, OAuthError> {
     if !is_form_encoded(content_type) {
         return Err(OAuthError::invalid_request(
@@ -272,8 +268,7 @@ struct Credentials {
 /// The client's credentials from the `Authorization: Basic` header or the form (RFC 6749
 /// section 2.3.1).
 fn client_credentials(
-    authorization: Option<&str>,
-    form: &TokenForm,
+    authorization: Option<&str>, form: &TokenForm,
 ) -> Result<Credentials, OAuthError> {
     let authorization = authorization
         .map(str::trim)
@@ -351,8 +346,7 @@ fn form_urldecode(text: &str) -> Option<String> {
 /// The client the credentials prove, or `invalid_client`. Unknown ids cost the same time as a
 /// wrong secret ([`HashingLimit::burn`]).
 async fn authenticate(
-    store: &dyn Store,
-    credentials: Credentials,
+    store: &dyn Store, credentials: Credentials,
 ) -> Result<ApiClient, OAuthError> {
     let Credentials {
         client_id,
@@ -448,10 +442,7 @@ mod tests {
     }
 
     async fn call(
-        store: &FaultyStore,
-        content_type: Option<&str>,
-        authorization: Option<&str>,
-        body: &str,
+        store: &FaultyStore, content_type: Option<&str>, authorization: Option<&str>, body: &str,
     ) -> Result<TokenResponse, OAuthError> {
         let clock = FixedClock::new(t0());
         token_endpoint(

@@ -165,8 +165,7 @@ impl HashingLimit {
     ///
     /// Errors: [`HashingTaskFailed`] when the work panicked or the runtime is shutting down.
     pub async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
+        &self, work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, HashingTaskFailed> {
         let permit = self
             .permits

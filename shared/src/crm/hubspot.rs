@@ -50,8 +50,7 @@ impl HubSpotClient {
     ///
     /// Errors: as [`Self::new`].
     pub fn with_timeout(
-        policy: OutboundPolicy,
-        timeout: Duration,
+        policy: OutboundPolicy, timeout: Duration,
     ) -> Result<Self, ClientBuildError> {
         Ok(Self::over(OutboundClient::new(
             policy,

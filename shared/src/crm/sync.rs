@@ -67,11 +67,8 @@ impl CrmSync {
     /// The sync over `client` and `store`, retrying after `delays`, opening stored tokens with
     /// `sealer`.
     pub fn new(
-        client: Arc<dyn CrmClient>,
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        delays: RetryDelays,
-        sealer: Arc<dyn Sealer>,
+        client: Arc<dyn CrmClient>, store: Arc<dyn Store>, clock: Arc<dyn Clock>,
+        delays: RetryDelays, sealer: Arc<dyn Sealer>,
     ) -> Arc<Self> {
         Arc::new(Self {
             client,
@@ -104,10 +101,8 @@ impl CrmSync {
     /// Errors: the `crm_error` of the first that is missing (final at once, no request); a
     /// token that did not open is [`crate::secrets::TOKEN_NOT_OPENED`].
     pub fn prepare(
-        connection: Option<&Result<OpenCrmConnection, String>>,
-        object_type: ObjectType,
-        record: &Record,
-        owner: &Member,
+        connection: Option<&Result<OpenCrmConnection, String>>, object_type: ObjectType,
+        record: &Record, owner: &Member,
     ) -> Result<OwnerUpdate, String> {
         let connection = connection
             .ok_or(NO_CONNECTION)?
@@ -149,10 +144,7 @@ impl CrmSync {
     /// answer says what the CRM did even when the new state could not be stored (logged; the
     /// item stays, and the sweeper makes the attempt again).
     pub async fn first_attempt(
-        &self,
-        claimed: &Claimed,
-        entry: &DispatchEntry,
-        update: &OwnerUpdate,
+        &self, claimed: &Claimed, entry: &DispatchEntry, update: &OwnerUpdate,
     ) -> (SyncResult, Ran) {
         let key = &entry.key();
         let from = CrmSyncState::pending();
@@ -178,10 +170,7 @@ impl CrmSync {
     /// `synced` or `failed` (done), or `retrying` with the next retry due (after the configured
     /// delay, or the CRM's longer `Retry-After`).
     async fn attempt(
-        &self,
-        claimed: &Claimed,
-        from: &CrmSyncState,
-        update: &OwnerUpdate,
+        &self, claimed: &Claimed, from: &CrmSyncState, update: &OwnerUpdate,
     ) -> (CrmSyncState, Settlement) {
         let attempts = from.attempts + 1;
         let failure = match self.client.set_owner(update).await {
@@ -233,11 +222,7 @@ impl CrmSync {
     ///
     /// Errors: a store failure.
     async fn store_state(
-        &self,
-        claimed: &Claimed,
-        entry: &DispatchEntry,
-        from: &CrmSyncState,
-        to: &CrmSyncState,
+        &self, claimed: &Claimed, entry: &DispatchEntry, from: &CrmSyncState, to: &CrmSyncState,
         settlement: Settlement,
     ) -> Result<Ran, DomainError> {
         let key = &entry.key();
@@ -353,9 +338,7 @@ impl CrmSync {
     }
 
     async fn prepare_again(
-        &self,
-        entry: &DispatchEntry,
-        record: Option<&Record>,
+        &self, entry: &DispatchEntry, record: Option<&Record>,
     ) -> Result<Result<OwnerUpdate, String>, DomainError> {
         let account = self.store.get_account(entry.account_id).await?;
         let member = match &entry.user {

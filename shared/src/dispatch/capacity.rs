@@ -17,9 +17,7 @@ pub fn under_capacity(member: &Member, object_type: ObjectType) -> bool {
 /// The member with `current_capacity` + 1 on each applying entry, and the version read; `None`
 /// when no entry applies (nothing to write).
 pub fn count_assignment(
-    member: &Member,
-    object_type: ObjectType,
-    now: DateTime<Utc>,
+    member: &Member, object_type: ObjectType, now: DateTime<Utc>,
 ) -> Option<(Member, u64)> {
     if !member.capacity.iter().any(|e| e.applies_to(object_type)) {
         return None;

@@ -35,10 +35,7 @@ impl DirectoryCache {
     ///
     /// Errors: the store's, when it has to be read.
     pub async fn get(
-        &self,
-        store: &dyn Store,
-        sealer: &dyn Sealer,
-        account_id: AccountId,
+        &self, store: &dyn Store, sealer: &dyn Sealer, account_id: AccountId,
     ) -> StoreResult<Option<Arc<AccountDirectory>>> {
         if let Some(cached) = self.entries.fresh(account_id) {
             return Ok(Some(cached));

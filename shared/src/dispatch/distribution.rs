@@ -9,9 +9,7 @@ use crate::model::dispatch::RotationState;
 /// eligible member when `last` is `None` or has left the pool. Ineligible members are skipped,
 /// not queued. `None` when nobody is eligible.
 pub fn round_robin<'a>(
-    pool: &'a [String],
-    eligible: &dyn Fn(&str) -> bool,
-    last: Option<&str>,
+    pool: &'a [String], eligible: &dyn Fn(&str) -> bool, last: Option<&str>,
 ) -> Option<&'a String> {
     let start = last
         .and_then(|l| pool.iter().position(|m| m == l))
@@ -28,9 +26,7 @@ pub fn round_robin<'a>(
 /// Weights are compared exactly: percentages are scaled to micro-percent integers. A member of
 /// weight 0 is never picked; `None` when only such members are eligible.
 pub fn percentage<'a>(
-    pool: &'a [(String, f64)],
-    eligible: &dyn Fn(&str) -> bool,
-    state: &RotationState,
+    pool: &'a [(String, f64)], eligible: &dyn Fn(&str) -> bool, state: &RotationState,
 ) -> Option<&'a String> {
     let n = state.total as i128;
     let mut best: Option<(&String, i128)> = None;
@@ -64,9 +60,7 @@ fn micro_percent(percentage: f64) -> i128 {
 /// Teams rotation: the next team after `state.last_team` (in router order, wrapping) that has an
 /// eligible member; inside it, round robin with the team's own state. Returns (team, member).
 pub fn teams<'a>(
-    teams: &'a [(String, Vec<String>)],
-    eligible: &dyn Fn(&str) -> bool,
-    state: &RotationState,
+    teams: &'a [(String, Vec<String>)], eligible: &dyn Fn(&str) -> bool, state: &RotationState,
 ) -> Option<(&'a String, &'a String)> {
     let start = state
         .last_team

@@ -147,9 +147,7 @@ impl DispatchEngine {
     /// (the one HTTP client of the instance is built by the caller, once): a router with
     /// `has_integration` then records `CRM request failed: the CRM client is not available`.
     pub fn new(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         let due = DueWorker::in_process(store.clone(), clock.clone(), DueSettings::default());
         Self {
@@ -238,10 +236,7 @@ impl DispatchEngine {
     ///
     /// Errors: 500 when the store fails or the write keeps losing races past the deadline.
     pub async fn dispatch(
-        &self,
-        context: AccountContext,
-        request: &DispatchRequest,
-        idempotency_key: Option<&str>,
+        &self, context: AccountContext, request: &DispatchRequest, idempotency_key: Option<&str>,
     ) -> Result<Outcome, DomainError> {
         let run = Run::dispatch(context, request, idempotency_key);
         outcome_of(self.run(run, None).await?.0)
@@ -254,10 +249,7 @@ impl DispatchEngine {
     ///
     /// Errors: as [`Self::dispatch`]; 409 when the claim's lease was lost before the write.
     pub async fn dispatch_completing(
-        &self,
-        context: AccountContext,
-        request: &DispatchRequest,
-        claim: &IdempotencyClaim,
+        &self, context: AccountContext, request: &DispatchRequest, claim: &IdempotencyClaim,
     ) -> Result<Dispatched, DomainError> {
         let run = Run::dispatch(context, request, None);
         let (ended, answer_stored) = self.run(run, Some(claim)).await?;
@@ -276,9 +268,7 @@ impl DispatchEngine {
     ///
     /// Errors: as [`Self::dispatch`].
     pub async fn reassign(
-        &self,
-        check: &SlaRun,
-        router: &Router,
+        &self, check: &SlaRun, router: &Router,
     ) -> Result<Reassignment, DomainError> {
         let request = DispatchRequest {
             router_id: check.check.router_id.to_string(),
@@ -308,9 +298,7 @@ impl DispatchEngine {
     ///
     /// Errors: 500 when the store fails.
     pub async fn explain(
-        &self,
-        account_id: AccountId,
-        request: &DispatchRequest,
+        &self, account_id: AccountId, request: &DispatchRequest,
     ) -> Result<(Preview, Explanation), DomainError> {
         let run = Run {
             context: AccountContext::Token(account_id),
@@ -350,9 +338,7 @@ impl DispatchEngine {
     }
 
     async fn run(
-        &self,
-        run: Run<'_>,
-        claim: Option<&IdempotencyClaim>,
+        &self, run: Run<'_>, claim: Option<&IdempotencyClaim>,
     ) -> Result<(Ended, bool), DomainError> {
         let request = run.request;
         if let Some(key) = run.idempotency_key {
@@ -414,9 +400,7 @@ impl DispatchEngine {
     }
 
     async fn dispatch_in_turn(
-        &self,
-        run: &Run<'_>,
-        claim: Option<&IdempotencyClaim>,
+        &self, run: &Run<'_>, claim: Option<&IdempotencyClaim>,
     ) -> Result<Committed, DomainError> {
         let cx = self.context();
         let started = Instant::now();
@@ -597,12 +581,8 @@ impl DispatchEngine {
     /// that receive it, added to the write's `due` changes (BEHAVIOR 13: made in the same
     /// transaction as the entry).
     fn add_events(
-        &self,
-        due: &mut DueChanges,
-        subscriptions: &[crate::model::webhook::WebhookSubscription],
-        event_type: EventType,
-        entry: &DispatchEntry,
-        notify: Option<&Notify>,
+        &self, due: &mut DueChanges, subscriptions: &[crate::model::webhook::WebhookSubscription],
+        event_type: EventType, entry: &DispatchEntry, notify: Option<&Notify>,
     ) -> Result<(), DomainError> {
         let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
         add_deliveries(

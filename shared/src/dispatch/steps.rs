@@ -117,9 +117,7 @@ impl<'a> Run<'a> {
     /// A dispatch of `request` that writes: `source` `api` with a token's context, `queue` on
     /// the queue path (whose message id, `idempotency_key`, makes a redelivery a no-op).
     pub fn dispatch(
-        context: AccountContext,
-        request: &'a DispatchRequest,
-        idempotency_key: Option<&'a str>,
+        context: AccountContext, request: &'a DispatchRequest, idempotency_key: Option<&'a str>,
     ) -> Self {
         Self {
             context,
@@ -342,11 +340,7 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
 /// 10's company owner) is read again, consistently, and a choice made on a stale copy is made
 /// again with the fresh one.
 async fn choose_owner(
-    cx: &Context<'_>,
-    run: &Run<'_>,
-    checked: &Checked,
-    now: DateTime<Utc>,
-    trace: &mut Trace,
+    cx: &Context<'_>, run: &Run<'_>, checked: &Checked, now: DateTime<Utc>, trace: &mut Trace,
 ) -> Step<(Member, AssignmentReason, RotationWrite)> {
     let account = &checked.directory.account;
     let mut roster = checked.roster.clone();
@@ -406,13 +400,8 @@ async fn choose_owner(
 
 /// The assignment of `member` (steps 15 on): the writes and the answer.
 fn assign(
-    cx: &Context<'_>,
-    run: &Run<'_>,
-    checked: &Checked,
-    member: Member,
-    reason: AssignmentReason,
-    rotation: RotationWrite,
-    now: DateTime<Utc>,
+    cx: &Context<'_>, run: &Run<'_>, checked: &Checked, member: Member, reason: AssignmentReason,
+    rotation: RotationWrite, now: DateTime<Utc>,
 ) -> Planned {
     let member_write = match reason {
         AssignmentReason::Backup => None,
@@ -460,9 +449,7 @@ fn assign(
 /// The member ids step 7 resolves: the trigger read once with a resolver that notes what it
 /// is asked (a `user` value that is a member id, in a condition or in the record).
 fn trigger_member_ids(
-    settings: &RouterSettings,
-    record: &Record,
-    catalogue: &Catalogue,
+    settings: &RouterSettings, record: &Record, catalogue: &Catalogue,
 ) -> Vec<MemberId> {
     let Some(trigger) = &settings.trigger else {
         return Vec::new();
@@ -540,11 +527,7 @@ fn decide(d: Decision<'_>, trace: &mut Trace) -> Step<(String, AssignmentReason,
 /// The history entry of a run that stopped at `skip` after the router was found (BEHAVIOR 8:
 /// from `The router is unpublished` on), at `now`.
 pub fn stop_entry(
-    cx: &Context<'_>,
-    run: &Run<'_>,
-    router: &Router,
-    skip: Skip,
-    now: DateTime<Utc>,
+    cx: &Context<'_>, run: &Run<'_>, router: &Router, skip: Skip, now: DateTime<Utc>,
 ) -> DispatchEntry {
     DispatchEntry {
         id: Uuid::now_v7(),
@@ -570,9 +553,7 @@ pub fn stop_entry(
 /// The router named by a queue message, in any account (router ids are unique): the queue
 /// path's account is the router's own. A message's `account_id` that differs finds no router.
 async fn owning_router(
-    cx: &Context<'_>,
-    run: &Run<'_>,
-    router_id: Option<RouterId>,
+    cx: &Context<'_>, run: &Run<'_>, router_id: Option<RouterId>,
 ) -> Step<Router> {
     if let Some(known) = run.known_router {
         return Ok(known.clone());
@@ -621,8 +602,7 @@ fn router(router: Option<Router>, trace: &mut Trace) -> Step<Router> {
 /// Step 5: the router has settings with a `distribution_model` and an `owner_field` that is a
 /// writable `user` field of its type.
 fn settings<'r, 'c>(
-    router: &'r Router,
-    catalogue: &'c Catalogue,
+    router: &'r Router, catalogue: &'c Catalogue,
 ) -> Step<(&'r RouterSettings, &'c FieldDef)> {
     let settings = router
         .settings
@@ -650,10 +630,7 @@ fn record(record: Option<Record>, router: &Router) -> Step<Record> {
 /// ([`trigger_member_ids`], read with the roster), archived members included. Every condition is read
 /// (no short-circuit) and the reading goes into `trace`.
 fn trigger(
-    settings: &RouterSettings,
-    record: &Record,
-    catalogue: &Catalogue,
-    members: &[Member],
+    settings: &RouterSettings, record: &Record, catalogue: &Catalogue, members: &[Member],
     trace: &mut Trace,
 ) -> Step<()> {
     let Some(trigger) = &settings.trigger else {
@@ -707,11 +684,8 @@ struct Pool<'m> {
 
 impl<'m> Pool<'m> {
     fn new(
-        members: &'m [Member],
-        now: DateTime<Utc>,
-        ignore_working_hours: bool,
-        object_type: ObjectType,
-        excluded: Option<&str>,
+        members: &'m [Member], now: DateTime<Utc>, ignore_working_hours: bool,
+        object_type: ObjectType, excluded: Option<&str>,
     ) -> Self {
         let by_email = members
             .iter()
@@ -774,10 +748,7 @@ impl<'m> Pool<'m> {
     /// Step 11's pool ([`Router::pool_emails`]) without archived members, each assessed (a
     /// percentage router's weight-0 users are `zero_weight`).
     fn candidates(
-        &self,
-        router: &Router,
-        settings: &RouterSettings,
-        teams: &[Team],
+        &self, router: &Router, settings: &RouterSettings, teams: &[Team],
     ) -> Vec<Candidate> {
         let percentage = settings.distribution_model == Some(DistributionModel::Percentage);
         let zero_weight = |email: &str| {
@@ -800,10 +771,7 @@ impl<'m> Pool<'m> {
 /// Step 10's read (contacts only, with `account_matching`): the oldest active company whose
 /// `website_url` is the contact's e-mail domain, found by the uniqueness guard in one read.
 async fn matching_company(
-    cx: &Context<'_>,
-    account_id: AccountId,
-    router: &Router,
-    settings: &RouterSettings,
+    cx: &Context<'_>, account_id: AccountId, router: &Router, settings: &RouterSettings,
     contact: &Record,
 ) -> Step<Option<Record>> {
     if !settings.account_matching || router.object_type != ObjectType::Contacts {
@@ -830,9 +798,7 @@ async fn matching_company(
 /// Step 10: the matched `company`'s `company_owner`, when that owner is an active member who
 /// is available and under capacity, in the router's pool or not. The match goes into `trace`.
 fn account_matching(
-    company: Option<&Record>,
-    pool: &Pool<'_>,
-    trace: &mut Trace,
+    company: Option<&Record>, pool: &Pool<'_>, trace: &mut Trace,
 ) -> Option<String> {
     let company = company?;
     let owner = company.value("company_owner").map(str::to_string);
@@ -884,11 +850,8 @@ fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<String> {
 /// moves on. A router whose weights leave nobody (every eligible member at 0 %) has nobody to
 /// give it to: `Assignment limit reached`.
 fn choose(
-    router: &Router,
-    settings: &RouterSettings,
-    assessed: &[Candidate],
-    teams: &[(String, Vec<String>)],
-    state: &RotationState,
+    router: &Router, settings: &RouterSettings, assessed: &[Candidate],
+    teams: &[(String, Vec<String>)], state: &RotationState,
 ) -> Step<(String, RotationState)> {
     let eligible = |email: &str| assessed.iter().any(|c| c.user == email && c.eligible);
     let candidates: Vec<String> = assessed.iter().map(|c| c.user.clone()).collect();

@@ -39,9 +39,7 @@ pub struct SqsHandoff {
 impl SqsHandoff {
     /// Hand-offs to `default_queue`, resumed by the sweeper `grace` after their due time.
     pub fn new(
-        client: aws_sdk_sqs::Client,
-        default_queue: impl Into<String>,
-        grace: Duration,
+        client: aws_sdk_sqs::Client, default_queue: impl Into<String>, grace: Duration,
     ) -> Self {
         Self {
             client,

@@ -159,10 +159,7 @@ impl Claimed {
 /// run at most one minute late, and the sweeper runs at least every minute): should its
 /// hand-off be lost, the next sweep runs it; should both arrive, one claim wins.
 fn resume_at(
-    kind: DueKind,
-    due_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-    grace: Duration,
+    kind: DueKind, due_at: DateTime<Utc>, now: DateTime<Utc>, grace: Duration,
     reach: Option<Duration>,
 ) -> DateTime<Utc> {
     if kind == DueKind::SlaCheck {
@@ -270,9 +267,7 @@ impl std::fmt::Debug for DueWorker {
 impl DueWorker {
     /// A worker handing items on through `handoff`.
     pub fn new(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        settings: DueSettings,
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: DueSettings,
         handoff: Arc<dyn Handoff>,
     ) -> Arc<Self> {
         Arc::new(Self {
@@ -286,9 +281,7 @@ impl DueWorker {
 
     /// A worker whose hand-offs are timers of this process ([`InProcessHandoff`]).
     pub fn in_process(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        settings: DueSettings,
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: DueSettings,
     ) -> Arc<Self> {
         Arc::new_cyclic(|worker| Self {
             store,
@@ -399,9 +392,7 @@ impl DueWorker {
     /// (the message is redelivered; the item stays stored and the sweeper resumes it). A failed
     /// side effect is not a failure of the message: its job stored the next attempt.
     pub async fn receive_message(
-        &self,
-        message_id: &str,
-        message: Result<DueMessage, String>,
+        &self, message_id: &str, message: Result<DueMessage, String>,
     ) -> Result<(), ()> {
         let message = match message {
             Ok(message) => message,
@@ -506,9 +497,7 @@ impl DueWorker {
     /// [`Self::sweep_all`]: items it re-armed itself are not found again, however long its
     /// rounds take).
     async fn sweep_up_to(
-        self: &Arc<Self>,
-        bound: DateTime<Utc>,
-        limit: usize,
+        self: &Arc<Self>, bound: DateTime<Utc>, limit: usize,
     ) -> Result<SweepReport, DomainError> {
         let now = self.clock.now();
         let overdue = self.store.overdue_due_items(bound, limit).await?;
@@ -578,9 +567,7 @@ impl DueWorker {
     ///
     /// Errors: as [`Self::sweep`].
     pub async fn sweep_all(
-        self: &Arc<Self>,
-        batch: usize,
-        budget: Duration,
+        self: &Arc<Self>, batch: usize, budget: Duration,
     ) -> Result<SweepReport, DomainError> {
         let started = std::time::Instant::now();
         let bound = self.clock.now();

@@ -39,9 +39,7 @@ impl CatalogueCache {
     ///
     /// Errors: the store's, when it has to be read.
     pub async fn get(
-        &self,
-        store: &dyn Store,
-        account_id: AccountId,
+        &self, store: &dyn Store, account_id: AccountId,
     ) -> StoreResult<Arc<AccountCatalogues>> {
         if let Some(cached) = self.entries.fresh(account_id) {
             return Ok(cached);

@@ -35,8 +35,7 @@ pub enum FieldInput {
 /// Errors (400, `field` set): `Unknown field: <name>`; `Field cannot be set: <name>` for
 /// system-managed names (spec "System-managed record fields"); a type error naming the field.
 pub fn validate_fields(
-    catalogue: &Catalogue,
-    fields: &Map<String, Value>,
+    catalogue: &Catalogue, fields: &Map<String, Value>,
 ) -> Result<Vec<(String, FieldInput)>, DomainError> {
     fields
         .iter()
@@ -75,8 +74,7 @@ impl FieldInput {
 ///
 /// Errors: 400 naming the field when `find` returns no active member.
 pub fn resolve_inputs<'m>(
-    inputs: Vec<(String, FieldInput)>,
-    mut find: impl FnMut(&MemberRef) -> Option<&'m Member>,
+    inputs: Vec<(String, FieldInput)>, mut find: impl FnMut(&MemberRef) -> Option<&'m Member>,
 ) -> Result<Vec<(String, Option<String>)>, DomainError> {
     let mut resolved = Vec::with_capacity(inputs.len());
     for (name, input) in inputs {

@@ -48,11 +48,7 @@ impl HistoryService {
     /// to days late; BEHAVIOR 8), at most [`crate::page::MAX_PAGE_DATA_BYTES`] of JSON
     /// (BEHAVIOR 12: a page cut short has fewer than `limit` items and a `next_after`).
     fn answer(
-        &self,
-        mut listed: Listed<DispatchEntry>,
-        page: &Page,
-        list: &ListId,
-        cursors: &CursorKey,
+        &self, mut listed: Listed<DispatchEntry>, page: &Page, list: &ListId, cursors: &CursorKey,
     ) -> ListView<DispatchEntryView> {
         let now = self.clock.now();
         listed.items.retain(|e| e.expires_at > now);
@@ -67,10 +63,7 @@ impl HistoryService {
     /// Errors: 404 `Router not found` when the router is not the account's; 400 naming `after`
     /// for a cursor this list did not issue.
     pub async fn router_dispatches(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        request: &ListRequest,
+        &self, account_id: AccountId, router_id: RouterId, request: &ListRequest,
         cursors: &CursorKey,
     ) -> Result<ListView<DispatchEntryView>, DomainError> {
         self.router(account_id, router_id).await?;
@@ -89,12 +82,8 @@ impl HistoryService {
     /// Errors: 404 `Record not found` when the record is not the account's; 400 naming `after`
     /// for a cursor this list did not issue.
     pub async fn record_dispatches(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        record_id: RecordId,
-        request: &ListRequest,
-        cursors: &CursorKey,
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId,
+        request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<DispatchEntryView>, DomainError> {
         self.store
             .get_record(account_id, object_type, record_id)
@@ -123,10 +112,7 @@ impl HistoryService {
     ///
     /// Errors: 404 `Router not found` when the router is not the account's.
     pub async fn stats(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        window: StatsWindow,
+        &self, account_id: AccountId, router_id: RouterId, window: StatsWindow,
     ) -> Result<RouterStats, DomainError> {
         let router = self.router(account_id, router_id).await?;
         // The counts and the pool depend only on the router: read together.
@@ -213,9 +199,7 @@ impl HistoryService {
     /// The router's current pool (BEHAVIOR 6.11, [`Router::pool_emails`]: the rule dispatch
     /// uses) without archived members, its members read by key ([`read_roster`]): O(pool).
     async fn pool(
-        &self,
-        account_id: AccountId,
-        router: &Router,
+        &self, account_id: AccountId, router: &Router,
     ) -> Result<Vec<String>, DomainError> {
         let teams = if router.teams.is_empty() {
             Vec::new()
@@ -242,9 +226,7 @@ impl HistoryService {
 /// The page of a history list: offset or cursor as every list, active/archived filter
 /// meaningless (entries are never archived), so cursors are sealed for one filter.
 fn history_page(
-    request: &ListRequest,
-    cursors: &CursorKey,
-    list: &ListId,
+    request: &ListRequest, cursors: &CursorKey, list: &ListId,
 ) -> Result<Page, DomainError> {
     let request = ListRequest {
         include_archived: false,

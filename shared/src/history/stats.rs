@@ -42,22 +42,18 @@ impl StatsWindow {
     /// Errors: 400 naming `from` or `to`: not an RFC 3339 instant; `from` not before `to`, or
     /// a window longer than 93 days (naming `to` when it was given, else `from`).
     pub fn parse(
-        given_from: Option<&str>,
-        given_to: Option<&str>,
-        now: DateTime<Utc>,
+        given_from: Option<&str>, given_to: Option<&str>, now: DateTime<Utc>,
     ) -> Result<Self, DomainError> {
         let month = Self::month_of(now);
         let instant = |name: &str, value: Option<&str>, default: DateTime<Utc>| {
             match value {
             None => Ok(default),
-            Some(text) => DateTime::parse_from_rfc3339(text.trim())
-                .map(|at| at.with_timezone(&Utc))
-                .map_err(|_| {
-                    DomainError::bad_field(
-                        name,
-                        format!("Invalid query parameter {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"),
-                    )
-                }),
+            Some(text) => DateTime::parse_from_rfc3339(text.trim()).map(|at| at.with_timezone(&Utc)).map_err(|_| {
+                DomainError::bad_field(
+                    name,
+                    format!("Invalid query parameter {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"),
+                )
+            }),
         }
         };
         let blame = if given_to.is_some() { "to" } else { "from" };

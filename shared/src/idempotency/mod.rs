@@ -165,11 +165,8 @@ pub struct IdempotencyClaim {
 impl IdempotencyClaim {
     /// A new claim of `key` on `route` for `account_id` at `now`, with a fresh lease id.
     pub fn new(
-        account_id: AccountId,
-        route: impl Into<String>,
-        key: IdempotencyKey,
-        fingerprint: Fingerprint,
-        now: DateTime<Utc>,
+        account_id: AccountId, route: impl Into<String>, key: IdempotencyKey,
+        fingerprint: Fingerprint, now: DateTime<Utc>,
     ) -> Self {
         Self {
             account_id,

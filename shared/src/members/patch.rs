@@ -86,9 +86,7 @@ fn boolean(key: &str, v: &Value) -> Result<bool, DomainError> {
 
 /// An array of at most `max` objects (BEHAVIOR 12).
 fn objects<'a>(
-    key: &str,
-    v: &'a Value,
-    max: usize,
+    key: &str, v: &'a Value, max: usize,
 ) -> Result<Vec<&'a Map<String, Value>>, DomainError> {
     let Value::Array(items) = v else {
         return Err(invalid(key, "expected an array of objects"));
@@ -105,10 +103,7 @@ fn objects<'a>(
 }
 
 fn entry_text(
-    key: &str,
-    i: usize,
-    entry: &Map<String, Value>,
-    name: &str,
+    key: &str, i: usize, entry: &Map<String, Value>, name: &str,
 ) -> Result<String, DomainError> {
     match entry.get(name) {
         Some(Value::String(s)) => Ok(s.clone()),

@@ -31,10 +31,7 @@ impl MemberService {
     ///
     /// Errors: 400 naming `after` for a cursor this list did not issue.
     pub async fn list(
-        &self,
-        account_id: AccountId,
-        request: &ListRequest,
-        cursors: &CursorKey,
+        &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<MemberView>, DomainError> {
         let list = ListId::new(account_id, "users", request.include_archived);
         let page = request.page(cursors, &list)?;
@@ -50,9 +47,7 @@ impl MemberService {
     ///
     /// Errors: 404 not a member of this account.
     pub async fn get(
-        &self,
-        account_id: AccountId,
-        id: MemberId,
+        &self, account_id: AccountId, id: MemberId,
     ) -> Result<MemberView, DomainError> {
         let member = self.find(account_id, id).await?;
         let roles = self.store.list_roles(account_id).await?;
@@ -66,10 +61,7 @@ impl MemberService {
     /// 400 `Invalid role_id` for a role of no account or another one; 400 an out-of-office range
     /// that runs backwards in the resulting zone.
     pub async fn update(
-        &self,
-        account_id: AccountId,
-        id: MemberId,
-        patch: Result<MemberPatch, DomainError>,
+        &self, account_id: AccountId, id: MemberId, patch: Result<MemberPatch, DomainError>,
     ) -> Result<MemberView, DomainError> {
         let mut current = self.find(account_id, id).await?;
         if !current.is_active() {

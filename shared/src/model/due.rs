@@ -164,10 +164,7 @@ impl DueItem {
     /// A new item `id` due at `due_at`, no attempt made, held by nobody, resumed by the
     /// sweeper at `resume_at`.
     pub fn new(
-        id: DueId,
-        subject: serde_json::Value,
-        due_at: DateTime<Utc>,
-        resume_at: DateTime<Utc>,
+        id: DueId, subject: serde_json::Value, due_at: DateTime<Utc>, resume_at: DateTime<Utc>,
     ) -> Self {
         Self {
             id,

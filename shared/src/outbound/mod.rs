@@ -268,9 +268,7 @@ impl OutboundClient {
     ///
     /// Errors: the TLS configuration or the client cannot be built.
     pub fn new(
-        policy: OutboundPolicy,
-        timeout: Duration,
-        max_body: usize,
+        policy: OutboundPolicy, timeout: Duration, max_body: usize,
     ) -> Result<Self, ClientBuildError> {
         Self::with_lookup(policy, timeout, max_body, Arc::new(SystemLookup))
     }
@@ -279,10 +277,7 @@ impl OutboundClient {
     ///
     /// Errors: as [`Self::new`].
     pub fn with_lookup(
-        policy: OutboundPolicy,
-        timeout: Duration,
-        max_body: usize,
-        lookup: Arc<dyn Lookup>,
+        policy: OutboundPolicy, timeout: Duration, max_body: usize, lookup: Arc<dyn Lookup>,
     ) -> Result<Self, ClientBuildError> {
         #[cfg(any(test, feature = "test-util"))]
         CLIENTS_BUILT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -322,10 +317,7 @@ impl OutboundClient {
     /// Errors: [`OutboundError::Refused`] by the guard (nothing sent), a timeout, or a
     /// connection or protocol error.
     pub async fn send(
-        &self,
-        method: reqwest::Method,
-        url: &str,
-        headers: reqwest::header::HeaderMap,
+        &self, method: reqwest::Method, url: &str, headers: reqwest::header::HeaderMap,
         body: Vec<u8>,
     ) -> Result<OutboundResponse, OutboundError> {
         let url = OutboundUrl::parse(url, self.policy).map_err(OutboundError::Refused)?;

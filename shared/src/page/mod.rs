@@ -128,9 +128,7 @@ impl<T> Listed<T> {
     /// of the page's last item when the extra one was there. `position` gives an item's
     /// position.
     pub fn from_lookahead(
-        mut items: Vec<T>,
-        limit: usize,
-        position: impl Fn(&T) -> Position,
+        mut items: Vec<T>, limit: usize, position: impl Fn(&T) -> Position,
     ) -> Self {
         let more = items.len() > limit;
         items.truncate(limit);
@@ -149,9 +147,7 @@ impl<T> Listed<T> {
     /// `position`) of the last item kept, so the client continues with `after` from there
     /// (its `pagination.count` is below `limit`).
     pub fn into_views<V: serde::Serialize>(
-        self,
-        view: impl Fn(&T) -> V,
-        position: impl Fn(&T) -> Position,
+        self, view: impl Fn(&T) -> V, position: impl Fn(&T) -> Position,
     ) -> Listed<V> {
         let mut views = Vec::with_capacity(self.items.len());
         let mut bytes = 0usize;

@@ -47,9 +47,7 @@ pub struct Caller<'a> {
 impl RecordService {
     /// A service over `store`.
     pub fn new(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         Self {
             store,
@@ -61,9 +59,7 @@ impl RecordService {
     /// The account's catalogue of `object_type`, shared with the cache (not copied: a copy cost
     /// more than the rest of a `GET`; issue 14).
     async fn catalogue(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
+        &self, account_id: AccountId, object_type: ObjectType,
     ) -> Result<TypeCatalogue, DomainError> {
         let all = self.catalogues.get(self.store.as_ref(), account_id).await?;
         Ok(TypeCatalogue { all, object_type })
@@ -76,12 +72,8 @@ impl RecordService {
     /// Errors: 400 `Invalid property name: <name>`; 400 naming `after` for a cursor this list
     /// did not issue.
     pub async fn list(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        properties: Option<&str>,
-        request: &ListRequest,
-        cursors: &CursorKey,
+        &self, account_id: AccountId, object_type: ObjectType, properties: Option<&str>,
+        request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<RecordView>, DomainError> {
         let list = ListId::new(account_id, object_type.as_str(), request.include_archived);
         let page = request.page(cursors, &list)?;
@@ -102,10 +94,7 @@ impl RecordService {
     ///
     /// Errors: 400 invalid `properties`; 404 when the id is not a record of this account and type.
     pub async fn get(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        id: Option<RecordId>,
+        &self, account_id: AccountId, object_type: ObjectType, id: Option<RecordId>,
         properties: Option<&str>,
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(account_id, object_type).await?;
@@ -121,10 +110,7 @@ impl RecordService {
     /// Errors: 400 unknown / system-managed field, validation, required-on-create; 409 duplicate
     /// active unique key (`field` set).
     pub async fn create(
-        &self,
-        caller: Caller<'_>,
-        object_type: ObjectType,
-        write: RecordWrite,
+        &self, caller: Caller<'_>, object_type: ObjectType, write: RecordWrite,
     ) -> Result<RecordView, DomainError> {
         self.create_completing(caller, object_type, write, None)
             .await
@@ -135,10 +121,7 @@ impl RecordService {
     ///
     /// Errors: as [`Self::create`]; 409 when the claim's lease was lost before the write.
     pub async fn create_completing(
-        &self,
-        caller: Caller<'_>,
-        object_type: ObjectType,
-        write: RecordWrite,
+        &self, caller: Caller<'_>, object_type: ObjectType, write: RecordWrite,
         claim: Option<&IdempotencyClaim>,
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
@@ -193,12 +176,8 @@ impl RecordService {
     /// Errors, in this order: 400 invalid `properties`; 404; 409 `Cannot update an archived
     /// object`; 400 body and field validation; 409 duplicate (`field` set).
     pub async fn update(
-        &self,
-        caller: Caller<'_>,
-        object_type: ObjectType,
-        id: Option<RecordId>,
-        properties: Option<&str>,
-        write: Result<RecordWrite, DomainError>,
+        &self, caller: Caller<'_>, object_type: ObjectType, id: Option<RecordId>,
+        properties: Option<&str>, write: Result<RecordWrite, DomainError>,
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
@@ -249,10 +228,7 @@ impl RecordService {
     ///
     /// Errors: 404 when not found or already archived.
     pub async fn archive(
-        &self,
-        caller: Caller<'_>,
-        object_type: ObjectType,
-        id: Option<RecordId>,
+        &self, caller: Caller<'_>, object_type: ObjectType, id: Option<RecordId>,
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         for _ in 0..CONFLICT_RETRIES {
@@ -283,10 +259,7 @@ impl RecordService {
     }
 
     async fn find(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        id: Option<RecordId>,
+        &self, account_id: AccountId, object_type: ObjectType, id: Option<RecordId>,
     ) -> Result<Record, DomainError> {
         // A path id that is not a UUID names no record (BEHAVIOR 3).
         let not_found = || DomainError::not_found(object_type.not_found_message());
@@ -304,9 +277,7 @@ impl RecordService {
     ///
     /// Errors: 400 naming the field when no active member matches.
     async fn resolve(
-        &self,
-        account_id: AccountId,
-        inputs: Vec<(String, FieldInput)>,
+        &self, account_id: AccountId, inputs: Vec<(String, FieldInput)>,
     ) -> Result<Vec<(String, Option<String>)>, DomainError> {
         let mut named = Vec::new();
         for wanted in inputs.iter().filter_map(|(_, input)| input.member_ref()) {

@@ -40,10 +40,8 @@ impl RecordWrite {
 /// Writes resolved values into `values` (`None` removes) and stamps the owner-assigned date of
 /// every owner field included, even as `null` (BEHAVIOR 3).
 pub fn apply(
-    values: &mut BTreeMap<String, String>,
-    catalogue: &Catalogue,
-    inputs: &[(String, Option<String>)],
-    now: DateTime<Utc>,
+    values: &mut BTreeMap<String, String>, catalogue: &Catalogue,
+    inputs: &[(String, Option<String>)], now: DateTime<Utc>,
 ) {
     for (name, value) in inputs {
         match value {
@@ -61,8 +59,7 @@ pub fn apply(
 /// Errors: 400 `At least one of ... is required` (contacts, companies) or `Missing required
 /// field: <name>` with `field` (deals, tickets).
 pub fn check_required(
-    object_type: ObjectType,
-    values: &BTreeMap<String, String>,
+    object_type: ObjectType, values: &BTreeMap<String, String>,
 ) -> Result<(), DomainError> {
     let any_of = |names: &[&str]| -> Result<(), DomainError> {
         if names.iter().any(|n| values.contains_key(*n)) {
@@ -100,8 +97,7 @@ pub const RECORD_TOO_LARGE: &str = "Record too large";
 ///
 /// Errors: 400 `Record too large` (no single field to blame, so no `field`).
 pub fn check_size(
-    before: &BTreeMap<String, String>,
-    after: &BTreeMap<String, String>,
+    before: &BTreeMap<String, String>, after: &BTreeMap<String, String>,
 ) -> Result<(), DomainError> {
     let size = json_size(after);
     if size <= MAX_RECORD_JSON_BYTES || fits(size, json_size(before), MAX_RECORD_JSON_BYTES) {
@@ -127,9 +123,7 @@ pub fn unique_keys(catalogue: &Catalogue, record: &Record) -> Vec<UniqueKey> {
 
 /// The keys an update claims and releases.
 pub fn key_changes(
-    catalogue: &Catalogue,
-    before: &Record,
-    after: &Record,
+    catalogue: &Catalogue, before: &Record, after: &Record,
 ) -> (Vec<UniqueKey>, Vec<UniqueKey>) {
     let old = unique_keys(catalogue, before);
     let new = unique_keys(catalogue, after);

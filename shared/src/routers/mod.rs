@@ -28,10 +28,7 @@ impl RouterService {
     ///
     /// Errors: 400 naming `after` for a cursor this list did not issue.
     pub async fn list(
-        &self,
-        account_id: AccountId,
-        request: &ListRequest,
-        cursors: &CursorKey,
+        &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<RouterView>, DomainError> {
         let list = ListId::new(account_id, "routers", request.include_archived);
         let page = request.page(cursors, &list)?;
@@ -46,9 +43,7 @@ impl RouterService {
     ///
     /// Errors: 404 not a router of this account.
     pub async fn get(
-        &self,
-        account_id: AccountId,
-        id: RouterId,
+        &self, account_id: AccountId, id: RouterId,
     ) -> Result<RouterView, DomainError> {
         let router = self
             .store

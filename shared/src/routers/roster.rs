@@ -57,11 +57,7 @@ pub struct Named<'a> {
 ///
 /// Errors: the store's.
 pub async fn read_roster(
-    store: &dyn Store,
-    account_id: AccountId,
-    router: &Router,
-    teams: &[Team],
-    named: Named<'_>,
+    store: &dyn Store, account_id: AccountId, router: &Router, teams: &[Team], named: Named<'_>,
 ) -> StoreResult<Roster> {
     let mut emails = router.roster_emails(teams);
     for email in named.emails {
@@ -112,9 +108,7 @@ pub async fn read_roster(
 
 /// The members of `emails` found by the e-mail index, all at once.
 async fn by_emails(
-    store: &dyn Store,
-    account_id: AccountId,
-    emails: &[&str],
+    store: &dyn Store, account_id: AccountId, emails: &[&str],
 ) -> StoreResult<Vec<Member>> {
     let found = futures_util::future::try_join_all(
         emails

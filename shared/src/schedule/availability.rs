@@ -52,9 +52,7 @@ impl Availability {
 ///
 /// Archived members and capacity are not considered here (dispatch filters and counts them).
 pub fn availability(
-    member: &Member,
-    at: DateTime<Utc>,
-    ignore_working_hours: bool,
+    member: &Member, at: DateTime<Utc>, ignore_working_hours: bool,
 ) -> Availability {
     let tz = member.time_zone.tz();
     let mut reasons = Vec::new();

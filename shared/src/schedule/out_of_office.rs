@@ -187,9 +187,9 @@ pub fn parse_range_edge(text: &str, tz: Tz, edge: RangeEdge) -> Result<DateTime<
         .and_then(|value| value.at(tz, edge))
         .ok_or_else(|| {
             format!(
-                "Invalid date or timestamp {text:?}: expected an ISO date (2026-12-24) or timestamp \
+            "Invalid date or timestamp {text:?}: expected an ISO date (2026-12-24) or timestamp \
                  (2026-12-24T09:00:00, with an optional offset)"
-            )
+        )
         })
 }
 
@@ -203,8 +203,7 @@ pub fn parse_range_edge(text: &str, tz: Tz, edge: RangeEdge) -> Result<DateTime<
 ///
 /// See [`validate_out_of_office_parts`].
 pub fn validate_out_of_office(
-    entry: &OutOfOfficeText,
-    tz: Tz,
+    entry: &OutOfOfficeText, tz: Tz,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
     validate_out_of_office_parts(Some(&entry.start_date), Some(&entry.end_date), tz)
 }
@@ -227,9 +226,7 @@ pub fn validate_out_of_office(
 ///   `end_date`);
 /// - `start_date must not be later than end_date`.
 pub fn validate_out_of_office_parts(
-    start: Option<&str>,
-    end: Option<&str>,
-    tz: Tz,
+    start: Option<&str>, end: Option<&str>, tz: Tz,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
     let start_text = start.ok_or("start_date is required")?;
     let end_text = end.ok_or("end_date is required")?;

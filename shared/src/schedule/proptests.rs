@@ -88,10 +88,7 @@ fn local_reading(at: DateTime<Utc>, tz: Tz) -> NaiveDateTime {
 /// Whether `local` falls in an occurrence of the window: one starting on the local date or the
 /// day before, on a listed day, lasting to `end` on the same or the next day.
 fn brute_force_inside(
-    days: &[Weekday],
-    start: NaiveTime,
-    end: NaiveTime,
-    local: NaiveDateTime,
+    days: &[Weekday], start: NaiveTime, end: NaiveTime, local: NaiveDateTime,
 ) -> bool {
     [0u64, 1].iter().any(|back| {
         let Some(date) = local.date().checked_sub_days(Days::new(*back)) else {

@@ -40,9 +40,7 @@ fn ooo(start: &str, end: &str) -> OutOfOfficeText {
 /// A member in `time_zone` with the entries that parse (an entry that does not parse can never
 /// be stored, so it is left out).
 pub(super) fn member(
-    time_zone: &str,
-    working_hours: Vec<WorkingHoursText>,
-    out_office_dates: Vec<OutOfOfficeText>,
+    time_zone: &str, working_hours: Vec<WorkingHoursText>, out_office_dates: Vec<OutOfOfficeText>,
 ) -> Member {
     let at = utc("2026-01-01T00:00:00Z");
     let zone = IanaTimeZone::parse(time_zone).expect("test zone");

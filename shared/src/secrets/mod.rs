@@ -261,8 +261,7 @@ pub struct OpenCrmConnection {
 /// The CRM connection of `account` with its token opened by `sealer`: `None` without a
 /// connection; `Err` with [`TOKEN_NOT_OPENED`] when the token does not open (logged).
 pub async fn open_crm(
-    sealer: &dyn Sealer,
-    account: &crate::model::account::Account,
+    sealer: &dyn Sealer, account: &crate::model::account::Account,
 ) -> Option<Result<OpenCrmConnection, String>> {
     let connection = account.crm.as_ref()?;
     let context = crm_token_context(account.id);

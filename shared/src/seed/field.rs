@@ -13,10 +13,7 @@ use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_
 /// Errors: a system-managed or malformed name, a standard field redefined with another type, a
 /// name defined twice, options on a non-enumeration, empty or repeated option names.
 pub(super) fn field_definition(
-    p: &str,
-    object_type: ObjectType,
-    d: SeedField,
-    earlier: &[FieldDefinition],
+    p: &str, object_type: ObjectType, d: SeedField, earlier: &[FieldDefinition],
 ) -> Result<FieldDefinition, SeedError> {
     let name = d.internal_name.trim();
     let valid_name = !name.is_empty()

@@ -21,12 +21,7 @@ impl Loader {
     /// before it); `role_id` must name one of `roles`. Defaults of omitted keys:
     /// `office_status` true, `time_zone` UTC, `working_hours` [] (24/7).
     pub(super) fn member(
-        &mut self,
-        p: &str,
-        account_id: AccountId,
-        u: SeedUser,
-        roles: &[Role],
-        others: &[Member],
+        &mut self, p: &str, account_id: AccountId, u: SeedUser, roles: &[Role], others: &[Member],
     ) -> Result<Member, SeedError> {
         self.claim_id(u.id, p.to_string())?;
         let email = Email::parse(&u.email).map_err(|m| SeedError::at(format!("{p}.email"), m))?;

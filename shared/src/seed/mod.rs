@@ -62,9 +62,7 @@ fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, Seed
 ///
 /// Errors: the first problem with its JSON path; nothing is returned to write then.
 pub fn load(
-    text: &str,
-    base: DateTime<Utc>,
-    outbound: OutboundPolicy,
+    text: &str, base: DateTime<Utc>, outbound: OutboundPolicy,
 ) -> Result<ProvisionPlan, SeedError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let file: SeedFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
@@ -167,8 +165,7 @@ fn member_email(path: &str, given: &str, members: &[Member]) -> Result<Email, Se
 ///
 /// Errors: the sealer's (the key service failed).
 pub async fn seal(
-    mut plan: ProvisionPlan,
-    sealer: &dyn Sealer,
+    mut plan: ProvisionPlan, sealer: &dyn Sealer,
 ) -> Result<ProvisionPlan, crate::error::BoxError> {
     for account in &mut plan.accounts {
         if let Some(crm) = account.crm.take() {
@@ -189,9 +186,7 @@ pub async fn seal(
 ///
 /// Errors: the sealer's, then the store's ([`Store::provision`]).
 pub async fn provision(
-    store: &dyn Store,
-    sealer: &dyn Sealer,
-    plan: ProvisionPlan,
+    store: &dyn Store, sealer: &dyn Sealer, plan: ProvisionPlan,
 ) -> Result<ProvisionReport, crate::error::BoxError> {
     let plan = seal(plan, sealer).await?;
     Ok(store.provision(&plan).await?)

@@ -17,13 +17,8 @@ impl Loader {
     /// Loads one record at `p`, validated exactly as a POST body is; system-managed fields are
     /// set here.
     pub(super) fn record(
-        &mut self,
-        p: &str,
-        account_id: AccountId,
-        object_type: ObjectType,
-        r: SeedRecord,
-        catalogue: &Catalogue,
-        members: &[Member],
+        &mut self, p: &str, account_id: AccountId, object_type: ObjectType, r: SeedRecord,
+        catalogue: &Catalogue, members: &[Member],
     ) -> Result<PlannedRecord, SeedError> {
         let fields_path = format!("{p}.fields");
         let as_seed_error = |e: DomainError| {

@@ -18,13 +18,8 @@ impl Loader {
     /// Loads one router at `p`; users, teams, `default_user` and `owner_field` must exist in
     /// the account, the trigger must follow the grammar, and the distribution model's rules hold.
     pub(super) fn router(
-        &mut self,
-        p: &str,
-        account_id: AccountId,
-        r: SeedRouter,
-        members: &[Member],
-        teams: &[Team],
-        catalogues: &HashMap<ObjectType, Catalogue>,
+        &mut self, p: &str, account_id: AccountId, r: SeedRouter, members: &[Member],
+        teams: &[Team], catalogues: &HashMap<ObjectType, Catalogue>,
     ) -> Result<Router, SeedError> {
         let catalogue = &catalogues[&r.object_type];
         let mut users = Vec::new();
@@ -184,7 +179,10 @@ mod tests {
     fn router_problems_name_the_routers_key() {
         assert_refused(&[
             (
-                |s| s["accounts"][0]["routers"][0]["settings"]["trigger"]["groups"][0]["conditions"][0]["operator"] = json!("eq"),
+                |s| {
+                    s["accounts"][0]["routers"][0]["settings"]["trigger"]["groups"][0]["conditions"][0]["operator"] =
+                        json!("eq")
+                },
                 "accounts[0].routers[0].settings.trigger.groups[0].conditions[0].operator: unknown operator \"eq\"",
             ),
             (
@@ -204,13 +202,13 @@ mod tests {
                 "accounts[0].routers[0].settings.default_user",
             ),
             (
-                |s| s["accounts"][0]["routers"][0]["settings"]["trigger"]["groups"][0]["conditions"][0]["field"] = json!("nope"),
+                |s| {
+                    s["accounts"][0]["routers"][0]["settings"]["trigger"]["groups"][0]["conditions"][0]["field"] =
+                        json!("nope")
+                },
                 "accounts[0].routers[0].settings.trigger.groups[0].conditions[0]",
             ),
-            (
-                |s| s["accounts"][0]["routers"][1]["users"][0]["percentage"] = json!(60),
-                "accounts[0].routers[1].users",
-            ),
+            (|s| s["accounts"][0]["routers"][1]["users"][0]["percentage"] = json!(60), "accounts[0].routers[1].users"),
             (
                 |s| s["accounts"][0]["routers"][1]["teams"] = json!([{"name": "Inbound"}]),
                 "accounts[0].routers[1].teams",
@@ -244,10 +242,7 @@ mod tests {
                 |s| sla(s, json!({"minutes": "30", "worked_field": "lead_status"})),
                 "accounts[0].routers[0].settings.sla.minutes: invalid type",
             ),
-            (
-                |s| sla(s, json!({"minutes": 30})),
-                "accounts[0].routers[0].settings.sla: missing field `worked_field`",
-            ),
+            (|s| sla(s, json!({"minutes": 30})), "accounts[0].routers[0].settings.sla: missing field `worked_field`"),
             (
                 |s| sla(s, json!({"minutes": 30, "worked_field": "deal_stage"})),
                 "accounts[0].routers[0].settings.sla.worked_field: unknown field \"deal_stage\" for contacts",
@@ -268,10 +263,7 @@ mod tests {
                 |s| sla(s, json!({"minutes": 30, "worked_field": "lead_status", "grace": 5})),
                 "accounts[0].routers[0].settings.sla.grace: unknown field `grace`",
             ),
-            (
-                |s| sla(s, json!(30)),
-                "accounts[0].routers[0].settings.sla: invalid type",
-            ),
+            (|s| sla(s, json!(30)), "accounts[0].routers[0].settings.sla: invalid type"),
         ]);
     }
 

@@ -157,10 +157,7 @@ pub enum Verdict {
 /// The verdict on the check started by `entry`, the worked field holding `started` then, from
 /// the router and record as they are now.
 pub fn verdict(
-    entry: &DispatchEntry,
-    router: Option<&Router>,
-    record: Option<&Record>,
-    started: Option<&str>,
+    entry: &DispatchEntry, router: Option<&Router>, record: Option<&Record>, started: Option<&str>,
 ) -> Verdict {
     let setting = router.and_then(|r| r.settings.as_ref()?.sla.as_ref());
     let (Some(setting), Some(record)) = (setting, record) else {

@@ -44,10 +44,7 @@ impl SlaChecks {
     /// settlement, in one write. A check that is no longer pending drops the item; a lease lost
     /// to another worker does nothing.
     async fn end(
-        &self,
-        claimed: &Claimed,
-        entry: &DispatchEntry,
-        status: SlaStatus,
+        &self, claimed: &Claimed, entry: &DispatchEntry, status: SlaStatus,
     ) -> Result<Ran, DomainError> {
         let done = claimed.done();
         let label = label_of(status);
@@ -78,8 +75,7 @@ impl SlaChecks {
 
     /// The entry of the check, when its check is still pending.
     async fn pending_entry(
-        &self,
-        key: &DispatchEntryKey,
+        &self, key: &DispatchEntryKey,
     ) -> Result<Option<DispatchEntry>, DomainError> {
         Ok(self.store.get_dispatch(key).await?.filter(|e| {
             e.sla

@@ -38,10 +38,7 @@ fn refused<T>(key: impl Into<String>, message: impl Into<String>) -> Result<T, S
 ///
 /// Errors: the first problem, naming its key.
 pub fn parse_setting(
-    minutes: i64,
-    worked_field: &str,
-    worked_values: Option<&[Value]>,
-    catalogue: &Catalogue,
+    minutes: i64, worked_field: &str, worked_values: Option<&[Value]>, catalogue: &Catalogue,
     members: &[Member],
 ) -> Result<SlaSetting, SlaSettingError> {
     let minutes = SlaMinutes::parse(minutes).or_else(|e| refused("minutes", e))?;

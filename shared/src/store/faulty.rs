@@ -131,9 +131,7 @@ impl FaultyStore {
 
     /// Runs one delegated call, counting its round when counting.
     async fn observed<T>(
-        &self,
-        method: &'static str,
-        call: impl std::future::Future<Output = T>,
+        &self, method: &'static str, call: impl std::future::Future<Output = T>,
     ) -> T {
         let rounds = &self.faults.rounds;
         if !rounds.counting.load(Ordering::SeqCst) {
@@ -182,10 +180,7 @@ impl Store for FaultyStore {
             .await
     }
     async fn get_record(
-        &self,
-        a: AccountId,
-        t: ObjectType,
-        id: RecordId,
+        &self, a: AccountId, t: ObjectType, id: RecordId,
     ) -> StoreResult<Option<Record>> {
         self.check()?;
         self.observed("get_record", self.inner.get_record(a, t, id))
@@ -197,20 +192,14 @@ impl Store for FaultyStore {
             .await
     }
     async fn list_records(
-        &self,
-        a: AccountId,
-        t: ObjectType,
-        p: &Page,
+        &self, a: AccountId, t: ObjectType, p: &Page,
     ) -> StoreResult<Listed<Record>> {
         self.check()?;
         self.observed("list_records", self.inner.list_records(a, t, p))
             .await
     }
     async fn create_record_completing(
-        &self,
-        r: &Record,
-        k: &[UniqueKey],
-        c: Option<&IdempotencyCompletion>,
+        &self, r: &Record, k: &[UniqueKey], c: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         self.check()?;
         if self.faults.creates_fail.load(Ordering::SeqCst) {
@@ -223,11 +212,7 @@ impl Store for FaultyStore {
         .await
     }
     async fn update_record(
-        &self,
-        r: &Record,
-        v: u64,
-        c: &[UniqueKey],
-        x: &[UniqueKey],
+        &self, r: &Record, v: u64, c: &[UniqueKey], x: &[UniqueKey],
     ) -> StoreResult<()> {
         self.check()?;
         self.observed("update_record", self.inner.update_record(r, v, c, x))
@@ -308,10 +293,7 @@ impl Store for FaultyStore {
         Ok(self.faults.router_as(router))
     }
     async fn find_by_unique_key(
-        &self,
-        a: AccountId,
-        t: ObjectType,
-        k: &UniqueKey,
+        &self, a: AccountId, t: ObjectType, k: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
         self.check()?;
         self.observed("find_by_unique_key", self.inner.find_by_unique_key(a, t, k))
@@ -328,10 +310,7 @@ impl Store for FaultyStore {
             .await
     }
     async fn record_dispatch(
-        &self,
-        e: &DispatchEntry,
-        k: Option<&str>,
-        c: Option<&IdempotencyCompletion>,
+        &self, e: &DispatchEntry, k: Option<&str>, c: Option<&IdempotencyCompletion>,
         due: &DueChanges,
     ) -> StoreResult<()> {
         self.check()?;
@@ -339,10 +318,7 @@ impl Store for FaultyStore {
             .await
     }
     async fn list_router_dispatches(
-        &self,
-        a: AccountId,
-        r: RouterId,
-        p: &Page,
+        &self, a: AccountId, r: RouterId, p: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         self.check()?;
         self.observed(
@@ -352,11 +328,7 @@ impl Store for FaultyStore {
         .await
     }
     async fn list_record_dispatches(
-        &self,
-        a: AccountId,
-        t: ObjectType,
-        r: RecordId,
-        p: &Page,
+        &self, a: AccountId, t: ObjectType, r: RecordId, p: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         self.check()?;
         self.observed(
@@ -371,11 +343,7 @@ impl Store for FaultyStore {
             .await
     }
     async fn update_crm_sync(
-        &self,
-        k: &DispatchEntryKey,
-        from: &CrmSyncState,
-        to: &CrmSyncState,
-        due: &DueChanges,
+        &self, k: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges,
     ) -> StoreResult<()> {
         self.check()?;
         if self.faults.crm_sync_updates_fail.load(Ordering::SeqCst) {
@@ -390,10 +358,7 @@ impl Store for FaultyStore {
         .await
     }
     async fn end_sla_check(
-        &self,
-        k: &DispatchEntryKey,
-        to: SlaStatus,
-        due: &DueChanges,
+        &self, k: &DispatchEntryKey, to: SlaStatus, due: &DueChanges,
     ) -> StoreResult<()> {
         self.check()?;
         self.observed("end_sla_check", self.inner.end_sla_check(k, to, due))
@@ -404,11 +369,7 @@ impl Store for FaultyStore {
         self.observed("get_due", self.inner.get_due(id)).await
     }
     async fn claim_due(
-        &self,
-        id: &DueId,
-        attempt: u32,
-        lease: &Lease,
-        now: chrono::DateTime<chrono::Utc>,
+        &self, id: &DueId, attempt: u32, lease: &Lease, now: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Option<DueItem>> {
         self.check()?;
         self.observed("claim_due", self.inner.claim_due(id, attempt, lease, now))
@@ -420,9 +381,7 @@ impl Store for FaultyStore {
             .await
     }
     async fn rearm_due(
-        &self,
-        item: &DueItem,
-        resume_at: chrono::DateTime<chrono::Utc>,
+        &self, item: &DueItem, resume_at: chrono::DateTime<chrono::Utc>,
         now: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<bool> {
         self.check()?;
@@ -430,9 +389,7 @@ impl Store for FaultyStore {
             .await
     }
     async fn overdue_due_items(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        limit: usize,
+        &self, now: chrono::DateTime<chrono::Utc>, limit: usize,
     ) -> StoreResult<Vec<DueItem>> {
         self.check()?;
         self.observed(
@@ -442,10 +399,7 @@ impl Store for FaultyStore {
         .await
     }
     async fn tally_assignments(
-        &self,
-        a: AccountId,
-        r: RouterId,
-        from: chrono::DateTime<chrono::Utc>,
+        &self, a: AccountId, r: RouterId, from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Vec<AssignmentTally>> {
         self.check()?;
@@ -508,18 +462,14 @@ impl Store for FaultyStore {
             .await
     }
     async fn list_webhooks(
-        &self,
-        a: AccountId,
-        p: &Page,
+        &self, a: AccountId, p: &Page,
     ) -> StoreResult<Listed<WebhookSubscription>> {
         self.check()?;
         self.observed("list_webhooks", self.inner.list_webhooks(a, p))
             .await
     }
     async fn get_webhook(
-        &self,
-        a: AccountId,
-        id: WebhookId,
+        &self, a: AccountId, id: WebhookId,
     ) -> StoreResult<Option<WebhookSubscription>> {
         self.check()?;
         self.observed("get_webhook", self.inner.get_webhook(a, id))
@@ -541,19 +491,14 @@ impl Store for FaultyStore {
             .await
     }
     async fn list_deliveries(
-        &self,
-        s: WebhookId,
-        p: &Page,
+        &self, s: WebhookId, p: &Page,
     ) -> StoreResult<Listed<WebhookDelivery>> {
         self.check()?;
         self.observed("list_deliveries", self.inner.list_deliveries(s, p))
             .await
     }
     async fn record_delivery(
-        &self,
-        d: &WebhookDelivery,
-        attempts: u32,
-        s: Option<(&WebhookSubscription, u64)>,
+        &self, d: &WebhookDelivery, attempts: u32, s: Option<(&WebhookSubscription, u64)>,
         due: &DueChanges,
     ) -> StoreResult<()> {
         self.check()?;

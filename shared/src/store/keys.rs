@@ -130,9 +130,7 @@ pub fn record(id: RecordId) -> Key {
 /// A field definition of the account: one item per (type, internal name), in the account's
 /// partition so one `Query` reads them all.
 pub fn field_definition(
-    account_id: AccountId,
-    object_type: ObjectType,
-    internal_name: &str,
+    account_id: AccountId, object_type: ObjectType, internal_name: &str,
 ) -> Key {
     Key {
         pk: account(account_id).pk,
@@ -211,19 +209,14 @@ pub fn dispatch_sort_key(at: DateTime<Utc>, entry_id: Uuid) -> String {
 
 /// Index partition (GSI2) of one record's history entries, from every router of its type.
 pub fn record_dispatches_partition(
-    account_id: AccountId,
-    object_type: ObjectType,
-    record_id: RecordId,
+    account_id: AccountId, object_type: ObjectType, record_id: RecordId,
 ) -> String {
     format!("ACCOUNT#{account_id}#{object_type}#{record_id}#DISPATCHES")
 }
 
 /// GSI2 key of a history entry whose object id is a record id.
 pub fn record_dispatch_index(
-    account_id: AccountId,
-    object_type: ObjectType,
-    record_id: RecordId,
-    at: DateTime<Utc>,
+    account_id: AccountId, object_type: ObjectType, record_id: RecordId, at: DateTime<Utc>,
     entry_id: Uuid,
 ) -> IndexKey {
     IndexKey {
@@ -350,10 +343,7 @@ pub fn email_prefix(email: &str) -> String {
 
 /// Index keys of a record: GSI1 only while active, GSI2 always.
 pub fn record_index(
-    account_id: AccountId,
-    object_type: ObjectType,
-    created_at: DateTime<Utc>,
-    id: RecordId,
+    account_id: AccountId, object_type: ObjectType, created_at: DateTime<Utc>, id: RecordId,
     active: bool,
 ) -> (Option<IndexKey>, IndexKey) {
     listing(
@@ -365,20 +355,14 @@ pub fn record_index(
 
 /// Index keys of a member: GSI1 only while active, GSI2 always.
 pub fn member_index(
-    account_id: AccountId,
-    email: &str,
-    id: MemberId,
-    active: bool,
+    account_id: AccountId, email: &str, id: MemberId, active: bool,
 ) -> (Option<IndexKey>, IndexKey) {
     listing(members_partition(account_id), by_email(email, id), active)
 }
 
 /// Index keys of a router: GSI1 only while active, GSI2 always.
 pub fn router_index(
-    account_id: AccountId,
-    created_at: DateTime<Utc>,
-    id: RouterId,
-    active: bool,
+    account_id: AccountId, created_at: DateTime<Utc>, id: RouterId, active: bool,
 ) -> (Option<IndexKey>, IndexKey) {
     listing(
         routers_partition(account_id),

@@ -123,9 +123,7 @@ impl<Id: Copy> Listing<Id> {
 
 /// Reads `page` of `listing` (absent: empty) and resolves the ids with `get`.
 fn read_page<'s, Id: Copy, T: Clone + 's>(
-    listing: Option<&'s Listing<Id>>,
-    page: &Page,
-    get: impl Fn(&Id) -> Option<&'s T>,
+    listing: Option<&'s Listing<Id>>, page: &Page, get: impl Fn(&Id) -> Option<&'s T>,
 ) -> Listed<T> {
     let entries = listing.map(|l| l.page(page)).unwrap_or_default();
     let listed = Listed::from_lookahead(entries, page.limit, |(p, _)| p.clone());
@@ -419,9 +417,7 @@ impl State {
 
     /// A newest-first page of entries from `index`.
     fn dispatch_page(
-        &self,
-        index: Option<&BTreeMap<Position, uuid::Uuid>>,
-        page: &Page,
+        &self, index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page,
     ) -> Listed<DispatchEntry> {
         let entries: Vec<DispatchEntry> = newest_first(index, page)
             .iter()
@@ -521,9 +517,7 @@ impl Store for MemoryStore {
     }
 
     async fn find_record(
-        &self,
-        account_id: AccountId,
-        id: RecordId,
+        &self, account_id: AccountId, id: RecordId,
     ) -> StoreResult<Option<Record>> {
         Ok(self
             .lock()
@@ -534,10 +528,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_records(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        page: &Page,
+        &self, account_id: AccountId, object_type: ObjectType, page: &Page,
     ) -> StoreResult<Listed<Record>> {
         let state = self.lock();
         Ok(read_page(
@@ -548,9 +539,7 @@ impl Store for MemoryStore {
     }
 
     async fn create_record_completing(
-        &self,
-        record: &Record,
-        unique_keys: &[UniqueKey],
+        &self, record: &Record, unique_keys: &[UniqueKey],
         completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
@@ -579,10 +568,7 @@ impl Store for MemoryStore {
     }
 
     async fn update_record(
-        &self,
-        record: &Record,
-        expected_version: u64,
-        claimed: &[UniqueKey],
+        &self, record: &Record, expected_version: u64, claimed: &[UniqueKey],
         released: &[UniqueKey],
     ) -> StoreResult<()> {
         let mut state = self.lock();
@@ -619,9 +605,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_members(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<Member>> {
         let state = self.lock();
         Ok(read_page(state.member_lists.get(&account_id), page, |id| {
@@ -630,9 +614,7 @@ impl Store for MemoryStore {
     }
 
     async fn get_member(
-        &self,
-        account_id: AccountId,
-        member_id: MemberId,
+        &self, account_id: AccountId, member_id: MemberId,
     ) -> StoreResult<Option<Member>> {
         Ok(self
             .lock()
@@ -643,9 +625,7 @@ impl Store for MemoryStore {
     }
 
     async fn get_members(
-        &self,
-        account_id: AccountId,
-        ids: &[MemberId],
+        &self, account_id: AccountId, ids: &[MemberId],
     ) -> StoreResult<Vec<Member>> {
         let state = self.lock();
         let mut seen = std::collections::HashSet::new();
@@ -659,9 +639,7 @@ impl Store for MemoryStore {
     }
 
     async fn find_member_by_email(
-        &self,
-        account_id: AccountId,
-        email: &str,
+        &self, account_id: AccountId, email: &str,
     ) -> StoreResult<Option<Member>> {
         let wanted = email.to_lowercase();
         Ok(self
@@ -708,9 +686,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_routers(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<Router>> {
         let state = self.lock();
         Ok(read_page(state.router_lists.get(&account_id), page, |id| {
@@ -719,9 +695,7 @@ impl Store for MemoryStore {
     }
 
     async fn get_router(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
+        &self, account_id: AccountId, router_id: RouterId,
     ) -> StoreResult<Option<Router>> {
         Ok(self
             .lock()
@@ -736,10 +710,7 @@ impl Store for MemoryStore {
     }
 
     async fn find_by_unique_key(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        key: &UniqueKey,
+        &self, account_id: AccountId, object_type: ObjectType, key: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
         let state = self.lock();
         let guard = (
@@ -774,11 +745,8 @@ impl Store for MemoryStore {
     }
 
     async fn record_dispatch(
-        &self,
-        entry: &DispatchEntry,
-        idempotency_key: Option<&str>,
-        completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
+        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -802,10 +770,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_router_dispatches(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        page: &Page,
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         let state = self.lock();
         let owned = state
@@ -817,11 +782,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_record_dispatches(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        record_id: RecordId,
-        page: &Page,
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         let state = self.lock();
         let index = state
@@ -840,11 +801,7 @@ impl Store for MemoryStore {
     }
 
     async fn update_crm_sync(
-        &self,
-        key: &DispatchEntryKey,
-        from: &CrmSyncState,
-        to: &CrmSyncState,
-        due: &DueChanges,
+        &self, key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         state.check_due_lease(due)?;
@@ -870,10 +827,7 @@ impl Store for MemoryStore {
     }
 
     async fn end_sla_check(
-        &self,
-        key: &DispatchEntryKey,
-        to: SlaStatus,
-        due: &DueChanges,
+        &self, key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         state.check_due_lease(due)?;
@@ -891,11 +845,7 @@ impl Store for MemoryStore {
     }
 
     async fn claim_due(
-        &self,
-        id: &DueId,
-        attempt: u32,
-        lease: &Lease,
-        now: DateTime<Utc>,
+        &self, id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>,
     ) -> StoreResult<Option<DueItem>> {
         let mut state = self.lock();
         let Some(item) = state.due.get(id).cloned() else {
@@ -925,10 +875,7 @@ impl Store for MemoryStore {
     }
 
     async fn rearm_due(
-        &self,
-        item: &DueItem,
-        resume_at: DateTime<Utc>,
-        now: DateTime<Utc>,
+        &self, item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>,
     ) -> StoreResult<bool> {
         let mut state = self.lock();
         let Some(stored) = state
@@ -949,9 +896,7 @@ impl Store for MemoryStore {
     }
 
     async fn overdue_due_items(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
+        &self, now: DateTime<Utc>, limit: usize,
     ) -> StoreResult<Vec<DueItem>> {
         let state = self.lock();
         Ok(state
@@ -964,11 +909,7 @@ impl Store for MemoryStore {
     }
 
     async fn tally_assignments(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
     ) -> StoreResult<Vec<AssignmentTally>> {
         let state = self.lock();
         let mut tally: Vec<AssignmentTally> = Vec::new();
@@ -1041,8 +982,7 @@ impl Store for MemoryStore {
     }
 
     async fn complete_idempotency_key(
-        &self,
-        completion: &IdempotencyCompletion,
+        &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if !state.holds_lease(&completion.claim) {
@@ -1053,8 +993,7 @@ impl Store for MemoryStore {
     }
 
     async fn amend_idempotency_response(
-        &self,
-        completion: &IdempotencyCompletion,
+        &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.requests.get_mut(&request_key(&completion.claim)) {
@@ -1148,9 +1087,7 @@ impl Store for MemoryStore {
     }
 
     async fn create_webhook(
-        &self,
-        subscription: &WebhookSubscription,
-        max: u64,
+        &self, subscription: &WebhookSubscription, max: u64,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let account = subscription.account_id;
@@ -1174,9 +1111,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_webhooks(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<WebhookSubscription>> {
         let state = self.lock();
         let all = state
@@ -1197,17 +1132,13 @@ impl Store for MemoryStore {
     }
 
     async fn get_webhook(
-        &self,
-        account_id: AccountId,
-        id: WebhookId,
+        &self, account_id: AccountId, id: WebhookId,
     ) -> StoreResult<Option<WebhookSubscription>> {
         Ok(self.lock().webhooks.get(&(account_id, id)).cloned())
     }
 
     async fn update_webhook(
-        &self,
-        subscription: &WebhookSubscription,
-        expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let key = (subscription.account_id, subscription.id);
@@ -1225,9 +1156,7 @@ impl Store for MemoryStore {
     }
 
     async fn get_delivery(
-        &self,
-        subscription_id: WebhookId,
-        delivery_id: &str,
+        &self, subscription_id: WebhookId, delivery_id: &str,
     ) -> StoreResult<Option<WebhookDelivery>> {
         Ok(self
             .lock()
@@ -1237,9 +1166,7 @@ impl Store for MemoryStore {
     }
 
     async fn list_deliveries(
-        &self,
-        subscription_id: WebhookId,
-        page: &Page,
+        &self, subscription_id: WebhookId, page: &Page,
     ) -> StoreResult<Listed<WebhookDelivery>> {
         let state = self.lock();
         let newest_first = state
@@ -1263,11 +1190,8 @@ impl Store for MemoryStore {
     }
 
     async fn record_delivery(
-        &self,
-        delivery: &WebhookDelivery,
-        expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>,
-        due: &DueChanges,
+        &self, delivery: &WebhookDelivery, expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         state.check_due_lease(due)?;

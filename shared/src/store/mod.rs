@@ -136,10 +136,7 @@ pub trait Store: Send + Sync + 'static {
     /// A record of the account and type by id, archived or not: [`Store::find_record`] of that
     /// type (record ids are unique across types).
     async fn get_record(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        id: RecordId,
+        &self, account_id: AccountId, object_type: ObjectType, id: RecordId,
     ) -> StoreResult<Option<Record>> {
         Ok(self
             .find_record(account_id, id)
@@ -156,10 +153,7 @@ pub trait Store: Send + Sync + 'static {
     /// A page of the records of the account and type, by creation time then id (position:
     /// [`keys::by_creation`]). A page after a position reads O(limit) items.
     async fn list_records(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        page: &Page,
+        &self, account_id: AccountId, object_type: ObjectType, page: &Page,
     ) -> StoreResult<Listed<Record>>;
 
     /// Creates `record` and claims its `unique_keys` atomically.
@@ -176,9 +170,7 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Errors: [`StoreError::LeaseLost`] first, then as [`Self::create_record`].
     async fn create_record_completing(
-        &self,
-        record: &Record,
-        unique_keys: &[UniqueKey],
+        &self, record: &Record, unique_keys: &[UniqueKey],
         completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()>;
 
@@ -189,10 +181,7 @@ pub trait Store: Send + Sync + 'static {
     /// Errors: [`StoreError::Duplicate`] for a claimed key held by another active record;
     /// [`StoreError::Conflict`] when the stored record changed, was archived or is gone.
     async fn update_record(
-        &self,
-        record: &Record,
-        expected_version: u64,
-        claimed: &[UniqueKey],
+        &self, record: &Record, expected_version: u64, claimed: &[UniqueKey],
         released: &[UniqueKey],
     ) -> StoreResult<()>;
 
@@ -202,9 +191,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// A member by id, archived or not.
     async fn get_member(
-        &self,
-        account_id: AccountId,
-        member_id: MemberId,
+        &self, account_id: AccountId, member_id: MemberId,
     ) -> StoreResult<Option<Member>>;
 
     /// The members of `ids` that exist in the account, archived or not, in the order of
@@ -212,16 +199,12 @@ pub trait Store: Send + Sync + 'static {
     /// keys): how dispatch and stats read a router's pool, at a cost that follows the pool, not
     /// the account (issue 23).
     async fn get_members(
-        &self,
-        account_id: AccountId,
-        ids: &[MemberId],
+        &self, account_id: AccountId, ids: &[MemberId],
     ) -> StoreResult<Vec<Member>>;
 
     /// A member by e-mail (case-insensitive), archived or not.
     async fn find_member_by_email(
-        &self,
-        account_id: AccountId,
-        email: &str,
+        &self, account_id: AccountId, email: &str,
     ) -> StoreResult<Option<Member>>;
 
     /// Replaces the stored member when it is active and at `expected_version`.
@@ -242,9 +225,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// A router by id, archived or not.
     async fn get_router(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
+        &self, account_id: AccountId, router_id: RouterId,
     ) -> StoreResult<Option<Router>>;
 
     /// A router by id in any account (router ids are unique across the store); the queue path
@@ -254,10 +235,7 @@ pub trait Store: Send + Sync + 'static {
     /// The active record of the account and type holding unique key `field` = `value`, if any
     /// (a lookup of the uniqueness guard; account matching finds a company by domain with it).
     async fn find_by_unique_key(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        key: &UniqueKey,
+        &self, account_id: AccountId, object_type: ObjectType, key: &UniqueKey,
     ) -> StoreResult<Option<Record>>;
 
     /// The router's rotation state (the default, version 0, before the first rotation).
@@ -276,31 +254,21 @@ pub trait Store: Send + Sync + 'static {
     /// gone; [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
     /// written then.
     async fn record_dispatch(
-        &self,
-        entry: &DispatchEntry,
-        idempotency_key: Option<&str>,
-        completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
+        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// A page of the router's history entries, newest first (position:
     /// [`keys::dispatch_sort_key`]; a page after a position holds the entries older than it).
     /// Only the router's account sees them.
     async fn list_router_dispatches(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        page: &Page,
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
     ) -> StoreResult<Listed<DispatchEntry>>;
 
     /// A page of one record's history entries from every router of its type, newest first
     /// (as [`Self::list_router_dispatches`]).
     async fn list_record_dispatches(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        record_id: RecordId,
-        page: &Page,
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
     ) -> StoreResult<Listed<DispatchEntry>>;
 
     /// A history entry by key (CRM sync retries read it).
@@ -314,11 +282,7 @@ pub trait Store: Send + Sync + 'static {
     /// Errors: [`StoreError::Conflict`] when the stored state is not `from` (or the entry is
     /// gone); [`StoreError::LeaseLost`] when the due item's lease is gone. Nothing is written.
     async fn update_crm_sync(
-        &self,
-        key: &DispatchEntryKey,
-        from: &CrmSyncState,
-        to: &CrmSyncState,
-        due: &DueChanges,
+        &self, key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// Ends the SLA check started by the entry `key` (BEHAVIOR 14) with `to` (`met`,
@@ -330,10 +294,7 @@ pub trait Store: Send + Sync + 'static {
     /// [`StoreError::Conflict`] when the entry's check is not `pending` (or the entry is gone).
     /// Nothing is written then.
     async fn end_sla_check(
-        &self,
-        key: &DispatchEntryKey,
-        to: SlaStatus,
-        due: &DueChanges,
+        &self, key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// A due item by id (DESIGN "Work that happens later").
@@ -347,11 +308,7 @@ pub trait Store: Send + Sync + 'static {
     /// returns it as stored: a request retried after its first attempt applied (a lost response,
     /// a timeout) still learns that it holds the item, instead of leaving it to lapse.
     async fn claim_due(
-        &self,
-        id: &DueId,
-        attempt: u32,
-        lease: &Lease,
-        now: DateTime<Utc>,
+        &self, id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>,
     ) -> StoreResult<Option<DueItem>>;
 
     /// Settles a claimed due item when its attempt writes nothing else (removed, or moved to its
@@ -364,18 +321,13 @@ pub trait Store: Send + Sync + 'static {
     /// while the item still has the `resume_at` and `attempt` of `item` and no lease holds it at
     /// `now`. Returns whether it moved: of racing sweepers exactly one does.
     async fn rearm_due(
-        &self,
-        item: &DueItem,
-        resume_at: DateTime<Utc>,
-        now: DateTime<Utc>,
+        &self, item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>,
     ) -> StoreResult<bool>;
 
     /// Up to `limit` due items whose `resume_at` is at or before `now`, oldest first: the
     /// sweeper's read of the due-work index.
     async fn overdue_due_items(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
+        &self, now: DateTime<Utc>, limit: usize,
     ) -> StoreResult<Vec<DueItem>>;
 
     /// The router's assignments with `dispatched_at` in `[from, to)`, counted per member and
@@ -385,11 +337,7 @@ pub trait Store: Send + Sync + 'static {
     /// counters plus the entries of two partial minutes, whatever the router's volume (issue 23
     /// point 2).
     async fn tally_assignments(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
     ) -> StoreResult<Vec<AssignmentTally>>;
 
     /// Claims an `Idempotency-Key` (BEHAVIOR 10): when no live claim holds the key of
@@ -412,8 +360,7 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Errors: [`StoreError::LeaseLost`] when the key is no longer this request's.
     async fn amend_idempotency_response(
-        &self,
-        completion: &IdempotencyCompletion,
+        &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()>;
 
     /// Frees a claimed key (its request failed with a 5xx, which is not stored), when the
@@ -447,25 +394,19 @@ pub trait Store: Send + Sync + 'static {
     /// A page of the account's subscriptions, by creation time (position: the id, UUID v7).
     /// Strongly consistent: dispatch reads them to make its events.
     async fn list_webhooks(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<WebhookSubscription>>;
 
     /// A subscription of the account by id.
     async fn get_webhook(
-        &self,
-        account_id: AccountId,
-        id: WebhookId,
+        &self, account_id: AccountId, id: WebhookId,
     ) -> StoreResult<Option<WebhookSubscription>>;
 
     /// Replaces a subscription stored at `expected_version`.
     ///
     /// Errors: [`StoreError::Conflict`] when it changed or is gone.
     async fn update_webhook(
-        &self,
-        subscription: &WebhookSubscription,
-        expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64,
     ) -> StoreResult<()>;
 
     /// Deletes a subscription (its deliveries are left to expire; nothing delivers them any
@@ -474,17 +415,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// A delivery of a subscription by id.
     async fn get_delivery(
-        &self,
-        subscription_id: WebhookId,
-        delivery_id: &str,
+        &self, subscription_id: WebhookId, delivery_id: &str,
     ) -> StoreResult<Option<WebhookDelivery>>;
 
     /// A page of a subscription's deliveries, newest first (position: the delivery id; a page
     /// after a position holds the deliveries older than it).
     async fn list_deliveries(
-        &self,
-        subscription_id: WebhookId,
-        page: &Page,
+        &self, subscription_id: WebhookId, page: &Page,
     ) -> StoreResult<Listed<WebhookDelivery>>;
 
     /// Stores a delivery's new state (conditional on its stored attempt count being
@@ -495,11 +432,8 @@ pub trait Store: Send + Sync + 'static {
     /// Errors: [`StoreError::LeaseLost`] when a settled item's lease is gone;
     /// [`StoreError::Conflict`] when the delivery or the subscription changed (nothing written).
     async fn record_delivery(
-        &self,
-        delivery: &WebhookDelivery,
-        expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>,
-        due: &DueChanges,
+        &self, delivery: &WebhookDelivery, expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),

@@ -203,7 +203,7 @@ mod tests {
             split(at(3, 0, 0, 0), at(7, 0, 0, 0)),
             WindowParts {
                 counters: vec![run(Span::Day, at(3, 0, 0, 0), at(6, 0, 0, 0))],
-                edges: vec![],
+                edges: vec![]
             },
             "whole days: the day counters alone"
         );
@@ -222,7 +222,7 @@ mod tests {
             split(at(3, 10, 0, 5), at(3, 10, 0, 50)),
             WindowParts {
                 counters: vec![],
-                edges: vec![(at(3, 10, 0, 5), at(3, 10, 0, 50))],
+                edges: vec![(at(3, 10, 0, 5), at(3, 10, 0, 50))]
             },
             "inside a minute: all from the entries"
         );

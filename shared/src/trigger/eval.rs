@@ -172,14 +172,18 @@ impl Comparer<'_> {
             },
             Operator::GreaterThan => self.order(stored, value) == Some(Ordering::Greater),
             Operator::LessThan => self.order(stored, value) == Some(Ordering::Less),
-            Operator::GreaterOrEqual => matches!(
-                self.order(stored, value),
-                Some(Ordering::Greater | Ordering::Equal)
-            ),
-            Operator::LessOrEqual => matches!(
-                self.order(stored, value),
-                Some(Ordering::Less | Ordering::Equal)
-            ),
+            Operator::GreaterOrEqual => {
+                matches!(
+                    self.order(stored, value),
+                    Some(Ordering::Greater | Ordering::Equal)
+                )
+            }
+            Operator::LessOrEqual => {
+                matches!(
+                    self.order(stored, value),
+                    Some(Ordering::Less | Ordering::Equal)
+                )
+            }
             _ => false,
         }
     }
@@ -227,10 +231,7 @@ impl Trigger {
     /// (BEHAVIOR 9) both use. `matched` equals [`Trigger::matches`]. Arguments as for
     /// [`Trigger::matches`].
     pub fn explain(
-        &self,
-        record: &Record,
-        catalogue: &Catalogue,
-        email_of: EmailOf<'_>,
+        &self, record: &Record, catalogue: &Catalogue, email_of: EmailOf<'_>,
     ) -> TriggerExplanation {
         let groups: Vec<GroupExplanation> = self
             .groups

@@ -36,8 +36,7 @@ pub fn parse(variable: &str, text: &str, at_least: usize) -> Result<Vec<Duration
 ///
 /// Errors: `parse`'s.
 pub fn from_env<T>(
-    variable: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
+    variable: &str, parse: impl FnOnce(&str) -> Result<T, String>,
 ) -> Result<Option<T>, String> {
     match std::env::var(variable) {
         Ok(text) if !text.trim().is_empty() => parse(&text).map(Some),
@@ -64,9 +63,7 @@ impl Setting {
     /// The schedule set by the environment variable `variable`, which must list at least
     /// `at_least` delays, and `default_seconds` when it is unset.
     pub const fn new(
-        variable: &'static str,
-        at_least: usize,
-        default_seconds: &'static [u64],
+        variable: &'static str, at_least: usize, default_seconds: &'static [u64],
     ) -> Self {
         Self {
             variable,

@@ -88,10 +88,7 @@ pub struct DeliverySubject {
 ///
 /// Errors: the entry does not serialise (a bug).
 pub fn payload(
-    event_type: EventType,
-    entry: &DispatchEntry,
-    notify: Option<&Notify>,
-    now: DateTime<Utc>,
+    event_type: EventType, entry: &DispatchEntry, notify: Option<&Notify>, now: DateTime<Utc>,
 ) -> Result<String, serde_json::Error> {
     serde_json::to_string(&Payload {
         r#type: event_type,
@@ -110,12 +107,8 @@ pub fn payload(
 ///
 /// Errors: the payload does not serialise (a bug).
 pub fn add_deliveries(
-    changes: &mut DueChanges,
-    subscriptions: &[WebhookSubscription],
-    event_type: EventType,
-    entry: &DispatchEntry,
-    notify: Option<&Notify>,
-    now: DateTime<Utc>,
+    changes: &mut DueChanges, subscriptions: &[WebhookSubscription], event_type: EventType,
+    entry: &DispatchEntry, notify: Option<&Notify>, now: DateTime<Utc>,
     schedule: &dyn Fn(DueId, serde_json::Value, DateTime<Utc>) -> DueItem,
 ) -> Result<usize, serde_json::Error> {
     let receivers: Vec<&WebhookSubscription> = subscriptions

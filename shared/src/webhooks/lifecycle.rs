@@ -47,8 +47,7 @@ pub async fn fail_open_deliveries(store: &dyn Store, subscription: &WebhookSubsc
 /// The due item of a manual retry of delivery `subject` (its own item: one attempt now, beside
 /// whatever schedule the delivery has).
 pub fn manual_retry_item(
-    subject: &DeliverySubject,
-    now: DateTime<Utc>,
+    subject: &DeliverySubject, now: DateTime<Utc>,
     schedule: &dyn Fn(DueId, serde_json::Value, DateTime<Utc>) -> DueItem,
 ) -> DueItem {
     let subject = DeliverySubject {

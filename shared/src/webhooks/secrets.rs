@@ -18,9 +18,7 @@ pub fn secret_context(subscription: &WebhookSubscription) -> SealContext {
 ///
 /// Errors: a secret that does not open (logged by the caller as the attempt's error).
 pub async fn open_secrets(
-    sealer: &dyn Sealer,
-    subscription: &WebhookSubscription,
-    now: DateTime<Utc>,
+    sealer: &dyn Sealer, subscription: &WebhookSubscription, now: DateTime<Utc>,
 ) -> Result<Vec<WebhookSecret>, String> {
     let context = secret_context(subscription);
     let mut secrets = Vec::new();

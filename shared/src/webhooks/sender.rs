@@ -60,11 +60,8 @@ enum Answer {
 impl WebhookSender {
     /// A sender posting with `http` (the outbound guard: 15 s timeout, 1 KiB of answer read).
     pub fn new(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        http: OutboundClient,
-        sealer: Arc<dyn Sealer>,
-        schedule: RetrySchedule,
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, http: OutboundClient,
+        sealer: Arc<dyn Sealer>, schedule: RetrySchedule,
     ) -> Arc<Self> {
         Arc::new(Self {
             store,
@@ -150,9 +147,7 @@ impl WebhookSender {
 
     /// Ends `delivery` without an attempt (its subscription was disabled meanwhile).
     async fn end_disabled(
-        &self,
-        claimed: &Claimed,
-        mut delivery: WebhookDelivery,
+        &self, claimed: &Claimed, mut delivery: WebhookDelivery,
     ) -> Result<Ran, DomainError> {
         let expected = delivery.attempts;
         delivery.status = DeliveryStatus::Failed;
@@ -163,11 +158,8 @@ impl WebhookSender {
 
     /// Stores the attempt's outcome; a delivery changed meanwhile ends the item.
     async fn store_outcome(
-        &self,
-        delivery: &WebhookDelivery,
-        expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>,
-        settlement: Settlement,
+        &self, delivery: &WebhookDelivery, expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>, settlement: Settlement,
         label: &'static str,
     ) -> Result<Ran, DomainError> {
         let changes = DueChanges::settling(settlement.clone());

@@ -62,11 +62,8 @@ impl WebhookService {
     /// A service over `store`, sealing secrets with `sealer`, checking URLs under `policy`,
     /// handing manual retries to `due`.
     pub fn new(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        sealer: Arc<dyn Sealer>,
-        policy: OutboundPolicy,
-        due: Arc<DueWorker>,
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, sealer: Arc<dyn Sealer>,
+        policy: OutboundPolicy, due: Arc<DueWorker>,
     ) -> Self {
         Self {
             store,
@@ -152,9 +149,7 @@ impl WebhookService {
     /// Errors: 400 for a missing or invalid `url` or `events`, an unknown key, or an account
     /// that has 20 subscriptions already.
     pub async fn create(
-        &self,
-        account_id: AccountId,
-        body: &Map<String, Value>,
+        &self, account_id: AccountId, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
         let changes = self.parse(body, false)?;
         let url = changes
@@ -200,9 +195,7 @@ impl WebhookService {
     }
 
     async fn seal(
-        &self,
-        subscription: &WebhookSubscription,
-        secret: &WebhookSecret,
+        &self, subscription: &WebhookSubscription, secret: &WebhookSecret,
         retires_at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Result<SigningSecret, DomainError> {
         let sealed = self
@@ -217,10 +210,7 @@ impl WebhookService {
     ///
     /// Errors: 400 naming `after` for a cursor this list did not issue.
     pub async fn list(
-        &self,
-        account_id: AccountId,
-        request: &ListRequest,
-        cursors: &CursorKey,
+        &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<WebhookView>, DomainError> {
         let list = ListId::new(account_id, "webhooks", false);
         let page = ListRequest {
@@ -238,9 +228,7 @@ impl WebhookService {
     ///
     /// Errors: 404 `Webhook not found`.
     pub async fn find(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
+        &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<WebhookSubscription, DomainError> {
         let Some(id) = id else {
             return Err(DomainError::not_found(WEBHOOK_NOT_FOUND));
@@ -255,9 +243,7 @@ impl WebhookService {
     ///
     /// Errors: 404 `Webhook not found`.
     pub async fn get(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
+        &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<WebhookView, DomainError> {
         Ok(WebhookView::new(&self.find(account_id, id).await?))
     }
@@ -268,10 +254,7 @@ impl WebhookService {
     /// Errors: 404 `Webhook not found`; 400 for an empty body, an unknown key or an invalid
     /// value; 500 when it kept changing concurrently.
     pub async fn patch(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
-        body: &Map<String, Value>,
+        &self, account_id: AccountId, id: Option<WebhookId>, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
         let stored = self.find(account_id, id).await?;
         if body.is_empty() {
@@ -310,9 +293,7 @@ impl WebhookService {
     ///
     /// Errors: 404 `Webhook not found`.
     pub async fn delete(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
+        &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<(), DomainError> {
         let subscription = self.find(account_id, id).await?;
         if !self
@@ -330,9 +311,7 @@ impl WebhookService {
     ///
     /// Errors: 404 `Webhook not found`.
     pub async fn rotate_secret(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
+        &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<WebhookView, DomainError> {
         let stored = self.find(account_id, id).await?;
         let now = self.clock.now();
@@ -366,10 +345,7 @@ impl WebhookService {
     /// Errors: 404 `Webhook not found`; 400 naming `after` for a cursor this list did not
     /// issue.
     pub async fn deliveries(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
-        request: &ListRequest,
+        &self, account_id: AccountId, id: Option<WebhookId>, request: &ListRequest,
         cursors: &CursorKey,
     ) -> Result<ListView<DeliveryView>, DomainError> {
         let subscription = self.find(account_id, id).await?;
@@ -396,10 +372,7 @@ impl WebhookService {
     ///
     /// Errors: 404 `Webhook not found` / `Delivery not found`.
     pub async fn retry(
-        &self,
-        account_id: AccountId,
-        id: Option<WebhookId>,
-        delivery_id: &str,
+        &self, account_id: AccountId, id: Option<WebhookId>, delivery_id: &str,
     ) -> Result<DeliveryView, DomainError> {
         let subscription = self.find(account_id, id).await?;
         let now = self.clock.now();

@@ -61,11 +61,7 @@ impl TestApp {
 
     /// Sends a request with an optional bearer token and raw body.
     pub async fn raw(
-        &self,
-        method: Method,
-        uri: &str,
-        headers: &[(&str, &str)],
-        body: Vec<u8>,
+        &self, method: Method, uri: &str, headers: &[(&str, &str)], body: Vec<u8>,
     ) -> Answer {
         let mut request = Request::builder().method(method).uri(uri);
         for (k, v) in headers {
@@ -90,11 +86,7 @@ impl TestApp {
 
     /// A JSON request with a bearer token.
     pub async fn call(
-        &self,
-        method: Method,
-        uri: &str,
-        token: &str,
-        body: Option<Value>,
+        &self, method: Method, uri: &str, token: &str, body: Option<Value>,
     ) -> Answer {
         let auth = format!("Bearer {token}");
         let mut headers = vec![("authorization", auth.as_str())];

@@ -314,24 +314,12 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         .description(Some("This deployment"))
         .build()]);
     doc.tags = Some(vec![
-        tag(
-            TAG_TOKEN,
-            "OAuth 2.0 client credentials (RFC 6749 section 4.4).",
-        ),
-        tag(
-            TAG_RECORDS,
-            "Contacts, companies, deals and tickets of the token's account.",
-        ),
+        tag(TAG_TOKEN, "OAuth 2.0 client credentials (RFC 6749 section 4.4)."),
+        tag(TAG_RECORDS, "Contacts, companies, deals and tickets of the token's account."),
         tag(TAG_USERS, "The account's members."),
         tag(TAG_ROUTERS, "Assignment configurations, read-only."),
-        tag(
-            TAG_DISPATCH,
-            "Runs a router for one record and assigns its owner.",
-        ),
-        tag(
-            TAG_HISTORY,
-            "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens.",
-        ),
+        tag(TAG_DISPATCH, "Runs a router for one record and assigns its owner."),
+        tag(TAG_HISTORY, "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens."),
         tag(
             TAG_WEBHOOKS,
             "Signed events (Standard Webhooks v1) of every routing decision, with retries and a delivery log.",

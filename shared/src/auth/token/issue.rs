@@ -43,10 +43,7 @@ impl TokenIssuer {
     /// An issuer signing with `key`, writing `issuer` as `iss` and `audience` as `aud`, with
     /// tokens valid for `ttl_seconds` seconds (BEHAVIOR 1: default 3600).
     pub fn new(
-        key: SigningKey,
-        issuer: impl Into<String>,
-        audience: impl Into<String>,
-        ttl_seconds: u64,
+        key: SigningKey, issuer: impl Into<String>, audience: impl Into<String>, ttl_seconds: u64,
     ) -> Self {
         Self {
             key,
@@ -62,11 +59,7 @@ impl TokenIssuer {
     /// Errors: [`IssueError::Lifetime`] when `now + ttl` overflows, [`IssueError::Signing`] when
     /// signing fails.
     pub fn issue(
-        &self,
-        client_id: &str,
-        account_id: AccountId,
-        scopes: &[Scope],
-        now: DateTime<Utc>,
+        &self, client_id: &str, account_id: AccountId, scopes: &[Scope], now: DateTime<Utc>,
     ) -> Result<IssuedToken, IssueError> {
         let iat = now.timestamp();
         let exp = i64::try_from(self.ttl_seconds)

@@ -131,9 +131,7 @@ impl TokenVerifier {
     /// Errors: [`KeyError::InvalidJwks`] when there is no `keys` array or it is empty, a key is
     /// unusable, holds private material (`d`), or two keys share a `kid`.
     pub fn from_jwks(
-        jwks: &serde_json::Value,
-        issuer: &str,
-        audience: &str,
+        jwks: &serde_json::Value, issuer: &str, audience: &str,
     ) -> Result<TokenVerifier, KeyError> {
         let invalid = |why: String| KeyError::InvalidJwks(why);
         if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
@@ -187,9 +185,7 @@ impl TokenVerifier {
     ///
     /// Errors: [`KeyError::InvalidJwks`] when the text is not JSON, or as `from_jwks`.
     pub fn from_jwks_str(
-        jwks: &str,
-        issuer: &str,
-        audience: &str,
+        jwks: &str, issuer: &str, audience: &str,
     ) -> Result<TokenVerifier, KeyError> {
         let value: serde_json::Value = serde_json::from_str(jwks)
             .map_err(|e| KeyError::InvalidJwks(format!("not JSON: {e}")))?;
@@ -201,9 +197,7 @@ impl TokenVerifier {
     /// Errors: none in practice; [`KeyError::InvalidJwks`] if the key's own coordinates could not
     /// be encoded.
     pub fn from_signing_key(
-        key: &SigningKey,
-        issuer: &str,
-        audience: &str,
+        key: &SigningKey, issuer: &str, audience: &str,
     ) -> Result<TokenVerifier, KeyError> {
         Self::from_jwks(&key.public_jwks(), issuer, audience)
     }
@@ -300,9 +294,7 @@ impl TokenVerifier {
     ///
     /// Errors: 401 [`DomainError::Unauthorized`] with the message of the failed step.
     pub fn authenticate(
-        &self,
-        authorization_header: Option<&str>,
-        now: DateTime<Utc>,
+        &self, authorization_header: Option<&str>, now: DateTime<Utc>,
     ) -> Result<Principal, DomainError> {
         let token = bearer_token(authorization_header)?;
         Ok(self.verify(token, now)?)

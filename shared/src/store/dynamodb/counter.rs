@@ -70,10 +70,8 @@ impl Intercept for RequestCounter {
     }
 
     fn read_before_transmit(
-        &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
-        _runtime_components: &RuntimeComponents,
-        cfg: &mut ConfigBag,
+        &self, _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents, cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let operation = cfg
             .load::<Metadata>()
@@ -84,10 +82,8 @@ impl Intercept for RequestCounter {
     }
 
     fn read_after_execution(
-        &self,
-        context: &FinalizerInterceptorContextRef<'_>,
-        _runtime_components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
+        &self, context: &FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents, _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         if let Some(Ok(output)) = context.output_or_error() {
             let mut read = 0u64;

@@ -78,11 +78,7 @@ pub fn key_attributes(key: &Key) -> Item {
 ///
 /// Errors: the value does not serialise (a bug, reported as a backend error).
 pub fn item_of<T: Serialize>(
-    item_type: &str,
-    value: &T,
-    key: &Key,
-    gsi1: Option<&IndexKey>,
-    gsi2: Option<&IndexKey>,
+    item_type: &str, value: &T, key: &Key, gsi1: Option<&IndexKey>, gsi2: Option<&IndexKey>,
 ) -> StoreResult<Item> {
     let mut item: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(value).map_err(backend)?;
     item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
@@ -151,9 +147,7 @@ pub fn team(t: &Team) -> StoreResult<(Key, Item)> {
 
 /// A field definition item of `account_id`; `defined_at` orders the account's definitions.
 pub fn field_definition(
-    account_id: AccountId,
-    d: &FieldDefinition,
-    defined_at: &str,
+    account_id: AccountId, d: &FieldDefinition, defined_at: &str,
 ) -> StoreResult<(Key, Item)> {
     let key = keys::field_definition(account_id, d.object_type, &d.internal_name);
     let mut item = item_of("field", d, &key, None, None)?;
@@ -323,16 +317,14 @@ pub fn request_completed(completion: &IdempotencyCompletion) -> (Key, Item) {
 /// The condition of claiming a key at `now`: no claim, an expired one (TTL deletes lazily), or
 /// an in-flight one whose lease lapsed.
 pub fn claimable(now: DateTime<Utc>) -> Expr {
-    Expr::new(
-        "attribute_not_exists(#pk) OR #expires <= :now_s OR (#state = :in_flight AND #lease_until <= :now_ms)",
-    )
-    .name("#pk", keys::PK)
-    .name("#expires", EXPIRES_AT)
-    .name("#state", REQUEST_STATE)
-    .name("#lease_until", REQUEST_LEASE_UNTIL)
-    .value(":now_s", AttributeValue::N(now.timestamp().to_string()))
-    .value(":in_flight", s(IN_FLIGHT))
-    .value(":now_ms", AttributeValue::N(now.timestamp_millis().to_string()))
+    Expr::new("attribute_not_exists(#pk) OR #expires <= :now_s OR (#state = :in_flight AND #lease_until <= :now_ms)")
+        .name("#pk", keys::PK)
+        .name("#expires", EXPIRES_AT)
+        .name("#state", REQUEST_STATE)
+        .name("#lease_until", REQUEST_LEASE_UNTIL)
+        .value(":now_s", AttributeValue::N(now.timestamp().to_string()))
+        .value(":in_flight", s(IN_FLIGHT))
+        .value(":now_ms", AttributeValue::N(now.timestamp_millis().to_string()))
 }
 
 /// The condition that `claim` still holds its key: its lease id, still in flight.

@@ -181,10 +181,7 @@ impl DynamoStore {
     /// offset, or after its position (the key condition starts there, so only the page and one
     /// look-ahead item are read), parsed, with the position of the last one when more follow.
     async fn list_page<T: serde::de::DeserializeOwned>(
-        &self,
-        q: &Query,
-        page: &Page,
-        position: impl Fn(&T) -> Position,
+        &self, q: &Query, page: &Page, position: impl Fn(&T) -> Position,
     ) -> StoreResult<Listed<T>> {
         let wanted = page.limit.saturating_add(1);
         let items = parse_items(self.query_range(q, page.offset(), wanted).await?)?;
@@ -193,10 +190,7 @@ impl DynamoStore {
 
     /// Runs one transaction, mapping cancellation reasons with `precedence`.
     async fn transact(
-        &self,
-        items: Vec<TransactWriteItem>,
-        parts: &[Part],
-        precedence: Precedence,
+        &self, items: Vec<TransactWriteItem>, parts: &[Part], precedence: Precedence,
     ) -> StoreResult<()> {
         for attempt in 0..TRANSACTION_ATTEMPTS {
             let sent = self
@@ -294,10 +288,7 @@ impl DynamoStore {
     /// A single conditional `UpdateItem` answering the item as updated; a failed condition is
     /// `None`.
     async fn update_conditional(
-        &self,
-        key: &Key,
-        update: &Expr,
-        condition: &str,
+        &self, key: &Key, update: &Expr, condition: &str,
     ) -> StoreResult<Option<Item>> {
         Ok(self
             .update_conditional_or_current(key, update, condition)
@@ -310,10 +301,7 @@ impl DynamoStore {
     /// update applied, `Ok(Err(Some(current)))` when the condition failed on an existing item,
     /// `Ok(Err(None))` when it failed on an absent one or lost to a transaction.
     async fn update_conditional_or_current(
-        &self,
-        key: &Key,
-        update: &Expr,
-        condition: &str,
+        &self, key: &Key, update: &Expr, condition: &str,
     ) -> StoreResult<Result<Item, Option<Item>>> {
         let sent = self
             .client
@@ -344,10 +332,7 @@ impl DynamoStore {
     /// ([`Part::Other`]), the settled item deleted or moved to its next attempt on its lease
     /// ([`Part::Lease`]).
     fn due_writes(
-        &self,
-        changes: &DueChanges,
-        tx: &mut Vec<TransactWriteItem>,
-        parts: &mut Vec<Part>,
+        &self, changes: &DueChanges, tx: &mut Vec<TransactWriteItem>, parts: &mut Vec<Part>,
     ) -> StoreResult<()> {
         for due in &changes.put {
             let (_, item) = items::due_item(due)?;
@@ -369,9 +354,7 @@ impl DynamoStore {
     /// The update of the SLA check of the history entry `key` to `to` (BEHAVIOR 14),
     /// conditional on the check being `pending`.
     fn sla_status_update(
-        &self,
-        key: &DispatchEntryKey,
-        to: SlaStatus,
+        &self, key: &DispatchEntryKey, to: SlaStatus,
     ) -> StoreResult<TransactWriteItem> {
         let entry_key = keys::dispatch_entry(key.router_id, key.dispatched_at, key.id);
         let e = Expr::new("SET #sla.#status = :to")
@@ -385,10 +368,7 @@ impl DynamoStore {
     /// The account's webhook count item's `ADD` of `delta`, conditional on staying below
     /// `max` when it grows.
     fn webhook_count_update(
-        &self,
-        account_id: AccountId,
-        delta: i64,
-        max: Option<u64>,
+        &self, account_id: AccountId, delta: i64, max: Option<u64>,
     ) -> StoreResult<TransactWriteItem> {
         let mut e = Expr::new("ADD #count :delta")
             .name("#count", items::COUNT)
@@ -417,10 +397,7 @@ impl DynamoStore {
     ///
     /// Errors: the SDK's builder's (a missing table name or key).
     fn update_item(
-        &self,
-        key: &Key,
-        update: &Expr,
-        condition: Option<String>,
+        &self, key: &Key, update: &Expr, condition: Option<String>,
     ) -> StoreResult<TransactWriteItem> {
         let update = Update::builder()
             .table_name(&self.table)
@@ -474,10 +451,7 @@ impl DynamoStore {
     /// The counters of the run `buckets` of `router_id`, as a tally: one `Query` (a page per
     /// 1 MB) over at most buckets x members items.
     async fn tally_counters(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        buckets: Buckets,
+        &self, account_id: AccountId, router_id: RouterId, buckets: Buckets,
     ) -> StoreResult<Vec<AssignmentTally>> {
         let (low, high) = keys::tally_bounds(&buckets);
         let q = Query {
@@ -503,9 +477,7 @@ impl DynamoStore {
 
     /// Adds the assignments among the entries of `router_id` in `[from, to)` to `tally`.
     async fn tally_entries(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
+        &self, account_id: AccountId, router_id: RouterId,
         (from, to): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
     ) -> StoreResult<Vec<AssignmentTally>> {
         let mut tally = Vec::new();
@@ -564,9 +536,7 @@ impl DynamoStore {
     /// holder: consistent `BatchGetItem`s of up to 100 keys each, one after the other, the
     /// unprocessed keys of each sent again after a backoff.
     async fn batch_get_projected(
-        &self,
-        keys: &[Key],
-        guards_only: bool,
+        &self, keys: &[Key], guards_only: bool,
     ) -> StoreResult<HashMap<Key, Item>> {
         let unique: Vec<Key> = {
             let mut seen = HashSet::new();
@@ -782,8 +752,7 @@ fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<
 /// A conditional write's failure: [`StoreError::Conflict`] when `lost` says its condition
 /// failed (or a transaction held the item), the backend's error otherwise.
 fn conditional_failure<E, R>(
-    e: aws_sdk_dynamodb::error::SdkError<E, R>,
-    lost: impl Fn(&E) -> bool,
+    e: aws_sdk_dynamodb::error::SdkError<E, R>, lost: impl Fn(&E) -> bool,
 ) -> StoreError
 where
     E: std::error::Error + Send + Sync + 'static,
@@ -818,9 +787,7 @@ impl Store for DynamoStore {
     }
 
     async fn find_record(
-        &self,
-        account_id: AccountId,
-        id: RecordId,
+        &self, account_id: AccountId, id: RecordId,
     ) -> StoreResult<Option<Record>> {
         Ok(self
             .get_as::<Record>(&keys::record(id))
@@ -829,19 +796,14 @@ impl Store for DynamoStore {
     }
 
     async fn list_records(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        page: &Page,
+        &self, account_id: AccountId, object_type: ObjectType, page: &Page,
     ) -> StoreResult<Listed<Record>> {
         let q = Query::listing(keys::records_partition(account_id, object_type), page);
         self.list_page(&q, page, record_position).await
     }
 
     async fn create_record_completing(
-        &self,
-        record: &Record,
-        unique_keys: &[UniqueKey],
+        &self, record: &Record, unique_keys: &[UniqueKey],
         completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         let (_, item) = items::record(record)?;
@@ -869,10 +831,7 @@ impl Store for DynamoStore {
     }
 
     async fn update_record(
-        &self,
-        record: &Record,
-        expected_version: u64,
-        claimed: &[UniqueKey],
+        &self, record: &Record, expected_version: u64, claimed: &[UniqueKey],
         released: &[UniqueKey],
     ) -> StoreResult<()> {
         let (_, item) = items::record(record)?;
@@ -904,18 +863,14 @@ impl Store for DynamoStore {
     }
 
     async fn list_members(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<Member>> {
         let q = Query::listing(keys::members_partition(account_id), page);
         self.list_page(&q, page, member_position).await
     }
 
     async fn get_member(
-        &self,
-        account_id: AccountId,
-        member_id: MemberId,
+        &self, account_id: AccountId, member_id: MemberId,
     ) -> StoreResult<Option<Member>> {
         Ok(self
             .get_as::<Member>(&keys::member(member_id))
@@ -924,9 +879,7 @@ impl Store for DynamoStore {
     }
 
     async fn get_members(
-        &self,
-        account_id: AccountId,
-        ids: &[MemberId],
+        &self, account_id: AccountId, ids: &[MemberId],
     ) -> StoreResult<Vec<Member>> {
         let keys: Vec<Key> = ids.iter().map(|id| keys::member(*id)).collect();
         let mut found = self.batch_get_projected(&keys, false).await?;
@@ -943,9 +896,7 @@ impl Store for DynamoStore {
     }
 
     async fn find_member_by_email(
-        &self,
-        account_id: AccountId,
-        email: &str,
+        &self, account_id: AccountId, email: &str,
     ) -> StoreResult<Option<Member>> {
         // `<email>#` is also a prefix of the sort key of an address that begins with
         // `<email>#` (`a#b@x.example` for `a`): read every member under the prefix and keep the
@@ -977,18 +928,14 @@ impl Store for DynamoStore {
     }
 
     async fn list_routers(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<Router>> {
         let q = Query::listing(keys::routers_partition(account_id), page);
         self.list_page(&q, page, router_position).await
     }
 
     async fn get_router(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
+        &self, account_id: AccountId, router_id: RouterId,
     ) -> StoreResult<Option<Router>> {
         Ok(self
             .find_router(router_id)
@@ -1001,10 +948,7 @@ impl Store for DynamoStore {
     }
 
     async fn find_by_unique_key(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        key: &UniqueKey,
+        &self, account_id: AccountId, object_type: ObjectType, key: &UniqueKey,
     ) -> StoreResult<Option<Record>> {
         let guard = keys::guard(account_id, object_type, &key.field, &key.value);
         let Some(item) = self.get(&guard).await? else {
@@ -1033,11 +977,8 @@ impl Store for DynamoStore {
     }
 
     async fn record_dispatch(
-        &self,
-        entry: &DispatchEntry,
-        idempotency_key: Option<&str>,
-        completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
+        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::dispatch_entry(entry)?;
         if idempotency_key.is_none() && completion.is_none() && due.is_empty() {
@@ -1068,10 +1009,7 @@ impl Store for DynamoStore {
     }
 
     async fn list_router_dispatches(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        page: &Page,
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         let prefix = keys::DISPATCH_PREFIX.to_string();
         let mut q = Query::table(keys::router(router_id).pk).newest_first();
@@ -1110,11 +1048,7 @@ impl Store for DynamoStore {
     }
 
     async fn list_record_dispatches(
-        &self,
-        account_id: AccountId,
-        object_type: ObjectType,
-        record_id: RecordId,
-        page: &Page,
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
     ) -> StoreResult<Listed<DispatchEntry>> {
         let mut q = Query::index(
             keys::GSI2,
@@ -1137,11 +1071,7 @@ impl Store for DynamoStore {
     }
 
     async fn update_crm_sync(
-        &self,
-        key: &DispatchEntryKey,
-        from: &CrmSyncState,
-        to: &CrmSyncState,
-        due: &DueChanges,
+        &self, key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges,
     ) -> StoreResult<()> {
         if from.status.is_final() {
             return Err(StoreError::Conflict);
@@ -1172,10 +1102,7 @@ impl Store for DynamoStore {
     }
 
     async fn end_sla_check(
-        &self,
-        key: &DispatchEntryKey,
-        to: SlaStatus,
-        due: &DueChanges,
+        &self, key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut tx = vec![self.sla_status_update(key, to)?];
         let mut parts = vec![Part::Other];
@@ -1191,11 +1118,7 @@ impl Store for DynamoStore {
     }
 
     async fn claim_due(
-        &self,
-        id: &DueId,
-        attempt: u32,
-        lease: &Lease,
-        now: chrono::DateTime<chrono::Utc>,
+        &self, id: &DueId, attempt: u32, lease: &Lease, now: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Option<DueItem>> {
         let index = keys::due_index(id, lease.until);
         let update = Expr::new(
@@ -1244,9 +1167,7 @@ impl Store for DynamoStore {
     }
 
     async fn rearm_due(
-        &self,
-        item: &DueItem,
-        resume_at: chrono::DateTime<chrono::Utc>,
+        &self, item: &DueItem, resume_at: chrono::DateTime<chrono::Utc>,
         now: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<bool> {
         let index = keys::due_index(&item.id, resume_at);
@@ -1268,9 +1189,7 @@ impl Store for DynamoStore {
     }
 
     async fn overdue_due_items(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        limit: usize,
+        &self, now: chrono::DateTime<chrono::Utc>, limit: usize,
     ) -> StoreResult<Vec<DueItem>> {
         // `<now>#~` sorts after every index key resumed at `now` (ids hold no `~`).
         let bound = format!("{}#~", keys::sortable_time(now));
@@ -1293,10 +1212,7 @@ impl Store for DynamoStore {
     }
 
     async fn tally_assignments(
-        &self,
-        account_id: AccountId,
-        router_id: RouterId,
-        from: chrono::DateTime<chrono::Utc>,
+        &self, account_id: AccountId, router_id: RouterId, from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<Vec<AssignmentTally>> {
         // Every run of counters and both partial edges at once: one sequential round.
@@ -1347,8 +1263,7 @@ impl Store for DynamoStore {
     }
 
     async fn complete_idempotency_key(
-        &self,
-        completion: &IdempotencyCompletion,
+        &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()> {
         let (_, item) = items::request_completed(completion);
         match self
@@ -1361,8 +1276,7 @@ impl Store for DynamoStore {
     }
 
     async fn amend_idempotency_response(
-        &self,
-        completion: &IdempotencyCompletion,
+        &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()> {
         let (_, item) = items::request_completed(completion);
         let condition = Expr::new("#lease = :lease AND #state = :completed")
@@ -1505,9 +1419,7 @@ impl Store for DynamoStore {
     }
 
     async fn create_webhook(
-        &self,
-        subscription: &WebhookSubscription,
-        max: u64,
+        &self, subscription: &WebhookSubscription, max: u64,
     ) -> StoreResult<()> {
         let (_, item) = items::webhook(subscription)?;
         let tx = vec![
@@ -1542,9 +1454,7 @@ impl Store for DynamoStore {
     }
 
     async fn list_webhooks(
-        &self,
-        account_id: AccountId,
-        page: &Page,
+        &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<WebhookSubscription>> {
         let mut q = Query::table(keys::account(account_id).pk);
         q.sk = match &page.start {
@@ -1558,17 +1468,13 @@ impl Store for DynamoStore {
     }
 
     async fn get_webhook(
-        &self,
-        account_id: AccountId,
-        id: WebhookId,
+        &self, account_id: AccountId, id: WebhookId,
     ) -> StoreResult<Option<WebhookSubscription>> {
         self.get_as(&keys::webhook(account_id, id)).await
     }
 
     async fn update_webhook(
-        &self,
-        subscription: &WebhookSubscription,
-        expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64,
     ) -> StoreResult<()> {
         let (_, item) = items::webhook(subscription)?;
         self.put_conditional(item, items::at_version(expected_version))
@@ -1592,18 +1498,14 @@ impl Store for DynamoStore {
     }
 
     async fn get_delivery(
-        &self,
-        subscription_id: WebhookId,
-        delivery_id: &str,
+        &self, subscription_id: WebhookId, delivery_id: &str,
     ) -> StoreResult<Option<WebhookDelivery>> {
         self.get_as(&keys::delivery(subscription_id, delivery_id))
             .await
     }
 
     async fn list_deliveries(
-        &self,
-        subscription_id: WebhookId,
-        page: &Page,
+        &self, subscription_id: WebhookId, page: &Page,
     ) -> StoreResult<Listed<WebhookDelivery>> {
         let partition = keys::delivery(subscription_id, "").pk;
         let mut q = Query::table(partition).newest_first();
@@ -1617,11 +1519,8 @@ impl Store for DynamoStore {
     }
 
     async fn record_delivery(
-        &self,
-        delivery: &WebhookDelivery,
-        expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>,
-        due: &DueChanges,
+        &self, delivery: &WebhookDelivery, expected_attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::delivery(delivery)?;
         let attempts = Expr::new("#attempts = :expected")

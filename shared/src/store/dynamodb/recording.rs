@@ -201,9 +201,7 @@ impl HttpConnector for RecordingConnector {
 
 impl HttpClient for RecordingHttpClient {
     fn http_connector(
-        &self,
-        settings: &HttpConnectorSettings,
-        components: &RuntimeComponents,
+        &self, settings: &HttpConnectorSettings, components: &RuntimeComponents,
     ) -> SharedHttpConnector {
         SharedHttpConnector::new(RecordingConnector(
             self.0.http_connector(settings, components),
