@@ -177,28 +177,19 @@ pub(super) struct SeedRouter {
     pub(super) teams: Vec<SeedRouterTeam>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Every key may be left out (its default: off, none, `users` rotation).
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub(super) struct SeedSettings {
-    #[serde(default)]
     pub(super) overwrite: bool,
-    #[serde(default)]
     pub(super) owner_field: Option<String>,
-    #[serde(default)]
     pub(super) distribution_model: Option<DistributionModel>,
-    #[serde(default)]
     pub(super) default_user: Option<String>,
-    #[serde(default)]
     pub(super) disable_default_assignment: bool,
-    #[serde(default)]
     pub(super) ignore_working_hours: bool,
-    #[serde(default)]
     pub(super) account_matching: bool,
-    #[serde(default)]
     pub(super) rotation_type: RotationType,
-    #[serde(default)]
     pub(super) trigger: Option<Trigger>,
-    #[serde(default)]
     pub(super) sla: Option<SeedSla>,
 }
 

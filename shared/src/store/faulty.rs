@@ -18,6 +18,7 @@ use crate::model::sla::SlaStatus;
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -155,361 +156,159 @@ impl FaultyStore {
         out
     }
 
-    fn check(&self) -> StoreResult<()> {
-        if self.faults.backend_down.load(Ordering::SeqCst) {
-            return Err(StoreError::Backend("injected backend failure".into()));
+    /// The faults switched on for `method` that strike before its call (not counted as a call).
+    fn check(&self, method: &str) -> StoreResult<()> {
+        let on = |switch: &AtomicBool| switch.load(Ordering::SeqCst);
+        let faults = &self.faults;
+        let failure = if on(&faults.backend_down) {
+            "injected backend failure"
+        } else {
+            match method {
+                "create_record_completing" if on(&faults.creates_fail) => "injected create failure",
+                "complete_idempotency_key" if on(&faults.completions_fail) => {
+                    "injected completion failure"
+                }
+                "update_crm_sync" if on(&faults.crm_sync_updates_fail) => {
+                    "injected CRM sync update failure"
+                }
+                _ => return Ok(()),
+            }
+        };
+        Err(StoreError::Backend(failure.into()))
+    }
+
+    /// The faults switched on for `method` that strike during its (counted) call.
+    fn race(&self, method: &str) -> StoreResult<()> {
+        match method {
+            "commit_assignment" if self.faults.commits_conflict.load(Ordering::SeqCst) => {
+                Err(StoreError::Conflict)
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
-#[async_trait]
-impl Store for FaultyStore {
-    async fn get_account(&self, a: AccountId) -> StoreResult<Option<Account>> {
-        self.check()?;
-        self.observed("get_account", self.inner.get_account(a))
-            .await
-    }
-    async fn get_client(&self, c: &str) -> StoreResult<Option<ApiClient>> {
-        self.check()?;
-        self.observed("get_client", self.inner.get_client(c)).await
-    }
-    async fn field_definitions(&self, a: AccountId) -> StoreResult<Vec<FieldDefinition>> {
-        self.check()?;
-        self.observed("field_definitions", self.inner.field_definitions(a))
-            .await
-    }
-    async fn get_record(
-        &self, a: AccountId, t: ObjectType, id: RecordId,
-    ) -> StoreResult<Option<Record>> {
-        self.check()?;
-        self.observed("get_record", self.inner.get_record(a, t, id))
-            .await
-    }
-    async fn find_record(&self, a: AccountId, id: RecordId) -> StoreResult<Option<Record>> {
-        self.check()?;
-        self.observed("find_record", self.inner.find_record(a, id))
-            .await
-    }
-    async fn list_records(
-        &self, a: AccountId, t: ObjectType, p: &Page,
-    ) -> StoreResult<Listed<Record>> {
-        self.check()?;
-        self.observed("list_records", self.inner.list_records(a, t, p))
-            .await
-    }
-    async fn create_record_completing(
-        &self, r: &Record, k: &[UniqueKey], c: Option<&IdempotencyCompletion>,
-    ) -> StoreResult<()> {
-        self.check()?;
-        if self.faults.creates_fail.load(Ordering::SeqCst) {
-            return Err(StoreError::Backend("injected create failure".into()));
+/// Implements [`Store`] for [`FaultyStore`]: each listed method checks the faults, then runs the
+/// inner store's method as one counted call; the items after `;` are written out (the methods
+/// whose answers a fault changes).
+macro_rules! delegate_store {
+    ($(fn $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* ; $($written:item)*) => {
+        #[async_trait]
+        impl Store for FaultyStore {
+            $(async fn $method(&self, $($arg: $ty),*) -> StoreResult<$out> {
+                self.check(stringify!($method))?;
+                self.observed(stringify!($method), async {
+                    self.race(stringify!($method))?;
+                    self.inner.$method($($arg),*).await
+                })
+                .await
+            })*
+            $($written)*
         }
-        self.observed(
-            "create_record_completing",
-            self.inner.create_record_completing(r, k, c),
-        )
-        .await
-    }
-    async fn update_record(
-        &self, r: &Record, v: u64, c: &[UniqueKey], x: &[UniqueKey],
-    ) -> StoreResult<()> {
-        self.check()?;
-        self.observed("update_record", self.inner.update_record(r, v, c, x))
-            .await
-    }
-    async fn list_members(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Member>> {
-        self.check()?;
-        let stale = self.faults.stale_members();
-        match stale {
-            Some(members) => Ok(Listed::new(
-                members.into_iter().filter(|m| m.account_id == a).collect(),
-                None,
-            )),
-            None => {
-                self.observed("list_members", self.inner.list_members(a, p))
-                    .await
+    };
+}
+
+delegate_store! {
+    fn get_account(account_id: AccountId) -> Option<Account>;
+    fn get_client(client_id: &str) -> Option<ApiClient>;
+    fn field_definitions(account_id: AccountId) -> Vec<FieldDefinition>;
+    fn get_record(account_id: AccountId, object_type: ObjectType, id: RecordId) -> Option<Record>;
+    fn find_record(account_id: AccountId, id: RecordId) -> Option<Record>;
+    fn list_records(account_id: AccountId, object_type: ObjectType, page: &Page) -> Listed<Record>;
+    fn create_record_completing(
+        record: &Record, keys: &[UniqueKey], completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn update_record(
+        record: &Record, version: u64, claimed: &[UniqueKey], released: &[UniqueKey]
+    ) -> ();
+    fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
+    fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
+    fn update_member(member: &Member, version: u64) -> ();
+    fn list_roles(account_id: AccountId) -> Vec<Role>;
+    fn list_teams(account_id: AccountId) -> Vec<Team>;
+    fn list_routers(account_id: AccountId, page: &Page) -> Listed<Router>;
+    fn find_by_unique_key(account_id: AccountId, object_type: ObjectType, key: &UniqueKey)
+        -> Option<Record>;
+    fn rotation_state(router_id: RouterId) -> RotationState;
+    fn assignment_count(account_id: AccountId, month: &str) -> u64;
+    fn record_dispatch(
+        entry: &DispatchEntry, key: Option<&str>, completion: Option<&IdempotencyCompletion>,
+        due: &DueChanges
+    ) -> ();
+    fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
+        -> Listed<DispatchEntry>;
+    fn list_record_dispatches(
+        account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
+    ) -> Listed<DispatchEntry>;
+    fn get_dispatch(key: &DispatchEntryKey) -> Option<DispatchEntry>;
+    fn update_crm_sync(
+        key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges
+    ) -> ();
+    fn end_sla_check(key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges) -> ();
+    fn get_due(id: &DueId) -> Option<DueItem>;
+    fn claim_due(id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>) -> Option<DueItem>;
+    fn settle_due(settlement: &Settlement) -> ();
+    fn rearm_due(item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>) -> bool;
+    fn overdue_due_items(now: DateTime<Utc>, limit: usize) -> Vec<DueItem>;
+    fn tally_assignments(
+        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>
+    ) -> Vec<AssignmentTally>;
+    fn claim_idempotency_key(claim: &IdempotencyClaim) -> ClaimOutcome;
+    fn complete_idempotency_key(completion: &IdempotencyCompletion) -> ();
+    fn amend_idempotency_response(completion: &IdempotencyCompletion) -> ();
+    fn release_idempotency_key(claim: &IdempotencyClaim) -> ();
+    fn idempotency_key_used(key: &str) -> bool;
+    fn commit_assignment(write: &AssignmentWrite) -> ();
+    fn create_webhook(subscription: &WebhookSubscription, max: u64) -> ();
+    fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
+    fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
+    fn update_webhook(subscription: &WebhookSubscription, version: u64) -> ();
+    fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
+    fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
+    fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
+    fn record_delivery(
+        delivery: &WebhookDelivery, attempts: u32,
+        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges
+    ) -> ();
+    fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    ;
+    /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
+    async fn list_members(&self, account_id: AccountId, page: &Page) -> StoreResult<Listed<Member>> {
+        self.check("list_members")?;
+        match self.faults.stale_members() {
+            Some(members) => {
+                let members = members.into_iter().filter(|m| m.account_id == account_id);
+                Ok(Listed::new(members.collect(), None))
             }
+            None => self.observed("list_members", self.inner.list_members(account_id, page)).await,
         }
     }
-    async fn get_member(&self, a: AccountId, m: MemberId) -> StoreResult<Option<Member>> {
-        self.check()?;
-        self.observed("get_member", self.inner.get_member(a, m))
-            .await
+
+    /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
+    async fn find_member_by_email(&self, account_id: AccountId, email: &str) -> StoreResult<Option<Member>> {
+        self.check("find_member_by_email")?;
+        let Some(members) = self.faults.stale_members() else {
+            let call = self.inner.find_member_by_email(account_id, email);
+            return self.observed("find_member_by_email", call).await;
+        };
+        let wanted = email.to_lowercase();
+        let found = members
+            .into_iter()
+            .find(|m| m.account_id == account_id && m.email.as_str() == wanted);
+        self.observed("find_member_by_email", async move { Ok(found) }).await
     }
-    async fn get_members(&self, a: AccountId, ids: &[MemberId]) -> StoreResult<Vec<Member>> {
-        self.check()?;
-        self.observed("get_members", self.inner.get_members(a, ids))
-            .await
+
+    /// Answers the router as changed ([`Faults::routers_as`]).
+    async fn get_router(&self, account_id: AccountId, router_id: RouterId) -> StoreResult<Option<Router>> {
+        self.check("get_router")?;
+        let router = self.observed("get_router", self.inner.get_router(account_id, router_id));
+        Ok(self.faults.router_as(router.await?))
     }
-    async fn find_member_by_email(&self, a: AccountId, e: &str) -> StoreResult<Option<Member>> {
-        self.check()?;
-        let stale = self.faults.stale_members();
-        if let Some(members) = stale {
-            let wanted = e.to_lowercase();
-            let found = members
-                .into_iter()
-                .find(|m| m.account_id == a && m.email.as_str() == wanted);
-            return self
-                .observed("find_member_by_email", async move { Ok(found) })
-                .await;
-        }
-        self.observed(
-            "find_member_by_email",
-            self.inner.find_member_by_email(a, e),
-        )
-        .await
-    }
-    async fn update_member(&self, m: &Member, v: u64) -> StoreResult<()> {
-        self.check()?;
-        self.observed("update_member", self.inner.update_member(m, v))
-            .await
-    }
-    async fn list_roles(&self, a: AccountId) -> StoreResult<Vec<Role>> {
-        self.check()?;
-        self.observed("list_roles", self.inner.list_roles(a)).await
-    }
-    async fn list_teams(&self, a: AccountId) -> StoreResult<Vec<Team>> {
-        self.check()?;
-        self.observed("list_teams", self.inner.list_teams(a)).await
-    }
-    async fn list_routers(&self, a: AccountId, p: &Page) -> StoreResult<Listed<Router>> {
-        self.check()?;
-        self.observed("list_routers", self.inner.list_routers(a, p))
-            .await
-    }
-    async fn get_router(&self, a: AccountId, r: RouterId) -> StoreResult<Option<Router>> {
-        self.check()?;
-        let router = self
-            .observed("get_router", self.inner.get_router(a, r))
-            .await?;
-        Ok(self.faults.router_as(router))
-    }
-    async fn find_router(&self, r: RouterId) -> StoreResult<Option<Router>> {
-        self.check()?;
-        let router = self
-            .observed("find_router", self.inner.find_router(r))
-            .await?;
-        Ok(self.faults.router_as(router))
-    }
-    async fn find_by_unique_key(
-        &self, a: AccountId, t: ObjectType, k: &UniqueKey,
-    ) -> StoreResult<Option<Record>> {
-        self.check()?;
-        self.observed("find_by_unique_key", self.inner.find_by_unique_key(a, t, k))
-            .await
-    }
-    async fn rotation_state(&self, r: RouterId) -> StoreResult<RotationState> {
-        self.check()?;
-        self.observed("rotation_state", self.inner.rotation_state(r))
-            .await
-    }
-    async fn assignment_count(&self, a: AccountId, m: &str) -> StoreResult<u64> {
-        self.check()?;
-        self.observed("assignment_count", self.inner.assignment_count(a, m))
-            .await
-    }
-    async fn record_dispatch(
-        &self, e: &DispatchEntry, k: Option<&str>, c: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
-    ) -> StoreResult<()> {
-        self.check()?;
-        self.observed("record_dispatch", self.inner.record_dispatch(e, k, c, due))
-            .await
-    }
-    async fn list_router_dispatches(
-        &self, a: AccountId, r: RouterId, p: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>> {
-        self.check()?;
-        self.observed(
-            "list_router_dispatches",
-            self.inner.list_router_dispatches(a, r, p),
-        )
-        .await
-    }
-    async fn list_record_dispatches(
-        &self, a: AccountId, t: ObjectType, r: RecordId, p: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>> {
-        self.check()?;
-        self.observed(
-            "list_record_dispatches",
-            self.inner.list_record_dispatches(a, t, r, p),
-        )
-        .await
-    }
-    async fn get_dispatch(&self, k: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>> {
-        self.check()?;
-        self.observed("get_dispatch", self.inner.get_dispatch(k))
-            .await
-    }
-    async fn update_crm_sync(
-        &self, k: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges,
-    ) -> StoreResult<()> {
-        self.check()?;
-        if self.faults.crm_sync_updates_fail.load(Ordering::SeqCst) {
-            return Err(StoreError::Backend(
-                "injected CRM sync update failure".into(),
-            ));
-        }
-        self.observed(
-            "update_crm_sync",
-            self.inner.update_crm_sync(k, from, to, due),
-        )
-        .await
-    }
-    async fn end_sla_check(
-        &self, k: &DispatchEntryKey, to: SlaStatus, due: &DueChanges,
-    ) -> StoreResult<()> {
-        self.check()?;
-        self.observed("end_sla_check", self.inner.end_sla_check(k, to, due))
-            .await
-    }
-    async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
-        self.check()?;
-        self.observed("get_due", self.inner.get_due(id)).await
-    }
-    async fn claim_due(
-        &self, id: &DueId, attempt: u32, lease: &Lease, now: chrono::DateTime<chrono::Utc>,
-    ) -> StoreResult<Option<DueItem>> {
-        self.check()?;
-        self.observed("claim_due", self.inner.claim_due(id, attempt, lease, now))
-            .await
-    }
-    async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()> {
-        self.check()?;
-        self.observed("settle_due", self.inner.settle_due(settlement))
-            .await
-    }
-    async fn rearm_due(
-        &self, item: &DueItem, resume_at: chrono::DateTime<chrono::Utc>,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> StoreResult<bool> {
-        self.check()?;
-        self.observed("rearm_due", self.inner.rearm_due(item, resume_at, now))
-            .await
-    }
-    async fn overdue_due_items(
-        &self, now: chrono::DateTime<chrono::Utc>, limit: usize,
-    ) -> StoreResult<Vec<DueItem>> {
-        self.check()?;
-        self.observed(
-            "overdue_due_items",
-            self.inner.overdue_due_items(now, limit),
-        )
-        .await
-    }
-    async fn tally_assignments(
-        &self, a: AccountId, r: RouterId, from: chrono::DateTime<chrono::Utc>,
-        to: chrono::DateTime<chrono::Utc>,
-    ) -> StoreResult<Vec<AssignmentTally>> {
-        self.check()?;
-        self.observed(
-            "tally_assignments",
-            self.inner.tally_assignments(a, r, from, to),
-        )
-        .await
-    }
-    async fn claim_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
-        self.check()?;
-        self.observed("claim_idempotency_key", self.inner.claim_idempotency_key(c))
-            .await
-    }
-    async fn complete_idempotency_key(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
-        self.check()?;
-        if self.faults.completions_fail.load(Ordering::SeqCst) {
-            return Err(StoreError::Backend("injected completion failure".into()));
-        }
-        self.observed(
-            "complete_idempotency_key",
-            self.inner.complete_idempotency_key(c),
-        )
-        .await
-    }
-    async fn amend_idempotency_response(&self, c: &IdempotencyCompletion) -> StoreResult<()> {
-        self.check()?;
-        self.observed(
-            "amend_idempotency_response",
-            self.inner.amend_idempotency_response(c),
-        )
-        .await
-    }
-    async fn release_idempotency_key(&self, c: &IdempotencyClaim) -> StoreResult<()> {
-        self.check()?;
-        self.observed(
-            "release_idempotency_key",
-            self.inner.release_idempotency_key(c),
-        )
-        .await
-    }
-    async fn idempotency_key_used(&self, k: &str) -> StoreResult<bool> {
-        self.check()?;
-        self.observed("idempotency_key_used", self.inner.idempotency_key_used(k))
-            .await
-    }
-    async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
-        self.check()?;
-        self.observed("commit_assignment", async {
-            if self.faults.commits_conflict.load(Ordering::SeqCst) {
-                return Err(StoreError::Conflict);
-            }
-            self.inner.commit_assignment(w).await
-        })
-        .await
-    }
-    async fn create_webhook(&self, s: &WebhookSubscription, max: u64) -> StoreResult<()> {
-        self.check()?;
-        self.observed("create_webhook", self.inner.create_webhook(s, max))
-            .await
-    }
-    async fn list_webhooks(
-        &self, a: AccountId, p: &Page,
-    ) -> StoreResult<Listed<WebhookSubscription>> {
-        self.check()?;
-        self.observed("list_webhooks", self.inner.list_webhooks(a, p))
-            .await
-    }
-    async fn get_webhook(
-        &self, a: AccountId, id: WebhookId,
-    ) -> StoreResult<Option<WebhookSubscription>> {
-        self.check()?;
-        self.observed("get_webhook", self.inner.get_webhook(a, id))
-            .await
-    }
-    async fn update_webhook(&self, s: &WebhookSubscription, v: u64) -> StoreResult<()> {
-        self.check()?;
-        self.observed("update_webhook", self.inner.update_webhook(s, v))
-            .await
-    }
-    async fn delete_webhook(&self, a: AccountId, id: WebhookId) -> StoreResult<bool> {
-        self.check()?;
-        self.observed("delete_webhook", self.inner.delete_webhook(a, id))
-            .await
-    }
-    async fn get_delivery(&self, s: WebhookId, d: &str) -> StoreResult<Option<WebhookDelivery>> {
-        self.check()?;
-        self.observed("get_delivery", self.inner.get_delivery(s, d))
-            .await
-    }
-    async fn list_deliveries(
-        &self, s: WebhookId, p: &Page,
-    ) -> StoreResult<Listed<WebhookDelivery>> {
-        self.check()?;
-        self.observed("list_deliveries", self.inner.list_deliveries(s, p))
-            .await
-    }
-    async fn record_delivery(
-        &self, d: &WebhookDelivery, attempts: u32, s: Option<(&WebhookSubscription, u64)>,
-        due: &DueChanges,
-    ) -> StoreResult<()> {
-        self.check()?;
-        self.observed(
-            "record_delivery",
-            self.inner.record_delivery(d, attempts, s, due),
-        )
-        .await
-    }
-    async fn provision(&self, p: &ProvisionPlan) -> StoreResult<ProvisionReport> {
-        self.check()?;
-        self.observed("provision", self.inner.provision(p)).await
+
+    /// Answers the router as changed ([`Faults::routers_as`]).
+    async fn find_router(&self, router_id: RouterId) -> StoreResult<Option<Router>> {
+        self.check("find_router")?;
+        let router = self.observed("find_router", self.inner.find_router(router_id));
+        Ok(self.faults.router_as(router.await?))
     }
 }
