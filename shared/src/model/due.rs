@@ -8,6 +8,7 @@
 //! moved to its next due time) in the same transaction as the outcome of its side effect. The
 //! mechanism that claims, runs, hands on and sweeps due items is [`crate::due`].
 
+use crate::types::raw_form;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -106,18 +107,7 @@ impl fmt::Display for DueId {
     }
 }
 
-impl TryFrom<String> for DueId {
-    type Error = String;
-    fn try_from(text: String) -> Result<Self, String> {
-        Self::parse(&text)
-    }
-}
-
-impl From<DueId> for String {
-    fn from(id: DueId) -> String {
-        id.to_string()
-    }
-}
+raw_form! { DueId, String, |t: String| DueId::parse(&t), |id: DueId| id.to_string() }
 
 /// A worker's hold on a due item: nobody else runs it until `until` (a worker that dies lets
 /// it lapse, and the sweeper resumes the item after that).

@@ -4,6 +4,7 @@
 //! The rules that read these (the setting's parse at provisioning, the check, the reassignment)
 //! live in [`crate::sla`].
 
+use crate::types::raw_form;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -46,18 +47,7 @@ impl SlaMinutes {
     }
 }
 
-impl TryFrom<i64> for SlaMinutes {
-    type Error = String;
-    fn try_from(minutes: i64) -> Result<Self, String> {
-        Self::parse(minutes)
-    }
-}
-
-impl From<SlaMinutes> for i64 {
-    fn from(minutes: SlaMinutes) -> i64 {
-        i64::from(minutes.0)
-    }
-}
+raw_form! { SlaMinutes, i64, SlaMinutes::parse, |m: SlaMinutes| i64::from(m.0) }
 
 /// A router's SLA setting (BEHAVIOR 14): the owner must work a record within `minutes`, "worked"
 /// meaning that `worked_field` holds one of `worked_values`, or (without values) that it got a

@@ -1,6 +1,7 @@
 //! Out-of-office ranges.
 
 use super::zone::{local_to_utc, start_of_day, IanaTimeZone};
+use crate::types::raw_form;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
@@ -74,20 +75,8 @@ impl OutOfOffice {
     }
 }
 
-impl TryFrom<OutOfOfficeText> for OutOfOffice {
-    type Error = String;
-
-    /// A stored entry: its syntax is read; its order was checked when it was written.
-    fn try_from(text: OutOfOfficeText) -> Result<Self, String> {
-        Self::from_text(text)
-    }
-}
-
-impl From<OutOfOffice> for OutOfOfficeText {
-    fn from(entry: OutOfOffice) -> Self {
-        entry.text
-    }
-}
+// A stored entry: its syntax is read; its order was checked when it was written.
+raw_form! { OutOfOffice, OutOfOfficeText, OutOfOffice::from_text, |e: OutOfOffice| e.text }
 
 /// What one edge value says, before a zone gives it an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 
 use super::days::parse_days;
 use super::window::{parse_hhmm, Window};
+use crate::types::raw_form;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -87,19 +88,7 @@ pub fn validate_working_hours(entry: &WorkingHoursText) -> Result<Window, String
     Ok(Window { days, start, end })
 }
 
-impl TryFrom<WorkingHoursText> for WorkingHours {
-    type Error = String;
-
-    fn try_from(text: WorkingHoursText) -> Result<Self, String> {
-        Self::parse(text)
-    }
-}
-
-impl From<WorkingHours> for WorkingHoursText {
-    fn from(hours: WorkingHours) -> Self {
-        hours.text
-    }
-}
+raw_form! { WorkingHours, WorkingHoursText, WorkingHours::parse, |h: WorkingHours| h.text }
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
 //! IANA time zones and local-time conversions.
 
+use crate::types::raw_form;
 use chrono::{DateTime, Duration, LocalResult, NaiveDate, NaiveDateTime, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
@@ -39,18 +40,8 @@ impl fmt::Display for IanaTimeZone {
     }
 }
 
-impl TryFrom<String> for IanaTimeZone {
-    type Error = String;
-
-    fn try_from(name: String) -> Result<Self, String> {
-        Self::parse(&name)
-    }
-}
-
-impl From<IanaTimeZone> for String {
-    fn from(zone: IanaTimeZone) -> String {
-        zone.name().to_string()
-    }
+raw_form! {
+    IanaTimeZone, String, |n: String| IanaTimeZone::parse(&n), |z: IanaTimeZone| z.to_string()
 }
 
 /// Parses an IANA time zone name known to the tz database shipped with chrono-tz

@@ -73,10 +73,43 @@ pub trait Sealer: Send + Sync + 'static {
     async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError>;
 }
 
-/// Prefix of values sealed by [`KmsSealer`].
-const KMS_PREFIX: &str = "kms:";
-/// Prefix of values sealed by [`LocalSealer`].
-const LOCAL_PREFIX: &str = "local:";
+/// How a sealer's bytes are kept as text: `<prefix><base64>`, the prefix naming the sealer, so a
+/// value sealed by one kind of sealer is refused by the other before any key is tried.
+struct Envelope {
+    /// `kms:` or `local:`.
+    prefix: &'static str,
+    /// The sealer, as the refusal names it.
+    sealed_with: &'static str,
+}
+
+/// Values sealed by [`KmsSealer`].
+const KMS: Envelope = Envelope {
+    prefix: "kms:",
+    sealed_with: "KMS",
+};
+/// Values sealed by [`LocalSealer`].
+const LOCAL: Envelope = Envelope {
+    prefix: "local:",
+    sealed_with: "a local key",
+};
+
+impl Envelope {
+    /// `bytes` as a stored value.
+    fn wrap(&self, bytes: &[u8]) -> SealedSecret {
+        SealedSecret::new(format!("{}{}", self.prefix, STANDARD.encode(bytes)))
+    }
+
+    /// The bytes of a stored value.
+    ///
+    /// Errors: another prefix (another sealer), or not base64.
+    fn unwrap(&self, sealed: &SealedSecret) -> Result<Vec<u8>, BoxError> {
+        let encoded = sealed
+            .as_str()
+            .strip_prefix(self.prefix)
+            .ok_or_else(|| format!("the value was not sealed with {}", self.sealed_with))?;
+        Ok(STANDARD.decode(encoded)?)
+    }
+}
 
 /// Sealing with a KMS key (`Encrypt` / `Decrypt`, the context as encryption context).
 #[derive(Debug, Clone)]
@@ -120,18 +153,11 @@ impl Sealer for KmsSealer {
         let blob = out
             .ciphertext_blob()
             .ok_or("KMS Encrypt answered no ciphertext")?;
-        Ok(SealedSecret::new(format!(
-            "{KMS_PREFIX}{}",
-            STANDARD.encode(blob.as_ref())
-        )))
+        Ok(KMS.wrap(blob.as_ref()))
     }
 
     async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
-        let encoded = sealed
-            .as_str()
-            .strip_prefix(KMS_PREFIX)
-            .ok_or("the value was not sealed with KMS")?;
-        let blob = STANDARD.decode(encoded)?;
+        let blob = KMS.unwrap(sealed)?;
         let out = self
             .client
             .decrypt()
@@ -213,18 +239,11 @@ impl Sealer for LocalSealer {
             .map_err(|_| "AES-GCM sealing failed")?;
         let mut sealed = nonce_bytes.to_vec();
         sealed.extend_from_slice(&ciphertext);
-        Ok(SealedSecret::new(format!(
-            "{LOCAL_PREFIX}{}",
-            STANDARD.encode(sealed)
-        )))
+        Ok(LOCAL.wrap(&sealed))
     }
 
     async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
-        let encoded = sealed
-            .as_str()
-            .strip_prefix(LOCAL_PREFIX)
-            .ok_or("the value was not sealed with a local key")?;
-        let bytes = STANDARD.decode(encoded)?;
+        let bytes = LOCAL.unwrap(sealed)?;
         if bytes.len() < 12 {
             return Err("the sealed value is too short".into());
         }

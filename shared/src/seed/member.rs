@@ -64,35 +64,21 @@ impl Loader {
             }
             None => IanaTimeZone::UTC,
         };
-        let working_hours = u
-            .working_hours
-            .into_iter()
-            .enumerate()
-            .map(|(j, w)| {
-                WorkingHours::parse(w)
-                    .map_err(|m| SeedError::at(format!("{p}.working_hours[{j}]"), m))
-            })
-            .collect::<Result<_, _>>()?;
-        let out_office_dates = u
-            .out_office_dates
-            .into_iter()
-            .enumerate()
-            .map(|(j, o)| {
-                OutOfOffice::parse(o, time_zone)
-                    .map_err(|m| SeedError::at(format!("{p}.out_office_dates[{j}]"), m))
-            })
-            .collect::<Result<_, _>>()?;
-        let capacity = u
-            .capacity
-            .into_iter()
-            .enumerate()
-            .map(|(j, entry)| {
-                CapacityEntry::parse(entry).map_err(|(key, m)| match key.as_str() {
-                    "" => SeedError::at(format!("{p}.capacity[{j}]"), m),
-                    _ => SeedError::at(format!("{p}.capacity[{j}].{key}"), m),
-                })
-            })
-            .collect::<Result<_, _>>()?;
+        let at = |key: &str, j: usize| format!("{p}.{key}[{j}]");
+        let working_hours = parse_each(u.working_hours, WorkingHours::parse, |j, m| {
+            SeedError::at(at("working_hours", j), m)
+        })?;
+        let out_office_dates = parse_each(
+            u.out_office_dates,
+            |o| OutOfOffice::parse(o, time_zone),
+            |j, m| SeedError::at(at("out_office_dates", j), m),
+        )?;
+        let capacity = parse_each(u.capacity, CapacityEntry::parse, |j, (key, m)| {
+            match key.as_str() {
+                "" => SeedError::at(at("capacity", j), m),
+                _ => SeedError::at(format!("{}.{key}", at("capacity", j)), m),
+            }
+        })?;
         let notification_preferences = NotificationPreferences::parse(&u.notification_preferences)
             .map_err(|(j, m)| match j {
                 Some(j) => SeedError::at(format!("{p}.notification_preferences[{j}]"), m),
@@ -136,6 +122,16 @@ impl Loader {
         }
         Ok(member)
     }
+}
+
+/// Each of `items` read by `parse`; the first refused answers `refused(index, error)`.
+fn parse_each<T, U, E>(
+    items: Vec<T>, parse: impl Fn(T) -> Result<U, E>, refused: impl Fn(usize, E) -> SeedError,
+) -> Result<Vec<U>, SeedError> {
+    let parsed = items.into_iter().map(parse).enumerate();
+    parsed
+        .map(|(j, item)| item.map_err(|e| refused(j, e)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -18,3 +18,27 @@ pub use capacity::CapacityEntry;
 pub use email::Email;
 pub use ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 pub use notification_preferences::NotificationPreferences;
+
+/// Implements the two conversions that `#[serde(try_from = "Raw", into = "Raw")]` needs for a
+/// parsed newtype: reading a raw value (sent, stored or seeded) goes through the type's one
+/// `parse`, writing gives the raw form back, so serde never builds an unparsed value.
+///
+/// `raw_form!(Type, Raw, parse, raw_of)`: `parse` is a `fn(Raw) -> Result<Type, String>` (the
+/// error is serde's message), `raw_of` a `fn(Type) -> Raw`.
+macro_rules! raw_form {
+    ($parsed:ty, $raw:ty, $parse:expr, $raw_of:expr) => {
+        impl TryFrom<$raw> for $parsed {
+            type Error = String;
+            fn try_from(raw: $raw) -> Result<Self, String> {
+                ($parse)(raw)
+            }
+        }
+
+        impl From<$parsed> for $raw {
+            fn from(parsed: $parsed) -> $raw {
+                ($raw_of)(parsed)
+            }
+        }
+    };
+}
+pub(crate) use raw_form;
