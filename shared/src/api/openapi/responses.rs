@@ -21,10 +21,6 @@ fn error_response(description: &str, example: Value) -> ResponseBuilder {
     )
 }
 
-fn one(status: &str, response: ResponseBuilder) -> BTreeMap<String, RefOr<Response>> {
-    BTreeMap::from([(status.to_string(), RefOr::T(response.build()))])
-}
-
 fn challenge(description: &str) -> utoipa::openapi::header::Header {
     HeaderBuilder::new()
         .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
@@ -32,158 +28,75 @@ fn challenge(description: &str) -> utoipa::openapi::header::Header {
         .build()
 }
 
-/// 400: an invalid path id, query parameter, JSON body or field value.
-pub struct BadRequest;
+/// Declares one error answer type per entry (`/// doc`, then `Type = "status", "description",
+/// example` and, for 401 and 403, `WWW-Authenticate` => the challenge's description).
+macro_rules! error_answers {
+    ($($(#[$doc:meta])* $name:ident = $status:literal, $description:literal, $example:expr
+        $(, $header:literal => $challenge:expr)?;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
 
-impl IntoResponses for BadRequest {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "400",
-            error_response(
-                "Invalid path, query parameter, JSON or field; `field` names the offending key",
-                json!({"message": "Invalid query parameter limit: must be an integer from 1 to 100", "error": true, "field": "limit"}),
-            ),
-        )
-    }
+        impl IntoResponses for $name {
+            fn responses() -> BTreeMap<String, RefOr<Response>> {
+                let response = error_response($description, $example);
+                $(let response = response.header($header, challenge($challenge));)?
+                BTreeMap::from([($status.to_string(), RefOr::T(response.build()))])
+            }
+        }
+    )*};
 }
 
-/// 401: no bearer token, an invalid or expired one, or one without account context.
-pub struct Unauthorized;
+error_answers! {
+    /// 400: an invalid path id, query parameter, JSON body or field value.
+    BadRequest = "400",
+        "Invalid path, query parameter, JSON or field; `field` names the offending key",
+        json!({"message": "Invalid query parameter limit: must be an integer from 1 to 100", "error": true, "field": "limit"});
 
-impl IntoResponses for Unauthorized {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "401",
-            error_response(
-                "Missing, invalid or expired bearer token, or no account context in it",
-                json!({"message": "Unauthorized: missing account context", "error": true}),
-            )
-            .header("WWW-Authenticate", challenge("`Bearer` (RFC 6750)")),
-        )
-    }
-}
+    /// 401: no bearer token, an invalid or expired one, or one without account context.
+    Unauthorized = "401",
+        "Missing, invalid or expired bearer token, or no account context in it",
+        json!({"message": "Unauthorized: missing account context", "error": true}),
+        "WWW-Authenticate" => "`Bearer` (RFC 6750)";
 
-/// 403: a valid token without the operation's scope (RFC 6750 `insufficient_scope`).
-pub struct Forbidden;
+    /// 403: a valid token without the operation's scope (RFC 6750 `insufficient_scope`).
+    Forbidden = "403",
+        "The token lacks the operation's scope",
+        json!({"message": "Insufficient scope: requires service-api/read", "error": true}),
+        "WWW-Authenticate" => "`Bearer error=\"insufficient_scope\", scope=\"...\"`";
 
-impl IntoResponses for Forbidden {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "403",
-            error_response(
-                "The token lacks the operation's scope",
-                json!({"message": "Insufficient scope: requires service-api/read", "error": true}),
-            )
-            .header(
-                "WWW-Authenticate",
-                challenge("`Bearer error=\"insufficient_scope\", scope=\"...\"`"),
-            ),
-        )
-    }
-}
+    /// 404: no such item in the caller's account.
+    NotFound = "404",
+        "No such item in the caller's account",
+        json!({"message": "Contact not found", "error": true});
 
-/// 404: no such item in the caller's account.
-pub struct NotFound;
+    /// 409: an archived target, or a unique key held by another active item.
+    Conflict = "409",
+        "The target is archived, or a unique key is held by another active record (`field` names it)",
+        json!({"message": "A contact with this email already exists", "error": true, "field": "email"});
 
-impl IntoResponses for NotFound {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "404",
-            error_response(
-                "No such item in the caller's account",
-                json!({"message": "Contact not found", "error": true}),
-            ),
-        )
-    }
-}
+    /// 409 of `POST /{type}`: a unique key held by another active record, or the request's
+    /// `Idempotency-Key` in flight (BEHAVIOR 10).
+    CreateConflict = "409",
+        "A unique key is held by another active record (`field` names it), or a request with this `Idempotency-Key` is still being processed (retry later)",
+        json!({"message": "A contact with this email already exists", "error": true, "field": "email"});
 
-/// 409: an archived target, or a unique key held by another active item.
-pub struct Conflict;
+    /// 409: a request with the same `Idempotency-Key` is still being processed (BEHAVIOR 10).
+    KeyInFlight = "409",
+        "A request with this `Idempotency-Key` is still being processed (retry later)",
+        json!({"message": crate::idempotency::KEY_IN_FLIGHT, "error": true});
 
-impl IntoResponses for Conflict {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "409",
-            error_response(
-                "The target is archived, or a unique key is held by another active record (`field` names it)",
-                json!({"message": "A contact with this email already exists", "error": true, "field": "email"}),
-            ),
-        )
-    }
-}
+    /// 422: the `Idempotency-Key` was used with another body (BEHAVIOR 10).
+    KeyReused = "422",
+        "The `Idempotency-Key` was used with a different request body",
+        json!({"message": crate::idempotency::KEY_REUSED, "error": true});
 
-/// 409 of `POST /{type}`: a unique key held by another active record, or the request's
-/// `Idempotency-Key` in flight (BEHAVIOR 10).
-pub struct CreateConflict;
+    /// 413: a body over 1 MiB.
+    PayloadTooLarge = "413",
+        "The request body is over 1 MiB",
+        json!({"message": "Request body too large", "error": true});
 
-impl IntoResponses for CreateConflict {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "409",
-            error_response(
-                "A unique key is held by another active record (`field` names it), or a request with this `Idempotency-Key` is still being processed (retry later)",
-                json!({"message": "A contact with this email already exists", "error": true, "field": "email"}),
-            ),
-        )
-    }
-}
-
-/// 409: a request with the same `Idempotency-Key` is still being processed (BEHAVIOR 10).
-pub struct KeyInFlight;
-
-impl IntoResponses for KeyInFlight {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "409",
-            error_response(
-                "A request with this `Idempotency-Key` is still being processed (retry later)",
-                json!({"message": crate::idempotency::KEY_IN_FLIGHT, "error": true}),
-            ),
-        )
-    }
-}
-
-/// 422: the `Idempotency-Key` was used with another body (BEHAVIOR 10).
-pub struct KeyReused;
-
-impl IntoResponses for KeyReused {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "422",
-            error_response(
-                "The `Idempotency-Key` was used with a different request body",
-                json!({"message": crate::idempotency::KEY_REUSED, "error": true}),
-            ),
-        )
-    }
-}
-
-/// 413: a body over 1 MiB.
-pub struct PayloadTooLarge;
-
-impl IntoResponses for PayloadTooLarge {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "413",
-            error_response(
-                "The request body is over 1 MiB",
-                json!({"message": "Request body too large", "error": true}),
-            ),
-        )
-    }
-}
-
-/// 500: anything unexpected; the body never shows the cause.
-pub struct InternalError;
-
-impl IntoResponses for InternalError {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        one(
-            "500",
-            error_response(
-                "Internal server error",
-                json!({"message": "Internal server error", "error": true}),
-            ),
-        )
-    }
+    /// 500: anything unexpected; the body never shows the cause.
+    InternalError = "500",
+        "Internal server error",
+        json!({"message": "Internal server error", "error": true});
 }
