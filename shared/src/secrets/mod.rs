@@ -95,14 +95,14 @@ const LOCAL: Envelope = Envelope {
 
 impl Envelope {
     /// `bytes` as a stored value.
-    fn wrap(&self, bytes: &[u8]) -> SealedSecret {
+    fn encode(&self, bytes: &[u8]) -> SealedSecret {
         SealedSecret::new(format!("{}{}", self.prefix, STANDARD.encode(bytes)))
     }
 
     /// The bytes of a stored value.
     ///
     /// Errors: another prefix (another sealer), or not base64.
-    fn unwrap(&self, sealed: &SealedSecret) -> Result<Vec<u8>, BoxError> {
+    fn decode(&self, sealed: &SealedSecret) -> Result<Vec<u8>, BoxError> {
         let encoded = sealed
             .as_str()
             .strip_prefix(self.prefix)
@@ -153,11 +153,11 @@ impl Sealer for KmsSealer {
         let blob = out
             .ciphertext_blob()
             .ok_or("KMS Encrypt answered no ciphertext")?;
-        Ok(KMS.wrap(blob.as_ref()))
+        Ok(KMS.encode(blob.as_ref()))
     }
 
     async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
-        let blob = KMS.unwrap(sealed)?;
+        let blob = KMS.decode(sealed)?;
         let out = self
             .client
             .decrypt()
@@ -239,11 +239,11 @@ impl Sealer for LocalSealer {
             .map_err(|_| "AES-GCM sealing failed")?;
         let mut sealed = nonce_bytes.to_vec();
         sealed.extend_from_slice(&ciphertext);
-        Ok(LOCAL.wrap(&sealed))
+        Ok(LOCAL.encode(&sealed))
     }
 
     async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
-        let bytes = LOCAL.unwrap(sealed)?;
+        let bytes = LOCAL.decode(sealed)?;
         if bytes.len() < 12 {
             return Err("the sealed value is too short".into());
         }

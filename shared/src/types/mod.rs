@@ -23,7 +23,7 @@ pub use notification_preferences::NotificationPreferences;
 /// parsed newtype: reading a raw value (sent, stored or seeded) goes through the type's one
 /// `parse`, writing gives the raw form back, so serde never builds an unparsed value.
 ///
-/// `raw_form!(Type, Raw, parse, raw_of)`: `parse` is a `fn(Raw) -> Result<Type, String>` (the
+/// `raw_form! { Type, Raw, parse, raw_of }`: `parse` is a `fn(Raw) -> Result<Type, String>` (the
 /// error is serde's message), `raw_of` a `fn(Type) -> Raw`.
 macro_rules! raw_form {
     ($parsed:ty, $raw:ty, $parse:expr, $raw_of:expr) => {
