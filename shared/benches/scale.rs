@@ -63,7 +63,7 @@ use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome,
 use shared::fields::CatalogueCache;
 use shared::history::{HistoryService, StatsWindow};
 use shared::model::dispatch::{AssignmentReason, DispatchEntry, DispatchSource};
-use shared::model::{ObjectType, PlannedRecord, ProvisionPlan, Record};
+use shared::model::{Member, ObjectType, PlannedRecord, ProvisionPlan, Record, Router};
 use shared::outbound::OutboundPolicy;
 use shared::page::cursor::{CursorKey, ListRequest, RequestedStart};
 use shared::secrets::LocalSealer;
@@ -252,6 +252,14 @@ where
         range.len(),
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Every one of `all` written directly, as the item `item` makes of it.
+async fn seed_all<T>(table: &TestTable, what: &str, all: &[T], item: impl Fn(&T) -> Item) {
+    seed_directly(table, what, 0..all.len(), |r| {
+        all[r].iter().map(&item).collect()
+    })
+    .await;
 }
 
 /// The big account's contacts `range` written directly, the first ones being `first` (the
@@ -656,30 +664,10 @@ async fn main() {
         "  big account loaded and provisioned in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    seed_directly(
-        &table,
-        "big account's members",
-        0..plan.members.len(),
-        |r| {
-            plan.members[r]
-                .iter()
-                .map(|m| items::member(m).unwrap().1)
-                .collect()
-        },
-    )
-    .await;
-    seed_directly(
-        &table,
-        "big account's routers",
-        0..plan.routers.len(),
-        |r| {
-            plan.routers[r]
-                .iter()
-                .map(|x| items::router(x).unwrap().1)
-                .collect()
-        },
-    )
-    .await;
+    let member_item = |m: &Member| items::member(m).unwrap().1;
+    seed_all(&table, "big account's members", &plan.members, member_item).await;
+    let router_item = |r: &Router| items::router(r).unwrap().1;
+    seed_all(&table, "big account's routers", &plan.routers, router_item).await;
     let records_from = Utc::now() - Duration::days(35);
     let first_contacts = contacts(big_id, records_from, 0..3);
     write_contacts(

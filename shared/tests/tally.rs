@@ -10,6 +10,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::Backend;
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
+use shared::dispatch::engine::DEFAULT_HISTORY_RETENTION_DAYS;
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
 use shared::fields::CatalogueCache;
 use shared::model::dispatch::AssignmentTally;
@@ -99,29 +100,31 @@ fn as_map(tally: Vec<AssignmentTally>) -> BTreeMap<(String, String), u64> {
         .collect()
 }
 
-/// Provisions the seed of `contacts` contacts into `store`, then dispatches contact `n` at
-/// `start + n * step` by the router `router_of(n)`: each must assign.
+/// Provisions the seed (a contact per instant of `at`) into `store`, then dispatches contact `n`
+/// at `at[n]` by the router `router_of(n)`, history entries kept for `retention`: each must
+/// assign.
 async fn dispatch_all(
-    store: &Arc<dyn Store>, start: DateTime<Utc>, contacts: usize, step: Duration,
-    router_of: impl Fn(usize) -> &'static str,
+    store: &Arc<dyn Store>, at: &[DateTime<Utc>], router_of: impl Fn(usize) -> &'static str,
+    retention: Duration,
 ) {
     let plan = shared::seed::load(
-        &seed(contacts).to_string(),
-        start - Duration::days(1),
+        &seed(at.len()).to_string(),
+        at[0] - Duration::days(1),
         OutboundPolicy::LOCAL,
     )
     .unwrap();
     shared::seed::provision(store.as_ref(), &LocalSealer::development(), plan)
         .await
         .unwrap();
-    let clock = Arc::new(FixedClock::new(start));
+    let clock = Arc::new(FixedClock::new(at[0]));
     let engine = DispatchEngine::new(
         store.clone(),
         clock.clone(),
         Arc::new(CatalogueCache::default()),
-    );
-    for n in 0..contacts {
-        clock.set(start + step * n as i32);
+    )
+    .with_history_retention(retention);
+    for (n, instant) in at.iter().enumerate() {
+        clock.set(*instant);
         let request = DispatchRequest {
             router_id: router_of(n).into(),
             object_id: contact(n),
@@ -133,6 +136,11 @@ async fn dispatch_all(
             .unwrap();
         assert!(matches!(outcome, Outcome::Assigned(_)), "{outcome:?}");
     }
+}
+
+/// `count` instants `step` apart from `start`.
+fn every(start: DateTime<Utc>, step: Duration, count: usize) -> Vec<DateTime<Utc>> {
+    (0..count).map(|n| start + step * n as i32).collect()
 }
 
 /// The time between two dispatches of [`dispatched`]: 7 h 13 min 17 s, so that they land on
@@ -147,7 +155,8 @@ async fn dispatched(backend: Backend, contacts: usize) -> (Arc<dyn Store>, DateT
     let start = Utc.with_ymd_and_hms(2026, 11, 2, 5, 0, 0).unwrap();
     let store = backend.store().await;
     let router_of = |n: usize| if n % 4 == 3 { BACKED } else { ROUTER };
-    dispatch_all(&store, start, contacts, step(), router_of).await;
+    let kept = Duration::days(DEFAULT_HISTORY_RETENTION_DAYS);
+    dispatch_all(&store, &every(start, step(), contacts), router_of, kept).await;
     (store, start)
 }
 
@@ -256,7 +265,14 @@ async fn a_stats_window_of_whole_days_reads_the_counters_not_the_entries() {
     let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
     let start = Utc.with_ymd_and_hms(2026, 11, 2, 5, 0, 0).unwrap();
     let store: Arc<dyn Store> = Arc::new(table.store.clone());
-    dispatch_all(&store, start, 60, Duration::minutes(1), |_| ROUTER).await;
+    let at = every(start, Duration::minutes(1), 60);
+    dispatch_all(
+        &store,
+        &at,
+        |_| ROUTER,
+        Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
+    )
+    .await;
     let midnight = Utc.with_ymd_and_hms(2026, 11, 2, 0, 0, 0).unwrap();
     table.counter.take();
     table.counter.take_items_read();
@@ -282,35 +298,7 @@ async fn a_purged_entry_leaves_its_counter_on_the_embedded_store() {
     let store: Arc<dyn Store> = Arc::new(shared::store::memory::MemoryStore::new());
     let now = Utc::now();
     let long_ago = now - Duration::days(3);
-    let plan = shared::seed::load(
-        &seed(2).to_string(),
-        long_ago - Duration::days(1),
-        OutboundPolicy::LOCAL,
-    )
-    .unwrap();
-    shared::seed::provision(store.as_ref(), &LocalSealer::development(), plan)
-        .await
-        .unwrap();
-    let clock = Arc::new(FixedClock::new(long_ago));
-    let engine = DispatchEngine::new(
-        store.clone(),
-        clock.clone(),
-        Arc::new(CatalogueCache::default()),
-    )
-    .with_history_retention(Duration::days(1));
-    for (n, at) in [long_ago, now].into_iter().enumerate() {
-        clock.set(at);
-        let request = DispatchRequest {
-            router_id: ROUTER.into(),
-            object_id: contact(n),
-            account_id: None,
-        };
-        let outcome = engine
-            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
-            .await
-            .unwrap();
-        assert!(matches!(outcome, Outcome::Assigned(_)), "{outcome:?}");
-    }
+    dispatch_all(&store, &[long_ago, now], |_| ROUTER, Duration::days(1)).await;
     // The second commit purged the first entry (expired two days ago).
     let (from, to) = (long_ago - Duration::days(2), now + Duration::days(2));
     let tally = store

@@ -112,12 +112,7 @@ impl Outcome {
     /// `sla_reassignment`), `none` without an assignment.
     pub fn reason_label(&self) -> &'static str {
         match self {
-            Self::Assigned(a) => match a.reason {
-                crate::model::AssignmentReason::Rotation => "rotation",
-                crate::model::AssignmentReason::AccountMatching => "account_matching",
-                crate::model::AssignmentReason::Backup => "backup",
-                crate::model::AssignmentReason::SlaReassignment => "sla_reassignment",
-            },
+            Self::Assigned(a) => a.reason.into(),
             _ => "none",
         }
     }

@@ -27,9 +27,23 @@ pub struct RotationState {
     pub total: u64,
 }
 
-/// Why a member got a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+/// Why a member got a record. Its name (`rotation`, ...) is the same in JSON, in metrics and in
+/// a stats counter's attributes; [`strum::IntoEnumIterator::iter`] walks them in `by_reason`
+/// order.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AssignmentReason {
     /// The router's rotation chose them.
     Rotation,
@@ -220,4 +234,25 @@ pub struct AssignmentWrite {
     /// (of two runs of one check at most one commits; the other gets
     /// [`crate::store::StoreError::LeaseLost`]).
     pub ends_check: Option<DispatchEntryKey>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AssignmentReason;
+    use strum::IntoEnumIterator;
+
+    /// A reason's name in metrics and in stats counters' attributes (strum) is its JSON name
+    /// (serde), in `by_reason` order.
+    #[test]
+    fn a_reasons_name_is_its_json_name() {
+        let names: Vec<&str> = AssignmentReason::iter().map(<&str>::from).collect();
+        assert_eq!(
+            names,
+            ["rotation", "account_matching", "backup", "sla_reassignment"]
+        );
+        for reason in AssignmentReason::iter() {
+            let json = serde_json::to_value(reason).unwrap();
+            assert_eq!(json, <&str>::from(reason), "{reason:?}");
+        }
+    }
 }

@@ -150,24 +150,6 @@ pub fn add(tally: &mut Vec<AssignmentTally>, user: &str, reason: AssignmentReaso
     }
 }
 
-/// The attribute name of a reason's count in a counter item (its serialized name).
-pub fn reason_name(reason: AssignmentReason) -> &'static str {
-    match reason {
-        AssignmentReason::Rotation => "rotation",
-        AssignmentReason::AccountMatching => "account_matching",
-        AssignmentReason::Backup => "backup",
-        AssignmentReason::SlaReassignment => "sla_reassignment",
-    }
-}
-
-/// Every reason, in the order of `by_reason`.
-pub const REASONS: [AssignmentReason; 4] = [
-    AssignmentReason::Rotation,
-    AssignmentReason::AccountMatching,
-    AssignmentReason::Backup,
-    AssignmentReason::SlaReassignment,
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,7 @@ use aws_sdk_dynamodb::Client;
 use rand::Rng;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
+use strum::IntoEnumIterator;
 use uuid::Uuid;
 
 #[cfg(any(test, feature = "test-util"))]
@@ -428,7 +429,7 @@ impl DynamoStore {
             let expr = Expr::new(
                 "ADD #reason :one SET #type = :type, #account = :account, #user = :user, #bucket = :bucket, #expires = :expires",
             )
-            .name("#reason", super::tally::reason_name(reason))
+            .name("#reason", <&str>::from(reason))
             .name("#type", keys::ITEM_TYPE)
             .name("#account", "account_id")
             .name("#user", "user")
@@ -464,8 +465,8 @@ impl DynamoStore {
                 continue;
             }
             let user = string_attr(&item, "user")?;
-            for reason in super::tally::REASONS {
-                let count = match item.get(super::tally::reason_name(reason)) {
+            for reason in AssignmentReason::iter() {
+                let count = match item.get(<&str>::from(reason)) {
                     Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
                     _ => 0,
                 };
