@@ -258,7 +258,8 @@ impl Deps {
     ///
     /// Errors: as [`Deps::from_env`].
     pub async fn from_env_for(process: Process) -> Result<Self, ConfigError> {
-        let outbound = outbound_from_env(process.outbound_default)?;
+        let outbound =
+            OutboundPolicy::from_env_or(process.outbound_default).map_err(ConfigError)?;
         let mut deps = match process.store {
             StoreBackend::Dynamodb => {
                 let table = var("TABLE_NAME").ok_or_else(|| {
@@ -300,7 +301,7 @@ impl Deps {
             refuse_development_key(&jwks)?;
             deps = deps.with_verifier(verifier);
         }
-        deps = deps.with_settings_from_env(process.outbound_default)?;
+        deps = deps.with_settings_from_env(outbound)?;
         let due_settings = DueSettings::from_env().map_err(ConfigError)?;
         let webhook_queue = process.webhook_queue_url;
         // The webhooks function knows only its own queue: it hands on nothing else.
@@ -320,20 +321,24 @@ impl Deps {
     }
 
     /// Applies the settings every process reads from its environment, whatever its store
-    /// ([`Deps::from_env_for`]): `CRM_SYNC_RETRY_DELAYS` (BEHAVIOR 7), `ALLOW_INSECURE_OUTBOUND`
-    /// (`outbound_default` when unset: strict in Lambda, local for the local server),
-    /// `DISPATCH_HISTORY_RETENTION_DAYS` (BEHAVIOR 8), `SLA_MINUTE_SECONDS` (BEHAVIOR 14) and
-    /// `WEBHOOK_RETRY_DELAYS` (BEHAVIOR 13).
+    /// ([`Deps::from_env_for`]): `CRM_SYNC_RETRY_DELAYS` (BEHAVIOR 7), the `outbound` policy
+    /// (`ALLOW_INSECURE_OUTBOUND` as read by the caller: strict in Lambda when unset, local for
+    /// the local server), `DISPATCH_HISTORY_RETENTION_DAYS` (BEHAVIOR 8), `SLA_MINUTE_SECONDS`
+    /// (BEHAVIOR 14) and `WEBHOOK_RETRY_DELAYS` (BEHAVIOR 13).
     ///
     /// Errors: the first variable with an invalid value, named.
-    fn with_settings_from_env(
-        mut self, outbound_default: OutboundPolicy,
-    ) -> Result<Self, ConfigError> {
+    fn with_settings_from_env(mut self, outbound: OutboundPolicy) -> Result<Self, ConfigError> {
         self.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
-        self.outbound = outbound_from_env(outbound_default)?;
-        if let Some(days) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
-            let days: i64 = days.trim().parse().ok().filter(|d| (1..=36_500).contains(d)).ok_or_else(|| {
-                ConfigError(format!("DISPATCH_HISTORY_RETENTION_DAYS={days} is not a number of days from 1 to 36500"))
+        self.outbound = outbound;
+        if let Some(text) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
+            let days = text
+                .trim()
+                .parse()
+                .ok()
+                .filter(|d| (1..=36_500).contains(d));
+            let days: i64 = days.ok_or_else(|| {
+                let wanted = "is not a number of days from 1 to 36500";
+                ConfigError(format!("DISPATCH_HISTORY_RETENTION_DAYS={text} {wanted}"))
             })?;
             self.history_retention = chrono::Duration::days(days);
         }
@@ -452,13 +457,6 @@ pub async fn sealer_from_env(
         return Ok(None);
     }
     Ok(Some(Arc::new(LocalSealer::development())))
-}
-
-/// `ALLOW_INSECURE_OUTBOUND`, `unset` when it is unset or blank.
-///
-/// Errors: a value other than `true` or `false`, named.
-fn outbound_from_env(unset: OutboundPolicy) -> Result<OutboundPolicy, ConfigError> {
-    OutboundPolicy::from_env_or(unset).map_err(ConfigError)
 }
 
 /// Where the data lives (`STORE_BACKEND`; the local server's `--store`).

@@ -68,6 +68,7 @@ fn the_binary_refuses_the_settings_a_function_refuses() {
         ("DUE_WORK_LEASE_SECONDS", "0"),
         ("SLA_MINUTE_SECONDS", "soon"),
         ("ALLOW_INSECURE_OUTBOUND", "maybe"),
+        ("DISPATCH_HISTORY_RETENTION_DAYS", "0"),
     ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_local-server"))
             .args(["--addr", "127.0.0.1:0"])
