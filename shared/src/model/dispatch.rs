@@ -30,19 +30,9 @@ pub struct RotationState {
 /// Why a member got a record. Its name (`rotation`, ...) is the same in JSON, in metrics and in
 /// a stats counter's attributes; [`strum::IntoEnumIterator::iter`] walks them in `by_reason`
 /// order.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "snake_case")]
 pub enum AssignmentReason {
     /// The router's rotation chose them.
