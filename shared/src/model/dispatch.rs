@@ -27,11 +27,11 @@ pub struct RotationState {
     pub total: u64,
 }
 
-/// Why a member got a record. Its name (`rotation`, ...) is the same in JSON, in metrics and in
-/// a stats counter's attributes; [`strum::IntoEnumIterator::iter`] walks them in `by_reason`
-/// order.
+/// Why a member got a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+// The name (`rotation`, ...) is the same in JSON, in metrics and in a stats counter's attributes
+// (strum); `AssignmentReason::iter()` walks them in `by_reason` order.
 #[derive(strum::IntoStaticStr, strum::EnumIter)]
 #[strum(serialize_all = "snake_case")]
 pub enum AssignmentReason {
