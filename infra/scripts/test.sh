@@ -9,43 +9,45 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 started=$SECONDS
+# Each step is announced with the seconds spent so far, so a slow step shows in the CI log.
+step() { echo "==> [$((SECONDS - started)) s] $*"; }
 
-echo "==> the repository stands alone (no tracked file refers to a path outside it)"
+step "the repository stands alone (no tracked file refers to a path outside it)"
 python3 infra/scripts/check-self-contained.py
 
-echo "==> cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "==> cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "==> benchmarks build (run them with cargo bench; figures in docs/performance.md)"
+step "benchmarks build (run them with cargo bench; figures in docs/performance.md)"
 cargo build --workspace --benches --locked
 
-echo "==> SAM template checks (cfn-lint, sam validate --lint)"
+step "SAM template checks (cfn-lint, sam validate --lint)"
 bash infra/scripts/check-template.sh
 
-echo "==> starting the DynamoDB/SQS emulator (moto)"
+step "starting the DynamoDB/SQS emulator (moto)"
 # shellcheck source=infra/scripts/emulator.sh
 source infra/scripts/emulator.sh
 trap emulator_stop EXIT
 
-echo "==> cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
+step "cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
 cargo test --workspace --locked
 
-echo "==> deployment smoke test (infra/scripts/smoke.sh) against the local server on DynamoDB (emulator)"
+step "deployment smoke test (infra/scripts/smoke.sh) against the local server on DynamoDB (emulator)"
 bash infra/scripts/smoke-local.sh
 
-echo "==> signed webhooks end to end, every delivery verified by the standardwebhooks package (PyPI)"
+step "signed webhooks end to end, every delivery verified by the standardwebhooks package (PyPI)"
 bash infra/scripts/webhooks-e2e.sh
 
-echo "==> schemathesis against the local server (every operation of /openapi.json, every default check)"
+step "schemathesis against the local server (every operation of /openapi.json, every default check)"
 bash infra/scripts/schemathesis.sh
 
-echo "==> mixed load against the local server (wrk, loopback, 2 x 5 s; no 5xx, no transport error, memory steady)"
+step "mixed load against the local server (wrk, loopback, 2 x 5 s; no 5xx, no transport error, memory steady)"
 bash infra/scripts/load.sh
 
-echo "==> the API reference page (/docs) in headless Chromium"
+step "the API reference page (/docs) in headless Chromium"
 bash infra/scripts/check-docs-page.sh
 
 echo "==> all checks passed in $((SECONDS - started)) s"
