@@ -55,19 +55,23 @@ pub struct ConfigError(pub String);
 
 /// What the functions are built from: the store, the clock, the catalogue cache, the token
 /// keys, and the shared AWS configuration. Cheap to clone.
-#[derive(Clone)]
+#[derive(derive_more::Debug, Clone)]
 pub struct Deps {
     /// Where the data lives.
+    #[debug(skip)]
     pub store: Arc<dyn Store>,
     /// The current time.
+    #[debug(skip)]
     pub clock: Arc<dyn Clock>,
     /// The accounts' field catalogues, cached for a short TTL.
+    #[debug(skip)]
     pub catalogues: Arc<CatalogueCache>,
     /// Verifies bearer tokens (`JWT_PUBLIC_JWKS`); every function but the token function.
     pub verifier: Option<Arc<TokenVerifier>>,
     /// Signs access tokens; the token function only (its key comes from a secret).
     pub issuer: Option<Arc<TokenIssuer>>,
     /// The AWS configuration every client is built from; `None` without AWS (embedded store).
+    #[debug(skip)]
     pub aws: Option<SdkConfig>,
     /// Signs and opens `after` cursors (BEHAVIOR 11); `None` when `CURSOR_SECRET` is missing
     /// on a shared store.
@@ -85,19 +89,10 @@ pub struct Deps {
     /// set).
     pub outbound: OutboundPolicy,
     /// Seals and opens stored secrets; `None` in Lambda without `SEALING_KMS_KEY_ID`.
+    #[debug(skip)]
     pub sealer: Option<Arc<dyn Sealer>>,
     /// How long a minute of a router's SLA lasts (BEHAVIOR 14, `SLA_MINUTE_SECONDS`).
     pub sla_minute: SlaMinute,
-}
-
-impl std::fmt::Debug for Deps {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Deps")
-            .field("verifier", &self.verifier)
-            .field("issuer", &self.issuer)
-            .field("aws", &self.aws.is_some())
-            .finish_non_exhaustive()
-    }
 }
 
 fn var(name: &str) -> Option<String> {

@@ -18,7 +18,7 @@ pub const TIMED_OUT: &str = "CRM request timed out";
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// One owner update: what the CRM is asked to set (BEHAVIOR 7, "Request").
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct OwnerUpdate {
     /// The connection's base URL (any URL; tests point it at a local fake).
     pub base_url: String,
@@ -30,18 +30,6 @@ pub struct OwnerUpdate {
     pub record_external_id: String,
     /// The assigned member's `external_id`: the HubSpot owner id.
     pub owner_external_id: String,
-}
-
-impl std::fmt::Debug for OwnerUpdate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OwnerUpdate")
-            .field("base_url", &self.base_url)
-            .field("access_token", &self.access_token)
-            .field("object_type", &self.object_type)
-            .field("record_external_id", &self.record_external_id)
-            .field("owner_external_id", &self.owner_external_id)
-            .finish()
-    }
 }
 
 /// Why an owner update did not go through.

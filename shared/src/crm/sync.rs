@@ -46,21 +46,18 @@ pub enum SyncResult {
 
 /// The CRM sync service of one instance: the CRM client, the store holding the history and the
 /// retry delays. It is the job of `crm_sync` due items.
+#[derive(derive_more::Debug)]
 pub struct CrmSync {
+    #[debug(skip)]
     client: Arc<dyn CrmClient>,
+    #[debug(skip)]
     store: Arc<dyn Store>,
+    #[debug(skip)]
     clock: Arc<dyn Clock>,
     delays: RetryDelays,
     /// Opens the stored access tokens.
+    #[debug(skip)]
     sealer: Arc<dyn Sealer>,
-}
-
-impl std::fmt::Debug for CrmSync {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CrmSync")
-            .field("delays", &self.delays)
-            .finish_non_exhaustive()
-    }
 }
 
 impl CrmSync {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
+use strum::IntoEnumIterator;
 
 /// Default lease of a claim: longer than any attempt takes (a CRM request 3 s, a webhook
 /// delivery 15 s, an SLA reassignment a few seconds of dispatch), so only a dead worker lets
@@ -247,21 +248,17 @@ pub struct SweepReport {
 }
 
 /// The worker of one instance: the store, the clock, the hand-off and the registered jobs.
+#[derive(derive_more::Debug)]
 pub struct DueWorker {
+    #[debug(skip)]
     store: Arc<dyn Store>,
+    #[debug(skip)]
     clock: Arc<dyn Clock>,
     settings: DueSettings,
+    #[debug(skip)]
     handoff: Arc<dyn Handoff>,
+    #[debug(skip)]
     jobs: RwLock<HashMap<DueKind, Arc<dyn DueJob>>>,
-}
-
-impl std::fmt::Debug for DueWorker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DueWorker")
-            .field("settings", &self.settings)
-            .field("grace", &self.handoff.grace())
-            .finish_non_exhaustive()
-    }
 }
 
 impl DueWorker {
@@ -510,7 +507,7 @@ impl DueWorker {
             let oldest = report.oldest_overdue.entry(item.kind()).or_default();
             *oldest = (*oldest).max(late);
         }
-        for kind in DueKind::ALL {
+        for kind in DueKind::iter() {
             let found = overdue.iter().filter(|i| i.kind() == kind).count();
             let oldest = report
                 .oldest_overdue

@@ -13,9 +13,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// What a due item does when it is due.
+/// What a due item does when it is due. Its name (`crm_sync`, `webhook_delivery`,
+/// `sla_check`) is the same in JSON, ids, messages, logs and metric dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(strum::IntoStaticStr, strum::EnumString, strum::Display, strum::EnumIter)]
+#[strum(serialize_all = "snake_case")]
 pub enum DueKind {
     /// Send an assignment's owner to the account's CRM (BEHAVIOR 7): the first attempt and
     /// every retry.
@@ -27,28 +30,9 @@ pub enum DueKind {
 }
 
 impl DueKind {
-    /// Every kind, in a fixed order.
-    pub const ALL: [DueKind; 3] = [Self::CrmSync, Self::WebhookDelivery, Self::SlaCheck];
-
-    /// The kind's name (`crm_sync`, `webhook_delivery`, `sla_check`): in ids, messages, logs
-    /// and metric dimensions.
+    /// The kind's name (`crm_sync`, `webhook_delivery`, `sla_check`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::CrmSync => "crm_sync",
-            Self::WebhookDelivery => "webhook_delivery",
-            Self::SlaCheck => "sla_check",
-        }
-    }
-
-    /// The kind named `name`.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
-    }
-}
-
-impl fmt::Display for DueKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -80,7 +64,9 @@ impl DueId {
         let (kind, subject_id) = text
             .split_once('#')
             .ok_or_else(|| format!("due item id {text:?} is not <kind>#<subject id>"))?;
-        let kind = DueKind::parse(kind).ok_or_else(|| format!("unknown due item kind {kind:?}"))?;
+        let kind = kind
+            .parse::<DueKind>()
+            .map_err(|_| format!("unknown due item kind {kind:?}"))?;
         if subject_id.is_empty() || subject_id.len() > Self::MAX_SUBJECT_ID {
             return Err(format!(
                 "due item subject id must have 1 to {} bytes",
@@ -250,6 +236,19 @@ mod tests {
             assert!(DueId::parse(bad).is_err(), "{bad}");
         }
         assert!(DueId::parse(&format!("sla_check#{}", "x".repeat(513))).is_err());
+    }
+
+    #[test]
+    fn a_kinds_name_is_its_json_name_and_reads_back() {
+        use strum::IntoEnumIterator;
+        let names: Vec<&str> = DueKind::iter().map(DueKind::as_str).collect();
+        assert_eq!(names, ["crm_sync", "webhook_delivery", "sla_check"]);
+        for kind in DueKind::iter() {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+            assert_eq!(kind.to_string(), kind.as_str());
+            assert_eq!(kind.as_str().parse::<DueKind>().unwrap(), kind);
+        }
+        assert!("CrmSync".parse::<DueKind>().is_err());
     }
 
     #[test]

@@ -4,51 +4,45 @@ use super::account::SealedSecret;
 use crate::types::ids::{AccountId, WebhookId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use utoipa::ToSchema;
 
 /// What an event says happened (BEHAVIOR 13).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::EnumIter,
 )]
 pub enum EventType {
     /// An assignment committed (any reason, SLA reassignments included).
     #[serde(rename = "assignment.created")]
+    #[strum(serialize = "assignment.created")]
     AssignmentCreated,
     /// A dispatch appended a history entry without an assignment.
     #[serde(rename = "dispatch.unassigned")]
+    #[strum(serialize = "dispatch.unassigned")]
     DispatchUnassigned,
     /// A CRM sync reached its final `failed` status.
     #[serde(rename = "crm_sync.failed")]
+    #[strum(serialize = "crm_sync.failed")]
     CrmSyncFailed,
 }
 
 impl EventType {
-    /// Every type, in the order of BEHAVIOR 13.
-    pub const ALL: [EventType; 3] = [
-        Self::AssignmentCreated,
-        Self::DispatchUnassigned,
-        Self::CrmSyncFailed,
-    ];
-
-    /// The type's name (`assignment.created`, ...).
+    /// The type's name (`assignment.created`, ...), the same as in JSON.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::AssignmentCreated => "assignment.created",
-            Self::DispatchUnassigned => "dispatch.unassigned",
-            Self::CrmSyncFailed => "crm_sync.failed",
-        }
-    }
-
-    /// The type named `name`.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == name)
-    }
-}
-
-impl fmt::Display for EventType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -157,5 +151,30 @@ impl WebhookDelivery {
     /// A new delivery id, `msg_` + a UUID v7 in simple form (sorting by creation time).
     pub fn new_id() -> String {
         format!("msg_{}", uuid::Uuid::now_v7().simple())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strum::IntoEnumIterator;
+
+    #[test]
+    fn an_event_types_name_is_its_json_name_and_reads_back() {
+        let names: Vec<&str> = EventType::iter().map(EventType::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "assignment.created",
+                "dispatch.unassigned",
+                "crm_sync.failed"
+            ]
+        );
+        for event in EventType::iter() {
+            assert_eq!(serde_json::to_value(event).unwrap(), event.as_str());
+            assert_eq!(event.to_string(), event.as_str());
+            assert_eq!(event.as_str().parse::<EventType>().unwrap(), event);
+        }
+        assert!("AssignmentCreated".parse::<EventType>().is_err());
     }
 }

@@ -246,20 +246,12 @@ pub static CLIENTS_BUILT: std::sync::atomic::AtomicUsize = std::sync::atomic::At
 
 /// An HTTP client that calls only what the guard allows: one per instance, built at cold start
 /// (rustls with the aws-lc-rs provider and the Mozilla roots compiled in).
-#[derive(Clone)]
+#[derive(derive_more::Debug, Clone)]
 pub struct OutboundClient {
+    #[debug(skip)]
     http: reqwest::Client,
     policy: OutboundPolicy,
     max_body: usize,
-}
-
-impl std::fmt::Debug for OutboundClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OutboundClient")
-            .field("policy", &self.policy)
-            .field("max_body", &self.max_body)
-            .finish_non_exhaustive()
-    }
 }
 
 impl OutboundClient {

@@ -18,16 +18,13 @@ const MAX_ROUNDS: usize = 3;
 
 /// Runs SLA checks: reads the check's entry, its router and record, decides ([`verdict`]) and
 /// ends the check, or has the dispatch engine reassign the record ([`DispatchEngine::reassign`]).
+#[derive(derive_more::Debug)]
 pub struct SlaChecks {
     /// The engine that reassigns (held weakly: the engine's worker holds this job).
+    #[debug(skip)]
     engine: Weak<DispatchEngine>,
+    #[debug(skip)]
     store: Arc<dyn Store>,
-}
-
-impl std::fmt::Debug for SlaChecks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlaChecks").finish_non_exhaustive()
-    }
 }
 
 impl SlaChecks {

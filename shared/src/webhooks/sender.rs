@@ -31,20 +31,17 @@ pub const FAILING_FOR: chrono::Duration = chrono::Duration::days(5);
 
 /// The sender of one instance: the store, the clock, the guarded HTTP client, the sealer of the
 /// signing secrets and the retry schedule.
+#[derive(derive_more::Debug)]
 pub struct WebhookSender {
+    #[debug(skip)]
     store: Arc<dyn Store>,
+    #[debug(skip)]
     clock: Arc<dyn Clock>,
+    #[debug(skip)]
     http: OutboundClient,
+    #[debug(skip)]
     sealer: Arc<dyn Sealer>,
     schedule: RetrySchedule,
-}
-
-impl std::fmt::Debug for WebhookSender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebhookSender")
-            .field("schedule", &self.schedule)
-            .finish_non_exhaustive()
-    }
 }
 
 /// What one attempt got.

@@ -95,7 +95,7 @@ impl WebhookService {
                     let mut events: Vec<EventType> = Vec::new();
                     for item in items {
                         let name = item.as_str().unwrap_or_default();
-                        let event = EventType::parse(name).ok_or_else(|| {
+                        let event = name.parse::<EventType>().map_err(|_| {
                             invalid(
                                 "events",
                                 format!(
