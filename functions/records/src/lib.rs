@@ -16,7 +16,7 @@ use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
 use shared::api::openapi::{
-    HistoryListParams, IdempotencyParams, ListParams, TAG_HISTORY, TAG_RECORDS,
+    ArchivedParam, IdempotencyParams, PageParams, TAG_HISTORY, TAG_RECORDS,
 };
 use shared::api::{
     empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
@@ -241,7 +241,7 @@ macro_rules! record_type {
                 tag = TAG_RECORDS,
                 summary = concat!("List ", $plural),
                 description = concat!("The account's ", $plural, " by creation time then id (oldest first), active ones unless `archived=true`; each with the default fields plus the requested `properties`. `pagination.count` is the number of items in this page."),
-                params(ListParams, $props),
+                params(ArchivedParam, PageParams, $props),
                 security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
                 responses(
                     (status = 200, description = concat!("A page of ", $plural), body = $list),
@@ -363,7 +363,7 @@ macro_rules! record_type {
                 tag = TAG_HISTORY,
                 summary = concat!("List a ", $singular, "'s routing history"),
                 description = concat!("Every dispatch of the ", $singular, " (archived ones too) by any router of its type, newest first (BEHAVIOR 8): assignments with their reason, previous owner and CRM sync state, and the outcomes that assigned nothing. Offset or `after` cursor, as every list. An id that is not a UUID, or of no ", $singular, " of the account, is 404 `Record not found`."),
-                params(($id = String, Path, description = concat!("The ", $singular, "'s id (UUID)")), HistoryListParams),
+                params(($id = String, Path, description = concat!("The ", $singular, "'s id (UUID)")), PageParams),
                 security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
                 responses(
                     (status = 200, description = "A page of history entries", body = ListView<DispatchEntryView>),

@@ -9,7 +9,7 @@ use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
-use shared::api::openapi::{HistoryListParams, ListParams, StatsParams, TAG_HISTORY, TAG_ROUTERS};
+use shared::api::openapi::{ArchivedParam, PageParams, StatsParams, TAG_HISTORY, TAG_ROUTERS};
 use shared::api::{empty_id_route, with_405, ApiError, Authenticated, ListQuery, PathId};
 use shared::auth::{Scope, TokenVerifier};
 use shared::clock::Clock;
@@ -99,7 +99,7 @@ type Answer<T> = Result<Json<T>, ApiError>;
     tag = TAG_ROUTERS,
     summary = "List routers",
     description = "The account's routers by creation time, active ones unless `archived=true`.",
-    params(ListParams),
+    params(ArchivedParam, PageParams),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(
         (status = 200, description = "A page of routers", body = ListView<RouterView>),
@@ -150,7 +150,7 @@ pub async fn get(
     tag = TAG_HISTORY,
     summary = "List a router's routing history",
     description = "Every dispatch of the router (archived routers too), newest first (BEHAVIOR 8): assignments with their member, reason, previous owner and CRM sync state, and the outcomes from `The router is unpublished` on. Errors, `Account not found`, `Account is not active` and `Router not found` leave no entry, nor does a redelivered queue message (one entry per message). Offset or `after` cursor, as every list.",
-    params(("routerId" = uuid::Uuid, Path, description = "The router's id"), HistoryListParams),
+    params(("routerId" = uuid::Uuid, Path, description = "The router's id"), PageParams),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(
         (status = 200, description = "A page of history entries", body = ListView<DispatchEntryView>),

@@ -6,7 +6,7 @@ use axum::http::Method;
 use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
-use shared::api::openapi::{ListParams, TAG_USERS};
+use shared::api::openapi::{ArchivedParam, PageParams, TAG_USERS};
 use shared::api::{
     empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
     PathId,
@@ -91,7 +91,7 @@ type Answer<T> = Result<Json<T>, ApiError>;
     tag = TAG_USERS,
     summary = "List users",
     description = "The account's members by e-mail, active ones unless `archived=true`.",
-    params(ListParams),
+    params(ArchivedParam, PageParams),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(
         (status = 200, description = "A page of users", body = ListView<MemberView>),

@@ -18,7 +18,7 @@ use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
 use shared::api::openapi::responses::*;
-use shared::api::openapi::{Description, ListParams, TAG_WEBHOOKS};
+use shared::api::openapi::{Description, PageParams, TAG_WEBHOOKS};
 use shared::api::{
     empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
     PathId, PathIds,
@@ -152,7 +152,7 @@ fn webhook_id(text: &str) -> Option<WebhookId> {
     tag = TAG_WEBHOOKS,
     summary = "List webhook subscriptions",
     description = "The account's subscriptions by creation time then id (oldest first), without their secrets. Offset or `after` cursor, as every list.",
-    params(ListParams),
+    params(PageParams),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(
         (status = 200, description = "A page of subscriptions", body = ListView<WebhookView>),
@@ -302,7 +302,7 @@ pub async fn rotate_secret(
     tag = TAG_WEBHOOKS,
     summary = "List a webhook subscription's deliveries",
     description = "The deliveries of the last 30 days, newest first: `id` (the `webhook-id` header), `event_type`, `status` (`pending`, `delivered`, `retrying`, `failed`), `attempts`, `last_status_code`, `last_error`, `created_at`, `delivered_at`. Offset or `after` cursor, as every list.",
-    params(("webhookId" = uuid::Uuid, Path, description = "The subscription's id"), ListParams),
+    params(("webhookId" = uuid::Uuid, Path, description = "The subscription's id"), PageParams),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(
         (status = 200, description = "A page of deliveries", body = ListView<DeliveryView>),

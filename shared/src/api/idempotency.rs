@@ -38,18 +38,15 @@ pub enum Begin {
 }
 
 /// The `Idempotency-Key` handling of the routes that accept it: the store that keeps the keys
-/// and the clock that dates the claims. Built once per cold start, shared by the handlers.
+/// and the clock that dates the claims (`IdempotentRequests::new(store, clock)`). Built once per
+/// cold start, shared by the handlers.
+#[derive(derive_more::Constructor)]
 pub struct IdempotentRequests {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
 }
 
 impl IdempotentRequests {
-    /// Keys kept in `store`, claims dated by `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
-    }
-
     /// Starts a request of `route` (e.g. `POST /contacts`) for `account_id`, after its
     /// authentication and scope checks.
     ///

@@ -32,18 +32,15 @@ use crate::types::ids::{AccountId, RecordId, RouterId};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The history read operations.
+/// The history read operations: `HistoryService::new(store, clock)` reads from `store` and
+/// takes the time (what has expired) from `clock`.
+#[derive(derive_more::Constructor)]
 pub struct HistoryService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
 }
 
 impl HistoryService {
-    /// A service over `store`, reading the time (what has expired) from `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
-    }
-
     /// A page of entries as answered: expired entries left out (DynamoDB's TTL deletes them up
     /// to days late; BEHAVIOR 8), at most [`crate::page::MAX_PAGE_DATA_BYTES`] of JSON
     /// (BEHAVIOR 12: a page cut short has fewer than `limit` items and a `next_after`).
@@ -52,9 +49,13 @@ impl HistoryService {
     ) -> ListView<DispatchEntryView> {
         let now = self.clock.now();
         listed.items.retain(|e| e.expires_at > now);
-        let shown = listed.into_views(DispatchEntryView::new, dispatch_position);
-        let next_after = cursors.next_after(list, &shown);
-        ListView::new(shown.items, page, next_after)
+        cursors.answer(
+            list,
+            page,
+            listed,
+            DispatchEntryView::new,
+            dispatch_position,
+        )
     }
 
     /// `GET /routers/{routerId}/dispatches`: the router's entries (archived router included),
@@ -68,7 +69,7 @@ impl HistoryService {
     ) -> Result<ListView<DispatchEntryView>, DomainError> {
         self.router(account_id, router_id).await?;
         let list = ListId::new(account_id, format!("router-dispatches:{router_id}"), false);
-        let page = history_page(request, cursors, &list)?;
+        let page = request.page_of_unarchived(cursors, &list)?;
         let listed = self
             .store
             .list_router_dispatches(account_id, router_id, &page)
@@ -94,7 +95,7 @@ impl HistoryService {
             format!("record-dispatches:{object_type}:{record_id}"),
             false,
         );
-        let page = history_page(request, cursors, &list)?;
+        let page = request.page_of_unarchived(cursors, &list)?;
         let listed = self
             .store
             .list_record_dispatches(account_id, object_type, record_id, &page)
@@ -221,16 +222,4 @@ impl HistoryService {
             .map(str::to_string)
             .collect())
     }
-}
-
-/// The page of a history list: offset or cursor as every list, active/archived filter
-/// meaningless (entries are never archived), so cursors are sealed for one filter.
-fn history_page(
-    request: &ListRequest, cursors: &CursorKey, list: &ListId,
-) -> Result<Page, DomainError> {
-    let request = ListRequest {
-        include_archived: false,
-        ..request.clone()
-    };
-    request.page(cursors, list)
 }

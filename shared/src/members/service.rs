@@ -14,18 +14,15 @@ use std::sync::Arc;
 /// How many times a PATCH that lost a race is re-read and re-applied.
 const CONFLICT_RETRIES: usize = 8;
 
-/// The member operations of one warm instance.
+/// The member operations of one warm instance: `MemberService::new(store, clock)` reads and
+/// writes `store` and dates changes with `clock`.
+#[derive(derive_more::Constructor)]
 pub struct MemberService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
 }
 
 impl MemberService {
-    /// A service over `store`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
-    }
-
     /// `GET /users`: `{data, pagination}`, by e-mail; archived members only with
     /// `archived=true`; `after` cursors opened and sealed with `cursors` (BEHAVIOR 11).
     ///
@@ -37,10 +34,8 @@ impl MemberService {
         let page = request.page(cursors, &list)?;
         let listed = self.store.list_members(account_id, &page).await?;
         let roles = self.store.list_roles(account_id).await?;
-        // At most MAX_PAGE_DATA_BYTES of items (a Lambda answer is at most 6 MB).
-        let shown = listed.into_views(|m| MemberView::new(m, &roles), member_position);
-        let next_after = cursors.next_after(&list, &shown);
-        Ok(ListView::new(shown.items, &page, next_after))
+        let view = |m: &Member| MemberView::new(m, &roles);
+        Ok(cursors.answer(&list, &page, listed, view, member_position))
     }
 
     /// `GET /users/{userId}`: the member, archived or not.

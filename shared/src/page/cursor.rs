@@ -9,7 +9,7 @@
 //! (`CURSOR_SECRET`, `docs/decisions.md`), so a cursor issued by one Lambda instance opens on
 //! any other.
 
-use super::{Listed, Page, PageStart, Position};
+use super::{ListView, Listed, Page, PageStart, Position};
 use crate::error::DomainError;
 use crate::types::ids::AccountId;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -132,9 +132,17 @@ impl CursorKey {
             .map_err(|_| invalid())
     }
 
-    /// The `next_after` of a page: the cursor of `listed.next`, if any.
-    pub fn next_after<T>(&self, list: &ListId, listed: &Listed<T>) -> Option<String> {
-        listed.next.as_ref().map(|p| self.seal(list, p))
+    /// The answer of `page` of `list`: `listed` shown as `view`s, cut to at most
+    /// [`super::MAX_PAGE_DATA_BYTES`] of JSON ([`Listed::into_views`]; BEHAVIOR 12: a Lambda
+    /// answer is at most 6 MB), with `pagination.next_after` the cursor of the last item shown
+    /// (per `position`) when more follow (BEHAVIOR 11).
+    pub fn answer<T, V: serde::Serialize>(
+        &self, list: &ListId, page: &Page, listed: Listed<T>, view: impl Fn(&T) -> V,
+        position: impl Fn(&T) -> Position,
+    ) -> ListView<V> {
+        let shown = listed.into_views(view, position);
+        let next_after = shown.next.as_ref().map(|p| self.seal(list, p));
+        ListView::new(shown.items, page, next_after)
     }
 }
 
@@ -206,6 +214,19 @@ impl ListRequest {
             start,
             include_archived: self.include_archived,
         })
+    }
+
+    /// The page this request asks of a list that has no `archived` filter (history entries,
+    /// webhook subscriptions and deliveries are never archived): [`Self::page`] with
+    /// `archived` ignored.
+    ///
+    /// Errors: 400 [`INVALID_AFTER`] naming `after`.
+    pub fn page_of_unarchived(&self, key: &CursorKey, list: &ListId) -> Result<Page, DomainError> {
+        let request = Self {
+            include_archived: false,
+            ..self.clone()
+        };
+        request.page(key, list)
     }
 }
 

@@ -83,10 +83,8 @@ impl RecordService {
             .store
             .list_records(account_id, object_type, &page)
             .await?;
-        // At most MAX_PAGE_DATA_BYTES of items (a Lambda answer is at most 6 MB).
-        let shown = listed.into_views(|r| RecordView::new(r, &catalogue, &extra), record_position);
-        let next_after = cursors.next_after(&list, &shown);
-        Ok(ListView::new(shown.items, &page, next_after))
+        let view = |r: &Record| RecordView::new(r, &catalogue, &extra);
+        Ok(cursors.answer(&list, &page, listed, view, record_position))
     }
 
     /// `GET /{type}/{id}`: the record (archived ones too), defaults plus `properties`. `id` is

@@ -33,10 +33,7 @@ impl RouterService {
         let list = ListId::new(account_id, "routers", request.include_archived);
         let page = request.page(cursors, &list)?;
         let listed = self.store.list_routers(account_id, &page).await?;
-        // At most MAX_PAGE_DATA_BYTES of items (a Lambda answer is at most 6 MB).
-        let shown = listed.into_views(RouterView::new, router_position);
-        let next_after = cursors.next_after(&list, &shown);
-        Ok(ListView::new(shown.items, &page, next_after))
+        Ok(cursors.answer(&list, &page, listed, RouterView::new, router_position))
     }
 
     /// `GET /routers/{routerId}`, archived or not.

@@ -213,15 +213,9 @@ impl WebhookService {
         &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<WebhookView>, DomainError> {
         let list = ListId::new(account_id, "webhooks", false);
-        let page = ListRequest {
-            include_archived: false,
-            ..request.clone()
-        }
-        .page(cursors, &list)?;
+        let page = request.page_of_unarchived(cursors, &list)?;
         let listed = self.store.list_webhooks(account_id, &page).await?;
-        let shown = listed.into_views(WebhookView::new, webhook_position);
-        let next_after = cursors.next_after(&list, &shown);
-        Ok(ListView::new(shown.items, &page, next_after))
+        Ok(cursors.answer(&list, &page, listed, WebhookView::new, webhook_position))
     }
 
     /// The subscription `id` of the account (`None`: the path id is not a UUID).
@@ -354,17 +348,11 @@ impl WebhookService {
             format!("webhooks/{}/deliveries", subscription.id),
             false,
         );
-        let page = ListRequest {
-            include_archived: false,
-            ..request.clone()
-        }
-        .page(cursors, &list)?;
+        let page = request.page_of_unarchived(cursors, &list)?;
         let mut listed = self.store.list_deliveries(subscription.id, &page).await?;
         let now = self.clock.now();
         listed.items.retain(|d| d.expires_at > now);
-        let shown = listed.into_views(DeliveryView::new, delivery_position);
-        let next_after = cursors.next_after(&list, &shown);
-        Ok(ListView::new(shown.items, &page, next_after))
+        Ok(cursors.answer(&list, &page, listed, DeliveryView::new, delivery_position))
     }
 
     /// `POST /webhooks/{id}/deliveries/{deliveryId}/retry`: one more attempt now, with the same

@@ -3,10 +3,10 @@
 //! Each function crate describes its operations with `#[utoipa::path]` and mounts them through
 //! [`described_routes!`](crate::described_routes) (`utoipa_axum`'s `routes!`, or the same routes
 //! without their description where it is never served), so a route and its description are one
-//! declaration. This module
-//! holds what they share: the error responses ([`responses`]), the record schemas generated from
-//! the field catalogue ([`records`]), the list parameters ([`ListParams`]), the security schemes
-//! and tags, and [`finish_document`], which completes the merged description.
+//! declaration. This module holds what they share: the error responses ([`responses`]), the
+//! record schemas generated from the field catalogue ([`records`]), the list parameters
+//! ([`PageParams`], [`ArchivedParam`]), the security schemes and tags, and [`finish_document`],
+//! which completes the merged description.
 
 pub mod records;
 pub mod responses;
@@ -110,21 +110,21 @@ pub const TAG_META: &str = "API description";
 /// Tag of the webhook subscription routes (BEHAVIOR 13).
 pub const TAG_WEBHOOKS: &str = "Webhooks";
 
-/// The query parameters of every list (spec "Limits"; BEHAVIOR 2 and 11).
+/// The paging parameters of every list (spec "Limits"; BEHAVIOR 2 and 11). A list of archivable
+/// items (records, users, routers) also takes [`ArchivedParam`]; history, webhook and delivery
+/// lists take these alone.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ListParams {
-    /// `true` includes archived items.
-    #[param(default = false)]
-    pub archived: Option<bool>,
+pub struct PageParams {
     /// Page size, 1 to 100.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 100, default = 10)]
     pub limit: Option<u32>,
-    /// Items to skip, at most 10000 (page further with `after`). Absent or 0 with `after`.
+    /// Items to skip from the start of the list (a history list starts with its newest entry),
+    /// at most 10000 (page further with `after`). Absent or 0 with `after`.
     #[param(value_type = Option<i64>, minimum = 0, maximum = 10_000, default = 0)]
     pub offset: Option<u64>,
-    /// The opaque cursor `pagination.next_after` of a previous page of the same list with the
-    /// same `archived` filter: the page starts right after that page's last item. A cursor is
+    /// The opaque cursor `pagination.next_after` of a previous page of the same list (with the
+    /// same `archived` filter): the page starts right after that page's last item. A cursor is
     /// a position, so items created or archived during a walk make it neither skip nor repeat
     /// an item. Any other value (altered, from another list, filter or account) is 400 naming
     /// `after`.
@@ -136,27 +136,13 @@ pub struct ListParams {
     pub after: Option<String>,
 }
 
-/// The query parameters of a history list (BEHAVIOR 8 and 11): every list's, without
-/// `archived` (history entries are never archived).
+/// The `archived` filter of a list of archivable items (records, users, routers; BEHAVIOR 2).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct HistoryListParams {
-    /// Page size, 1 to 100.
-    #[param(value_type = Option<i64>, minimum = 1, maximum = 100, default = 10)]
-    pub limit: Option<u32>,
-    /// Entries to skip from the newest, at most 10000 (page further with `after`). Absent or 0
-    /// with `after`.
-    #[param(value_type = Option<i64>, minimum = 0, maximum = 10_000, default = 0)]
-    pub offset: Option<u64>,
-    /// The opaque cursor `pagination.next_after` of a previous page of the same list: the page
-    /// starts right after (older than) that page's last entry. Any other value (altered, from
-    /// another list or account) is 400 naming `after`.
-    #[param(
-        min_length = 1,
-        max_length = 2048,
-        pattern = "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$"
-    )]
-    pub after: Option<String>,
+pub struct ArchivedParam {
+    /// `true` includes archived items.
+    #[param(default = false)]
+    pub archived: Option<bool>,
 }
 
 /// The query parameters of `GET /routers/{routerId}/stats` (BEHAVIOR 8).
