@@ -1195,25 +1195,15 @@ async fn a_history_page_stops_at_its_byte_budget_and_continues_with_after(backen
     // Entries of about 150 KB each (written by the store directly: the API bounds object ids).
     let at = wednesday_10_utc();
     for n in 0..24 {
-        let entry = shared::model::DispatchEntry {
-            id: Uuid::now_v7(),
-            account_id: id(ACCOUNT),
-            router_id: id(ROUTER),
-            object_type: ObjectType::Contacts,
-            object_id: format!("{n}-{}", "x".repeat(150_000)),
-            message: "Object not found".into(),
-            success: false,
-            user: None,
-            reason: None,
-            previous_owner: None,
-            field_name: None,
-            owner_field: None,
-            source: shared::model::DispatchSource::Api,
-            dispatched_at: at + Duration::milliseconds(n),
-            crm_sync: None,
-            sla: None,
-            expires_at: at + Duration::days(400),
-        };
+        let entry = shared::model::DispatchEntry::unassigned(
+            id(ACCOUNT),
+            id(ROUTER),
+            ObjectType::Contacts,
+            format!("{n}-{}", "x".repeat(150_000)),
+            "Object not found".into(),
+            shared::model::DispatchSource::Api,
+            at + Duration::milliseconds(n),
+        );
         f.store
             .record_dispatch(&entry, None, None, &shared::model::due::DueChanges::none())
             .await

@@ -210,23 +210,16 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
     .unwrap();
     let now = chrono::Utc::now();
     let entry = shared::model::DispatchEntry {
-        id: uuid::Uuid::now_v7(),
-        account_id: shared::types::AccountId::from(uuid::Uuid::new_v4()),
-        router_id: INBOUND_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
-        object_type: shared::model::ObjectType::Contacts,
-        object_id: "nothing".into(),
-        message: "Trigger did not match".into(),
-        success: false,
-        user: None,
-        reason: None,
-        previous_owner: None,
-        field_name: None,
-        owner_field: None,
-        source: shared::model::DispatchSource::Api,
-        dispatched_at: now,
-        crm_sync: None,
-        sla: None,
         expires_at: now + chrono::Duration::days(1),
+        ..shared::model::DispatchEntry::unassigned(
+            shared::types::AccountId::from(uuid::Uuid::new_v4()),
+            INBOUND_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
+            shared::model::ObjectType::Contacts,
+            "nothing".into(),
+            "Trigger did not match".into(),
+            shared::model::DispatchSource::Api,
+            now,
+        )
     };
     let lost = DueItem {
         id: DueId::new(DueKind::CrmSync, "gone"),

@@ -406,23 +406,16 @@ async fn dispatch_function(stack: &Stack) {
     recording::record_as(None);
     let now = chrono::Utc::now();
     let entry = shared::model::DispatchEntry {
-        id: uuid::Uuid::now_v7(),
-        account_id: NORTHWIND.parse::<uuid::Uuid>().unwrap().into(),
-        router_id: CRM_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
-        object_type: shared::model::ObjectType::Contacts,
-        object_id: "gone".into(),
-        message: "Trigger did not match".into(),
-        success: false,
-        user: None,
-        reason: None,
-        previous_owner: None,
-        field_name: None,
-        owner_field: None,
-        source: shared::model::DispatchSource::Api,
-        dispatched_at: now,
-        crm_sync: None,
-        sla: None,
         expires_at: now + chrono::Duration::days(1),
+        ..shared::model::DispatchEntry::unassigned(
+            NORTHWIND.parse::<uuid::Uuid>().unwrap().into(),
+            CRM_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
+            shared::model::ObjectType::Contacts,
+            "gone".into(),
+            "Trigger did not match".into(),
+            shared::model::DispatchSource::Api,
+            now,
+        )
     };
     let overdue = DueItem {
         id: DueId::new(DueKind::CrmSync, "iam-overdue"),

@@ -31,8 +31,7 @@ use std::time::{Duration, Instant};
 /// Default time a dispatch keeps retrying lost races before failing with 500.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
 
-/// Default time a history entry is kept (BEHAVIOR 8): 400 days.
-pub const DEFAULT_HISTORY_RETENTION_DAYS: i64 = 400;
+pub use crate::model::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 
 /// The engine of one warm instance.
 pub struct DispatchEngine {

@@ -530,23 +530,16 @@ pub fn stop_entry(
     cx: &Context<'_>, run: &Run<'_>, router: &Router, skip: Skip, now: DateTime<Utc>,
 ) -> DispatchEntry {
     DispatchEntry {
-        id: Uuid::now_v7(),
-        account_id: router.account_id,
-        router_id: router.id,
-        object_type: router.object_type,
-        object_id: run.request.object_id.clone(),
-        message: skip.message().to_string(),
-        success: false,
-        user: None,
-        reason: None,
-        previous_owner: None,
-        field_name: None,
-        owner_field: None,
-        source: run.source,
-        dispatched_at: now,
-        crm_sync: None,
-        sla: None,
         expires_at: now + cx.history_retention,
+        ..DispatchEntry::unassigned(
+            router.account_id,
+            router.id,
+            router.object_type,
+            run.request.object_id.clone(),
+            skip.message().to_string(),
+            run.source,
+            now,
+        )
     }
 }
 

@@ -117,6 +117,9 @@ pub struct DispatchEntryKey {
     pub id: Uuid,
 }
 
+/// Default time a history entry is kept (BEHAVIOR 8): 400 days.
+pub const DEFAULT_HISTORY_RETENTION_DAYS: i64 = 400;
+
 /// One entry of the routing history (BEHAVIOR 8): what one dispatch of an existing,
 /// non-archived router decided. An assignment's entry is written in its assignment transaction,
 /// the other outcomes' entries with one write after the evaluation.
@@ -163,6 +166,35 @@ pub struct DispatchEntry {
 }
 
 impl DispatchEntry {
+    /// The entry of a run of router `router_id` (of `account_id`, for `object_type`) that
+    /// assigned nobody: `message` says why (`Trigger did not match`, ...; BEHAVIOR 8), every
+    /// assignment field is `None`. It expires [`DEFAULT_HISTORY_RETENTION_DAYS`] after
+    /// `dispatched_at`; a deployment with another retention sets `expires_at` itself.
+    pub fn unassigned(
+        account_id: AccountId, router_id: RouterId, object_type: ObjectType, object_id: String,
+        message: String, source: DispatchSource, dispatched_at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: Uuid::now_v7(),
+            account_id,
+            router_id,
+            object_type,
+            object_id,
+            message,
+            success: false,
+            user: None,
+            reason: None,
+            previous_owner: None,
+            field_name: None,
+            owner_field: None,
+            source,
+            dispatched_at,
+            crm_sync: None,
+            sla: None,
+            expires_at: dispatched_at + chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
+        }
+    }
+
     /// The entry's key.
     pub fn key(&self) -> DispatchEntryKey {
         DispatchEntryKey {
@@ -228,8 +260,38 @@ pub struct AssignmentWrite {
 
 #[cfg(test)]
 mod tests {
-    use super::AssignmentReason;
+    use super::*;
     use strum::IntoEnumIterator;
+
+    /// An unassigned entry carries no assignment and is kept the default 400 days (BEHAVIOR 8).
+    #[test]
+    fn an_unassigned_entry_has_no_assignment_and_expires_after_400_days() {
+        let at = DateTime::parse_from_rfc3339("2026-11-23T09:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let entry = DispatchEntry::unassigned(
+            AccountId::from(Uuid::new_v4()),
+            RouterId::from(Uuid::new_v4()),
+            ObjectType::Deals,
+            "42".into(),
+            "Trigger did not match".into(),
+            DispatchSource::Queue,
+            at,
+        );
+        assert!(!entry.success);
+        assert_eq!(entry.message, "Trigger did not match");
+        assert_eq!(entry.object_id, "42");
+        assert_eq!(entry.dispatched_at, at);
+        assert_eq!((entry.user, entry.reason), (None, None));
+        assert_eq!((entry.previous_owner, entry.field_name), (None, None));
+        assert_eq!(entry.owner_field, None);
+        assert!(entry.crm_sync.is_none() && entry.sla.is_none());
+        assert_eq!(
+            entry.expires_at.to_rfc3339(),
+            "2027-12-28T09:30:00+00:00",
+            "400 days later"
+        );
+    }
 
     /// A reason's name in metrics and in stats counters' attributes (strum) is its JSON name
     /// (serde), in `by_reason` order.

@@ -1326,23 +1326,16 @@ mod tests {
 
     fn entry(at: DateTime<Utc>, expires_at: DateTime<Utc>) -> DispatchEntry {
         DispatchEntry {
-            id: uuid::Uuid::now_v7(),
-            account_id: AccountId::from(uuid::Uuid::new_v4()),
-            router_id: RouterId::from(uuid::Uuid::new_v4()),
-            object_type: ObjectType::Contacts,
-            object_id: uuid::Uuid::now_v7().to_string(),
-            message: "Trigger did not match".into(),
-            success: false,
-            user: None,
-            reason: None,
-            previous_owner: None,
-            field_name: None,
-            owner_field: None,
-            source: DispatchSource::Queue,
-            dispatched_at: at,
-            crm_sync: None,
-            sla: None,
             expires_at,
+            ..DispatchEntry::unassigned(
+                AccountId::from(uuid::Uuid::new_v4()),
+                RouterId::from(uuid::Uuid::new_v4()),
+                ObjectType::Contacts,
+                uuid::Uuid::now_v7().to_string(),
+                "Trigger did not match".into(),
+                DispatchSource::Queue,
+                at,
+            )
         }
     }
 
