@@ -68,8 +68,8 @@ impl HistoryService {
         cursors: &CursorKey,
     ) -> Result<ListView<DispatchEntryView>, DomainError> {
         self.router(account_id, router_id).await?;
-        let list = ListId::new(account_id, format!("router-dispatches:{router_id}"), false);
-        let page = request.page_of_unarchived(cursors, &list)?;
+        let name = format!("router-dispatches:{router_id}");
+        let (list, page) = request.open_unfiltered(cursors, account_id, name)?;
         let listed = self
             .store
             .list_router_dispatches(account_id, router_id, &page)
@@ -90,12 +90,8 @@ impl HistoryService {
             .get_record(account_id, object_type, record_id)
             .await?
             .ok_or_else(|| DomainError::not_found("Record not found"))?;
-        let list = ListId::new(
-            account_id,
-            format!("record-dispatches:{object_type}:{record_id}"),
-            false,
-        );
-        let page = request.page_of_unarchived(cursors, &list)?;
+        let name = format!("record-dispatches:{object_type}:{record_id}");
+        let (list, page) = request.open_unfiltered(cursors, account_id, name)?;
         let listed = self
             .store
             .list_record_dispatches(account_id, object_type, record_id, &page)

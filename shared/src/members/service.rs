@@ -5,7 +5,7 @@ use super::view::MemberView;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::member::Member;
-use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::{member_position, Store, StoreError};
 use crate::types::ids::{AccountId, MemberId};
@@ -30,8 +30,7 @@ impl MemberService {
     pub async fn list(
         &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<MemberView>, DomainError> {
-        let list = ListId::new(account_id, "users", request.include_archived);
-        let page = request.page(cursors, &list)?;
+        let (list, page) = request.open(cursors, account_id, "users")?;
         let listed = self.store.list_members(account_id, &page).await?;
         let roles = self.store.list_roles(account_id).await?;
         let view = |m: &Member| MemberView::new(m, &roles);

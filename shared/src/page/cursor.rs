@@ -216,17 +216,31 @@ impl ListRequest {
         })
     }
 
-    /// The page this request asks of a list that has no `archived` filter (history entries,
-    /// webhook subscriptions and deliveries are never archived): [`Self::page`] with
-    /// `archived` ignored.
+    /// The list `name` of `account_id` under this request's `archived` filter, and the page
+    /// the request asks of it (its `after` opened with `key`): what a list of archivable items
+    /// (records, users, routers) reads.
     ///
     /// Errors: 400 [`INVALID_AFTER`] naming `after`.
-    pub fn page_of_unarchived(&self, key: &CursorKey, list: &ListId) -> Result<Page, DomainError> {
+    pub fn open(
+        &self, key: &CursorKey, account_id: AccountId, name: impl Into<String>,
+    ) -> Result<(ListId, Page), DomainError> {
+        let list = ListId::new(account_id, name, self.include_archived);
+        let page = self.page(key, &list)?;
+        Ok((list, page))
+    }
+
+    /// [`Self::open`] for a list that has no `archived` filter (history entries, webhook
+    /// subscriptions and deliveries are never archived): the request's `archived` is ignored.
+    ///
+    /// Errors: 400 [`INVALID_AFTER`] naming `after`.
+    pub fn open_unfiltered(
+        &self, key: &CursorKey, account_id: AccountId, name: impl Into<String>,
+    ) -> Result<(ListId, Page), DomainError> {
         let request = Self {
             include_archived: false,
             ..self.clone()
         };
-        request.page(key, list)
+        request.open(key, account_id, name)
     }
 }
 
@@ -328,5 +342,47 @@ mod tests {
             ListRequest::default().page(&key, &l).unwrap(),
             Page::default()
         );
+    }
+
+    /// `archived=true` is part of an archivable list's identity, and ignored by a list
+    /// without the filter (history, webhooks): its cursors open whatever `archived` says.
+    #[test]
+    fn a_list_without_the_archived_filter_ignores_it() {
+        let key = CursorKey::random();
+        let account = AccountId::from(Uuid::from_u128(1));
+        let request = |archived: bool, start: RequestedStart| ListRequest {
+            limit: 5,
+            start,
+            include_archived: archived,
+        };
+        let first = RequestedStart::Offset(0);
+        let (archived_list, page) = request(true, first.clone())
+            .open(&key, account, "users")
+            .unwrap();
+        assert_eq!(
+            (archived_list.include_archived, page.include_archived),
+            (true, true)
+        );
+        let cursor = key.seal(&archived_list, &Position::new("p"));
+        let after = RequestedStart::After(cursor);
+        let err = request(false, after.clone())
+            .open(&key, account, "users")
+            .unwrap_err();
+        assert_eq!(err.field(), Some("after"));
+
+        let (webhooks, page) = request(true, first)
+            .open_unfiltered(&key, account, "webhooks")
+            .unwrap();
+        assert_eq!(
+            (webhooks.include_archived, page.include_archived),
+            (false, false)
+        );
+        let cursor = RequestedStart::After(key.seal(&webhooks, &Position::new("w")));
+        for archived in [false, true] {
+            let (_, page) = request(archived, cursor.clone())
+                .open_unfiltered(&key, account, "webhooks")
+                .unwrap();
+            assert_eq!(page, Page::after(5, Position::new("w"), false));
+        }
     }
 }

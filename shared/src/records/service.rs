@@ -18,7 +18,7 @@ use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse
 use crate::model::member::MemberRef;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
-use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::{record_position, Store, StoreError};
 use crate::types::ids::{AccountId, RecordId};
@@ -75,8 +75,7 @@ impl RecordService {
         &self, account_id: AccountId, object_type: ObjectType, properties: Option<&str>,
         request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<RecordView>, DomainError> {
-        let list = ListId::new(account_id, object_type.as_str(), request.include_archived);
-        let page = request.page(cursors, &list)?;
+        let (list, page) = request.open(cursors, account_id, object_type.as_str())?;
         let catalogue = self.catalogue(account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
         let listed = self

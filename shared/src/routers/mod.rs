@@ -6,7 +6,7 @@ pub mod view;
 pub use view::RouterView;
 
 use crate::error::DomainError;
-use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::{router_position, Store};
 use crate::types::ids::{AccountId, RouterId};
@@ -30,8 +30,7 @@ impl RouterService {
     pub async fn list(
         &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<RouterView>, DomainError> {
-        let list = ListId::new(account_id, "routers", request.include_archived);
-        let page = request.page(cursors, &list)?;
+        let (list, page) = request.open(cursors, account_id, "routers")?;
         let listed = self.store.list_routers(account_id, &page).await?;
         Ok(cursors.answer(&list, &page, listed, RouterView::new, router_position))
     }

@@ -13,7 +13,7 @@ use crate::model::webhook::{
     DeliveryStatus, EventType, SigningSecret, WebhookDelivery, WebhookSubscription,
 };
 use crate::outbound::{OutboundPolicy, OutboundUrl};
-use crate::page::cursor::{CursorKey, ListId, ListRequest};
+use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
 use crate::store::{delivery_position, webhook_position, Store, StoreError};
@@ -212,8 +212,7 @@ impl WebhookService {
     pub async fn list(
         &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
     ) -> Result<ListView<WebhookView>, DomainError> {
-        let list = ListId::new(account_id, "webhooks", false);
-        let page = request.page_of_unarchived(cursors, &list)?;
+        let (list, page) = request.open_unfiltered(cursors, account_id, "webhooks")?;
         let listed = self.store.list_webhooks(account_id, &page).await?;
         Ok(cursors.answer(&list, &page, listed, WebhookView::new, webhook_position))
     }
@@ -343,12 +342,8 @@ impl WebhookService {
         cursors: &CursorKey,
     ) -> Result<ListView<DeliveryView>, DomainError> {
         let subscription = self.find(account_id, id).await?;
-        let list = ListId::new(
-            account_id,
-            format!("webhooks/{}/deliveries", subscription.id),
-            false,
-        );
-        let page = request.page_of_unarchived(cursors, &list)?;
+        let name = format!("webhooks/{}/deliveries", subscription.id);
+        let (list, page) = request.open_unfiltered(cursors, account_id, name)?;
         let mut listed = self.store.list_deliveries(subscription.id, &page).await?;
         let now = self.clock.now();
         listed.items.retain(|d| d.expires_at > now);

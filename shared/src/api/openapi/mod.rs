@@ -72,6 +72,7 @@ macro_rules! described_routes {
 
 use crate::api::error::ErrorBody;
 use crate::auth::scope::Scope;
+use crate::model::object_type::ObjectType;
 use serde::Deserialize;
 use utoipa::openapi::security::{
     ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityScheme,
@@ -185,31 +186,6 @@ fn tag(name: &str, description: &str) -> Tag {
         .build()
 }
 
-/// The id name and operation ids of one record type's operations, for links:
-/// (id parameter, create, [read, update, list]).
-const RECORD_LINKS: [(&str, &str, [&str; 3]); 4] = [
-    (
-        "contactId",
-        "createContact",
-        ["getContact", "updateContact", "listContacts"],
-    ),
-    (
-        "companyId",
-        "createCompany",
-        ["getCompany", "updateCompany", "listCompanies"],
-    ),
-    (
-        "dealId",
-        "createDeal",
-        ["getDeal", "updateDeal", "listDeals"],
-    ),
-    (
-        "ticketId",
-        "createTicket",
-        ["getTicket", "updateTicket", "listTickets"],
-    ),
-];
-
 /// The links one operation's answer gets: (operation id, status, [(link name, link)]).
 type LinkPlan = (
     String,
@@ -230,16 +206,18 @@ fn add_links(doc: &mut OpenApi) {
             .build()
     };
     let mut plan: Vec<LinkPlan> = Vec::new();
-    for (id, create, [get, update, list]) in RECORD_LINKS {
+    for object_type in ObjectType::ALL {
+        let ops = object_type.operation_ids();
+        let id = object_type.path_id_name();
         let targets = |from: &str| {
-            [get, update]
+            [&ops.get, &ops.update]
                 .iter()
                 .map(|op| (op.to_string(), link(op, id, from)))
                 .collect::<Vec<_>>()
         };
-        plan.push((create.to_string(), "201", targets("$response.body#/id")));
+        plan.push((ops.create.clone(), "201", targets("$response.body#/id")));
         plan.push((
-            list.to_string(),
+            ops.list.clone(),
             "200",
             targets("$response.body#/data/0/id"),
         ));
