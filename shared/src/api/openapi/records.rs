@@ -347,85 +347,86 @@ fn properties_parameter(object_type: ObjectType) -> Parameter {
         .build()
 }
 
-macro_rules! record_schemas {
-    ($($t:ident: $view:ident, $list:ident, $create:ident, $update:ident, $props:ident;)*) => {$(
-        #[doc = concat!("Schema of a ", stringify!($view), " in responses.")]
-        pub struct $view;
-        impl PartialSchema for $view {
+/// The body of `POST /{type}` (`creates`: every required field) or `PATCH /{type}/{id}`.
+fn body_schema(object_type: ObjectType, creates: bool) -> Value {
+    let example = if creates {
+        json!({"fields": example_fields(object_type)})
+    } else {
+        json!({"fields": {"external_id": "crm-1042"}})
+    };
+    json!({
+        "type": "object",
+        "properties": {"fields": fields_schema(object_type, creates)},
+        "required": ["fields"],
+        "example": example,
+    })
+}
+
+/// A page of the records of schema `view`: `{data, pagination}`.
+fn list_schema(view: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "data": {"type": "array", "items": reference(view)},
+            "pagination": reference("Pagination"),
+        },
+        "required": ["data", "pagination"],
+    })
+}
+
+/// A schema type written by hand: `$name` (documented `$doc`) whose schema is the JSON value
+/// `$schema`, and which adds the schemas it refers to with `$schemas` (`|schemas| ...`).
+macro_rules! json_schema_type {
+    ($doc:expr, $name:ident, $schema:expr, |$schemas:ident| $refers:block) => {
+        #[doc = $doc]
+        pub struct $name;
+        impl PartialSchema for $name {
             fn schema() -> RefOr<Schema> {
-                schema(view_schema(ObjectType::$t))
+                schema($schema)
             }
         }
-        impl ToSchema for $view {
+        impl ToSchema for $name {
             fn name() -> Cow<'static, str> {
-                Cow::Borrowed(stringify!($view))
+                Cow::Borrowed(stringify!($name))
             }
-            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+            fn schemas($schemas: &mut Vec<(String, RefOr<Schema>)>) $refers
+        }
+    };
+}
+
+macro_rules! record_schemas {
+    ($($t:ident: $view:ident, $list:ident, $create:ident, $update:ident, $props:ident;)*) => {$(
+        json_schema_type!(
+            concat!("Schema of a ", stringify!($view), " in responses."),
+            $view,
+            view_schema(ObjectType::$t),
+            |schemas| {
                 schemas.push(("Archived".into(), crate::timefmt::Archived::schema()));
                 schemas.push(("Timestamp".into(), crate::timefmt::Timestamp::schema()));
             }
-        }
-
-        #[doc = concat!("Schema of a page of ", stringify!($view), " records.")]
-        pub struct $list;
-        impl PartialSchema for $list {
-            fn schema() -> RefOr<Schema> {
-                schema(json!({
-                    "type": "object",
-                    "properties": {
-                        "data": {"type": "array", "items": reference(stringify!($view))},
-                        "pagination": reference("Pagination"),
-                    },
-                    "required": ["data", "pagination"],
-                }))
-            }
-        }
-        impl ToSchema for $list {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed(stringify!($list))
-            }
-            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        );
+        json_schema_type!(
+            concat!("Schema of a page of ", stringify!($view), " records."),
+            $list,
+            list_schema(stringify!($view)),
+            |schemas| {
                 schemas.push((stringify!($view).into(), $view::schema()));
                 $view::schemas(schemas);
                 schemas.push(("Pagination".into(), crate::page::Pagination::schema()));
             }
-        }
-
-        #[doc = concat!("Schema of the body that creates a ", stringify!($view), ".")]
-        pub struct $create;
-        impl PartialSchema for $create {
-            fn schema() -> RefOr<Schema> {
-                schema(json!({
-                    "type": "object",
-                    "properties": {"fields": fields_schema(ObjectType::$t, true)},
-                    "required": ["fields"],
-                    "example": {"fields": example_fields(ObjectType::$t)},
-                }))
-            }
-        }
-        impl ToSchema for $create {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed(stringify!($create))
-            }
-        }
-
-        #[doc = concat!("Schema of the body that updates a ", stringify!($view), ".")]
-        pub struct $update;
-        impl PartialSchema for $update {
-            fn schema() -> RefOr<Schema> {
-                schema(json!({
-                    "type": "object",
-                    "properties": {"fields": fields_schema(ObjectType::$t, false)},
-                    "required": ["fields"],
-                    "example": {"fields": {"external_id": "crm-1042"}},
-                }))
-            }
-        }
-        impl ToSchema for $update {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed(stringify!($update))
-            }
-        }
+        );
+        json_schema_type!(
+            concat!("Schema of the body that creates a ", stringify!($view), "."),
+            $create,
+            body_schema(ObjectType::$t, true),
+            |_schemas| {}
+        );
+        json_schema_type!(
+            concat!("Schema of the body that updates a ", stringify!($view), "."),
+            $update,
+            body_schema(ObjectType::$t, false),
+            |_schemas| {}
+        );
 
         #[doc = concat!("The `properties` query parameter of the ", stringify!($t), " routes.")]
         pub struct $props;
