@@ -87,6 +87,17 @@ fn holds(field: &str, operator: Operator, value: Option<Value>, values: &[(&str,
     condition(field, operator, value).holds(&record(values), &catalogue(), &resolve)
 }
 
+/// Asserts each `(operator, value, expected)` row of `table` on `field` of the record `values`.
+fn assert_table(field: &str, values: &[(&str, &str)], table: &[(Operator, Value, bool)]) {
+    for (op, value, expected) in table {
+        assert_eq!(
+            holds(field, *op, Some(value.clone()), values),
+            *expected,
+            "{op} {value}"
+        );
+    }
+}
+
 fn trigger(groups: Vec<Vec<Condition>>) -> Trigger {
     Trigger {
         groups: groups
@@ -279,13 +290,7 @@ fn each_ordering_operator_compares_numbers_numerically() {
         // A numeric order, not a textual one: "1000000" < "9" as text.
         (GreaterThan, json!(9), true),
     ];
-    for (op, value, expected) in table {
-        assert_eq!(
-            holds("annual_revenue", *op, Some(value.clone()), &revenue),
-            *expected,
-            "{op} {value}"
-        );
-    }
+    assert_table("annual_revenue", &revenue, table);
 }
 
 #[test]
@@ -304,13 +309,7 @@ fn datetimes_compare_as_instants_whatever_their_offset_or_form() {
         (Equals, json!("not a date"), false),
         (GreaterThan, json!("not a date"), false),
     ];
-    for (op, value, expected) in table {
-        assert_eq!(
-            holds("renewal_date", *op, Some(value.clone()), &renewal),
-            *expected,
-            "{op} {value}"
-        );
-    }
+    assert_table("renewal_date", &renewal, table);
 }
 
 #[test]
@@ -326,13 +325,7 @@ fn booleans_match_json_booleans_and_their_text() {
         (In, json!([false, true]), true),
         (NotIn, json!([false]), true),
     ];
-    for (op, value, expected) in table {
-        assert_eq!(
-            holds("vip", *op, Some(value.clone()), &vip),
-            *expected,
-            "{op} {value}"
-        );
-    }
+    assert_table("vip", &vip, table);
 }
 
 /// Stored field values of a test record.
@@ -409,13 +402,7 @@ fn users_match_by_email_or_by_member_id() {
         (EndsWith, json!("@EXAMPLE.COM"), true),
         (StartsWith, json!(ADA_ID), true),
     ];
-    for (op, value, expected) in table {
-        assert_eq!(
-            holds("contact_owner", *op, Some(value.clone()), &owned),
-            *expected,
-            "{op} {value}"
-        );
-    }
+    assert_table("contact_owner", &owned, table);
 }
 
 #[test]
