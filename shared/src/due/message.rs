@@ -12,7 +12,7 @@ pub const DUE_WORK: &str = "due_work";
 /// A hand-off of one due item's next attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DueMessage {
-    /// Always [`DUE_WORK`].
+    /// Always `due_work`.
     pub kind: String,
     /// The item.
     pub id: DueId,
@@ -42,7 +42,7 @@ impl DueMessage {
     /// Reads a queue message body: `Some` when its `kind` says it is a due-work message,
     /// `None` for anything else (a dispatch request, or junk).
     ///
-    /// Errors: a body whose `kind` is [`DUE_WORK`] but whose fields are malformed.
+    /// Errors: a body whose `kind` is `due_work` but whose fields are malformed.
     pub fn from_body(body: &str) -> Option<Result<Self, String>> {
         let value: serde_json::Value = serde_json::from_str(body).ok()?;
         if value.get("kind").and_then(|k| k.as_str()) != Some(DUE_WORK) {

@@ -2,7 +2,7 @@
 //! item endpoints"; BEHAVIOR 3).
 //!
 //! - [`service`]: the operations, in the contract's order of checks;
-//! - [`write`]: the write body and what it changes (required fields, owner dates, unique keys);
+//! - [`write`](mod@write): the write body and what it changes (required fields, owner dates, unique keys);
 //! - [`view`]: the flat response object.
 
 pub mod service;

@@ -9,7 +9,7 @@
 //!   means, so they read back unchanged and dispatch never parses them again. Their error messages carry no JSON path: the composite
 //!   validators start with the entry key (`days ...`, `start_date ...`, `end_date ...`), so the
 //!   caller prefixes the entry's path, e.g. `working_hours[0].` + `start_date must be ...`.
-//! - **Availability at dispatch** (BEHAVIOR 6 step 11): [`availability`] and [`is_available`].
+//! - **Availability at dispatch** (BEHAVIOR 6 step 11): [`availability`](mod@availability) and [`is_available`].
 //!
 //! All wall-clock rules are evaluated on the member's local time in its IANA zone (chrono-tz), so
 //! daylight-saving transitions need no special cases: a window is a set of local wall-clock

@@ -43,7 +43,7 @@ pub struct Window {
     /// First local time inside the window.
     pub start: NaiveTime,
     /// First local time after the window (on the next day when `end < start`). A hand-built
-    /// window with `end == start` is empty; [`validate_working_hours`] never produces one.
+    /// window with `end == start` is empty; [`validate_working_hours`](super::working_hours::validate_working_hours) never produces one.
     pub end: NaiveTime,
 }
 

@@ -8,7 +8,7 @@
 //! [`crate::schedule`], [`crate::fields::validate`]); client secrets are hashed with argon2id and
 //! never kept as sent.
 //!
-//! - [`file`]: the file's shape (serde);
+//! - [`file`](mod@file): the file's shape (serde);
 //! - [`account`]: an account, its clients, roles and teams, in file order;
 //! - [`member`], [`router`], [`record`], [`field`]: one item of each kind.
 

@@ -14,7 +14,7 @@ pub struct Claims {
     pub sub: String,
     /// The account context: the client's account id as a hyphenated UUID. Tokens without it (or
     /// with an empty or non-UUID value) are refused with
-    /// [`AuthError::MissingAccountContext`].
+    /// [`AuthError::MissingAccountContext`](super::principal::AuthError::MissingAccountContext).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Granted scope names, space-separated (RFC 6749 section 3.3).

@@ -46,7 +46,7 @@ fn system_roots_requested() -> bool {
 
 /// The HTTPS client of every AWS client: rustls on aws-lc-rs, trusting
 /// [`AWS_TRUST_ANCHORS_PEM`], or the system's store when `SSL_CERT_FILE` / `SSL_CERT_DIR` is set.
-/// Test builds wrap it to record every call ([`super::recording`]).
+/// Test builds wrap it to record every call (`store::dynamodb::recording`).
 pub fn http_client() -> SharedHttpClient {
     let client = https_client();
     #[cfg(any(test, feature = "test-util"))]
