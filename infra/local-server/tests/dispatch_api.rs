@@ -209,18 +209,8 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
     .await
     .unwrap();
     let now = chrono::Utc::now();
-    let entry = shared::model::DispatchEntry {
-        expires_at: now + chrono::Duration::days(1),
-        ..shared::model::DispatchEntry::unassigned(
-            shared::types::AccountId::from(uuid::Uuid::new_v4()),
-            INBOUND_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
-            shared::model::ObjectType::Contacts,
-            "nothing".into(),
-            "Trigger did not match".into(),
-            shared::model::DispatchSource::Api,
-            now,
-        )
-    };
+    let account = shared::types::AccountId::from(uuid::Uuid::new_v4());
+    let entry = unassigned_entry(account, INBOUND_ROUTER, now);
     let lost = DueItem {
         id: DueId::new(DueKind::CrmSync, "gone"),
         subject: serde_json::to_value(entry.key()).unwrap(),

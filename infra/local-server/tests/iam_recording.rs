@@ -405,18 +405,8 @@ async fn dispatch_function(stack: &Stack) {
     // An overdue item the sweeper re-arms and hands on, then made (its entry is gone).
     recording::record_as(None);
     let now = chrono::Utc::now();
-    let entry = shared::model::DispatchEntry {
-        expires_at: now + chrono::Duration::days(1),
-        ..shared::model::DispatchEntry::unassigned(
-            NORTHWIND.parse::<uuid::Uuid>().unwrap().into(),
-            CRM_ROUTER.parse::<uuid::Uuid>().unwrap().into(),
-            shared::model::ObjectType::Contacts,
-            "gone".into(),
-            "Trigger did not match".into(),
-            shared::model::DispatchSource::Api,
-            now,
-        )
-    };
+    let account = NORTHWIND.parse::<uuid::Uuid>().unwrap().into();
+    let entry = common::unassigned_entry(account, CRM_ROUTER, now);
     let overdue = DueItem {
         id: DueId::new(DueKind::CrmSync, "iam-overdue"),
         subject: serde_json::to_value(shared::model::DispatchEntryKey {

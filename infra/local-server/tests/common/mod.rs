@@ -223,3 +223,19 @@ impl Server {
             .expect("JSON answer")
     }
 }
+
+/// A history entry of a contacts dispatch by router `router_id` (a UUID) of `account_id` at
+/// `now` that assigned nobody (`Trigger did not match`), for tests that store due work beside it.
+pub fn unassigned_entry(
+    account_id: shared::types::AccountId, router_id: &str, now: chrono::DateTime<chrono::Utc>,
+) -> shared::model::DispatchEntry {
+    shared::model::DispatchEntry::unassigned(
+        account_id,
+        router_id.parse::<uuid::Uuid>().unwrap().into(),
+        shared::model::ObjectType::Contacts,
+        "gone".into(),
+        "Trigger did not match".into(),
+        shared::model::DispatchSource::Api,
+        now,
+    )
+}
