@@ -240,6 +240,65 @@ async fn every_operation_has_an_id_a_tag_its_scope_and_its_error_answers() {
     assert!(ids.len() >= 35, "only {} operations", ids.len());
 }
 
+/// Every link (a created or listed record leads to reading and updating it, a listed user to
+/// the same) names an operation of the document and a path parameter of that operation, and each
+/// record type's create and list operations carry them.
+#[tokio::test]
+async fn every_link_leads_to_an_operation_and_one_of_its_path_parameters() {
+    let app = app().await;
+    let doc = document(&app);
+    let mut path_parameters: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut links = Vec::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            let id = op["operationId"].as_str().unwrap().to_string();
+            let names = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "path")
+                .map(|p| p["name"].as_str().unwrap().to_string())
+                .collect();
+            path_parameters.insert(id.clone(), names);
+            for answer in op["responses"].as_object().unwrap().values() {
+                for link in answer["links"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|m| m.values())
+                {
+                    links.push((id.clone(), link.clone()));
+                }
+            }
+        }
+    }
+    for (from, link) in &links {
+        let target = link["operationId"].as_str().unwrap();
+        let known = path_parameters
+            .get(target)
+            .unwrap_or_else(|| panic!("{from} links to {target}, which is not an operation"));
+        for name in link["parameters"].as_object().unwrap().keys() {
+            assert!(
+                known.contains(name),
+                "{from} -> {target}: no path parameter {name}"
+            );
+        }
+    }
+    for from in [
+        "createContact",
+        "listCompanies",
+        "createDeal",
+        "listTickets",
+        "listUsers",
+    ] {
+        let targets: BTreeSet<&str> = links
+            .iter()
+            .filter(|(id, _)| id == from)
+            .map(|(_, link)| link["operationId"].as_str().unwrap())
+            .collect();
+        assert_eq!(targets.len(), 2, "{from}: {targets:?}");
+    }
+}
+
 #[tokio::test]
 async fn every_schema_reference_resolves() {
     let app = app().await;
