@@ -13,7 +13,9 @@ BatchWriteItem) and the API reference of each operation:
 - TransactWriteItems and TransactGetItems at most 100 actions, and a TransactWriteItems at most
   4 MB in all (moto checks the count, not the size);
 - BatchGetItem at most 100 keys in all tables together (moto counts per table);
-- BatchWriteItem at most 25 put or delete requests (moto takes any number).
+- BatchWriteItem at most 25 put or delete requests (moto takes any number);
+- every placeholder of ExpressionAttributeNames and ExpressionAttributeValues used by an
+  expression of its request (moto checks it, but not in a transaction's items nor in a Query).
 
 `violation(operation, request, tables)` answers the message of the first limit a request breaks,
 or None. `Tables` remembers the key schema of every table and index (from CreateTable and
@@ -226,6 +228,32 @@ def query_violation(tables, request):
     return None
 
 
+EXPRESSIONS = (
+    "UpdateExpression",
+    "ConditionExpression",
+    "KeyConditionExpression",
+    "FilterExpression",
+    "ProjectionExpression",
+)
+
+
+def unused_placeholders(body):
+    """DynamoDB refuses a request whose ExpressionAttributeNames or ExpressionAttributeValues bind
+    a placeholder that none of its expressions uses; moto checks it only outside transactions and
+    queries."""
+    used = set()
+    for name in EXPRESSIONS:
+        used.update(re.findall(r"[#:][A-Za-z0-9_]+", body.get(name) or ""))
+    for field, kind in (("ExpressionAttributeNames", "Names"), ("ExpressionAttributeValues", "Values")):
+        unused = sorted(set(body.get(field) or {}) - used)
+        if unused:
+            return (
+                f"Value provided in ExpressionAttribute{kind} unused in expressions: "
+                f"keys: {{{', '.join(unused)}}}"
+            )
+    return None
+
+
 def transact_write_violation(tables, request):
     actions = request.get("TransactItems") or []
     if len(actions) > MAX_TRANSACTION_ACTIONS:
@@ -248,6 +276,7 @@ def transact_write_violation(tables, request):
             else:
                 refused = key_violation(body.get("Key"), table_key_limits(tables, table))
                 total += item_bytes(body.get("Key") or {})
+            refused = refused or unused_placeholders(body)
             if refused:
                 return refused
     if total > MAX_TRANSACTION_BYTES:
@@ -264,8 +293,10 @@ def violation(operation, request, tables):
         return item_violation(tables, table, request.get("Item"))
     if operation == "UpdateItem":
         return update_violation(tables, table, request)
-    if operation == "Query":
-        return query_violation(tables, request)
+    if operation in ("Query", "Scan"):
+        return unused_placeholders(request) or (
+            query_violation(tables, request) if operation == "Query" else None
+        )
     if operation == "TransactWriteItems":
         return transact_write_violation(tables, request)
     if operation == "TransactGetItems":

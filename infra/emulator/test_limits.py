@@ -233,5 +233,40 @@ class Limits(unittest.TestCase):
         )
 
 
+    def test_an_unused_expression_placeholder_is_refused_in_transactions_and_queries(self):
+        db = self.db
+
+        def update(values):
+            return lambda: db.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": TABLE,
+                            "Key": self.key("u"),
+                            "UpdateExpression": "SET #v = :v",
+                            "ExpressionAttributeNames": {"#v": "v"},
+                            "ExpressionAttributeValues": values,
+                        }
+                    }
+                ]
+            )
+
+        update({":v": {"S": "1"}})()
+        self.refused(
+            update({":v": {"S": "1"}, ":unused": {"S": "2"}}),
+            "Value provided in ExpressionAttributeValues unused in expressions: keys: {:unused}",
+        )
+
+        def query(values):
+            return lambda: db.query(
+                TableName=TABLE,
+                KeyConditionExpression="PK = :p",
+                ExpressionAttributeValues=values,
+            )
+
+        query({":p": {"S": "u"}})()
+        self.refused(query({":p": {"S": "u"}, ":p1": {"S": "x"}}), "keys: {:p1}")
+
+
 if __name__ == "__main__":
     unittest.main()

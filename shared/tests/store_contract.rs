@@ -1705,14 +1705,12 @@ async fn assigned_with_a_check(store: &Arc<dyn Store>, s: &Scene) -> AssignmentW
     w.entry.sla = Some(shared::model::SlaState::pending(
         w.entry.dispatched_at + Duration::minutes(30),
     ));
-    w.due.put.push(shared::model::due::DueItem {
-        id: shared::sla::CheckSubject::due_id(&w.entry.key()),
-        subject: serde_json::Value::Null,
-        due_at: at(2000),
-        attempt: 0,
-        lease: None,
-        resume_at: at(2000),
-    });
+    w.due.put.push(shared::model::due::DueItem::new(
+        shared::sla::CheckSubject::due_id(&w.entry.key()),
+        serde_json::Value::Null,
+        at(2000),
+        at(2000),
+    ));
     store.commit_assignment(&w).await.unwrap();
     w
 }

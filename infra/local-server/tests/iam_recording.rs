@@ -417,8 +417,13 @@ async fn dispatch_function(stack: &Stack) {
         .unwrap(),
         due_at: now - chrono::Duration::minutes(10),
         attempt: 1,
-        lease: None,
         resume_at: now - chrono::Duration::minutes(9),
+        ..DueItem::new(
+            DueId::new(DueKind::CrmSync, "iam-overdue"),
+            serde_json::Value::Null,
+            now,
+            now,
+        )
     };
     stack
         .store

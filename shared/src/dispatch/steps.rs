@@ -921,6 +921,8 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
     next_record.version = p.record.version + 1;
     let assigned = Assigned {
         user: email.clone(),
+        member_id: p.member.id,
+        previous_member_id: p.previous.map(|m| m.id),
         field_name: p.owner_field.name.clone(),
         owner_assigned_at: p.now,
         reason: p.reason,

@@ -8,14 +8,14 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -248,6 +248,8 @@ delegate_store! {
     fn get_due(id: &DueId) -> Option<DueItem>;
     fn claim_due(id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>) -> Option<DueItem>;
     fn settle_due(settlement: &Settlement) -> ();
+    fn park_due(parking: &Parking) -> ();
+    fn parked_due_items(limit: usize) -> Vec<DueItem>;
     fn rearm_due(item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>) -> bool;
     fn overdue_due_items(now: DateTime<Utc>, limit: usize) -> Vec<DueItem>;
     fn tally_assignments(
@@ -262,13 +264,15 @@ delegate_store! {
     fn create_webhook(subscription: &WebhookSubscription, max: u64) -> ();
     fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
     fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
-    fn update_webhook(subscription: &WebhookSubscription, version: u64) -> ();
+    fn update_webhook(
+        subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges
+    ) -> ();
     fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
     fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
     fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
     fn record_delivery(
-        delivery: &WebhookDelivery, attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges
+        delivery: &WebhookDelivery, attempts: u32, health: Option<&SubscriptionHealth>,
+        due: &DueChanges
     ) -> ();
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
     ;

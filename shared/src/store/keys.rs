@@ -20,7 +20,7 @@
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
-//! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>` | |
+//! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>`; parked: `DUE#PARKED` / `<parked at>#<id>` | |
 //! | webhook subscription | `ACCOUNT#<a>` | `WEBHOOK#<id>` | | |
 //! | webhook subscriptions count | `ACCOUNT#<a>` | `WEBHOOK_COUNT` | | |
 //! | webhook delivery | `WEBHOOK#<subscription id>` | `DELIVERY#<msg id>` | | |
@@ -259,6 +259,18 @@ pub fn due_index(id: &DueId, resume_at: DateTime<Utc>) -> IndexKey {
         sk: by_creation(resume_at, id),
     }
 }
+
+/// The index key (GSI1) of a parked due item: the parked partition (which the sweeper never
+/// reads), sorted by when it was parked, then id.
+pub fn parked_due_index(id: &DueId, parked_at: DateTime<Utc>) -> IndexKey {
+    IndexKey {
+        pk: PARKED_DUE_PARTITION.to_string(),
+        sk: by_creation(parked_at, id),
+    }
+}
+
+/// Index partition (GSI1) of parked due items.
+pub const PARKED_DUE_PARTITION: &str = "DUE#PARKED";
 
 /// Index partition (GSI1) of one shard of the due-work index.
 pub fn due_index_partition(shard: u8) -> String {

@@ -23,14 +23,16 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{
+    HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
+};
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -196,6 +198,8 @@ struct State {
     due: HashMap<DueId, DueItem>,
     /// The due-work index: (resume time, id) of every due item.
     due_index: BTreeSet<(DateTime<Utc>, DueId)>,
+    /// Parked due items by when they were parked.
+    parked_index: BTreeSet<(DateTime<Utc>, DueId)>,
     /// Webhook subscriptions by account, then id (creation order).
     webhooks: BTreeMap<(AccountId, WebhookId), WebhookSubscription>,
     /// Webhook deliveries by subscription, then id (creation order).
@@ -298,27 +302,40 @@ impl State {
         }
     }
 
-    /// Stores `item` and indexes it by its resume time.
+    /// Stores `item` and indexes it by its resume time (a parked item by when it was parked, in
+    /// an index of its own that the sweeper does not read).
     fn put_due(&mut self, item: DueItem) {
         if let Some(old) = self.due.get(&item.id) {
             self.due_index.remove(&(old.resume_at, old.id.clone()));
+            if let Some(at) = old.parked_at {
+                self.parked_index.remove(&(at, old.id.clone()));
+            }
         }
-        self.due_index.insert((item.resume_at, item.id.clone()));
+        match item.parked_at {
+            Some(at) => self.parked_index.insert((at, item.id.clone())),
+            None => self.due_index.insert((item.resume_at, item.id.clone())),
+        };
         self.due.insert(item.id.clone(), item);
     }
 
-    /// Removes the settled item or moves it to its next attempt, lease released.
+    /// Removes the settled item or moves it to its next attempt, lease released: an attempt
+    /// recorded starts its runs again (no error kept); an item left due without one keeps its
+    /// runs and the error.
     fn settle(&mut self, settle: &Settlement) {
         let Some(item) = self.due.remove(&settle.id) else {
             return;
         };
         self.due_index.remove(&(item.resume_at, item.id.clone()));
         if let Some(next) = &settle.next {
+            let progress = next.error.is_none();
             self.put_due(DueItem {
                 due_at: next.due_at,
                 attempt: next.attempt,
                 resume_at: next.resume_at,
                 lease: None,
+                runs: if progress { 0 } else { item.runs },
+                last_error: next.error.clone(),
+                subject: next.subject.clone().unwrap_or(item.subject.clone()),
                 ..item
             });
         }
@@ -854,12 +871,13 @@ impl Store for MemoryStore {
         if item.lease.as_ref().is_some_and(|held| held.id == lease.id) {
             return Ok(Some(item));
         }
-        if item.attempt != attempt || item.leased_at(now) {
+        if item.attempt != attempt || item.leased_at(now) || item.parked_at.is_some() {
             return Ok(None);
         }
         let claimed = DueItem {
             lease: Some(lease.clone()),
             resume_at: lease.until,
+            runs: item.runs + 1,
             ..item
         };
         state.put_due(claimed.clone());
@@ -872,6 +890,34 @@ impl Store for MemoryStore {
         state.check_due_lease(&changes)?;
         state.apply_due(&changes);
         Ok(())
+    }
+
+    async fn park_due(&self, parking: &Parking) -> StoreResult<()> {
+        let mut state = self.lock();
+        let item = state
+            .due
+            .get(&parking.id)
+            .filter(|i| i.lease.as_ref().is_some_and(|l| l.id == parking.lease_id))
+            .cloned()
+            .ok_or(StoreError::LeaseLost)?;
+        state.due_index.remove(&(item.resume_at, item.id.clone()));
+        state.put_due(DueItem {
+            lease: None,
+            parked_at: Some(parking.at),
+            last_error: Some(parking.error.clone()),
+            ..item
+        });
+        Ok(())
+    }
+
+    async fn parked_due_items(&self, limit: usize) -> StoreResult<Vec<DueItem>> {
+        let state = self.lock();
+        Ok(state
+            .parked_index
+            .iter()
+            .take(limit)
+            .filter_map(|(_, id)| state.due.get(id).cloned())
+            .collect())
     }
 
     async fn rearm_due(
@@ -1138,17 +1184,24 @@ impl Store for MemoryStore {
     }
 
     async fn update_webhook(
-        &self, subscription: &WebhookSubscription, expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let key = (subscription.account_id, subscription.id);
-        match state.webhooks.get(&key) {
-            Some(stored) if stored.version == expected_version => {
-                state.webhooks.insert(key, subscription.clone());
-                Ok(())
-            }
-            _ => Err(StoreError::Conflict),
-        }
+        let failing_since = match state.webhooks.get(&key) {
+            Some(stored) if stored.version == expected_version => stored.failing_since,
+            _ => return Err(StoreError::Conflict),
+        };
+        state.check_due_lease(due)?;
+        state.check_due_puts(due)?;
+        let next = WebhookSubscription {
+            failing_since: if reset_health { None } else { failing_since },
+            ..subscription.clone()
+        };
+        state.webhooks.insert(key, next);
+        state.apply_due(due);
+        Ok(())
     }
 
     async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
@@ -1191,7 +1244,7 @@ impl Store for MemoryStore {
 
     async fn record_delivery(
         &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         state.check_due_lease(due)?;
@@ -1203,19 +1256,24 @@ impl Store for MemoryStore {
         {
             return Err(StoreError::Conflict);
         }
-        if let Some((sub, version)) = subscription {
-            if state
-                .webhooks
-                .get(&(sub.account_id, sub.id))
-                .is_none_or(|s| s.version != version)
-            {
-                return Err(StoreError::Conflict);
+        let healed = match health {
+            Some(h) => {
+                let Some(stored) = state.webhooks.get(&(h.account_id, h.subscription_id)) else {
+                    return Err(StoreError::Conflict);
+                };
+                if let HealthChange::DisableFailing { since, .. } = h.change {
+                    if stored.failing_since != Some(since) {
+                        return Err(StoreError::Conflict);
+                    }
+                }
+                Some(h.change.apply(stored))
             }
-        }
+            None => None,
+        };
         state.check_due_puts(due)?;
         state.deliveries.insert(key, delivery.clone());
-        if let Some((sub, _)) = subscription {
-            state.webhooks.insert((sub.account_id, sub.id), sub.clone());
+        if let Some(next) = healed {
+            state.webhooks.insert((next.account_id, next.id), next);
         }
         state.apply_due(due);
         Ok(())

@@ -29,14 +29,14 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -317,6 +317,18 @@ pub trait Store: Send + Sync + 'static {
     /// Errors: [`StoreError::LeaseLost`] when the lease is no longer held (nothing written).
     async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()>;
 
+    /// Parks a claimed due item ([`crate::model::due::DueItem::MAX_RUNS`] runs without
+    /// progress): keeps it with `parking.error` as its last error and `parking.at` as when it was
+    /// parked, its lease released, out of the sweeper's index (nothing claims it any more),
+    /// conditional on the claim's lease.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the lease is no longer held (nothing written).
+    async fn park_due(&self, parking: &Parking) -> StoreResult<()>;
+
+    /// Up to `limit` parked due items, parked longest ago first, for an operator to inspect
+    /// (`docs/operations.md`).
+    async fn parked_due_items(&self, limit: usize) -> StoreResult<Vec<DueItem>>;
+
     /// Moves an overdue due item's `resume_at` (the sweeper, before it hands the item on), only
     /// while the item still has the `resume_at` and `attempt` of `item` and no lease holds it at
     /// `now`. Returns whether it moved: of racing sweepers exactly one does.
@@ -402,11 +414,16 @@ pub trait Store: Send + Sync + 'static {
         &self, account_id: AccountId, id: WebhookId,
     ) -> StoreResult<Option<WebhookSubscription>>;
 
-    /// Replaces a subscription stored at `expected_version`.
+    /// Replaces a subscription stored at `expected_version` with `subscription`, all but its
+    /// health: the stored `failing_since` is kept (delivery attempts write it, without moving the
+    /// version: [`crate::model::webhook::HealthChange`]), or removed when `reset_health` (a
+    /// subscription enabled again starts healthy). `due` (e.g. the item that ends the open
+    /// deliveries of a subscription this write disables) is written in the same atomic write.
     ///
-    /// Errors: [`StoreError::Conflict`] when it changed or is gone.
+    /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).
     async fn update_webhook(
-        &self, subscription: &WebhookSubscription, expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// Deletes a subscription (its deliveries are left to expire; nothing delivers them any
@@ -425,15 +442,17 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Listed<WebhookDelivery>>;
 
     /// Stores a delivery's new state (conditional on its stored attempt count being
-    /// `expected_attempts`), the subscription's new state when the attempt changed it (at the
-    /// version read), and `due` (the attempt's settlement, or a new attempt), in one atomic
-    /// write.
+    /// `expected_attempts`), the attempt's change to its subscription's health when it made one
+    /// (conditional on the subscription existing, and for
+    /// [`crate::model::webhook::HealthChange::DisableFailing`] on its `failing_since` alone),
+    /// and `due` (the attempt's settlement, new items), in one atomic write.
     ///
     /// Errors: [`StoreError::LeaseLost`] when a settled item's lease is gone;
-    /// [`StoreError::Conflict`] when the delivery or the subscription changed (nothing written).
+    /// [`StoreError::Conflict`] when the delivery changed, the subscription is gone or its health
+    /// moved (nothing written).
     async fn record_delivery(
         &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),

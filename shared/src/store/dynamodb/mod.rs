@@ -37,14 +37,14 @@ use crate::model::dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry,
     DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -387,7 +387,7 @@ impl DynamoStore {
         match &settle.next {
             None => self.delete(&key, items::due_lease_held(&settle.lease_id)),
             Some(next) => {
-                let update = items::due_next_attempt(&settle.id, next, &settle.lease_id);
+                let update = items::due_next_attempt(&settle.id, next, &settle.lease_id)?;
                 self.update_item(&key, &update, Some(items::DUE_LEASE_CONDITION.into()))
             }
         }
@@ -1123,9 +1123,12 @@ impl Store for DynamoStore {
     ) -> StoreResult<Option<DueItem>> {
         let index = keys::due_index(id, lease.until);
         let update = Expr::new(
-            "SET #lease_id = :lease_id, #lease_until = :lease_until, #resume_at = :resume_at, #gsi1sk = :gsi1sk",
+            "SET #lease_id = :lease_id, #lease_until = :lease_until, #resume_at = :resume_at, #gsi1sk = :gsi1sk ADD #runs :one",
         )
         .name("#pk", keys::PK)
+        .name("#runs", items::DUE_RUNS)
+        .name("#parked_at", items::DUE_PARKED_AT)
+        .value(":one", n(1))
         .name("#lease_id", items::DUE_LEASE_ID)
         .name("#lease_until", items::DUE_LEASE_UNTIL)
         .name("#resume_at", items::DUE_RESUME_AT)
@@ -1137,7 +1140,7 @@ impl Store for DynamoStore {
         .value(":gsi1sk", s(index.sk))
         .value(":attempt", n(u64::from(attempt)))
         .value(":now", items::millis(now));
-        let condition = "attribute_exists(#pk) AND #attempt = :attempt AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
+        let condition = "attribute_exists(#pk) AND #attempt = :attempt AND attribute_not_exists(#parked_at) AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
         let item = match self
             .update_conditional_or_current(&keys::due_item(id), &update, condition)
             .await?
@@ -1165,6 +1168,30 @@ impl Store for DynamoStore {
             &mut parts,
         )?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn park_due(&self, parking: &Parking) -> StoreResult<()> {
+        let update = items::due_parked(parking);
+        match self
+            .update_conditional(
+                &keys::due_item(&parking.id),
+                &update,
+                items::DUE_LEASE_CONDITION,
+            )
+            .await?
+        {
+            Some(_) => Ok(()),
+            None => Err(StoreError::LeaseLost),
+        }
+    }
+
+    async fn parked_due_items(&self, limit: usize) -> StoreResult<Vec<DueItem>> {
+        let q = Query::index(keys::GSI1, keys::PARKED_DUE_PARTITION.to_string());
+        self.query_range(&q, 0, limit)
+            .await?
+            .iter()
+            .map(items::read_due_item)
+            .collect()
     }
 
     async fn rearm_due(
@@ -1475,11 +1502,29 @@ impl Store for DynamoStore {
     }
 
     async fn update_webhook(
-        &self, subscription: &WebhookSubscription, expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
     ) -> StoreResult<()> {
-        let (_, item) = items::webhook(subscription)?;
-        self.put_conditional(item, items::at_version(expected_version))
-            .await
+        let key = keys::webhook(subscription.account_id, subscription.id);
+        let update = items::webhook_update(subscription, reset_health)?;
+        let condition = items::at_version(expected_version);
+        let update = Expr {
+            names: update
+                .names
+                .into_iter()
+                .chain(condition.names.clone())
+                .collect(),
+            values: update
+                .values
+                .into_iter()
+                .chain(condition.values.clone())
+                .collect(),
+            ..update
+        };
+        let mut tx = vec![self.update_item(&key, &update, Some(condition.text))?];
+        let mut parts = vec![Part::Record];
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
@@ -1521,7 +1566,7 @@ impl Store for DynamoStore {
 
     async fn record_delivery(
         &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::delivery(delivery)?;
         let attempts = Expr::new("#attempts = :expected")
@@ -1529,9 +1574,10 @@ impl Store for DynamoStore {
             .value(":expected", n(u64::from(expected_attempts)));
         let mut tx = vec![self.put(item, Some(attempts))?];
         let mut parts = vec![Part::Record];
-        if let Some((sub, version)) = subscription {
-            let (_, item) = items::webhook(sub)?;
-            tx.push(self.put(item, Some(items::at_version(version)))?);
+        if let Some(health) = health {
+            let (update, condition) = items::health_update(&health.change)?;
+            let key = keys::webhook(health.account_id, health.subscription_id);
+            tx.push(self.update_item(&key, &update, Some(condition))?);
             parts.push(Part::Other);
         }
         self.due_writes(due, &mut tx, &mut parts)?;
