@@ -256,7 +256,12 @@ impl Claimed {
     /// Ends the item without a write of its job's: its subject is gone (deleted, expired) or
     /// already final. The one place an item is dropped.
     pub async fn drop_item(&self) -> Result<Ran, DomainError> {
-        drop_item(self.store.as_ref(), self.done()).await
+        let settlement = self.done();
+        match self.store.settle_due(&settlement).await {
+            Ok(()) => Ok(Ran::settled("dropped", &settlement)),
+            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Leaves the item due without an attempt recorded, keeping `error` on it (a run that
@@ -325,15 +330,6 @@ impl From<StoreError> for RoundError {
 impl From<DomainError> for RoundError {
     fn from(error: DomainError) -> Self {
         Self::Domain(error)
-    }
-}
-
-/// Ends an item whose subject is gone or final, without anything else (conditional on the lease).
-async fn drop_item(store: &dyn Store, settlement: Settlement) -> Result<Ran, DomainError> {
-    match store.settle_due(&settlement).await {
-        Ok(()) => Ok(Ran::settled("dropped", &settlement)),
-        Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-        Err(e) => Err(e.into()),
     }
 }
 

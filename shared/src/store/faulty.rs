@@ -47,9 +47,33 @@ pub struct Faults {
     /// through provisioning, which inserts and never updates): by id, the router as reads of
     /// it answer (e.g. archived or unpublished).
     pub routers_as: std::sync::Mutex<std::collections::HashMap<RouterId, Router>>,
+    /// By port method name, how many of its next calls answer [`StoreError::Conflict`] (a
+    /// write whose condition failed because something else changed the item meanwhile), before
+    /// the call reaches the inner store ([`Self::conflict_next`]).
+    pub conflicts: std::sync::Mutex<std::collections::HashMap<&'static str, usize>>,
 }
 
 impl Faults {
+    /// The next `times` calls of the port method `method` answer [`StoreError::Conflict`].
+    pub fn conflict_next(&self, method: &'static str, times: usize) {
+        self.conflicts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(method, times);
+    }
+
+    /// Whether this call of `method` is one of those made to conflict (counting it down).
+    fn conflicts_now(&self, method: &str) -> bool {
+        let mut conflicts = self.conflicts.lock().unwrap_or_else(|e| e.into_inner());
+        match conflicts.get_mut(method) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// `router` as a read of it answers.
     fn router_as(&self, router: Option<Router>) -> Option<Router> {
         let router = router?;
@@ -183,6 +207,7 @@ impl FaultyStore {
             "commit_assignment" if self.faults.commits_conflict.load(Ordering::SeqCst) => {
                 Err(StoreError::Conflict)
             }
+            _ if self.faults.conflicts_now(method) => Err(StoreError::Conflict),
             _ => Ok(()),
         }
     }

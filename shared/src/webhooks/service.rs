@@ -1,7 +1,7 @@
 //! The subscription routes (BEHAVIOR 13): parse, check, store, answer.
 
 use super::events::DeliverySubject;
-use super::lifecycle::{closing_item, manual_retry_item};
+use super::lifecycle::{closing, manual_retry_item};
 use super::secrets::secret_context;
 use super::signing::WebhookSecret;
 use super::view::{DeliveryView, WebhookView};
@@ -312,10 +312,15 @@ impl WebhookService {
             next.updated_at = now;
             next.version += 1;
             let mut due = DueChanges::none();
-            if stored.enabled && !next.enabled {
-                let schedule = |id, subject, at| self.due.schedule(id, subject, at);
-                due.put
-                    .push(closing_item(&next, next.version, now, &schedule));
+            // Disabling: the closing of the open deliveries is stored with the change, held by
+            // this process, which runs its first page before answering (a short, bounded run;
+            // a log longer than a page goes on as due work).
+            let closing = (stored.enabled && !next.enabled).then(|| {
+                let (id, subject) = closing(&next, next.version, now);
+                self.due.claimed_now(id, subject)
+            });
+            if let Some(claimed) = &closing {
+                due.put.push(claimed.item.clone());
             }
             match self
                 .store
@@ -323,8 +328,16 @@ impl WebhookService {
                 .await
             {
                 Ok(()) => {
-                    for item in &due.put {
-                        self.due.hand_off(item).await;
+                    if let Some(claimed) = &closing {
+                        if let Err(error) = self.due.run_claimed(claimed).await {
+                            // Stored and held by this process: the lease lapses and the
+                            // sweeper resumes it.
+                            tracing::warn!(
+                                due_id = %claimed.item.id,
+                                error = %crate::error::ErrorChain(&error),
+                                "closing the deliveries of a disabled subscription failed; the sweeper resumes it"
+                            );
+                        }
                     }
                     return Ok(WebhookView::new(&next));
                 }
