@@ -9,13 +9,15 @@ succeeds, and JSON Schema cannot say them:
   narrows those values, in the copy of the document this run tests, to the demo account's members
   and roles, exactly as a client would pick them from `GET /users`. Values outside them stay
   negative cases (the API must refuse them, and does).
-* what the account defines: the document describes every account, so a record's `fields` takes
-  any custom field name (`additionalProperties`), an enumeration any string (its standard options
-  are the schema's `examples`), `properties` any name and a member's `time_zone` any zone-shaped
-  name. `before_load_schema` narrows them, in this run's copy, to what the demo account has: its
-  custom fields (by type) and no other name, an enumeration's standard options plus the ones the
-  account added, the standard and custom property names, the example zones. Values outside them
-  stay negative cases (the API must refuse them, and does).
+* what the account defines, and text only a parser knows: the document describes every account,
+  so a record's `fields` takes any custom field name (`additionalProperties`), an enumeration any
+  string (its standard options are the schema's `examples`; each field's catalogue type is its
+  `x-field-type`), a datetime any text, `properties` any name and a member's `time_zone` any
+  zone-shaped name. `before_load_schema` narrows them, in this run's copy, to what the demo
+  account has: its custom fields (by type) and no other name, an enumeration's standard options
+  plus the ones the account added, RFC 3339 instants and dates, the standard and custom property
+  names, the example zones. Values outside them stay negative cases (the API must refuse them,
+  and does).
 * "at least one of" on create (contacts: `email`, `first_name`, `last_name`; companies:
   `company_name`, `website_url`; the spec's POST table): the document says it in words (one
   object schema cannot say it in a form client generators read), and `before_call` gives a
@@ -119,41 +121,53 @@ _SAME_TYPE = {
     "string": ("ContactUpdate", "phone"),
     "number": ("DealUpdate", "amount"),
     "datetime": ("DealUpdate", "close_date"),
+    "enumeration": ("DealUpdate", "deal_type"),
 }
 
 
 def _custom_value(definition, schemas):
-    """What a positive case writes into a custom field of the demo account, by field type."""
+    """The schema of a custom field of the demo account, by field type (narrowed afterwards)."""
     kind = definition["field_type_id"]
-    if kind == "enumeration":
-        return {"anyOf": [{"type": "string", "enum": _option_names(definition)}, {"type": "string", "pattern": _BLANK}, {"type": "null"}]}
     if kind == "bool":
-        return {"anyOf": [{"type": "boolean"}, {"type": "null"}]}
+        return {"x-field-type": "bool", "anyOf": [{"type": "boolean"}, {"type": "null"}]}
     if kind == "user":
-        return {"anyOf": [{"type": "string", "enum": _members()}, {"type": "string", "pattern": _BLANK}, {"type": "null"}]}
+        return {"x-field-type": "user", "anyOf": [{"type": "string", "enum": _members()}, {"type": "string", "pattern": _BLANK}, {"type": "null"}]}
     schema, field = _SAME_TYPE[kind]
-    return copy.deepcopy(schemas[schema]["properties"]["fields"]["properties"][field])
+    value = copy.deepcopy(schemas[schema]["properties"]["fields"]["properties"][field])
+    if kind == "enumeration":
+        value["examples"] = []
+    return value
+
+
+def _narrow_field(prop, definition):
+    """One field of a record write, by its catalogue type (`x-field-type`): an enumeration to its
+    options (the standard ones, its `examples`, and the account's), a datetime to RFC 3339
+    instants and dates (the document takes any text the server reads, which no schema lists)."""
+    kind = prop.get("x-field-type")
+    required = "anyOf" not in prop
+    clearing = [{"type": "string", "pattern": _BLANK}, {"type": "null"}]
+    if kind == "enumeration":
+        options = list(prop.get("examples", [])) + _option_names(definition or {})
+        value = [{"type": "string", "enum": options}]
+    elif kind == "datetime":
+        numbers = [a for a in prop.get("anyOf", [prop]) if a.get("type") == "number"]
+        value = [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}] + numbers
+    else:
+        return
+    for key in ("anyOf", "type", "pattern", "maxLength", "enum"):
+        prop.pop(key, None)
+    prop["anyOf"] = value if required else value + clearing
 
 
 def _narrow_fields(fields, object_type, schemas):
-    """A record write's `fields`: the account's names only, enumerations to their options."""
+    """A record write's `fields`: the account's names only, each to the values it takes."""
     definitions = {d["internal_name"]: d for d in _definitions(object_type)}
     properties = fields.setdefault("properties", {})
-    for name, prop in properties.items():
-        options = prop.get("examples")
-        if not isinstance(options, list):
-            continue
-        options = options + _option_names(definitions.get(name, {}))
-        if "anyOf" in prop:
-            # Optional: an option, blank (clears) or null.
-            prop["anyOf"] = [{"type": "string", "enum": options}, {"type": "string", "pattern": _BLANK}, {"type": "null"}]
-        else:
-            # Required on create: an option.
-            prop.pop("pattern", None)
-            prop["enum"] = options
     for name, definition in definitions.items():
         if name not in properties:
             properties[name] = _custom_value(definition, schemas)
+    for name, prop in properties.items():
+        _narrow_field(prop, definitions.get(name))
     fields["additionalProperties"] = False
 
 

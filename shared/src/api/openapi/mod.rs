@@ -313,7 +313,10 @@ fn reference_component_copies(doc: &mut OpenApi) {
         .iter()
         .filter_map(|(name, schema)| {
             let value = serde_json::to_value(schema).ok()?;
-            value.get("properties").is_some().then(|| (name.clone(), value))
+            value
+                .get("properties")
+                .is_some()
+                .then(|| (name.clone(), value))
         })
         .collect();
     for schema in components.schemas.values_mut() {

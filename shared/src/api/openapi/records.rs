@@ -8,9 +8,9 @@ use super::WHITESPACE;
 use crate::fields::catalogue::Catalogue;
 use crate::fields::catalogue::FieldDef;
 use crate::fields::definition::FieldType;
-use crate::records::write::{required_all_of, required_any_of};
 use crate::fields::validate::{MAX_TIMESTAMP_MILLIS, MIN_TIMESTAMP_MILLIS};
 use crate::model::object_type::ObjectType;
+use crate::records::write::{required_all_of, required_any_of};
 use crate::types::limits::MAX_FIELD_VALUE_CHARS;
 use crate::types::number::{MAGNITUDE_BOUND, MIN_MAGNITUDE};
 use serde_json::{json, Map, Value};
@@ -79,6 +79,14 @@ fn website() -> String {
     )
 }
 
+/// Forms of a datetime value the server reads ([`crate::fields::validate::parse_datetime_text`]).
+const DATETIME_EXAMPLES: [&str; 4] = [
+    "2026-11-22T09:30:00Z",
+    "2026-11-22T10:30:00.250+01:00",
+    "2026-11-22",
+    "Sun, 22 Nov 2026 09:30:00 +0000",
+];
+
 /// The alternatives of what a write accepts for one field of `field_type` (`name` for the
 /// standard fields read in a stricter way) when it must hold a value (a required field on
 /// create): the field's values less the ones that clear it (BEHAVIOR 3, "Write validation").
@@ -102,9 +110,11 @@ fn value_alternatives(name: &str, field_type: FieldType) -> Vec<Value> {
             json!({"type": "boolean"}),
             json!({"type": "string", "pattern": format!("^[{WHITESPACE}]*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])[{WHITESPACE}]*$")}),
         ],
+        // The server reads many text forms (RFC 3339, ISO 8601 without an offset or with a
+        // space, a date alone, RFC 2822, a numeric string): `format: date-time` would refuse
+        // most of them, so the text is a non-blank string with the forms as `examples`.
         (FieldType::Datetime, _) => vec![
-            json!({"type": "string", "format": "date-time"}),
-            json!({"type": "string", "format": "date"}),
+            json!({"type": "string", "pattern": non_blank(), "examples": DATETIME_EXAMPLES}),
             json!({"type": "number", "minimum": MIN_TIMESTAMP_MILLIS, "maximum": MAX_TIMESTAMP_MILLIS}),
         ],
         // The options are the account's: the standard ones (listed in the description and
@@ -134,7 +144,12 @@ fn input_alternatives(name: &str, field_type: FieldType) -> Vec<Value> {
         ],
         (FieldType::Enumeration, _) => vec![json!({"type": "string"})],
         (FieldType::Number | FieldType::Bool, _) => value_alternatives(name, field_type),
-        (FieldType::Datetime | FieldType::User, _) => {
+        // Any text: a blank one clears the field.
+        (FieldType::Datetime, _) => vec![
+            json!({"type": "string", "examples": DATETIME_EXAMPLES}),
+            json!({"type": "number", "minimum": MIN_TIMESTAMP_MILLIS, "maximum": MAX_TIMESTAMP_MILLIS}),
+        ],
+        (FieldType::User, _) => {
             let mut alternatives = value_alternatives(name, field_type);
             alternatives.push(json!({"type": "string", "pattern": blank()}));
             alternatives
@@ -147,27 +162,21 @@ fn input_alternatives(name: &str, field_type: FieldType) -> Vec<Value> {
 /// What the description of a field of `field_type` says it accepts.
 fn type_description(name: &str, field_type: FieldType) -> &'static str {
     match (field_type, name) {
-        (FieldType::String, "email") => {
-            "A valid e-mail address, stored lowercased."
-        }
+        (FieldType::String, "email") => "A valid e-mail address, stored lowercased.",
         (FieldType::String, "website_url") => {
             "A URL or host (a string), stored as its canonical host (lowercase, no scheme, \
              `www.`, port, path or trailing dot)."
         }
-        (FieldType::String, _) => {
-            "Text; numbers and booleans are stored as their text."
-        }
+        (FieldType::String, _) => "Text; numbers and booleans are stored as their text.",
         (FieldType::Number, _) => {
             "A number, or a string holding one: zero or a magnitude from 1e-130 to below 1e126 \
              (what both stores hold); stored as its shortest decimal text."
         }
-        (FieldType::Bool, _) => {
-            "true or false, or the strings \"true\" / \"false\" (any case)."
-        }
+        (FieldType::Bool, _) => "true or false, or the strings \"true\" / \"false\" (any case).",
         (FieldType::Datetime, _) => {
-            "ISO 8601 / RFC 3339 (a date alone is midnight UTC), RFC 2822, or a numeric \
-             timestamp (below 10^11 seconds, else milliseconds); stored as RFC 3339 UTC with \
-             milliseconds."
+            "ISO 8601 / RFC 3339 (without an offset: UTC; a date alone is midnight UTC), RFC 2822, \
+             or a numeric timestamp, as a number or a string (below 10^11 seconds, else \
+             milliseconds); stored as RFC 3339 UTC with milliseconds. Other text is 400."
         }
         (FieldType::Enumeration, _) => {
             "An option's internal name or display name (any case); stored as the internal name. \
@@ -226,6 +235,9 @@ fn field_schema(field: &FieldDef, holds_value: bool) -> Value {
         (false, _) => " Blank or null clears it.",
     });
     schema.insert("description".into(), json!(description));
+    // The catalogue type, for tools that need more than the JSON types (which values of an
+    // enumeration or a user field an account has, which text a datetime is).
+    schema.insert("x-field-type".into(), json!(field.field_type.as_str()));
     match <[Value; 1]>::try_from(alternatives) {
         // One alternative is the schema itself (an `anyOf` of one says nothing more).
         Ok([Value::Object(only)]) => schema.extend(only),
@@ -274,7 +286,10 @@ fn fields_schema(object_type: ObjectType, create: bool) -> Value {
     let mut properties = Map::new();
     for field in catalogue.fields().iter().filter(|f| !f.is_system()) {
         let holds_value = required.contains(&field.internal_name.as_str());
-        properties.insert(field.internal_name.clone(), field_schema(field, holds_value));
+        properties.insert(
+            field.internal_name.clone(),
+            field_schema(field, holds_value),
+        );
     }
     let mut description = "Field values by internal name (`docs/seed-format.md`, section Standard \
         fields), and the account's custom fields by theirs. Unknown names and system-managed \
@@ -313,7 +328,7 @@ fn example_fields(object_type: ObjectType) -> Value {
             json!({"email": "jo.doe@example.com", "first_name": "Jo", "lifecycle_stage": "lead"})
         }
         ObjectType::Companies => {
-            json!({"company_name": "Contoso", "website_url": "https://www.contoso.example", "industry": "Software"})
+            json!({"company_name": "Tailspin Toys", "website_url": "https://www.tailspintoys.example", "industry": "Software"})
         }
         ObjectType::Deals => {
             json!({"deal_name": "Contoso renewal", "pipeline": "default", "deal_stage": "qualified_to_buy", "amount": 12500})

@@ -264,7 +264,10 @@ mod tests {
         for zone in chrono_tz::TZ_VARIANTS {
             let name = zone.name();
             assert!(pattern.is_match(name) && name.len() <= longest, "{name}");
-            assert!(crate::schedule::zone::IanaTimeZone::parse(name).is_ok(), "{name}");
+            assert!(
+                crate::schedule::zone::IanaTimeZone::parse(name).is_ok(),
+                "{name}"
+            );
         }
         for text in [" UTC", "America/New York", "utc\n", "Europe/Berlin,UTC"] {
             assert!(!pattern.is_match(text), "{text:?}");
