@@ -1,7 +1,7 @@
 // The README journey through a TypeScript client: the types `openapi-typescript` generates from
 // `openapi.json` at its default settings and the `openapi-fetch` client over them. An example of
 // the generated client, and a test of the document (infra/scripts/generated-clients.sh generates
-// the types, type-checks this file with `tsc --noEmit --strict`, compiles it and runs it against
+// the types, type-checks this file with `tsc --noEmit --strict`, transpiles it and runs it against
 // the local server on the demo seed):
 //
 //   node generated/ts-build/journey.js BASE_URL RESPONSES_JSONL
