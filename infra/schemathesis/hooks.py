@@ -147,7 +147,7 @@ def _narrow_field(prop, definition):
     required = "anyOf" not in prop
     clearing = [{"type": "string", "pattern": _BLANK}, {"type": "null"}]
     if kind == "enumeration":
-        options = list(prop.get("examples", [])) + _option_names(definition or {})
+        options = list(dict.fromkeys(list(prop.get("examples", [])) + _option_names(definition or {})))
         value = [{"type": "string", "enum": options}]
     elif kind == "datetime":
         numbers = [a for a in prop.get("anyOf", [prop]) if a.get("type") == "number"]
@@ -176,7 +176,8 @@ def _narrow_properties_parameter(operation, object_type):
     for parameter in operation.get("parameters", []):
         if parameter.get("name") == "properties" and isinstance(parameter.get("schema"), dict):
             items = parameter["schema"].get("items", {})
-            parameter["schema"]["items"] = {"type": "string", "enum": items.get("examples", []) + custom}
+            names = list(dict.fromkeys(items.get("examples", []) + custom))
+            parameter["schema"]["items"] = {"type": "string", "enum": names}
 
 
 @schemathesis.hook
