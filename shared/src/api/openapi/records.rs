@@ -1,8 +1,15 @@
 //! Schemas of the four record types, generated from the standard field catalogue
 //! (`docs/seed-format.md`, "Standard fields", [`Catalogue::standard`]): the response object (the type's
 //! default fields plus any requested property), the list, the write bodies and the `properties`
-//! parameter. An account's custom fields are not in the document: they are accepted the same
-//! way, as described on each schema.
+//! parameter.
+//!
+//! The document describes every account, so a request schema takes what any account may have and
+//! never less than the server takes (issue 35; `docs/decisions.md`, "API description"): a write's
+//! `fields` allows additional properties (the account's custom fields), an enumeration is a string
+//! with its standard options as `examples` (an account may add options, any letter case is read),
+//! a datetime any text the server parses, `properties` any names. Each field carries its
+//! catalogue type as `x-field-type`. `infra/local-server/tests/request_schemas.rs` holds the
+//! schemas to the server.
 
 use super::WHITESPACE;
 use crate::fields::catalogue::Catalogue;
