@@ -258,8 +258,83 @@ fn add_links(doc: &mut OpenApi) {
     }
 }
 
-/// Completes a merged description: info, servers, tags, security schemes, links.
+/// Replaces every inline copy of a component's object schema (one with `properties`) by a
+/// reference to the component. utoipa inlines the item schema of a generic list
+/// (`ListView<User>`'s `data`); a copy makes client generators emit a second type for the same
+/// object (`ListViewUserDataItem` beside `User`) and leaves the component itself unused.
+///
+/// Each component and path item holding a copy goes through JSON and back (utoipa's model does
+/// not read back every document it writes, so only the parts that change make the trip).
+fn reference_component_copies(doc: &mut OpenApi) {
+    use serde_json::Value;
+    fn replace(node: &mut Value, objects: &[(String, Value)]) -> bool {
+        if let Some((name, _)) = objects.iter().find(|(_, schema)| schema == node) {
+            *node = serde_json::json!({"$ref": format!("#/components/schemas/{name}")});
+            return true;
+        }
+        match node {
+            Value::Object(map) => map
+                .values_mut()
+                .fold(false, |changed, child| replace(child, objects) | changed),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, child| replace(child, objects) | changed),
+            _ => false,
+        }
+    }
+    /// `part` with the copies in its children replaced (never `part` itself: a component is not
+    /// a copy of itself).
+    fn referenced<T: serde::Serialize + serde::de::DeserializeOwned>(
+        part: &T, objects: &[(String, Value)],
+    ) -> Option<T> {
+        let mut value = serde_json::to_value(part).ok()?;
+        let Value::Object(map) = &mut value else {
+            return None;
+        };
+        let changed = map
+            .values_mut()
+            .fold(false, |changed, child| replace(child, objects) | changed);
+        if !changed {
+            return None;
+        }
+        serde_json::from_value(value)
+            .inspect_err(|error| {
+                // A part that does not read back keeps its copy (the lint of the document in
+                // the test command then reports the unused component).
+                tracing::error!(%error, "a part of the description does not read back");
+            })
+            .ok()
+    }
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let objects: Vec<(String, Value)> = components
+        .schemas
+        .iter()
+        .filter_map(|(name, schema)| {
+            let value = serde_json::to_value(schema).ok()?;
+            value
+                .get("properties")
+                .is_some()
+                .then(|| (name.clone(), value))
+        })
+        .collect();
+    for schema in components.schemas.values_mut() {
+        if let Some(changed) = referenced(schema, &objects) {
+            *schema = changed;
+        }
+    }
+    for item in doc.paths.paths.values_mut() {
+        if let Some(changed) = referenced(item, &objects) {
+            *item = changed;
+        }
+    }
+}
+
+/// Completes a merged description: info, servers, tags, security schemes, links, and references
+/// in place of inline copies of components.
 pub fn finish_document(mut doc: OpenApi) -> OpenApi {
+    reference_component_copies(&mut doc);
     add_links(&mut doc);
     doc.info = InfoBuilder::new()
         .title("Account routing API")
