@@ -403,8 +403,19 @@ async fn twenty_sla_checks_due_together_with_two_racing_workers_each_reassign_on
             }
         }
     }
+    let mut items = Vec::new();
+    for (_, history) in &late {
+        let entry: shared::model::DispatchEntryKey = serde_json::from_value(json!({
+            "router_id": history[0]["router_id"],
+            "dispatched_at": history[0]["dispatched_at"],
+            "id": history[0]["id"],
+        }))
+        .unwrap();
+        let id = shared::sla::CheckSubject::due_id(&entry);
+        items.push(s.built.store.get_due(&id).await.unwrap());
+    }
     assert!(
         reassigned && late.is_empty(),
-        "records whose first check never reassigned them: {late:#?}"
+        "records whose first check never reassigned them: {late:#?}; their items: {items:#?}"
     );
 }
