@@ -26,5 +26,8 @@ pub use member::Member;
 pub use object_type::ObjectType;
 pub use provision::{AccountPlan, PlannedRecord, ProvisionPlan, ProvisionReport};
 pub use record::{Record, UniqueKey};
-pub use router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+pub use router::{
+    DistributionModel, DraftChange, RotationType, Router, RouterConfig, RouterDraft,
+    RouterRevision, RouterSettings, RouterUser, RouterWrite,
+};
 pub use sla::{SlaMinutes, SlaSetting, SlaSettingView, SlaState, SlaStatus, WorkedValues};

@@ -1,5 +1,6 @@
 //! Routers, read-only through the API (spec "Router object", "Routers"; BEHAVIOR 5).
 
+pub mod config;
 pub mod roster;
 pub mod view;
 
