@@ -302,12 +302,14 @@ fn percentages(
     }
     for (j, u) in users.iter().enumerate() {
         match u.percentage {
-            None => return refused(
-                "users",
-                format!(
+            None => {
+                return refused(
+                    "users",
+                    format!(
                     "users[{j}].percentage: every user of a percentage router needs a percentage"
                 ),
-            ),
+                )
+            }
             Some(p) if !(0.0..=100.0).contains(&p) => {
                 return refused(
                     "users",

@@ -1,10 +1,12 @@
 //! Routers, read-only through the API (spec "Router object", "Routers"; BEHAVIOR 5).
 
 pub mod config;
+pub mod manage;
 pub mod roster;
 pub mod view;
 
-pub use view::RouterView;
+pub use manage::{Actor, RouterAdmin, Tagged};
+pub use view::{DraftView, RevisionView, RouterView};
 
 use crate::error::DomainError;
 use crate::page::cursor::{CursorKey, ListRequest};

@@ -41,8 +41,22 @@ impl IfMatch {
     /// Errors: 400 `Invalid If-Match` (`field` `If-Match`) when a value does not follow the
     /// grammar (`*` or a list of quoted entity tags).
     pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, DomainError> {
-        if headers.get(headers::IfMatch::name()).is_none() {
+        let values: Vec<&http::HeaderValue> =
+            headers.get_all(headers::IfMatch::name()).iter().collect();
+        if values.is_empty() {
             return Ok(None);
+        }
+        // The crate skips list members it cannot read; a malformed member is a 400 here.
+        let well_formed = values.iter().all(|v| {
+            v.to_str().is_ok_and(|text| {
+                text.trim() == "*"
+                    || text
+                        .split(',')
+                        .all(|tag| tag.trim().parse::<headers::ETag>().is_ok())
+            })
+        });
+        if !well_formed {
+            return Err(DomainError::bad_field(IF_MATCH, INVALID_IF_MATCH));
         }
         match headers.typed_try_get::<headers::IfMatch>() {
             Ok(Some(if_match)) => Ok(Some(Self(if_match))),

@@ -10,6 +10,7 @@
 
 pub mod records;
 pub mod responses;
+pub mod routers;
 pub mod users;
 pub mod webhooks;
 
@@ -281,7 +282,7 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         tag(TAG_TOKEN, "OAuth 2.0 client credentials (RFC 6749 section 4.4)."),
         tag(TAG_RECORDS, "Contacts, companies, deals and tickets of the token's account."),
         tag(TAG_USERS, "The account's members."),
-        tag(TAG_ROUTERS, "Assignment configurations, read-only."),
+        tag(TAG_ROUTERS, "Assignment configurations: create, edit a draft, publish, list and restore revisions, archive (BEHAVIOR 15)."),
         tag(TAG_DISPATCH, "Runs a router for one record and assigns its owner."),
         tag(TAG_HISTORY, "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens."),
         tag(
