@@ -33,7 +33,8 @@ macro_rules! on_both_stores {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    super::$name(super::app(super::Store::Memory).await).await;
+                    let (app, _) = super::app(super::Store::Memory).await;
+                    super::$name(app).await;
                 }
             )*
         }
@@ -41,7 +42,11 @@ macro_rules! on_both_stores {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    super::$name(super::app(super::Store::Dynamo).await).await;
+                    let (app, table) = super::app(super::Store::Dynamo).await;
+                    super::$name(app).await;
+                    if let Some(table) = table {
+                        table.delete().await;
+                    }
                 }
             )*
         }
@@ -60,13 +65,15 @@ on_both_stores!(
     dispatches_racing_a_publish_never_commit_by_the_replaced_revision,
 );
 
-async fn app(store: Store) -> TestApp {
+/// The application over the demo seed on `store`, and its table on DynamoDB (deleted after
+/// the test: the emulator copies every table at each transaction).
+async fn app(store: Store) -> (TestApp, Option<TestTable>) {
     app_with_seed(store, local_server::DEMO_SEED).await
 }
 
-async fn app_with_seed(store: Store, seed: &str) -> TestApp {
+async fn app_with_seed(store: Store, seed: &str) -> (TestApp, Option<TestTable>) {
     match store {
-        Store::Memory => TestApp::with_seed(seed).await,
+        Store::Memory => (TestApp::with_seed(seed).await, None),
         Store::Dynamo => {
             let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
             let built = local_server::build_app_on(
@@ -78,9 +85,12 @@ async fn app_with_seed(store: Store, seed: &str) -> TestApp {
             )
             .await
             .unwrap();
-            TestApp {
-                router: built.router,
-            }
+            (
+                TestApp {
+                    router: built.router,
+                },
+                Some(table),
+            )
         }
     }
 }
