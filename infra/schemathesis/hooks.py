@@ -23,6 +23,13 @@ succeeds, and JSON Schema cannot say them:
   case gets a valid URL of its own (`before_call`); negative cases keep what was generated. The
   account may hold 20 subscriptions, so each one a case creates is deleted after the call
   (`after_call`), as a client cleaning up would.
+* router configurations (BEHAVIOR 15): a router's users must be members of the account, its
+  teams teams of the account, and its settings hold cross-field rules (`owner_field` a user field
+  of the router's type, percentages only on percentage routers, summing to 100, a trigger over
+  the type's fields). `before_load_schema` narrows a create's and a draft's `users[].email` to
+  the account's members (no percentage), `teams[].name` to its teams and `settings` to `null` or
+  one valid round robin setting of contacts, in this run's copy of the document; other values
+  stay negative cases.
 * facts only the server knows: an `after` cursor is valid only when this list issued it (it is
   signed), and an `Idempotency-Key` is valid for one request body only (BEHAVIOR 10 and 11). A
   positive case therefore carries no made-up cursor (it reads the first page) and a fresh key of
@@ -101,6 +108,35 @@ def before_load_schema(context, raw_schema):
     patch = schemas.get("UserPatch")
     if patch:
         patch["properties"]["role_id"] = {"enum": _roles() + [None]}
+    for name in ("RouterCreate", "RouterDraftBody"):
+        body = schemas.get(name)
+        if body:
+            _narrow_router_config(body)
+
+
+def _teams():
+    return [team["name"] for team in _account().get("teams", [])]
+
+
+def _narrow_router_config(body):
+    """A router configuration body whose positive cases pass the account's rules."""
+    emails = [m for m in _members() if "@" in m]
+    props = body.setdefault("properties", {})
+    props["users"] = {"type": "array", "maxItems": 5, "items": {
+        "type": "object", "required": ["email"], "additionalProperties": False,
+        "properties": {"email": {"enum": emails}}}}
+    props["teams"] = {"type": "array", "maxItems": 2, "items": {
+        "type": "object", "required": ["name"], "additionalProperties": False,
+        "properties": {"name": {"enum": _teams()}}}}
+    props["settings"] = {"enum": [None, {
+        "owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": True,
+        "ignore_working_hours": True}]}
+    if "object_type" in props:
+        props["object_type"] = {"enum": ["contacts"]} if name_is_create(body) else {"enum": ["contacts", None]}
+
+
+def name_is_create(body):
+    return "object_type" in body.get("required", [])
 
 
 def _fix_windows(body):

@@ -84,7 +84,7 @@ struct RouterBody {
     #[serde(default)]
     object_type: Option<ObjectType>,
     #[serde(default)]
-    has_integration: bool,
+    has_integration: Option<bool>,
     settings: Option<SettingsBody>,
     users: Vec<UserBody>,
     teams: Vec<TeamBody>,
@@ -742,7 +742,7 @@ fn parse_body(
         object_type,
         ConfigBody {
             name: parsed.name,
-            has_integration: parsed.has_integration,
+            has_integration: parsed.has_integration.unwrap_or(false),
             settings: parsed.settings,
             users: parsed.users,
             teams: parsed.teams,

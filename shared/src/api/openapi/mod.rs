@@ -236,8 +236,61 @@ fn add_links(doc: &mut OpenApi) {
             })
             .collect(),
     ));
+    // Router management (BEHAVIOR 15): create -> draft -> publish -> revisions.
+    let router_links = |targets: &[(&str, &[(&str, &str)])]| {
+        targets
+            .iter()
+            .map(|(op, parameters)| {
+                let mut builder = utoipa::openapi::link::LinkBuilder::new().operation_id(*op);
+                for (name, value) in *parameters {
+                    builder = builder.parameter(*name, *value);
+                }
+                (op.to_string(), builder.build())
+            })
+            .collect::<Vec<_>>()
+    };
+    plan.push((
+        "createRouter".into(),
+        "201",
+        router_links(&[
+            ("getRouter", &[("routerId", "$response.body#/id")]),
+            ("putRouterDraft", &[("routerId", "$response.body#/id")]),
+            ("listRouterRevisions", &[("routerId", "$response.body#/id")]),
+        ]),
+    ));
+    plan.push((
+        "putRouterDraft".into(),
+        "200",
+        router_links(&[
+            ("getRouterDraft", &[("routerId", "$response.body#/router_id")]),
+            (
+                "publishRouter",
+                &[
+                    ("routerId", "$response.body#/router_id"),
+                    ("If-Match", "$response.header.ETag"),
+                ],
+            ),
+        ]),
+    ));
+    plan.push((
+        "publishRouter".into(),
+        "200",
+        router_links(&[
+            ("listRouterRevisions", &[("routerId", "$response.body#/id")]),
+            (
+                "getRouterRevision",
+                &[
+                    ("routerId", "$response.body#/id"),
+                    ("revision", "$response.body#/revision"),
+                ],
+            ),
+        ]),
+    ));
     for item in doc.paths.paths.values_mut() {
-        for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+        for operation in [&mut item.get, &mut item.post, &mut item.put]
+            .into_iter()
+            .flatten()
+        {
             let Some(id) = operation.operation_id.clone() else {
                 continue;
             };
