@@ -549,7 +549,7 @@ pub async fn revision(
     Authenticated(p): Authenticated, State(s): State<RoutersState>, PathIds(ids): PathIds,
 ) -> Answer<RevisionView> {
     p.require(Scope::Read)?;
-    let id = RouterId::parse(ids.get(0).map(String::as_str).unwrap_or_default())?;
+    let id = RouterId::parse(ids.first().map(String::as_str).unwrap_or_default())?;
     let n = ids.get(1).map(String::as_str).unwrap_or_default();
     Ok(Json(s.admin.revision(p.account_id, id, n).await?))
 }
@@ -580,7 +580,7 @@ pub async fn restore(
     headers: HeaderMap, body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Update)?;
-    let raw_id = ids.get(0).cloned().unwrap_or_default();
+    let raw_id = ids.first().cloned().unwrap_or_default();
     let n = ids.get(1).cloned().unwrap_or_default();
     let route = format!("POST /routers/{raw_id}/revisions/{n}/restore");
     let id = RouterId::parse(&raw_id)?;
