@@ -462,6 +462,8 @@ async fn a_publish_takes_two_rounds_and_a_revision_page_reads_at_most_limit_plus
             pages.push((limit, page.data.len(), read - 1));
         }
     }
-    println!("publish rounds: {publish_rounds:?}; revision pages (limit, shown, items read): {pages:?}");
+    println!(
+        "publish rounds: {publish_rounds:?}; revision pages (limit, shown, items read): {pages:?}"
+    );
     table.delete().await;
 }

@@ -52,7 +52,9 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
         };
         // The fixtures that read, delete or publish a router's draft find one (BEHAVIOR 15).
         let raw_path = json["rawPath"].as_str().unwrap_or_default();
-        let method = json["requestContext"]["http"]["method"].as_str().unwrap_or_default();
+        let method = json["requestContext"]["http"]["method"]
+            .as_str()
+            .unwrap_or_default();
         if raw_path.starts_with("/routers/")
             && (raw_path.ends_with("/publish") || (raw_path.ends_with("/draft") && method != "PUT"))
         {
@@ -61,7 +63,8 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
                 .trim_end_matches("/draft")
                 .to_string()
                 + "/draft";
-            let body = serde_json::json!({"name": "Draft", "settings": null, "users": [], "teams": []});
+            let body =
+                serde_json::json!({"name": "Draft", "settings": null, "users": [], "teams": []});
             let put = test
                 .call(axum::http::Method::PUT, &draft, &token, Some(body))
                 .await;

@@ -373,7 +373,10 @@ async fn routers_function() {
         .iter()
         .find(|(name, _)| name == "routers-draft-delete.json")
         .unwrap();
-    assert_eq!(serve(&app, &with_token(delete.clone(), NORTHWIND)).await, 204);
+    assert_eq!(
+        serve(&app, &with_token(delete.clone(), NORTHWIND)).await,
+        204
+    );
 }
 
 async fn dispatch_function(stack: &Stack) {

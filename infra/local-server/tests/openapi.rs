@@ -221,6 +221,11 @@ async fn every_operation_has_an_id_a_tag_its_scope_and_its_error_answers() {
                 "post" if path.ends_with("/rotate-secret") || path.ends_with("/retry") => {
                     "service-api/update"
                 }
+                // Router management (BEHAVIOR 15): publishing, unpublishing and restoring change
+                // a router, and its draft is written and dropped with update.
+                "post" if path.starts_with("/routers/") => "service-api/update",
+                "put" => "service-api/update",
+                "delete" if path.ends_with("/draft") => "service-api/update",
                 "post" => "service-api/create",
                 "patch" => "service-api/update",
                 "delete" => "service-api/delete",

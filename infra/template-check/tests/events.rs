@@ -52,7 +52,10 @@ fn required_routes() -> Vec<(String, usize)> {
         ("POST /routers/{routerId}/unpublish".into(), 1),
         ("GET /routers/{routerId}/revisions".into(), 1),
         ("GET /routers/{routerId}/revisions/{revision}".into(), 1),
-        ("POST /routers/{routerId}/revisions/{revision}/restore".into(), 1),
+        (
+            "POST /routers/{routerId}/revisions/{revision}/restore".into(),
+            1,
+        ),
         ("GET /contacts/{contactId}/dispatches".into(), 1),
         ("$default".into(), 1),
         ("GET /webhooks".into(), 1),

@@ -16,9 +16,8 @@ use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse
 use crate::model::dispatch::RotationState;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::router::{
-    DraftChange, Router, RouterConfig, RouterDraft, RouterRevision, RouterWrite, FIRST_REVISION,
-};
+use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
+use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
 use crate::store::{keys, revision_position, Store, StoreError};

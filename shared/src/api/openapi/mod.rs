@@ -262,7 +262,10 @@ fn add_links(doc: &mut OpenApi) {
         "putRouterDraft".into(),
         "200",
         router_links(&[
-            ("getRouterDraft", &[("routerId", "$response.body#/router_id")]),
+            (
+                "getRouterDraft",
+                &[("routerId", "$response.body#/router_id")],
+            ),
             (
                 "publishRouter",
                 &[
