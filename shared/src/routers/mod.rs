@@ -1,4 +1,5 @@
-//! Routers, read-only through the API (spec "Router object", "Routers"; BEHAVIOR 5).
+//! Routers (spec "Router object", "Routers"; BEHAVIOR 5 and 15): the read operations here, the
+//! management operations in [`manage`], the one configuration validator in [`config`].
 
 pub mod config;
 pub mod manage;
