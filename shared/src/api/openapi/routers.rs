@@ -20,7 +20,8 @@ pub struct RouterCreate {
     object_type: ObjectType,
     /// Whether assignments are pushed to the account's CRM (default false).
     has_integration: Option<bool>,
-    /// The settings (section 5's keys, each optional); `null`: no settings.
+    /// The settings (section 5's keys, each optional); `null`: no settings. Required.
+    #[schema(required = true)]
     settings: Option<RouterSettingsWrite>,
     /// Rotation users (members' e-mails), at most 500; `percentage` 0 to 100 on percentage
     /// routers only, on every user, summing to 100.
@@ -43,7 +44,8 @@ pub struct RouterDraftBody {
     object_type: Option<ObjectType>,
     /// Whether assignments are pushed to the account's CRM (default false).
     has_integration: Option<bool>,
-    /// The settings; `null`: no settings.
+    /// The settings; `null`: no settings. Required.
+    #[schema(required = true)]
     settings: Option<RouterSettingsWrite>,
     /// Rotation users, as on create.
     #[schema(max_items = 500)]
@@ -62,6 +64,7 @@ pub struct IfMatchParams {
     /// a draft (428 without it).
     #[serde(rename = "If-Match")]
     #[param(
+        nullable = false,
         pattern = r#"^(\*|(W/)?"[!#-~]*"(, ?(W/)?"[!#-~]*")*)$"#,
         example = "\"3f2a6c0e9b8d4e51a7c2d9f0b1e4a6c8\""
     )]
