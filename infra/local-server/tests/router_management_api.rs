@@ -481,7 +481,7 @@ async fn every_status_of_the_draft_and_publish_rules(app: TestApp) {
         (&json!(true), &json!(1))
     );
     // With a draft: publish needs If-Match (428), a stale one is 412; PUT and DELETE check it
-    // when sent; a malformed one is 400.
+    // when sent; a malformed one never holds (412).
     let put = app
         .call(Method::PUT, &draft, &t, Some(round_robin("v2")))
         .await;
