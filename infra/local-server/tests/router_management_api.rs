@@ -506,8 +506,7 @@ async fn every_status_of_the_draft_and_publish_rules(app: TestApp) {
             None,
         )
         .await;
-    assert_eq!(a.status, StatusCode::BAD_REQUEST);
-    assert_eq!(a.body["field"], "If-Match");
+    assert_error(&a, StatusCode::PRECONDITION_FAILED, "Draft has changed");
     let replaced = app
         .with_headers(
             Method::PUT,
