@@ -36,6 +36,13 @@ succeeds, and JSON Schema cannot say them:
   case gets a valid URL of its own (`before_call`); negative cases keep what was generated. The
   account may hold 20 subscriptions, so each one a case creates is deleted after the call
   (`after_call`), as a client cleaning up would.
+* router configurations (BEHAVIOR 15): a router's users must be members of the account, its
+  teams teams of the account, and its settings hold cross-field rules (`owner_field` a user field
+  of the router's type, percentages only on percentage routers, summing to 100, a trigger over
+  the type's fields). `before_load_schema` narrows a create's and a draft's `users[].email` to
+  the account's members and `teams[].name` to its teams, in this run's copy of the document, and
+  `before_call` makes a positive body's settings one valid round robin setting of contacts (or
+  none) without percentages; negative cases keep what was generated.
 * facts only the server knows: an `after` cursor is valid only when this list issued it (it is
   signed), and an `Idempotency-Key` is valid for one request body only (BEHAVIOR 10 and 11). A
   positive case therefore carries no made-up cursor (it reads the first page) and a fresh key of
@@ -210,6 +217,56 @@ def before_load_schema(context, raw_schema):
         zone = patch["properties"].get("time_zone")
         if isinstance(zone, dict) and zone.get("examples"):
             patch["properties"]["time_zone"] = {"type": "string", "enum": zone["examples"]}
+    for name in ("RouterCreate", "RouterDraftBody"):
+        body = schemas.get(name)
+        if body:
+            _narrow_router_config(body)
+    # The router bodies refuse unknown keys (as the seed format does).
+    for name in ("RouterCreate", "RouterDraftBody", "RouterSettingsWrite"):
+        if name in schemas:
+            schemas[name]["additionalProperties"] = False
+
+
+def _teams():
+    return [team["name"] for team in _account().get("teams", [])]
+
+
+def _narrow_router_config(body):
+    """A router body's users name the account's members and its teams the account's teams."""
+    emails = [m for m in _members() if "@" in m]
+    props = body.setdefault("properties", {})
+    users = props.get("users", {})
+    users["items"] = {"type": "object", "required": ["email"], "additionalProperties": False,
+                      "properties": {"email": {"enum": emails}, "percentage": {"type": ["number", "null"]}}}
+    teams = props.get("teams", {})
+    teams["items"] = {"type": "object", "required": ["name"], "additionalProperties": False,
+                      "properties": {"name": {"enum": _teams()}}}
+
+
+_ROUTER_BODIES = ("POST /routers", "PUT /routers/{routerId}/draft")
+_VALID_SETTINGS = {"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": True,
+                   "ignore_working_hours": True}
+
+
+def _router_config(case, kwargs):
+    """A positive router body passes the cross-field rules: contacts, round robin (no
+    percentages), its settings one valid setting or none."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    if not positive or case.operation.label not in _ROUTER_BODIES:
+        return
+    for body in (case.body, kwargs.get("json")):
+        if not isinstance(body, dict):
+            continue
+        if case.operation.label == "POST /routers":
+            body["object_type"] = "contacts"
+        else:
+            body.pop("object_type", None)
+        if body.get("settings") is not None:
+            body["settings"] = dict(_VALID_SETTINGS)
+        for user in body.get("users") or []:
+            if isinstance(user, dict):
+                user.pop("percentage", None)
 
 
 def _fix_windows(body):
@@ -336,6 +393,7 @@ def before_call(context, case, kwargs):
     body gets a valid URL here for the same reason."""
     _webhook_url(context, case, kwargs)
     _fix_at_least_one(case, kwargs)
+    _router_config(case, kwargs)
     for headers in (case.headers, kwargs.get("headers")):
         if isinstance(headers, MutableMapping):
             for name, value in list(headers.items()):

@@ -134,6 +134,7 @@ fn entry(crm_sync: Option<CrmSyncState>) -> DispatchEntry {
         id: Uuid::now_v7(),
         account_id: AccountId::from(Uuid::new_v4()),
         router_id: RouterId::from(Uuid::new_v4()),
+        router_revision: 1,
         object_type: ObjectType::Contacts,
         object_id: Uuid::now_v7().to_string(),
         message: "Owner assigned".into(),

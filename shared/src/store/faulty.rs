@@ -13,9 +13,11 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -299,6 +301,21 @@ delegate_store! {
         delivery: &WebhookDelivery, attempts: u32, health: Option<&SubscriptionHealth>,
         due: &DueChanges
     ) -> ();
+    fn create_router(
+        router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
+    fn put_router_draft(
+        draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn delete_router_draft(account_id: AccountId, router_id: RouterId, etag: &ETag) -> ();
+    fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
+        -> Option<RouterRevision>;
+    fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
+        -> Listed<RouterRevision>;
+    fn write_router(write: &RouterWrite) -> ();
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
     ;
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.

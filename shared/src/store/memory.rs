@@ -11,9 +11,9 @@
 
 use super::tally::Span;
 use super::{
-    delivery_position, dispatch_position, member_position, record_position, router_position,
-    webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
-    StoreResult, UniqueKey,
+    delivery_position, dispatch_position, member_position, record_position, revision_position,
+    router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
+    StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
@@ -28,11 +28,13 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{
     HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
+use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -204,6 +206,10 @@ struct State {
     webhooks: BTreeMap<(AccountId, WebhookId), WebhookSubscription>,
     /// Webhook deliveries by subscription, then id (creation order).
     deliveries: BTreeMap<(WebhookId, String), WebhookDelivery>,
+    /// Router revisions (BEHAVIOR 15) by router, then number.
+    revisions: HashMap<RouterId, BTreeMap<u64, RouterRevision>>,
+    /// Router drafts by router.
+    drafts: HashMap<RouterId, RouterDraft>,
 }
 
 impl State {
@@ -463,6 +469,20 @@ impl State {
             member.id,
         );
         self.members.insert(member.id, member);
+    }
+
+    /// The number of non-archived routers of `account_id` (its active list).
+    fn active_routers(&self, account_id: AccountId) -> u64 {
+        self.router_lists
+            .get(&account_id)
+            .map_or(0, |l| l.active.len() as u64)
+    }
+
+    /// Whether `router_id`'s router is stored at `version`.
+    fn router_at(&self, router_id: RouterId, version: u64) -> bool {
+        self.routers
+            .get(&router_id)
+            .is_some_and(|r| r.version == version)
     }
 
     /// Stores `router` and indexes it in its list.
@@ -1088,6 +1108,7 @@ impl Store for MemoryStore {
             .records
             .get(&w.record.id)
             .is_some_and(|r| r.version == w.record_version && r.is_active());
+        let router_ok = state.router_at(w.entry.router_id, w.router_version);
         let rotation_ok = w.rotation.as_ref().is_none_or(|(router, _, version)| {
             state.rotation.get(router).map_or(0, |r| r.version) == *version
         });
@@ -1104,7 +1125,7 @@ impl Store for MemoryStore {
         let month_key = (w.entry.account_id, w.month.clone());
         let count = state.monthly.get(&month_key).copied().unwrap_or(0);
         let quota_ok = w.quota.is_none_or(|q| count < q);
-        if !(record_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
+        if !(record_ok && router_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
         state.check_due_puts(&w.due)?;
@@ -1279,6 +1300,161 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn create_router(
+        &self, router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
+            return Err(StoreError::LeaseLost);
+        }
+        if state.active_routers(router.account_id) >= max {
+            return Err(StoreError::Rejected(format!(
+                "the account has {max} routers already"
+            )));
+        }
+        if state.routers.contains_key(&router.id) {
+            return Err(StoreError::Conflict);
+        }
+        state.put_router(router.clone());
+        state
+            .revisions
+            .entry(router.id)
+            .or_default()
+            .insert(revision.revision, revision.clone());
+        if let Some(c) = completion {
+            state.complete_request(c);
+        }
+        Ok(())
+    }
+
+    async fn get_router_draft(
+        &self, account_id: AccountId, router_id: RouterId,
+    ) -> StoreResult<Option<RouterDraft>> {
+        Ok(self
+            .lock()
+            .drafts
+            .get(&router_id)
+            .filter(|d| d.account_id == account_id)
+            .cloned())
+    }
+
+    async fn put_router_draft(
+        &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
+            return Err(StoreError::LeaseLost);
+        }
+        let current = state.drafts.get(&draft.router_id).map(|d| &d.etag);
+        if current != replaces || !state.router_at(draft.router_id, router_version) {
+            return Err(StoreError::Conflict);
+        }
+        state.drafts.insert(draft.router_id, draft.clone());
+        if let Some(c) = completion {
+            state.complete_request(c);
+        }
+        Ok(())
+    }
+
+    async fn delete_router_draft(
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.drafts.get(&router_id) {
+            Some(d) if d.account_id == account_id && &d.etag == etag => {
+                state.drafts.remove(&router_id);
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn get_router_revision(
+        &self, account_id: AccountId, router_id: RouterId, revision: u64,
+    ) -> StoreResult<Option<RouterRevision>> {
+        Ok(self
+            .lock()
+            .revisions
+            .get(&router_id)
+            .and_then(|r| r.get(&revision))
+            .filter(|r| r.account_id == account_id)
+            .cloned())
+    }
+
+    async fn list_router_revisions(
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
+    ) -> StoreResult<Listed<RouterRevision>> {
+        let state = self.lock();
+        let Some(revisions) = state.revisions.get(&router_id) else {
+            return Ok(Listed::new(Vec::new(), None));
+        };
+        let newest_first = revisions
+            .values()
+            .rev()
+            .filter(|r| r.account_id == account_id);
+        let wanted = page.limit.saturating_add(1);
+        let items: Vec<RouterRevision> = match &page.start {
+            PageStart::Offset(offset) => newest_first.skip(*offset).take(wanted).cloned().collect(),
+            PageStart::After(after) => newest_first
+                .filter(|r| revision_position(r).as_str() < after.as_str())
+                .take(wanted)
+                .cloned()
+                .collect(),
+        };
+        Ok(Listed::from_lookahead(items, page.limit, revision_position))
+    }
+
+    async fn write_router(&self, w: &RouterWrite) -> StoreResult<()> {
+        let mut state = self.lock();
+        if w.completion
+            .as_ref()
+            .is_some_and(|c| !state.holds_lease(&c.claim))
+        {
+            return Err(StoreError::LeaseLost);
+        }
+        let router_id = w.router.id;
+        let router_ok = state.router_at(router_id, w.expected_version);
+        let revision_ok = w.revision.as_ref().is_none_or(|r| {
+            state
+                .revisions
+                .get(&router_id)
+                .is_none_or(|stored| !stored.contains_key(&r.revision))
+        });
+        let draft_ok = match &w.draft {
+            DraftChange::Publish(etag) => state
+                .drafts
+                .get(&router_id)
+                .is_some_and(|d| &d.etag == etag),
+            DraftChange::Keep | DraftChange::Drop => true,
+        };
+        let rotation_ok = w.rotation.as_ref().is_none_or(|(_, version)| {
+            state.rotation.get(&router_id).map_or(0, |r| r.version) == *version
+        });
+        if !(router_ok && revision_ok && draft_ok && rotation_ok) {
+            return Err(StoreError::Conflict);
+        }
+        state.put_router(w.router.clone());
+        if let Some(revision) = &w.revision {
+            state
+                .revisions
+                .entry(router_id)
+                .or_default()
+                .insert(revision.revision, revision.clone());
+        }
+        if !matches!(w.draft, DraftChange::Keep) {
+            state.drafts.remove(&router_id);
+        }
+        if let Some((rotation, _)) = &w.rotation {
+            state.rotation.insert(router_id, rotation.clone());
+        }
+        if let Some(c) = &w.completion {
+            state.complete_request(c);
+        }
+        Ok(())
+    }
+
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         let mut state = self.lock();
         // Check first, write after: nothing is written when any record's key is taken.
@@ -1358,6 +1534,12 @@ impl Store for MemoryStore {
                 let fresh = !state.routers.contains_key(&r.id);
                 if fresh {
                     state.put_router(r.clone());
+                    let first = RouterRevision::provisioned(r);
+                    state
+                        .revisions
+                        .entry(r.id)
+                        .or_default()
+                        .insert(first.revision, first);
                 }
                 note(fresh, format!("router {}", r.id));
             }

@@ -8,6 +8,7 @@ pub mod canonical_domain;
 pub mod capacity;
 pub mod delays;
 pub mod email;
+pub mod etag;
 pub mod ids;
 pub mod limits;
 pub mod notification_preferences;

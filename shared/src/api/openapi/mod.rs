@@ -10,6 +10,7 @@
 
 pub mod records;
 pub mod responses;
+pub mod routers;
 pub mod users;
 pub mod webhooks;
 
@@ -235,8 +236,64 @@ fn add_links(doc: &mut OpenApi) {
             })
             .collect(),
     ));
+    // Router management (BEHAVIOR 15): create -> draft -> publish -> revisions.
+    let router_links = |targets: &[(&str, &[(&str, &str)])]| {
+        targets
+            .iter()
+            .map(|(op, parameters)| {
+                let mut builder = utoipa::openapi::link::LinkBuilder::new().operation_id(*op);
+                for (name, value) in *parameters {
+                    builder = builder.parameter(*name, *value);
+                }
+                (op.to_string(), builder.build())
+            })
+            .collect::<Vec<_>>()
+    };
+    plan.push((
+        "createRouter".into(),
+        "201",
+        router_links(&[
+            ("getRouter", &[("routerId", "$response.body#/id")]),
+            ("putRouterDraft", &[("routerId", "$response.body#/id")]),
+            ("listRouterRevisions", &[("routerId", "$response.body#/id")]),
+        ]),
+    ));
+    plan.push((
+        "putRouterDraft".into(),
+        "200",
+        router_links(&[
+            (
+                "getRouterDraft",
+                &[("routerId", "$response.body#/router_id")],
+            ),
+            (
+                "publishRouter",
+                &[
+                    ("routerId", "$response.body#/router_id"),
+                    ("If-Match", "$response.header.ETag"),
+                ],
+            ),
+        ]),
+    ));
+    plan.push((
+        "publishRouter".into(),
+        "200",
+        router_links(&[
+            ("listRouterRevisions", &[("routerId", "$response.body#/id")]),
+            (
+                "getRouterRevision",
+                &[
+                    ("routerId", "$response.body#/id"),
+                    ("revision", "$response.body#/revision"),
+                ],
+            ),
+        ]),
+    ));
     for item in doc.paths.paths.values_mut() {
-        for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+        for operation in [&mut item.get, &mut item.post, &mut item.put]
+            .into_iter()
+            .flatten()
+        {
             let Some(id) = operation.operation_id.clone() else {
                 continue;
             };
@@ -356,7 +413,7 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         tag(TAG_TOKEN, "OAuth 2.0 client credentials (RFC 6749 section 4.4)."),
         tag(TAG_RECORDS, "Contacts, companies, deals and tickets of the token's account."),
         tag(TAG_USERS, "The account's members."),
-        tag(TAG_ROUTERS, "Assignment configurations, read-only."),
+        tag(TAG_ROUTERS, "Assignment configurations: create, edit a draft, publish, list and restore revisions, archive (BEHAVIOR 15)."),
         tag(TAG_DISPATCH, "Runs a router for one record and assigns its owner."),
         tag(TAG_HISTORY, "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens."),
         tag(

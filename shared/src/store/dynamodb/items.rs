@@ -14,7 +14,7 @@ use crate::model::sla::SlaStatus;
 use crate::model::webhook::{HealthChange, WebhookDelivery, WebhookSubscription};
 use crate::model::{
     Account, ApiClient, CrmSyncState, CrmSyncStatus, DispatchEntry, Member, Record, Role,
-    RotationState, Router, Team,
+    RotationState, Router, RouterDraft, RouterRevision, Team,
 };
 use crate::store::keys::{self, IndexKey, Key};
 use crate::store::{StoreError, StoreResult, UniqueKey};
@@ -163,6 +163,42 @@ pub fn router(r: &Router) -> StoreResult<(Key, Item)> {
         keys::router_index(r.account_id, r.created_at, r.id, r.archived_at.is_none());
     let item = item_of("router", r, &key, active.as_ref(), Some(&all))?;
     Ok((key, item))
+}
+
+/// A router revision item (BEHAVIOR 15), in its router's partition.
+pub fn router_revision(r: &RouterRevision) -> StoreResult<(Key, Item)> {
+    let key = keys::router_revision(r.router_id, r.revision);
+    let item = item_of("router_revision", r, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// A router draft item (BEHAVIOR 15), in its router's partition.
+pub fn router_draft(d: &RouterDraft) -> StoreResult<(Key, Item)> {
+    let key = keys::router_draft(d.router_id);
+    let item = item_of("router_draft", d, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// The router item exists and is at `version` (a router stored before versions existed has
+/// no `version` attribute and is at 0).
+pub fn router_at_version(version: u64) -> Expr {
+    let text = if version == 0 {
+        "attribute_exists(#pk) AND (attribute_not_exists(#version) OR #version = :version)"
+    } else {
+        "attribute_exists(#pk) AND #version = :version"
+    };
+    Expr::new(text)
+        .name("#pk", keys::PK)
+        .name("#version", "version")
+        .value(":version", n(version))
+}
+
+/// The draft exists and has the tag `etag`.
+pub fn draft_tagged(etag: &crate::types::etag::ETag) -> Expr {
+    Expr::new("attribute_exists(#pk) AND #etag = :etag")
+        .name("#pk", keys::PK)
+        .name("#etag", "etag")
+        .value(":etag", s(etag.as_str()))
 }
 
 /// A record item (GSI1 while active).
