@@ -79,6 +79,18 @@ pub struct RosterMember {
 }
 
 impl Router {
+    /// Its live configuration's holiday calendar (BEHAVIOR 17), if any.
+    pub fn holiday_calendar_id(&self) -> Option<crate::types::ids::HolidayCalendarId> {
+        self.settings.as_ref().and_then(|s| s.holiday_calendar_id)
+    }
+
+    /// The reference its live configuration adds to a holiday calendar when the router is
+    /// stored (none for an archived router: BEHAVIOR 17 counts non-archived routers only).
+    pub fn calendar_refs(&self) -> super::holiday_calendar::CalendarRefs {
+        let named = self.archived_at.is_none().then(|| self.holiday_calendar_id());
+        super::holiday_calendar::CalendarRefs::moving(None, named.flatten())
+    }
+
     /// The live configuration (BEHAVIOR 15).
     pub fn config(&self) -> RouterConfig {
         RouterConfig {
@@ -211,6 +223,10 @@ pub struct RouterSettings {
     /// The SLA (BEHAVIOR 14); `None`: assignments start no check.
     #[serde(default)]
     pub sla: Option<super::sla::SlaSetting>,
+    /// The router's holiday calendar (BEHAVIOR 17): during its holidays the whole pool and an
+    /// account-matched owner are unavailable for this router, and SLA minutes do not run.
+    #[serde(default)]
+    pub holiday_calendar_id: Option<crate::types::ids::HolidayCalendarId>,
 }
 
 /// `round robin` or `percentage`.

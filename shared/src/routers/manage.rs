@@ -541,10 +541,28 @@ impl RouterAdmin {
                 }
             }
         }
+        // BEHAVIOR 17: a named calendar must be one of the account's (at most 20, one read).
+        let names_calendar = body
+            .settings
+            .as_ref()
+            .is_some_and(|s| s.holiday_calendar_id.is_some());
+        let holiday_calendars: Vec<_> = if names_calendar {
+            let page = crate::page::Page::first(crate::page::MAX_LIMIT, false);
+            self.store
+                .list_holiday_calendars(account_id, &page)
+                .await?
+                .items
+                .into_iter()
+                .map(|c| c.id)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let account = config::Account {
             members: &members,
             teams: &teams,
             catalogue: catalogues.get(object_type),
+            holiday_calendars: &holiday_calendars,
         };
         config::parse(body, account).map_err(invalid)
     }
@@ -691,6 +709,10 @@ fn lost_races() -> DomainError {
 fn invalid(e: ConfigError) -> DomainError {
     match e.path.is_empty() {
         true => DomainError::bad_request(e.message),
+        // BEHAVIOR 17: the same message as a member's (`Invalid holiday_calendar_id`).
+        false if e.path == "settings.holiday_calendar_id" => {
+            DomainError::bad_field(e.path, e.message)
+        }
         false => DomainError::bad_field(e.path.clone(), e.to_string()),
     }
 }

@@ -6,6 +6,8 @@ use super::{err, member_email, object_type_key, Loader, SeedError};
 use crate::auth::secret::hash_secret;
 use crate::fields::catalogue::Catalogue;
 use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::calendars::CalendarBody;
+use crate::model::holiday_calendar::{HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{AccountPlan, PlannedCrm};
@@ -86,10 +88,33 @@ impl Loader {
             });
         }
 
+        let mut holiday_calendars: Vec<HolidayCalendar> = Vec::new();
+        for (i, c) in a.holiday_calendars.into_iter().enumerate() {
+            let p = format!("{path}.holiday_calendars[{i}]");
+            self.claim_id(c.id, p.clone())?;
+            let body = CalendarBody {
+                name: c.name,
+                time_zone: c.time_zone,
+                holidays: c.holidays,
+            };
+            let parsed = body.parse().map_err(|e| SeedError {
+                path: format!("{p}.{}", e.path),
+                message: e.message,
+            })?;
+            let created_at = self.next_time();
+            holiday_calendars.push(parsed.into_calendar(c.id, a.id, created_at));
+        }
+        if holiday_calendars.len() as u64 > MAX_HOLIDAY_CALENDARS {
+            return err(
+                format!("{path}.holiday_calendars"),
+                format!("at most {MAX_HOLIDAY_CALENDARS} holiday calendars per account"),
+            );
+        }
+
         let mut members: Vec<Member> = Vec::new();
         for (i, u) in a.users.into_iter().enumerate() {
             let p = format!("{path}.users[{i}]");
-            members.push(self.member(&p, a.id, u, &roles, &members)?);
+            members.push(self.member(&p, a.id, u, &roles, &members, &holiday_calendars)?);
         }
 
         let mut teams: Vec<Team> = Vec::new();
@@ -132,7 +157,8 @@ impl Loader {
         for (i, r) in a.routers.into_iter().enumerate() {
             let p = format!("{path}.routers[{i}]");
             self.claim_id(r.id, p.clone())?;
-            routers.push(self.router(&p, a.id, r, &members, &teams, &catalogues)?);
+            let calendar_ids: Vec<_> = holiday_calendars.iter().map(|c| c.id).collect();
+            routers.push(self.router(&p, a.id, r, &members, &teams, &catalogues, &calendar_ids)?);
         }
 
         let mut records = Vec::new();
@@ -166,6 +192,7 @@ impl Loader {
             crm,
             clients,
             roles,
+            holiday_calendars,
             members,
             teams,
             field_definitions,

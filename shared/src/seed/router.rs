@@ -10,7 +10,7 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, FIRST_REVISION};
 use crate::routers::config::{self, ConfigBody};
-use crate::types::ids::AccountId;
+use crate::types::ids::{AccountId, HolidayCalendarId};
 use std::collections::HashMap;
 
 impl Loader {
@@ -19,6 +19,7 @@ impl Loader {
     pub(super) fn router(
         &mut self, p: &str, account_id: AccountId, r: SeedRouter, members: &[Member],
         teams: &[Team], catalogues: &HashMap<ObjectType, Catalogue>,
+        holiday_calendars: &[HolidayCalendarId],
     ) -> Result<Router, SeedError> {
         let body = ConfigBody {
             name: r.name,
@@ -31,6 +32,7 @@ impl Loader {
             members,
             teams,
             catalogue: &catalogues[&r.object_type],
+            holiday_calendars,
         };
         let config = config::parse(body, account).map_err(|e| SeedError {
             path: if e.path.is_empty() {

@@ -12,7 +12,7 @@
 use super::tally::Span;
 use super::{
     delivery_position, dispatch_position, member_position, record_position, revision_position,
-    router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
+    holiday_calendar_position, router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
     StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
@@ -24,6 +24,7 @@ use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
+use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -35,7 +36,9 @@ use crate::model::webhook::{
     HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
 use crate::types::etag::ETag;
-use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
+use crate::types::ids::{
+    AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId,
+};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -210,9 +213,41 @@ struct State {
     revisions: HashMap<RouterId, BTreeMap<u64, RouterRevision>>,
     /// Router drafts by router.
     drafts: HashMap<RouterId, RouterDraft>,
+    /// Holiday calendars (BEHAVIOR 17) by account, then id (creation order), each with the
+    /// number of things that name it.
+    calendars: BTreeMap<(AccountId, HolidayCalendarId), (HolidayCalendar, i64)>,
 }
 
 impl State {
+    /// The account's holiday calendars, oldest first.
+    fn account_calendars(&self, account: AccountId) -> impl Iterator<Item = &HolidayCalendar> {
+        self.calendars
+            .range((account, HolidayCalendarId::from_uuid(uuid::Uuid::nil()))..)
+            .take_while(move |((a, _), _)| *a == account)
+            .map(|(_, (c, _))| c)
+    }
+
+    /// Checks that every calendar gaining a reference in `refs` is in `account`.
+    fn check_calendar_refs(&self, account: AccountId, refs: &CalendarRefs) -> StoreResult<()> {
+        if refs
+            .gaining()
+            .all(|id| self.calendars.contains_key(&(account, id)))
+        {
+            Ok(())
+        } else {
+            Err(StoreError::UnknownHolidayCalendar)
+        }
+    }
+
+    /// Applies `refs` ([`Self::check_calendar_refs`] checked).
+    fn apply_calendar_refs(&mut self, account: AccountId, refs: &CalendarRefs) {
+        for (id, delta) in refs.changes() {
+            if let Some((_, count)) = self.calendars.get_mut(&(account, id)) {
+                *count += delta;
+            }
+        }
+    }
+
     /// Forgets the `Idempotency-Key` claims expired at `now` (amortized O(1) per claim).
     fn purge_requests(&mut self, now: DateTime<Utc>) {
         while let Some((at, key)) = self.request_expiry.front() {
@@ -687,7 +722,9 @@ impl Store for MemoryStore {
             .cloned())
     }
 
-    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
+    async fn update_member(
+        &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+    ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.members.get(&member.id) {
             Some(stored)
@@ -696,6 +733,8 @@ impl Store for MemoryStore {
                     && stored.account_id == member.account_id => {}
             _ => return Err(StoreError::Conflict),
         }
+        state.check_calendar_refs(member.account_id, calendars)?;
+        state.apply_calendar_refs(member.account_id, calendars);
         state.put_member(member.clone());
         Ok(())
     }
@@ -1316,6 +1355,9 @@ impl Store for MemoryStore {
         if state.routers.contains_key(&router.id) {
             return Err(StoreError::Conflict);
         }
+        let refs = router.calendar_refs();
+        state.check_calendar_refs(router.account_id, &refs)?;
+        state.apply_calendar_refs(router.account_id, &refs);
         state.put_router(router.clone());
         state
             .revisions
@@ -1455,6 +1497,83 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        let account = calendar.account_id;
+        if state.account_calendars(account).count() as u64 >= max {
+            return Err(StoreError::Rejected(format!(
+                "the account has {max} holiday calendars already"
+            )));
+        }
+        if state.calendars.contains_key(&(account, calendar.id)) {
+            return Err(StoreError::Conflict);
+        }
+        state
+            .calendars
+            .insert((account, calendar.id), (calendar.clone(), 0));
+        Ok(())
+    }
+
+    async fn list_holiday_calendars(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<HolidayCalendar>> {
+        let state = self.lock();
+        let all = state.account_calendars(account_id);
+        let wanted = page.limit.saturating_add(1);
+        let items: Vec<HolidayCalendar> = match &page.start {
+            PageStart::Offset(offset) => all.skip(*offset).take(wanted).cloned().collect(),
+            PageStart::After(after) => all
+                .filter(|c| c.id.to_string().as_str() > after.as_str())
+                .take(wanted)
+                .cloned()
+                .collect(),
+        };
+        Ok(Listed::from_lookahead(
+            items,
+            page.limit,
+            holiday_calendar_position,
+        ))
+    }
+
+    async fn get_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<Option<HolidayCalendar>> {
+        Ok(self
+            .lock()
+            .calendars
+            .get(&(account_id, id))
+            .map(|(c, _)| c.clone()))
+    }
+
+    async fn update_holiday_calendar(
+        &self, calendar: &HolidayCalendar, expected_version: u64,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.calendars.get_mut(&(calendar.account_id, calendar.id)) {
+            Some((stored, _)) if stored.version == expected_version => {
+                *stored = calendar.clone();
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn delete_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<CalendarDeletion> {
+        let mut state = self.lock();
+        Ok(match state.calendars.get(&(account_id, id)) {
+            None => CalendarDeletion::NotFound,
+            Some((_, references)) if *references > 0 => CalendarDeletion::InUse,
+            Some(_) => {
+                state.calendars.remove(&(account_id, id));
+                CalendarDeletion::Deleted
+            }
+        })
+    }
+
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         let mut state = self.lock();
         // Check first, write after: nothing is written when any record's key is taken.
@@ -1503,9 +1622,22 @@ impl Store for MemoryStore {
                 }
                 note(fresh, format!("role {}", r.id));
             }
+            for c in &plan.holiday_calendars {
+                let fresh = !state.calendars.contains_key(&(a.id, c.id));
+                if fresh {
+                    state.calendars.insert((a.id, c.id), (c.clone(), 0));
+                }
+                note(fresh, format!("holiday calendar {}", c.id));
+            }
             for m in &plan.members {
                 let fresh = !state.members.contains_key(&m.id);
                 if fresh {
+                    if m.is_active() {
+                        state.apply_calendar_refs(
+                            a.id,
+                            &CalendarRefs::moving(None, m.holiday_calendar_id),
+                        );
+                    }
                     state.put_member(m.clone());
                 }
                 note(fresh, format!("member {}", m.id));
@@ -1533,6 +1665,7 @@ impl Store for MemoryStore {
             for r in &plan.routers {
                 let fresh = !state.routers.contains_key(&r.id);
                 if fresh {
+                    state.apply_calendar_refs(a.id, &r.calendar_refs());
                     state.put_router(r.clone());
                     let first = RouterRevision::provisioned(r);
                     state

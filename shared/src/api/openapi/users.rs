@@ -173,6 +173,11 @@ fn patch_schema() -> Value {
                 "format": "uuid",
                 "description": "A role of the account (`null` removes the role); another id is 400 `Invalid role_id`.",
             },
+            "holiday_calendar_id": {
+                "type": ["string", "null"],
+                "format": "uuid",
+                "description": "A holiday calendar of the account (BEHAVIOR 17; `null` removes it): during its holidays the member is unavailable. Another id is 400 `Invalid holiday_calendar_id`.",
+            },
         },
         "example": {
             "time_zone": "America/New_York",
