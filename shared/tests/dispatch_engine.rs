@@ -576,7 +576,10 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     let version = m1.version;
     m1.office_status = false;
     m1.version += 1;
-    f.store.update_member(&m1, version).await.unwrap();
+    f.store
+        .update_member(&m1, version, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     let faulty = Arc::new(FaultyStore::new(f.store.clone()));
     *faulty.faults.stale_members.lock().unwrap() = Some(before);
     let engine = DispatchEngine::new(

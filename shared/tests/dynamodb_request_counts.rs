@@ -48,6 +48,7 @@ fn plan_of(account: &Account) -> ProvisionPlan {
             clients: vec![],
             roles: vec![],
             members: vec![],
+            holiday_calendars: vec![],
             teams: vec![],
             field_definitions: vec![],
             routers: vec![],

@@ -72,6 +72,7 @@ fn plan(account: &Account, routers: Vec<Router>) -> AccountPlan {
         clients: vec![],
         roles: vec![],
         members: vec![],
+        holiday_calendars: vec![],
         teams: vec![],
         field_definitions: vec![],
         routers,

@@ -147,6 +147,7 @@ fn member(account_id: AccountId, email: &str, ms: i64) -> Member {
         working_hours: vec![],
         out_office_dates: vec![],
         calendars: BTreeMap::from([("google".to_string(), email.to_string())]),
+        holiday_calendar_id: None,
         capacity: vec![CapacityEntry::parse(
             serde_json::json!({"current_capacity": 1, "max_capacity": 5, "assignment_type": "contacts", "note": null})
                 .as_object()
@@ -225,6 +226,7 @@ fn plan_of(account: &Account) -> AccountPlan {
         clients: vec![],
         roles: vec![],
         members: vec![],
+        holiday_calendars: vec![],
         teams: vec![],
         field_definitions: vec![],
         routers: vec![],
@@ -1086,7 +1088,10 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     next.office_status = false;
     next.phone = Some("+1 555".into());
     next.version = 2;
-    store.update_member(&next, 1).await.unwrap();
+    store
+        .update_member(&next, 1, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     assert_eq!(
         store.get_member(acc.id, m.id).await.unwrap(),
         Some(next.clone())
@@ -1096,20 +1101,26 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     stale.first_name = Some("Stale".into());
     stale.version = 2;
     assert!(matches!(
-        store.update_member(&stale, 1).await,
+        store
+            .update_member(&stale, 1, &shared::model::CalendarRefs::none())
+            .await,
         Err(StoreError::Conflict)
     ));
     let mut archived = gone.clone();
     archived.version = 2;
     assert!(matches!(
-        store.update_member(&archived, 1).await,
+        store
+            .update_member(&archived, 1, &shared::model::CalendarRefs::none())
+            .await,
         Err(StoreError::Conflict)
     ));
     let mut foreign = next.clone();
     foreign.account_id = new_id();
     foreign.version = 3;
     assert!(matches!(
-        store.update_member(&foreign, 2).await,
+        store
+            .update_member(&foreign, 2, &shared::model::CalendarRefs::none())
+            .await,
         Err(StoreError::Conflict)
     ));
     assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(next));
@@ -1180,6 +1191,7 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
                 canonical: vec!["in_progress".into(), "3".into()],
             }),
         }),
+        holiday_calendar_id: None,
     });
     r.users = vec![
         shared::model::RouterUser {
@@ -1414,7 +1426,10 @@ async fn a_reload_never_clobbers_what_changed_since(store: Arc<dyn Store>) {
     let mut changed = m.clone();
     changed.office_status = false;
     changed.version = 2;
-    store.update_member(&changed, 1).await.unwrap();
+    store
+        .update_member(&changed, 1, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     let r = plan.accounts[0].records[1].record.clone();
     let archived = archive(&store, &r, &contact_keys(&r)).await;
     let again = store.provision(&plan).await.unwrap();
@@ -1907,7 +1922,11 @@ async fn an_assignment_without_counters_still_needs_the_member_active_at_the_ver
     archived.archived_at = Some(at(500));
     archived.version = s.member.version + 1;
     store
-        .update_member(&archived, s.member.version)
+        .update_member(
+            &archived,
+            s.member.version,
+            &shared::model::CalendarRefs::none(),
+        )
         .await
         .unwrap();
     let mut w = assignment(&s, "2026-03", Some("k"));
@@ -1949,7 +1968,10 @@ async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<d
     archived.archived_at = Some(at(50));
     archived.archived_by = Some("admin".into());
     archived.version = 2;
-    store.update_member(&archived, 1).await.unwrap();
+    store
+        .update_member(&archived, 1, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     let mut w = assignment(&s, "2026-03", None);
     if let Some((m, version)) = w.member.as_mut() {
         *version = 2;

@@ -167,7 +167,10 @@ impl Stack {
                 member.out_office_dates.clear();
                 member.office_status = true;
                 member.version += 1;
-                store.update_member(&member, version).await.unwrap();
+                store
+                    .update_member(&member, version, &shared::model::CalendarRefs::none())
+                    .await
+                    .unwrap();
             }
         }
         for (physical, logical) in [

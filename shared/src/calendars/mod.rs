@@ -108,9 +108,12 @@ impl CalendarBody {
         let mut holidays = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let path = format!("holidays[{i}]");
-            let entry = item
-                .as_object()
-                .ok_or_else(|| bad(&path, format!("Invalid value for {path}: expected an object")))?;
+            let entry = item.as_object().ok_or_else(|| {
+                bad(
+                    &path,
+                    format!("Invalid value for {path}: expected an object"),
+                )
+            })?;
             if let Some(unknown) = entry
                 .keys()
                 .find(|k| !["name", "date", "start", "end", "yearly"].contains(&k.as_str()))
@@ -137,7 +140,10 @@ impl CalendarBody {
                 Some(Value::Bool(b)) => *b,
                 Some(_) => {
                     let at = format!("{path}.yearly");
-                    return Err(bad(&at, format!("Invalid value for {at}: expected a boolean")));
+                    return Err(bad(
+                        &at,
+                        format!("Invalid value for {at}: expected a boolean"),
+                    ));
                 }
             };
             holidays.push(HolidayText {
@@ -276,7 +282,8 @@ impl HolidayCalendarService {
         &self, account_id: AccountId, body: &Map<String, Value>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let parsed = parse_body(body)?;
-        let calendar = parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, self.clock.now());
+        let calendar =
+            parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, self.clock.now());
         for round in 1..=WRITE_ROUNDS {
             match self
                 .store
@@ -362,7 +369,8 @@ impl HolidayCalendarService {
 }
 
 /// The 409 of a calendar that kept changing through every round.
-const KEPT_CHANGING: &str = "The holiday calendar kept changing while the request applied; retry it";
+const KEPT_CHANGING: &str =
+    "The holiday calendar kept changing while the request applied; retry it";
 
 fn not_found() -> DomainError {
     DomainError::not_found(CALENDAR_NOT_FOUND)
@@ -383,15 +391,36 @@ mod tests {
         assert!(read(ok).is_ok());
         let cases = [
             (json!({"time_zone": "UTC", "holidays": []}), "name"),
-            (json!({"name": "", "time_zone": "UTC", "holidays": []}), "name"),
-            (json!({"name": "x".repeat(257), "time_zone": "UTC", "holidays": []}), "name"),
-            (json!({"name": 1, "time_zone": "UTC", "holidays": []}), "name"),
+            (
+                json!({"name": "", "time_zone": "UTC", "holidays": []}),
+                "name",
+            ),
+            (
+                json!({"name": "x".repeat(257), "time_zone": "UTC", "holidays": []}),
+                "name",
+            ),
+            (
+                json!({"name": 1, "time_zone": "UTC", "holidays": []}),
+                "name",
+            ),
             (json!({"name": "US", "holidays": []}), "time_zone"),
-            (json!({"name": "US", "time_zone": "Mars/Olympus", "holidays": []}), "time_zone"),
+            (
+                json!({"name": "US", "time_zone": "Mars/Olympus", "holidays": []}),
+                "time_zone",
+            ),
             (json!({"name": "US", "time_zone": "UTC"}), "holidays"),
-            (json!({"name": "US", "time_zone": "UTC", "holidays": {}}), "holidays"),
-            (json!({"name": "US", "time_zone": "UTC", "holidays": [], "extra": 1}), "extra"),
-            (json!({"name": "US", "time_zone": "UTC", "holidays": [1]}), "holidays[0]"),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": {}}),
+                "holidays",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [], "extra": 1}),
+                "extra",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [1]}),
+                "holidays[0]",
+            ),
             (
                 json!({"name": "US", "time_zone": "UTC", "holidays": [{"date": "2026-01-01"}]}),
                 "holidays[0].name",

@@ -27,7 +27,7 @@ use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::routers::roster::{read_roster, Named, Roster};
-use crate::schedule::availability::availability;
+use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
 use crate::timefmt::rfc3339_millis;
@@ -277,6 +277,9 @@ struct Checked {
     roster: Roster,
     /// Step 10's company, read in the second round (contacts with `account_matching`).
     company: Option<Record>,
+    /// The account's holiday calendars with the router's named (BEHAVIOR 17), read in the
+    /// second round with the pool.
+    holidays: HolidayCalendars,
     month: String,
 }
 
@@ -310,14 +313,16 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         ids: &trigger_ids,
         emails: &owner,
     };
-    let (roster, company) = tokio::try_join!(
+    let (roster, company, calendars) = tokio::try_join!(
         async {
             read_roster(cx.store, account.id, &router, &directory.teams, named)
                 .await
                 .map_err(Stop::from)
         },
         matching_company(cx, account.id, &router, &settings, &record),
+        holiday_calendars(cx, account.id),
     )?;
+    let holidays = HolidayCalendars::new(calendars, settings.holiday_calendar_id);
     trigger(&settings, &record, &catalogue, &roster.members, trace)?; // step 7
     if run.sla.is_none() {
         overwrite(&settings, &record, &owner_field)?; // step 8 (an SLA reassignment ignores it)
@@ -332,8 +337,24 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         rotation: found.rotation,
         roster,
         company,
+        holidays,
         month: found.month,
     })
+}
+
+/// The account's holiday calendars (BEHAVIOR 17; at most 20), read in the second round with the
+/// pool: the members' calendar ids are known only once the pool is read, and a calendar written
+/// through the API must count at the next dispatch, so they are neither read by id after the
+/// pool (a fourth round) nor cached with the account's directory (stale for its TTL).
+async fn holiday_calendars(
+    cx: &Context<'_>, account_id: AccountId,
+) -> Step<Vec<crate::model::holiday_calendar::HolidayCalendar>> {
+    let page = Page::first(crate::page::MAX_LIMIT, false);
+    Ok(cx
+        .store
+        .list_holiday_calendars(account_id, &page)
+        .await?
+        .items)
 }
 
 /// Steps 10 to 14 until the chosen member is known fresh: a member read by key in the roster
@@ -365,6 +386,7 @@ async fn choose_owner(
                 rotation: &checked.rotation,
                 now,
                 excluded: run.sla.map(|sla| sla.owner.as_str()),
+                holidays: &checked.holidays,
             },
             trace,
         )?;
@@ -444,6 +466,7 @@ fn assign(
         crm,
         previous,
         check,
+        holidays: &checked.holidays,
     })
 }
 
@@ -488,6 +511,8 @@ struct Decision<'a> {
     now: DateTime<Utc>,
     /// The member an SLA reassignment leaves out (the record's current owner).
     excluded: Option<&'a str>,
+    /// The account's holiday calendars and the router's (BEHAVIOR 17), read with the pool.
+    holidays: &'a HolidayCalendars,
 }
 
 /// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
@@ -496,6 +521,7 @@ fn decide(d: Decision<'_>, trace: &mut Trace) -> Step<(String, AssignmentReason,
         d.members,
         d.now,
         d.settings.ignore_working_hours,
+        d.holidays,
         d.router.object_type,
         d.excluded,
     );
@@ -673,6 +699,8 @@ struct Pool<'m> {
     by_email: HashMap<&'m str, &'m Member>,
     now: DateTime<Utc>,
     ignore_working_hours: bool,
+    /// The calendars of the account and the router's (BEHAVIOR 17).
+    holidays: &'m HolidayCalendars,
     object_type: ObjectType,
     excluded: Option<String>,
 }
@@ -680,7 +708,7 @@ struct Pool<'m> {
 impl<'m> Pool<'m> {
     fn new(
         members: &'m [Member], now: DateTime<Utc>, ignore_working_hours: bool,
-        object_type: ObjectType, excluded: Option<&str>,
+        holidays: &'m HolidayCalendars, object_type: ObjectType, excluded: Option<&str>,
     ) -> Self {
         let by_email = members
             .iter()
@@ -691,6 +719,7 @@ impl<'m> Pool<'m> {
             by_email,
             now,
             ignore_working_hours,
+            holidays,
             object_type,
             excluded: excluded.map(str::to_string),
         }
@@ -714,7 +743,7 @@ impl<'m> Pool<'m> {
         let mut reasons: Vec<CandidateReason> = Vec::new();
         if let Some(m) = self.member(email) {
             reasons.extend(
-                availability(m, self.now, self.ignore_working_hours)
+                availability_on_holidays(m, self.now, self.ignore_working_hours, self.holidays)
                     .reasons()
                     .iter()
                     .map(|r| CandidateReason::from(*r)),
@@ -906,6 +935,8 @@ struct AssignmentParts<'a> {
     previous: Option<&'a Member>,
     /// The SLA check the assignment starts, with its count of SLA reassignments in a row.
     check: Option<(&'a SlaSetting, u8)>,
+    /// The calendars of the run: the router's holidays move the check's `due_at` (BEHAVIOR 17).
+    holidays: &'a HolidayCalendars,
 }
 
 /// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes"), its history entry
@@ -953,7 +984,9 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         expires_at: p.now + p.cx.history_retention,
     };
     let sla_check = p.check.map(|(setting, reassignments)| {
-        let due_at = p.cx.sla_minute.due_at(p.now, setting);
+        let due_at =
+            p.cx.sla_minute
+                .due_outside_holidays(p.now, setting, p.holidays.router_calendar());
         entry.sla = Some(SlaState::pending(due_at));
         let subject = CheckSubject {
             entry: entry.key(),

@@ -372,7 +372,10 @@ mod tests {
                 json!({"holiday_calendar_id": "not-a-uuid"}),
                 Some("holiday_calendar_id"),
             ),
-            (json!({"holiday_calendar_id": 7}), Some("holiday_calendar_id")),
+            (
+                json!({"holiday_calendar_id": 7}),
+                Some("holiday_calendar_id"),
+            ),
         ];
         for (body, field) in cases {
             let err = parse(body.clone()).unwrap_err();

@@ -24,7 +24,9 @@ pub use dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus, DispatchEntry,
     DispatchEntryKey, DispatchSource, RotationState,
 };
-pub use holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar, MAX_HOLIDAY_CALENDARS};
+pub use holiday_calendar::{
+    CalendarDeletion, CalendarRefs, HolidayCalendar, MAX_HOLIDAY_CALENDARS,
+};
 pub use member::Member;
 pub use object_type::ObjectType;
 pub use provision::{AccountPlan, PlannedRecord, ProvisionPlan, ProvisionReport};

@@ -87,7 +87,10 @@ impl Router {
     /// The reference its live configuration adds to a holiday calendar when the router is
     /// stored (none for an archived router: BEHAVIOR 17 counts non-archived routers only).
     pub fn calendar_refs(&self) -> super::holiday_calendar::CalendarRefs {
-        let named = self.archived_at.is_none().then(|| self.holiday_calendar_id());
+        let named = self
+            .archived_at
+            .is_none()
+            .then(|| self.holiday_calendar_id());
         super::holiday_calendar::CalendarRefs::moving(None, named.flatten())
     }
 

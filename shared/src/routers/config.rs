@@ -278,7 +278,12 @@ fn settings(s: SettingsBody, account: Account<'_>) -> Result<RouterSettings, Con
             HolidayCalendarId::try_parse(given)
                 .filter(|id| account.holiday_calendars.contains(id))
                 .map_or_else(
-                    || refused("settings.holiday_calendar_id", "Invalid holiday_calendar_id"),
+                    || {
+                        refused(
+                            "settings.holiday_calendar_id",
+                            "Invalid holiday_calendar_id",
+                        )
+                    },
                     Ok,
                 )?,
         ),

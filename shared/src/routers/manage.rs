@@ -793,6 +793,7 @@ mod tests {
             rotation_type: Default::default(),
             trigger: None,
             sla: None,
+            holiday_calendar_id: None,
         };
         RouterConfig {
             name: "R".into(),

@@ -466,7 +466,9 @@ mod tests {
     }
 
     fn utc(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     fn zone(name: &str) -> IanaTimeZone {
@@ -490,14 +492,26 @@ mod tests {
             (text("2026-2-01", None, false), "holidays[1].date"),
             (text("2026-02-30", None, false), "holidays[1].date"),
             (text(" 2026-02-01", None, false), "holidays[1].date"),
-            (text("2026-12-25", Some(("09:00", "09:00")), false), "holidays[1].end"),
-            (text("2026-12-25", Some(("10:00", "09:00")), false), "holidays[1].end"),
-            (text("2026-12-25", Some(("9:00", "10:00")), false), "holidays[1].start"),
-            (text("2026-12-25", Some(("09:00", "24:00")), false), "holidays[1].end"),
+            (
+                text("2026-12-25", Some(("09:00", "09:00")), false),
+                "holidays[1].end",
+            ),
+            (
+                text("2026-12-25", Some(("10:00", "09:00")), false),
+                "holidays[1].end",
+            ),
+            (
+                text("2026-12-25", Some(("9:00", "10:00")), false),
+                "holidays[1].start",
+            ),
+            (
+                text("2026-12-25", Some(("09:00", "24:00")), false),
+                "holidays[1].end",
+            ),
         ];
         for (bad, path) in cases {
-            let error = Holidays::parse(vec![text("2026-01-01", None, false), bad.clone()])
-                .unwrap_err();
+            let error =
+                Holidays::parse(vec![text("2026-01-01", None, false), bad.clone()]).unwrap_err();
             assert_eq!(error.path, path, "{bad:?}: {}", error.message);
         }
         let mut only_start = text("2026-12-25", Some(("09:00", "10:00")), false);
@@ -557,7 +571,10 @@ mod tests {
         assert!(h.contains(utc("2026-12-24T12:00:00Z"), berlin));
         assert!(h.contains(utc("2026-12-24T16:29:59Z"), berlin));
         assert!(!h.contains(utc("2026-12-24T16:30:00Z"), berlin));
-        assert!(!h.contains(utc("2025-12-24T12:00:00Z"), berlin), "not yearly");
+        assert!(
+            !h.contains(utc("2025-12-24T12:00:00Z"), berlin),
+            "not yearly"
+        );
     }
 
     #[test]
@@ -568,13 +585,22 @@ mod tests {
         ]);
         let utc_zone = IanaTimeZone::UTC;
         for year in [1999, 2025, 2026, 2090] {
-            assert!(h.contains(utc(&format!("{year}-12-25T12:00:00Z")), utc_zone), "{year}");
-            assert!(!h.contains(utc(&format!("{year}-12-26T12:00:00Z")), utc_zone), "{year}");
+            assert!(
+                h.contains(utc(&format!("{year}-12-25T12:00:00Z")), utc_zone),
+                "{year}"
+            );
+            assert!(
+                !h.contains(utc(&format!("{year}-12-26T12:00:00Z")), utc_zone),
+                "{year}"
+            );
         }
         assert!(h.contains(utc("2028-02-29T12:00:00Z"), utc_zone));
         assert!(h.contains(utc("2000-02-29T12:00:00Z"), utc_zone));
         for non_leap in ["2027-02-28", "2027-03-01", "2100-03-01", "2100-02-28"] {
-            assert!(!h.contains(utc(&format!("{non_leap}T12:00:00Z")), utc_zone), "{non_leap}");
+            assert!(
+                !h.contains(utc(&format!("{non_leap}T12:00:00Z")), utc_zone),
+                "{non_leap}"
+            );
         }
     }
 
@@ -583,7 +609,9 @@ mod tests {
         // 2026-03-08: 02:00 EST becomes 03:00 EDT (07:00 UTC).
         let ny = zone("America/New_York");
         let skipped = holidays(vec![text("2026-03-08", Some(("02:00", "03:00")), false)]);
-        assert!(skipped.occurrences_on("2026-03-08".parse().unwrap(), ny).is_empty());
+        assert!(skipped
+            .occurrences_on("2026-03-08".parse().unwrap(), ny)
+            .is_empty());
         assert!(!skipped.contains(utc("2026-03-08T06:59:59Z"), ny));
         assert!(!skipped.contains(utc("2026-03-08T07:00:00Z"), ny));
         let across = holidays(vec![text("2026-03-08", Some(("02:30", "04:00")), false)]);
@@ -593,7 +621,10 @@ mod tests {
         );
         let day = holidays(vec![text("2026-03-08", None, false)]);
         let (start, end) = day.occurrences_on("2026-03-08".parse().unwrap(), ny)[0];
-        assert_eq!((start, end), (utc("2026-03-08T05:00:00Z"), utc("2026-03-09T04:00:00Z")));
+        assert_eq!(
+            (start, end),
+            (utc("2026-03-08T05:00:00Z"), utc("2026-03-09T04:00:00Z"))
+        );
         assert_eq!(end - start, Duration::hours(23));
     }
 
@@ -627,8 +658,14 @@ mod tests {
             autumn.occurrences_on("2026-10-25".parse().unwrap(), berlin),
             vec![(utc("2026-10-25T00:00:00Z"), utc("2026-10-25T02:00:00Z"))]
         );
-        assert!(autumn.contains(utc("2026-10-25T01:30:00Z"), berlin), "02:30 CET");
-        assert!(!autumn.contains(utc("2026-10-25T02:00:00Z"), berlin), "03:00 CET");
+        assert!(
+            autumn.contains(utc("2026-10-25T01:30:00Z"), berlin),
+            "02:30 CET"
+        );
+        assert!(
+            !autumn.contains(utc("2026-10-25T02:00:00Z"), berlin),
+            "03:00 CET"
+        );
     }
 
     #[test]

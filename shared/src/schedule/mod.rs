@@ -27,7 +27,10 @@ pub mod window;
 pub mod working_hours;
 pub mod zone;
 
-pub use availability::{availability, is_available, Availability, UnavailableReason};
+pub use availability::{
+    availability, availability_on_holidays, is_available, Availability, HolidayCalendars,
+    UnavailableReason,
+};
 pub use days::{parse_days, DaySet};
 pub use holidays::{Holiday, HolidayText, Holidays, HolidaysError};
 pub use out_of_office::{

@@ -6,10 +6,12 @@ use crate::auth::scope::Scope;
 use crate::fields::definition::{EnumOption, FieldType};
 use crate::model::object_type::ObjectType;
 use crate::routers::config::{SettingsBody, TeamBody, UserBody};
+use crate::schedule::holidays::HolidayText;
 use crate::schedule::out_of_office::OutOfOfficeText;
 use crate::schedule::working_hours::WorkingHoursText;
-use crate::schedule::holidays::HolidayText;
-use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId};
+use crate::types::ids::{
+    AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId,
+};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};

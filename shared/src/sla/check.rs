@@ -2,6 +2,7 @@
 
 use crate::model::dispatch::{AssignmentReason, DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueId, DueKind, Settlement};
+use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::{SlaSetting, MAX_SLA_REASSIGNMENTS_IN_A_ROW};
@@ -73,8 +74,23 @@ impl SlaMinute {
 
     /// When a check of `setting` started by an assignment at `dispatched_at` is due.
     pub fn due_at(self, dispatched_at: DateTime<Utc>, setting: &SlaSetting) -> DateTime<Utc> {
+        self.due_outside_holidays(dispatched_at, setting, None)
+    }
+
+    /// [`Self::due_at`] for a router whose holiday calendar is `holidays` (BEHAVIOR 17): the
+    /// check's minutes do not run during its holidays, which are real time (not scaled), so
+    /// `due_at` moves later by the overlap, and a check started inside a holiday counts from its
+    /// end ([`HolidayCalendar::working_end`]).
+    pub fn due_outside_holidays(
+        self, dispatched_at: DateTime<Utc>, setting: &SlaSetting,
+        holidays: Option<&HolidayCalendar>,
+    ) -> DateTime<Utc> {
         let wait = self.0.saturating_mul(setting.minutes.get());
-        dispatched_at + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX)
+        let wait = chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX);
+        match holidays {
+            Some(calendar) => calendar.working_end(dispatched_at, wait),
+            None => dispatched_at + wait,
+        }
     }
 }
 

@@ -11,9 +11,9 @@
 
 use super::tally::Span;
 use super::{
-    delivery_position, dispatch_position, member_position, record_position, revision_position,
-    holiday_calendar_position, router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
-    StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, holiday_calendar_position, member_position,
+    record_position, revision_position, router_position, webhook_position, Listed, Page, PageStart,
+    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{

@@ -544,8 +544,9 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Errors: [`StoreError::Rejected`] when the account has `max` already;
     /// [`StoreError::Conflict`] when the id exists. Nothing is written then.
-    async fn create_holiday_calendar(&self, calendar: &HolidayCalendar, max: u64)
-        -> StoreResult<()>;
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()>;
 
     /// A page of the account's holiday calendars, oldest first (position: the id, UUID v7).
     /// Strongly consistent: dispatch reads them with the pool, so a calendar written a moment

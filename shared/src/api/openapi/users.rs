@@ -293,3 +293,26 @@ mod tests {
         }
     }
 }
+
+/// `POST /holiday-calendars` and `PUT /holiday-calendars/{id}` body (BEHAVIOR 17): the whole
+/// calendar (a `PUT` replaces all three keys).
+#[derive(utoipa::ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"name": "US office", "time_zone": "America/New_York", "holidays": [
+    {"name": "Independence Day", "date": "2026-07-04", "yearly": true},
+    {"name": "Christmas Eve afternoon", "date": "2026-12-24", "start": "13:00", "end": "17:00"}
+]}))]
+#[allow(dead_code)]
+pub struct HolidayCalendarWrite {
+    /// Display name, 1 to 256 characters.
+    #[schema(min_length = 1, max_length = 256)]
+    name: String,
+    /// IANA time zone name the holidays are read in, e.g. `Europe/Berlin`.
+    #[schema(example = "America/New_York")]
+    time_zone: String,
+    /// At most 500 holidays: `date` `YYYY-MM-DD`; `start`/`end` `HH:mm`, both or neither (the
+    /// whole day), `start < end`; `yearly` repeats on the same month and day every year
+    /// (29 February only in leap years).
+    #[schema(max_items = 500)]
+    holidays: Vec<crate::schedule::holidays::HolidayText>,
+}

@@ -26,9 +26,9 @@ use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
 use super::tally::{Buckets, Span};
 use super::{
-    delivery_position, dispatch_position, member_position, record_position, revision_position,
-    holiday_calendar_position, router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
-    StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, holiday_calendar_position, member_position,
+    record_position, revision_position, router_position, webhook_position, Listed, Page, PageStart,
+    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -1712,7 +1712,9 @@ impl Store for DynamoStore {
             tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
             parts.push(Part::Lease);
         }
-        for (update, part) in self.calendar_ref_updates(router.account_id, &router.calendar_refs())? {
+        for (update, part) in
+            self.calendar_ref_updates(router.account_id, &router.calendar_refs())?
+        {
             tx.push(update);
             parts.push(part);
         }
@@ -1891,7 +1893,9 @@ impl Store for DynamoStore {
     ) -> StoreResult<Listed<HolidayCalendar>> {
         let mut q = Query::table(keys::account(account_id).pk);
         q.sk = match &page.start {
-            PageStart::Offset(_) => SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string()),
+            PageStart::Offset(_) => {
+                SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string())
+            }
             PageStart::After(after) => SortCondition::Between(
                 format!("{}{}!", keys::HOLIDAY_CALENDAR_PREFIX, after.as_str()),
                 format!("{}~", keys::HOLIDAY_CALENDAR_PREFIX),
@@ -2113,8 +2117,10 @@ impl Store for DynamoStore {
             let key = keys::holiday_calendar(*account, *id);
             match entries.iter_mut().find(|e| e.key == key) {
                 Some(e) if !existing.contains_key(&key) => {
-                    e.item
-                        .insert(items::REFERENCES.into(), AttributeValue::N(count.to_string()));
+                    e.item.insert(
+                        items::REFERENCES.into(),
+                        AttributeValue::N(count.to_string()),
+                    );
                 }
                 _ => {
                     let late = late_refs.entry(*account).or_default();
@@ -2171,8 +2177,10 @@ impl Store for DynamoStore {
             self.provision_chunk(&chunk, written).await?;
         }
         for (account, late) in &late_refs {
-            let (tx, parts): (Vec<_>, Vec<_>) =
-                self.calendar_ref_updates(*account, late)?.into_iter().unzip();
+            let (tx, parts): (Vec<_>, Vec<_>) = self
+                .calendar_ref_updates(*account, late)?
+                .into_iter()
+                .unzip();
             self.transact(tx, &parts, Precedence::RecordFirst).await?;
         }
         Ok(report)
