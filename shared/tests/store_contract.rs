@@ -73,6 +73,7 @@ contract!(
     a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account,
     a_member_lookup_by_email_matches_the_whole_address_never_a_prefix,
     a_member_update_is_conditional_on_version_and_activity,
+    holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused,
     routers_list_by_creation_and_skip_archived_unless_asked,
     a_router_is_found_in_its_account_and_by_id_alone,
     roles_and_teams_are_listed_per_account,
@@ -2461,4 +2462,149 @@ async fn an_assignment_stores_its_response_in_the_same_write(store: Arc<dyn Stor
         store.commit_assignment(&again).await,
         Err(StoreError::LeaseLost)
     ));
+}
+
+fn calendar(account_id: AccountId, name: &str) -> shared::model::HolidayCalendar {
+    let holidays = serde_json::from_value(serde_json::json!([
+        {"name": "New Year", "date": "2026-01-01", "yearly": true},
+        {"name": "Half day", "date": "2026-12-24", "start": "13:00", "end": "17:00"}
+    ]))
+    .unwrap();
+    shared::model::HolidayCalendar {
+        id: shared::types::HolidayCalendarId::new_v7(),
+        account_id,
+        name: name.into(),
+        time_zone: IanaTimeZone::parse("Europe/Berlin").unwrap(),
+        holidays,
+        created_at: base(),
+        updated_at: base(),
+        version: 1,
+    }
+}
+
+/// BEHAVIOR 17 on both stores: at most `max` calendars per account (the count moves with each
+/// create and delete), oldest first and read back as written, replaced at a version, and
+/// deleted only while nothing names it: a member naming it (moved in the member's write) keeps
+/// it, a reference to a calendar that is not the account's writes nothing.
+async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::{CalendarDeletion, CalendarRefs};
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "cal@acme.example", 1);
+    plan.accounts[0].members = vec![m.clone()];
+    store.provision(&plan).await.unwrap();
+    let first = calendar(acc.id, "Berlin");
+    let second = calendar(acc.id, "Munich");
+    store.create_holiday_calendar(&first, 2).await.unwrap();
+    store.create_holiday_calendar(&second, 2).await.unwrap();
+    assert!(matches!(
+        store
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .await,
+        Err(StoreError::Rejected(_))
+    ));
+    let listed = store
+        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(listed, vec![first.clone(), second.clone()]);
+    let other = account(None);
+    assert!(store
+        .get_holiday_calendar(other.id, first.id)
+        .await
+        .unwrap()
+        .is_none());
+
+    let mut renamed = first.clone();
+    renamed.name = "Berlin office".into();
+    renamed.version = 2;
+    store.update_holiday_calendar(&renamed, 1).await.unwrap();
+    assert!(matches!(
+        store.update_holiday_calendar(&renamed, 1).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store.get_holiday_calendar(acc.id, first.id).await.unwrap(),
+        Some(renamed.clone())
+    );
+
+    // A member names the first calendar: it is in use until the member moves off it.
+    let mut named = m.clone();
+    named.holiday_calendar_id = Some(first.id);
+    named.version = 2;
+    store
+        .update_member(&named, 1, &CalendarRefs::moving(None, Some(first.id)))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    // A calendar of no account: nothing is written.
+    let mut unknown = named.clone();
+    let missing = shared::types::HolidayCalendarId::new_v7();
+    unknown.holiday_calendar_id = Some(missing);
+    unknown.version = 3;
+    assert!(matches!(
+        store
+            .update_member(
+                &unknown,
+                2,
+                &CalendarRefs::moving(Some(first.id), Some(missing))
+            )
+            .await,
+        Err(StoreError::UnknownHolidayCalendar)
+    ));
+    assert_eq!(
+        store
+            .get_member(acc.id, m.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .version,
+        2
+    );
+    let mut moved = named.clone();
+    moved.holiday_calendar_id = Some(second.id);
+    moved.version = 3;
+    store
+        .update_member(
+            &moved,
+            2,
+            &CalendarRefs::moving(Some(first.id), Some(second.id)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::Deleted
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::NotFound
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, second.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    // The delete gave its place back: a new calendar fits under the limit of 2.
+    store
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .await
+        .unwrap();
 }
