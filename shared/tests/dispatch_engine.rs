@@ -759,13 +759,18 @@ async fn a_members_holiday_and_the_routers_holiday_make_members_unavailable(back
         }),
     )
     .await;
-    // 10:00 UTC: the holiday has begun in Kiritimati; m1 is skipped.
-    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(2));
     let request = DispatchRequest {
         router_id: ROUTER.into(),
         object_id: CONTACT.into(),
         account_id: None,
     };
+    // A second before the holiday began in Kiritimati, m1 was available.
+    f.clock
+        .set(wednesday_10_utc() - chrono::Duration::seconds(1));
+    let (_, explanation) = f.engine.explain(id(ACCOUNT), &request).await.unwrap();
+    assert!(explanation.candidates.unwrap()[0].eligible);
+    // 10:00 UTC: it has begun; explain names the reason and dispatch skips m1.
+    f.clock.set(wednesday_10_utc());
     let (_, explanation) = f.engine.explain(id(ACCOUNT), &request).await.unwrap();
     let candidates = explanation.candidates.unwrap();
     assert_eq!(candidates[0].user, email(1));
@@ -773,11 +778,7 @@ async fn a_members_holiday_and_the_routers_holiday_make_members_unavailable(back
         candidates[0].reasons,
         vec![shared::dispatch::CandidateReason::Holiday]
     );
-    // A second before it began, m1 was available.
-    f.clock
-        .set(wednesday_10_utc() - chrono::Duration::seconds(1));
-    let (_, explanation) = f.engine.explain(id(ACCOUNT), &request).await.unwrap();
-    assert!(explanation.candidates.unwrap()[0].eligible);
+    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(2));
 
     // The router's calendar: everybody in its pool is on holiday; the backup takes it.
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin",

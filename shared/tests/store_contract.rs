@@ -2493,8 +2493,13 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
     let acc = account(None);
     let mut plan = plan_of(&acc);
     let m = member(acc.id, "cal@acme.example", 1);
-    plan.accounts[0].members = vec![m.clone()];
-    store.provision(&plan).await.unwrap();
+    plan.members = vec![m.clone()];
+    store
+        .provision(&ProvisionPlan {
+            accounts: vec![plan],
+        })
+        .await
+        .unwrap();
     let first = calendar(acc.id, "Berlin");
     let second = calendar(acc.id, "Munich");
     store.create_holiday_calendar(&first, 2).await.unwrap();
