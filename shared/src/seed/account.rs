@@ -158,7 +158,11 @@ impl Loader {
             let p = format!("{path}.routers[{i}]");
             self.claim_id(r.id, p.clone())?;
             let calendar_ids: Vec<_> = holiday_calendars.iter().map(|c| c.id).collect();
-            routers.push(self.router(&p, a.id, r, &members, &teams, &catalogues, &calendar_ids)?);
+            let names = super::router::AccountNames {
+                catalogues: &catalogues,
+                holiday_calendars: &calendar_ids,
+            };
+            routers.push(self.router(&p, a.id, r, &members, &teams, &names)?);
         }
 
         let mut records = Vec::new();
