@@ -9,8 +9,8 @@
 //! document's members). A second document is written only when two label sets cannot share one:
 //! the same dimension with two values (a queue batch whose dispatches ended differently), or the
 //! same metric under two label sets (two routes, which one invocation of one request never
-//! records). An API invocation writes one document of about 400 bytes
-//! (`docs/operations.md`, "Metrics").
+//! records). An API invocation writes one document of 450 to 700 bytes (`docs/operations.md`,
+//! "Metrics").
 //!
 //! Why not `metrics_cloudwatch_embedded`, used before: it writes one document per label set (an
 //! API invocation wrote two or three) and writes every gauge again at every flush, so a value a
@@ -21,7 +21,9 @@
 //! dimension set, 100 metrics per directive (a label set here carries at most three).
 
 use super::METRICS;
-use metrics::{Counter, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use metrics::{
+    Counter, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+};
 use metrics_util::registry::{Registry, Storage};
 use metrics_util::storage::AtomicBucket;
 use serde_json::{Map, Value};
@@ -142,7 +144,9 @@ impl Document {
         labels
             .iter()
             .all(|(k, v)| self.dimensions.get(k).is_none_or(|held| held == v))
-            && names.iter().all(|n| !self.values.contains_key(*n) && !self.dimensions.contains_key(*n))
+            && names
+                .iter()
+                .all(|n| !self.values.contains_key(*n) && !self.dimensions.contains_key(*n))
             && labels.iter().all(|(k, _)| !self.values.contains_key(k))
     }
 }
@@ -177,7 +181,9 @@ impl EmfRecorder {
     /// trace id) in each, timestamped `timestamp_ms` (milliseconds since the Unix epoch); returns
     /// how many documents were written. Counters written are reset, histogram values written
     /// are removed, a gauge is written once per setting.
-    pub fn write(&self, out: &mut Vec<u8>, properties: &[(&str, &str)], timestamp_ms: u64) -> usize {
+    pub fn write(
+        &self, out: &mut Vec<u8>, properties: &[(&str, &str)], timestamp_ms: u64,
+    ) -> usize {
         let documents = self.documents(properties, timestamp_ms);
         for document in &documents {
             // A map of strings and numbers always serializes.
@@ -205,7 +211,9 @@ impl EmfRecorder {
                 Some(index) => index,
                 None => {
                     let mut document = Document::default();
-                    document.dimensions.insert("function".into(), self.function.into());
+                    document
+                        .dimensions
+                        .insert("function".into(), self.function.into());
                     documents.push(document);
                     documents.len() - 1
                 }
@@ -220,7 +228,10 @@ impl EmfRecorder {
             for (name, value) in metrics {
                 let mut definition = Map::new();
                 definition.insert("Name".into(), Value::from(name.as_str()));
-                let unit = METRICS.iter().find(|m| m.name == name).and_then(|m| cloudwatch_unit(m.unit));
+                let unit = METRICS
+                    .iter()
+                    .find(|m| m.name == name)
+                    .and_then(|m| cloudwatch_unit(m.unit));
                 if let Some(unit) = unit {
                     definition.insert("Unit".into(), Value::from(unit));
                 }
@@ -229,7 +240,10 @@ impl EmfRecorder {
             }
             let mut directive = Map::new();
             directive.insert("Namespace".into(), Value::from(self.namespace));
-            directive.insert("Dimensions".into(), Value::Array(vec![Value::Array(dimension_names)]));
+            directive.insert(
+                "Dimensions".into(),
+                Value::Array(vec![Value::Array(dimension_names)]),
+            );
             directive.insert("Metrics".into(), Value::Array(definitions));
             document.directives.push(Value::Object(directive));
         }
@@ -238,7 +252,10 @@ impl EmfRecorder {
             .map(|document| {
                 let mut aws = Map::new();
                 aws.insert("Timestamp".into(), Value::from(timestamp_ms));
-                aws.insert("CloudWatchMetrics".into(), Value::Array(document.directives));
+                aws.insert(
+                    "CloudWatchMetrics".into(),
+                    Value::Array(document.directives),
+                );
                 let mut object = Map::new();
                 object.insert("_aws".into(), Value::Object(aws));
                 for (key, value) in document.dimensions {
@@ -308,15 +325,18 @@ impl Recorder for EmfRecorder {
     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
 
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-        self.registry.get_or_create_counter(key, |c| Counter::from_arc(c.clone()))
+        self.registry
+            .get_or_create_counter(key, |c| Counter::from_arc(c.clone()))
     }
 
     fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
-        self.registry.get_or_create_gauge(key, |g| Gauge::from_arc(g.clone()))
+        self.registry
+            .get_or_create_gauge(key, |g| Gauge::from_arc(g.clone()))
     }
 
     fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
-        self.registry.get_or_create_histogram(key, |h| Histogram::from_arc(h.clone()))
+        self.registry
+            .get_or_create_histogram(key, |h| Histogram::from_arc(h.clone()))
     }
 }
 
@@ -346,7 +366,9 @@ mod tests {
             let dimensions: BTreeMap<String, String> = names
                 .iter()
                 .map(|n| {
-                    let value = document[*n].as_str().expect("a dimension's value is a string");
+                    let value = document[*n]
+                        .as_str()
+                        .expect("a dimension's value is a string");
                     ((*n).to_string(), value.to_string())
                 })
                 .collect();
@@ -418,7 +440,13 @@ mod tests {
             .flat_map(|d| d["Metrics"].as_array().cloned().unwrap_or_default())
             .filter(|m| m["Name"] == "RequestLatency")
             .filter_map(|m| m["Unit"].as_str().map(str::to_string))
-            .map(|u| if u == "Milliseconds" { "Milliseconds" } else { "other" })
+            .map(|u| {
+                if u == "Milliseconds" {
+                    "Milliseconds"
+                } else {
+                    "other"
+                }
+            })
             .collect();
         assert_eq!(units, ["Milliseconds"]);
     }
@@ -439,7 +467,9 @@ mod tests {
         let all: Vec<_> = documents.iter().flat_map(metrics_of).collect();
         let count = |name: &str, outcome: &str| -> u64 {
             all.iter()
-                .filter(|(n, d, _)| n == name && d.get("outcome").map(String::as_str) == Some(outcome))
+                .filter(|(n, d, _)| {
+                    n == name && d.get("outcome").map(String::as_str) == Some(outcome)
+                })
                 .map(|(_, _, v)| v.as_u64().unwrap_or(0))
                 .sum()
         };
@@ -471,7 +501,10 @@ mod tests {
         });
         let (_, first) = written(&recorder);
         let names: Vec<String> = first.iter().flat_map(metrics_of).map(|m| m.0).collect();
-        assert!(names.contains(&"DueWorkOverdueSeconds".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"DueWorkOverdueSeconds".to_string()),
+            "{names:?}"
+        );
         // Nothing recorded since: nothing written (the gauge is not repeated).
         let (bytes, second) = written(&recorder);
         assert!(bytes.is_empty() && second.is_empty(), "{second:?}");
@@ -480,9 +513,20 @@ mod tests {
         });
         let (_, third) = written(&recorder);
         let metrics: Vec<_> = third.iter().flat_map(metrics_of).collect();
-        assert!(metrics.iter().all(|m| m.0 != "DueWorkOverdueSeconds"), "{third:?}");
-        let requests: Vec<&Value> = metrics.iter().filter(|m| m.0 == "Requests").map(|m| &m.2).collect();
-        assert_eq!(requests, [&Value::from(1)], "the counter starts again from 0");
+        assert!(
+            metrics.iter().all(|m| m.0 != "DueWorkOverdueSeconds"),
+            "{third:?}"
+        );
+        let requests: Vec<&Value> = metrics
+            .iter()
+            .filter(|m| m.0 == "Requests")
+            .map(|m| &m.2)
+            .collect();
+        assert_eq!(
+            requests,
+            [&Value::from(1)],
+            "the counter starts again from 0"
+        );
     }
 
     #[test]

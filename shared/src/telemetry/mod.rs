@@ -5,7 +5,7 @@
 //!
 //! - **Lambda** ([`install`]): CloudWatch Embedded Metric Format ([`emf`]), one JSON document
 //!   per invocation written to stdout when the invocation ends ([`flush`]; CloudWatch Logs turns
-//!   it into metrics, no API call). An API invocation writes one line of about 400 bytes.
+//!   it into metrics, no API call). An API invocation writes one line of 450 to 700 bytes.
 //! - **The local server** (a long-running process): Prometheus text on `GET /metrics`, through
 //!   `metrics-exporter-prometheus` (installed by the local server with the same names, units in
 //!   the help text ([`describe`]) and labels, plus `function="local-server"`); nothing in its log.
