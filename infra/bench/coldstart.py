@@ -270,8 +270,8 @@ def main():
 
     for function in functions:
         function["env"] = {k: substitute(v) for k, v in function.get("env", {}).items()}
-    token = None
-    if config.get("token_from"):
+    token = config.get("token")
+    if config.get("token_from") and not token:
         # One invocation of the token function gives the bearer token of the other events.
         label = config["token_from"]
         function = next(f for f in functions if f["label"] == label)

@@ -5,6 +5,8 @@
 #   bash infra/scripts/bench-coldstart.sh            # RUNS=11 WARM=5 MEMORY_WARM=1000; arm64 packages too
 #   SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh   # no arm64 build (x86_64 zips still printed)
 #   MEMORY_WARM=0 SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh   # cold starts only
+#   ONLY="dispatch" MEMORY_WARM=0 SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh   # one function
+#   SKIP_BUILD=1 ...                                   # the release binaries as they are
 #   VARIANTS="dispatch-main=/tmp/main/release/dispatch:dispatch" SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh
 #       # other builds in the same rounds, each with the configuration of the function named after
 #       # its ':' (records when none): a change compared side by side
@@ -34,12 +36,15 @@ cd "$(dirname "$0")/../.."
 RUNS="${RUNS:-11}"
 WARM="${WARM:-5}"
 MEMORY_WARM="${MEMORY_WARM:-1000}"
-FUNCTIONS=(token records users routers dispatch webhooks)
+# ONLY="dispatch records": those functions alone (with the floor and the empty function).
+read -r -a FUNCTIONS <<<"${ONLY:-token records users routers dispatch webhooks}"
 
-echo "==> cargo build --release (functions, the empty lambda_http yardstick and the DynamoDB floor)"
-bins=()
-for bin in "${FUNCTIONS[@]}" empty-lambda dynamodb-lambda; do bins+=(--bin "$bin"); done
-cargo build --release --locked "${bins[@]}"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  echo "==> cargo build --release (functions, the empty lambda_http yardstick and the DynamoDB floor)"
+  bins=()
+  for bin in "${FUNCTIONS[@]}" empty-lambda dynamodb-lambda; do bins+=(--bin "$bin"); done
+  cargo build --release --locked "${bins[@]}"
+fi
 
 # shellcheck source=infra/scripts/emulator.sh
 source infra/scripts/emulator.sh
@@ -51,7 +56,7 @@ cleanup() {
 trap cleanup EXIT
 
 export TABLE_NAME="coldstart-$RANDOM" FUNCTIONS="${FUNCTIONS[*]}"
-cargo run -q --locked -p provision -- --seed infra/seed/demo.json --create-table
+cargo run -q --locked -p provision --bin provision -- --seed infra/seed/demo.json --create-table
 JWKS="$(cargo run -q --locked -p local-server --bin jwks)"
 # The resources of the stack that the functions' environment names, made on the emulator.
 "$_emulator_root/.venv/bin/python" - "$work/resources.json" <<'PY'
@@ -183,10 +188,29 @@ for variant in os.environ.get("VARIANTS", "").split():
     like = like or "records"
     functions.append({"label": label, "binary": binary, "env": production(like), "event": events[like]})
 config = {
-    "baseline": "empty-lambda", "floor": "dynamodb-lambda", "functions": functions, "token_from": "token",
+    "baseline": "empty-lambda", "floor": "dynamodb-lambda", "functions": functions,
     "tls_front": {"cert": f"{work}/server.pem", "key": f"{work}/server.key",
                   "upstream_host": "127.0.0.1", "upstream_port": int(upstream_port)},
 }
+if "token" in os.environ["FUNCTIONS"].split():
+    config["token_from"] = "token"
+else:
+    # No token function in this run: a token signed here with the committed development key,
+    # as the token function signs it (ES256, the JWKS's kid, the demo client's account).
+    import base64, time, uuid
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, utils
+    key = serialization.load_pem_private_key(open("shared/dev-keys/dev-signing-key.pem", "rb").read(), None)
+    b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    header = {"alg": "ES256", "typ": "JWT", "kid": json.loads(jwks)["keys"][0]["kid"]}
+    now = int(time.time())
+    claims = {"iss": "account-routing-api", "aud": "account-routing-api", "sub": "northwind-integration",
+              "account_id": "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01",
+              "scope": "service-api/read service-api/create service-api/update service-api/delete",
+              "iat": now, "exp": now + 3600, "jti": str(uuid.uuid4())}
+    signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}"
+    r, s = utils.decode_dss_signature(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+    config["token"] = f"{signing_input}.{b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 json.dump(config, open(f"{work}/config.json", "w"), indent=1)
 PY
 

@@ -28,8 +28,10 @@ if ! command -v wrk >/dev/null; then
   $sudo apt-get install -y wrk >/dev/null || { $sudo apt-get update >/dev/null && $sudo apt-get install -y wrk >/dev/null; }
 fi
 
-echo "==> cargo build --release (local-server, hello-axum)"
-cargo build --release --locked --bin local-server --bin hello-axum
+if [ "${SKIP_BUILD:-0}" != 1 ]; then # SKIP_BUILD=1: the release binaries as they are
+  echo "==> cargo build --release (local-server, hello-axum)"
+  cargo build --release --locked --bin local-server --bin hello-axum
+fi
 
 work="$(mktemp -d)"
 pids=()
