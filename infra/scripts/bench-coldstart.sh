@@ -55,8 +55,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-export TABLE_NAME="coldstart-$RANDOM" FUNCTIONS="${FUNCTIONS[*]}"
-cargo run -q --locked -p provision --bin provision -- --seed infra/seed/demo.json --create-table
+export TABLE_NAME="coldstart-$RANDOM" FUNCTION_NAMES="${FUNCTIONS[*]}"
+# The demo seed's CRM is a local http URL: allowed for provisioning the bench's table only.
+ALLOW_INSECURE_OUTBOUND=true cargo run -q --locked -p provision --bin provision -- --seed infra/seed/demo.json --create-table
 JWKS="$(cargo run -q --locked -p local-server --bin jwks)"
 # The resources of the stack that the functions' environment names, made on the emulator.
 "$_emulator_root/.venv/bin/python" - "$work/resources.json" <<'PY'
@@ -178,7 +179,7 @@ functions = [
 missing = set(by_binary) - set(events)
 if missing:
     sys.exit(f"bench-coldstart.sh: no event for {sorted(missing)}")
-for name in os.environ["FUNCTIONS"].split():
+for name in os.environ["FUNCTION_NAMES"].split():
     functions.append({"label": name, "binary": f"{release}/{name}", "env": production(name), "event": events[name]})
 # VARIANTS="label=binary[:function] ...": other builds run in the same interleaved rounds with the
 # named function's configuration and event (records by default): a change compared side by side.
@@ -192,7 +193,7 @@ config = {
     "tls_front": {"cert": f"{work}/server.pem", "key": f"{work}/server.key",
                   "upstream_host": "127.0.0.1", "upstream_port": int(upstream_port)},
 }
-if "token" in os.environ["FUNCTIONS"].split():
+if "token" in os.environ["FUNCTION_NAMES"].split():
     config["token_from"] = "token"
 else:
     # No token function in this run: a token signed here with the committed development key,
