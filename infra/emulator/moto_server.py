@@ -1,10 +1,16 @@
-"""moto's server (DynamoDB and SQS on one port) with DynamoDB requests serialized.
+"""moto's server (DynamoDB and SQS on one port) with DynamoDB requests serialized and DynamoDB's
+documented limits enforced.
 
-moto's DynamoDB backend takes no lock, and a cancelled TransactWriteItems restores a copy of the
-tables taken before it ran, which can erase a write committed concurrently by another thread.
-DynamoDB itself serializes conflicting transactions, so holding one lock around every DynamoDB
-request (X-Amz-Target `DynamoDB_20120810.*`) makes moto behave like it; SQS requests (long
+Serialized: moto's DynamoDB backend takes no lock, and a cancelled TransactWriteItems restores a
+copy of the tables taken before it ran, which can erase a write committed concurrently by another
+thread. DynamoDB itself serializes conflicting transactions, so holding one lock around every
+DynamoDB request (X-Amz-Target `DynamoDB_20120810.*`) makes moto behave like it; SQS requests (long
 polls included) stay concurrent.
+
+Limits (see `limits.py`): moto checks key sizes only where an item is written, and no aggregate
+size of a transaction nor the number of requests of a BatchWriteItem. DynamoDB refuses those with a
+ValidationException; so does this wrapper, before moto sees the request, so a test on the emulator
+fails where production would.
 
 Usage: python moto_server.py [--host 127.0.0.1] [--port 0] [--port-file PATH]
 Port 0 picks a free port; the port actually bound is printed ("moto listening on PORT") and
@@ -12,6 +18,8 @@ written to --port-file when given.
 """
 
 import argparse
+import io
+import json
 import os
 import sys
 import threading
@@ -19,26 +27,62 @@ import threading
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import make_server
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from limits import Tables, violation  # noqa: E402
+
 DYNAMODB_LOCK = threading.Lock()
 
 
-class SerializeDynamoDB:
-    """WSGI middleware: one DynamoDB request at a time, the whole response produced under the lock."""
+class DynamoDBFront:
+    """WSGI middleware for DynamoDB requests: refuses what DynamoDB's limits refuse (answering its
+    ValidationException), then runs the request with the lock held, the whole response produced
+    under it. Other requests pass through untouched."""
 
     def __init__(self, app):
         self.app = app
+        self.tables = Tables()
 
     def __call__(self, environ, start_response):
-        if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
-            with DYNAMODB_LOCK:
-                result = self.app(environ, start_response)
-                try:
-                    return [b"".join(result)]
-                finally:
-                    close = getattr(result, "close", None)
-                    if close is not None:
-                        close()
-        return self.app(environ, start_response)
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if environ.get("PATH_INFO", "") == "/moto-api/reset":
+            self.tables.clear()
+        if not target.startswith("DynamoDB"):
+            return self.app(environ, start_response)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        operation = target.split(".", 1)[-1]
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            request = None
+        with DYNAMODB_LOCK:
+            if isinstance(request, dict):
+                refused = violation(operation, request, self.tables)
+                if refused is not None:
+                    return validation_exception(start_response, refused)
+            result = self.app(environ, start_response)
+            try:
+                answer = b"".join(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+            if isinstance(request, dict):
+                self.tables.observe(operation, request, answer)
+            return [answer]
+
+
+def validation_exception(start_response, message):
+    """DynamoDB's answer to a request that breaks a limit: HTTP 400, ValidationException."""
+    body = json.dumps(
+        {"__type": "com.amazonaws.dynamodb.v20120810#ValidationException", "message": message}
+    ).encode()
+    start_response(
+        "400 Bad Request",
+        [("Content-Type", "application/x-amz-json-1.0"), ("Content-Length", str(len(body)))],
+    )
+    return [body]
 
 
 def main():
@@ -50,7 +94,7 @@ def main():
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("moto_server.py serves on a loopback address only")
 
-    app = SerializeDynamoDB(DomainDispatcherApplication(create_backend_app))
+    app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
     server = make_server(args.host, args.port, app, threaded=True)
     port = server.server_port
     if args.port_file:

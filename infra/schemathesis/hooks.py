@@ -9,6 +9,19 @@ succeeds, and JSON Schema cannot say them:
   narrows those values, in the copy of the document this run tests, to the demo account's members
   and roles, exactly as a client would pick them from `GET /users`. Values outside them stay
   negative cases (the API must refuse them, and does).
+* what the account defines, and text only a parser knows: the document describes every account,
+  so a record's `fields` takes any custom field name (`additionalProperties`), an enumeration any
+  string (its standard options are the schema's `examples`; each field's catalogue type is its
+  `x-field-type`), a datetime any text, `properties` any name and a member's `time_zone` any
+  zone-shaped name. `before_load_schema` narrows them, in this run's copy, to what the demo
+  account has: its custom fields (by type) and no other name, an enumeration's standard options
+  plus the ones the account added, RFC 3339 instants and dates, the standard and custom property
+  names, the example zones. Values outside them stay negative cases (the API must refuse them,
+  and does).
+* "at least one of" on create (contacts: `email`, `first_name`, `last_name`; companies:
+  `company_name`, `website_url`; the spec's POST table): the document says it in words (one
+  object schema cannot say it in a form client generators read), and `before_call` gives a
+  positive create that holds none of them a first name or a company name.
 * rules across two values of one entry: a working-hours window cannot end when it starts, an
   out-of-office range cannot end before it starts. `map_case` repairs positive cases only, so
   a request generated as valid is valid; negative cases are left as generated.
@@ -23,6 +36,13 @@ succeeds, and JSON Schema cannot say them:
   case gets a valid URL of its own (`before_call`); negative cases keep what was generated. The
   account may hold 20 subscriptions, so each one a case creates is deleted after the call
   (`after_call`), as a client cleaning up would.
+* router configurations (BEHAVIOR 15): a router's users must be members of the account, its
+  teams teams of the account, and its settings hold cross-field rules (`owner_field` a user field
+  of the router's type, percentages only on percentage routers, summing to 100, a trigger over
+  the type's fields). `before_load_schema` narrows a create's and a draft's `users[].email` to
+  the account's members and `teams[].name` to its teams, in this run's copy of the document, and
+  `before_call` makes a positive body's settings one valid round robin setting of contacts (or
+  none) without percentages; negative cases keep what was generated.
 * facts only the server knows: an `after` cursor is valid only when this list issued it (it is
   signed), and an `Idempotency-Key` is valid for one request body only (BEHAVIOR 10 and 11). A
   positive case therefore carries no made-up cursor (it reads the first page) and a fresh key of
@@ -32,6 +52,7 @@ No check is switched off here and no failure is filtered: these hooks only feed 
 facts about the account under test.
 """
 
+import copy
 import json
 import os
 import re
@@ -85,10 +106,93 @@ def _owner_fields(fields_schema):
                 yield prop
 
 
+# A blank string: the characters the server trims (shared/src/api/openapi/mod.rs, WHITESPACE).
+_BLANK = "^[\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$"
+
+# The record type of each write schema's name stem.
+_TYPES = {"Contact": "contacts", "Company": "companies", "Deal": "deals", "Ticket": "tickets"}
+
+
+def _definitions(object_type):
+    """The demo account's field definitions of a record type (seed `fields`)."""
+    return _account().get("fields", {}).get(object_type, [])
+
+
+def _option_names(definition):
+    return [o["internal_name"] for o in definition.get("options", [])] + [o["name"] for o in definition.get("options", [])]
+
+
+# A custom field takes what a standard field of its type takes (BEHAVIOR 3): the write schema
+# and field whose schema a custom field of each type borrows.
+_SAME_TYPE = {
+    "string": ("ContactUpdate", "phone"),
+    "number": ("DealUpdate", "amount"),
+    "datetime": ("DealUpdate", "close_date"),
+    "enumeration": ("DealUpdate", "deal_type"),
+}
+
+
+def _custom_value(definition, schemas):
+    """The schema of a custom field of the demo account, by field type (narrowed afterwards)."""
+    kind = definition["field_type_id"]
+    if kind == "bool":
+        return {"x-field-type": "bool", "anyOf": [{"type": "boolean"}, {"type": "null"}]}
+    if kind == "user":
+        return {"x-field-type": "user", "anyOf": [{"type": "string", "enum": _members()}, {"type": "string", "pattern": _BLANK}, {"type": "null"}]}
+    schema, field = _SAME_TYPE[kind]
+    value = copy.deepcopy(schemas[schema]["properties"]["fields"]["properties"][field])
+    if kind == "enumeration":
+        value["examples"] = []
+    return value
+
+
+def _narrow_field(prop, definition):
+    """One field of a record write, by its catalogue type (`x-field-type`): an enumeration to its
+    options (the standard ones, its `examples`, and the account's), a datetime to RFC 3339
+    instants and dates (the document takes any text the server reads, which no schema lists)."""
+    kind = prop.get("x-field-type")
+    required = "anyOf" not in prop
+    clearing = [{"type": "string", "pattern": _BLANK}, {"type": "null"}]
+    if kind == "enumeration":
+        options = list(dict.fromkeys(list(prop.get("examples", [])) + _option_names(definition or {})))
+        value = [{"type": "string", "enum": options}]
+    elif kind == "datetime":
+        numbers = [a for a in prop.get("anyOf", [prop]) if a.get("type") == "number"]
+        value = [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}] + numbers
+    else:
+        return
+    for key in ("anyOf", "type", "pattern", "maxLength", "enum"):
+        prop.pop(key, None)
+    prop["anyOf"] = value if required else value + clearing
+
+
+def _narrow_fields(fields, object_type, schemas):
+    """A record write's `fields`: the account's names only, each to the values it takes."""
+    definitions = {d["internal_name"]: d for d in _definitions(object_type)}
+    properties = fields.setdefault("properties", {})
+    for name, definition in definitions.items():
+        if name not in properties:
+            properties[name] = _custom_value(definition, schemas)
+    for name, prop in properties.items():
+        _narrow_field(prop, definitions.get(name))
+    fields["additionalProperties"] = False
+
+
+def _narrow_properties_parameter(operation, object_type):
+    custom = [d["internal_name"] for d in _definitions(object_type)]
+    for parameter in operation.get("parameters", []):
+        if parameter.get("name") == "properties" and isinstance(parameter.get("schema"), dict):
+            items = parameter["schema"].get("items", {})
+            names = list(dict.fromkeys(items.get("examples", []) + custom))
+            parameter["schema"]["items"] = {"type": "string", "enum": names}
+
+
 @schemathesis.hook
 def before_load_schema(context, raw_schema):
     members = _members()
     schemas = raw_schema.get("components", {}).get("schemas", {})
+    # Custom fields borrow the standard fields' schemas as the document has them.
+    originals = copy.deepcopy(schemas)
     for name, schema in schemas.items():
         if name.endswith("Create") or name.endswith("Update"):
             fields = schema.get("properties", {}).get("fields", {})
@@ -98,9 +202,71 @@ def before_load_schema(context, raw_schema):
                 else:
                     owner.clear()
                     owner.update({"type": "string", "enum": members})
+            object_type = _TYPES.get(name.removesuffix("Create").removesuffix("Update"))
+            if object_type and fields:
+                _narrow_fields(fields, object_type, originals)
+    for path, item in raw_schema.get("paths", {}).items():
+        object_type = path.strip("/").split("/")[0]
+        if object_type in _TYPES.values():
+            for operation in item.values():
+                if isinstance(operation, dict):
+                    _narrow_properties_parameter(operation, object_type)
     patch = schemas.get("UserPatch")
     if patch:
         patch["properties"]["role_id"] = {"enum": _roles() + [None]}
+        zone = patch["properties"].get("time_zone")
+        if isinstance(zone, dict) and zone.get("examples"):
+            patch["properties"]["time_zone"] = {"type": "string", "enum": zone["examples"]}
+    for name in ("RouterCreate", "RouterDraftBody"):
+        body = schemas.get(name)
+        if body:
+            _narrow_router_config(body)
+    # The router bodies refuse unknown keys (as the seed format does).
+    for name in ("RouterCreate", "RouterDraftBody", "RouterSettingsWrite"):
+        if name in schemas:
+            schemas[name]["additionalProperties"] = False
+
+
+def _teams():
+    return [team["name"] for team in _account().get("teams", [])]
+
+
+def _narrow_router_config(body):
+    """A router body's users name the account's members and its teams the account's teams."""
+    emails = [m for m in _members() if "@" in m]
+    props = body.setdefault("properties", {})
+    users = props.get("users", {})
+    users["items"] = {"type": "object", "required": ["email"], "additionalProperties": False,
+                      "properties": {"email": {"enum": emails}, "percentage": {"type": ["number", "null"]}}}
+    teams = props.get("teams", {})
+    teams["items"] = {"type": "object", "required": ["name"], "additionalProperties": False,
+                      "properties": {"name": {"enum": _teams()}}}
+
+
+_ROUTER_BODIES = ("POST /routers", "PUT /routers/{routerId}/draft")
+_VALID_SETTINGS = {"owner_field": "contact_owner", "distribution_model": "round robin", "overwrite": True,
+                   "ignore_working_hours": True}
+
+
+def _router_config(case, kwargs):
+    """A positive router body passes the cross-field rules: contacts, round robin (no
+    percentages), its settings one valid setting or none."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    if not positive or case.operation.label not in _ROUTER_BODIES:
+        return
+    for body in (case.body, kwargs.get("json")):
+        if not isinstance(body, dict):
+            continue
+        if case.operation.label == "POST /routers":
+            body["object_type"] = "contacts"
+        else:
+            body.pop("object_type", None)
+        if body.get("settings") is not None:
+            body["settings"] = dict(_VALID_SETTINGS)
+        for user in body.get("users") or []:
+            if isinstance(user, dict):
+                user.pop("percentage", None)
 
 
 def _fix_windows(body):
@@ -156,6 +322,32 @@ def _stats_window_valid(query):
     return a is not None and b is not None and a < b and b - a <= timedelta(days=93)
 
 
+# Create operations whose `fields` need at least one of these to hold a value, and the value a
+# positive case that holds none of them gets.
+_AT_LEAST_ONE = {
+    "POST /contacts": (("email", "first_name", "last_name"), ("first_name", "Jo")),
+    "POST /companies": (("company_name", "website_url"), ("company_name", "Contoso")),
+}
+
+
+def _holds_value(value):
+    return value is not None and not (isinstance(value, str) and value.strip() == "")
+
+
+def _fix_at_least_one(case, kwargs):
+    """A positive create (any phase) holding none of its type's "at least one of" fields gets one."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    rule = _AT_LEAST_ONE.get(case.operation.label)
+    if not positive or not rule:
+        return
+    names, (name, value) = rule
+    for body in (case.body, kwargs.get("json")):
+        fields = body.get("fields") if isinstance(body, dict) else None
+        if isinstance(fields, dict) and not any(_holds_value(fields.get(n)) for n in names):
+            fields[name] = value
+
+
 @schemathesis.hook
 def map_case(context, case):
     meta = case.meta
@@ -200,6 +392,8 @@ def before_call(context, case, kwargs):
     Here rather than in `map_case`, which the examples phase does not run. A positive webhook
     body gets a valid URL here for the same reason."""
     _webhook_url(context, case, kwargs)
+    _fix_at_least_one(case, kwargs)
+    _router_config(case, kwargs)
     for headers in (case.headers, kwargs.get("headers")):
         if isinstance(headers, MutableMapping):
             for name, value in list(headers.items()):

@@ -6,8 +6,9 @@ unexpected answer. Usage (see infra/scripts/smoke.sh):
 
 The client needs the scopes service-api/read, service-api/create and service-api/update of an
 account with at least one published contacts router (or name one with SMOKE_ROUTER_ID). It creates
-one contact (a unique e-mail under smoke.example) and dispatches it; with service-api/delete too,
-it archives the contact at the end. Only the standard library: it runs wherever Python 3 does.
+one contact (a unique e-mail under smoke.example) and dispatches it, then walks router management
+on a router of its own (create, draft, publish, dispatch, restore, publish); with
+service-api/delete too, it archives the router and the contact at the end. Only the standard library: it runs wherever Python 3 does.
 """
 import base64
 import json
@@ -139,7 +140,48 @@ def main():
     expect("routing history", status == 200 and history["data"] and history["data"][0]["router_id"] == router
            and history["data"][0]["message"] == dispatched["message"], f"{status} {history}")
 
-    # 8. Clean up when the client may.
+    # 8. Router management (BEHAVIOR 15): create -> draft -> publish -> dispatch -> restore ->
+    # publish, through a router of its own over the member the dispatch above assigned (or any).
+    member = dispatched.get("user")
+    if not member:
+        status, _, users = call("GET", "/users?limit=1")
+        member = users["data"][0]["email"] if status == 200 and users.get("data") else None
+    if member:
+        settings = {"owner_field": "contact_owner", "distribution_model": "round robin",
+                    "ignore_working_hours": True, "overwrite": True}
+        config = {"name": "Smoke router", "object_type": "contacts", "settings": settings,
+                  "users": [{"email": member}], "teams": []}
+        status, _, made = call("POST", "/routers", config, {"Idempotency-Key": f"smoke-{uuid.uuid4()}"})
+        expect("create a router", status == 201 and made.get("revision") == 1
+               and made.get("is_published") is False, f"{status} {made}")
+        smoke_router = made["id"]
+        draft = dict(config, name="Smoke router v2")
+        status, headers, drafted = call("PUT", f"/routers/{smoke_router}/draft", draft)
+        etag = headers.get("ETag")
+        expect("write its draft", status == 200 and drafted.get("based_on_revision") == 1 and etag,
+               f"{status} {drafted}")
+        status, _, refused = call("POST", f"/routers/{smoke_router}/publish")
+        expect("publishing a draft needs If-Match", status == 428, f"{status} {refused}")
+        status, _, published = call("POST", f"/routers/{smoke_router}/publish", headers={"If-Match": etag})
+        expect("publish the draft", status == 200 and published.get("revision") == 2
+               and published.get("is_published") is True, f"{status} {published}")
+        status, _, assigned = call("POST", "/dispatch/router", {"router_id": smoke_router, "object_id": contact})
+        expect("dispatch through it", status == 200 and assigned.get("user") == member, f"{status} {assigned}")
+        status, _, history = call("GET", f"/routers/{smoke_router}/dispatches?limit=1")
+        expect("the entry names the revision", status == 200
+               and history["data"][0].get("router_revision") == 2, f"{status} {history}")
+        status, headers, restored = call("POST", f"/routers/{smoke_router}/revisions/1/restore")
+        expect("restore revision 1", status == 200 and restored.get("based_on_revision") == 1
+               and headers.get("ETag"), f"{status} {restored}")
+        status, _, rolled_back = call("POST", f"/routers/{smoke_router}/publish",
+                                      headers={"If-Match": headers.get("ETag")})
+        expect("publish it again", status == 200 and rolled_back.get("revision") == 3
+               and rolled_back.get("name") == "Smoke router", f"{status} {rolled_back}")
+        if "service-api/delete" in granted:
+            status, _, archived = call("DELETE", f"/routers/{smoke_router}")
+            expect("archive the router", status == 200 and archived.get("archived"), f"{status} {archived}")
+
+    # 9. Clean up when the client may.
     if "service-api/delete" in granted:
         status, _, archived = call("DELETE", f"/contacts/{contact}")
         expect("archive the contact", status == 200 and archived.get("archived"), f"{status} {archived}")

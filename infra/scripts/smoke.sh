@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Deployment smoke test: the README journey (token, create, idempotent retry, patch, list with a
-# cursor, explain, dispatch, history) against a running API; fails on the first unexpected answer.
+# cursor, explain, dispatch, history, and a router of its own: create, draft, publish, dispatch,
+# restore, publish) against a running API; fails on the first unexpected answer.
 #
 #   SMOKE_CLIENT_ID=... SMOKE_CLIENT_SECRET=... bash infra/scripts/smoke.sh https://<api-id>.execute-api.<region>.amazonaws.com
 #

@@ -2,7 +2,8 @@
 # Runs every check and test of the workspace: formatting, clippy, and all test tiers
 # (unit, store contract on both adapters, HTTP-level, end-to-end, DynamoDB against the emulator),
 # the SAM template checks (cfn-lint, sam validate --lint; the template-check tests run with cargo),
-# schemathesis against the local server's OpenAPI document, a bounded mixed load (wrk), and the
+# schemathesis against the local server's OpenAPI document, clients generated from that document
+# (Python and TypeScript) running a journey against it, a bounded mixed load (wrk), and the
 # /docs page in headless Chromium (chromium and wrk installed from Debian's packages when missing).
 # This is the README's test command; .ci/run calls it. Needs the Rust toolchain, Python 3 and pip:
 # moto (the AWS emulator) is installed into .venv/ on the first run and reused afterwards.
@@ -32,6 +33,9 @@ step "starting the DynamoDB/SQS emulator (moto)"
 source infra/scripts/emulator.sh
 trap emulator_stop EXIT
 
+step "the emulator refuses what DynamoDB refuses (key sizes, item size, transaction and batch limits)"
+"$_emulator_root/.venv/bin/python" -m unittest discover -s infra/emulator -p 'test_*.py'
+
 step "cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
 cargo test --workspace --locked
 
@@ -43,6 +47,9 @@ bash infra/scripts/webhooks-e2e.sh
 
 step "schemathesis against the local server (every operation of /openapi.json, every default check)"
 bash infra/scripts/schemathesis.sh
+
+step "generated clients: redocly lint, openapi-python-client and openapi-typescript + openapi-fetch, type-checked journeys against the local server, every answer validated"
+bash infra/scripts/generated-clients.sh
 
 step "mixed load against the local server (wrk, loopback, 2 x 5 s; no 5xx, no transport error, memory steady)"
 bash infra/scripts/load.sh

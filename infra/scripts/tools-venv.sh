@@ -18,6 +18,9 @@ tools_pin() {
     cargo-lambda) echo 1.9.2 ;;
     schemathesis) echo 4.32.5 ;;
     standardwebhooks) echo 1.1.0 ;;
+    openapi-python-client) echo 0.29.1 ;;
+    mypy) echo 2.4.1 ;;
+    openapi-schema-validator) echo 0.9.0 ;;
     *) echo "tools-venv.sh: no pinned version for $1" >&2; return 1 ;;
   esac
 }

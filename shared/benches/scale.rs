@@ -166,6 +166,7 @@ fn entries(
                 id: Uuid::now_v7(),
                 account_id: account.id.into(),
                 router_id: account.router.into(),
+                router_revision: 1,
                 object_type: ObjectType::Contacts,
                 object_id: account.contacts[n % account.contacts.len()].to_string(),
                 message: "Owner assigned".into(),

@@ -160,13 +160,13 @@ async fn sweep_alone(swept: usize) {
     let store: Arc<dyn Store> = Arc::new(table.store.clone());
     let due_at = Utc::now() - Duration::minutes(5);
     let items: Vec<DueItem> = (0..swept)
-        .map(|n| DueItem {
-            id: DueId::new(DueKind::SlaCheck, Uuid::now_v7().to_string()),
-            subject: json!({"entry": {"router_id": router_id(n % 20), "dispatched_at": due_at, "id": Uuid::now_v7()}, "started": null, "reassignments": 0}),
-            due_at,
-            attempt: 0,
-            lease: None,
-            resume_at: due_at,
+        .map(|n| {
+            DueItem::new(
+                DueId::new(DueKind::SlaCheck, Uuid::now_v7().to_string()),
+                json!({"entry": {"router_id": router_id(n % 20), "dispatched_at": due_at, "id": Uuid::now_v7()}, "started": null, "reassignments": 0}),
+                due_at,
+                due_at,
+            )
         })
         .collect();
     for chunk in items.chunks(25) {

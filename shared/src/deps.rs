@@ -185,7 +185,10 @@ impl Deps {
     ) -> Self {
         let mut handoff = SqsHandoff::new(&self.aws().await, queue_url, settings.lease);
         if let Some(url) = webhook_queue_url {
-            handoff = handoff.with_queue(crate::model::due::DueKind::WebhookDelivery, url);
+            use crate::model::due::DueKind;
+            handoff = handoff
+                .with_queue(DueKind::WebhookDelivery, url.clone())
+                .with_queue(DueKind::CloseDeliveries, url);
         }
         self.due = DueWorker::new(
             self.store.clone(),

@@ -39,6 +39,14 @@ pub enum DomainError {
         /// The colliding key, for duplicates.
         field: Option<String>,
     },
+    /// A precondition of the request (`If-Match`) does not hold (412, RFC 9110 15.5.13), e.g.
+    /// `Draft has changed`.
+    #[error("{0}")]
+    PreconditionFailed(String),
+    /// The operation needs a precondition the request did not send (428, RFC 6585 section 3),
+    /// e.g. `If-Match required`.
+    #[error("{0}")]
+    PreconditionRequired(String),
     /// The request is well formed but cannot be processed as sent (422), e.g. an
     /// `Idempotency-Key` reused with another body.
     #[error("{message}")]

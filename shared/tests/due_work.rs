@@ -97,14 +97,12 @@ fn base() -> DateTime<Utc> {
 }
 
 fn item(kind: DueKind, subject: &str, due_at: DateTime<Utc>, resume_at: DateTime<Utc>) -> DueItem {
-    DueItem {
-        id: DueId::new(kind, subject),
-        subject: serde_json::json!({"entry": subject}),
+    DueItem::new(
+        DueId::new(kind, subject),
+        serde_json::json!({"entry": subject}),
         due_at,
-        attempt: 0,
-        lease: None,
         resume_at,
-    }
+    )
 }
 
 fn lease(now: DateTime<Utc>, seconds: u64) -> Lease {
@@ -136,6 +134,7 @@ fn entry(crm_sync: Option<CrmSyncState>) -> DispatchEntry {
         id: Uuid::now_v7(),
         account_id: AccountId::from(Uuid::new_v4()),
         router_id: RouterId::from(Uuid::new_v4()),
+        router_revision: 1,
         object_type: ObjectType::Contacts,
         object_id: Uuid::now_v7().to_string(),
         message: "Owner assigned".into(),
@@ -277,6 +276,8 @@ async fn settling_on_the_lease_removes_the_item_or_moves_it_to_its_next_attempt(
         due_at: now + Duration::seconds(30),
         attempt: 1,
         resume_at: now + Duration::seconds(90),
+        error: None,
+        subject: None,
     };
     store
         .settle_due(&Settlement {
@@ -492,6 +493,8 @@ async fn a_crm_sync_state_and_its_settlement_are_written_together_or_not_at_all(
         due_at: now + Duration::seconds(30),
         attempt: 1,
         resume_at: now + Duration::seconds(90),
+        error: None,
+        subject: None,
     };
     // A settlement on another lease: nothing is written, the entry stays pending.
     let wrong = store

@@ -360,3 +360,110 @@ async fn a_dispatch_reads_its_routers_pool_whatever_the_accounts_size() {
     );
     table.delete().await;
 }
+
+/// BEHAVIOR 15's costs on DynamoDB (docs/performance.md, "Router management"): a publish of a
+/// draft makes at most 2 sequential store rounds (router, draft and rotation state read
+/// together, then one transaction) in 4 requests; a page of revisions reads at most `limit` + 1
+/// items, whatever the router's number of revisions and whether the page starts at an offset
+/// or after a cursor. Run with `--nocapture` to print the figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_takes_two_rounds_and_a_revision_page_reads_at_most_limit_plus_one_items() {
+    use shared::page::cursor::RequestedStart;
+    use shared::routers::{Actor, RouterAdmin};
+    use shared::store::faulty::FaultyStore;
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let account = account("Acme");
+    table
+        .store
+        .provision(&plan_of(&account))
+        .await
+        .expect("provisioned");
+    let faulty = Arc::new(FaultyStore::new(Arc::new(table.store.clone())));
+    let admin = RouterAdmin::new(
+        faulty.clone(),
+        Arc::new(SystemClock),
+        Arc::new(CatalogueCache::default()),
+    );
+    let actor = Actor {
+        account_id: account.id,
+        sub: "client",
+    };
+    let body = |name: &str| {
+        json!({"name": name, "object_type": "contacts", "settings": null, "users": [], "teams": []})
+            .as_object()
+            .cloned()
+            .unwrap()
+    };
+    let created = admin.create(actor, &body("R"), None).await.unwrap();
+    let id = created.id;
+    let counter = table.counter.clone();
+    let mut publish_rounds = Vec::new();
+    for n in 2..=30 {
+        let draft = admin
+            .put_draft(actor, id, None, Ok(body(&format!("R{n}"))))
+            .await
+            .unwrap();
+        let if_match = {
+            let mut headers = axum::http::HeaderMap::new();
+            headers.insert("if-match", draft.etag.as_str().parse().unwrap());
+            shared::types::etag::IfMatch::from_headers(&headers)
+                .unwrap()
+                .unwrap()
+        };
+        counter.take();
+        faulty.faults.rounds.start();
+        let (view, _) = admin
+            .publish(actor, id, Some(&if_match), Ok(()), None)
+            .await
+            .unwrap();
+        let (rounds, _) = faulty.faults.rounds.stop();
+        assert_eq!(view.revision, n);
+        publish_rounds.push(rounds);
+        let requests = counter.take();
+        assert_eq!(
+            requests,
+            counts(&[("GetItem", 3), ("TransactWriteItems", 1)]),
+            "publish of revision {n}"
+        );
+    }
+    assert!(publish_rounds.iter().all(|r| *r <= 2), "{publish_rounds:?}");
+    let key = CursorKey::random();
+    let mut pages = Vec::new();
+    for (limit, start) in [
+        (10, RequestedStart::Offset(0)),
+        (10, RequestedStart::Offset(15)),
+        (5, RequestedStart::Offset(27)),
+        (100, RequestedStart::Offset(0)),
+    ] {
+        let request = ListRequest {
+            limit,
+            start,
+            include_archived: false,
+        };
+        counter.take_items_read();
+        let page = admin
+            .revisions(account.id, id, &request, &key)
+            .await
+            .unwrap();
+        let read = counter.take_items_read();
+        // The router (1 item), then the page.
+        assert!(read <= 1 + limit as u64 + 1, "{limit}: {read} items read");
+        pages.push((limit, page.data.len(), read - 1));
+        if let Some(after) = page.pagination.next_after {
+            let next = ListRequest {
+                limit,
+                start: RequestedStart::After(after),
+                include_archived: false,
+            };
+            counter.take_items_read();
+            let page = admin.revisions(account.id, id, &next, &key).await.unwrap();
+            let read = counter.take_items_read();
+            assert!(read <= 1 + limit as u64 + 1, "after: {read} items read");
+            pages.push((limit, page.data.len(), read - 1));
+        }
+    }
+    println!(
+        "publish rounds: {publish_rounds:?}; revision pages (limit, shown, items read): {pages:?}"
+    );
+    table.delete().await;
+}

@@ -317,9 +317,10 @@ fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
 }
 
-const ENTRY_KEYS: [&str; 14] = [
+const ENTRY_KEYS: [&str; 15] = [
     "id",
     "router_id",
+    "router_revision",
     "object_type",
     "object_id",
     "message",
@@ -359,7 +360,7 @@ async fn an_assignment_entry_carries_every_field(backend: Backend) {
     assert_eq!(
         without_id(&entries[0]),
         json!({
-            "router_id": ROUTER, "object_type": "contacts", "object_id": CONTACT,
+            "router_id": ROUTER, "router_revision": 1, "object_type": "contacts", "object_id": CONTACT,
             "message": "Owner assigned", "success": true, "user": email(1), "reason": "rotation",
             "previous_owner": null, "field_name": "Contact owner", "source": "api",
             "dispatched_at": "2026-11-18T10:00:00.123Z", "crm_sync": null, "sla": null
@@ -377,7 +378,7 @@ async fn an_assignment_entry_carries_every_field(backend: Backend) {
     assert_eq!(
         without_id(&entries[0]),
         json!({
-            "router_id": ROUTER, "object_type": "contacts", "object_id": OWNED_CONTACT,
+            "router_id": ROUTER, "router_revision": 1, "object_type": "contacts", "object_id": OWNED_CONTACT,
             "message": "Owner assigned", "success": true, "user": email(2), "reason": "rotation",
             "previous_owner": email(2), "field_name": "Contact owner", "source": "queue",
             "dispatched_at": "2026-11-18T10:05:00.000Z", "crm_sync": null, "sla": null
@@ -433,7 +434,7 @@ async fn each_assignment_reason_is_recorded(backend: Backend) {
     assert_eq!(
         without_id(&backup[0]),
         json!({
-            "router_id": ROUTER, "object_type": "contacts", "object_id": CONTACT,
+            "router_id": ROUTER, "router_revision": 1, "object_type": "contacts", "object_id": CONTACT,
             "message": "Owner assigned", "success": true, "user": email(6), "reason": "backup",
             "previous_owner": null, "field_name": "Contact owner", "source": "api",
             "dispatched_at": "2026-11-18T10:00:00.000Z", "crm_sync": null, "sla": null
@@ -520,7 +521,7 @@ async fn every_skip_from_unpublished_on_appends_one_entry_with_null_assignment_f
         assert_eq!(
             without_id(&entries[0]),
             json!({
-                "router_id": ROUTER, "object_type": "contacts", "object_id": object,
+                "router_id": ROUTER, "router_revision": 1, "object_type": "contacts", "object_id": object,
                 "message": expected, "success": false, "user": null, "reason": null,
                 "previous_owner": null, "field_name": null, "source": "api",
                 "dispatched_at": "2026-11-18T10:00:00.000Z", "crm_sync": null, "sla": null

@@ -85,6 +85,7 @@ contract!(
     an_assignment_writes_record_rotation_member_count_and_log_together,
     an_assignment_on_a_stale_record_writes_nothing,
     an_assignment_on_a_stale_rotation_writes_nothing,
+    an_assignment_by_a_revision_no_longer_live_writes_nothing,
     an_assignment_on_a_stale_or_archived_member_writes_nothing,
     an_assignment_without_counters_still_needs_the_member_active_at_the_version_read,
     an_assignment_past_the_quota_writes_nothing,
@@ -179,6 +180,8 @@ fn router(account_id: AccountId, name: &str, ms: i64) -> Router {
         archived_at: None,
         archived_by: None,
         member_ids: Vec::new(),
+        revision: 1,
+        version: 0,
     }
 }
 
@@ -1574,6 +1577,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
     AssignmentWrite {
         record,
         record_version: s.record.version,
+        router_version: s.router.version,
         rotation: Some((s.router.id, rotation, 0)),
         chosen: (s.member.id, s.member.version),
         member: Some((member, s.member.version)),
@@ -1583,6 +1587,7 @@ fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> Assignme
             id: new_id_v7(),
             account_id: s.account.id,
             router_id: s.router.id,
+            router_revision: 1,
             object_type: ObjectType::Contacts,
             object_id: s.record.id.to_string(),
             message: "Owner assigned".into(),
@@ -1705,14 +1710,12 @@ async fn assigned_with_a_check(store: &Arc<dyn Store>, s: &Scene) -> AssignmentW
     w.entry.sla = Some(shared::model::SlaState::pending(
         w.entry.dispatched_at + Duration::minutes(30),
     ));
-    w.due.put.push(shared::model::due::DueItem {
-        id: shared::sla::CheckSubject::due_id(&w.entry.key()),
-        subject: serde_json::Value::Null,
-        due_at: at(2000),
-        attempt: 0,
-        lease: None,
-        resume_at: at(2000),
-    });
+    w.due.put.push(shared::model::due::DueItem::new(
+        shared::sla::CheckSubject::due_id(&w.entry.key()),
+        serde_json::Value::Null,
+        at(2000),
+        at(2000),
+    ));
     store.commit_assignment(&w).await.unwrap();
     w
 }
@@ -1853,6 +1856,35 @@ async fn an_assignment_on_a_stale_rotation_writes_nothing(store: Arc<dyn Store>)
         Err(StoreError::Conflict)
     ));
     nothing_assigned(&store, &s, Some("k")).await;
+}
+
+/// BEHAVIOR 15: an assignment commits only while the router is still at the version its run
+/// read, so never by a revision that a publish replaced in between.
+async fn an_assignment_by_a_revision_no_longer_live_writes_nothing(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let mut published = s.router.clone();
+    published.revision = 2;
+    published.version = s.router.version + 1;
+    let write = shared::model::RouterWrite {
+        router: published,
+        expected_version: s.router.version,
+        revision: None,
+        draft: shared::model::DraftChange::Keep,
+        rotation: None,
+        archives: false,
+        completion: None,
+    };
+    store.write_router(&write).await.unwrap();
+    let w = assignment(&s, "2026-03", Some("k"));
+    assert!(matches!(
+        store.commit_assignment(&w).await,
+        Err(StoreError::Conflict)
+    ));
+    nothing_assigned(&store, &s, Some("k")).await;
+    let mut again = assignment(&s, "2026-03", Some("k"));
+    again.router_version = s.router.version + 1;
+    again.entry.router_revision = 2;
+    store.commit_assignment(&again).await.unwrap();
 }
 
 /// Issue 13 defect 4: without a capacity entry to count, the chosen member is still a condition

@@ -152,7 +152,10 @@ pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
     summary = "Get an access token (client credentials)",
     description = "The OAuth 2.0 client-credentials grant (RFC 6749 section 4.4). The client authenticates with `client_id` and `client_secret` in the form, or with HTTP Basic (not both). Request only the scopes the calls need. Checks, in order: the body is form-encoded, `grant_type`, client authentication, `scope`. Errors are RFC 6749 section 5.2 bodies `{error, error_description}`; every answer carries `Cache-Control: no-store`.",
     request_body(content = TokenRequestForm, content_type = "application/x-www-form-urlencoded"),
-    security((), ("client_basic" = [])),
+    // The client authenticates with HTTP Basic, or with `client_id` and `client_secret` in the
+    // form, which OpenAPI has no security scheme for: the empty requirement says so. Never the
+    // bearer token it is there to issue.
+    security(("client_basic" = []), ()),
     responses(
         (status = 200, description = "The access token (an ES256 JWT)", body = TokenResponse),
         (status = 400, description = "`invalid_request`, `unsupported_grant_type` or `invalid_scope`", body = OAuthErrorBody),

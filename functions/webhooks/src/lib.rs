@@ -33,7 +33,7 @@ use shared::page::ListView;
 use shared::types::ids::WebhookId;
 use shared::webhooks::sender::{DELIVERY_TIMEOUT, MAX_ANSWER_BYTES};
 use shared::webhooks::view::{DeliveryView, WebhookView};
-use shared::webhooks::{WebhookSender, WebhookService};
+use shared::webhooks::{DeliveryCloser, WebhookSender, WebhookService};
 use std::sync::Arc;
 use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
@@ -72,7 +72,9 @@ impl WebhooksState {
     }
 }
 
-/// Registers the delivery job on the due-work worker of `deps`.
+/// Registers the webhook jobs on the due-work worker of `deps`: deliveries
+/// ([`WebhookSender`]) and the closing of a disabled subscription's open deliveries
+/// ([`DeliveryCloser`]).
 ///
 /// Errors: no sealer, or the HTTP client cannot be built.
 pub fn register_sender(deps: &Deps) -> Result<(), ConfigError> {
@@ -84,6 +86,10 @@ pub fn register_sender(deps: &Deps) -> Result<(), ConfigError> {
         http,
         deps.sealer()?,
         deps.webhook_retry_delays.clone(),
+    ));
+    deps.due.register(DeliveryCloser::new(
+        deps.store.clone(),
+        &deps.webhook_retry_delays,
     ));
     Ok(())
 }

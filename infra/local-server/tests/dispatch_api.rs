@@ -216,8 +216,13 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
         subject: serde_json::to_value(entry.key()).unwrap(),
         due_at: now - chrono::Duration::minutes(5),
         attempt: 1,
-        lease: None,
         resume_at: now - chrono::Duration::minutes(4),
+        ..DueItem::new(
+            DueId::new(DueKind::CrmSync, "gone"),
+            serde_json::Value::Null,
+            now,
+            now,
+        )
     };
     app.store
         .record_dispatch(

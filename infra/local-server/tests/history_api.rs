@@ -425,9 +425,10 @@ async fn explain_answers_a_bad_body_as_dispatch_does_and_writes_nothing(app: Tes
     assert_eq!(stats.body["total"], 0);
 }
 
-const ENTRY_KEYS: [&str; 14] = [
+const ENTRY_KEYS: [&str; 15] = [
     "id",
     "router_id",
+    "router_revision",
     "object_type",
     "object_id",
     "message",

@@ -59,6 +59,7 @@ both!(
     an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms,
     an_overlong_dispatch_id_is_a_400_that_records_nothing,
     an_error_answer_echoes_at_most_256_characters_and_replays_the_same,
+    a_client_value_longer_than_a_dynamodb_key_is_a_4xx_on_every_route,
 );
 
 const ANA: &str = "1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01";
@@ -514,4 +515,155 @@ async fn an_error_answer_echoes_at_most_256_characters_and_replays_the_same(app:
         .await;
     assert_eq!(list.status, StatusCode::BAD_REQUEST);
     assert!(list.body["message"].as_str().unwrap().chars().count() <= 256);
+}
+
+/// BEHAVIOR 12 (issue 32 point 4): DynamoDB refuses a partition key over 2,048 bytes and a sort
+/// key over 1,024 bytes with a ValidationException (the emulator enforces it as DynamoDB does).
+/// Every route that puts a client's value into a key answers such a value as the embedded store
+/// does: 404 or 400 in the error shape, never a 500.
+async fn a_client_value_longer_than_a_dynamodb_key_is_a_4xx_on_every_route(app: TestApp) {
+    let t = app.northwind().await;
+    let long = "a".repeat(3_000);
+    let subscription = app
+        .call(
+            Method::POST,
+            "/webhooks",
+            &t,
+            Some(json!({"url": "http://127.0.0.1:9/hooks", "events": ["assignment.created"]})),
+        )
+        .await;
+    assert_eq!(
+        subscription.status,
+        StatusCode::CREATED,
+        "{}",
+        subscription.body
+    );
+    let webhook = subscription.body["id"].as_str().unwrap();
+    let patch = Some(json!({"fields": {"job_title": "x"}}));
+    let cases: Vec<(Method, String, Option<Value>, StatusCode)> = vec![
+        (
+            Method::GET,
+            format!("/contacts/{long}"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::PATCH,
+            format!("/contacts/{long}"),
+            patch.clone(),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::DELETE,
+            format!("/contacts/{long}"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::GET,
+            format!("/contacts/{long}/dispatches"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::GET,
+            format!("/users/{long}"),
+            None,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::PATCH,
+            format!("/users/{long}"),
+            Some(json!({"phone": "1"})),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("/routers/{long}"),
+            None,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("/routers/{long}/dispatches"),
+            None,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("/routers/{long}/stats"),
+            None,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::GET,
+            format!("/webhooks/{long}"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::PATCH,
+            format!("/webhooks/{long}"),
+            Some(json!({"enabled": false})),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::DELETE,
+            format!("/webhooks/{long}"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::POST,
+            format!("/webhooks/{long}/rotate-secret"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::GET,
+            format!("/webhooks/{long}/deliveries"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::POST,
+            format!("/webhooks/{webhook}/deliveries/msg_{long}/retry"),
+            None,
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            Method::POST,
+            "/contacts".into(),
+            Some(
+                json!({"fields": {"email": "new@x.example", "contact_owner": format!("{long}@x.example")}}),
+            ),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::POST,
+            "/dispatch/router".into(),
+            Some(json!({"router_id": long, "object_id": "x"})),
+            StatusCode::BAD_REQUEST,
+        ),
+    ];
+    for (method, uri, body, status) in cases {
+        let a = app.call(method.clone(), &uri, &t, body).await;
+        let shown = &uri[..uri.len().min(60)];
+        assert_eq!(a.status, status, "{method} {shown}...: {}", a.body);
+        assert_eq!(a.body["error"], true, "{method} {shown}...: {}", a.body);
+    }
+    // The token endpoint: an unknown client, whatever the length of its id.
+    let form = format!(
+        "grant_type=client_credentials&client_id={long}&client_secret=x&scope=service-api%2Fread"
+    );
+    let a = app
+        .raw(
+            Method::POST,
+            "/oauth2/token",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            form.into_bytes(),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{}", a.body);
+    assert_eq!(a.body["error"], "invalid_client");
 }

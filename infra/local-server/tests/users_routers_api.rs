@@ -372,11 +372,9 @@ async fn router_paths_need_a_uuid_of_this_account() {
         app.call(Method::GET, "/routers", &globex, None).await.body["pagination"]["count"],
         0
     );
-    let a = app
-        .call(Method::POST, "/routers", &t, Some(json!({})))
-        .await;
+    let a = app.call(Method::PUT, "/routers", &t, Some(json!({}))).await;
     assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(a.headers["allow"], "GET");
+    assert_eq!(a.headers["allow"], "GET, POST");
     assert_eq!(
         app.call(Method::GET, "/routers/", &t, None).await.body["message"],
         "Missing path parameter: routerId"

@@ -629,18 +629,10 @@ async fn a_subscription_failing_for_five_days_is_disabled_failing(backend: Backe
     let sub = h.subscribe(&["assignment.created"]).await;
     let id: uuid::Uuid = sub["id"].as_str().unwrap().parse().unwrap();
     let account: uuid::Uuid = "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01".parse().unwrap();
-    // Its deliveries have all failed since five days and a minute ago.
-    let mut stored = h
-        .store
-        .get_webhook(account.into(), id.into())
-        .await
-        .unwrap()
-        .unwrap();
-    let version = stored.version;
-    stored.failing_since =
-        Some(chrono::Utc::now() - chrono::Duration::days(5) - chrono::Duration::minutes(1));
-    stored.version += 1;
-    h.store.update_webhook(&stored, version).await.unwrap();
+    // Its deliveries have all failed since five days and a minute ago: an earlier delivery's
+    // failed attempt wrote it (the only writer of a subscription's health).
+    let since = chrono::Utc::now() - chrono::Duration::days(5) - chrono::Duration::minutes(1);
+    failed_earlier(&h.store, account.into(), id.into(), since).await;
     h.fake.push(Scripted::status(500).times(10));
     h.dispatch(INBOUND_ROUTER, DANA).await;
     let log = h.log_when(&id.to_string(), "failed").await;
@@ -650,6 +642,58 @@ async fn a_subscription_failing_for_five_days_is_disabled_failing(backend: Backe
     assert_eq!(read.body["disabled_reason"], "failing");
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(h.deliveries_received().len(), 1);
+}
+
+/// Stores a delivery of subscription `id` made at `at` whose one attempt failed then: the
+/// subscription's `failing_since` becomes `at` (a history entry that assigned nobody carries it,
+/// as the outbox does).
+async fn failed_earlier(
+    store: &Arc<dyn Store>, account: shared::types::AccountId, id: shared::types::WebhookId,
+    at: chrono::DateTime<chrono::Utc>,
+) {
+    use shared::model::due::DueChanges;
+    use shared::model::webhook::{
+        DeliveryStatus, EventType, HealthChange, SubscriptionHealth, WebhookDelivery,
+    };
+    let delivery = WebhookDelivery {
+        id: WebhookDelivery::new_id(),
+        subscription_id: id,
+        account_id: account,
+        event_type: EventType::AssignmentCreated,
+        payload: "{}".into(),
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        last_status_code: None,
+        last_error: None,
+        created_at: at,
+        delivered_at: None,
+        expires_at: at + chrono::Duration::days(30),
+    };
+    let entry = common::unassigned_entry(account, INBOUND_ROUTER, at);
+    let outbox = DueChanges {
+        deliveries: vec![delivery.clone()],
+        ..DueChanges::default()
+    };
+    store
+        .record_dispatch(&entry, None, None, &outbox)
+        .await
+        .unwrap();
+    let failed = WebhookDelivery {
+        status: DeliveryStatus::Failed,
+        attempts: 1,
+        last_status_code: Some(500),
+        last_error: Some("Receiver answered 500".into()),
+        ..delivery
+    };
+    let health = SubscriptionHealth {
+        account_id: account,
+        subscription_id: id,
+        change: HealthChange::Failing { at },
+    };
+    store
+        .record_delivery(&failed, 0, Some(&health), &DueChanges::none())
+        .await
+        .unwrap();
 }
 
 async fn a_manual_retry_sends_the_delivery_again_with_its_webhook_id(backend: Backend) {

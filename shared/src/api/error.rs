@@ -68,6 +68,8 @@ impl ApiError {
                 DomainError::NotFound(_) => StatusCode::NOT_FOUND,
                 DomainError::Conflict { .. } => StatusCode::CONFLICT,
                 DomainError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+                DomainError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+                DomainError::PreconditionRequired(_) => StatusCode::PRECONDITION_REQUIRED,
                 DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -180,6 +182,8 @@ mod tests {
             (DomainError::InsufficientScope("service-api/read"), 403),
             (DomainError::not_found("x"), 404),
             (DomainError::conflict("x"), 409),
+            (DomainError::PreconditionFailed("x".into()), 412),
+            (DomainError::PreconditionRequired("x".into()), 428),
             (
                 DomainError::Unprocessable {
                     message: "x".into(),

@@ -18,7 +18,7 @@ use super::port::{
 };
 use super::retry::RetryDelays;
 use crate::clock::Clock;
-use crate::due::{Claimed, DueJob, Ran};
+use crate::due::{Claimed, Commit, DueJob, Ran};
 use crate::error::DomainError;
 use crate::model::dispatch::{CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
@@ -28,7 +28,7 @@ use crate::model::record::Record;
 use crate::model::webhook::EventType;
 use crate::page::Page;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -214,8 +214,10 @@ impl CrmSync {
     }
 
     /// Stores `to` on `entry` (from `from`) with the item's `settlement`, in one write; a final
-    /// `failed` makes the `crm_sync.failed` event in it too (BEHAVIOR 13). A state that moved
-    /// meanwhile ends the item; a lease lost to another worker does nothing.
+    /// `failed` makes the `crm_sync.failed` event in it too (BEHAVIOR 13). Through the
+    /// mechanism's commit ([`Claimed::commit`]): a write that conflicts is made again on a fresh
+    /// read of the entry, unless the entry is gone or its state moved on from `from` (another
+    /// attempt recorded it, or it is final), which ends the item.
     ///
     /// Errors: a store failure.
     async fn store_state(
@@ -224,58 +226,63 @@ impl CrmSync {
     ) -> Result<Ran, DomainError> {
         let key = &entry.key();
         let label = label_of(to.status);
-        let mut changes = DueChanges::settling(settlement.clone());
-        if to.status == CrmSyncStatus::Failed {
-            let subscriptions = self
-                .store
-                .list_webhooks(entry.account_id, &Page::first(100, false))
-                .await?
-                .items;
-            let failed = DispatchEntry {
-                crm_sync: Some(to.clone()),
-                ..entry.clone()
-            };
-            let schedule = |id, subject, due_at| claimed.schedule(id, subject, due_at);
-            add_deliveries(
-                &mut changes,
-                &subscriptions,
-                EventType::CrmSyncFailed,
-                &failed,
-                None,
-                self.clock.now(),
-                &schedule,
-            )
-            .map_err(DomainError::internal)?;
-        }
-        match self.store.update_crm_sync(key, from, to, &changes).await {
-            Ok(()) => {
-                tracing::info!(
-                    entry_id = %key.id,
-                    router_id = %key.router_id,
-                    status = label,
-                    attempts = to.attempts,
-                    error = to.error.as_deref().unwrap_or(""),
-                    "CRM sync state"
-                );
-                Ok(Ran::settled(label, &settlement).spawning(&changes.put))
-            }
-            Err(StoreError::Conflict) => self.drop_item(settlement).await,
-            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Ends an item whose entry moved on (or is gone) without a request.
-    async fn drop_item(&self, settlement: Settlement) -> Result<Ran, DomainError> {
-        let done = Settlement {
-            next: None,
-            ..settlement
-        };
-        match self.store.settle_due(&done).await {
-            Ok(()) => Ok(Ran::settled("dropped", &done)),
-            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-            Err(e) => Err(e.into()),
-        }
+        claimed
+            .commit(|round| {
+                let settlement = settlement.clone();
+                async move {
+                    let entry = match round {
+                        0 => entry.clone(),
+                        _ => match self.store.get_dispatch(key).await? {
+                            Some(fresh) => fresh,
+                            None => return Ok(Commit::SubjectGone),
+                        },
+                    };
+                    let moved_on = entry.crm_sync.as_ref().is_none_or(|state| {
+                        state.status != from.status || state.attempts != from.attempts
+                    });
+                    if moved_on {
+                        return Ok(Commit::SubjectGone);
+                    }
+                    let mut changes = DueChanges::settling(settlement.clone());
+                    if to.status == CrmSyncStatus::Failed {
+                        let subscriptions = self
+                            .store
+                            .list_webhooks(entry.account_id, &Page::first(100, false))
+                            .await?
+                            .items;
+                        let failed = DispatchEntry {
+                            crm_sync: Some(to.clone()),
+                            ..entry.clone()
+                        };
+                        let schedule = |id, subject, due_at| claimed.schedule(id, subject, due_at);
+                        add_deliveries(
+                            &mut changes,
+                            &subscriptions,
+                            EventType::CrmSyncFailed,
+                            &failed,
+                            None,
+                            self.clock.now(),
+                            &schedule,
+                        )
+                        .map_err(DomainError::internal)?;
+                    }
+                    self.store.update_crm_sync(key, from, to, &changes).await?;
+                    tracing::info!(
+                        entry_id = %key.id,
+                        router_id = %key.router_id,
+                        status = label,
+                        attempts = to.attempts,
+                        error = to.error.as_deref().unwrap_or(""),
+                        "CRM sync state"
+                    );
+                    Ok(Commit::Stored {
+                        label,
+                        settlement,
+                        spawned: changes.put,
+                    })
+                }
+            })
+            .await
     }
 
     /// An attempt of a claimed item found by a message, a timer or the sweeper: drops it when
@@ -293,7 +300,7 @@ impl CrmSync {
                 .filter(|s| !s.status.is_final() && s.attempts == claimed.item.attempt)?;
             Some((entry, state))
         }) else {
-            return self.drop_item(claimed.done()).await;
+            return claimed.drop_item().await;
         };
         let record = match entry.record_id() {
             Some(id) => {

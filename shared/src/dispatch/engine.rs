@@ -404,19 +404,19 @@ impl DispatchEngine {
         let cx = self.context();
         let started = Instant::now();
         let mut attempt: u32 = 0;
-        // A lost race re-reads what the race can have changed (record, members, rotation
-        // state, count), not the router (nor does an SLA run, which read it for its verdict).
+        // A lost race re-reads everything the race can have changed: the record, members,
+        // rotation state, count, and the router too (a publish moves it to a new revision, and
+        // the run is then evaluated again on that one: BEHAVIOR 15). The router is read in the
+        // first round with the others, so a retry costs no extra round.
         let mut known_router: Option<Router> = run.known_router.cloned();
         loop {
             let mut trace = Trace::default();
+            let known = known_router.take();
             let this_run = Run {
-                known_router: known_router.as_ref(),
+                known_router: known.as_ref(),
                 ..*run
             };
             let planned = steps::plan(&cx, &this_run, &mut trace).await;
-            if known_router.is_none() {
-                known_router = trace.router.clone();
-            }
             let mut planned = match planned {
                 Ok(planned) => planned,
                 Err(Stop::Skip(skip)) if run.sla.is_some() => {

@@ -57,6 +57,11 @@ pub const OWNER_ASSIGNED: &str = "Owner assigned";
 pub struct Assigned {
     /// The owner's e-mail.
     pub user: String,
+    /// The owner's member id (what logs name: never an e-mail).
+    pub member_id: crate::types::ids::MemberId,
+    /// The member id of the owner before, when that was a member the run knew (an SLA
+    /// reassignment's previous owner).
+    pub previous_member_id: Option<crate::types::ids::MemberId>,
     /// Display name of the owner field, e.g. `Contact owner`.
     pub field_name: String,
     /// Assignment time.

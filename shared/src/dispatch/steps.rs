@@ -102,8 +102,9 @@ pub struct Run<'a> {
     pub idempotency_key: Option<&'a str>,
     /// `api` or `queue` (BEHAVIOR 8 `source`).
     pub source: DispatchSource,
-    /// The router as an earlier attempt of this dispatch read it (a lost race cannot have
-    /// changed it: routers change only through provisioning), so a retry does not read it again.
+    /// The router as it was read before this run (an SLA check's read of it), so the first
+    /// attempt does not read it again. An attempt that lost a race reads it again: a publish
+    /// may have moved it on (BEHAVIOR 15).
     pub known_router: Option<&'a Router>,
     /// Whether the run writes (dispatch) and so reads the account's webhook subscriptions to
     /// make its events; explain does not.
@@ -531,6 +532,7 @@ pub fn stop_entry(
 ) -> DispatchEntry {
     DispatchEntry {
         expires_at: now + cx.history_retention,
+        router_revision: router.revision,
         ..DispatchEntry::unassigned(
             router.account_id,
             router.id,
@@ -921,6 +923,8 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
     next_record.version = p.record.version + 1;
     let assigned = Assigned {
         user: email.clone(),
+        member_id: p.member.id,
+        previous_member_id: p.previous.map(|m| m.id),
         field_name: p.owner_field.name.clone(),
         owner_assigned_at: p.now,
         reason: p.reason,
@@ -932,6 +936,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         id: Uuid::now_v7(),
         account_id: p.account.id,
         router_id: p.router.id,
+        router_revision: p.router.revision,
         object_type: p.router.object_type,
         object_id: p.record.id.to_string(),
         message: OWNER_ASSIGNED.to_string(),
@@ -962,6 +967,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
     let write = AssignmentWrite {
         record: next_record,
         record_version: p.record.version,
+        router_version: p.router.version,
         rotation: p.rotation,
         chosen: (p.member.id, p.member.version),
         member: p.member_write,

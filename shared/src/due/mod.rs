@@ -13,8 +13,19 @@
 //!    duplicate message, a racing sweeper, an attempt already made) does nothing.
 //! 4. **Settle.** The job ([`DueJob`]) performs the side effect and stores its outcome together
 //!    with the item's settlement (removed, or moved to its next attempt and due time) in one
-//!    write, conditional on the lease; then the worker hands the next attempt on.
-//! 5. **Sweep.** The sweeper ([`DueWorker::sweep`]; an EventBridge schedule every minute in
+//!    write, conditional on the lease ([`Claimed::commit`]); then the worker hands the next
+//!    attempt on.
+//! 5. **Conflicts belong to the mechanism.** A job's write that fails its condition because
+//!    something else changed is run again on fresh reads ([`COMMIT_ROUNDS`] rounds); the item
+//!    stays due when it still conflicts. An item is dropped only when its job finds the subject
+//!    gone or final ([`Commit::SubjectGone`]); a lost lease does nothing. State that many items
+//!    write (a subscription's `failing_since`) is written with conditions on that state alone.
+//! 6. **Bounded failure.** A run that fails (an error, a crash, a commit that keeps
+//!    conflicting) leaves the item due with its error, claimed again after a delay that doubles
+//!    from 1 s up to the lease; after [`crate::model::due::DueItem::MAX_RUNS`] runs without
+//!    progress the item is parked: kept for inspection, out of the sweeper's index, counted by
+//!    the `DueWorkParked` metric and its alarm.
+//! 7. **Sweep.** The sweeper ([`DueWorker::sweep`]; an EventBridge schedule every minute in
 //!    Lambda, a task in the local server) reads the items whose `resume_at` has passed (a lost
 //!    message, a crash, a restart, an item due beyond the hand-off's reach), moves each one's
 //!    `resume_at` with a conditional write (of racing sweepers one wins) and hands it on again.
@@ -29,6 +40,6 @@ mod worker;
 pub use handoff::{Handoff, SqsHandoff, MAX_SQS_DELAY};
 pub use message::DueMessage;
 pub use worker::{
-    Claimed, DueJob, DueSettings, DueWorker, InProcessHandoff, Ran, RunOutcome, SweepReport,
-    DEFAULT_LEASE,
+    Claimed, Commit, DueJob, DueSettings, DueWorker, InProcessHandoff, Ran, RoundError, RunOutcome,
+    SweepReport, COMMIT_ROUNDS, DEFAULT_LEASE,
 };

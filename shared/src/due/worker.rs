@@ -4,10 +4,11 @@ use super::handoff::Handoff;
 use super::message::DueMessage;
 use crate::clock::Clock;
 use crate::error::{BoxError, DomainError, ErrorChain};
-use crate::model::due::{DueId, DueItem, DueKind, Lease, NextAttempt, Settlement};
-use crate::store::Store;
+use crate::model::due::{DueId, DueItem, DueKind, Lease, NextAttempt, Parking, Settlement};
+use crate::store::{Store, StoreError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use rand::Rng;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -82,15 +83,18 @@ pub trait DueJob: Send + Sync + 'static {
 
     /// Makes one attempt of `claimed`: performs the side effect and stores its outcome together
     /// with the item's settlement ([`Claimed::done`] or [`Claimed::again`]) in one write,
-    /// conditional on the lease. An item whose subject moved on is settled `done` without a side
+    /// conditional on the lease, through [`Claimed::commit`] (which holds the conflict policy).
+    /// An item whose subject is gone or final ends through [`Claimed::drop_item`] without a side
     /// effect.
     ///
-    /// Errors: the store failed (nothing settled: the lease lapses and the sweeper resumes it).
+    /// Errors: the run failed (nothing settled): the worker leaves the item due with the error
+    /// and claims it again later; after [`DueItem::MAX_RUNS`] runs without progress it is parked.
     async fn run(&self, claimed: &Claimed) -> Result<Ran, DomainError>;
 }
 
-/// An item this worker holds (its lease is on the stored item).
-#[derive(Debug, Clone)]
+/// An item this worker holds (its lease is on the stored item), with the store and clock the
+/// mechanism settles it through.
+#[derive(derive_more::Debug, Clone)]
 pub struct Claimed {
     /// The item as claimed.
     pub item: DueItem,
@@ -98,6 +102,11 @@ pub struct Claimed {
     pub claimed_at: DateTime<Utc>,
     grace: Duration,
     reach: Option<Duration>,
+    lease: Duration,
+    #[debug(skip)]
+    store: Arc<dyn Store>,
+    #[debug(skip)]
+    clock: Arc<dyn Clock>,
 }
 
 impl Claimed {
@@ -134,23 +143,193 @@ impl Claimed {
         DueItem::new(id, subject, due_at, resume_at)
     }
 
-    /// The settlement that makes another attempt due at `due_at`.
+    /// The settlement that makes another attempt due at `due_at` (this one recorded).
     pub fn again(&self, due_at: DateTime<Utc>) -> Settlement {
+        self.next(due_at, self.item.attempt + 1, None, None)
+    }
+
+    /// The settlement of a run that did part of a longer piece of work: the next attempt, due at
+    /// `due_at`, reads `subject` (e.g. a position in a list) instead of the item's.
+    pub fn again_from(&self, due_at: DateTime<Utc>, subject: Value) -> Settlement {
+        self.next(due_at, self.item.attempt + 1, None, Some(subject))
+    }
+
+    /// The settlement that leaves the item due without an attempt recorded (its runs kept,
+    /// `error` kept as its last error): it is claimed again after a delay that doubles with its
+    /// runs, from 1 s up to the lease.
+    fn stays_due(&self, error: String) -> Settlement {
+        let doubling = 1u64 << self.item.runs.saturating_sub(1).min(16);
+        let delay = Duration::from_secs(doubling).min(self.lease);
+        let due_at = self.clock.now() + chrono::Duration::from_std(delay).unwrap_or_default();
+        self.next(due_at, self.item.attempt, Some(error), None)
+    }
+
+    fn next(
+        &self, due_at: DateTime<Utc>, attempt: u32, error: Option<String>, subject: Option<Value>,
+    ) -> Settlement {
         Settlement {
             id: self.item.id.clone(),
             lease_id: self.lease_id().to_string(),
             next: Some(NextAttempt {
                 due_at,
-                attempt: self.item.attempt + 1,
+                attempt,
                 resume_at: resume_at(
                     self.item.kind(),
                     due_at,
-                    self.claimed_at,
+                    self.clock.now().max(self.claimed_at),
                     self.grace,
                     self.reach,
                 ),
+                error,
+                subject,
             }),
         }
+    }
+
+    /// Stores the outcome of this run through `round`, the job's commit: each round reads what
+    /// it writes against afresh (round 0 may use what the run read before its side effect) and
+    /// makes one conditional write that settles the item with the outcome, or finds the item's
+    /// subject gone. The conflict policy of every kind lives here (DESIGN "Work that happens
+    /// later"):
+    ///
+    /// - a write that fails its condition because something else changed
+    ///   ([`StoreError::Conflict`]) is run again on fresh reads, up to [`COMMIT_ROUNDS`] rounds
+    ///   with a jittered pause; when it still conflicts the item stays due (no attempt
+    ///   recorded; its runs grow, and it is parked after [`DueItem::MAX_RUNS`]);
+    /// - [`Commit::SubjectGone`] (deleted, expired, already final) ends the item, and is the only
+    ///   way an item ends without its job's write;
+    /// - a lost lease ([`StoreError::LeaseLost`]: another worker holds the item) does nothing.
+    ///
+    /// Errors: any other store failure, or the round's own error (nothing settled; the worker
+    /// releases the item with the error, [`DueWorker::run`]).
+    pub async fn commit<F, Fut>(&self, mut round: F) -> Result<Ran, DomainError>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: std::future::Future<Output = Result<Commit, RoundError>>,
+    {
+        for n in 0..COMMIT_ROUNDS {
+            match round(n).await {
+                Ok(Commit::Stored {
+                    label,
+                    settlement,
+                    spawned,
+                }) => return Ok(Ran::settled(label, &settlement).spawning(&spawned)),
+                Ok(Commit::SubjectGone) => return self.drop_item().await,
+                Err(RoundError::Store(StoreError::Conflict)) => {
+                    let pause = rand::thread_rng().gen_range(1..=(5u64 << n.min(5)));
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                }
+                Err(RoundError::Store(StoreError::LeaseLost)) => {
+                    return Ok(Ran::nothing("lease_lost"))
+                }
+                Err(RoundError::Store(error)) => return Err(error.into()),
+                Err(RoundError::Domain(error)) => return Err(error),
+            }
+        }
+        self.release(format!(
+            "the commit conflicted {COMMIT_ROUNDS} times in a row; the item stays due"
+        ))
+        .await
+        .map(|ran| Ran {
+            outcome: "conflict",
+            ..ran
+        })
+    }
+
+    /// Settles the item with `settlement` and nothing else written (a job whose side effects
+    /// were their own writes, each idempotent), labelled `label`, through [`Self::commit`].
+    ///
+    /// Errors: a store failure.
+    pub async fn settle(
+        &self, label: &'static str, settlement: Settlement,
+    ) -> Result<Ran, DomainError> {
+        self.commit(|_| {
+            let settlement = settlement.clone();
+            async move {
+                self.store.settle_due(&settlement).await?;
+                Ok(Commit::stored(label, settlement))
+            }
+        })
+        .await
+    }
+
+    /// Ends the item without a write of its job's: its subject is gone (deleted, expired) or
+    /// already final. The one place an item is dropped.
+    pub async fn drop_item(&self) -> Result<Ran, DomainError> {
+        let settlement = self.done();
+        match self.store.settle_due(&settlement).await {
+            Ok(()) => Ok(Ran::settled("dropped", &settlement)),
+            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Leaves the item due without an attempt recorded, keeping `error` on it (a run that
+    /// failed, a commit that kept conflicting): see [`Self::stays_due`].
+    ///
+    /// Errors: a store failure (the lease lapses and the sweeper resumes the item).
+    async fn release(&self, error: String) -> Result<Ran, DomainError> {
+        let settlement = self.stays_due(error);
+        match self.store.settle_due(&settlement).await {
+            Ok(()) => Ok(Ran::settled("released", &settlement)),
+            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Rounds of a job's commit before the item is left due ([`Claimed::commit`]).
+pub const COMMIT_ROUNDS: u32 = 5;
+
+/// What one commit round of a job did ([`Claimed::commit`]).
+// One value a round, returned and matched at once: boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Commit {
+    /// The round's write stored the run's outcome with `settlement` (labelled `label` in logs
+    /// and metrics) and the new items `spawned`, to hand on.
+    Stored {
+        /// The outcome's label (`synced`, `delivered`, `retrying`, ...).
+        label: &'static str,
+        /// The item's settlement, written in the same write.
+        settlement: Settlement,
+        /// Items the write stored, to hand on.
+        spawned: Vec<DueItem>,
+    },
+    /// The item's subject is gone (deleted, expired) or already final: the item ends.
+    SubjectGone,
+}
+
+impl Commit {
+    /// The round stored `settlement` labelled `label`, and nothing new.
+    pub fn stored(label: &'static str, settlement: Settlement) -> Self {
+        Self::Stored {
+            label,
+            settlement,
+            spawned: Vec::new(),
+        }
+    }
+}
+
+/// Why a commit round stopped: a store answer the policy reads ([`StoreError::Conflict`],
+/// [`StoreError::LeaseLost`]) or an error of the round.
+#[derive(Debug)]
+pub enum RoundError {
+    /// The store's answer.
+    Store(StoreError),
+    /// Anything else that went wrong.
+    Domain(DomainError),
+}
+
+impl From<StoreError> for RoundError {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<DomainError> for RoundError {
+    fn from(error: DomainError) -> Self {
+        Self::Domain(error)
     }
 }
 
@@ -331,18 +510,24 @@ impl DueWorker {
     pub fn claimed_now(&self, id: DueId, subject: Value) -> Claimed {
         let now = self.clock.now();
         let lease = Lease::new(now, self.settings.lease);
+        let item = DueItem {
+            resume_at: lease.until,
+            lease: Some(lease),
+            runs: 1,
+            ..DueItem::new(id, subject, now, now)
+        };
+        self.claimed(item, now)
+    }
+
+    fn claimed(&self, item: DueItem, claimed_at: DateTime<Utc>) -> Claimed {
         Claimed {
-            item: DueItem {
-                id,
-                subject,
-                due_at: now,
-                attempt: 0,
-                resume_at: lease.until,
-                lease: Some(lease),
-            },
-            claimed_at: now,
+            item,
+            claimed_at,
             grace: self.handoff.grace(),
             reach: self.handoff.reach(),
+            lease: self.settings.lease,
+            store: self.store.clone(),
+            clock: self.clock.clone(),
         }
     }
 
@@ -435,15 +620,11 @@ impl DueWorker {
         let Some(item) = self.store.claim_due(id, attempt, &lease, now).await? else {
             return Ok(RunOutcome::NotClaimed);
         };
-        let claimed = Claimed {
-            item,
-            claimed_at: now,
-            grace: self.handoff.grace(),
-            reach: self.handoff.reach(),
-        };
-        let ran = job.run(&claimed).await?;
-        record_run(&claimed, &ran);
-        self.follow_up(&claimed.item.id, &ran).await;
+        let claimed = self.claimed(item, now);
+        if claimed.item.runs > DueItem::MAX_RUNS {
+            return self.park(&claimed).await.map(RunOutcome::Ran);
+        }
+        let ran = self.attempt(job.as_ref(), &claimed).await?;
         Ok(RunOutcome::Ran(ran))
     }
 
@@ -458,10 +639,70 @@ impl DueWorker {
                 claimed.item.kind()
             )));
         };
-        let ran = job.run(claimed).await?;
+        self.attempt(job.as_ref(), claimed).await
+    }
+
+    /// One run of `job` on `claimed`: a run that fails (an error, not an answer) leaves the item
+    /// due with its error ([`Claimed::release`]), to be claimed again after a delay that grows
+    /// with its runs.
+    ///
+    /// Errors: the store failed to release it too (the lease lapses; the sweeper resumes it).
+    async fn attempt(&self, job: &dyn DueJob, claimed: &Claimed) -> Result<Ran, DomainError> {
+        let ran = match job.run(claimed).await {
+            Ok(ran) => ran,
+            Err(error) => {
+                let text = ErrorChain(&error).to_string();
+                tracing::warn!(
+                    due_id = %claimed.item.id,
+                    runs = claimed.item.runs,
+                    error = %text,
+                    "due work run failed; the item stays due"
+                );
+                let ran = claimed.release(text).await?;
+                Ran {
+                    outcome: "error",
+                    ..ran
+                }
+            }
+        };
         record_run(claimed, &ran);
         self.follow_up(&claimed.item.id, &ran).await;
         Ok(ran)
+    }
+
+    /// Gives up on an item that ran [`DueItem::MAX_RUNS`] times without progress: it stays
+    /// stored, parked (out of the sweeper's index, claimed by nobody) with its last error, for
+    /// an operator to inspect ([`Store::parked_due_items`]); the `DueWorkParked` metric and its
+    /// alarm tell them.
+    ///
+    /// Errors: the store failed (the lease lapses; the next claim parks it).
+    async fn park(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
+        let parking = Parking {
+            id: claimed.item.id.clone(),
+            lease_id: claimed.lease_id().to_string(),
+            at: self.clock.now(),
+            error: claimed.item.last_error.clone().unwrap_or_else(|| {
+                "its runs ended without an answer (a crash or a timeout)".into()
+            }),
+        };
+        match self.store.park_due(&parking).await {
+            Ok(()) => {
+                tracing::error!(
+                    due_id = %parking.id,
+                    kind = claimed.item.kind().as_str(),
+                    runs = claimed.item.runs,
+                    error = %parking.error,
+                    "due work parked: it ran {} times without progress",
+                    DueItem::MAX_RUNS
+                );
+                crate::telemetry::due_work_parked();
+                let ran = Ran::nothing("parked");
+                record_run(claimed, &ran);
+                Ok(ran)
+            }
+            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// After an attempt stored its outcome: hands the next attempt on, and logs the outcome.

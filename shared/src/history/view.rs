@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 #[schema(example = json!({
     "id": "01936b2a-7c00-7a00-8000-0000000000aa",
     "router_id": "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45",
+    "router_revision": 1,
     "object_type": "contacts",
     "object_id": "01936b2a-7c00-7a00-8000-000000000002",
     "message": "Owner assigned",
@@ -32,6 +33,8 @@ pub struct DispatchEntryView {
     pub id: uuid::Uuid,
     /// The router.
     pub router_id: RouterId,
+    /// The router's revision the run evaluated (BEHAVIOR 15).
+    pub router_revision: u64,
     /// The router's object type.
     #[schema(value_type = String, example = "contacts")]
     pub object_type: ObjectType,
@@ -79,6 +82,7 @@ impl DispatchEntryView {
         Self {
             id: entry.id,
             router_id: entry.router_id,
+            router_revision: entry.router_revision,
             object_type: entry.object_type,
             object_id: entry.object_id.clone(),
             message: entry.message.clone(),

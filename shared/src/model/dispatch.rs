@@ -117,6 +117,10 @@ pub struct DispatchEntryKey {
     pub id: Uuid,
 }
 
+fn first_revision() -> u64 {
+    super::router::FIRST_REVISION
+}
+
 /// Default time a history entry is kept (BEHAVIOR 8): 400 days.
 pub const DEFAULT_HISTORY_RETENTION_DAYS: i64 = 400;
 
@@ -131,6 +135,10 @@ pub struct DispatchEntry {
     pub account_id: AccountId,
     /// The router.
     pub router_id: RouterId,
+    /// The revision of the router the run evaluated (BEHAVIOR 8 and 15). An entry stored
+    /// before revisions existed reads as revision 1.
+    #[serde(default = "first_revision")]
+    pub router_revision: u64,
     /// The router's object type.
     pub object_type: ObjectType,
     /// The `object_id` of the request, as sent (trimmed); for an assignment the record's id.
@@ -168,7 +176,7 @@ pub struct DispatchEntry {
 impl DispatchEntry {
     /// The entry of a run of router `router_id` (of `account_id`, for `object_type`) that
     /// assigned nobody: `message` says why (`Trigger did not match`, ...; BEHAVIOR 8), every
-    /// assignment field is `None`. It expires [`DEFAULT_HISTORY_RETENTION_DAYS`] after
+    /// assignment field is `None`; `router_revision` is 1 (a run of a later revision sets it). It expires [`DEFAULT_HISTORY_RETENTION_DAYS`] after
     /// `dispatched_at`; a deployment with another retention sets `expires_at` itself.
     pub fn unassigned(
         account_id: AccountId, router_id: RouterId, object_type: ObjectType, object_id: String,
@@ -178,6 +186,7 @@ impl DispatchEntry {
             id: Uuid::now_v7(),
             account_id,
             router_id,
+            router_revision: super::router::FIRST_REVISION,
             object_type,
             object_id,
             message,
@@ -229,6 +238,10 @@ pub struct AssignmentWrite {
     pub record: Record,
     /// The record's version when read.
     pub record_version: u64,
+    /// The version of the router item the run read (its `revision` is `entry.router_revision`):
+    /// the write commits only while the router is still at it, so an assignment is never made
+    /// by a revision that is no longer live (BEHAVIOR 15; a `ConditionCheck` on the router).
+    pub router_version: u64,
     /// The router's new rotation state and the version read (rotation assignments only).
     pub rotation: Option<(RouterId, RotationState, u64)>,
     /// The chosen member with counters incremented and the version read (when counters apply).

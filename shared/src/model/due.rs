@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a due item does when it is due. Its name (`crm_sync`, `webhook_delivery`,
-/// `sla_check`) is the same in JSON, ids, messages, logs and metric dimensions.
+/// `sla_check`, `close_deliveries`) is the same in JSON, ids, messages, logs and metric dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[derive(strum::IntoStaticStr, strum::EnumString, strum::Display, strum::EnumIter)]
@@ -27,6 +27,10 @@ pub enum DueKind {
     WebhookDelivery,
     /// Check whether an assigned record was worked in time (BEHAVIOR 14).
     SlaCheck,
+    /// End the open deliveries of a subscription that was disabled (BEHAVIOR 13: they end
+    /// `failed` with `Subscription disabled`), page by page, so the write that disables it never
+    /// waits on the size of its delivery log.
+    CloseDeliveries,
 }
 
 impl DueKind {
@@ -134,6 +138,21 @@ pub struct DueItem {
     /// while one is held; the due time plus the hand-off's grace while a message or a timer
     /// carries it; the due time when nothing does. The sparse index of due work is ordered by it.
     pub resume_at: DateTime<Utc>,
+    /// Claims since the item last made progress (an attempt recorded): every claim adds one, a
+    /// settlement that records an attempt starts it again at 0. A job that keeps failing (an
+    /// error, a crash, a commit that keeps conflicting) runs it up; past
+    /// [`DueItem::MAX_RUNS`] the item is parked.
+    #[serde(default)]
+    pub runs: u32,
+    /// Why the last run made no progress (the error of a job that failed, or `conflict`), kept
+    /// for whoever inspects the item; `None` after progress.
+    #[serde(default)]
+    pub last_error: Option<String>,
+    /// When the mechanism gave up on the item ([`DueItem::MAX_RUNS`] runs without progress): a
+    /// parked item stays stored for inspection, out of the sweeper's index, and nothing claims
+    /// it.
+    #[serde(default)]
+    pub parked_at: Option<DateTime<Utc>>,
 }
 
 impl DueItem {
@@ -149,8 +168,17 @@ impl DueItem {
             attempt: 0,
             lease: None,
             resume_at,
+            runs: 0,
+            last_error: None,
+            parked_at: None,
         }
     }
+
+    /// Runs without progress after which the mechanism parks an item (DESIGN "Work that happens
+    /// later": a job that keeps failing is not re-armed forever). With the release delays of
+    /// [`crate::due`] (1 s doubling up to the lease) ten runs span about nine minutes with the
+    /// default 60 s lease.
+    pub const MAX_RUNS: u32 = 10;
 
     /// What the item does.
     pub fn kind(&self) -> DueKind {
@@ -180,10 +208,32 @@ pub struct Settlement {
 pub struct NextAttempt {
     /// When it is due.
     pub due_at: DateTime<Utc>,
-    /// The item's attempt count after this attempt.
+    /// The item's attempt count after this attempt: one more than the claim's when an attempt
+    /// was recorded; the claim's own when the item stays due without one ([`Self::error`]).
     pub attempt: u32,
     /// When the sweeper may resume it ([`DueItem::resume_at`]).
     pub resume_at: DateTime<Utc>,
+    /// `None` when the run made progress (its [`DueItem::runs`] start again at 0); otherwise why
+    /// it did not, stored as the item's [`DueItem::last_error`] (its runs are kept).
+    pub error: Option<String>,
+    /// The subject the next attempt reads, when the run moved it on (a job that works through a
+    /// list in several runs keeps its position there); `None` keeps the subject.
+    pub subject: Option<serde_json::Value>,
+}
+
+/// The mechanism's giving up on a claimed item ([`DueItem::MAX_RUNS`] runs without progress):
+/// the item is kept with `error`, parked at `at` (out of the sweeper's index), conditional on
+/// the claim's lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parking {
+    /// The item.
+    pub id: DueId,
+    /// The lease of the claim that parks it.
+    pub lease_id: String,
+    /// When it was parked.
+    pub at: DateTime<Utc>,
+    /// The last error of its runs.
+    pub error: String,
 }
 
 /// The changes to due work a store write carries, in its own transaction: new items (put only
@@ -242,7 +292,15 @@ mod tests {
     fn a_kinds_name_is_its_json_name_and_reads_back() {
         use strum::IntoEnumIterator;
         let names: Vec<&str> = DueKind::iter().map(DueKind::as_str).collect();
-        assert_eq!(names, ["crm_sync", "webhook_delivery", "sla_check"]);
+        assert_eq!(
+            names,
+            [
+                "crm_sync",
+                "webhook_delivery",
+                "sla_check",
+                "close_deliveries"
+            ]
+        );
         for kind in DueKind::iter() {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
             assert_eq!(kind.to_string(), kind.as_str());
@@ -261,6 +319,9 @@ mod tests {
             attempt: 0,
             lease: Some(Lease::new(now, std::time::Duration::from_secs(10))),
             resume_at: now,
+            runs: 0,
+            last_error: None,
+            parked_at: None,
         };
         assert!(item.leased_at(now));
         assert!(!item.leased_at(now + chrono::Duration::seconds(10)));

@@ -14,6 +14,7 @@ pub mod object_type;
 pub mod provision;
 pub mod record;
 pub mod router;
+pub mod router_write;
 pub mod sla;
 pub mod webhook;
 
@@ -26,5 +27,9 @@ pub use member::Member;
 pub use object_type::ObjectType;
 pub use provision::{AccountPlan, PlannedRecord, ProvisionPlan, ProvisionReport};
 pub use record::{Record, UniqueKey};
-pub use router::{DistributionModel, RotationType, Router, RouterSettings, RouterUser};
+pub use router::{
+    DistributionModel, RotationType, Router, RouterConfig, RouterDraft, RouterRevision,
+    RouterSettings, RouterUser,
+};
+pub use router_write::{DraftChange, RouterWrite};
 pub use sla::{SlaMinutes, SlaSetting, SlaSettingView, SlaState, SlaStatus, WorkedValues};

@@ -1,4 +1,10 @@
-//! Routers: assignment configurations (spec "Router object"; BEHAVIOR 5).
+//! Routers: assignment configurations (spec "Router object"; BEHAVIOR 5), their immutable
+//! revisions and their draft (BEHAVIOR 15; DESIGN "Router configuration: live, draft,
+//! revisions").
+//!
+//! A router item holds the live configuration ([`RouterConfig`], flattened into it where
+//! dispatch reads it) and the live revision's number; each publish stores a [`RouterRevision`]
+//! beside it, and at most one [`RouterDraft`] is being edited.
 
 use super::object_type::ObjectType;
 use crate::model::account::Team;
@@ -8,7 +14,8 @@ use crate::types::ids::{AccountId, MemberId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// A router: an assignment configuration (spec "Router object"). Read-only through the API.
+/// A router: an assignment configuration (spec "Router object"), with its live revision
+/// (BEHAVIOR 15).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Router {
     /// Router id (UUID), unique across the store.
@@ -43,6 +50,23 @@ pub struct Router {
     /// before it existed: its e-mails are then looked up by address.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub member_ids: Vec<RosterMember>,
+    /// The number of the live revision (BEHAVIOR 15): 1 for a created or seeded router, one
+    /// more at each publish of a draft. A router stored before revisions existed reads as 1.
+    #[serde(default = "first_revision")]
+    pub revision: u64,
+    /// Optimistic-concurrency version of the router item: every write of it (publish,
+    /// unpublish, archive) is conditional on the version read and moves it on, and an
+    /// assignment commits only while the router is still at the version its run read (so
+    /// while the revision it evaluated is live). 0 for a router stored before it existed.
+    #[serde(default)]
+    pub version: u64,
+}
+
+/// The revision number of a router's first configuration.
+pub const FIRST_REVISION: u64 = 1;
+
+fn first_revision() -> u64 {
+    FIRST_REVISION
 }
 
 /// An e-mail a router names and the member id it was resolved to when provisioned.
@@ -55,44 +79,52 @@ pub struct RosterMember {
 }
 
 impl Router {
+    /// The live configuration (BEHAVIOR 15).
+    pub fn config(&self) -> RouterConfig {
+        RouterConfig {
+            name: self.name.clone(),
+            has_integration: self.has_integration,
+            settings: self.settings.clone(),
+            users: self.users.clone(),
+            teams: self.teams.clone(),
+            member_ids: self.member_ids.clone(),
+        }
+    }
+
+    /// This router running `config` as its live configuration, numbered `revision`: what a
+    /// publish stores, and how a draft or an earlier revision is evaluated by the one dispatch
+    /// evaluation (explain of a draft, what-if replay). Identity, publication and archive state
+    /// and the item's version are kept.
+    pub fn with_config(&self, config: &RouterConfig, revision: u64) -> Router {
+        Router {
+            name: config.name.clone(),
+            has_integration: config.has_integration,
+            settings: config.settings.clone(),
+            users: config.users.clone(),
+            teams: config.teams.clone(),
+            member_ids: config.member_ids.clone(),
+            revision,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the router is archived.
+    pub fn is_archived(&self) -> bool {
+        self.archived_at.is_some()
+    }
+
     /// The pool's e-mails, the one pool rule of dispatch (BEHAVIOR 6 step 11), explain and
     /// stats: the router's users in order, then the members of its teams in router-team order
     /// (a name without a team adds nobody), each once. Whether a member is active is not
     /// decided here: callers keep the active ones.
     pub fn pool_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
-        let team_members = self.teams.iter().flat_map(|name| {
-            teams
-                .iter()
-                .filter(move |t| &t.name == name)
-                .flat_map(|t| t.members.iter().map(Email::as_str))
-        });
-        let mut pool: Vec<&str> = Vec::new();
-        for email in self
-            .users
-            .iter()
-            .map(|u| u.email.as_str())
-            .chain(team_members)
-        {
-            if !pool.contains(&email) {
-                pool.push(email);
-            }
-        }
-        pool
+        pool_of(&self.users, &self.teams, teams)
     }
 
     /// Every e-mail a run of this router may assign to: [`Self::pool_emails`], then the backup
     /// user when not already in the pool.
     pub fn roster_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
-        let mut roster = self.pool_emails(teams);
-        let backup = self
-            .settings
-            .as_ref()
-            .and_then(|s| s.default_user.as_ref())
-            .map(Email::as_str);
-        if let Some(backup) = backup.filter(|b| !roster.contains(b)) {
-            roster.push(backup);
-        }
-        roster
+        roster_of(&self.users, &self.teams, self.settings.as_ref(), teams)
     }
 
     /// Each of `emails` with the member id the router resolved it to when provisioned, or the
@@ -110,6 +142,40 @@ impl Router {
             })
             .collect()
     }
+}
+
+/// The pool rule of [`Router::pool_emails`] over `users` and the team names `team_names`.
+fn pool_of<'a>(
+    users: &'a [RouterUser], team_names: &'a [String], teams: &'a [Team],
+) -> Vec<&'a str> {
+    let team_members = team_names.iter().flat_map(|name| {
+        teams
+            .iter()
+            .filter(move |t| &t.name == name)
+            .flat_map(|t| t.members.iter().map(Email::as_str))
+    });
+    let mut pool: Vec<&str> = Vec::new();
+    for email in users.iter().map(|u| u.email.as_str()).chain(team_members) {
+        if !pool.contains(&email) {
+            pool.push(email);
+        }
+    }
+    pool
+}
+
+/// The roster rule of [`Router::roster_emails`]: the pool, then the backup user.
+fn roster_of<'a>(
+    users: &'a [RouterUser], team_names: &'a [String], settings: Option<&'a RouterSettings>,
+    teams: &'a [Team],
+) -> Vec<&'a str> {
+    let mut roster = pool_of(users, team_names, teams);
+    let backup = settings
+        .and_then(|s| s.default_user.as_ref())
+        .map(Email::as_str);
+    if let Some(backup) = backup.filter(|b| !roster.contains(b)) {
+        roster.push(backup);
+    }
+    roster
 }
 
 /// A rotation user of a router.
@@ -167,4 +233,104 @@ pub enum RotationType {
     Users,
     /// Team by team, round robin inside each.
     Teams,
+}
+
+/// A router's configuration (BEHAVIOR 15): `{name, has_integration, settings, users, teams}`
+/// as one validator ([`crate::routers::config`]) parsed it, with the member ids its e-mails
+/// resolved to. `object_type` is fixed when the router is created and is not part of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterConfig {
+    /// Display name, 1 to 256 characters.
+    pub name: String,
+    /// Whether an assignment is pushed to the account's CRM (BEHAVIOR 7).
+    pub has_integration: bool,
+    /// `None` = the router has no settings (dispatch answers `The router has no settings`).
+    pub settings: Option<RouterSettings>,
+    /// Rotation users in order (percentages only on percentage routers).
+    pub users: Vec<RouterUser>,
+    /// Rotation team names in order.
+    pub teams: Vec<String>,
+    /// The member id of each e-mail the configuration names (users, their teams' members, the
+    /// backup user), resolved when it was validated ([`Router::member_ids`]). Internal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_ids: Vec<RosterMember>,
+}
+
+impl RouterConfig {
+    /// Every e-mail a run of this configuration may assign to, as [`Router::roster_emails`].
+    pub fn roster_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
+        roster_of(&self.users, &self.teams, self.settings.as_ref(), teams)
+    }
+
+    /// Whether a percentage router's counts start again when this configuration replaces
+    /// `previous` (BEHAVIOR 15: the published users or their percentages changed).
+    pub fn restarts_percentage_counts(&self, previous: &RouterConfig) -> bool {
+        let weights = |c: &RouterConfig| -> Vec<(String, Option<u64>)> {
+            c.users
+                .iter()
+                .map(|u| (u.email.as_str().to_string(), u.percentage.map(f64::to_bits)))
+                .collect()
+        };
+        let percentage = self
+            .settings
+            .as_ref()
+            .is_some_and(|s| s.distribution_model == Some(DistributionModel::Percentage));
+        percentage && weights(self) != weights(previous)
+    }
+}
+
+/// One immutable revision of a router (BEHAVIOR 15): the configuration a create or a publish
+/// made, numbered 1, 2, ... per router. Never changed once stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterRevision {
+    /// The router.
+    pub router_id: RouterId,
+    /// The router's account.
+    pub account_id: AccountId,
+    /// The revision's number, from [`FIRST_REVISION`].
+    pub revision: u64,
+    /// The configuration.
+    pub config: RouterConfig,
+    /// When the revision was made (the create or the publish).
+    pub published_at: DateTime<Utc>,
+    /// Who made it: the token's `sub`, or `provisioning` for a seeded router.
+    pub published_by: String,
+}
+
+/// The `published_by` of a seeded router's first revision.
+pub const PROVISIONING: &str = "provisioning";
+
+impl RouterRevision {
+    /// The first revision of a seeded router (BEHAVIOR 15): its configuration as provisioned,
+    /// made at its creation time by `provisioning`.
+    pub fn provisioned(router: &Router) -> Self {
+        Self {
+            router_id: router.id,
+            account_id: router.account_id,
+            revision: FIRST_REVISION,
+            config: router.config(),
+            published_at: router.created_at,
+            published_by: PROVISIONING.to_string(),
+        }
+    }
+}
+
+/// A router's draft (BEHAVIOR 15): a configuration being edited, which no dispatch uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterDraft {
+    /// The router.
+    pub router_id: RouterId,
+    /// The router's account.
+    pub account_id: AccountId,
+    /// The revision the draft started from: the live one when a `PUT` created it, `n` when a
+    /// restore of revision `n` made it; a `PUT` that replaces a draft keeps it.
+    pub based_on_revision: u64,
+    /// The configuration.
+    pub config: RouterConfig,
+    /// When it was last written.
+    pub updated_at: DateTime<Utc>,
+    /// Who wrote it last (the token's `sub`).
+    pub updated_by: String,
+    /// Its entity tag, a new one at every write (RFC 9110 8.8.3, strong).
+    pub etag: crate::types::etag::ETag,
 }

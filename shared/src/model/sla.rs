@@ -96,8 +96,27 @@ pub struct SlaSettingView {
     pub worked_field: String,
     /// The values of `worked_field` that mean "worked"; `null`: any non-null value other than
     /// the one the field held when the check started.
-    #[schema(value_type = Option<Vec<Value>>)]
+    #[schema(schema_with = worked_values_schema)]
     pub worked_values: Option<Vec<serde_json::Value>>,
+}
+
+/// The schema of [`SlaSettingView::worked_values`]: null, or an array of scalars (what a field
+/// value of the worked field's type can be, [`crate::fields::validate::validate_value`]).
+fn worked_values_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{AnyOfBuilder, ArrayBuilder, ObjectBuilder, Type};
+    let scalar = AnyOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::String))
+        .item(ObjectBuilder::new().schema_type(Type::Number))
+        .item(ObjectBuilder::new().schema_type(Type::Boolean));
+    let values = ArrayBuilder::new().items(scalar).min_items(Some(1));
+    AnyOfBuilder::new()
+        .item(values)
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .description(Some(
+            "The values of `worked_field` that mean \"worked\"; `null`: any non-null value other \
+             than the one the field held when the check started.",
+        ))
+        .into()
 }
 
 impl SlaSettingView {

@@ -90,6 +90,78 @@ impl WebhookSubscription {
     }
 }
 
+/// What a delivery attempt does to its subscription (BEHAVIOR 13: a subscription whose
+/// deliveries have all failed for 5 days is disabled `failing`; a 410 disables it `gone`),
+/// written in the attempt's own write. Each change is conditional on the subscription's health
+/// alone (its `failing_since`), never on its `version`, which every `PATCH` and rotation moves:
+/// attempts of many deliveries of one subscription, at the same moment, never conflict with each
+/// other or with those changes (DESIGN "Work that happens later").
+#[derive(Debug, Clone, PartialEq)]
+pub enum HealthChange {
+    /// A delivery succeeded: `failing_since` is removed (nothing else changes).
+    Recovered,
+    /// A delivery failed at `at`: `failing_since` becomes `at` unless it is set already.
+    Failing {
+        /// When the attempt failed.
+        at: DateTime<Utc>,
+    },
+    /// Every delivery has failed since `since`, for 5 days: disabled `failing` at `at`, on the
+    /// condition that `failing_since` is still `since` (a success meanwhile cancels it).
+    DisableFailing {
+        /// The `failing_since` the attempt read.
+        since: DateTime<Utc>,
+        /// When the attempt failed.
+        at: DateTime<Utc>,
+    },
+    /// The receiver answered 410 Gone at `at`: disabled `gone`.
+    DisableGone {
+        /// When the attempt was answered.
+        at: DateTime<Utc>,
+    },
+}
+
+impl HealthChange {
+    /// Whether the change disables the subscription (its `version` moves, `updated_at` is `at`).
+    pub fn disables(&self) -> Option<(DisabledReason, DateTime<Utc>)> {
+        match self {
+            Self::DisableFailing { at, .. } => Some((DisabledReason::Failing, *at)),
+            Self::DisableGone { at } => Some((DisabledReason::Gone, *at)),
+            Self::Recovered | Self::Failing { .. } => None,
+        }
+    }
+
+    /// `subscription` with the change applied (how the embedded store writes it; DynamoDB writes
+    /// the same attributes with an update expression).
+    pub fn apply(&self, subscription: &WebhookSubscription) -> WebhookSubscription {
+        let mut next = subscription.clone();
+        match self {
+            Self::Recovered => next.failing_since = None,
+            Self::Failing { at } => {
+                next.failing_since.get_or_insert(*at);
+            }
+            Self::DisableFailing { .. } | Self::DisableGone { .. } => {}
+        }
+        if let Some((reason, at)) = self.disables() {
+            next.enabled = false;
+            next.disabled_reason = Some(reason);
+            next.updated_at = at;
+            next.version += 1;
+        }
+        next
+    }
+}
+
+/// A [`HealthChange`] of one subscription.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubscriptionHealth {
+    /// The subscription's account.
+    pub account_id: AccountId,
+    /// The subscription.
+    pub subscription_id: WebhookId,
+    /// The change.
+    pub change: HealthChange,
+}
+
 /// Where a delivery stands (BEHAVIOR 13).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -137,7 +209,7 @@ pub struct WebhookDelivery {
 impl WebhookDelivery {
     /// A new delivery id, `msg_` + a UUID v7 in simple form (sorting by creation time).
     pub fn new_id() -> String {
-        format!("msg_{}", uuid::Uuid::now_v7().simple())
+        crate::types::ids::DeliveryId::new_v7().to_string()
     }
 }
 

@@ -164,6 +164,35 @@ fn forbidden_v6(ip: Ipv6Addr, policy: OutboundPolicy) -> Option<&'static str> {
     } else if ip.to_ipv4().is_some() && ip.segments()[..6] == [0; 6] {
         // IPv4-compatible (deprecated) `::a.b.c.d`.
         Some("unspecified")
+    } else if let Some(v4) = embedded_ipv4(ip) {
+        // A translated or tunnelled IPv4 address is judged as the IPv4 address it reaches.
+        forbidden_v4(v4, OutboundPolicy::STRICT)
+    } else if ip.segments()[..3] == [0x64, 0xff9b, 1] {
+        // The local-use NAT64 prefix `64:ff9b:1::/48` (RFC 8215): the network's own translator.
+        Some("private (local-use NAT64)")
+    } else if ip.segments()[..2] == [0x2001, 0] {
+        // Teredo `2001::/32` (RFC 4380): a tunnel whose IPv4 end is obfuscated in the address.
+        Some("reserved (Teredo tunnel)")
+    } else {
+        None
+    }
+}
+
+/// The IPv4 address an IPv6 address reaches through a translator or a tunnel: the well-known
+/// NAT64 prefix `64:ff9b::/96` (RFC 6052: the last 32 bits) and 6to4 `2002::/16` (RFC 3056:
+/// bits 16 to 48). Without this, `64:ff9b::7f00:1` or `2002:a9fe:a9fe::` would pass the guard on
+/// their way to `127.0.0.1` or `169.254.169.254`.
+fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let octets = |high: u16, low: u16| {
+        let [a, b] = high.to_be_bytes();
+        let [c, d] = low.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        Some(octets(s[6], s[7]))
+    } else if s[0] == 0x2002 {
+        Some(octets(s[1], s[2]))
     } else {
         None
     }
@@ -284,6 +313,9 @@ impl OutboundClient {
             .with_root_certificates(roots)
             .with_no_client_auth();
         let http = reqwest::Client::builder()
+            // Proxy variables (`HTTPS_PROXY`, `ALL_PROXY`) would send the request to the proxy,
+            // which the guard never checked, and the proxy would reach the target unguarded.
+            .no_proxy()
             .use_preconfigured_tls(tls)
             .timeout(timeout)
             .connect_timeout(timeout)
@@ -404,6 +436,9 @@ mod tests {
             "https://hooks.example.com/a/b?c=1",
             "https://93.184.216.34/x",
             "https://[2606:2800:220:1::]/",
+            // Translated and tunnelled addresses of a public IPv4 address.
+            "https://[64:ff9b::5db8:d822]/",
+            "https://[2002:5db8:d822::1]/",
         ] {
             assert!(OutboundUrl::parse(ok, strict).is_ok(), "{ok}");
         }
@@ -427,6 +462,15 @@ mod tests {
             ("https://[::ffff:10.0.0.1]/", "private"),
             ("https://100.64.0.1/", "carrier-grade"),
             ("https://224.0.0.1/", "multicast"),
+            // NAT64 (RFC 6052) and 6to4 (RFC 3056) addresses are judged by the IPv4 they reach.
+            ("https://[64:ff9b::7f00:1]/", "loopback"),
+            ("https://[64:ff9b::a9fe:a9fe]/", "link-local"),
+            ("https://[64:ff9b::a00:1]/", "private"),
+            ("https://[2002:7f00:1::]/", "loopback"),
+            ("https://[2002:a9fe:a9fe::1]/", "link-local"),
+            ("https://[2002:c0a8:101::]/", "private"),
+            ("https://[64:ff9b:1::a00:1]/", "local-use NAT64"),
+            ("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "Teredo"),
         ];
         for (url, why) in refused {
             let error = OutboundUrl::parse(url, strict).unwrap_err();

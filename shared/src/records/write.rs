@@ -81,10 +81,30 @@ pub fn check_required(
         }
     };
     match object_type {
-        ObjectType::Contacts => any_of(&["email", "first_name", "last_name"]),
-        ObjectType::Companies => any_of(&["company_name", "website_url"]),
-        ObjectType::Deals => all_of(&["deal_name", "deal_stage", "pipeline"]),
-        ObjectType::Tickets => all_of(&["ticket_name", "ticket_stage", "pipeline"]),
+        ObjectType::Contacts | ObjectType::Companies => any_of(required_any_of(object_type)),
+        ObjectType::Deals | ObjectType::Tickets => all_of(required_all_of(object_type)),
+    }
+}
+
+/// The fields a create of `object_type` needs at least one of to hold a value (spec "POST"
+/// table): contacts `email`, `first_name` or `last_name`; companies `company_name` or
+/// `website_url`; none for deals and tickets ([`required_all_of`]).
+pub fn required_any_of(object_type: ObjectType) -> &'static [&'static str] {
+    match object_type {
+        ObjectType::Contacts => &["email", "first_name", "last_name"],
+        ObjectType::Companies => &["company_name", "website_url"],
+        ObjectType::Deals | ObjectType::Tickets => &[],
+    }
+}
+
+/// The fields a create of `object_type` needs each to hold a value (spec "POST" table): deals
+/// `deal_name`, `deal_stage`, `pipeline`; tickets `ticket_name`, `ticket_stage`, `pipeline`;
+/// none for contacts and companies ([`required_any_of`]).
+pub fn required_all_of(object_type: ObjectType) -> &'static [&'static str] {
+    match object_type {
+        ObjectType::Contacts | ObjectType::Companies => &[],
+        ObjectType::Deals => &["deal_name", "deal_stage", "pipeline"],
+        ObjectType::Tickets => &["ticket_name", "ticket_stage", "pipeline"],
     }
 }
 

@@ -1,9 +1,13 @@
-//! Routers, read-only through the API (spec "Router object", "Routers"; BEHAVIOR 5).
+//! Routers (spec "Router object", "Routers"; BEHAVIOR 5 and 15): the read operations here, the
+//! management operations in [`manage`], the one configuration validator in [`config`].
 
+pub mod config;
+pub mod manage;
 pub mod roster;
 pub mod view;
 
-pub use view::RouterView;
+pub use manage::{Actor, RouterAdmin, Tagged};
+pub use view::{DraftView, RevisionView, RouterView};
 
 use crate::error::DomainError;
 use crate::page::cursor::{CursorKey, ListRequest};

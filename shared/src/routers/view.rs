@@ -1,7 +1,10 @@
 //! The router object of the spec (spec "Router object"; BEHAVIOR 5).
 
 use crate::model::object_type::ObjectType;
-use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::model::router::{
+    DistributionModel, RotationType, Router, RouterConfig, RouterDraft, RouterRevision,
+    RouterSettings,
+};
 use crate::model::sla::SlaSettingView;
 use crate::timefmt::{Archived, Timestamp};
 use crate::trigger::grammar::Trigger;
@@ -25,6 +28,8 @@ pub struct RouterView {
     pub has_integration: bool,
     /// Unpublished routers do not dispatch.
     pub is_published: bool,
+    /// The number of the live revision, the one dispatch runs (BEHAVIOR 15).
+    pub revision: u64,
     /// `false` while active, the archive time once archived.
     #[schema(value_type = crate::timefmt::Archived)]
     pub archived: Archived,
@@ -90,7 +95,8 @@ pub struct RouterTeamView {
 }
 
 impl RouterSettingsView {
-    fn new(s: &RouterSettings) -> Self {
+    /// The view of `s`.
+    pub fn new(s: &RouterSettings) -> Self {
         Self {
             overwrite: s.overwrite,
             owner_field: s.owner_field.clone(),
@@ -115,6 +121,7 @@ impl RouterView {
             object_type: router.object_type,
             has_integration: router.has_integration,
             is_published: router.is_published,
+            revision: router.revision,
             archived: Archived(router.archived_at),
             archived_by: router.archived_at.and(router.archived_by.clone()),
             created_at: Timestamp(router.created_at),
@@ -132,6 +139,128 @@ impl RouterView {
                 .iter()
                 .map(|t| RouterTeamView { name: t.clone() })
                 .collect(),
+        }
+    }
+}
+
+/// A rotation user of a draft or a revision: e-mail and weight (BEHAVIOR 15).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = RouterConfigUser)]
+pub struct WeightedUserView {
+    /// Member e-mail.
+    #[schema(format = Email)]
+    pub email: String,
+    /// Percentage weight (0 to 100) on a percentage router; `null` on other routers.
+    pub percentage: Option<f64>,
+}
+
+impl WeightedUserView {
+    /// The views of `config`'s users.
+    pub fn all(config: &RouterConfig) -> Vec<Self> {
+        config
+            .users
+            .iter()
+            .map(|u| Self {
+                email: u.email.as_str().to_string(),
+                percentage: u.percentage,
+            })
+            .collect()
+    }
+}
+
+fn team_views(config: &RouterConfig) -> Vec<RouterTeamView> {
+    config
+        .teams
+        .iter()
+        .map(|t| RouterTeamView { name: t.clone() })
+        .collect()
+}
+
+/// A router's draft as the API shows it (BEHAVIOR 15); its entity tag travels in the `ETag`
+/// header.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = RouterDraft)]
+pub struct DraftView {
+    /// The router.
+    pub router_id: RouterId,
+    /// The revision the draft started from.
+    pub based_on_revision: u64,
+    /// Display name.
+    pub name: String,
+    /// The router's record type (fixed at creation).
+    pub object_type: ObjectType,
+    /// Whether assignments are pushed to the account's CRM.
+    pub has_integration: bool,
+    /// The flattened configuration; `null` for no settings.
+    pub settings: Option<RouterSettingsView>,
+    /// Rotation users with their weights.
+    pub users: Vec<WeightedUserView>,
+    /// Rotation teams.
+    pub teams: Vec<RouterTeamView>,
+    /// When the draft was last written.
+    #[schema(value_type = crate::timefmt::Timestamp)]
+    pub updated_at: Timestamp,
+    /// Who wrote it last (the token's `sub`).
+    pub updated_by: String,
+}
+
+impl DraftView {
+    /// The view of `draft` of a router of `object_type`.
+    pub fn new(draft: &RouterDraft, object_type: ObjectType) -> Self {
+        Self {
+            router_id: draft.router_id,
+            based_on_revision: draft.based_on_revision,
+            name: draft.config.name.clone(),
+            object_type,
+            has_integration: draft.config.has_integration,
+            settings: draft.config.settings.as_ref().map(RouterSettingsView::new),
+            users: WeightedUserView::all(&draft.config),
+            teams: team_views(&draft.config),
+            updated_at: Timestamp(draft.updated_at),
+            updated_by: draft.updated_by.clone(),
+        }
+    }
+}
+
+/// One revision of a router as the API shows it (BEHAVIOR 15).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = RouterRevision)]
+pub struct RevisionView {
+    /// The revision's number (1, 2, ...).
+    pub revision: u64,
+    /// Display name.
+    pub name: String,
+    /// Whether assignments are pushed to the account's CRM.
+    pub has_integration: bool,
+    /// The flattened configuration; `null` for no settings.
+    pub settings: Option<RouterSettingsView>,
+    /// Rotation users with their weights.
+    pub users: Vec<WeightedUserView>,
+    /// Rotation teams.
+    pub teams: Vec<RouterTeamView>,
+    /// When the revision was made (the create or the publish).
+    #[schema(value_type = crate::timefmt::Timestamp)]
+    pub published_at: Timestamp,
+    /// Who made it: the token's `sub`, `provisioning` for a seeded router.
+    pub published_by: String,
+}
+
+impl RevisionView {
+    /// The view of `revision`.
+    pub fn new(revision: &RouterRevision) -> Self {
+        Self {
+            revision: revision.revision,
+            name: revision.config.name.clone(),
+            has_integration: revision.config.has_integration,
+            settings: revision
+                .config
+                .settings
+                .as_ref()
+                .map(RouterSettingsView::new),
+            users: WeightedUserView::all(&revision.config),
+            teams: team_views(&revision.config),
+            published_at: Timestamp(revision.published_at),
+            published_by: revision.published_by.clone(),
         }
     }
 }

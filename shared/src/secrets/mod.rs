@@ -20,6 +20,9 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use std::collections::BTreeMap;
 
+mod cache;
+pub use cache::CachingSealer;
+
 /// Reads the `SecretString` of the Secrets Manager secret `arn` with the function's AWS
 /// configuration (one `GetSecretValue`).
 ///

@@ -235,8 +235,12 @@ mod tests {
                 "accounts[0].teams[2]: team too large",
             ),
             (
-                |s| s["accounts"][0]["routers"][0]["name"] = json!("r".repeat(400_000)),
-                "accounts[0].routers[0]: router too large",
+                |s| {
+                    s["accounts"][0]["routers"][0]["settings"]["trigger"] = json!({"groups": [{"conditions": [
+                        {"field": "first_name", "operator": "equals", "value": "r".repeat(400_000)}
+                    ]}]})
+                },
+                "accounts[0].routers[0]: Router too large",
             ),
             (
                 |s| s["accounts"][0]["clients"][0]["scopes"] = json!(["admin"]),

@@ -5,10 +5,9 @@
 use crate::auth::scope::Scope;
 use crate::fields::definition::{EnumOption, FieldType};
 use crate::model::object_type::ObjectType;
-use crate::model::router::{DistributionModel, RotationType};
+use crate::routers::config::{SettingsBody, TeamBody, UserBody};
 use crate::schedule::out_of_office::OutOfOfficeText;
 use crate::schedule::working_hours::WorkingHoursText;
-use crate::trigger::grammar::Trigger;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -170,52 +169,11 @@ pub(super) struct SeedRouter {
     #[serde(default)]
     pub(super) archived_by: Option<String>,
     #[serde(default)]
-    pub(super) settings: Option<SeedSettings>,
+    pub(super) settings: Option<SettingsBody>,
     #[serde(default)]
-    pub(super) users: Vec<SeedRouterUser>,
+    pub(super) users: Vec<UserBody>,
     #[serde(default)]
-    pub(super) teams: Vec<SeedRouterTeam>,
-}
-
-/// Every key may be left out (its default: off, none, `users` rotation).
-#[derive(Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub(super) struct SeedSettings {
-    pub(super) overwrite: bool,
-    pub(super) owner_field: Option<String>,
-    pub(super) distribution_model: Option<DistributionModel>,
-    pub(super) default_user: Option<String>,
-    pub(super) disable_default_assignment: bool,
-    pub(super) ignore_working_hours: bool,
-    pub(super) account_matching: bool,
-    pub(super) rotation_type: RotationType,
-    pub(super) trigger: Option<Trigger>,
-    pub(super) sla: Option<SeedSla>,
-}
-
-/// The `sla` key of a router's settings (BEHAVIOR 14), before its values are read against the
-/// router's fields ([`crate::sla::parse_setting`]).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SeedSla {
-    pub(super) minutes: i64,
-    pub(super) worked_field: String,
-    #[serde(default)]
-    pub(super) worked_values: Option<Vec<Value>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SeedRouterUser {
-    pub(super) email: String,
-    #[serde(default)]
-    pub(super) percentage: Option<f64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SeedRouterTeam {
-    pub(super) name: String,
+    pub(super) teams: Vec<TeamBody>,
 }
 
 #[derive(Deserialize)]

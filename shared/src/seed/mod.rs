@@ -150,14 +150,7 @@ fn object_type_key(path: &str, name: &str) -> Result<ObjectType, SeedError> {
 ///
 /// Errors: `no user with e-mail "<given>" in this account` at `path`.
 fn member_email(path: &str, given: &str, members: &[Member]) -> Result<Email, SeedError> {
-    let wanted = Email::parse(given).ok();
-    match members.iter().find(|m| wanted.as_ref() == Some(&m.email)) {
-        Some(m) => Ok(m.email.clone()),
-        None => err(
-            path,
-            format!("no user with e-mail \"{given}\" in this account"),
-        ),
-    }
+    crate::routers::config::member_email(given, members).map_err(|m| SeedError::at(path, m))
 }
 
 /// The plan with every account's CRM token sealed by `sealer` into `account.crm`

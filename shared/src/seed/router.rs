@@ -1,172 +1,71 @@
-//! A router of the seed: references resolved in its account, trigger checked against its type.
+//! A router of the seed: its configuration read by the one router validator
+//! ([`crate::routers::config::parse`], which the API's writes use too), revision 1 made by
+//! `provisioning`.
 
 use super::file::SeedRouter;
-use super::{err, member_email, Loader, SeedError};
+use super::{Loader, SeedError};
 use crate::fields::catalogue::Catalogue;
-use crate::fields::definition::FieldType;
 use crate::model::account::Team;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::router::{
-    DistributionModel, RosterMember, RotationType, Router, RouterSettings, RouterUser,
-};
-use crate::sla::parse_setting;
+use crate::model::router::{Router, FIRST_REVISION};
+use crate::routers::config::{self, ConfigBody};
 use crate::types::ids::AccountId;
 use std::collections::HashMap;
 
 impl Loader {
-    /// Loads one router at `p`; users, teams, `default_user` and `owner_field` must exist in
-    /// the account, the trigger must follow the grammar, and the distribution model's rules hold.
+    /// Loads one router at `p`: its configuration must pass the router validator against the
+    /// account's members, teams and the type's fields; a problem is reported at `p` + its path.
     pub(super) fn router(
         &mut self, p: &str, account_id: AccountId, r: SeedRouter, members: &[Member],
         teams: &[Team], catalogues: &HashMap<ObjectType, Catalogue>,
     ) -> Result<Router, SeedError> {
-        let catalogue = &catalogues[&r.object_type];
-        let mut users = Vec::new();
-        for (j, u) in r.users.iter().enumerate() {
-            let email = member_email(&format!("{p}.users[{j}].email"), &u.email, members)?;
-            if let Some(pct) = u.percentage {
-                if !(0.0..=100.0).contains(&pct) {
-                    return err(
-                        format!("{p}.users[{j}].percentage"),
-                        "must be from 0 to 100",
-                    );
-                }
-            }
-            users.push(RouterUser {
-                email,
-                percentage: u.percentage,
-            });
-        }
-        let mut team_names = Vec::new();
-        for (j, t) in r.teams.iter().enumerate() {
-            if !teams.iter().any(|x| x.name == t.name) {
-                return err(
-                    format!("{p}.teams[{j}].name"),
-                    format!("no team \"{}\" in this account", t.name),
-                );
-            }
-            team_names.push(t.name.clone());
-        }
-        let settings = match r.settings {
-            None => None,
-            Some(s) => {
-                let sp = format!("{p}.settings");
-                if let Some(owner) = &s.owner_field {
-                    match catalogue.get(owner) {
-                        Some(f) if f.field_type == FieldType::User && !f.is_system() => {}
-                        _ => {
-                            return err(
-                                format!("{sp}.owner_field"),
-                                format!("\"{owner}\" is not a user field of {}", r.object_type),
-                            )
-                        }
-                    }
-                }
-                let default_user = match &s.default_user {
-                    Some(e) => Some(member_email(&format!("{sp}.default_user"), e, members)?),
-                    None => None,
-                };
-                if let Some(trigger) = &s.trigger {
-                    trigger.validate(catalogue).map_err(|e| SeedError {
-                        path: format!("{sp}.trigger.{}", e.path),
-                        message: e.message,
-                    })?;
-                }
-                let sla = match &s.sla {
-                    None => None,
-                    Some(sla) => Some(
-                        parse_setting(
-                            sla.minutes,
-                            &sla.worked_field,
-                            sla.worked_values.as_deref(),
-                            catalogue,
-                            members,
-                        )
-                        .map_err(|e| SeedError {
-                            path: format!("{sp}.sla.{}", e.key),
-                            message: e.message,
-                        })?,
-                    ),
-                };
-                if s.distribution_model == Some(DistributionModel::Percentage) {
-                    if !team_names.is_empty() {
-                        return err(format!("{p}.teams"), "a percentage router lists no teams");
-                    }
-                    if let Some(j) = users.iter().position(|u| u.percentage.is_none()) {
-                        return err(
-                            format!("{p}.users[{j}].percentage"),
-                            "every user of a percentage router needs a percentage",
-                        );
-                    }
-                    let total: f64 = users.iter().filter_map(|u| u.percentage).sum();
-                    if (total - 100.0).abs() > 1e-6 {
-                        return err(
-                            format!("{p}.users"),
-                            format!("percentages sum to {total}, not 100"),
-                        );
-                    }
-                }
-                if s.rotation_type == RotationType::Teams
-                    && (team_names.is_empty() || !users.is_empty())
-                {
-                    return err(
-                        format!("{sp}.rotation_type"),
-                        "a teams rotation lists teams and no users",
-                    );
-                }
-                Some(RouterSettings {
-                    overwrite: s.overwrite,
-                    owner_field: s.owner_field,
-                    distribution_model: s.distribution_model,
-                    default_user,
-                    disable_default_assignment: s.disable_default_assignment,
-                    ignore_working_hours: s.ignore_working_hours,
-                    account_matching: s.account_matching,
-                    rotation_type: s.rotation_type,
-                    trigger: s.trigger,
-                    sla,
-                })
-            }
+        let body = ConfigBody {
+            name: r.name,
+            has_integration: r.has_integration,
+            settings: r.settings,
+            users: r.users,
+            teams: r.teams,
         };
+        let account = config::Account {
+            members,
+            teams,
+            catalogue: &catalogues[&r.object_type],
+        };
+        let config = config::parse(body, account).map_err(|e| SeedError {
+            path: if e.path.is_empty() {
+                p.to_string()
+            } else {
+                format!("{p}.{}", e.path)
+            },
+            message: e.message,
+        })?;
         let created_at = self.next_time();
         let archived_by = r
             .archived
             .0
             .map(|_| r.archived_by.unwrap_or_else(|| "provisioning".into()));
-        let mut router = Router {
+        let router = Router {
             id: r.id,
             account_id,
-            name: r.name,
+            name: String::new(),
             object_type: r.object_type,
-            has_integration: r.has_integration,
+            has_integration: false,
             is_published: r.is_published,
-            settings,
-            users,
-            teams: team_names,
+            settings: None,
+            users: Vec::new(),
+            teams: Vec::new(),
             created_at,
             updated_at: created_at,
             archived_at: r.archived.0,
             archived_by,
             member_ids: Vec::new(),
+            revision: FIRST_REVISION,
+            version: 0,
         };
-        // Provisioning is the only change of membership (members, teams and routers are
-        // inserted together; the API edits no e-mail or team): the ids resolved now hold.
-        let roster = router.roster_emails(teams);
-        let member_ids = roster
-            .iter()
-            .filter_map(|email| {
-                members
-                    .iter()
-                    .find(|m| m.email.as_str() == *email && m.is_active())
-                    .map(|m| RosterMember {
-                        email: m.email.clone(),
-                        id: m.id,
-                    })
-            })
-            .collect();
-        router.member_ids = member_ids;
-        Ok(router)
+        // Provisioning and the API's writes resolve the ids of the e-mails a configuration
+        // names alike (members and teams change only through provisioning, insert-if-absent).
+        Ok(router.with_config(&config, FIRST_REVISION))
     }
 }
 

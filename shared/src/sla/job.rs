@@ -2,13 +2,14 @@
 
 use super::check::{verdict, CheckSubject, SlaRun, Verdict};
 use crate::dispatch::engine::{DispatchEngine, Reassignment};
+use crate::dispatch::outcome::Assigned;
 use crate::dispatch::outcome::Skip;
-use crate::due::{Claimed, DueJob, Ran};
+use crate::due::{Claimed, Commit, DueJob, Ran};
 use crate::error::DomainError;
 use crate::model::dispatch::{DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueChanges, DueKind};
 use crate::model::sla::SlaStatus;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use async_trait::async_trait;
 use std::sync::{Arc, Weak};
 
@@ -38,36 +39,34 @@ impl SlaChecks {
     }
 
     /// Ends the check of `entry` with `status` (`met`, `cancelled`, `expired`) and the item's
-    /// settlement, in one write. A check that is no longer pending drops the item; a lease lost
-    /// to another worker does nothing.
+    /// settlement, in one write, through the mechanism's commit ([`Claimed::commit`]): a write
+    /// that conflicts is made again on a fresh read of the entry; a check that is no longer
+    /// pending (or an entry that is gone) ends the item.
     async fn end(
         &self, claimed: &Claimed, entry: &DispatchEntry, status: SlaStatus,
     ) -> Result<Ran, DomainError> {
-        let done = claimed.done();
         let label = label_of(status);
-        match self
-            .store
-            .end_sla_check(&entry.key(), status, &DueChanges::settling(done.clone()))
+        let key = entry.key();
+        claimed
+            .commit(|round| {
+                let key = key.clone();
+                async move {
+                    let entry = match round {
+                        0 => entry.clone(),
+                        _ => match self.pending_entry(&key).await? {
+                            Some(fresh) => fresh,
+                            None => return Ok(Commit::SubjectGone),
+                        },
+                    };
+                    let done = claimed.done();
+                    self.store
+                        .end_sla_check(&key, status, &DueChanges::settling(done.clone()))
+                        .await?;
+                    log(&entry, label, None);
+                    Ok(Commit::stored(label, done))
+                }
+            })
             .await
-        {
-            Ok(()) => {
-                log(entry, label, None);
-                Ok(Ran::settled(label, &done))
-            }
-            Err(StoreError::Conflict) => self.drop_item(claimed).await,
-            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Ends an item whose check is over (or whose entry is gone) without writing anything else.
-    async fn drop_item(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
-        let done = claimed.done();
-        match self.store.settle_due(&done).await {
-            Ok(()) => Ok(Ran::settled("dropped", &done)),
-            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-            Err(e) => Err(e.into()),
-        }
     }
 
     /// The entry of the check, when its check is still pending.
@@ -96,7 +95,7 @@ impl DueJob for SlaChecks {
         let subject: CheckSubject = claimed.subject()?;
         for _ in 0..MAX_ROUNDS {
             let Some(entry) = self.pending_entry(&subject.entry).await? else {
-                return self.drop_item(claimed).await;
+                return claimed.drop_item().await;
             };
             let record_id = entry.record_id();
             let (router, record) = tokio::try_join!(
@@ -141,7 +140,7 @@ impl DueJob for SlaChecks {
             };
             match engine.reassign(&run, &router).await? {
                 Reassignment::Assigned(assigned) => {
-                    log(&entry, "reassigned", Some(&assigned.user));
+                    log(&entry, "reassigned", Some(&assigned));
                     return Ok(Ran::settled("reassigned", &run.settle));
                 }
                 Reassignment::Stopped(skip) => {
@@ -176,14 +175,16 @@ fn label_of(status: SlaStatus) -> &'static str {
     }
 }
 
-fn log(entry: &DispatchEntry, status: &str, to: Option<&str>) {
+/// Logs a check's end. Members are named by id, never by e-mail (the entry's id leads to the
+/// owner in the history, for those allowed to read it).
+fn log(entry: &DispatchEntry, status: &str, assigned: Option<&Assigned>) {
     tracing::info!(
         entry_id = %entry.id,
         router_id = %entry.router_id,
         object_id = %entry.object_id,
-        owner = entry.user.as_deref().unwrap_or(""),
         status,
-        reassigned_to = to.unwrap_or(""),
+        owner_member_id = assigned.and_then(|a| a.previous_member_id).map(|id| id.to_string()),
+        reassigned_to_member_id = assigned.map(|a| a.member_id.to_string()),
         "SLA check"
     );
 }

@@ -8,14 +8,16 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -47,9 +49,33 @@ pub struct Faults {
     /// through provisioning, which inserts and never updates): by id, the router as reads of
     /// it answer (e.g. archived or unpublished).
     pub routers_as: std::sync::Mutex<std::collections::HashMap<RouterId, Router>>,
+    /// By port method name, how many of its next calls answer [`StoreError::Conflict`] (a
+    /// write whose condition failed because something else changed the item meanwhile), before
+    /// the call reaches the inner store ([`Self::conflict_next`]).
+    pub conflicts: std::sync::Mutex<std::collections::HashMap<&'static str, usize>>,
 }
 
 impl Faults {
+    /// The next `times` calls of the port method `method` answer [`StoreError::Conflict`].
+    pub fn conflict_next(&self, method: &'static str, times: usize) {
+        self.conflicts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(method, times);
+    }
+
+    /// Whether this call of `method` is one of those made to conflict (counting it down).
+    fn conflicts_now(&self, method: &str) -> bool {
+        let mut conflicts = self.conflicts.lock().unwrap_or_else(|e| e.into_inner());
+        match conflicts.get_mut(method) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// `router` as a read of it answers.
     fn router_as(&self, router: Option<Router>) -> Option<Router> {
         let router = router?;
@@ -183,6 +209,7 @@ impl FaultyStore {
             "commit_assignment" if self.faults.commits_conflict.load(Ordering::SeqCst) => {
                 Err(StoreError::Conflict)
             }
+            _ if self.faults.conflicts_now(method) => Err(StoreError::Conflict),
             _ => Ok(()),
         }
     }
@@ -248,6 +275,8 @@ delegate_store! {
     fn get_due(id: &DueId) -> Option<DueItem>;
     fn claim_due(id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>) -> Option<DueItem>;
     fn settle_due(settlement: &Settlement) -> ();
+    fn park_due(parking: &Parking) -> ();
+    fn parked_due_items(limit: usize) -> Vec<DueItem>;
     fn rearm_due(item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>) -> bool;
     fn overdue_due_items(now: DateTime<Utc>, limit: usize) -> Vec<DueItem>;
     fn tally_assignments(
@@ -262,14 +291,31 @@ delegate_store! {
     fn create_webhook(subscription: &WebhookSubscription, max: u64) -> ();
     fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
     fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
-    fn update_webhook(subscription: &WebhookSubscription, version: u64) -> ();
+    fn update_webhook(
+        subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges
+    ) -> ();
     fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
     fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
     fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
     fn record_delivery(
-        delivery: &WebhookDelivery, attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges
+        delivery: &WebhookDelivery, attempts: u32, health: Option<&SubscriptionHealth>,
+        due: &DueChanges
     ) -> ();
+    fn create_router(
+        router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
+    fn put_router_draft(
+        draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn delete_router_draft(account_id: AccountId, router_id: RouterId, etag: &ETag) -> ();
+    fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
+        -> Option<RouterRevision>;
+    fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
+        -> Listed<RouterRevision>;
+    fn write_router(write: &RouterWrite) -> ();
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
     ;
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.

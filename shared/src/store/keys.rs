@@ -14,13 +14,16 @@
 //! | field definition | `ACCOUNT#<a>` | `FIELD#<type>#<internal_name>` | | |
 //! | router | `ROUTER#<id>` | `ROUTER` | `ACCOUNT#<a>#ROUTERS` / `<created>#<id>` | same |
 //! | rotation state | `ROUTER#<id>` | `ROTATION` | | |
+//! | router revision | `ROUTER#<id>` | `REVISION#<n, 20 digits>` | | |
+//! | router draft | `ROUTER#<id>` | `DRAFT` | | |
+//! | router count | `ACCOUNT#<a>` | `ROUTER_COUNT` | | |
 //! | record | `RECORD#<id>` | `RECORD` | `ACCOUNT#<a>#RECORDS#<type>` / `<created>#<id>` | same |
 //! | history entry | `ROUTER#<router id>` | `DISPATCH#<at>#<entry id>` | | `ACCOUNT#<a>#<type>#<record id>#DISPATCHES` / `<at>#<entry id>` (when the object id is a UUID) |
 //! | stats counter | `ROUTER#<router id>` | `TALLY#D#<YYYY-MM-DD>#<email>`, `TALLY#H#<YYYY-MM-DDTHH>#<email>`, `TALLY#M#<YYYY-MM-DDTHH:MM>#<email>` | | |
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
-//! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>` | |
+//! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>`; parked: `DUE#PARKED` / `<parked at>#<id>` | |
 //! | webhook subscription | `ACCOUNT#<a>` | `WEBHOOK#<id>` | | |
 //! | webhook subscriptions count | `ACCOUNT#<a>` | `WEBHOOK_COUNT` | | |
 //! | webhook delivery | `WEBHOOK#<subscription id>` | `DELIVERY#<msg id>` | | |
@@ -160,6 +163,34 @@ pub fn rotation(router_id: RouterId) -> Key {
     Key::new(router(router_id).pk, "ROTATION")
 }
 
+/// Sort-key prefix of a router's revisions (BEHAVIOR 15).
+pub const REVISION_PREFIX: &str = "REVISION#";
+
+/// A revision number as text that sorts as the number: 20 digits, zero-padded (`u64::MAX` has
+/// 20), so a router's revisions list newest first with `ScanIndexForward = false`.
+pub fn revision_number(revision: u64) -> String {
+    format!("{revision:020}")
+}
+
+/// A router revision (BEHAVIOR 15), in its router's partition: `REVISION#<n>`.
+pub fn router_revision(router_id: RouterId, revision: u64) -> Key {
+    Key {
+        pk: router(router_id).pk,
+        sk: format!("{REVISION_PREFIX}{}", revision_number(revision)),
+    }
+}
+
+/// A router's draft (BEHAVIOR 15), in its router's partition.
+pub fn router_draft(router_id: RouterId) -> Key {
+    Key::new(router(router_id).pk, "DRAFT")
+}
+
+/// The count of an account's non-archived routers (at most 1,000: BEHAVIOR 15), kept by the
+/// writes that create, provision and archive routers.
+pub fn router_count(account_id: AccountId) -> Key {
+    Key::new(account(account_id).pk, "ROUTER_COUNT")
+}
+
 /// The account's assignment count of calendar month `month` (`YYYY-MM`).
 pub fn monthly_count(account_id: AccountId, month: &str) -> Key {
     Key {
@@ -259,6 +290,18 @@ pub fn due_index(id: &DueId, resume_at: DateTime<Utc>) -> IndexKey {
         sk: by_creation(resume_at, id),
     }
 }
+
+/// The index key (GSI1) of a parked due item: the parked partition (which the sweeper never
+/// reads), sorted by when it was parked, then id.
+pub fn parked_due_index(id: &DueId, parked_at: DateTime<Utc>) -> IndexKey {
+    IndexKey {
+        pk: PARKED_DUE_PARTITION.to_string(),
+        sk: by_creation(parked_at, id),
+    }
+}
+
+/// Index partition (GSI1) of parked due items.
+pub const PARKED_DUE_PARTITION: &str = "DUE#PARKED";
 
 /// Index partition (GSI1) of one shard of the due-work index.
 pub fn due_index_partition(shard: u8) -> String {
@@ -447,6 +490,20 @@ mod tests {
         let r: RouterId = id(7);
         assert_eq!(rotation(r).pk, router(r).pk);
         assert_ne!(rotation(r).sk, router(r).sk);
+    }
+
+    #[test]
+    fn revisions_and_the_draft_live_in_their_routers_partition_newest_revision_last_in_key_order() {
+        let r: RouterId = id(7);
+        assert_eq!(router_revision(r, 1).pk, router(r).pk);
+        assert_eq!(router_draft(r).pk, router(r).pk);
+        assert_eq!(router_revision(r, 12).sk, "REVISION#00000000000000000012");
+        assert!(router_revision(r, 9).sk < router_revision(r, 10).sk);
+        assert!(router_revision(r, u64::MAX).sk.starts_with(REVISION_PREFIX));
+        let other = [rotation(r).sk, router_draft(r).sk, router(r).sk];
+        assert!(other.iter().all(|sk| !sk.starts_with(REVISION_PREFIX)));
+        assert_eq!(router_count(id(1)).pk, account(id(1)).pk);
+        assert_ne!(router_count(id(1)).sk, webhook_count(id(1)).sk);
     }
 
     #[test]

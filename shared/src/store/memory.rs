@@ -11,9 +11,9 @@
 
 use super::tally::Span;
 use super::{
-    delivery_position, dispatch_position, member_position, record_position, router_position,
-    webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
-    StoreResult, UniqueKey,
+    delivery_position, dispatch_position, member_position, record_position, revision_position,
+    router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
+    StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
@@ -23,14 +23,18 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{
+    HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
+};
+use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -196,10 +200,16 @@ struct State {
     due: HashMap<DueId, DueItem>,
     /// The due-work index: (resume time, id) of every due item.
     due_index: BTreeSet<(DateTime<Utc>, DueId)>,
+    /// Parked due items by when they were parked.
+    parked_index: BTreeSet<(DateTime<Utc>, DueId)>,
     /// Webhook subscriptions by account, then id (creation order).
     webhooks: BTreeMap<(AccountId, WebhookId), WebhookSubscription>,
     /// Webhook deliveries by subscription, then id (creation order).
     deliveries: BTreeMap<(WebhookId, String), WebhookDelivery>,
+    /// Router revisions (BEHAVIOR 15) by router, then number.
+    revisions: HashMap<RouterId, BTreeMap<u64, RouterRevision>>,
+    /// Router drafts by router.
+    drafts: HashMap<RouterId, RouterDraft>,
 }
 
 impl State {
@@ -298,27 +308,40 @@ impl State {
         }
     }
 
-    /// Stores `item` and indexes it by its resume time.
+    /// Stores `item` and indexes it by its resume time (a parked item by when it was parked, in
+    /// an index of its own that the sweeper does not read).
     fn put_due(&mut self, item: DueItem) {
         if let Some(old) = self.due.get(&item.id) {
             self.due_index.remove(&(old.resume_at, old.id.clone()));
+            if let Some(at) = old.parked_at {
+                self.parked_index.remove(&(at, old.id.clone()));
+            }
         }
-        self.due_index.insert((item.resume_at, item.id.clone()));
+        match item.parked_at {
+            Some(at) => self.parked_index.insert((at, item.id.clone())),
+            None => self.due_index.insert((item.resume_at, item.id.clone())),
+        };
         self.due.insert(item.id.clone(), item);
     }
 
-    /// Removes the settled item or moves it to its next attempt, lease released.
+    /// Removes the settled item or moves it to its next attempt, lease released: an attempt
+    /// recorded starts its runs again (no error kept); an item left due without one keeps its
+    /// runs and the error.
     fn settle(&mut self, settle: &Settlement) {
         let Some(item) = self.due.remove(&settle.id) else {
             return;
         };
         self.due_index.remove(&(item.resume_at, item.id.clone()));
         if let Some(next) = &settle.next {
+            let progress = next.error.is_none();
             self.put_due(DueItem {
                 due_at: next.due_at,
                 attempt: next.attempt,
                 resume_at: next.resume_at,
                 lease: None,
+                runs: if progress { 0 } else { item.runs },
+                last_error: next.error.clone(),
+                subject: next.subject.clone().unwrap_or(item.subject.clone()),
                 ..item
             });
         }
@@ -446,6 +469,20 @@ impl State {
             member.id,
         );
         self.members.insert(member.id, member);
+    }
+
+    /// The number of non-archived routers of `account_id` (its active list).
+    fn active_routers(&self, account_id: AccountId) -> u64 {
+        self.router_lists
+            .get(&account_id)
+            .map_or(0, |l| l.active.len() as u64)
+    }
+
+    /// Whether `router_id`'s router is stored at `version`.
+    fn router_at(&self, router_id: RouterId, version: u64) -> bool {
+        self.routers
+            .get(&router_id)
+            .is_some_and(|r| r.version == version)
     }
 
     /// Stores `router` and indexes it in its list.
@@ -854,12 +891,13 @@ impl Store for MemoryStore {
         if item.lease.as_ref().is_some_and(|held| held.id == lease.id) {
             return Ok(Some(item));
         }
-        if item.attempt != attempt || item.leased_at(now) {
+        if item.attempt != attempt || item.leased_at(now) || item.parked_at.is_some() {
             return Ok(None);
         }
         let claimed = DueItem {
             lease: Some(lease.clone()),
             resume_at: lease.until,
+            runs: item.runs + 1,
             ..item
         };
         state.put_due(claimed.clone());
@@ -872,6 +910,34 @@ impl Store for MemoryStore {
         state.check_due_lease(&changes)?;
         state.apply_due(&changes);
         Ok(())
+    }
+
+    async fn park_due(&self, parking: &Parking) -> StoreResult<()> {
+        let mut state = self.lock();
+        let item = state
+            .due
+            .get(&parking.id)
+            .filter(|i| i.lease.as_ref().is_some_and(|l| l.id == parking.lease_id))
+            .cloned()
+            .ok_or(StoreError::LeaseLost)?;
+        state.due_index.remove(&(item.resume_at, item.id.clone()));
+        state.put_due(DueItem {
+            lease: None,
+            parked_at: Some(parking.at),
+            last_error: Some(parking.error.clone()),
+            ..item
+        });
+        Ok(())
+    }
+
+    async fn parked_due_items(&self, limit: usize) -> StoreResult<Vec<DueItem>> {
+        let state = self.lock();
+        Ok(state
+            .parked_index
+            .iter()
+            .take(limit)
+            .filter_map(|(_, id)| state.due.get(id).cloned())
+            .collect())
     }
 
     async fn rearm_due(
@@ -1042,6 +1108,7 @@ impl Store for MemoryStore {
             .records
             .get(&w.record.id)
             .is_some_and(|r| r.version == w.record_version && r.is_active());
+        let router_ok = state.router_at(w.entry.router_id, w.router_version);
         let rotation_ok = w.rotation.as_ref().is_none_or(|(router, _, version)| {
             state.rotation.get(router).map_or(0, |r| r.version) == *version
         });
@@ -1058,7 +1125,7 @@ impl Store for MemoryStore {
         let month_key = (w.entry.account_id, w.month.clone());
         let count = state.monthly.get(&month_key).copied().unwrap_or(0);
         let quota_ok = w.quota.is_none_or(|q| count < q);
-        if !(record_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
+        if !(record_ok && router_ok && rotation_ok && member_ok && chosen_ok && quota_ok) {
             return Err(StoreError::Conflict);
         }
         state.check_due_puts(&w.due)?;
@@ -1138,17 +1205,24 @@ impl Store for MemoryStore {
     }
 
     async fn update_webhook(
-        &self, subscription: &WebhookSubscription, expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let key = (subscription.account_id, subscription.id);
-        match state.webhooks.get(&key) {
-            Some(stored) if stored.version == expected_version => {
-                state.webhooks.insert(key, subscription.clone());
-                Ok(())
-            }
-            _ => Err(StoreError::Conflict),
-        }
+        let failing_since = match state.webhooks.get(&key) {
+            Some(stored) if stored.version == expected_version => stored.failing_since,
+            _ => return Err(StoreError::Conflict),
+        };
+        state.check_due_lease(due)?;
+        state.check_due_puts(due)?;
+        let next = WebhookSubscription {
+            failing_since: if reset_health { None } else { failing_since },
+            ..subscription.clone()
+        };
+        state.webhooks.insert(key, next);
+        state.apply_due(due);
+        Ok(())
     }
 
     async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
@@ -1191,7 +1265,7 @@ impl Store for MemoryStore {
 
     async fn record_delivery(
         &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         state.check_due_lease(due)?;
@@ -1203,21 +1277,181 @@ impl Store for MemoryStore {
         {
             return Err(StoreError::Conflict);
         }
-        if let Some((sub, version)) = subscription {
-            if state
-                .webhooks
-                .get(&(sub.account_id, sub.id))
-                .is_none_or(|s| s.version != version)
-            {
-                return Err(StoreError::Conflict);
+        let healed = match health {
+            Some(h) => {
+                let Some(stored) = state.webhooks.get(&(h.account_id, h.subscription_id)) else {
+                    return Err(StoreError::Conflict);
+                };
+                if let HealthChange::DisableFailing { since, .. } = h.change {
+                    if stored.failing_since != Some(since) {
+                        return Err(StoreError::Conflict);
+                    }
+                }
+                Some(h.change.apply(stored))
             }
-        }
+            None => None,
+        };
         state.check_due_puts(due)?;
         state.deliveries.insert(key, delivery.clone());
-        if let Some((sub, _)) = subscription {
-            state.webhooks.insert((sub.account_id, sub.id), sub.clone());
+        if let Some(next) = healed {
+            state.webhooks.insert((next.account_id, next.id), next);
         }
         state.apply_due(due);
+        Ok(())
+    }
+
+    async fn create_router(
+        &self, router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
+            return Err(StoreError::LeaseLost);
+        }
+        if state.active_routers(router.account_id) >= max {
+            return Err(StoreError::Rejected(format!(
+                "the account has {max} routers already"
+            )));
+        }
+        if state.routers.contains_key(&router.id) {
+            return Err(StoreError::Conflict);
+        }
+        state.put_router(router.clone());
+        state
+            .revisions
+            .entry(router.id)
+            .or_default()
+            .insert(revision.revision, revision.clone());
+        if let Some(c) = completion {
+            state.complete_request(c);
+        }
+        Ok(())
+    }
+
+    async fn get_router_draft(
+        &self, account_id: AccountId, router_id: RouterId,
+    ) -> StoreResult<Option<RouterDraft>> {
+        Ok(self
+            .lock()
+            .drafts
+            .get(&router_id)
+            .filter(|d| d.account_id == account_id)
+            .cloned())
+    }
+
+    async fn put_router_draft(
+        &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
+            return Err(StoreError::LeaseLost);
+        }
+        let current = state.drafts.get(&draft.router_id).map(|d| &d.etag);
+        if current != replaces || !state.router_at(draft.router_id, router_version) {
+            return Err(StoreError::Conflict);
+        }
+        state.drafts.insert(draft.router_id, draft.clone());
+        if let Some(c) = completion {
+            state.complete_request(c);
+        }
+        Ok(())
+    }
+
+    async fn delete_router_draft(
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.drafts.get(&router_id) {
+            Some(d) if d.account_id == account_id && &d.etag == etag => {
+                state.drafts.remove(&router_id);
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn get_router_revision(
+        &self, account_id: AccountId, router_id: RouterId, revision: u64,
+    ) -> StoreResult<Option<RouterRevision>> {
+        Ok(self
+            .lock()
+            .revisions
+            .get(&router_id)
+            .and_then(|r| r.get(&revision))
+            .filter(|r| r.account_id == account_id)
+            .cloned())
+    }
+
+    async fn list_router_revisions(
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
+    ) -> StoreResult<Listed<RouterRevision>> {
+        let state = self.lock();
+        let Some(revisions) = state.revisions.get(&router_id) else {
+            return Ok(Listed::new(Vec::new(), None));
+        };
+        let newest_first = revisions
+            .values()
+            .rev()
+            .filter(|r| r.account_id == account_id);
+        let wanted = page.limit.saturating_add(1);
+        let items: Vec<RouterRevision> = match &page.start {
+            PageStart::Offset(offset) => newest_first.skip(*offset).take(wanted).cloned().collect(),
+            PageStart::After(after) => newest_first
+                .filter(|r| revision_position(r).as_str() < after.as_str())
+                .take(wanted)
+                .cloned()
+                .collect(),
+        };
+        Ok(Listed::from_lookahead(items, page.limit, revision_position))
+    }
+
+    async fn write_router(&self, w: &RouterWrite) -> StoreResult<()> {
+        let mut state = self.lock();
+        if w.completion
+            .as_ref()
+            .is_some_and(|c| !state.holds_lease(&c.claim))
+        {
+            return Err(StoreError::LeaseLost);
+        }
+        let router_id = w.router.id;
+        let router_ok = state.router_at(router_id, w.expected_version);
+        let revision_ok = w.revision.as_ref().is_none_or(|r| {
+            state
+                .revisions
+                .get(&router_id)
+                .is_none_or(|stored| !stored.contains_key(&r.revision))
+        });
+        let draft_ok = match &w.draft {
+            DraftChange::Publish(etag) => state
+                .drafts
+                .get(&router_id)
+                .is_some_and(|d| &d.etag == etag),
+            DraftChange::Keep | DraftChange::Drop => true,
+        };
+        let rotation_ok = w.rotation.as_ref().is_none_or(|(_, version)| {
+            state.rotation.get(&router_id).map_or(0, |r| r.version) == *version
+        });
+        if !(router_ok && revision_ok && draft_ok && rotation_ok) {
+            return Err(StoreError::Conflict);
+        }
+        state.put_router(w.router.clone());
+        if let Some(revision) = &w.revision {
+            state
+                .revisions
+                .entry(router_id)
+                .or_default()
+                .insert(revision.revision, revision.clone());
+        }
+        if !matches!(w.draft, DraftChange::Keep) {
+            state.drafts.remove(&router_id);
+        }
+        if let Some((rotation, _)) = &w.rotation {
+            state.rotation.insert(router_id, rotation.clone());
+        }
+        if let Some(c) = &w.completion {
+            state.complete_request(c);
+        }
         Ok(())
     }
 
@@ -1300,6 +1534,12 @@ impl Store for MemoryStore {
                 let fresh = !state.routers.contains_key(&r.id);
                 if fresh {
                     state.put_router(r.clone());
+                    let first = RouterRevision::provisioned(r);
+                    state
+                        .revisions
+                        .entry(r.id)
+                        .or_default()
+                        .insert(first.revision, first);
                 }
                 note(fresh, format!("router {}", r.id));
             }

@@ -29,14 +29,16 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -74,6 +76,12 @@ pub fn delivery_position(delivery: &WebhookDelivery) -> Position {
 /// The list position of a router: creation time, then id.
 pub fn router_position(router: &Router) -> Position {
     Position::new(keys::by_creation(router.created_at, router.id))
+}
+
+/// The list position of a router revision: its number, zero-padded to 20 digits (lists walk it
+/// newest first).
+pub fn revision_position(revision: &RouterRevision) -> Position {
+    Position::new(keys::revision_number(revision.revision))
 }
 
 /// Result of a store call.
@@ -317,6 +325,18 @@ pub trait Store: Send + Sync + 'static {
     /// Errors: [`StoreError::LeaseLost`] when the lease is no longer held (nothing written).
     async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()>;
 
+    /// Parks a claimed due item ([`crate::model::due::DueItem::MAX_RUNS`] runs without
+    /// progress): keeps it with `parking.error` as its last error and `parking.at` as when it was
+    /// parked, its lease released, out of the sweeper's index (nothing claims it any more),
+    /// conditional on the claim's lease.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the lease is no longer held (nothing written).
+    async fn park_due(&self, parking: &Parking) -> StoreResult<()>;
+
+    /// Up to `limit` parked due items, parked longest ago first, for an operator to inspect
+    /// (`docs/operations.md`).
+    async fn parked_due_items(&self, limit: usize) -> StoreResult<Vec<DueItem>>;
+
     /// Moves an overdue due item's `resume_at` (the sweeper, before it hands the item on), only
     /// while the item still has the `resume_at` and `attempt` of `item` and no lease holds it at
     /// `now`. Returns whether it moved: of racing sweepers exactly one does.
@@ -371,7 +391,8 @@ pub trait Store: Send + Sync + 'static {
     async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool>;
 
     /// Commits one assignment atomically: the record (conditional on its version and being
-    /// active), the rotation state (conditional on its version), the member's counters
+    /// active), the router (a condition only: still at `write.router_version`, so the revision
+    /// the run evaluated is still live, BEHAVIOR 15), the rotation state (conditional on its version), the member's counters
     /// (conditional on its version and being active), the account's monthly count (+1,
     /// conditional on staying within the quota; only for an account with a quota), the history
     /// entry, the idempotency marker (conditional on not existing), and the due-item changes
@@ -402,11 +423,16 @@ pub trait Store: Send + Sync + 'static {
         &self, account_id: AccountId, id: WebhookId,
     ) -> StoreResult<Option<WebhookSubscription>>;
 
-    /// Replaces a subscription stored at `expected_version`.
+    /// Replaces a subscription stored at `expected_version` with `subscription`, all but its
+    /// health: the stored `failing_since` is kept (delivery attempts write it, without moving the
+    /// version: [`crate::model::webhook::HealthChange`]), or removed when `reset_health` (a
+    /// subscription enabled again starts healthy). `due` (e.g. the item that ends the open
+    /// deliveries of a subscription this write disables) is written in the same atomic write.
     ///
-    /// Errors: [`StoreError::Conflict`] when it changed or is gone.
+    /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).
     async fn update_webhook(
-        &self, subscription: &WebhookSubscription, expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// Deletes a subscription (its deliveries are left to expire; nothing delivers them any
@@ -425,19 +451,83 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Listed<WebhookDelivery>>;
 
     /// Stores a delivery's new state (conditional on its stored attempt count being
-    /// `expected_attempts`), the subscription's new state when the attempt changed it (at the
-    /// version read), and `due` (the attempt's settlement, or a new attempt), in one atomic
-    /// write.
+    /// `expected_attempts`), the attempt's change to its subscription's health when it made one
+    /// (conditional on the subscription existing, and for
+    /// [`crate::model::webhook::HealthChange::DisableFailing`] on its `failing_since` alone),
+    /// and `due` (the attempt's settlement, new items), in one atomic write.
     ///
     /// Errors: [`StoreError::LeaseLost`] when a settled item's lease is gone;
-    /// [`StoreError::Conflict`] when the delivery or the subscription changed (nothing written).
+    /// [`StoreError::Conflict`] when the delivery changed, the subscription is gone or its health
+    /// moved (nothing written).
     async fn record_delivery(
         &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
     ) -> StoreResult<()>;
 
+    /// Creates `router` (BEHAVIOR 15: `POST /routers`) with its first revision `revision`, when
+    /// the account has fewer than `max` non-archived routers, and stores `completion` (the
+    /// `Idempotency-Key` answer) in the same atomic write. The account's count of non-archived
+    /// routers (provisioned ones included) goes up in it.
+    ///
+    /// Errors: [`StoreError::Rejected`] when the account has `max` already;
+    /// [`StoreError::Conflict`] when the id exists; [`StoreError::LeaseLost`] when the
+    /// completion's lease is gone. Nothing is written then.
+    async fn create_router(
+        &self, router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()>;
+
+    /// A router's draft, if it has one (only the router's account sees it).
+    async fn get_router_draft(
+        &self, account_id: AccountId, router_id: RouterId,
+    ) -> StoreResult<Option<RouterDraft>>;
+
+    /// Stores `draft` as its router's draft, replacing the draft tagged `replaces` (`None`: only
+    /// when the router has no draft), only while the router item is at `router_version` (not
+    /// published, unpublished or archived since it was read); `completion` in the same atomic
+    /// write (a restore's `Idempotency-Key` answer).
+    ///
+    /// Errors: [`StoreError::Conflict`] when the draft or the router changed;
+    /// [`StoreError::LeaseLost`] when the completion's lease is gone. Nothing is written then.
+    async fn put_router_draft(
+        &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()>;
+
+    /// Deletes a router's draft while its tag is `etag`.
+    ///
+    /// Errors: [`StoreError::Conflict`] when there is no draft or it has another tag.
+    async fn delete_router_draft(
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+    ) -> StoreResult<()>;
+
+    /// Revision `revision` of a router (only the router's account sees it).
+    async fn get_router_revision(
+        &self, account_id: AccountId, router_id: RouterId, revision: u64,
+    ) -> StoreResult<Option<RouterRevision>>;
+
+    /// A page of a router's revisions, newest first (position: [`revision_position`]; a page
+    /// after a position holds the revisions older than it). A page reads at most `limit` + 1
+    /// items after a position (an offset's skipped items are read too: the service turns an
+    /// offset into a position, revisions being numbered without gaps).
+    async fn list_router_revisions(
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
+    ) -> StoreResult<Listed<RouterRevision>>;
+
+    /// Writes a router item (publish, unpublish, archive: [`RouterWrite`]) in one atomic
+    /// write: the router conditional on its version, the new revision (if absent), the draft's
+    /// removal (a publish's conditional on its tag), the rotation state (conditional on its
+    /// version), the account's router count (archive) and the `Idempotency-Key` answer.
+    ///
+    /// Errors: [`StoreError::Conflict`] when the router, the draft or the rotation state changed
+    /// (or the revision exists); [`StoreError::LeaseLost`] when the completion's lease is gone.
+    /// Nothing is written then.
+    async fn write_router(&self, write: &RouterWrite) -> StoreResult<()>;
+
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),
-    /// all-or-nothing.
+    /// all-or-nothing. A router is stored with its first revision (`published_by`
+    /// `provisioning`, made at its creation time) and counts against its account's router limit
+    /// unless archived.
     ///
     /// Errors: [`StoreError::Rejected`] when an inserted record's unique key is held by an
     /// existing active record; nothing is written then.

@@ -76,6 +76,9 @@ pub const DUE_WORK_LATENESS: &str = "DueWorkLateness";
 pub const DUE_WORK_SWEPT: &str = "DueWorkSwept";
 /// The oldest overdue item a sweep found, seconds past its due time, by kind (0 when none).
 pub const DUE_WORK_OVERDUE: &str = "DueWorkOverdueSeconds";
+/// Due items parked after `DueItem::MAX_RUNS` runs without progress (any kind: the log line
+/// names it); any is alarmed.
+pub const DUE_WORK_PARKED: &str = "DueWorkParked";
 
 /// Every metric the service writes (`docs/operations.md` lists the same).
 pub const METRICS: &[MetricSpec] = &[
@@ -155,6 +158,13 @@ pub const METRICS: &[MetricSpec] = &[
         unit: Unit::Seconds,
         dimensions: &["kind"],
         meaning: "the oldest overdue item a sweep found",
+    },
+    MetricSpec {
+        name: DUE_WORK_PARKED,
+        kind: MetricKind::Counter,
+        unit: Unit::Count,
+        dimensions: &[],
+        meaning: "due items given up after ten runs without progress (kept for inspection)",
     },
 ];
 
@@ -277,4 +287,9 @@ pub fn due_work_run(kind: &'static str, outcome: &'static str, late: Duration) {
 pub fn sweep(kind: &'static str, swept: usize, oldest: Duration) {
     counter!(DUE_WORK_SWEPT, "kind" => kind).increment(swept as u64);
     gauge!(DUE_WORK_OVERDUE, "kind" => kind).set(oldest.as_secs_f64());
+}
+
+/// A due item parked after running too often without progress.
+pub fn due_work_parked() {
+    counter!(DUE_WORK_PARKED).increment(1);
 }

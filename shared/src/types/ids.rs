@@ -142,6 +142,44 @@ impl RoleId {
     }
 }
 
+/// The id of a webhook delivery (BEHAVIOR 13): `msg_` and a UUID version 7 in simple form (32
+/// lowercase hex digits), the `webhook-id` header of every attempt. Parsed from the
+/// `{deliveryId}` path segment before anything reads the store: text of any other form (an
+/// overlong segment included, which would break DynamoDB's key limits) names no delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeliveryId(String);
+
+impl DeliveryId {
+    /// The prefix of every delivery id.
+    pub const PREFIX: &'static str = "msg_";
+
+    /// A new delivery id (time-ordered: ids sort by creation).
+    pub fn new_v7() -> Self {
+        Self(format!("{}{}", Self::PREFIX, Uuid::now_v7().simple()))
+    }
+
+    /// Reads `msg_<32 lowercase hex digits>`; `None` for anything else.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let hex = raw.strip_prefix(Self::PREFIX)?;
+        let valid = hex.len() == 32
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        valid.then(|| Self(raw.to_string()))
+    }
+
+    /// The id's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for DeliveryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +211,22 @@ mod tests {
         let back: AccountId =
             serde_json::from_str("\"00000000-0000-0000-0000-000000000000\"").unwrap();
         assert_eq!(back, id);
+    }
+
+    #[test]
+    fn a_delivery_id_is_msg_and_a_simple_uuid_and_nothing_else() {
+        let id = DeliveryId::new_v7();
+        assert_eq!(DeliveryId::parse(id.as_str()), Some(id.clone()));
+        assert_eq!(id.as_str().len(), 36);
+        for bad in [
+            "",
+            "msg_",
+            "msg_0193ABCDEF0123456789abcdef012345",
+            "msg_0193abcdef0123456789abcdef01234",
+            "evt_0193abcdef0123456789abcdef012345",
+            &format!("msg_{}", "a".repeat(3000)),
+        ] {
+            assert_eq!(DeliveryId::parse(bad), None, "{bad}");
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod canonical_domain;
 pub mod capacity;
 pub mod delays;
 pub mod email;
+pub mod etag;
 pub mod ids;
 pub mod limits;
 pub mod notification_preferences;
@@ -16,7 +17,7 @@ pub mod number;
 pub use canonical_domain::CanonicalDomain;
 pub use capacity::CapacityEntry;
 pub use email::Email;
-pub use ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
+pub use ids::{AccountId, DeliveryId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
 pub use notification_preferences::NotificationPreferences;
 
 /// Implements the two conversions that `#[serde(try_from = "Raw", into = "Raw")]` needs for a

@@ -18,6 +18,7 @@ pub mod signing;
 pub mod view;
 
 pub use events::{add_deliveries, DeliverySubject, Notify};
+pub use lifecycle::DeliveryCloser;
 pub use retry::RetrySchedule;
 pub use sender::WebhookSender;
 pub use service::WebhookService;

@@ -3,19 +3,22 @@
 //! item's settlement (and the subscription's change, when the attempt changes it) in one write.
 
 use super::events::DeliverySubject;
-use super::lifecycle::{fail_open_deliveries, SUBSCRIPTION_DISABLED};
+use super::lifecycle::{closing_item, SUBSCRIPTION_DISABLED};
 use super::retry::RetrySchedule;
 use super::secrets::open_secrets;
-use super::signing::signature_header;
+use super::signing::{signature_header, WebhookSecret};
 use crate::clock::Clock;
-use crate::due::{Claimed, DueJob, Ran};
+use crate::due::{Claimed, Commit, DueJob, Ran};
 use crate::error::DomainError;
-use crate::model::due::{DueChanges, DueKind, Settlement};
-use crate::model::webhook::{DeliveryStatus, DisabledReason, WebhookDelivery, WebhookSubscription};
+use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
+use crate::model::webhook::{
+    DeliveryStatus, HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
+};
 use crate::outbound::{OutboundClient, OutboundError};
-use crate::secrets::Sealer;
-use crate::store::{Store, StoreError};
+use crate::secrets::{CachingSealer, Sealer};
+use crate::store::Store;
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -55,7 +58,9 @@ enum Answer {
 }
 
 impl WebhookSender {
-    /// A sender posting with `http` (the outbound guard: 15 s timeout, 1 KiB of answer read).
+    /// A sender posting with `http` (the outbound guard: 15 s timeout, 1 KiB of answer read),
+    /// opening signing secrets through `sealer` with what it opened kept for
+    /// [`CachingSealer::TTL`] (so retries and bursts of one subscription open each secret once).
     pub fn new(
         store: Arc<dyn Store>, clock: Arc<dyn Clock>, http: OutboundClient,
         sealer: Arc<dyn Sealer>, schedule: RetrySchedule,
@@ -64,19 +69,17 @@ impl WebhookSender {
             store,
             clock,
             http,
-            sealer,
+            sealer: Arc::new(CachingSealer::new(sealer, CachingSealer::TTL)),
             schedule,
         })
     }
 
-    /// Posts `delivery` to `subscription` once, signed with its secrets.
-    async fn post(&self, subscription: &WebhookSubscription, delivery: &WebhookDelivery) -> Answer {
-        let now = self.clock.now();
-        let secrets = match open_secrets(self.sealer.as_ref(), subscription, now).await {
-            Ok(secrets) => secrets,
-            Err(error) => return Answer::Failed(None, error, None),
-        };
-        let timestamp = now.timestamp();
+    /// Posts `delivery` to `subscription` once, signed with `secrets`.
+    async fn post(
+        &self, subscription: &WebhookSubscription, delivery: &WebhookDelivery,
+        secrets: &[WebhookSecret],
+    ) -> Answer {
+        let timestamp = self.clock.now().timestamp();
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let named = [
@@ -84,7 +87,7 @@ impl WebhookSender {
             ("webhook-timestamp", timestamp.to_string()),
             (
                 "webhook-signature",
-                signature_header(&secrets, &delivery.id, timestamp, &delivery.payload),
+                signature_header(secrets, &delivery.id, timestamp, &delivery.payload),
             ),
         ];
         for (name, value) in named {
@@ -142,58 +145,228 @@ impl WebhookSender {
         Answer::Failed(Some(status), error, retry_after)
     }
 
-    /// Ends `delivery` without an attempt (its subscription was disabled meanwhile).
+    /// The delivery and its subscription as stored now (`None` when either is gone).
+    async fn read(
+        &self, subject: &DeliverySubject,
+    ) -> Result<Option<(WebhookDelivery, WebhookSubscription)>, DomainError> {
+        let (delivery, subscription) = tokio::try_join!(
+            self.store
+                .get_delivery(subject.subscription_id, &subject.delivery_id),
+            self.store
+                .get_webhook(subject.account_id, subject.subscription_id),
+        )?;
+        Ok(delivery.zip(subscription))
+    }
+
+    /// Whether the delivery's automatic schedule still holds an item (a manual attempt that
+    /// fails leaves such a delivery `retrying`: its retries go on).
+    async fn scheduled(&self, delivery_id: &str) -> Result<bool, DomainError> {
+        let id = DueId::new(DueKind::WebhookDelivery, delivery_id);
+        Ok(self.store.get_due(&id).await?.is_some())
+    }
+
+    /// Ends `delivery` without an attempt (its subscription was disabled meanwhile), through
+    /// the mechanism's commit.
     async fn end_disabled(
-        &self, claimed: &Claimed, mut delivery: WebhookDelivery,
+        &self, claimed: &Claimed, subject: &DeliverySubject, first: Read,
     ) -> Result<Ran, DomainError> {
-        let expected = delivery.attempts;
-        delivery.status = DeliveryStatus::Failed;
-        delivery.last_error = Some(SUBSCRIPTION_DISABLED.into());
-        self.store_outcome(&delivery, expected, None, claimed.done(), "disabled")
+        let first = &first;
+        claimed
+            .commit(|round| async move {
+                let Some((delivery, _)) = self.fresh(round, subject, first).await? else {
+                    return Ok(Commit::SubjectGone);
+                };
+                let mut ended = delivery.clone();
+                if matches!(
+                    delivery.status,
+                    DeliveryStatus::Pending | DeliveryStatus::Retrying
+                ) {
+                    ended.status = DeliveryStatus::Failed;
+                    ended.last_error = Some(SUBSCRIPTION_DISABLED.into());
+                }
+                let settlement = claimed.done();
+                let changes = DueChanges::settling(settlement.clone());
+                self.store
+                    .record_delivery(&ended, delivery.attempts, None, &changes)
+                    .await?;
+                log(&ended, "disabled");
+                Ok(Commit::stored("disabled", settlement))
+            })
             .await
     }
 
-    /// Stores the attempt's outcome; a delivery changed meanwhile ends the item.
-    async fn store_outcome(
-        &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, settlement: Settlement,
-        label: &'static str,
+    /// Round 0 of a commit uses what the run read before its side effect; later rounds read
+    /// again.
+    async fn fresh(
+        &self, round: u32, subject: &DeliverySubject, first: &Read,
+    ) -> Result<Read, DomainError> {
+        match round {
+            0 => Ok(first.clone()),
+            _ => self.read(subject).await,
+        }
+    }
+
+    /// Stores what `answer` did, on the delivery and subscription as they stand at the commit
+    /// (round 0: as read before the request; a conflict reads them again): the attempt is
+    /// always counted (every request sent is one of `attempts`); a delivery that ended
+    /// meanwhile (delivered by another attempt, failed by a disable) keeps its end; otherwise
+    /// the answer decides (BEHAVIOR 13), and the subscription's health moves with it.
+    async fn record(
+        &self, claimed: &Claimed, subject: &DeliverySubject, answer: Answer, first: Read,
     ) -> Result<Ran, DomainError> {
-        let changes = DueChanges::settling(settlement.clone());
-        match self
-            .store
-            .record_delivery(delivery, expected_attempts, subscription, &changes)
-            .await
-        {
-            Ok(()) => {
-                tracing::info!(
-                    delivery_id = %delivery.id,
-                    subscription_id = %delivery.subscription_id,
-                    status = label,
-                    attempts = delivery.attempts,
-                    status_code = delivery.last_status_code,
-                    "webhook delivery"
-                );
-                Ok(Ran::settled(label, &settlement))
+        let now = self.clock.now();
+        let (answer, first) = (&answer, &first);
+        let ran = claimed
+            .commit(|round| async move {
+                let Some((delivery, subscription)) = self.fresh(round, subject, first).await?
+                else {
+                    return Ok(Commit::SubjectGone);
+                };
+                let decided = self
+                    .decide(claimed, subject, answer, &delivery, &subscription, now)
+                    .await?;
+                let health = decided.health.map(|change| SubscriptionHealth {
+                    account_id: subscription.account_id,
+                    subscription_id: subscription.id,
+                    change,
+                });
+                let mut changes = DueChanges::settling(decided.settlement.clone());
+                if health
+                    .as_ref()
+                    .is_some_and(|h| h.change.disables().is_some())
+                {
+                    let schedule = |id, subject, at| claimed.schedule(id, subject, at);
+                    changes.put.push(closing_item(
+                        &subscription,
+                        subscription.version + 1,
+                        now,
+                        &schedule,
+                    ));
+                }
+                self.store
+                    .record_delivery(
+                        &decided.delivery,
+                        delivery.attempts,
+                        health.as_ref(),
+                        &changes,
+                    )
+                    .await?;
+                log(&decided.delivery, decided.label);
+                Ok(Commit::Stored {
+                    label: decided.label,
+                    settlement: decided.settlement,
+                    spawned: changes.put,
+                })
+            })
+            .await?;
+        Ok(ran)
+    }
+
+    /// The delivery's next state, the item's settlement and the subscription's health change
+    /// after `answer`, from `delivery` and `subscription` as they stand now.
+    async fn decide(
+        &self, claimed: &Claimed, subject: &DeliverySubject, answer: &Answer,
+        delivery: &WebhookDelivery, subscription: &WebhookSubscription, now: DateTime<Utc>,
+    ) -> Result<Decided, DomainError> {
+        let mut next = delivery.clone();
+        next.attempts += 1;
+        let ended = matches!(
+            delivery.status,
+            DeliveryStatus::Delivered | DeliveryStatus::Failed
+        );
+        let decided = |next, label, health| Decided {
+            delivery: next,
+            settlement: claimed.done(),
+            label,
+            health,
+        };
+        match answer {
+            Answer::Delivered(status) => {
+                next.status = DeliveryStatus::Delivered;
+                next.last_status_code = Some(*status);
+                next.last_error = None;
+                next.delivered_at = Some(now);
+                Ok(decided(next, "delivered", Some(HealthChange::Recovered)))
             }
-            Err(StoreError::Conflict) => drop_item(self.store.as_ref(), settlement).await,
-            Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-            Err(e) => Err(e.into()),
+            Answer::Gone => {
+                if delivery.status != DeliveryStatus::Delivered {
+                    next.status = DeliveryStatus::Failed;
+                }
+                next.last_status_code = Some(410);
+                next.last_error = Some("Receiver answered 410: subscription disabled".into());
+                let health = subscription
+                    .enabled
+                    .then_some(HealthChange::DisableGone { at: now });
+                Ok(decided(next, "gone", health))
+            }
+            Answer::Failed(status, error, retry_after) => {
+                if delivery.status != DeliveryStatus::Delivered {
+                    next.last_status_code = *status;
+                    next.last_error = Some(error.clone());
+                }
+                let failing_too_long = subscription
+                    .failing_since
+                    .is_some_and(|since| now - since >= FAILING_FOR);
+                let health = match subscription.failing_since {
+                    Some(since) if failing_too_long && subscription.enabled => {
+                        HealthChange::DisableFailing { since, at: now }
+                    }
+                    _ => HealthChange::Failing { at: now },
+                };
+                let disabling = matches!(health, HealthChange::DisableFailing { .. });
+                if ended {
+                    // Delivered or failed meanwhile: the end stands; the attempt is counted.
+                    return Ok(decided(next, "failed", Some(health)));
+                }
+                let delay = (!subject.manual && !disabling)
+                    .then(|| self.schedule.after_attempt(next.attempts))
+                    .flatten();
+                if let Some(delay) = delay {
+                    let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
+                    next.status = DeliveryStatus::Retrying;
+                    let due = now + chrono::Duration::from_std(delay).unwrap_or_default();
+                    return Ok(Decided {
+                        delivery: next,
+                        settlement: claimed.again(due),
+                        label: "retrying",
+                        health: Some(health),
+                    });
+                }
+                // A manual attempt leaves an open delivery to its own schedule while that
+                // still holds an item; anything else that fails without a delay left is over.
+                let retries_left =
+                    subject.manual && !disabling && self.scheduled(&delivery.id).await?;
+                next.status = if retries_left {
+                    DeliveryStatus::Retrying
+                } else {
+                    DeliveryStatus::Failed
+                };
+                Ok(decided(next, "failed", Some(health)))
+            }
         }
     }
 }
 
-/// Ends an item whose delivery or subscription is gone or moved on, without an attempt.
-async fn drop_item(store: &dyn Store, settlement: Settlement) -> Result<Ran, DomainError> {
-    let done = Settlement {
-        next: None,
-        ..settlement
-    };
-    match store.settle_due(&done).await {
-        Ok(()) => Ok(Ran::settled("dropped", &done)),
-        Err(StoreError::LeaseLost) => Ok(Ran::nothing("lease_lost")),
-        Err(e) => Err(e.into()),
-    }
+/// A delivery and its subscription, as read.
+type Read = Option<(WebhookDelivery, WebhookSubscription)>;
+
+/// What an attempt's answer decides ([`WebhookSender::decide`]).
+struct Decided {
+    delivery: WebhookDelivery,
+    settlement: Settlement,
+    label: &'static str,
+    health: Option<HealthChange>,
+}
+
+fn log(delivery: &WebhookDelivery, label: &str) {
+    tracing::info!(
+        delivery_id = %delivery.id,
+        subscription_id = %delivery.subscription_id,
+        status = label,
+        attempts = delivery.attempts,
+        status_code = delivery.last_status_code,
+        "webhook delivery"
+    );
 }
 
 #[async_trait]
@@ -204,106 +377,27 @@ impl DueJob for WebhookSender {
 
     async fn run(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
         let subject: DeliverySubject = claimed.subject()?;
-        let delivery = self
-            .store
-            .get_delivery(subject.subscription_id, &subject.delivery_id)
-            .await?;
-        let subscription = self
-            .store
-            .get_webhook(subject.account_id, subject.subscription_id)
-            .await?;
-        let (Some(delivery), Some(subscription)) = (delivery, subscription) else {
+        let read = self.read(&subject).await?;
+        let Some((delivery, subscription)) = &read else {
             // The subscription was deleted (its deliveries are dropped), or the delivery expired.
-            return drop_item(self.store.as_ref(), claimed.done()).await;
+            return claimed.drop_item().await;
         };
         let open = matches!(
             delivery.status,
             DeliveryStatus::Pending | DeliveryStatus::Retrying
         );
         if !open && !subject.manual {
-            return drop_item(self.store.as_ref(), claimed.done()).await;
+            return claimed.drop_item().await;
         }
         if !subscription.enabled {
-            return self.end_disabled(claimed, delivery).await;
+            return self.end_disabled(claimed, &subject, read.clone()).await;
         }
-        let now = self.clock.now();
-        let expected = delivery.attempts;
-        let mut next = delivery.clone();
-        next.attempts += 1;
-        let mut changed = subscription.clone();
-        let (settlement, label) = match self.post(&subscription, &delivery).await {
-            Answer::Delivered(status) => {
-                next.status = DeliveryStatus::Delivered;
-                next.last_status_code = Some(status);
-                next.last_error = None;
-                next.delivered_at = Some(now);
-                changed.failing_since = None;
-                (claimed.done(), "delivered")
-            }
-            Answer::Gone => {
-                next.status = DeliveryStatus::Failed;
-                next.last_status_code = Some(410);
-                next.last_error = Some("Receiver answered 410: subscription disabled".into());
-                changed.enabled = false;
-                changed.disabled_reason = Some(DisabledReason::Gone);
-                (claimed.done(), "gone")
-            }
-            Answer::Failed(status, error, retry_after) => {
-                next.last_status_code = status;
-                next.last_error = Some(error);
-                let since = *changed.failing_since.get_or_insert(now);
-                let failing_too_long = now - since >= FAILING_FOR;
-                if failing_too_long {
-                    changed.enabled = false;
-                    changed.disabled_reason = Some(DisabledReason::Failing);
-                }
-                let delay = (!subject.manual && !failing_too_long)
-                    .then(|| self.schedule.after_attempt(next.attempts))
-                    .flatten();
-                match delay {
-                    Some(delay) => {
-                        let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
-                        next.status = DeliveryStatus::Retrying;
-                        let due = now
-                            + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::zero());
-                        (claimed.again(due), "retrying")
-                    }
-                    None => {
-                        // A manual attempt leaves a retrying delivery to its own schedule.
-                        next.status =
-                            if subject.manual && delivery.status == DeliveryStatus::Retrying {
-                                DeliveryStatus::Retrying
-                            } else {
-                                DeliveryStatus::Failed
-                            };
-                        (claimed.done(), "failed")
-                    }
-                }
-            }
-        };
-        changed.updated_at = if changed == subscription {
-            changed.updated_at
-        } else {
-            now
-        };
-        let subscription_change = (changed != subscription).then(|| {
-            changed.version += 1;
-            changed.clone()
-        });
-        let ran = self
-            .store_outcome(
-                &next,
-                expected,
-                subscription_change
-                    .as_ref()
-                    .map(|s| (s, subscription.version)),
-                settlement,
-                label,
-            )
-            .await?;
-        if subscription_change.is_some_and(|s| !s.enabled) {
-            fail_open_deliveries(self.store.as_ref(), &changed).await;
-        }
-        Ok(ran)
+        // Opening the secrets is our part: a failure (KMS) is not the receiver's, so no request
+        // is sent and no attempt counted; the item stays due (the worker releases it).
+        let secrets = open_secrets(self.sealer.as_ref(), subscription, self.clock.now())
+            .await
+            .map_err(DomainError::internal)?;
+        let answer = self.post(subscription, delivery, &secrets).await;
+        self.record(claimed, &subject, answer, read.clone()).await
     }
 }

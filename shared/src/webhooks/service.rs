@@ -1,7 +1,7 @@
 //! The subscription routes (BEHAVIOR 13): parse, check, store, answer.
 
 use super::events::DeliverySubject;
-use super::lifecycle::{fail_open_deliveries, manual_retry_item};
+use super::lifecycle::{closing, manual_retry_item};
 use super::secrets::secret_context;
 use super::signing::WebhookSecret;
 use super::view::{DeliveryView, WebhookView};
@@ -17,7 +17,8 @@ use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
 use crate::store::{delivery_position, webhook_position, Store, StoreError};
-use crate::types::ids::{AccountId, WebhookId};
+use crate::types::ids::{AccountId, DeliveryId, WebhookId};
+use rand::Rng;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -45,8 +46,24 @@ pub struct WebhookService {
     due: Arc<DueWorker>,
 }
 
+/// Rounds of a write that finds the subscription (or delivery) changed since it read it: a
+/// delivery attempt disabling it, a concurrent `PATCH` or rotation, a DynamoDB transaction
+/// conflict. Each round reads it again and applies the request again; only after them does the
+/// request answer 409.
+const WRITE_ROUNDS: u32 = 5;
+
+/// The 409 of a subscription that kept changing through every round.
+const KEPT_CHANGING: &str = "The webhook kept changing while the request applied; retry it";
+
+/// A short jittered pause between two rounds of a write (`round` from 1).
+async fn pause(round: u32) {
+    let cap = 5u64 << round.min(5);
+    let pause = rand::thread_rng().gen_range(1..=cap);
+    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+}
+
 /// The fields a create or a change may hold.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Changes {
     url: Option<String>,
     events: Option<Vec<EventType>>,
@@ -175,18 +192,27 @@ impl WebhookService {
         };
         let secret = WebhookSecret::generate();
         subscription.secrets = vec![self.seal(&subscription, &secret, None).await?];
-        match self
-            .store
-            .create_webhook(&subscription, MAX_SUBSCRIPTIONS)
-            .await
-        {
-            Ok(()) => {}
-            Err(StoreError::Rejected(_)) => {
-                return Err(DomainError::bad_request(format!(
-                    "An account has at most {MAX_SUBSCRIPTIONS} webhook subscriptions"
-                )))
+        let mut round = 0;
+        loop {
+            match self
+                .store
+                .create_webhook(&subscription, MAX_SUBSCRIPTIONS)
+                .await
+            {
+                Ok(()) => break,
+                Err(StoreError::Rejected(_)) => {
+                    return Err(DomainError::bad_request(format!(
+                        "An account has at most {MAX_SUBSCRIPTIONS} webhook subscriptions"
+                    )))
+                }
+                // The account's count moved under a concurrent create or delete.
+                Err(StoreError::Conflict) if round + 1 < WRITE_ROUNDS => {
+                    round += 1;
+                    pause(round).await;
+                }
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => return Err(e.into()),
         }
         Ok(WebhookView {
             secret: Some(secret.expose().to_string()),
@@ -242,44 +268,84 @@ impl WebhookService {
     }
 
     /// `PATCH /webhooks/{id}`: `url`, `events`, `description`, `enabled` (at least one).
-    /// Enabling clears `disabled_reason`; disabling ends the open deliveries.
+    /// Enabling clears `disabled_reason` and the subscription's failing state; disabling ends
+    /// the open deliveries (due work stored with the change, [`closing_item`]). A subscription
+    /// that changed since it was read (a delivery disabled it, another request changed it) is
+    /// read again and the change applied again ([`WRITE_ROUNDS`]).
     ///
     /// Errors: 404 `Webhook not found`; 400 for an empty body, an unknown key or an invalid
-    /// value; 500 when it kept changing concurrently.
+    /// value; 409 when it kept changing through every round.
     pub async fn patch(
         &self, account_id: AccountId, id: Option<WebhookId>, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
-        let stored = self.find(account_id, id).await?;
+        let mut stored = self.find(account_id, id).await?;
         if body.is_empty() {
             return Err(DomainError::bad_request(
                 "At least one of url, events, description, enabled is required",
             ));
         }
         let changes = self.parse(body, true)?;
-        let mut next = stored.clone();
-        if let Some(url) = changes.url {
-            next.url = url;
-        }
-        if let Some(events) = changes.events {
-            next.events = events;
-        }
-        if let Some(description) = changes.description {
-            next.description = description;
-        }
-        if let Some(enabled) = changes.enabled {
-            if enabled && !stored.enabled {
-                next.disabled_reason = None;
-                next.failing_since = None;
+        for round in 0..WRITE_ROUNDS {
+            if round > 0 {
+                pause(round).await;
+                stored = self.find(account_id, id).await?;
             }
-            next.enabled = enabled;
+            let mut next = stored.clone();
+            if let Some(url) = changes.url.clone() {
+                next.url = url;
+            }
+            if let Some(events) = changes.events.clone() {
+                next.events = events;
+            }
+            if let Some(description) = changes.description.clone() {
+                next.description = description;
+            }
+            let enabling = changes.enabled == Some(true) && !stored.enabled;
+            if let Some(enabled) = changes.enabled {
+                if enabling {
+                    next.disabled_reason = None;
+                    next.failing_since = None;
+                }
+                next.enabled = enabled;
+            }
+            let now = self.clock.now();
+            next.updated_at = now;
+            next.version += 1;
+            let mut due = DueChanges::none();
+            // Disabling: the closing of the open deliveries is stored with the change, held by
+            // this process, which runs its first page before answering (a short, bounded run;
+            // a log longer than a page goes on as due work).
+            let closing = (stored.enabled && !next.enabled).then(|| {
+                let (id, subject) = closing(&next, next.version, now);
+                self.due.claimed_now(id, subject)
+            });
+            if let Some(claimed) = &closing {
+                due.put.push(claimed.item.clone());
+            }
+            match self
+                .store
+                .update_webhook(&next, stored.version, enabling, &due)
+                .await
+            {
+                Ok(()) => {
+                    if let Some(claimed) = &closing {
+                        if let Err(error) = self.due.run_claimed(claimed).await {
+                            // Stored and held by this process: the lease lapses and the
+                            // sweeper resumes it.
+                            tracing::warn!(
+                                due_id = %claimed.item.id,
+                                error = %crate::error::ErrorChain(&error),
+                                "closing the deliveries of a disabled subscription failed; the sweeper resumes it"
+                            );
+                        }
+                    }
+                    return Ok(WebhookView::new(&next));
+                }
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
-        next.updated_at = self.clock.now();
-        next.version += 1;
-        self.store.update_webhook(&next, stored.version).await?;
-        if stored.enabled && !next.enabled {
-            fail_open_deliveries(self.store.as_ref(), &next).await;
-        }
-        Ok(WebhookView::new(&next))
+        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `DELETE /webhooks/{id}`: gone, with its pending deliveries.
@@ -300,37 +366,54 @@ impl WebhookService {
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
-    /// keeps signing beside it for 24 h.
+    /// keeps signing beside it for 24 h. A subscription that changed meanwhile is read again and
+    /// the rotation applied again ([`WRITE_ROUNDS`]).
     ///
-    /// Errors: 404 `Webhook not found`.
+    /// Errors: 404 `Webhook not found`; 409 when it kept changing through every round.
     pub async fn rotate_secret(
         &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<WebhookView, DomainError> {
-        let stored = self.find(account_id, id).await?;
-        let now = self.clock.now();
+        let mut stored = self.find(account_id, id).await?;
         let secret = WebhookSecret::generate();
-        let mut next = stored.clone();
         let fresh = self.seal(&stored, &secret, None).await?;
-        let retiring = stored
-            .secrets
-            .iter()
-            .filter(|s| s.retires_at.is_none_or(|at| at > now))
-            .map(|s| SigningSecret {
-                sealed: s.sealed.clone(),
-                retires_at: Some(
-                    s.retires_at
-                        .unwrap_or(now + ROTATION_OVERLAP)
-                        .min(now + ROTATION_OVERLAP),
-                ),
-            });
-        next.secrets = std::iter::once(fresh).chain(retiring).collect();
-        next.updated_at = now;
-        next.version += 1;
-        self.store.update_webhook(&next, stored.version).await?;
-        Ok(WebhookView {
-            secret: Some(secret.expose().to_string()),
-            ..WebhookView::new(&next)
-        })
+        for round in 0..WRITE_ROUNDS {
+            if round > 0 {
+                pause(round).await;
+                stored = self.find(account_id, id).await?;
+            }
+            let now = self.clock.now();
+            let mut next = stored.clone();
+            let retiring = stored
+                .secrets
+                .iter()
+                .filter(|s| s.retires_at.is_none_or(|at| at > now))
+                .map(|s| SigningSecret {
+                    sealed: s.sealed.clone(),
+                    retires_at: Some(
+                        s.retires_at
+                            .unwrap_or(now + ROTATION_OVERLAP)
+                            .min(now + ROTATION_OVERLAP),
+                    ),
+                });
+            next.secrets = std::iter::once(fresh.clone()).chain(retiring).collect();
+            next.updated_at = now;
+            next.version += 1;
+            match self
+                .store
+                .update_webhook(&next, stored.version, false, &DueChanges::none())
+                .await
+            {
+                Ok(()) => {
+                    return Ok(WebhookView {
+                        secret: Some(secret.expose().to_string()),
+                        ..WebhookView::new(&next)
+                    })
+                }
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `GET /webhooks/{id}/deliveries`: newest first, those of the last 30 days.
@@ -358,42 +441,55 @@ impl WebhookService {
         &self, account_id: AccountId, id: Option<WebhookId>, delivery_id: &str,
     ) -> Result<DeliveryView, DomainError> {
         let subscription = self.find(account_id, id).await?;
-        let now = self.clock.now();
-        let delivery: WebhookDelivery = self
-            .store
-            .get_delivery(subscription.id, delivery_id)
-            .await?
-            .filter(|d| d.expires_at > now)
-            .ok_or_else(|| DomainError::not_found(DELIVERY_NOT_FOUND))?;
-        let subject = DeliverySubject {
-            account_id,
-            subscription_id: subscription.id,
-            delivery_id: delivery.id.clone(),
-            manual: true,
+        let Some(delivery_id) = DeliveryId::parse(delivery_id) else {
+            return Err(DomainError::not_found(DELIVERY_NOT_FOUND));
         };
-        let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
-        let item = manual_retry_item(&subject, now, &schedule);
-        let mut shown = delivery.clone();
-        if matches!(
-            shown.status,
-            DeliveryStatus::Delivered | DeliveryStatus::Failed
-        ) {
-            shown.status = DeliveryStatus::Pending;
-        }
-        let changes = DueChanges {
-            put: vec![item.clone()],
-            ..DueChanges::default()
-        };
-        self.store
-            .record_delivery(&shown, delivery.attempts, None, &changes)
-            .await
-            .map_err(|e| match e {
-                StoreError::Conflict => {
-                    DomainError::conflict("The delivery changed meanwhile; retry the request")
+        for round in 0..WRITE_ROUNDS {
+            if round > 0 {
+                pause(round).await;
+            }
+            let now = self.clock.now();
+            let delivery: WebhookDelivery = self
+                .store
+                .get_delivery(subscription.id, delivery_id.as_str())
+                .await?
+                .filter(|d| d.expires_at > now)
+                .ok_or_else(|| DomainError::not_found(DELIVERY_NOT_FOUND))?;
+            let subject = DeliverySubject {
+                account_id,
+                subscription_id: subscription.id,
+                delivery_id: delivery.id.clone(),
+                manual: true,
+            };
+            let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
+            let item = manual_retry_item(&subject, now, &schedule);
+            let mut shown = delivery.clone();
+            if matches!(
+                shown.status,
+                DeliveryStatus::Delivered | DeliveryStatus::Failed
+            ) {
+                shown.status = DeliveryStatus::Pending;
+            }
+            let changes = DueChanges {
+                put: vec![item.clone()],
+                ..DueChanges::default()
+            };
+            match self
+                .store
+                .record_delivery(&shown, delivery.attempts, None, &changes)
+                .await
+            {
+                Ok(()) => {
+                    self.due.hand_off(&item).await;
+                    return Ok(DeliveryView::new(&shown));
                 }
-                e => e.into(),
-            })?;
-        self.due.hand_off(&item).await;
-        Ok(DeliveryView::new(&shown))
+                // An attempt was recorded meanwhile: read the delivery again.
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::conflict(
+            "The delivery kept changing while the request applied; retry it",
+        ))
     }
 }

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 /// A webhook subscription. `secret` only in the answers of create and rotate-secret.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[schema(example = json!({
-    "id": "01937c2a-1b00-7c00-8000-0000000000w1",
+    "id": "01937c2a-1b00-7c00-8000-0000000000a1",
     "url": "https://hooks.example.com/routing",
     "events": ["assignment.created"],
     "description": "Slack bot",

@@ -10,6 +10,7 @@
 
 pub mod records;
 pub mod responses;
+pub mod routers;
 pub mod users;
 pub mod webhooks;
 
@@ -235,8 +236,64 @@ fn add_links(doc: &mut OpenApi) {
             })
             .collect(),
     ));
+    // Router management (BEHAVIOR 15): create -> draft -> publish -> revisions.
+    let router_links = |targets: &[(&str, &[(&str, &str)])]| {
+        targets
+            .iter()
+            .map(|(op, parameters)| {
+                let mut builder = utoipa::openapi::link::LinkBuilder::new().operation_id(*op);
+                for (name, value) in *parameters {
+                    builder = builder.parameter(*name, *value);
+                }
+                (op.to_string(), builder.build())
+            })
+            .collect::<Vec<_>>()
+    };
+    plan.push((
+        "createRouter".into(),
+        "201",
+        router_links(&[
+            ("getRouter", &[("routerId", "$response.body#/id")]),
+            ("putRouterDraft", &[("routerId", "$response.body#/id")]),
+            ("listRouterRevisions", &[("routerId", "$response.body#/id")]),
+        ]),
+    ));
+    plan.push((
+        "putRouterDraft".into(),
+        "200",
+        router_links(&[
+            (
+                "getRouterDraft",
+                &[("routerId", "$response.body#/router_id")],
+            ),
+            (
+                "publishRouter",
+                &[
+                    ("routerId", "$response.body#/router_id"),
+                    ("If-Match", "$response.header.ETag"),
+                ],
+            ),
+        ]),
+    ));
+    plan.push((
+        "publishRouter".into(),
+        "200",
+        router_links(&[
+            ("listRouterRevisions", &[("routerId", "$response.body#/id")]),
+            (
+                "getRouterRevision",
+                &[
+                    ("routerId", "$response.body#/id"),
+                    ("revision", "$response.body#/revision"),
+                ],
+            ),
+        ]),
+    ));
     for item in doc.paths.paths.values_mut() {
-        for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+        for operation in [&mut item.get, &mut item.post, &mut item.put]
+            .into_iter()
+            .flatten()
+        {
             let Some(id) = operation.operation_id.clone() else {
                 continue;
             };
@@ -258,8 +315,83 @@ fn add_links(doc: &mut OpenApi) {
     }
 }
 
-/// Completes a merged description: info, servers, tags, security schemes, links.
+/// Replaces every inline copy of a component's object schema (one with `properties`) by a
+/// reference to the component. utoipa inlines the item schema of a generic list
+/// (`ListView<User>`'s `data`); a copy makes client generators emit a second type for the same
+/// object (`ListViewUserDataItem` beside `User`) and leaves the component itself unused.
+///
+/// Each component and path item holding a copy goes through JSON and back (utoipa's model does
+/// not read back every document it writes, so only the parts that change make the trip).
+fn reference_component_copies(doc: &mut OpenApi) {
+    use serde_json::Value;
+    fn replace(node: &mut Value, objects: &[(String, Value)]) -> bool {
+        if let Some((name, _)) = objects.iter().find(|(_, schema)| schema == node) {
+            *node = serde_json::json!({"$ref": format!("#/components/schemas/{name}")});
+            return true;
+        }
+        match node {
+            Value::Object(map) => map
+                .values_mut()
+                .fold(false, |changed, child| replace(child, objects) | changed),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, child| replace(child, objects) | changed),
+            _ => false,
+        }
+    }
+    /// `part` with the copies in its children replaced (never `part` itself: a component is not
+    /// a copy of itself).
+    fn referenced<T: serde::Serialize + serde::de::DeserializeOwned>(
+        part: &T, objects: &[(String, Value)],
+    ) -> Option<T> {
+        let mut value = serde_json::to_value(part).ok()?;
+        let Value::Object(map) = &mut value else {
+            return None;
+        };
+        let changed = map
+            .values_mut()
+            .fold(false, |changed, child| replace(child, objects) | changed);
+        if !changed {
+            return None;
+        }
+        serde_json::from_value(value)
+            .inspect_err(|error| {
+                // A part that does not read back keeps its copy (the lint of the document in
+                // the test command then reports the unused component).
+                tracing::error!(%error, "a part of the description does not read back");
+            })
+            .ok()
+    }
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let objects: Vec<(String, Value)> = components
+        .schemas
+        .iter()
+        .filter_map(|(name, schema)| {
+            let value = serde_json::to_value(schema).ok()?;
+            value
+                .get("properties")
+                .is_some()
+                .then(|| (name.clone(), value))
+        })
+        .collect();
+    for schema in components.schemas.values_mut() {
+        if let Some(changed) = referenced(schema, &objects) {
+            *schema = changed;
+        }
+    }
+    for item in doc.paths.paths.values_mut() {
+        if let Some(changed) = referenced(item, &objects) {
+            *item = changed;
+        }
+    }
+}
+
+/// Completes a merged description: info, servers, tags, security schemes, links, and references
+/// in place of inline copies of components.
 pub fn finish_document(mut doc: OpenApi) -> OpenApi {
+    reference_component_copies(&mut doc);
     add_links(&mut doc);
     doc.info = InfoBuilder::new()
         .title("Account routing API")
@@ -281,7 +413,7 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         tag(TAG_TOKEN, "OAuth 2.0 client credentials (RFC 6749 section 4.4)."),
         tag(TAG_RECORDS, "Contacts, companies, deals and tickets of the token's account."),
         tag(TAG_USERS, "The account's members."),
-        tag(TAG_ROUTERS, "Assignment configurations, read-only."),
+        tag(TAG_ROUTERS, "Assignment configurations: create, edit a draft, publish, list and restore revisions, archive (BEHAVIOR 15)."),
         tag(TAG_DISPATCH, "Runs a router for one record and assigns its owner."),
         tag(TAG_HISTORY, "Every dispatch decision recorded, fairness stats, and dispatch explained before it happens."),
         tag(

@@ -1,14 +1,23 @@
 //! Schemas of the four record types, generated from the standard field catalogue
 //! (`docs/seed-format.md`, "Standard fields", [`Catalogue::standard`]): the response object (the type's
 //! default fields plus any requested property), the list, the write bodies and the `properties`
-//! parameter. An account's custom fields are not in the document: they are accepted the same
-//! way, as described on each schema.
+//! parameter.
+//!
+//! The document describes every account, so a request schema takes what any account may have and
+//! never less than the server takes (issue 35; `docs/decisions.md`, "API description"): a write's
+//! `fields` allows additional properties (the account's custom fields), an enumeration is a string
+//! with its standard options as `examples` (an account may add options, any letter case is read),
+//! a datetime any text the server parses, `properties` any names. Each field carries its
+//! catalogue type as `x-field-type`. `infra/local-server/tests/request_schemas.rs` holds the
+//! schemas to the server.
 
 use super::WHITESPACE;
 use crate::fields::catalogue::Catalogue;
+use crate::fields::catalogue::FieldDef;
 use crate::fields::definition::FieldType;
 use crate::fields::validate::{MAX_TIMESTAMP_MILLIS, MIN_TIMESTAMP_MILLIS};
 use crate::model::object_type::ObjectType;
+use crate::records::write::{required_all_of, required_any_of};
 use crate::types::limits::MAX_FIELD_VALUE_CHARS;
 use crate::types::number::{MAGNITUDE_BOUND, MIN_MAGNITUDE};
 use serde_json::{json, Map, Value};
@@ -62,7 +71,9 @@ fn decimal() -> String {
 /// The numbers both stores hold (BEHAVIOR 12): zero, or a magnitude from 1e-130 to below 1e126.
 pub(super) fn storable_number() -> Vec<Value> {
     vec![
-        json!({"type": "number", "enum": [0]}),
+        // Zero as a range rather than `enum: [0]`, which client generators turn into a type
+        // of its own.
+        json!({"type": "number", "minimum": 0, "maximum": 0}),
         json!({"type": "number", "minimum": MIN_MAGNITUDE, "exclusiveMaximum": MAGNITUDE_BOUND}),
         json!({"type": "number", "exclusiveMinimum": -MAGNITUDE_BOUND, "maximum": -MIN_MAGNITUDE}),
     ]
@@ -75,156 +86,246 @@ fn website() -> String {
     )
 }
 
-/// What a write accepts for one field when it must hold a value (a required field on create):
-/// the field's values less the ones that clear it (BEHAVIOR 3, "Write validation").
-fn value_schema(name: &str, field_type: FieldType, options: &[(String, String)]) -> Value {
+/// Forms of a datetime value the server reads ([`crate::fields::validate::parse_datetime_text`]).
+const DATETIME_EXAMPLES: [&str; 4] = [
+    "2026-11-22T09:30:00Z",
+    "2026-11-22T10:30:00.250+01:00",
+    "2026-11-22",
+    "Sun, 22 Nov 2026 09:30:00 +0000",
+];
+
+/// The alternatives of what a write accepts for one field of `field_type` (`name` for the
+/// standard fields read in a stricter way) when it must hold a value (a required field on
+/// create): the field's values less the ones that clear it (BEHAVIOR 3, "Write validation").
+fn value_alternatives(name: &str, field_type: FieldType) -> Vec<Value> {
     match (field_type, name) {
-        (FieldType::String, "email") => json!({"type": "string", "format": "email"}),
-        (FieldType::String, "website_url") => json!({"type": "string", "pattern": website()}),
-        (FieldType::String, _) => json!({"anyOf": [
-            {"type": "string", "pattern": non_blank()},
-            {"type": "number"},
-            {"type": "boolean"},
-        ]}),
+        (FieldType::String, "email") => vec![json!({"type": "string", "format": "email"})],
+        (FieldType::String, "website_url") => {
+            vec![json!({"type": "string", "pattern": website()})]
+        }
+        (FieldType::String, _) => vec![
+            json!({"type": "string", "pattern": non_blank()}),
+            json!({"type": "number"}),
+            json!({"type": "boolean"}),
+        ],
         (FieldType::Number, _) => {
             let mut alternatives = storable_number();
             alternatives.push(json!({"type": "string", "pattern": decimal()}));
-            json!({"anyOf": alternatives})
+            alternatives
         }
-        (FieldType::Bool, _) => json!({"anyOf": [
-            {"type": "boolean"},
-            {"type": "string", "pattern": format!("^[{WHITESPACE}]*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])[{WHITESPACE}]*$")},
-        ]}),
-        (FieldType::Datetime, _) => json!({"anyOf": [
-            {"type": "string", "format": "date-time"},
-            {"type": "string", "format": "date"},
-            {"type": "number", "minimum": MIN_TIMESTAMP_MILLIS, "maximum": MAX_TIMESTAMP_MILLIS},
-        ]}),
-        (FieldType::Enumeration, _) => {
-            let mut names: Vec<Value> = Vec::new();
-            for (internal, display) in options {
-                names.push(json!(internal));
-                if !display.eq_ignore_ascii_case(internal) {
-                    names.push(json!(display));
-                }
-            }
-            json!({"type": "string", "enum": names})
-        }
-        (FieldType::User, _) => json!({"anyOf": [
-            {"type": "string", "format": "uuid"},
-            {"type": "string", "format": "email"},
-        ]}),
+        (FieldType::Bool, _) => vec![
+            json!({"type": "boolean"}),
+            json!({"type": "string", "pattern": format!("^[{WHITESPACE}]*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])[{WHITESPACE}]*$")}),
+        ],
+        // The server reads many text forms (RFC 3339, ISO 8601 without an offset or with a
+        // space, a date alone, RFC 2822, a numeric string): `format: date-time` would refuse
+        // most of them, so the text is a non-blank string with the forms as `examples`.
+        (FieldType::Datetime, _) => vec![
+            json!({"type": "string", "pattern": non_blank(), "examples": DATETIME_EXAMPLES}),
+            json!({"type": "number", "minimum": MIN_TIMESTAMP_MILLIS, "maximum": MAX_TIMESTAMP_MILLIS}),
+        ],
+        // The options are the account's: the standard ones (listed in the description and
+        // `examples`) and any the account added, so the schema is a string, not an `enum`.
+        (FieldType::Enumeration, _) => vec![json!({"type": "string", "pattern": non_blank()})],
+        (FieldType::User, _) => vec![
+            json!({"type": "string", "format": "uuid"}),
+            json!({"type": "string", "format": "email"}),
+        ],
     }
 }
 
-/// What a write accepts for one field: a value, or one that clears it (blank or null; numbers
-/// and booleans have no blank form).
-fn input_schema(name: &str, field_type: FieldType, options: &[(String, String)]) -> Value {
-    let description = match (field_type, name) {
-        (FieldType::String, "email") => {
-            "A valid e-mail address, stored lowercased; blank or null clears it."
+/// The alternatives of what a write accepts for one field: a value, or one that clears it
+/// (blank or null; numbers and booleans have no blank form).
+fn input_alternatives(name: &str, field_type: FieldType) -> Vec<Value> {
+    let mut alternatives = match (field_type, name) {
+        // Any string: a blank one clears the field.
+        (FieldType::String, "email" | "website_url") => {
+            let mut alternatives = value_alternatives(name, field_type);
+            alternatives.push(json!({"type": "string", "pattern": blank()}));
+            alternatives
         }
+        (FieldType::String, _) => vec![
+            json!({"type": "string"}),
+            json!({"type": "number"}),
+            json!({"type": "boolean"}),
+        ],
+        (FieldType::Enumeration, _) => vec![json!({"type": "string"})],
+        (FieldType::Number | FieldType::Bool, _) => value_alternatives(name, field_type),
+        // Any text: a blank one clears the field.
+        (FieldType::Datetime, _) => vec![
+            json!({"type": "string", "examples": DATETIME_EXAMPLES}),
+            json!({"type": "number", "minimum": MIN_TIMESTAMP_MILLIS, "maximum": MAX_TIMESTAMP_MILLIS}),
+        ],
+        (FieldType::User, _) => {
+            let mut alternatives = value_alternatives(name, field_type);
+            alternatives.push(json!({"type": "string", "pattern": blank()}));
+            alternatives
+        }
+    };
+    alternatives.push(json!({"type": "null"}));
+    alternatives
+}
+
+/// What the description of a field of `field_type` says it accepts.
+fn type_description(name: &str, field_type: FieldType) -> &'static str {
+    match (field_type, name) {
+        (FieldType::String, "email") => "A valid e-mail address, stored lowercased.",
         (FieldType::String, "website_url") => {
             "A URL or host (a string), stored as its canonical host (lowercase, no scheme, \
-             `www.`, port, path or trailing dot); blank or null clears it."
+             `www.`, port, path or trailing dot)."
         }
-        (FieldType::String, _) => {
-            "Text; numbers and booleans are stored as their text; blank or null clears it."
-        }
+        (FieldType::String, _) => "Text; numbers and booleans are stored as their text.",
         (FieldType::Number, _) => {
             "A number, or a string holding one: zero or a magnitude from 1e-130 to below 1e126 \
-             (what both stores hold); stored as its shortest decimal text. null clears it."
+             (what both stores hold); stored as its shortest decimal text."
         }
-        (FieldType::Bool, _) => {
-            "true or false, or the strings \"true\" / \"false\" (any case); null clears it."
-        }
+        (FieldType::Bool, _) => "true or false, or the strings \"true\" / \"false\" (any case).",
         (FieldType::Datetime, _) => {
-            "ISO 8601 / RFC 3339 (a date alone is midnight UTC), RFC 2822, or a numeric \
-             timestamp (below 10^11 seconds, else milliseconds); stored as RFC 3339 UTC with \
-             milliseconds. Blank or null clears it."
+            "ISO 8601 / RFC 3339 (without an offset: UTC; a date alone is midnight UTC), RFC 2822, \
+             or a numeric timestamp, as a number or a string (below 10^11 seconds, else \
+             milliseconds); stored as RFC 3339 UTC with milliseconds. Other text is 400."
         }
         (FieldType::Enumeration, _) => {
             "An option's internal name or display name (any case); stored as the internal name. \
-             Options the account added are accepted too. Blank or null clears it."
+             The options are the account's: the standard ones below, and any the account added."
         }
         (FieldType::User, _) => {
             "The id (UUID) or e-mail of an active member of the account (`GET /users`); stored \
-             as the member's e-mail. Blank or null clears it. Setting an owner field, even to \
-             null, stamps its `<field>_assigned_date`."
+             as the member's e-mail. Setting an owner field, even to null, stamps its \
+             `<field>_assigned_date`."
         }
-    };
-    let value = value_schema(name, field_type, options);
-    let mut alternatives = match value {
-        Value::Object(ref map) if map.contains_key("anyOf") => {
-            map["anyOf"].as_array().cloned().unwrap_or_default()
-        }
-        other => vec![other],
-    };
-    if !matches!(field_type, FieldType::Number | FieldType::Bool) {
-        alternatives.push(json!({"type": "string", "pattern": blank()}));
     }
-    // BEHAVIOR 12: no field takes a string longer than 65,536 characters.
+}
+
+/// The schema of one writable field in a write body: what it accepts (`holds_value`: only
+/// values, for a field a create requires), described, with an enumeration's standard options
+/// listed in the description and as `examples` (internal names). Every string alternative is
+/// at most 65,536 characters (BEHAVIOR 12).
+fn field_schema(field: &FieldDef, holds_value: bool) -> Value {
+    let name = field.internal_name.as_str();
+    let mut alternatives = if holds_value {
+        value_alternatives(name, field.field_type)
+    } else {
+        input_alternatives(name, field.field_type)
+    };
     for alternative in &mut alternatives {
         if alternative["type"] == "string" {
             alternative["maxLength"] = json!(MAX_FIELD_VALUE_CHARS);
         }
     }
-    alternatives.push(json!({"type": "null"}));
-    json!({"description": description, "anyOf": alternatives})
-}
-
-/// The `fields` object of a write: every writable standard field with what it accepts; on
-/// create, the type's required fields (spec "POST" table) must hold a value.
-fn fields_schema(object_type: ObjectType, create: bool) -> Value {
-    let catalogue = Catalogue::standard(object_type);
-    let mut properties = Map::new();
-    let mut values = Map::new();
-    for field in catalogue.fields().iter().filter(|f| !f.is_system()) {
-        let options: Vec<(String, String)> = field
+    let mut description = format!(
+        "{} ({}). {}",
+        field.name,
+        field.field_type.as_str(),
+        type_description(name, field.field_type)
+    );
+    let mut schema = Map::new();
+    if field.field_type == FieldType::Enumeration {
+        let options: Vec<String> = field
             .options
             .iter()
-            .map(|o| (o.internal_name.clone(), o.name.clone()))
+            .map(|o| format!("`{}` ({})", o.internal_name, o.name))
             .collect();
+        description.push_str(&format!(" Standard options: {}.", options.join(", ")));
+        schema.insert(
+            "examples".into(),
+            field
+                .options
+                .iter()
+                .map(|o| json!(o.internal_name))
+                .collect(),
+        );
+    }
+    description.push_str(match (holds_value, field.field_type) {
+        (true, _) => " Required on create: it must hold a value.",
+        (false, FieldType::Number | FieldType::Bool) => " null clears it.",
+        (false, _) => " Blank or null clears it.",
+    });
+    schema.insert("description".into(), json!(description));
+    // The catalogue type, for tools that need more than the JSON types (which values of an
+    // enumeration or a user field an account has, which text a datetime is).
+    schema.insert("x-field-type".into(), json!(field.field_type.as_str()));
+    match <[Value; 1]>::try_from(alternatives) {
+        // One alternative is the schema itself (an `anyOf` of one says nothing more).
+        Ok([Value::Object(only)]) => schema.extend(only),
+        Ok([only]) => {
+            schema.insert("anyOf".into(), json!([only]));
+        }
+        Err(alternatives) => {
+            schema.insert("anyOf".into(), Value::Array(alternatives));
+        }
+    }
+    Value::Object(schema)
+}
+
+/// The schema of a custom field's value (`additionalProperties` of a write's `fields`): the
+/// account's own fields are not in the document, which describes every account, so any name is
+/// allowed here with what a field of any type the catalogue allows takes (text, number, bool,
+/// datetime, enumeration, user); the server refuses a name the account does not have.
+fn custom_field_schema() -> Value {
+    json!({
+        "description": "A custom field of the account (`docs/seed-format.md`, custom fields), \
+            by internal name: its value as a standard field of the same type takes it (text, \
+            number, bool, datetime, enumeration or user); null clears it. A name that is neither \
+            a standard field nor one of the account's is 400 `Unknown field`.",
+        "anyOf": [
+            {"type": "string", "maxLength": MAX_FIELD_VALUE_CHARS},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"},
+        ],
+    })
+}
+
+/// The `fields` object of a write: every writable standard field with what it accepts, and the
+/// account's custom fields as additional properties ([`custom_field_schema`]). On create, the
+/// type's required fields (spec "POST" table) must hold a value: `required` with value-only
+/// schemas for deals and tickets; for contacts and companies, "at least one of" is said in the
+/// description (and `minProperties`), as one object schema cannot say it without combining
+/// schemas that client generators merge badly (`docs/decisions.md`, "API description").
+fn fields_schema(object_type: ObjectType, create: bool) -> Value {
+    let catalogue = Catalogue::standard(object_type);
+    let required: &[&str] = if create {
+        required_all_of(object_type)
+    } else {
+        &[]
+    };
+    let mut properties = Map::new();
+    for field in catalogue.fields().iter().filter(|f| !f.is_system()) {
+        let holds_value = required.contains(&field.internal_name.as_str());
         properties.insert(
             field.internal_name.clone(),
-            input_schema(&field.internal_name, field.field_type, &options),
-        );
-        values.insert(
-            field.internal_name.clone(),
-            value_schema(&field.internal_name, field.field_type, &options),
+            field_schema(field, holds_value),
         );
     }
-    let fields = json!({
+    let mut description = "Field values by internal name (`docs/seed-format.md`, section Standard \
+        fields), and the account's custom fields by theirs. Unknown names and system-managed \
+        fields are refused. Validation is all-or-nothing."
+        .to_string();
+    let one_of = required_any_of(object_type);
+    if create && !one_of.is_empty() {
+        description.push_str(&format!(
+            " At least one of {} must hold a value (else 400 `At least one of ... is required`).",
+            one_of
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut fields = json!({
         "type": "object",
-        "description": "Field values by internal name (`docs/seed-format.md`, section Standard fields). Unknown \
-            names and system-managed fields are refused; the account's custom fields are \
-            accepted like standard ones. Validation is all-or-nothing.",
+        "description": description,
         "properties": properties,
-        "additionalProperties": false,
+        "additionalProperties": custom_field_schema(),
     });
-    if !create {
-        return fields;
+    if create && !required.is_empty() {
+        fields["required"] = json!(required);
     }
-    let present = |names: &[&str]| -> Value {
-        let properties: Map<String, Value> = names
-            .iter()
-            .map(|n| (n.to_string(), values[*n].clone()))
-            .collect();
-        json!({"type": "object", "required": names, "properties": properties})
-    };
-    let rule = match object_type {
-        ObjectType::Contacts => json!({
-            "description": "At least one of email, first_name, last_name holds a value.",
-            "anyOf": [present(&["email"]), present(&["first_name"]), present(&["last_name"])],
-        }),
-        ObjectType::Companies => json!({
-            "description": "At least one of company_name, website_url holds a value.",
-            "anyOf": [present(&["company_name"]), present(&["website_url"])],
-        }),
-        ObjectType::Deals => present(&["deal_name", "deal_stage", "pipeline"]),
-        ObjectType::Tickets => present(&["ticket_name", "ticket_stage", "pipeline"]),
-    };
-    json!({"allOf": [fields, rule]})
+    if create && !one_of.is_empty() {
+        fields["minProperties"] = json!(1);
+    }
+    fields
 }
 
 /// An example write body of a record type.
@@ -234,7 +335,7 @@ fn example_fields(object_type: ObjectType) -> Value {
             json!({"email": "jo.doe@example.com", "first_name": "Jo", "lifecycle_stage": "lead"})
         }
         ObjectType::Companies => {
-            json!({"company_name": "Contoso", "website_url": "https://www.contoso.example", "industry": "Software"})
+            json!({"company_name": "Tailspin Toys", "website_url": "https://www.tailspintoys.example", "industry": "Software"})
         }
         ObjectType::Deals => {
             json!({"deal_name": "Contoso renewal", "pipeline": "default", "deal_stage": "qualified_to_buy", "amount": 12500})
@@ -303,13 +404,19 @@ fn view_schema(object_type: ObjectType) -> Value {
         ),
         "properties": properties,
         "required": required,
-        "additionalProperties": {"type": ["string", "null"]},
+        // A requested property is stored text or null; `boolean` is there for `archived`, which
+        // is declared above: a typed client that holds every key of the object in one map (a
+        // TypeScript index signature) needs the map's type to hold each declared key's too.
+        "additionalProperties": {
+            "type": ["string", "boolean", "null"],
+            "description": "A property named in `properties`: its stored text, or null when unset.",
+        },
         "example": example_view(object_type),
     })
 }
 
-/// The names `properties` accepts for a type (BEHAVIOR 3): its fields, the system fields, and
-/// the always-present keys.
+/// The standard names `properties` accepts for a type (BEHAVIOR 3): its standard fields, the
+/// system fields, and the always-present keys. The account's custom fields are accepted too.
 pub fn property_names(object_type: ObjectType) -> Vec<String> {
     let catalogue = Catalogue::standard(object_type);
     let mut names: Vec<String> = catalogue
@@ -325,25 +432,32 @@ pub fn property_names(object_type: ObjectType) -> Vec<String> {
     names
 }
 
+/// The `properties` query parameter: a comma-separated list of names (`style: form`,
+/// `explode: false`). The names are the account's (its custom fields are accepted like the
+/// standard ones), so each item is a string; the standard names are listed in the description
+/// and as the items' `examples`.
 fn properties_parameter(object_type: ObjectType) -> Parameter {
+    let names = property_names(object_type);
+    let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     ParameterBuilder::new()
         .name("properties")
         .parameter_in(ParameterIn::Query)
         .required(Required::False)
         .style(Some(ParameterStyle::Form))
         .explode(Some(false))
-        .description(Some(
+        .description(Some(format!(
             "Comma-separated property names added to the type's default fields (never replacing \
-             them); names are trimmed and duplicates ignored, and the account's custom fields are \
-             accepted too. An empty value, an empty name or an unknown name is 400 `Invalid \
-             property name: <name>`.",
-        ))
+             them); names are trimmed and duplicates ignored. The standard names: {}; the \
+             account's custom fields are accepted too. An empty value, an empty name or an \
+             unknown name is 400 `Invalid property name: <name>`.",
+            listed.join(", ")
+        )))
         .schema(Some(schema(json!({
             "type": "array",
             "minItems": 1,
-            "items": {"type": "string", "enum": property_names(object_type)},
+            "items": {"type": "string", "pattern": non_blank(), "examples": names},
         }))))
-        .example(Some(json!("job_title,create_date")))
+        .example(Some(json!(["job_title", "create_date"])))
         .build()
 }
 

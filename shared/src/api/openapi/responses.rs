@@ -90,6 +90,17 @@ error_answers! {
         "The `Idempotency-Key` was used with a different request body",
         json!({"message": crate::idempotency::KEY_REUSED, "error": true});
 
+    /// 412: the `If-Match` sent is not the draft's current `ETag`, or there is no draft
+    /// (BEHAVIOR 15; RFC 9110 13.1.1).
+    PreconditionFailed = "412",
+        "`If-Match` is not the draft's current `ETag` (or there is no draft): read the draft again",
+        json!({"message": crate::routers::manage::DRAFT_CHANGED, "error": true});
+
+    /// 428: a publish of a draft without `If-Match` (BEHAVIOR 15; RFC 6585 section 3).
+    PreconditionRequired = "428",
+        "Publishing a draft needs `If-Match` with the draft's `ETag`",
+        json!({"message": crate::routers::manage::IF_MATCH_REQUIRED, "error": true});
+
     /// 413: a body over 1 MiB.
     PayloadTooLarge = "413",
         "The request body is over 1 MiB",

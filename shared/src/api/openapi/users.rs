@@ -53,6 +53,9 @@ fn local_timestamp() -> String {
     format!("^{ws}{date}[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{{1,9}})?)?{ws}$")
 }
 
+/// The characters of the tz database's names (letters, digits, `_`, `+`, `-`, `/`).
+const ZONE_NAME: &str = "^[A-Za-z0-9_+/-]+$";
+
 const HHMM: &str = "^([01][0-9]|2[0-3]):[0-5][0-9]$";
 
 fn nullable_text(description: &str) -> Value {
@@ -60,7 +63,14 @@ fn nullable_text(description: &str) -> Value {
 }
 
 fn patch_schema() -> Value {
-    let zones: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect();
+    // The tz database holds about 600 names, some equal but for case or sign (`GMT0`, `GMT+0`,
+    // `GMT-0`): a string with the names' characters and longest length, not an `enum` of them,
+    // which client generators turn into identifiers that collide.
+    let longest_zone = chrono_tz::TZ_VARIANTS
+        .iter()
+        .map(|z| z.name().len())
+        .max()
+        .unwrap_or(64);
     let date_or_timestamp = json!({
         "description": "An ISO date (a date-only end covers that whole day) or a timestamp \
             (with an offset, or without one in the member's time zone).",
@@ -92,7 +102,16 @@ fn patch_schema() -> Value {
             "external_id": nullable_text("External id (the CRM owner id)."),
             "office_status": {"type": "boolean", "description": "Whether the member is in office."},
             "can_receive_notifications": {"type": "boolean"},
-            "time_zone": {"type": "string", "enum": zones, "description": "IANA time zone name (exact case)."},
+            "time_zone": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": longest_zone,
+                "pattern": ZONE_NAME,
+                "description": "An IANA time zone name (the tz database; exact case, no \
+                    whitespace), e.g. `America/New_York`, `Europe/Berlin`, `UTC`. Any other \
+                    string is 400 `Unknown time zone`.",
+                "examples": ["America/New_York", "Europe/Berlin", "Asia/Tokyo", "UTC"],
+            },
             "working_hours": {
                 "type": "array",
                 "maxItems": MAX_WORKING_HOURS,
@@ -234,6 +253,24 @@ mod tests {
             "2026-12-24",
         ] {
             assert!(!pattern.is_match(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_time_zone_name_fits_the_time_zone_schema() {
+        let pattern = regex::Regex::new(ZONE_NAME).unwrap();
+        let schema = &patch_schema()["properties"]["time_zone"];
+        let longest = schema["maxLength"].as_u64().unwrap() as usize;
+        for zone in chrono_tz::TZ_VARIANTS {
+            let name = zone.name();
+            assert!(pattern.is_match(name) && name.len() <= longest, "{name}");
+            assert!(
+                crate::schedule::zone::IanaTimeZone::parse(name).is_ok(),
+                "{name}"
+            );
+        }
+        for text in [" UTC", "America/New York", "utc\n", "Europe/Berlin,UTC"] {
+            assert!(!pattern.is_match(text), "{text:?}");
         }
     }
 

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 /// `POST /webhooks` body.
 #[derive(ToSchema, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"url": "https://hooks.example.com/routing", "events": ["assignment.created", "dispatch.unassigned"], "description": "Routing events for the data warehouse"}))]
 #[allow(dead_code)]
 pub struct WebhookCreate {
     /// Absolute `https` URL, at most 2,048 characters, no user info, not an IP literal in a
@@ -24,7 +25,7 @@ pub struct WebhookCreate {
 /// `PATCH /webhooks/{webhookId}` body: at least one key.
 #[derive(ToSchema, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schema(min_properties = 1)]
+#[schema(min_properties = 1, example = json!({"events": ["assignment.created"], "enabled": true}))]
 #[allow(dead_code)]
 pub struct WebhookPatch {
     /// As on create.

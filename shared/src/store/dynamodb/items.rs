@@ -9,12 +9,12 @@ use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
-use crate::model::due::{DueId, DueItem, Lease, NextAttempt};
+use crate::model::due::{DueId, DueItem, Lease, NextAttempt, Parking};
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{HealthChange, WebhookDelivery, WebhookSubscription};
 use crate::model::{
     Account, ApiClient, CrmSyncState, CrmSyncStatus, DispatchEntry, Member, Record, Role,
-    RotationState, Router, Team,
+    RotationState, Router, RouterDraft, RouterRevision, Team,
 };
 use crate::store::keys::{self, IndexKey, Key};
 use crate::store::{StoreError, StoreResult, UniqueKey};
@@ -165,6 +165,42 @@ pub fn router(r: &Router) -> StoreResult<(Key, Item)> {
     Ok((key, item))
 }
 
+/// A router revision item (BEHAVIOR 15), in its router's partition.
+pub fn router_revision(r: &RouterRevision) -> StoreResult<(Key, Item)> {
+    let key = keys::router_revision(r.router_id, r.revision);
+    let item = item_of("router_revision", r, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// A router draft item (BEHAVIOR 15), in its router's partition.
+pub fn router_draft(d: &RouterDraft) -> StoreResult<(Key, Item)> {
+    let key = keys::router_draft(d.router_id);
+    let item = item_of("router_draft", d, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// The router item exists and is at `version` (a router stored before versions existed has
+/// no `version` attribute and is at 0).
+pub fn router_at_version(version: u64) -> Expr {
+    let text = if version == 0 {
+        "attribute_exists(#pk) AND (attribute_not_exists(#version) OR #version = :version)"
+    } else {
+        "attribute_exists(#pk) AND #version = :version"
+    };
+    Expr::new(text)
+        .name("#pk", keys::PK)
+        .name("#version", "version")
+        .value(":version", n(version))
+}
+
+/// The draft exists and has the tag `etag`.
+pub fn draft_tagged(etag: &crate::types::etag::ETag) -> Expr {
+    Expr::new("attribute_exists(#pk) AND #etag = :etag")
+        .name("#pk", keys::PK)
+        .name("#etag", "etag")
+        .value(":etag", s(etag.as_str()))
+}
+
 /// A record item (GSI1 while active).
 pub fn record(r: &Record) -> StoreResult<(Key, Item)> {
     let key = keys::record(r.id);
@@ -246,6 +282,95 @@ pub fn webhook(w: &WebhookSubscription) -> StoreResult<(Key, Item)> {
     let key = keys::webhook(w.account_id, w.id);
     let item = item_of("webhook", w, &key, None, None)?;
     Ok((key, item))
+}
+
+/// Attribute of a webhook subscription: since when its deliveries have all failed.
+pub const FAILING_SINCE: &str = "failing_since";
+
+/// The update that writes `w` over its stored subscription but for its health: every attribute
+/// of `w` is set (an unset optional one removed), `failing_since` is kept, or removed when
+/// `reset_health`. The update alone (no condition).
+///
+/// Errors: the subscription does not serialise (a bug, reported as a backend error).
+pub fn webhook_update(w: &WebhookSubscription, reset_health: bool) -> StoreResult<Expr> {
+    let all: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(w).map_err(backend)?;
+    let mut e = Expr::new("");
+    let (mut set, mut remove) = (Vec::new(), Vec::new());
+    for (i, (name, value)) in all.into_iter().enumerate() {
+        if name == FAILING_SINCE {
+            continue;
+        }
+        let (placeholder, bound) = (format!("#a{i}"), format!(":v{i}"));
+        e = e.name(&placeholder, &name);
+        if matches!(value, AttributeValue::Null(_)) {
+            remove.push(placeholder);
+        } else {
+            set.push(format!("{placeholder} = {bound}"));
+            e = e.value(&bound, value);
+        }
+    }
+    if reset_health {
+        e = e.name("#failing_since", FAILING_SINCE);
+        remove.push("#failing_since".into());
+    }
+    e.text = format!("SET {}", set.join(", "));
+    if !remove.is_empty() {
+        e.text = format!("{} REMOVE {}", e.text, remove.join(", "));
+    }
+    Ok(e)
+}
+
+/// The update of a subscription's health by a delivery attempt ([`HealthChange`]) and its
+/// condition: the subscription exists, and for `DisableFailing` its `failing_since` is still
+/// the one read. A disabling change moves `version` and sets `updated_at`.
+///
+/// Errors: a value that does not serialise (a bug, reported as a backend error).
+pub fn health_update(change: &HealthChange) -> StoreResult<(Expr, String)> {
+    let time = |at: &DateTime<Utc>| -> StoreResult<AttributeValue> {
+        serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(at).map_err(backend)
+    };
+    let exists = "attribute_exists(#pk)".to_string();
+    Ok(match change {
+        HealthChange::Recovered => (
+            Expr::new("REMOVE #failing_since")
+                .name("#failing_since", FAILING_SINCE)
+                .name("#pk", keys::PK),
+            exists,
+        ),
+        HealthChange::Failing { at } => (
+            Expr::new("SET #failing_since = if_not_exists(#failing_since, :at)")
+                .name("#failing_since", FAILING_SINCE)
+                .name("#pk", keys::PK)
+                .value(":at", time(at)?),
+            exists,
+        ),
+        HealthChange::DisableFailing { .. } | HealthChange::DisableGone { .. } => {
+            let Some((reason, at)) = change.disables() else {
+                return Err(backend("a disabling health change that disables nothing"));
+            };
+            let reason =
+                serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(reason).map_err(backend)?;
+            let e = Expr::new(
+                "SET #enabled = :false, #reason = :reason, #updated_at = :at ADD #version :one",
+            )
+            .name("#enabled", "enabled")
+            .name("#reason", "disabled_reason")
+            .name("#updated_at", "updated_at")
+            .name("#version", "version")
+            .value(":false", AttributeValue::Bool(false))
+            .value(":reason", reason)
+            .value(":at", time(&at)?)
+            .value(":one", n(1));
+            match change {
+                HealthChange::DisableFailing { since, .. } => (
+                    e.name("#failing_since", FAILING_SINCE)
+                        .value(":since", time(since)?),
+                    "#failing_since = :since".to_string(),
+                ),
+                _ => (e.name("#pk", keys::PK), exists),
+            }
+        }
+    })
 }
 
 /// A webhook delivery item, in its subscription's partition; `expires_at` (epoch seconds, 30
@@ -428,20 +553,31 @@ pub const DUE_ATTEMPT: &str = "attempt";
 pub const DUE_RESUME_AT: &str = "resume_at";
 /// Attribute of a due item: when its next attempt is due ([`keys::sortable_time`] text).
 pub const DUE_AT: &str = "due_at";
+/// Attribute of a due item: claims since it last made progress (absent for 0).
+pub const DUE_RUNS: &str = "runs";
+/// Attribute of a due item: why its last run made no progress.
+pub const DUE_LAST_ERROR: &str = "last_error";
+/// Attribute of a due item: when it was parked ([`keys::sortable_time`] text).
+pub const DUE_PARKED_AT: &str = "parked_at";
+/// Attribute of a due item: the job's subject (JSON text).
+pub const DUE_SUBJECT: &str = "subject";
 
 /// A due item ([`DueItem`]): its id, the job's subject (JSON text), the due and resume times
 /// as [`keys::sortable_time`] text (compared as strings in conditions), the attempt count, the
 /// lease (id, end in epoch milliseconds) while held, and the due-work index key (GSI1).
 pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
     let key = keys::due_item(&due.id);
-    let index = keys::due_index(&due.id, due.resume_at);
+    let index = match due.parked_at {
+        Some(at) => keys::parked_due_index(&due.id, at),
+        None => keys::due_index(&due.id, due.resume_at),
+    };
     let mut item = key_attributes(&key);
     item.insert(keys::ITEM_TYPE.into(), s("due"));
     item.insert(keys::GSI1PK.into(), s(index.pk));
     item.insert(keys::GSI1SK.into(), s(index.sk));
     item.insert("id".into(), s(due.id.to_string()));
     item.insert(
-        "subject".into(),
+        DUE_SUBJECT.into(),
         s(serde_json::to_string(&due.subject).map_err(backend)?),
     );
     item.insert(DUE_AT.into(), s(keys::sortable_time(due.due_at)));
@@ -450,6 +586,15 @@ pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
     if let Some(lease) = &due.lease {
         item.insert(DUE_LEASE_ID.into(), s(&lease.id));
         item.insert(DUE_LEASE_UNTIL.into(), millis(lease.until));
+    }
+    if due.runs > 0 {
+        item.insert(DUE_RUNS.into(), n(u64::from(due.runs)));
+    }
+    if let Some(error) = &due.last_error {
+        item.insert(DUE_LAST_ERROR.into(), s(error));
+    }
+    if let Some(at) = due.parked_at {
+        item.insert(DUE_PARKED_AT.into(), s(keys::sortable_time(at)));
     }
     Ok((key, item))
 }
@@ -483,11 +628,23 @@ pub fn read_due_item(item: &Item) -> StoreResult<DueItem> {
     };
     Ok(DueItem {
         id: DueId::parse(text("id")?).map_err(backend)?,
-        subject: serde_json::from_str(text("subject")?).map_err(backend)?,
+        subject: serde_json::from_str(text(DUE_SUBJECT)?).map_err(backend)?,
         due_at: time(DUE_AT)?,
         attempt: u32::try_from(number(DUE_ATTEMPT)?).map_err(backend)?,
         lease,
         resume_at: time(DUE_RESUME_AT)?,
+        runs: match item.get(DUE_RUNS) {
+            Some(_) => u32::try_from(number(DUE_RUNS)?).map_err(backend)?,
+            None => 0,
+        },
+        last_error: item
+            .get(DUE_LAST_ERROR)
+            .and_then(|v| v.as_s().ok())
+            .cloned(),
+        parked_at: match item.get(DUE_PARKED_AT) {
+            Some(_) => Some(time(DUE_PARKED_AT)?),
+            None => None,
+        },
     })
 }
 
@@ -506,11 +663,28 @@ pub fn due_lease_held(lease_id: &str) -> Expr {
 /// The update moving a due item to `next` with its lease released (the settlement of an
 /// attempt that leaves another): the update expression, with the names and values of
 /// [`due_lease_held`] too, so [`DUE_LEASE_CONDITION`] can be its condition.
-pub fn due_next_attempt(id: &DueId, next: &NextAttempt, lease_id: &str) -> Expr {
+///
+/// An attempt recorded (`next.error` is `None`) removes the runs and the last error; an item
+/// left due without one keeps its runs and stores the error. A new subject replaces the old.
+pub fn due_next_attempt(id: &DueId, next: &NextAttempt, lease_id: &str) -> StoreResult<Expr> {
     let index = keys::due_index(id, next.resume_at);
     let held = due_lease_held(lease_id);
-    Expr {
-        text: "SET #due_at = :due_at, #attempt = :attempt, #resume_at = :resume_at, #gsi1sk = :gsi1sk REMOVE #lease_id, #lease_until".into(),
+    let mut set = vec![
+        "#due_at = :due_at",
+        "#attempt = :attempt",
+        "#resume_at = :resume_at",
+        "#gsi1sk = :gsi1sk",
+    ];
+    let mut remove = vec!["#lease_id", "#lease_until"];
+    match next.error {
+        Some(_) => set.push("#last_error = :last_error"),
+        None => remove.extend(["#runs", "#last_error"]),
+    }
+    if next.subject.is_some() {
+        set.push("#subject = :subject");
+    }
+    let mut e = Expr {
+        text: format!("SET {} REMOVE {}", set.join(", "), remove.join(", ")),
         ..held
     }
     .name("#due_at", DUE_AT)
@@ -518,9 +692,42 @@ pub fn due_next_attempt(id: &DueId, next: &NextAttempt, lease_id: &str) -> Expr 
     .name("#resume_at", DUE_RESUME_AT)
     .name("#gsi1sk", keys::GSI1SK)
     .name("#lease_until", DUE_LEASE_UNTIL)
+    .name("#last_error", DUE_LAST_ERROR)
     .value(":due_at", s(keys::sortable_time(next.due_at)))
     .value(":attempt", n(u64::from(next.attempt)))
     .value(":resume_at", s(keys::sortable_time(next.resume_at)))
+    .value(":gsi1sk", s(index.sk));
+    if let Some(error) = &next.error {
+        e = e.value(":last_error", s(error));
+    } else {
+        e = e.name("#runs", DUE_RUNS);
+    }
+    if let Some(subject) = &next.subject {
+        e = e.name("#subject", DUE_SUBJECT).value(
+            ":subject",
+            s(serde_json::to_string(subject).map_err(backend)?),
+        );
+    }
+    Ok(e)
+}
+
+/// The update parking a due item (its lease released, out of the sweeper's index partitions,
+/// in the parked partition instead), with the names and values of [`due_lease_held`], so
+/// [`DUE_LEASE_CONDITION`] can be its condition.
+pub fn due_parked(parking: &Parking) -> Expr {
+    let index = keys::parked_due_index(&parking.id, parking.at);
+    Expr {
+        text: "SET #parked_at = :parked_at, #last_error = :last_error, #gsi1pk = :gsi1pk, #gsi1sk = :gsi1sk REMOVE #lease_id, #lease_until".into(),
+        ..due_lease_held(&parking.lease_id)
+    }
+    .name("#parked_at", DUE_PARKED_AT)
+    .name("#last_error", DUE_LAST_ERROR)
+    .name("#gsi1pk", keys::GSI1PK)
+    .name("#gsi1sk", keys::GSI1SK)
+    .name("#lease_until", DUE_LEASE_UNTIL)
+    .value(":parked_at", s(keys::sortable_time(parking.at)))
+    .value(":last_error", s(&parking.error))
+    .value(":gsi1pk", s(index.pk))
     .value(":gsi1sk", s(index.sk))
 }
 

@@ -26,9 +26,9 @@ use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
 use super::tally::{Buckets, Span};
 use super::{
-    delivery_position, dispatch_position, member_position, record_position, router_position,
-    webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store, StoreError,
-    StoreResult, UniqueKey,
+    delivery_position, dispatch_position, member_position, record_position, revision_position,
+    router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
+    StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -37,14 +37,16 @@ use crate::model::dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry,
     DispatchEntryKey, RotationState,
 };
-use crate::model::due::{DueChanges, DueId, DueItem, Lease, Settlement};
+use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
 use crate::model::record::Record;
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::model::sla::SlaStatus;
-use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -80,12 +82,16 @@ pub struct DynamoStore {
     table: String,
 }
 
-/// One provisioned item with the guards written in the same transaction.
+/// One provisioned item with the items written in the same transaction: a record's guards, a
+/// router's first revision.
 struct Provisioned {
     label: String,
     key: Key,
     item: Item,
     guards: Vec<(Key, Item)>,
+    /// The account of a non-archived router: it counts against the account's router limit
+    /// (its count item grows in the router's transaction).
+    counted_router_of: Option<AccountId>,
     /// The item's and its guards' size as DynamoDB counts it ([`limits::check_item`]).
     bytes: usize,
 }
@@ -248,6 +254,49 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
+    /// A transaction's `ConditionCheck` of `key` (nothing written there).
+    fn condition_check(&self, key: &Key, condition: Expr) -> StoreResult<TransactWriteItem> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    /// The account's router count item's `ADD` of `delta`, conditional on staying below `max`
+    /// when given (BEHAVIOR 15: at most 1,000 non-archived routers).
+    fn router_count_update(
+        &self, account_id: AccountId, delta: i64, max: Option<u64>,
+    ) -> StoreResult<TransactWriteItem> {
+        let mut e = Expr::new("ADD #count :delta SET #type = :type, #account = :account")
+            .name("#count", items::COUNT)
+            .name("#type", keys::ITEM_TYPE)
+            .name("#account", "account_id")
+            .value(":delta", AttributeValue::N(delta.to_string()))
+            .value(":type", s("router_count"))
+            .value(":account", s(account_id.to_string()));
+        let condition = max.map(|max| {
+            e.values.insert(":max".into(), n(max));
+            "attribute_not_exists(#count) OR #count < :max".to_string()
+        });
+        self.update_item(&keys::router_count(account_id), &e, condition)
+    }
+
+    /// The number a count item holds (0 when absent).
+    async fn count_of(&self, key: &Key) -> StoreResult<u64> {
+        Ok(match self.get(key).await? {
+            Some(item) => match item.get(items::COUNT) {
+                Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
+                _ => 0,
+            },
+            None => 0,
+        })
+    }
+
     /// A single conditional `PutItem`; a failed condition is a [`StoreError::Conflict`].
     async fn put_conditional(&self, item: Item, condition: Expr) -> StoreResult<()> {
         let sent = self
@@ -387,7 +436,7 @@ impl DynamoStore {
         match &settle.next {
             None => self.delete(&key, items::due_lease_held(&settle.lease_id)),
             Some(next) => {
-                let update = items::due_next_attempt(&settle.id, next, &settle.lease_id);
+                let update = items::due_next_attempt(&settle.id, next, &settle.lease_id)?;
                 self.update_item(&key, &update, Some(items::DUE_LEASE_CONDITION.into()))
             }
         }
@@ -601,6 +650,18 @@ impl DynamoStore {
                 labels.push(format!("a key of {}", p.label));
             }
         }
+        // Each account's non-archived routers of the chunk count against its limit.
+        let mut counts: Vec<(AccountId, i64)> = Vec::new();
+        for account in chunk.iter().filter_map(|p| p.counted_router_of) {
+            match counts.iter_mut().find(|(a, _)| *a == account) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((account, 1)),
+            }
+        }
+        for (account, n) in counts {
+            items.push(self.router_count_update(account, n, None)?);
+            labels.push(format!("the router count of account {account}"));
+        }
         let parts = vec![Part::Other; items.len()];
         let sent = self
             .client
@@ -731,6 +792,23 @@ impl Query {
                 .value(":high", s(high)),
         }
     }
+}
+
+/// The rotation state is at `version` (version 0 is the state before the first rotation: no
+/// item yet).
+fn rotation_at_version(version: u64) -> Expr {
+    let text = if version == 0 {
+        "attribute_not_exists(#pk) OR #version = :version"
+    } else {
+        "#version = :version"
+    };
+    let mut condition = Expr::new(text)
+        .name("#version", "version")
+        .value(":version", n(version));
+    if version == 0 {
+        condition = condition.name("#pk", keys::PK);
+    }
+    condition
 }
 
 fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
@@ -1123,9 +1201,12 @@ impl Store for DynamoStore {
     ) -> StoreResult<Option<DueItem>> {
         let index = keys::due_index(id, lease.until);
         let update = Expr::new(
-            "SET #lease_id = :lease_id, #lease_until = :lease_until, #resume_at = :resume_at, #gsi1sk = :gsi1sk",
+            "SET #lease_id = :lease_id, #lease_until = :lease_until, #resume_at = :resume_at, #gsi1sk = :gsi1sk ADD #runs :one",
         )
         .name("#pk", keys::PK)
+        .name("#runs", items::DUE_RUNS)
+        .name("#parked_at", items::DUE_PARKED_AT)
+        .value(":one", n(1))
         .name("#lease_id", items::DUE_LEASE_ID)
         .name("#lease_until", items::DUE_LEASE_UNTIL)
         .name("#resume_at", items::DUE_RESUME_AT)
@@ -1137,7 +1218,7 @@ impl Store for DynamoStore {
         .value(":gsi1sk", s(index.sk))
         .value(":attempt", n(u64::from(attempt)))
         .value(":now", items::millis(now));
-        let condition = "attribute_exists(#pk) AND #attempt = :attempt AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
+        let condition = "attribute_exists(#pk) AND #attempt = :attempt AND attribute_not_exists(#parked_at) AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
         let item = match self
             .update_conditional_or_current(&keys::due_item(id), &update, condition)
             .await?
@@ -1165,6 +1246,30 @@ impl Store for DynamoStore {
             &mut parts,
         )?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn park_due(&self, parking: &Parking) -> StoreResult<()> {
+        let update = items::due_parked(parking);
+        match self
+            .update_conditional(
+                &keys::due_item(&parking.id),
+                &update,
+                items::DUE_LEASE_CONDITION,
+            )
+            .await?
+        {
+            Some(_) => Ok(()),
+            None => Err(StoreError::LeaseLost),
+        }
+    }
+
+    async fn parked_due_items(&self, limit: usize) -> StoreResult<Vec<DueItem>> {
+        let q = Query::index(keys::GSI1, keys::PARKED_DUE_PARTITION.to_string());
+        self.query_range(&q, 0, limit)
+            .await?
+            .iter()
+            .map(items::read_due_item)
+            .collect()
     }
 
     async fn rearm_due(
@@ -1326,21 +1431,16 @@ impl Store for DynamoStore {
         )?);
         parts.push(Part::Record);
 
+        // The revision the run evaluated is still live (BEHAVIOR 15): the router is unchanged.
+        tx.push(self.condition_check(
+            &keys::router(w.entry.router_id),
+            items::router_at_version(w.router_version),
+        )?);
+        parts.push(Part::Other);
+
         if let Some((router_id, state, version)) = &w.rotation {
             let (_, item) = items::rotation(*router_id, state)?;
-            // Version 0 is the state before the first rotation: no item yet.
-            let text = if *version == 0 {
-                "attribute_not_exists(#pk) OR #version = :version"
-            } else {
-                "#version = :version"
-            };
-            let mut condition = Expr::new(text)
-                .name("#version", "version")
-                .value(":version", n(*version));
-            if *version == 0 {
-                condition = condition.name("#pk", keys::PK);
-            }
-            tx.push(self.put(item, Some(condition))?);
+            tx.push(self.put(item, Some(rotation_at_version(*version)))?);
             parts.push(Part::Rotation);
         }
 
@@ -1356,15 +1456,7 @@ impl Store for DynamoStore {
                 // Counters untouched: still only while the member is active at the version read.
                 let (id, version) = w.chosen;
                 let condition = items::active_at_version(w.entry.account_id, version);
-                let check = ConditionCheck::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key_attributes(&keys::member(id))))
-                    .condition_expression(&condition.text)
-                    .set_expression_attribute_names(condition.names_opt())
-                    .set_expression_attribute_values(condition.values_opt())
-                    .build()
-                    .map_err(backend)?;
-                tx.push(TransactWriteItem::builder().condition_check(check).build());
+                tx.push(self.condition_check(&keys::member(id), condition)?);
             }
         }
         parts.push(Part::Member);
@@ -1475,11 +1567,29 @@ impl Store for DynamoStore {
     }
 
     async fn update_webhook(
-        &self, subscription: &WebhookSubscription, expected_version: u64,
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
     ) -> StoreResult<()> {
-        let (_, item) = items::webhook(subscription)?;
-        self.put_conditional(item, items::at_version(expected_version))
-            .await
+        let key = keys::webhook(subscription.account_id, subscription.id);
+        let update = items::webhook_update(subscription, reset_health)?;
+        let condition = items::at_version(expected_version);
+        let update = Expr {
+            names: update
+                .names
+                .into_iter()
+                .chain(condition.names.clone())
+                .collect(),
+            values: update
+                .values
+                .into_iter()
+                .chain(condition.values.clone())
+                .collect(),
+            ..update
+        };
+        let mut tx = vec![self.update_item(&key, &update, Some(condition.text))?];
+        let mut parts = vec![Part::Record];
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
@@ -1521,7 +1631,7 @@ impl Store for DynamoStore {
 
     async fn record_delivery(
         &self, delivery: &WebhookDelivery, expected_attempts: u32,
-        subscription: Option<(&WebhookSubscription, u64)>, due: &DueChanges,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::delivery(delivery)?;
         let attempts = Expr::new("#attempts = :expected")
@@ -1529,12 +1639,174 @@ impl Store for DynamoStore {
             .value(":expected", n(u64::from(expected_attempts)));
         let mut tx = vec![self.put(item, Some(attempts))?];
         let mut parts = vec![Part::Record];
-        if let Some((sub, version)) = subscription {
-            let (_, item) = items::webhook(sub)?;
-            tx.push(self.put(item, Some(items::at_version(version)))?);
+        if let Some(health) = health {
+            let (update, condition) = items::health_update(&health.change)?;
+            let key = keys::webhook(health.account_id, health.subscription_id);
+            tx.push(self.update_item(&key, &update, Some(condition))?);
             parts.push(Part::Other);
         }
         self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn create_router(
+        &self, router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
+        let (_, item) = items::router(router)?;
+        let (_, first) = items::router_revision(revision)?;
+        let mut tx = vec![
+            self.router_count_update(router.account_id, 1, Some(max))?,
+            self.put(item, Some(items::absent()))?,
+            self.put(first, Some(items::absent()))?,
+        ];
+        let mut parts = vec![Part::Quota, Part::Record, Part::Other];
+        if let Some(c) = completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
+        }
+        match self.transact(tx, &parts, Precedence::RecordFirst).await {
+            Err(StoreError::Conflict)
+                if self
+                    .count_of(&keys::router_count(router.account_id))
+                    .await?
+                    >= max =>
+            {
+                Err(StoreError::Rejected(format!(
+                    "the account has {max} routers already"
+                )))
+            }
+            other => other,
+        }
+    }
+
+    async fn get_router_draft(
+        &self, account_id: AccountId, router_id: RouterId,
+    ) -> StoreResult<Option<RouterDraft>> {
+        Ok(self
+            .get_as::<RouterDraft>(&keys::router_draft(router_id))
+            .await?
+            .filter(|d| d.account_id == account_id))
+    }
+
+    async fn put_router_draft(
+        &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> StoreResult<()> {
+        let (_, item) = items::router_draft(draft)?;
+        let condition = match replaces {
+            Some(etag) => items::draft_tagged(etag),
+            None => items::absent(),
+        };
+        let mut tx = vec![
+            self.condition_check(
+                &keys::router(draft.router_id),
+                items::router_at_version(router_version),
+            )?,
+            self.put(item, Some(condition))?,
+        ];
+        let mut parts = vec![Part::Record, Part::Other];
+        if let Some(c) = completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
+        }
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn delete_router_draft(
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+    ) -> StoreResult<()> {
+        let condition = items::draft_tagged(etag)
+            .name("#account", "account_id")
+            .value(":account", s(account_id.to_string()));
+        let condition = Expr {
+            text: format!("{} AND #account = :account", condition.text),
+            ..condition
+        };
+        self.delete_conditional(&keys::router_draft(router_id), condition)
+            .await
+    }
+
+    async fn get_router_revision(
+        &self, account_id: AccountId, router_id: RouterId, revision: u64,
+    ) -> StoreResult<Option<RouterRevision>> {
+        Ok(self
+            .get_as::<RouterRevision>(&keys::router_revision(router_id, revision))
+            .await?
+            .filter(|r| r.account_id == account_id))
+    }
+
+    async fn list_router_revisions(
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
+    ) -> StoreResult<Listed<RouterRevision>> {
+        let mut q = Query::table(keys::router(router_id).pk).newest_first();
+        q.sk = match &page.start {
+            PageStart::Offset(_) => SortCondition::Prefix(keys::REVISION_PREFIX.to_string()),
+            // Older than the position: up to the number just below it (a position is a
+            // revision number this list issued; the cursor is tamper-evident).
+            PageStart::After(after) => match after.as_str().parse::<u64>() {
+                Ok(number) if number > 1 => SortCondition::Between(
+                    keys::REVISION_PREFIX.to_string(),
+                    format!(
+                        "{}{}",
+                        keys::REVISION_PREFIX,
+                        keys::revision_number(number - 1)
+                    ),
+                ),
+                _ => return Ok(Listed::new(Vec::new(), None)),
+            },
+        };
+        let wanted = page.limit.saturating_add(1);
+        let items: Vec<RouterRevision> =
+            parse_items::<RouterRevision>(self.query_range(&q, page.offset(), wanted).await?)?
+                .into_iter()
+                .filter(|r| r.account_id == account_id)
+                .collect();
+        Ok(Listed::from_lookahead(items, page.limit, revision_position))
+    }
+
+    async fn write_router(&self, w: &RouterWrite) -> StoreResult<()> {
+        let (_, item) = items::router(&w.router)?;
+        let mut tx = vec![self.put(item, Some(items::router_at_version(w.expected_version)))?];
+        let mut parts = vec![Part::Record];
+        if let Some(revision) = &w.revision {
+            let (_, item) = items::router_revision(revision)?;
+            tx.push(self.put(item, Some(items::absent()))?);
+            parts.push(Part::Other);
+        }
+        let draft_key = keys::router_draft(w.router.id);
+        match &w.draft {
+            DraftChange::Keep => {}
+            DraftChange::Publish(etag) => {
+                tx.push(self.delete(&draft_key, items::draft_tagged(etag))?);
+                parts.push(Part::Other);
+            }
+            DraftChange::Drop => {
+                let delete = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(key_attributes(&draft_key)))
+                    .build()
+                    .map_err(backend)?;
+                tx.push(TransactWriteItem::builder().delete(delete).build());
+                parts.push(Part::Other);
+            }
+        }
+        if let Some((state, version)) = &w.rotation {
+            let (_, item) = items::rotation(w.router.id, state)?;
+            tx.push(self.put(item, Some(rotation_at_version(*version)))?);
+            parts.push(Part::Rotation);
+        }
+        if w.archives {
+            tx.push(self.router_count_update(w.router.account_id, -1, None)?);
+            parts.push(Part::Other);
+        }
+        if let Some(c) = &w.completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
+        }
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
@@ -1548,6 +1820,7 @@ impl Store for DynamoStore {
                 key,
                 item,
                 guards,
+                counted_router_of: None,
                 bytes: 0,
             })
         };
@@ -1577,7 +1850,8 @@ impl Store for DynamoStore {
                 );
             }
             for r in &a.routers {
-                add(format!("router {}", r.id), items::router(r)?, vec![]);
+                let first = items::router_revision(&RouterRevision::provisioned(r))?;
+                add(format!("router {}", r.id), items::router(r)?, vec![first]);
             }
             for p in &a.records {
                 let guards = p
@@ -1591,6 +1865,18 @@ impl Store for DynamoStore {
                     guards,
                 );
             }
+        }
+
+        // A non-archived router counts against its account's limit (BEHAVIOR 15).
+        let counted: HashMap<Key, AccountId> = plan
+            .accounts
+            .iter()
+            .flat_map(|a| &a.routers)
+            .filter(|r| !r.is_archived())
+            .map(|r| (keys::router(r.id), r.account_id))
+            .collect();
+        for e in &mut entries {
+            e.counted_router_of = counted.get(&e.key).copied();
         }
 
         // Check before the first write (issue 13 defect 12): every item within DynamoDB's own
@@ -1658,7 +1944,11 @@ impl Store for DynamoStore {
                 report.skipped.push(e.label.clone());
                 continue;
             }
-            let size = 1 + e.guards.len();
+            // A chunk holds one count update per account whose routers it inserts.
+            let new_count = e
+                .counted_router_of
+                .is_some_and(|a| !chunk.iter().any(|c| c.counted_router_of == Some(a)));
+            let size = 1 + e.guards.len() + usize::from(new_count);
             if chunk_items + size > MAX_TRANSACTION_ITEMS
                 || chunk_bytes + e.bytes > limits::MAX_TRANSACTION_BYTES
             {
@@ -1669,6 +1959,15 @@ impl Store for DynamoStore {
                 chunk.clear();
                 chunk_items = 0;
                 chunk_bytes = 0;
+            }
+            if chunk.is_empty() {
+                // A fresh chunk: this entry's count update is new in it whatever was before.
+                chunk_items = usize::from(e.counted_router_of.is_some());
+                chunk_items += 1 + e.guards.len();
+                chunk.push(e);
+                chunk_bytes += e.bytes;
+                report.inserted += 1;
+                continue;
             }
             chunk.push(e);
             chunk_items += size;

@@ -1,0 +1,339 @@
+"""DynamoDB's documented request limits that moto does not enforce, checked on the JSON request.
+
+Figures and messages from the DynamoDB developer guide ("Service, account, and table quotas in
+Amazon DynamoDB": item size, partition and sort key lengths, TransactWriteItems, BatchGetItem,
+BatchWriteItem) and the API reference of each operation:
+
+- a partition key value (table or index) at most 2,048 bytes, a sort key value at most 1,024
+  bytes, in every request that names a key (GetItem, PutItem, UpdateItem, DeleteItem, Query key
+  conditions, the items of TransactWriteItems, TransactGetItems, BatchGetItem, BatchWriteItem);
+  moto checks them only where an item is written;
+- an item at most 400 KB (moto checks PutItem, UpdateItem and transactional puts; the same check
+  runs here on every item a request carries, so batch writes are covered too);
+- TransactWriteItems and TransactGetItems at most 100 actions, and a TransactWriteItems at most
+  4 MB in all (moto checks the count, not the size);
+- BatchGetItem at most 100 keys in all tables together (moto counts per table);
+- BatchWriteItem at most 25 put or delete requests (moto takes any number);
+- every placeholder of ExpressionAttributeNames and ExpressionAttributeValues used by an
+  expression of its request (moto checks it, but not in a transaction's items nor in a Query).
+
+`violation(operation, request, tables)` answers the message of the first limit a request breaks,
+or None. `Tables` remembers the key schema of every table and index (from CreateTable and
+DescribeTable answers), so checks know which attributes are keys.
+"""
+
+import base64
+import json
+import re
+
+MAX_PARTITION_KEY_BYTES = 2048
+MAX_SORT_KEY_BYTES = 1024
+MAX_ITEM_BYTES = 400 * 1024
+MAX_TRANSACTION_ACTIONS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+MAX_BATCH_GET_KEYS = 100
+MAX_BATCH_WRITE_REQUESTS = 25
+
+HASH_KEY_TOO_LONG = (
+    "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size "
+    "limit of 2048 bytes"
+)
+RANGE_KEY_TOO_LONG = (
+    "One or more parameter values were invalid: Aggregated size of all range keys has exceeded "
+    "the size limit of 1024 bytes"
+)
+ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+TRANSACTION_TOO_LARGE = "Transaction request cannot be larger than 4 MB"
+
+
+class Tables:
+    """Key schemas by table name: `{"hash": name, "range": name or None, "indexes": [(hash,
+    range), ...]}`."""
+
+    def __init__(self):
+        self.schemas = {}
+
+    def clear(self):
+        self.schemas.clear()
+
+    def observe(self, operation, request, answer):
+        """Learns a table's keys from a CreateTable or DescribeTable answer; forgets a deleted one."""
+        if operation == "DeleteTable":
+            self.schemas.pop(request.get("TableName"), None)
+            return
+        if operation not in ("CreateTable", "DescribeTable"):
+            return
+        try:
+            description = json.loads(answer)
+        except ValueError:
+            return
+        table = description.get("TableDescription") or description.get("Table")
+        if isinstance(table, dict) and "KeySchema" in table:
+            named = {
+                index.get("IndexName"): key_pair(index.get("KeySchema", []))
+                for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+                for index in table.get(kind) or []
+            }
+            hash_key, range_key = key_pair(table["KeySchema"])
+            self.schemas[table.get("TableName")] = {
+                "hash": hash_key,
+                "range": range_key,
+                "indexes": list(named.values()),
+                "named": named,
+            }
+
+    def keys_of(self, table, index=None):
+        """(hash, range) of a table, or of one of its indexes; (None, None) when unknown."""
+        schema = self.schemas.get(table)
+        if schema is None:
+            return None, None
+        if index is None:
+            return schema["hash"], schema["range"]
+        return schema["named"].get(index, (None, None))
+
+    def all_keys(self, table):
+        """Every (attribute, limit) that is a key of the table or of one of its indexes."""
+        schema = self.schemas.get(table)
+        if schema is None:
+            return {}
+        limits = {}
+        for hash_key, range_key in [(schema["hash"], schema["range"])] + schema["indexes"]:
+            for name, limit in ((hash_key, MAX_PARTITION_KEY_BYTES), (range_key, MAX_SORT_KEY_BYTES)):
+                if name:
+                    limits[name] = min(limits.get(name, limit), limit)
+        return limits
+
+
+def key_pair(key_schema):
+    hash_key = next((k["AttributeName"] for k in key_schema if k.get("KeyType") == "HASH"), None)
+    range_key = next((k["AttributeName"] for k in key_schema if k.get("KeyType") == "RANGE"), None)
+    return hash_key, range_key
+
+
+def value_bytes(value):
+    """The size of one attribute value as DynamoDB counts it."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return 0
+    (kind, content), = value.items()
+    if kind == "S":
+        return len(content.encode("utf-8"))
+    if kind == "N":
+        digits = len(content.lstrip("-").replace(".", "").lstrip("0")) or 1
+        return (digits + 1) // 2 + 1
+    if kind == "B":
+        return len(base64.b64decode(content))
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(s.encode("utf-8")) for s in content)
+    if kind == "NS":
+        return sum(value_bytes({"N": n}) for n in content)
+    if kind == "BS":
+        return sum(len(base64.b64decode(b)) for b in content)
+    if kind == "L":
+        return 3 + sum(1 + value_bytes(v) for v in content)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode("utf-8")) + value_bytes(v) for k, v in content.items())
+    return 0
+
+
+def item_bytes(item):
+    return sum(len(name.encode("utf-8")) + value_bytes(value) for name, value in item.items())
+
+
+def key_violation(attributes, limits):
+    """The message for the first key attribute of `attributes` over its limit, or None."""
+    for name, value in (attributes or {}).items():
+        limit = limits.get(name)
+        if limit is not None and value_bytes(value) > limit:
+            return HASH_KEY_TOO_LONG if limit == MAX_PARTITION_KEY_BYTES else RANGE_KEY_TOO_LONG
+    return None
+
+
+def table_key_limits(tables, table):
+    hash_key, range_key = tables.keys_of(table)
+    limits = {}
+    if hash_key:
+        limits[hash_key] = MAX_PARTITION_KEY_BYTES
+    if range_key:
+        limits[range_key] = MAX_SORT_KEY_BYTES
+    return limits
+
+
+def item_violation(tables, table, item):
+    if item_bytes(item or {}) > MAX_ITEM_BYTES:
+        return ITEM_TOO_LARGE
+    return key_violation(item, tables.all_keys(table))
+
+
+PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def assigned_values(expression, names):
+    """(attribute, value placeholder) pairs of the `SET a = :v` clauses of an update expression."""
+    pairs = []
+    match = re.search(r"\bSET\b(.*?)(\b(REMOVE|ADD|DELETE)\b|$)", expression or "", re.I | re.S)
+    if not match:
+        return pairs
+    for clause in match.group(1).split(","):
+        if "=" not in clause:
+            continue
+        left, right = clause.split("=", 1)
+        left, right = left.strip(), right.strip()
+        attribute = names.get(left, left)
+        if re.fullmatch(r":[A-Za-z0-9_]+", right):
+            pairs.append((attribute, right))
+    return pairs
+
+
+def update_violation(tables, table, request):
+    """Key and index-key sizes of an UpdateItem (or a transactional Update)."""
+    refused = key_violation(request.get("Key"), table_key_limits(tables, table))
+    if refused:
+        return refused
+    limits = tables.all_keys(table)
+    names = request.get("ExpressionAttributeNames") or {}
+    values = request.get("ExpressionAttributeValues") or {}
+    for attribute, placeholder in assigned_values(request.get("UpdateExpression"), names):
+        limit = limits.get(attribute)
+        if limit is not None and placeholder in values and value_bytes(values[placeholder]) > limit:
+            return HASH_KEY_TOO_LONG if limit == MAX_PARTITION_KEY_BYTES else RANGE_KEY_TOO_LONG
+    return None
+
+
+def query_violation(tables, request):
+    """The values a Query's key condition compares with the table's or index's keys."""
+    table = request.get("TableName")
+    if table not in tables.schemas:
+        return None
+    hash_key, range_key = tables.keys_of(table, request.get("IndexName"))
+    names = request.get("ExpressionAttributeNames") or {}
+    values = request.get("ExpressionAttributeValues") or {}
+    attribute = None
+    # Each value placeholder belongs to the key attribute named last before it
+    # (`#pk = :pk AND #sk BETWEEN :a AND :b`, `begins_with(#sk, :prefix)`).
+    for token in PLACEHOLDER.findall(request.get("KeyConditionExpression") or ""):
+        if token.startswith(":"):
+            limit = (
+                MAX_PARTITION_KEY_BYTES
+                if attribute == hash_key
+                else MAX_SORT_KEY_BYTES
+                if attribute == range_key
+                else None
+            )
+            if limit is not None and token in values and value_bytes(values[token]) > limit:
+                return HASH_KEY_TOO_LONG if limit == MAX_PARTITION_KEY_BYTES else RANGE_KEY_TOO_LONG
+        elif token.upper() not in ("AND", "BETWEEN", "BEGINS_WITH"):
+            attribute = names.get(token, token)
+    return None
+
+
+EXPRESSIONS = (
+    "UpdateExpression",
+    "ConditionExpression",
+    "KeyConditionExpression",
+    "FilterExpression",
+    "ProjectionExpression",
+)
+
+
+def unused_placeholders(body):
+    """DynamoDB refuses a request whose ExpressionAttributeNames or ExpressionAttributeValues bind
+    a placeholder that none of its expressions uses; moto checks it only outside transactions and
+    queries."""
+    used = set()
+    for name in EXPRESSIONS:
+        used.update(re.findall(r"[#:][A-Za-z0-9_]+", body.get(name) or ""))
+    for field, kind in (("ExpressionAttributeNames", "Names"), ("ExpressionAttributeValues", "Values")):
+        unused = sorted(set(body.get(field) or {}) - used)
+        if unused:
+            return (
+                f"Value provided in ExpressionAttribute{kind} unused in expressions: "
+                f"keys: {{{', '.join(unused)}}}"
+            )
+    return None
+
+
+def transact_write_violation(tables, request):
+    actions = request.get("TransactItems") or []
+    if len(actions) > MAX_TRANSACTION_ACTIONS:
+        return (
+            "1 validation error detected at 'transactItems' failed to satisfy constraint: "
+            "Member must have length less than or equal to 100"
+        )
+    total = 0
+    for action in actions:
+        for kind, body in action.items():
+            table = body.get("TableName")
+            if kind == "Put":
+                refused = item_violation(tables, table, body.get("Item"))
+                total += item_bytes(body.get("Item") or {})
+            elif kind == "Update":
+                refused = update_violation(tables, table, body)
+                total += item_bytes(body.get("Key") or {}) + sum(
+                    value_bytes(v) for v in (body.get("ExpressionAttributeValues") or {}).values()
+                )
+            else:
+                refused = key_violation(body.get("Key"), table_key_limits(tables, table))
+                total += item_bytes(body.get("Key") or {})
+            refused = refused or unused_placeholders(body)
+            if refused:
+                return refused
+    if total > MAX_TRANSACTION_BYTES:
+        return TRANSACTION_TOO_LARGE
+    return None
+
+
+def violation(operation, request, tables):
+    """The message of the first DynamoDB limit `request` breaks, or None."""
+    table = request.get("TableName")
+    if operation in ("GetItem", "DeleteItem"):
+        return key_violation(request.get("Key"), table_key_limits(tables, table))
+    if operation == "PutItem":
+        return item_violation(tables, table, request.get("Item"))
+    if operation == "UpdateItem":
+        return update_violation(tables, table, request)
+    if operation in ("Query", "Scan"):
+        return unused_placeholders(request) or (
+            query_violation(tables, request) if operation == "Query" else None
+        )
+    if operation == "TransactWriteItems":
+        return transact_write_violation(tables, request)
+    if operation == "TransactGetItems":
+        actions = request.get("TransactItems") or []
+        if len(actions) > MAX_TRANSACTION_ACTIONS:
+            return (
+                "1 validation error detected at 'transactItems' failed to satisfy constraint: "
+                "Member must have length less than or equal to 100"
+            )
+        for action in actions:
+            body = action.get("Get") or {}
+            refused = key_violation(body.get("Key"), table_key_limits(tables, body.get("TableName")))
+            if refused:
+                return refused
+        return None
+    if operation == "BatchGetItem":
+        requested = request.get("RequestItems") or {}
+        if sum(len(r.get("Keys") or []) for r in requested.values()) > MAX_BATCH_GET_KEYS:
+            return "Too many items requested for the BatchGetItem call"
+        for name, r in requested.items():
+            for key in r.get("Keys") or []:
+                refused = key_violation(key, table_key_limits(tables, name))
+                if refused:
+                    return refused
+        return None
+    if operation == "BatchWriteItem":
+        requested = request.get("RequestItems") or {}
+        if sum(len(writes) for writes in requested.values()) > MAX_BATCH_WRITE_REQUESTS:
+            return "Too many items requested for the BatchWriteItem call"
+        for name, writes in requested.items():
+            for write in writes:
+                if "PutRequest" in write:
+                    refused = item_violation(tables, name, write["PutRequest"].get("Item"))
+                else:
+                    key = (write.get("DeleteRequest") or {}).get("Key")
+                    refused = key_violation(key, table_key_limits(tables, name))
+                if refused:
+                    return refused
+        return None
+    return None

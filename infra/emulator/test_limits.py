@@ -1,0 +1,272 @@
+"""The emulator refuses what DynamoDB refuses: one test per limit of `limits.py`, each also showing
+that a request just inside the limit is taken (so the check is not merely stricter than DynamoDB).
+
+Run: .venv/bin/python -m unittest discover -s infra/emulator -p 'test_*.py'
+(test.sh runs it). Serves the wrapper on a free loopback port in a thread of its own.
+"""
+
+import os
+import sys
+import threading
+import unittest
+
+import boto3
+import botocore
+from werkzeug.serving import make_server
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app  # noqa: E402
+
+from moto_server import DynamoDBFront  # noqa: E402
+
+TABLE = "limits"
+
+
+class Limits(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
+        cls.server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        cls.db = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{cls.server.server_port}",
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=botocore.config.Config(retries={"max_attempts": 1}),
+        )
+        cls.db.create_table(
+            TableName=TABLE,
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "SK", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": name, "AttributeType": "S"}
+                for name in ("PK", "SK", "GSI1PK", "GSI1SK")
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "GSI1",
+                    "KeySchema": [
+                        {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                        {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.shutdown()
+
+    def refused(self, call, fragment):
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            call()
+        error = caught.exception.response["Error"]
+        self.assertEqual(error["Code"], "ValidationException")
+        self.assertIn(fragment, error["Message"])
+
+    @staticmethod
+    def key(pk="p", sk="s"):
+        return {"PK": {"S": pk}, "SK": {"S": sk}}
+
+    def test_a_partition_key_over_2048_bytes_is_refused_by_every_request_that_names_it(self):
+        inside, outside = "é" * 1024, "é" * 1024 + "x"  # 2048 and 2049 bytes of UTF-8
+        db = self.db
+        self.assertNotIn("Item", db.get_item(TableName=TABLE, Key=self.key(inside)))
+        calls = {
+            "GetItem": lambda pk: db.get_item(TableName=TABLE, Key=self.key(pk)),
+            "DeleteItem": lambda pk: db.delete_item(TableName=TABLE, Key=self.key(pk)),
+            "Query": lambda pk: db.query(
+                TableName=TABLE,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": "PK"},
+                ExpressionAttributeValues={":pk": {"S": pk}},
+            ),
+            "Query on an index": lambda pk: db.query(
+                TableName=TABLE,
+                IndexName="GSI1",
+                KeyConditionExpression="GSI1PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": pk}},
+            ),
+            "TransactGetItems": lambda pk: db.transact_get_items(
+                TransactItems=[{"Get": {"TableName": TABLE, "Key": self.key(pk)}}]
+            ),
+            "TransactWriteItems ConditionCheck": lambda pk: db.transact_write_items(
+                TransactItems=[
+                    {
+                        "ConditionCheck": {
+                            "TableName": TABLE,
+                            "Key": self.key(pk),
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    }
+                ]
+            ),
+            "TransactWriteItems Delete": lambda pk: db.transact_write_items(
+                TransactItems=[{"Delete": {"TableName": TABLE, "Key": self.key(pk)}}]
+            ),
+            "BatchGetItem": lambda pk: db.batch_get_item(
+                RequestItems={TABLE: {"Keys": [self.key(pk)]}}
+            ),
+            "BatchWriteItem delete": lambda pk: db.batch_write_item(
+                RequestItems={TABLE: [{"DeleteRequest": {"Key": self.key(pk)}}]}
+            ),
+            "PutItem": lambda pk: db.put_item(TableName=TABLE, Item=self.key(pk)),
+            "UpdateItem": lambda pk: db.update_item(
+                TableName=TABLE,
+                Key=self.key(pk),
+                UpdateExpression="SET v = :v",
+                ExpressionAttributeValues={":v": {"S": "1"}},
+            ),
+        }
+        for name, call in calls.items():
+            with self.subTest(name):
+                call(inside)
+                self.refused(lambda: call(outside), "Size of hashkey has exceeded")
+
+    def test_a_sort_key_over_1024_bytes_is_refused_in_keys_key_conditions_and_index_keys(self):
+        inside, outside = "s" * 1024, "s" * 1025
+        db = self.db
+        calls = {
+            "GetItem": lambda sk: db.get_item(TableName=TABLE, Key=self.key("p", sk)),
+            "Query begins_with": lambda sk: db.query(
+                TableName=TABLE,
+                KeyConditionExpression="#pk = :pk AND begins_with(#sk, :prefix)",
+                ExpressionAttributeNames={"#pk": "PK", "#sk": "SK"},
+                ExpressionAttributeValues={":pk": {"S": "p"}, ":prefix": {"S": sk}},
+            ),
+            "Query BETWEEN (second bound)": lambda sk: db.query(
+                TableName=TABLE,
+                KeyConditionExpression="PK = :pk AND SK BETWEEN :a AND :b",
+                ExpressionAttributeValues={
+                    ":pk": {"S": "p"},
+                    ":a": {"S": "a"},
+                    ":b": {"S": sk},
+                },
+            ),
+            "PutItem with an index sort key": lambda sk: db.put_item(
+                TableName=TABLE,
+                Item={**self.key("p", "s"), "GSI1PK": {"S": "g"}, "GSI1SK": {"S": sk}},
+            ),
+            "UpdateItem setting an index sort key": lambda sk: db.update_item(
+                TableName=TABLE,
+                Key=self.key("p", "s"),
+                UpdateExpression="SET #g = :g, #o = :o",
+                ExpressionAttributeNames={"#g": "GSI1SK", "#o": "other"},
+                ExpressionAttributeValues={":g": {"S": sk}, ":o": {"S": "o"}},
+            ),
+        }
+        for name, call in calls.items():
+            with self.subTest(name):
+                call(inside)
+                self.refused(lambda: call(outside), "range keys has exceeded")
+
+    def test_an_item_over_400_kb_is_refused_by_puts_updates_transactions_and_batches(self):
+        db = self.db
+        # The item's size counts attribute names and values (PK, SK, v and their values).
+        # DynamoDB takes 409,600 bytes; moto itself refuses from 405,000 (stricter, never reached:
+        # the project's own limits keep items under 300 KB), so "inside" stays below both.
+        overhead = len("PK") + len("p") + len("SK") + len("big") + len("v")
+        inside = {**self.key("p", "big"), "v": {"S": "x" * (400_000 - overhead)}}
+        outside = {**self.key("p", "big"), "v": {"S": "x" * (400 * 1024 - overhead + 1)}}
+        calls = {
+            "PutItem": lambda item: db.put_item(TableName=TABLE, Item=item),
+            "TransactWriteItems Put": lambda item: db.transact_write_items(
+                TransactItems=[{"Put": {"TableName": TABLE, "Item": item}}]
+            ),
+            "BatchWriteItem put": lambda item: db.batch_write_item(
+                RequestItems={TABLE: [{"PutRequest": {"Item": item}}]}
+            ),
+        }
+        for name, call in calls.items():
+            with self.subTest(name):
+                call(inside)
+                self.refused(lambda: call(outside), "Item size has exceeded")
+
+    def test_a_transaction_of_more_than_100_actions_or_4_mb_is_refused(self):
+        db = self.db
+
+        def puts(count, value_bytes):
+            return [
+                {
+                    "Put": {
+                        "TableName": TABLE,
+                        "Item": {**self.key(f"t{i}", "s"), "v": {"S": "x" * value_bytes}},
+                    }
+                }
+                for i in range(count)
+            ]
+
+        db.transact_write_items(TransactItems=puts(100, 1))
+        self.refused(lambda: db.transact_write_items(TransactItems=puts(101, 1)), "100")
+        self.refused(
+            lambda: db.transact_get_items(
+                TransactItems=[{"Get": {"TableName": TABLE, "Key": self.key(f"t{i}")}} for i in range(101)]
+            ),
+            "100",
+        )
+        # 100 items of 41,000 bytes (4.1 MB in all): each is far below 400 KB, the sum is over 4 MB.
+        db.transact_write_items(TransactItems=puts(100, 40_000))
+        self.refused(
+            lambda: db.transact_write_items(TransactItems=puts(100, 42_000)),
+            "Transaction request cannot be larger than 4 MB",
+        )
+
+    def test_batch_get_takes_at_most_100_keys_and_batch_write_25_requests(self):
+        db = self.db
+        keys = [self.key(f"b{i}") for i in range(101)]
+        db.batch_get_item(RequestItems={TABLE: {"Keys": keys[:100]}})
+        self.refused(
+            lambda: db.batch_get_item(RequestItems={TABLE: {"Keys": keys}}),
+            "Too many items requested for the BatchGetItem call",
+        )
+        writes = [{"PutRequest": {"Item": key}} for key in keys]
+        db.batch_write_item(RequestItems={TABLE: writes[:25]})
+        self.refused(
+            lambda: db.batch_write_item(RequestItems={TABLE: writes[:26]}),
+            "Too many items requested for the BatchWriteItem call",
+        )
+
+
+    def test_an_unused_expression_placeholder_is_refused_in_transactions_and_queries(self):
+        db = self.db
+
+        def update(values):
+            return lambda: db.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": TABLE,
+                            "Key": self.key("u"),
+                            "UpdateExpression": "SET #v = :v",
+                            "ExpressionAttributeNames": {"#v": "v"},
+                            "ExpressionAttributeValues": values,
+                        }
+                    }
+                ]
+            )
+
+        update({":v": {"S": "1"}})()
+        self.refused(
+            update({":v": {"S": "1"}, ":unused": {"S": "2"}}),
+            "Value provided in ExpressionAttributeValues unused in expressions: keys: {:unused}",
+        )
+
+        def query(values):
+            return lambda: db.query(
+                TableName=TABLE,
+                KeyConditionExpression="PK = :p",
+                ExpressionAttributeValues=values,
+            )
+
+        query({":p": {"S": "u"}})()
+        self.refused(query({":p": {"S": "u"}, ":p1": {"S": "x"}}), "keys: {:p1}")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,364 @@
+//! The one validator of router configurations (BEHAVIOR 15; DESIGN "Router configuration"):
+//! the API's create, draft and restore and the provisioning loader (`docs/seed-format.md`) all
+//! turn a configuration body into the parsed [`RouterConfig`] here, so a rule exists once.
+//!
+//! [`ConfigBody`] is the configuration's JSON shape (`{name, has_integration, settings, users,
+//! teams}`, read by serde with unknown keys refused); [`parse`] checks it against the account
+//! ([`Account`]: its members, teams and the router type's field catalogue) and answers the
+//! first problem with its JSON path relative to the configuration, e.g.
+//! `settings.trigger.groups[0].conditions[0].operator` ([`ConfigError`]). The seed loader
+//! prefixes the router's own path (`accounts[0].routers[1].`); the API answers 400 with the
+//! path in `field`.
+
+use crate::fields::catalogue::Catalogue;
+use crate::fields::definition::FieldType;
+use crate::model::account::Team;
+use crate::model::member::Member;
+use crate::model::router::{
+    DistributionModel, RosterMember, RotationType, RouterConfig, RouterSettings, RouterUser,
+};
+use crate::sla::parse_setting;
+use crate::trigger::grammar::Trigger;
+use crate::types::email::Email;
+use crate::types::limits::MAX_ITEM_JSON_BYTES;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Longest router `name`, in characters (BEHAVIOR 15).
+pub const MAX_NAME_CHARS: usize = 256;
+/// Most `users` of a router (BEHAVIOR 15).
+pub const MAX_USERS: usize = 500;
+/// Most `teams` of a router (BEHAVIOR 15).
+pub const MAX_TEAMS: usize = 50;
+
+/// A router configuration as sent or provisioned, before it is checked against the account.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigBody {
+    /// Display name.
+    pub name: String,
+    /// Whether assignments are pushed to the account's CRM (default false).
+    #[serde(default)]
+    pub has_integration: bool,
+    /// `null` (or absent) = no settings.
+    #[serde(default)]
+    pub settings: Option<SettingsBody>,
+    /// Rotation users `[{email, percentage?}]`.
+    #[serde(default)]
+    pub users: Vec<UserBody>,
+    /// Rotation teams `[{name}]`.
+    #[serde(default)]
+    pub teams: Vec<TeamBody>,
+}
+
+/// The `settings` object as sent: every key may be left out (its default: off, none, `users`
+/// rotation; BEHAVIOR 5), and `null` reads as the default for the optional ones.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SettingsBody {
+    /// Whether an existing owner may be replaced.
+    pub overwrite: bool,
+    /// Internal name of a `user` field of the router's type.
+    pub owner_field: Option<String>,
+    /// `round robin` or `percentage`.
+    pub distribution_model: Option<DistributionModel>,
+    /// E-mail of a member of the account.
+    pub default_user: Option<String>,
+    /// Whether the backup user is disabled.
+    pub disable_default_assignment: bool,
+    /// Whether working hours are ignored.
+    pub ignore_working_hours: bool,
+    /// Whether contacts go to the owner of their e-mail domain's company.
+    pub account_matching: bool,
+    /// `users` (default) or `teams`.
+    pub rotation_type: RotationType,
+    /// The trigger (grammar checked by serde, fields by [`Trigger::validate`]).
+    pub trigger: Option<Trigger>,
+    /// The SLA (BEHAVIOR 14).
+    pub sla: Option<SlaBody>,
+}
+
+/// The `sla` key of the settings (BEHAVIOR 14), before its values are read against the
+/// router's fields ([`parse_setting`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlaBody {
+    /// 1 to 10,080.
+    pub minutes: i64,
+    /// Internal name of a field of the router's type.
+    pub worked_field: String,
+    /// `null` or a non-empty array of that field's values.
+    #[serde(default)]
+    pub worked_values: Option<Vec<Value>>,
+}
+
+/// A rotation user as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserBody {
+    /// A member's e-mail.
+    pub email: String,
+    /// Weight 0 to 100, on percentage routers only.
+    #[serde(default)]
+    pub percentage: Option<f64>,
+}
+
+/// A rotation team as sent.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamBody {
+    /// The name of a team of the account.
+    pub name: String,
+}
+
+/// The first problem of a configuration: its JSON path relative to the configuration (empty
+/// for the whole configuration) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+pub struct ConfigError {
+    /// JSON path, e.g. `users[2].email`; empty for the configuration as a whole.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn refused<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError {
+        path: path.into(),
+        message: message.into(),
+    })
+}
+
+/// What a configuration is checked against: the account's members (those it names at least;
+/// archived ones included), its teams, and the field catalogue of the router's type.
+#[derive(Debug, Clone, Copy)]
+pub struct Account<'a> {
+    /// Members of the account.
+    pub members: &'a [Member],
+    /// Teams of the account.
+    pub teams: &'a [Team],
+    /// The field catalogue of the router's object type.
+    pub catalogue: &'a Catalogue,
+}
+
+/// The e-mail of the account's member that `given` names (in any form [`Email::parse`] reads
+/// as the same address: case, U-label or A-label domain), archived or not.
+///
+/// Errors: `no user with e-mail "<given>" in this account`.
+pub fn member_email(given: &str, members: &[Member]) -> Result<Email, String> {
+    let wanted = Email::parse(given).ok();
+    members
+        .iter()
+        .find(|m| wanted.as_ref() == Some(&m.email))
+        .map(|m| m.email.clone())
+        .ok_or_else(|| format!("no user with e-mail \"{given}\" in this account"))
+}
+
+/// Checks `body` against `account` (BEHAVIOR 15's rules: members and teams exist, `owner_field`
+/// is a `user` field of the type, `default_user` a member, the trigger grammar and fields, the
+/// SLA, percentages, `rotation_type`, sizes) and returns the parsed configuration, with the
+/// member id of every e-mail it names resolved (active members only, as provisioning does).
+///
+/// Errors: the first problem, with its path relative to the configuration.
+pub fn parse(body: ConfigBody, account: Account<'_>) -> Result<RouterConfig, ConfigError> {
+    let name_chars = body.name.chars().take(MAX_NAME_CHARS + 1).count();
+    if name_chars == 0 || name_chars > MAX_NAME_CHARS {
+        return refused("name", format!("must be 1 to {MAX_NAME_CHARS} characters"));
+    }
+    if body.users.len() > MAX_USERS {
+        return refused("users", format!("at most {MAX_USERS} users"));
+    }
+    if body.teams.len() > MAX_TEAMS {
+        return refused("teams", format!("at most {MAX_TEAMS} teams"));
+    }
+    let mut users = Vec::with_capacity(body.users.len());
+    for (j, u) in body.users.iter().enumerate() {
+        let email = member_email(&u.email, account.members)
+            .or_else(|message| refused(format!("users[{j}].email"), message))?;
+        users.push(RouterUser {
+            email,
+            percentage: u.percentage,
+        });
+    }
+    let mut teams = Vec::with_capacity(body.teams.len());
+    for (j, t) in body.teams.iter().enumerate() {
+        if !account.teams.iter().any(|x| x.name == t.name) {
+            return refused(
+                format!("teams[{j}].name"),
+                format!("no team \"{}\" in this account", t.name),
+            );
+        }
+        teams.push(t.name.clone());
+    }
+    let settings = match body.settings {
+        None => None,
+        Some(s) => Some(settings(s, account)?),
+    };
+    percentages(settings.as_ref(), &users, &teams)?;
+    if let Some(s) = &settings {
+        if s.rotation_type == RotationType::Teams && (teams.is_empty() || !users.is_empty()) {
+            return refused(
+                "settings.rotation_type",
+                "a teams rotation lists teams and no users",
+            );
+        }
+    }
+    let mut config = RouterConfig {
+        name: body.name,
+        has_integration: body.has_integration,
+        settings,
+        users,
+        teams,
+        member_ids: Vec::new(),
+    };
+    config.member_ids = resolve(&config, account);
+    if crate::types::limits::json_size(&config) > MAX_ITEM_JSON_BYTES {
+        return refused(
+            "",
+            format!("Router too large: at most {MAX_ITEM_JSON_BYTES} bytes of JSON"),
+        );
+    }
+    Ok(config)
+}
+
+/// The settings checked against the account (paths under `settings.`).
+fn settings(s: SettingsBody, account: Account<'_>) -> Result<RouterSettings, ConfigError> {
+    let catalogue = account.catalogue;
+    if let Some(owner) = &s.owner_field {
+        match catalogue.get(owner) {
+            Some(f) if f.field_type == FieldType::User && !f.is_system() => {}
+            _ => {
+                return refused(
+                    "settings.owner_field",
+                    format!(
+                        "\"{owner}\" is not a user field of {}",
+                        catalogue.object_type()
+                    ),
+                )
+            }
+        }
+    }
+    let default_user = match &s.default_user {
+        Some(e) => Some(
+            member_email(e, account.members)
+                .or_else(|message| refused("settings.default_user", message))?,
+        ),
+        None => None,
+    };
+    if let Some(trigger) = &s.trigger {
+        trigger.validate(catalogue).map_err(|e| ConfigError {
+            path: format!("settings.trigger.{}", e.path),
+            message: e.message,
+        })?;
+    }
+    let sla = match &s.sla {
+        None => None,
+        Some(sla) => Some(
+            parse_setting(
+                sla.minutes,
+                &sla.worked_field,
+                sla.worked_values.as_deref(),
+                catalogue,
+                account.members,
+            )
+            .map_err(|e| ConfigError {
+                path: format!("settings.sla.{}", e.key),
+                message: e.message,
+            })?,
+        ),
+    };
+    Ok(RouterSettings {
+        overwrite: s.overwrite,
+        owner_field: s.owner_field,
+        distribution_model: s.distribution_model,
+        default_user,
+        disable_default_assignment: s.disable_default_assignment,
+        ignore_working_hours: s.ignore_working_hours,
+        account_matching: s.account_matching,
+        rotation_type: s.rotation_type,
+        trigger: s.trigger,
+        sla,
+    })
+}
+
+/// Percentages only on percentage routers; there every user has one, from 0 to 100, summing
+/// to 100, and no team is listed (BEHAVIOR 15: a 400 naming `users`, or `teams`).
+fn percentages(
+    settings: Option<&RouterSettings>, users: &[RouterUser], teams: &[String],
+) -> Result<(), ConfigError> {
+    let percentage =
+        settings.is_some_and(|s| s.distribution_model == Some(DistributionModel::Percentage));
+    if !percentage {
+        if let Some(j) = users.iter().position(|u| u.percentage.is_some()) {
+            return refused(
+                "users",
+                format!("users[{j}].percentage: percentages are only for percentage routers"),
+            );
+        }
+        return Ok(());
+    }
+    if !teams.is_empty() {
+        return refused("teams", "a percentage router lists no teams");
+    }
+    for (j, u) in users.iter().enumerate() {
+        match u.percentage {
+            None => {
+                return refused(
+                    "users",
+                    format!(
+                    "users[{j}].percentage: every user of a percentage router needs a percentage"
+                ),
+                )
+            }
+            Some(p) if !(0.0..=100.0).contains(&p) => {
+                return refused(
+                    "users",
+                    format!("users[{j}].percentage: must be from 0 to 100"),
+                )
+            }
+            Some(_) => {}
+        }
+    }
+    let total: f64 = users.iter().filter_map(|u| u.percentage).sum();
+    if (total - 100.0).abs() > 1e-6 {
+        return refused("users", format!("percentages sum to {total}, not 100"));
+    }
+    Ok(())
+}
+
+/// The member id of each e-mail the configuration's roster names (its users, its teams'
+/// members, its backup user), among the account's active members: what dispatch reads the
+/// pool by ([`crate::model::router::Router::member_ids`]).
+fn resolve(config: &RouterConfig, account: Account<'_>) -> Vec<RosterMember> {
+    config
+        .roster_emails(account.teams)
+        .iter()
+        .filter_map(|email| {
+            account
+                .members
+                .iter()
+                .find(|m| m.email.as_str() == *email && m.is_active())
+                .map(|m| RosterMember {
+                    email: m.email.clone(),
+                    id: m.id,
+                })
+        })
+        .collect()
+}
+
+/// Every e-mail and member reference a body names that the account must be asked about: its
+/// users, its backup user, and the string values of an SLA's `worked_values` (a `user` field's
+/// values are member ids or e-mails). The API reads these members before [`parse`] (the seed
+/// loader has every member at hand).
+pub fn named_members(body: &ConfigBody) -> Vec<String> {
+    let mut named: Vec<String> = body.users.iter().map(|u| u.email.clone()).collect();
+    if let Some(s) = &body.settings {
+        named.extend(s.default_user.clone());
+        if let Some(values) = s.sla.as_ref().and_then(|sla| sla.worked_values.as_ref()) {
+            named.extend(values.iter().filter_map(|v| v.as_str().map(str::to_string)));
+        }
+    }
+    named.sort();
+    named.dedup();
+    named
+}

@@ -1,0 +1,861 @@
+//! Router management through the API (BEHAVIOR 15): create, the draft, publish and unpublish,
+//! revisions and restore, archive.
+//!
+//! Checks run in BEHAVIOR 2's order with section 15's additions: 400 (path) -> 404 -> 409
+//! (`Router is archived`) -> 412 / 428 (`If-Match`) -> 400 (body). Every write is one store
+//! write conditional on what was read (the router's version, the draft's tag, the rotation
+//! state's version); one that loses a race reads again and decides again, a few times. A
+//! publish reads in one round (router, draft, rotation state at once) and writes in a second.
+
+use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
+use super::view::{DraftView, RevisionView, RouterView};
+use crate::clock::Clock;
+use crate::error::DomainError;
+use crate::fields::cache::CatalogueCache;
+use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
+use crate::model::dispatch::RotationState;
+use crate::model::member::Member;
+use crate::model::object_type::ObjectType;
+use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
+use crate::model::router_write::{DraftChange, RouterWrite};
+use crate::page::cursor::{CursorKey, ListRequest};
+use crate::page::{ListView, Page, PageStart, Position};
+use crate::store::{keys, revision_position, Store, StoreError};
+use crate::types::etag::{ETag, IfMatch};
+use crate::types::ids::{AccountId, MemberId, RouterId};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Most non-archived routers of an account (BEHAVIOR 15).
+pub const MAX_ROUTERS: u64 = 1000;
+/// 400 when an account has [`MAX_ROUTERS`] already.
+pub const ROUTER_LIMIT_REACHED: &str = "Router limit reached";
+/// 404 of an unknown router.
+pub const ROUTER_NOT_FOUND: &str = "Router not found";
+/// 404 of a router without a draft.
+pub const DRAFT_NOT_FOUND: &str = "Draft not found";
+/// 404 of an unknown revision (or a `{n}` that is not a positive integer).
+pub const REVISION_NOT_FOUND: &str = "Revision not found";
+/// 409 of a write to an archived router.
+pub const ROUTER_ARCHIVED: &str = "Router is archived";
+/// 412 of an `If-Match` that is not the draft's tag (or of any `If-Match` without a draft).
+pub const DRAFT_CHANGED: &str = "Draft has changed";
+/// 428 of a publish of a draft without `If-Match`.
+pub const IF_MATCH_REQUIRED: &str = "If-Match required";
+
+/// Rounds of reading and writing again when a write lost a race.
+const ATTEMPTS: usize = 5;
+/// Member lookups by e-mail sent at once while a configuration is validated.
+const LOOKUPS_AT_ONCE: usize = 16;
+
+/// Who asks: the account of the token and its `sub` (written as `published_by`,
+/// `updated_by`, `archived_by`).
+#[derive(Debug, Clone, Copy)]
+pub struct Actor<'a> {
+    /// The token's account.
+    pub account_id: AccountId,
+    /// The token's `sub` (the API client id).
+    pub sub: &'a str,
+}
+
+/// A draft and its tag, for the answer and its `ETag` header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tagged {
+    /// The draft.
+    pub draft: DraftView,
+    /// Its entity tag.
+    pub etag: ETag,
+}
+
+/// The router management operations.
+pub struct RouterAdmin {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    catalogues: Arc<CatalogueCache>,
+}
+
+/// The configuration keys of a create or a draft body (BEHAVIOR 15).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouterBody {
+    name: String,
+    #[serde(default)]
+    object_type: Option<ObjectType>,
+    #[serde(default)]
+    has_integration: Option<bool>,
+    settings: Option<SettingsBody>,
+    users: Vec<UserBody>,
+    teams: Vec<TeamBody>,
+}
+
+impl RouterAdmin {
+    /// The operations over `store`, dating writes with `clock`, reading field catalogues
+    /// through `catalogues`.
+    pub fn new(
+        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            catalogues,
+        }
+    }
+
+    /// `POST /routers`: a new unpublished router whose revision 1 is `body`'s configuration;
+    /// `claim`'s answer (201) is stored with it.
+    ///
+    /// Errors: 400 naming the JSON path of the first problem of the body; 400 `Router limit
+    /// reached` at [`MAX_ROUTERS`]; 409 when the claim's lease was lost.
+    pub async fn create(
+        &self, actor: Actor<'_>, body: &Map<String, Value>, claim: Option<&IdempotencyClaim>,
+    ) -> Result<RouterView, DomainError> {
+        let (object_type, body) = parse_body(body, None)?;
+        let config = self.validate(actor.account_id, object_type, body).await?;
+        let now = self.clock.now();
+        let router = Router {
+            id: RouterId::new_v7(),
+            account_id: actor.account_id,
+            name: String::new(),
+            object_type,
+            has_integration: false,
+            is_published: false,
+            settings: None,
+            users: Vec::new(),
+            teams: Vec::new(),
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+            archived_by: None,
+            member_ids: Vec::new(),
+            revision: FIRST_REVISION,
+            version: 0,
+        }
+        .with_config(&config, FIRST_REVISION);
+        let revision = RouterRevision {
+            router_id: router.id,
+            account_id: router.account_id,
+            revision: FIRST_REVISION,
+            config,
+            published_at: now,
+            published_by: actor.sub.to_string(),
+        };
+        let view = RouterView::new(&router);
+        let completion = completion(claim, 201, &view)?;
+        match self
+            .store
+            .create_router(&router, &revision, MAX_ROUTERS, completion.as_ref())
+            .await
+        {
+            Ok(()) => Ok(view),
+            Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(ROUTER_LIMIT_REACHED)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// `GET /routers/{id}/draft`.
+    ///
+    /// Errors: 404 `Router not found`, 404 `Draft not found`.
+    pub async fn draft(&self, account_id: AccountId, id: RouterId) -> Result<Tagged, DomainError> {
+        let (router, draft) = tokio::try_join!(
+            self.store.get_router(account_id, id),
+            self.store.get_router_draft(account_id, id)
+        )?;
+        let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
+        let draft = draft.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
+        Ok(tagged(&draft, router.object_type))
+    }
+
+    /// `PUT /routers/{id}/draft`: creates the draft (based on the live revision) or replaces it
+    /// (keeping its `based_on_revision`) with `body`'s configuration.
+    ///
+    /// Errors: 404; 409 `Router is archived`; 412 `Draft has changed` when `if_match` does not
+    /// hold; then `body`'s own error (a body that is not a JSON object), or 400 naming the JSON
+    /// path of the body's first problem.
+    pub async fn put_draft(
+        &self, actor: Actor<'_>, id: RouterId, if_match: Option<&IfMatch>,
+        body: Result<Map<String, Value>, DomainError>,
+    ) -> Result<Tagged, DomainError> {
+        let mut body = Some(body);
+        let mut config: Option<RouterConfig> = None;
+        for _ in 0..ATTEMPTS {
+            let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
+            check_if_match(if_match, current.as_ref())?;
+            let config = match &config {
+                Some(config) => config.clone(),
+                None => {
+                    let body = body
+                        .take()
+                        .unwrap_or_else(|| Err(DomainError::internal("the body was read")))?;
+                    let (_, body) = parse_body(&body, Some(router.object_type))?;
+                    let parsed = self
+                        .validate(actor.account_id, router.object_type, body)
+                        .await?;
+                    config.insert(parsed).clone()
+                }
+            };
+            let based_on = current
+                .as_ref()
+                .map_or(router.revision, |d| d.based_on_revision);
+            let draft = self.new_draft(actor, &router, based_on, config);
+            match self
+                .store
+                .put_router_draft(
+                    &draft,
+                    current.as_ref().map(|d| &d.etag),
+                    router.version,
+                    None,
+                )
+                .await
+            {
+                Ok(()) => return Ok(tagged(&draft, router.object_type)),
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(lost_races())
+    }
+
+    /// `DELETE /routers/{id}/draft`.
+    ///
+    /// Errors: 404 `Router not found`; 409 `Router is archived`; 412 `Draft has changed` when
+    /// `if_match` does not hold; 404 `Draft not found` without a draft (and without
+    /// `If-Match`).
+    pub async fn delete_draft(
+        &self, account_id: AccountId, id: RouterId, if_match: Option<&IfMatch>,
+    ) -> Result<(), DomainError> {
+        for _ in 0..ATTEMPTS {
+            let (_, current) = self.writable_with_draft(account_id, id).await?;
+            check_if_match(if_match, current.as_ref())?;
+            let current = current.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
+            match self
+                .store
+                .delete_router_draft(account_id, id, &current.etag)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(lost_races())
+    }
+
+    /// `POST /routers/{id}/publish`: the draft becomes the next revision, live at once, and
+    /// the router is published; without a draft the router is only published. One round of
+    /// reads (router, draft, rotation state), one write; `claim`'s answer (200) goes with it.
+    ///
+    /// Errors: 404; 409 `Router is archived`; with a draft 428 `If-Match required` without
+    /// `if_match` and 412 `Draft has changed` when it does not hold; without one 412 for any
+    /// `if_match`; then `body`'s error (the operation takes no body).
+    pub async fn publish(
+        &self, actor: Actor<'_>, id: RouterId, if_match: Option<&IfMatch>,
+        body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
+    ) -> Result<(RouterView, bool), DomainError> {
+        let mut body = Some(body);
+        for _ in 0..ATTEMPTS {
+            let (router, draft, rotation) = tokio::try_join!(
+                self.store.get_router(actor.account_id, id),
+                self.store.get_router_draft(actor.account_id, id),
+                self.store.rotation_state(id)
+            )?;
+            let router = writable(router)?;
+            let now = self.clock.now();
+            let write = match draft {
+                Some(draft) => {
+                    let if_match = if_match.ok_or_else(|| {
+                        DomainError::PreconditionRequired(IF_MATCH_REQUIRED.into())
+                    })?;
+                    if !if_match.passes(Some(&draft.etag)) {
+                        return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()));
+                    }
+                    published(actor, &router, draft, &rotation, now)
+                }
+                None if if_match.is_some() => {
+                    return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()))
+                }
+                None if router.is_published => {
+                    take_body(&mut body)?;
+                    return Ok((RouterView::new(&router), false));
+                }
+                None => {
+                    let mut next = moved_on(&router, now);
+                    next.is_published = true;
+                    RouterWrite {
+                        router: next,
+                        expected_version: router.version,
+                        revision: None,
+                        draft: DraftChange::Keep,
+                        rotation: None,
+                        archives: false,
+                        completion: None,
+                    }
+                }
+            };
+            take_body(&mut body)?;
+            match self.write(write, claim).await? {
+                Some(view) => return Ok((view, true)),
+                None => continue,
+            }
+        }
+        Err(lost_races())
+    }
+
+    /// `POST /routers/{id}/unpublish`: dispatch answers `The router is unpublished` from now
+    /// on.
+    ///
+    /// Errors: 404; 409 `Router is archived`; then `body`'s error (the operation takes no
+    /// body).
+    pub async fn unpublish(
+        &self, actor: Actor<'_>, id: RouterId, body: Result<(), DomainError>,
+        claim: Option<&IdempotencyClaim>,
+    ) -> Result<(RouterView, bool), DomainError> {
+        let mut body = Some(body);
+        for _ in 0..ATTEMPTS {
+            let router = writable(self.store.get_router(actor.account_id, id).await?)?;
+            take_body(&mut body)?;
+            if !router.is_published {
+                return Ok((RouterView::new(&router), false));
+            }
+            let mut next = moved_on(&router, self.clock.now());
+            next.is_published = false;
+            let write = RouterWrite {
+                router: next,
+                expected_version: router.version,
+                revision: None,
+                draft: DraftChange::Keep,
+                rotation: None,
+                archives: false,
+                completion: None,
+            };
+            if let Some(view) = self.write(write, claim).await? {
+                return Ok((view, true));
+            }
+        }
+        Err(lost_races())
+    }
+
+    /// `DELETE /routers/{id}`: archives the router and drops its draft; dispatch answers
+    /// `Router not found` from now on, and its pending SLA checks end `cancelled` when they
+    /// come due (BEHAVIOR 14's check of an archived router). Revisions and history stay.
+    ///
+    /// Errors: 404 for an unknown or already archived router.
+    pub async fn archive(&self, actor: Actor<'_>, id: RouterId) -> Result<RouterView, DomainError> {
+        for _ in 0..ATTEMPTS {
+            let router = self
+                .store
+                .get_router(actor.account_id, id)
+                .await?
+                .filter(|r| !r.is_archived())
+                .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
+            let now = self.clock.now();
+            let mut next = moved_on(&router, now);
+            next.archived_at = Some(now);
+            next.archived_by = Some(actor.sub.to_string());
+            let write = RouterWrite {
+                router: next,
+                expected_version: router.version,
+                revision: None,
+                draft: DraftChange::Drop,
+                rotation: None,
+                archives: true,
+                completion: None,
+            };
+            if let Some(view) = self.write(write, None).await? {
+                return Ok(view);
+            }
+        }
+        Err(lost_races())
+    }
+
+    /// `GET /routers/{id}/revisions`: newest first, section 11's list rules. A page reads at
+    /// most `limit` + 1 revisions: an offset becomes a position (revisions are numbered 1 to
+    /// the live one without gaps).
+    ///
+    /// Errors: 404 `Router not found` (an archived router's revisions stay readable); 400
+    /// naming `after` for a cursor this list did not issue.
+    pub async fn revisions(
+        &self, account_id: AccountId, id: RouterId, request: &ListRequest, cursors: &CursorKey,
+    ) -> Result<ListView<RevisionView>, DomainError> {
+        let router = self
+            .store
+            .get_router(account_id, id)
+            .await?
+            .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
+        let (list, page) =
+            request.open_unfiltered(cursors, account_id, format!("router-revisions:{id}"))?;
+        let read = match page.start {
+            PageStart::Offset(offset) if offset > 0 => {
+                let newest = router.revision.saturating_sub(offset as u64);
+                // Revisions below `newest + 1`, i.e. from `newest` down.
+                Page::after(
+                    page.limit,
+                    Position::new(keys::revision_number(newest + 1)),
+                    false,
+                )
+            }
+            _ => page.clone(),
+        };
+        let listed = self
+            .store
+            .list_router_revisions(account_id, id, &read)
+            .await?;
+        Ok(cursors.answer(&list, &page, listed, RevisionView::new, revision_position))
+    }
+
+    /// `GET /routers/{id}/revisions/{n}`.
+    ///
+    /// Errors: 404 `Router not found`; 404 `Revision not found` (also for an `n` that is not a
+    /// positive integer).
+    pub async fn revision(
+        &self, account_id: AccountId, id: RouterId, n: &str,
+    ) -> Result<RevisionView, DomainError> {
+        let (_, revision) = self.router_revision(account_id, id, n).await?;
+        Ok(RevisionView::new(&revision))
+    }
+
+    /// `POST /routers/{id}/revisions/{n}/restore`: the draft becomes revision `n`'s
+    /// configuration (`based_on_revision: n`); a rollback is this, then a publish. `claim`'s
+    /// answer (200) is stored with the draft.
+    ///
+    /// Errors: 404 `Router not found` / `Revision not found`; 409 `Router is archived`; 412
+    /// `Draft has changed` when `if_match` is sent and does not hold; then `body`'s error (the
+    /// operation takes no body).
+    pub async fn restore(
+        &self, actor: Actor<'_>, id: RouterId, n: &str, if_match: Option<&IfMatch>,
+        body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
+    ) -> Result<Tagged, DomainError> {
+        let (_, revision) = self.router_revision(actor.account_id, id, n).await?;
+        let mut body = Some(body);
+        for _ in 0..ATTEMPTS {
+            let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
+            check_if_match(if_match, current.as_ref())?;
+            take_body(&mut body)?;
+            let draft = self.new_draft(actor, &router, revision.revision, revision.config.clone());
+            let answer = tagged(&draft, router.object_type);
+            let completion = completion(claim, 200, &answer.draft)?;
+            match self
+                .store
+                .put_router_draft(
+                    &draft,
+                    current.as_ref().map(|d| &d.etag),
+                    router.version,
+                    completion.as_ref(),
+                )
+                .await
+            {
+                Ok(()) => return Ok(answer),
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(lost_races())
+    }
+
+    /// The router (404 when unknown) and revision `n` of it (404 `Revision not found`).
+    async fn router_revision(
+        &self, account_id: AccountId, id: RouterId, n: &str,
+    ) -> Result<(Router, RouterRevision), DomainError> {
+        let number = parse_revision_number(n);
+        let (router, revision) = tokio::try_join!(self.store.get_router(account_id, id), async {
+            match number {
+                Some(n) => self.store.get_router_revision(account_id, id, n).await,
+                None => Ok(None),
+            }
+        })?;
+        let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
+        let revision = revision.ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?;
+        Ok((router, revision))
+    }
+
+    /// The router (404 unknown, 409 archived) and its draft, read at once.
+    async fn writable_with_draft(
+        &self, account_id: AccountId, id: RouterId,
+    ) -> Result<(Router, Option<RouterDraft>), DomainError> {
+        let (router, draft) = tokio::try_join!(
+            self.store.get_router(account_id, id),
+            self.store.get_router_draft(account_id, id)
+        )?;
+        Ok((writable(router)?, draft))
+    }
+
+    fn new_draft(
+        &self, actor: Actor<'_>, router: &Router, based_on: u64, config: RouterConfig,
+    ) -> RouterDraft {
+        RouterDraft {
+            router_id: router.id,
+            account_id: router.account_id,
+            based_on_revision: based_on,
+            config,
+            updated_at: self.clock.now(),
+            updated_by: actor.sub.to_string(),
+            etag: ETag::new_random(),
+        }
+    }
+
+    /// Stores `write` with `claim`'s answer (200, the router's view): the view, or `None` when
+    /// it lost a race (read again).
+    async fn write(
+        &self, mut write: RouterWrite, claim: Option<&IdempotencyClaim>,
+    ) -> Result<Option<RouterView>, DomainError> {
+        let view = RouterView::new(&write.router);
+        write.completion = completion(claim, 200, &view)?;
+        match self.store.write_router(&write).await {
+            Ok(()) => Ok(Some(view)),
+            Err(StoreError::Conflict) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Checks `body` against the account: the members it names (by e-mail or id, and the
+    /// members of the teams it names) are read first, at most [`LOOKUPS_AT_ONCE`] at a time.
+    async fn validate(
+        &self, account_id: AccountId, object_type: ObjectType, body: ConfigBody,
+    ) -> Result<RouterConfig, DomainError> {
+        let (catalogues, teams) = tokio::try_join!(
+            self.catalogues.get(self.store.as_ref(), account_id),
+            self.store.list_teams(account_id)
+        )?;
+        let mut named = config::named_members(&body);
+        for team in teams
+            .iter()
+            .filter(|t| body.teams.iter().any(|b| b.name == t.name))
+        {
+            named.extend(team.members.iter().map(|e| e.as_str().to_string()));
+        }
+        named.sort();
+        named.dedup();
+        let ids: Vec<MemberId> = named
+            .iter()
+            .filter_map(|n| MemberId::try_parse(n))
+            .collect();
+        let emails: Vec<String> = named
+            .into_iter()
+            .filter(|n| MemberId::try_parse(n).is_none())
+            .collect();
+        let mut members = members_by_email(self.store.as_ref(), account_id, &emails).await?;
+        if !ids.is_empty() {
+            for member in self.store.get_members(account_id, &ids).await? {
+                if !members.iter().any(|m| m.id == member.id) {
+                    members.push(member);
+                }
+            }
+        }
+        let account = config::Account {
+            members: &members,
+            teams: &teams,
+            catalogue: catalogues.get(object_type),
+        };
+        config::parse(body, account).map_err(invalid)
+    }
+}
+
+/// The members of `emails` that exist in the account (archived ones included), looked up by
+/// e-mail [`LOOKUPS_AT_ONCE`] at a time.
+async fn members_by_email(
+    store: &dyn Store, account_id: AccountId, emails: &[String],
+) -> Result<Vec<Member>, StoreError> {
+    let mut members = Vec::new();
+    for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
+        let found = futures_util::future::try_join_all(
+            chunk
+                .iter()
+                .map(|email| store.find_member_by_email(account_id, email)),
+        )
+        .await?;
+        members.extend(found.into_iter().flatten());
+    }
+    Ok(members)
+}
+
+/// Parses a `{n}` path segment: a positive integer, else `None` (404 `Revision not found`).
+pub fn parse_revision_number(n: &str) -> Option<u64> {
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse::<u64>().ok().filter(|n| *n >= FIRST_REVISION)
+}
+
+/// The write of a publish of `draft` on `router` (read with its rotation state `rotation`):
+/// the next revision, live at once, published; the rotation state kept as BEHAVIOR 15 says.
+fn published(
+    actor: Actor<'_>, router: &Router, draft: RouterDraft, rotation: &RotationState,
+    now: chrono::DateTime<chrono::Utc>,
+) -> RouterWrite {
+    let next_number = router.revision + 1;
+    let mut next = moved_on(&router.with_config(&draft.config, next_number), now);
+    next.is_published = true;
+    let rotation = rotation_after(rotation, &router.config(), &draft.config);
+    RouterWrite {
+        router: next,
+        expected_version: router.version,
+        revision: Some(RouterRevision {
+            router_id: router.id,
+            account_id: router.account_id,
+            revision: next_number,
+            config: draft.config,
+            published_at: now,
+            published_by: actor.sub.to_string(),
+        }),
+        draft: DraftChange::Publish(draft.etag),
+        rotation,
+        archives: false,
+        completion: None,
+    }
+}
+
+/// The rotation state after `next` replaces `previous` (BEHAVIOR 15), with the version it
+/// replaces, when it changes: round robin keeps its last member; team rotation keeps the state
+/// of the teams that remain; a percentage router whose users or percentages changed starts its
+/// counts again (N = 0).
+pub fn rotation_after(
+    state: &RotationState, previous: &RouterConfig, next: &RouterConfig,
+) -> Option<(RotationState, u64)> {
+    let mut after = state.clone();
+    after
+        .team_last_member
+        .retain(|team, _| next.teams.contains(team));
+    if next.restarts_percentage_counts(previous) {
+        after.counts.clear();
+        after.total = 0;
+    }
+    if after == *state {
+        return None;
+    }
+    after.version = state.version + 1;
+    Some((after, state.version))
+}
+
+/// The body check of an operation that takes no body, answered once: after the checks that
+/// come before a body's 400 (BEHAVIOR 2).
+fn take_body(body: &mut Option<Result<(), DomainError>>) -> Result<(), DomainError> {
+    body.take().unwrap_or(Ok(()))
+}
+
+/// `router` as its next write stores it: version moved on, `updated_at` now.
+fn moved_on(router: &Router, now: chrono::DateTime<chrono::Utc>) -> Router {
+    Router {
+        version: router.version + 1,
+        updated_at: now.max(router.updated_at),
+        ..router.clone()
+    }
+}
+
+/// The router of a write: 404 when unknown, 409 when archived.
+fn writable(router: Option<Router>) -> Result<Router, DomainError> {
+    let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
+    if router.is_archived() {
+        return Err(DomainError::conflict(ROUTER_ARCHIVED));
+    }
+    Ok(router)
+}
+
+/// 412 `Draft has changed` when `if_match` is sent and does not hold for `current`.
+fn check_if_match(
+    if_match: Option<&IfMatch>, current: Option<&RouterDraft>,
+) -> Result<(), DomainError> {
+    match if_match {
+        Some(if_match) if !if_match.passes(current.map(|d| &d.etag)) => {
+            Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn tagged(draft: &RouterDraft, object_type: ObjectType) -> Tagged {
+    Tagged {
+        draft: DraftView::new(draft, object_type),
+        etag: draft.etag.clone(),
+    }
+}
+
+/// `claim`'s completion with the answer `status` and `body`.
+fn completion(
+    claim: Option<&IdempotencyClaim>, status: u16, body: &impl serde::Serialize,
+) -> Result<Option<IdempotencyCompletion>, DomainError> {
+    claim
+        .map(|claim| {
+            Ok(IdempotencyCompletion {
+                claim: claim.clone(),
+                response: StoredResponse::json(status, body)?,
+            })
+        })
+        .transpose()
+}
+
+fn lost_races() -> DomainError {
+    DomainError::internal("the router kept changing while it was written")
+}
+
+/// A configuration problem as a 400 naming its path in `field`.
+fn invalid(e: ConfigError) -> DomainError {
+    match e.path.is_empty() {
+        true => DomainError::bad_request(e.message),
+        false => DomainError::bad_field(e.path.clone(), e.to_string()),
+    }
+}
+
+/// The configuration of a create (`fixed` `None`: `object_type` required) or a draft (`fixed`
+/// the router's type: `object_type` may be sent, and must be it).
+///
+/// Errors: 400 naming the missing key or the JSON path of the first problem.
+fn parse_body(
+    body: &Map<String, Value>, fixed: Option<ObjectType>,
+) -> Result<(ObjectType, ConfigBody), DomainError> {
+    let required: &[&str] = match fixed {
+        None => &["name", "object_type", "settings", "users", "teams"],
+        Some(_) => &["name", "settings", "users", "teams"],
+    };
+    if let Some(missing) = required.iter().find(|k| !body.contains_key(**k)) {
+        return Err(DomainError::bad_field(
+            *missing,
+            format!("{missing}: required"),
+        ));
+    }
+    let value = Value::Object(body.clone());
+    let parsed: RouterBody = serde_path_to_error::deserialize(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        match path.as_str() {
+            "." => DomainError::bad_request(message),
+            _ => DomainError::bad_field(path.clone(), format!("{path}: {message}")),
+        }
+    })?;
+    let object_type = match (fixed, parsed.object_type) {
+        (Some(fixed), Some(sent)) if sent != fixed => {
+            return Err(DomainError::bad_field(
+                "object_type",
+                "object_type: fixed when the router is created",
+            ))
+        }
+        (Some(fixed), _) => fixed,
+        (None, Some(sent)) => sent,
+        (None, None) => {
+            return Err(DomainError::bad_field(
+                "object_type",
+                "object_type: required",
+            ))
+        }
+    };
+    Ok((
+        object_type,
+        ConfigBody {
+            name: parsed.name,
+            has_integration: parsed.has_integration.unwrap_or(false),
+            settings: parsed.settings,
+            users: parsed.users,
+            teams: parsed.teams,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::router::RouterUser;
+    use crate::types::email::Email;
+    use std::collections::BTreeMap;
+
+    fn config(users: &[(&str, Option<f64>)], teams: &[&str], percentage: bool) -> RouterConfig {
+        let settings = crate::model::router::RouterSettings {
+            overwrite: false,
+            owner_field: Some("contact_owner".into()),
+            distribution_model: Some(match percentage {
+                true => crate::model::router::DistributionModel::Percentage,
+                false => crate::model::router::DistributionModel::RoundRobin,
+            }),
+            default_user: None,
+            disable_default_assignment: false,
+            ignore_working_hours: false,
+            account_matching: false,
+            rotation_type: Default::default(),
+            trigger: None,
+            sla: None,
+        };
+        RouterConfig {
+            name: "R".into(),
+            has_integration: false,
+            settings: Some(settings),
+            users: users
+                .iter()
+                .map(|(e, p)| RouterUser {
+                    email: Email::parse(e).unwrap(),
+                    percentage: *p,
+                })
+                .collect(),
+            teams: teams.iter().map(|t| t.to_string()).collect(),
+            member_ids: vec![],
+        }
+    }
+
+    fn state() -> RotationState {
+        RotationState {
+            version: 7,
+            last_member: Some("a@x.co".into()),
+            last_team: Some("Inbound".into()),
+            team_last_member: BTreeMap::from([
+                ("Inbound".into(), "a@x.co".into()),
+                ("Outbound".into(), "b@x.co".into()),
+            ]),
+            counts: BTreeMap::from([("a@x.co".into(), 5), ("b@x.co".into(), 5)]),
+            total: 10,
+        }
+    }
+
+    #[test]
+    fn a_percentage_router_whose_weights_changed_restarts_its_counts_and_nothing_else_moves() {
+        let before = config(&[("a@x.co", Some(50.0)), ("b@x.co", Some(50.0))], &[], true);
+        let same = before.clone();
+        let reweighted = config(&[("a@x.co", Some(60.0)), ("b@x.co", Some(40.0))], &[], true);
+        let grown = config(
+            &[
+                ("a@x.co", Some(50.0)),
+                ("b@x.co", Some(25.0)),
+                ("c@x.co", Some(25.0)),
+            ],
+            &[],
+            true,
+        );
+        let mut only_teams = state();
+        only_teams.team_last_member.clear();
+        assert_eq!(
+            rotation_after(&only_teams, &before, &same),
+            None,
+            "counts go on"
+        );
+        for next in [reweighted, grown] {
+            let (after, version) = rotation_after(&only_teams, &before, &next).unwrap();
+            assert_eq!(version, 7);
+            assert_eq!((after.total, after.counts.len(), after.version), (0, 0, 8));
+            assert_eq!(after.last_member, only_teams.last_member);
+        }
+    }
+
+    #[test]
+    fn round_robin_keeps_its_last_member_and_team_rotation_the_state_of_teams_that_remain() {
+        let before = config(&[], &["Inbound", "Outbound"], false);
+        let next = config(&[], &["Inbound"], false);
+        let (after, _) = rotation_after(&state(), &before, &next).unwrap();
+        assert_eq!(after.last_member.as_deref(), Some("a@x.co"));
+        assert_eq!(
+            after.team_last_member,
+            BTreeMap::from([("Inbound".to_string(), "a@x.co".to_string())])
+        );
+        assert_eq!(
+            (after.total, after.counts.len()),
+            (10, 2),
+            "not a percentage router"
+        );
+        let unchanged = config(&[], &["Inbound", "Outbound"], false);
+        assert_eq!(rotation_after(&state(), &before, &unchanged), None);
+    }
+
+    #[test]
+    fn a_revision_number_is_a_positive_integer() {
+        assert_eq!(parse_revision_number("1"), Some(1));
+        assert_eq!(parse_revision_number("0042"), Some(42));
+        for bad in ["0", "-1", "+1", "1.0", "x", "", "99999999999999999999999"] {
+            assert_eq!(parse_revision_number(bad), None, "{bad}");
+        }
+    }
+}
