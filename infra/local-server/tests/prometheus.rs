@@ -209,6 +209,10 @@ async fn get_metrics_serves_the_catalogue_as_prometheus_text() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(fake.requests().len(), 2);
+    // A parking takes ten failing runs of one item (shared/tests/due_policy.rs walks them); the
+    // worker then counts it through this function, recorded here once so that the scrape shows
+    // how the exporter renders it.
+    shared::telemetry::due_work_parked();
 
     let response = client
         .router
