@@ -31,7 +31,7 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::crm::{CrmSync, HubSpotClient};
+use shared::crm::{CrmSync, LazyHubSpotClient};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::dispatch::{
@@ -57,15 +57,15 @@ pub struct DispatchState {
 }
 
 impl DispatchState {
-    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once)
-    /// and its SLA checks (BEHAVIOR 14), both registered as jobs of the due-work worker of
-    /// `deps` (queue or timers).
+    /// The state over `deps`: the engine with its CRM sync (one HubSpot client, built at the
+    /// first sync: a cold start builds no HTTP client, issue 36) and its SLA checks
+    /// (BEHAVIOR 14), both registered as jobs of the due-work worker of `deps` (queue or
+    /// timers).
     ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`); the CRM HTTP client cannot be
-    /// built.
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no sealer
+    /// (`SEALING_KMS_KEY_ID` in Lambda).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        let client =
-            Arc::new(HubSpotClient::new(deps.outbound).map_err(|e| ConfigError(e.to_string()))?);
+        let client = Arc::new(LazyHubSpotClient::new(deps.outbound));
         let sealer = deps.sealer()?;
         let crm = CrmSync::new(
             client,

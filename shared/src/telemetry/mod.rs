@@ -1,29 +1,49 @@
-//! Metrics (issue 22): every figure an operator alarms or graphs on, recorded through the
-//! `metrics` facade and written as CloudWatch Embedded Metric Format (EMF) documents by
-//! `metrics_cloudwatch_embedded`: in Lambda one flush per invocation to stdout (CloudWatch Logs
-//! turns the documents into metrics, no API call), in the local server one flush a minute to its
-//! log. The names, units and dimensions are listed in [`METRICS`] and in `docs/operations.md`
-//! (a test keeps the two equal and validates the documents).
+//! Metrics (issues 22 and 36): every figure an operator alarms or graphs on, recorded through the
+//! `metrics` facade. The names, kinds, units and dimensions are listed in [`METRICS`] and in
+//! `docs/operations.md` (a test keeps the two equal). Recording costs no I/O; where the figures
+//! go depends on the process:
 //!
-//! Dimensions are bounded sets: the function, a route template (`/contacts/{contactId}`), a
-//! status class, an outcome or reason label, a due-work kind. Never an account, record, member
-//! or request id (those go to the documents' properties, searchable in Logs Insights, not
-//! metrics).
+//! - **Lambda** ([`install`]): CloudWatch Embedded Metric Format ([`emf`]), one JSON document
+//!   per invocation written to stdout when the invocation ends ([`flush`]; CloudWatch Logs turns
+//!   it into metrics, no API call). An API invocation writes one line of 450 to 700 bytes.
+//! - **The local server** (a long-running process): Prometheus text on `GET /metrics`, through
+//!   `metrics-exporter-prometheus` (installed by the local server with the same names, units in
+//!   the help text ([`describe`]) and labels, plus `function="local-server"`); nothing in its log.
+//!
+//! Dimensions (Prometheus labels) are bounded sets: the function, a route template
+//! (`/contacts/{contactId}`), a status class, an outcome or reason label, a due-work kind. Never
+//! an account, record, member or request id (those go to the EMF documents' properties,
+//! searchable in Logs Insights, not metrics).
 
+pub mod emf;
+
+use emf::EmfRecorder;
 use metrics::{counter, gauge, histogram, Unit};
-use metrics_cloudwatch_embedded::Collector;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The CloudWatch namespace of every metric.
 pub const NAMESPACE: &str = "AccountRouting";
 
-/// One metric: its name, unit and the dimensions (labels) it carries besides `function`.
+/// What a metric is: how its values add up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricKind {
+    /// A count of events since the last flush (EMF) or since start (Prometheus).
+    Counter,
+    /// A value set from time to time (the latest is reported).
+    Gauge,
+    /// Every value recorded (EMF: the values; Prometheus: a histogram with buckets).
+    Histogram,
+}
+
+/// One metric: its name, kind, unit and the dimensions (labels) it carries besides `function`.
 #[derive(Debug, Clone, Copy)]
 pub struct MetricSpec {
     /// The metric's name.
     pub name: &'static str,
-    /// Its CloudWatch unit.
+    /// How its values add up.
+    pub kind: MetricKind,
+    /// Its unit (CloudWatch's unit in EMF; in the help text of Prometheus).
     pub unit: Unit,
     /// Its labels (each a bounded set).
     pub dimensions: &'static [&'static str],
@@ -64,158 +84,153 @@ pub const DUE_WORK_PARKED: &str = "DueWorkParked";
 pub const METRICS: &[MetricSpec] = &[
     MetricSpec {
         name: REQUESTS,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &["route", "status_class"],
         meaning: "HTTP requests served",
     },
     MetricSpec {
         name: REQUEST_LATENCY,
+        kind: MetricKind::Histogram,
         unit: Unit::Milliseconds,
         dimensions: &["route"],
         meaning: "time to answer a request",
     },
     MetricSpec {
         name: DISPATCHES,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &["outcome", "reason"],
         meaning: "dispatch outcomes, API and queue",
     },
     MetricSpec {
         name: IDEMPOTENT_REPLAYS,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &[],
         meaning: "answers replayed for a repeated Idempotency-Key",
     },
     MetricSpec {
         name: TOKEN_REQUESTS,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &["result"],
         meaning: "token requests granted or refused",
     },
     MetricSpec {
         name: QUEUE_BATCH_SIZE,
+        kind: MetricKind::Histogram,
         unit: Unit::Count,
         dimensions: &[],
         meaning: "messages in an SQS batch",
     },
     MetricSpec {
         name: QUEUE_MESSAGE_FAILURES,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &[],
         meaning: "messages of a batch reported failed (retried, then dead-lettered)",
     },
     MetricSpec {
         name: DUE_WORK_RUNS,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &["kind", "outcome"],
         meaning: "attempts of due work (CRM sync, webhook delivery, SLA check) by outcome",
     },
     MetricSpec {
         name: DUE_WORK_LATENESS,
+        kind: MetricKind::Histogram,
         unit: Unit::Seconds,
         dimensions: &["kind"],
         meaning: "how late an attempt started after its due time",
     },
     MetricSpec {
         name: DUE_WORK_SWEPT,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &["kind"],
         meaning: "overdue items a sweep found (and handed on again)",
     },
     MetricSpec {
         name: DUE_WORK_OVERDUE,
+        kind: MetricKind::Gauge,
         unit: Unit::Seconds,
         dimensions: &["kind"],
         meaning: "the oldest overdue item a sweep found",
     },
     MetricSpec {
         name: DUE_WORK_PARKED,
+        kind: MetricKind::Counter,
         unit: Unit::Count,
         dimensions: &[],
         meaning: "due items given up after ten runs without progress (kept for inspection)",
     },
 ];
 
-static COLLECTOR: OnceLock<&'static Collector> = OnceLock::new();
+static EMF: OnceLock<&'static EmfRecorder> = OnceLock::new();
 
-/// Where a flush that the recording itself triggers writes: stdout in Lambda (CloudWatch Logs),
-/// stderr in the local server (its log).
-static AUTO_SINK_IS_STDERR: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+/// Installs the EMF recorder for this process (a Lambda function), its documents carrying
+/// `function` as a dimension; later calls are ignored. Returns `false` when another recorder
+/// was installed first (its metrics then go there, and [`flush`] writes nothing).
+pub fn install(function: &'static str) -> bool {
+    if EMF.get().is_some() {
+        return true;
+    }
+    let recorder: &'static EmfRecorder = Box::leak(Box::new(EmfRecorder::new(NAMESPACE, function)));
+    if metrics::set_global_recorder(recorder).is_err() {
+        return false;
+    }
+    EMF.set(recorder).is_ok()
+}
 
-/// Histogram values recorded since the last flush, all metrics together.
-static PENDING_VALUES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// The collector keeps at most 100 values per histogram between flushes and blocks the
-/// recording thread beyond that; a flush is made once this many values wait, so no recording
-/// ever blocks (a long-running local server, a large batch).
-const FLUSH_AT_VALUES: usize = 50;
-
-/// Counts a histogram value and flushes when [`FLUSH_AT_VALUES`] wait.
-fn note_value() {
-    let pending = PENDING_VALUES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-    if pending >= FLUSH_AT_VALUES {
-        let result = if AUTO_SINK_IS_STDERR.load(std::sync::atomic::Ordering::SeqCst) {
-            flush_to(std::io::stderr(), None, None)
-        } else {
-            flush_to(std::io::stdout(), None, None)
-        };
-        if let Err(error) = result {
-            tracing::warn!(%error, "metrics flush failed");
+/// Describes every metric of [`METRICS`] to the installed recorder: its kind, unit and meaning
+/// (the local server's Prometheus exporter writes them as `# TYPE` and `# HELP`; EMF takes the
+/// units from the catalogue itself).
+pub fn describe() {
+    for spec in METRICS {
+        let help = format!("{} ({})", spec.meaning, spec.unit.as_str());
+        match spec.kind {
+            MetricKind::Counter => metrics::describe_counter!(spec.name, spec.unit, help),
+            MetricKind::Gauge => metrics::describe_gauge!(spec.name, spec.unit, help),
+            MetricKind::Histogram => metrics::describe_histogram!(spec.name, spec.unit, help),
         }
     }
 }
 
-/// Flushes that the recording triggers go to stderr (the local server's log) instead of stdout.
-pub fn auto_flush_to_stderr() {
-    AUTO_SINK_IS_STDERR.store(true, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// Installs the EMF recorder for this process, its documents carrying `function` as a
-/// dimension; later calls (and a recorder installed by someone else) are ignored. Returns the
-/// collector to flush.
-pub fn install(function: &'static str) -> Option<&'static Collector> {
-    if let Some(collector) = COLLECTOR.get() {
-        return Some(collector);
-    }
-    let collector = metrics_cloudwatch_embedded::Builder::new()
-        .cloudwatch_namespace(NAMESPACE)
-        .with_dimension("function", function)
-        .init()
-        .ok()?;
-    for spec in METRICS {
-        metrics::describe_counter!(spec.name, spec.unit, spec.meaning);
-    }
-    Some(*COLLECTOR.get_or_init(|| collector))
-}
-
-/// The installed collector, if any.
-pub fn collector() -> Option<&'static Collector> {
-    COLLECTOR.get().copied()
-}
-
-/// Writes the metrics recorded since the last flush as EMF documents (one JSON line per label
-/// set) to `writer`, with the Lambda request id and X-Ray trace id as properties when known.
-/// Nothing when no collector is installed.
+/// Writes the metrics recorded since the last flush as EMF (one document, a JSON line; a second
+/// only when label values cannot share one, see [`emf`]) to `writer` in one write, with the
+/// Lambda request id and X-Ray trace id as properties when known; returns the bytes written.
+/// Nothing when nothing was recorded or the EMF recorder is not installed.
 ///
 /// Errors: the writer's.
 pub fn flush_to(
-    writer: impl std::io::Write, request_id: Option<&str>, trace_id: Option<&str>,
-) -> std::io::Result<()> {
-    let Some(collector) = collector() else {
-        return Ok(());
+    mut writer: impl std::io::Write, request_id: Option<&str>, trace_id: Option<&str>,
+) -> std::io::Result<usize> {
+    let Some(recorder) = EMF.get() else {
+        return Ok(0);
     };
-    PENDING_VALUES.store(0, std::sync::atomic::Ordering::SeqCst);
+    let mut properties = Vec::with_capacity(2);
     if let Some(id) = request_id {
-        collector.set_property("request_id", id.to_string());
+        properties.push(("request_id", id));
     }
     if let Some(id) = trace_id {
-        collector.set_property("xray_trace_id", id.to_string());
+        properties.push(("xray_trace_id", id));
     }
-    collector.flush(writer)
+    let timestamp_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut out = Vec::with_capacity(512);
+    recorder.write(&mut out, &properties, timestamp_ms);
+    if !out.is_empty() {
+        writer.write_all(&out)?;
+        writer.flush()?;
+    }
+    Ok(out.len())
 }
 
-/// [`flush_to`] stdout (a Lambda invocation's end; CloudWatch Logs reads the lines).
+/// [`flush_to`] stdout: the end of a Lambda invocation (CloudWatch Logs reads the line and turns
+/// it into metrics; no API call).
 pub fn flush(request_id: Option<&str>, trace_id: Option<&str>) {
     let stdout = std::io::stdout();
     if let Err(error) = flush_to(stdout.lock(), request_id, trace_id) {
@@ -234,7 +249,6 @@ pub fn request(route: &str, status: u16, elapsed: Duration) {
     counter!(REQUESTS, "route" => route.to_string(), "status_class" => class).increment(1);
     histogram!(REQUEST_LATENCY, "route" => route.to_string())
         .record(elapsed.as_secs_f64() * 1000.0);
-    note_value();
 }
 
 /// A dispatch's outcome label and the assignment's reason (`none` without an assignment).
@@ -260,7 +274,6 @@ pub fn token_request(granted: bool) {
 /// An SQS batch: its size and how many messages were reported failed.
 pub fn queue_batch(size: usize, failures: usize) {
     histogram!(QUEUE_BATCH_SIZE).record(size as f64);
-    note_value();
     counter!(QUEUE_MESSAGE_FAILURES).increment(failures as u64);
 }
 
@@ -268,7 +281,6 @@ pub fn queue_batch(size: usize, failures: usize) {
 pub fn due_work_run(kind: &'static str, outcome: &'static str, late: Duration) {
     counter!(DUE_WORK_RUNS, "kind" => kind, "outcome" => outcome).increment(1);
     histogram!(DUE_WORK_LATENESS, "kind" => kind).record(late.as_secs_f64());
-    note_value();
 }
 
 /// A sweep: per kind, the items handed on again and the oldest one's lateness.
