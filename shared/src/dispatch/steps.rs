@@ -487,7 +487,7 @@ fn assign(
 
 /// The member ids step 7 resolves: the trigger read once with a resolver that notes what it
 /// is asked (a `user` value that is a member id, in a condition or in the record).
-fn trigger_member_ids(
+pub(crate) fn trigger_member_ids(
     settings: &RouterSettings, record: &Record, catalogue: &Catalogue,
 ) -> Vec<MemberId> {
     let Some(trigger) = &settings.trigger else {
@@ -889,23 +889,37 @@ async fn matching_company(
     cx: &Context<'_>, account_id: AccountId, router: &Router, settings: &RouterSettings,
     contact: &Record,
 ) -> Step<Option<Record>> {
-    if !settings.account_matching || router.object_type != ObjectType::Contacts {
-        return Ok(None);
+    match company_key(router, settings, contact) {
+        Some(key) => Ok(find_company(cx.store, account_id, &key).await?),
+        None => Ok(None),
     }
-    // The domain in the form website_url is stored in (A-labels, no `www.`; issue 13 defect 7).
-    let Some(domain) = contact
+}
+
+/// Step 10's key (contacts of a router with `account_matching` only): the contact's e-mail
+/// domain in the form `website_url` is stored in (A-labels, no `www.`; issue 13 defect 7).
+pub(crate) fn company_key(
+    router: &Router, settings: &RouterSettings, contact: &Record,
+) -> Option<UniqueKey> {
+    if !settings.account_matching || router.object_type != ObjectType::Contacts {
+        return None;
+    }
+    let domain = contact
         .value("email")
-        .and_then(crate::types::email::Email::canonical_domain_of)
-    else {
-        return Ok(None);
-    };
-    let key = UniqueKey {
+        .and_then(crate::types::email::Email::canonical_domain_of)?;
+    Some(UniqueKey {
         field: "website_url".into(),
         value: domain.to_string(),
-    };
-    let company = cx
-        .store
-        .find_by_unique_key(account_id, ObjectType::Companies, &key)
+    })
+}
+
+/// The active company holding `key` (a [`company_key`]), by its uniqueness guard.
+///
+/// Errors: the store's.
+pub(crate) async fn find_company(
+    store: &dyn Store, account_id: AccountId, key: &UniqueKey,
+) -> Result<Option<Record>, StoreError> {
+    let company = store
+        .find_by_unique_key(account_id, ObjectType::Companies, key)
         .await?;
     Ok(company.filter(|c| c.is_active()))
 }
