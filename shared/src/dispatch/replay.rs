@@ -132,6 +132,26 @@ impl SimulateRequest {
     }
 }
 
+/// The schema of the body of `POST /routers/{id}/simulate` (read by [`SimulateRequest::parse`]):
+/// every key optional; an unknown key is 400.
+#[derive(ToSchema, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(
+    example = json!({"revision": 1, "from": "2026-10-23T09:30:00Z", "to": "2026-11-22T09:30:00Z"})
+)]
+#[allow(dead_code)]
+pub struct SimulateBody {
+    /// The configuration to replay: `"draft"` (default) or a revision number.
+    revision: Option<RevisionChoice>,
+    /// Start of the window (RFC 3339; default `to` minus 30 days); before `to`.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    from: Option<String>,
+    /// End of the window, excluded (RFC 3339; default now; a future instant is accepted); at
+    /// most 93 days after `from`.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    to: Option<String>,
+}
+
 /// One member's line of a replay: the replayed entries' real assignments and the replay's.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ReplayMember {
@@ -196,7 +216,6 @@ pub struct Simulation {
     /// The router.
     pub router_id: RouterId,
     /// The configuration replayed: `"draft"` or its revision number.
-    #[schema(value_type = Object, example = json!("draft"))]
     pub revision: RevisionChoice,
     /// Start of the window (included).
     pub from: Timestamp,

@@ -94,6 +94,39 @@ impl Serialize for RevisionChoice {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for RevisionChoice {
+    /// As [`RevisionChoice::parse`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Self::parse(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+impl utoipa::PartialSchema for RevisionChoice {
+    /// `"draft"` or an integer of at least 1 (what [`RevisionChoice::parse`] takes).
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, SchemaType, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .enum_values(Some(["draft"])),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::Integer))
+                    .minimum(Some(1)),
+            )
+            .description(Some(
+                "A router configuration: `\"draft\"` (the draft) or a revision number (1, 2, ...)",
+            ))
+            .examples([serde_json::json!("draft")])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RevisionChoice {}
+
 fn invalid() -> DomainError {
     DomainError::bad_field(
         REVISION_KEY,
