@@ -132,8 +132,8 @@ impl SimulateRequest {
     }
 }
 
-/// The schema of the body of `POST /routers/{id}/simulate` (read by [`SimulateRequest::parse`]):
-/// every key optional; an unknown key is 400.
+/// The body of `POST /routers/{id}/simulate` (BEHAVIOR 16): every key optional; an unknown
+/// key is 400. Only describes it: the handler reads it with `SimulateRequest::parse`.
 #[derive(ToSchema, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 #[schema(
@@ -142,13 +142,14 @@ impl SimulateRequest {
 #[allow(dead_code)]
 pub struct SimulateBody {
     /// The configuration to replay: `"draft"` (default) or a revision number.
+    #[schema(nullable = false)]
     revision: Option<RevisionChoice>,
     /// Start of the window (RFC 3339; default `to` minus 30 days); before `to`.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(value_type = String, format = DateTime, required = false)]
     from: Option<String>,
     /// End of the window, excluded (RFC 3339; default now; a future instant is accepted); at
     /// most 93 days after `from`.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(value_type = String, format = DateTime, required = false)]
     to: Option<String>,
 }
 

@@ -83,6 +83,7 @@ pub struct ExplainRequest {
     object_id: String,
     /// The configuration to explain instead of the live one, whatever the router's publication
     /// state: `"draft"` or a revision number.
+    #[schema(nullable = false)]
     revision: Option<crate::routers::RevisionChoice>,
 }
 
