@@ -243,6 +243,8 @@ pub struct Replayer {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
+    /// Most entries replayed ([`MAX_REPLAYED`]).
+    cap: usize,
 }
 
 /// What one replay read before it evaluates anything.
@@ -263,7 +265,15 @@ impl Replayer {
             store,
             clock,
             catalogues,
+            cap: MAX_REPLAYED,
         }
+    }
+
+    /// The same replayer replaying at most `cap` entries instead of [`MAX_REPLAYED`] (tests
+    /// show the cap's rule on a small window).
+    pub fn with_cap(mut self, cap: usize) -> Self {
+        self.cap = cap;
+        self
     }
 
     /// `POST /routers/{id}/simulate` (BEHAVIOR 16): replays `body`'s configuration over the
@@ -313,7 +323,7 @@ impl Replayer {
 
     /// The window's replay set (BEHAVIOR 16): entries of `source` `api` or `queue` whose
     /// outcome is `Trigger did not match` or later in BEHAVIOR 6's order, not expired, oldest
-    /// first, at most [`MAX_REPLAYED`]; read in pages until one more is found or the window
+    /// first, at most the cap ([`MAX_REPLAYED`]); read in pages until one more is found or the window
     /// ends.
     async fn replay_set(
         &self, account_id: AccountId, router_id: RouterId, window: ReplayWindow, now: DateTime<Utc>,
@@ -336,7 +346,7 @@ impl Replayer {
                 if !is_replayed(&entry, now) {
                     continue;
                 }
-                if entries.len() == MAX_REPLAYED {
+                if entries.len() == self.cap {
                     return Ok(Inputs {
                         entries,
                         truncated: true,
