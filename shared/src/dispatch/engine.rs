@@ -418,6 +418,7 @@ impl DispatchEngine {
     ) -> Result<Committed, DomainError> {
         let cx = self.context();
         let started = Instant::now();
+        let deadline = self.deadline_of(run);
         let mut attempt: u32 = 0;
         // A lost race re-reads everything the race can have changed: the record, members,
         // rotation state, count, and the router too (a publish moves it to a new revision, and
@@ -551,7 +552,7 @@ impl DispatchEngine {
                 Err(StoreError::LeaseLost) if run.sla.is_some() => {
                     return Ok(Committed::ended(Ended::CheckLost))
                 }
-                Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
+                Err(StoreError::Conflict) if started.elapsed() < deadline => {
                     attempt += 1;
                     let cap = 5u64 << attempt.min(5); // 10..160 ms
                     let pause = rand::thread_rng().gen_range(1..=cap);
@@ -559,12 +560,25 @@ impl DispatchEngine {
                 }
                 Err(StoreError::Conflict) => {
                     return Err(DomainError::internal(format!(
-                        "dispatch lost {attempt} races in a row and gave up after {:?}",
-                        self.deadline
+                        "dispatch lost {attempt} races in a row and gave up after {deadline:?}"
                     )))
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    /// How long `run` retries lost races: [`Self::deadline`] for a dispatch (a client waits for
+    /// its answer); for an SLA reassignment, a due item's job that nobody waits for, half the
+    /// due-work lease when that is longer, so that the reassignments of a router's many checks
+    /// falling due together take turns within one run each instead of giving up after a few
+    /// seconds and waiting out the item's growing release delays (issue 32: 20 checks of one
+    /// router, two workers). Half the lease leaves the run time to commit before its claim
+    /// lapses.
+    fn deadline_of(&self, run: &Run<'_>) -> Duration {
+        match run.sla {
+            Some(_) => self.deadline.max(self.due.settings().lease / 2),
+            None => self.deadline,
         }
     }
 

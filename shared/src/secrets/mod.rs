@@ -20,8 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use std::collections::BTreeMap;
 
-mod cache;
-pub use cache::CachingSealer;
+pub mod cache;
 
 /// Reads the `SecretString` of the Secrets Manager secret `arn` with the function's AWS
 /// configuration (one `GetSecretValue`).
