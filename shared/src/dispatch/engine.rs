@@ -18,6 +18,7 @@ use crate::model::due::DueChanges;
 use crate::model::due::DueItem;
 use crate::model::router::Router;
 use crate::model::webhook::EventType;
+use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
@@ -282,6 +283,7 @@ impl DispatchEngine {
             known_router: Some(router),
             writes: true,
             sla: Some(check),
+            revision: None,
         };
         Ok(match self.run(run, None).await?.0 {
             Ended::Outcome(Outcome::Assigned(assigned)) => Reassignment::Assigned(assigned),
@@ -299,6 +301,18 @@ impl DispatchEngine {
     pub async fn explain(
         &self, account_id: AccountId, request: &DispatchRequest,
     ) -> Result<(Preview, Explanation), DomainError> {
+        self.explain_revision(account_id, request, None).await
+    }
+
+    /// [`Self::explain`] of the configuration `revision` names instead of the live one
+    /// (BEHAVIOR 9: the body key `revision`), whatever the router's publication state; `None`:
+    /// the live revision. The draft or revision is read in the run's first round of reads.
+    ///
+    /// Errors: 404 `Draft not found` / `Revision not found` when the router (found in the
+    /// account, not archived) has no such draft or revision; 500 when the store fails.
+    pub async fn explain_revision(
+        &self, account_id: AccountId, request: &DispatchRequest, revision: Option<RevisionChoice>,
+    ) -> Result<(Preview, Explanation), DomainError> {
         let run = Run {
             context: AccountContext::Token(account_id),
             request,
@@ -307,6 +321,7 @@ impl DispatchEngine {
             known_router: None,
             writes: false,
             sla: None,
+            revision,
         };
         let mut trace = Trace::default();
         let preview = match steps::plan(&self.context(), &run, &mut trace).await {
