@@ -248,6 +248,22 @@ _VALID_SETTINGS = {"owner_field": "contact_owner", "distribution_model": "round 
                    "ignore_working_hours": True}
 
 
+_OWNER_FIELDS = {"contacts": "contact_owner", "companies": "company_owner", "deals": "deal_owner",
+                 "tickets": "ticket_owner"}
+
+
+def _owner_field_of(case):
+    """The owner field of the router a draft is written to: a seeded router's own type, else
+    contacts (every router a positive `POST /routers` creates here assigns contacts)."""
+    if case.operation.label != "PUT /routers/{routerId}/draft":
+        return _OWNER_FIELDS["contacts"]
+    router_id = str((case.path_parameters or {}).get("routerId", ""))
+    for router in _account().get("routers", []):
+        if router.get("id") == router_id:
+            return _OWNER_FIELDS.get(router.get("object_type"), _OWNER_FIELDS["contacts"])
+    return _OWNER_FIELDS["contacts"]
+
+
 def _router_config(case, kwargs):
     """A positive router body passes the cross-field rules: contacts, round robin (no
     percentages), its settings one valid setting or none."""
@@ -264,6 +280,7 @@ def _router_config(case, kwargs):
             body.pop("object_type", None)
         if body.get("settings") is not None:
             body["settings"] = dict(_VALID_SETTINGS)
+            body["settings"]["owner_field"] = _owner_field_of(case)
         for user in body.get("users") or []:
             if isinstance(user, dict):
                 user.pop("percentage", None)
@@ -379,10 +396,6 @@ def map_case(context, case):
     if positive and case.operation.label == "PATCH /users/{userId}" and isinstance(case.body, dict):
         _fix_windows(case.body)
         _fix_ranges(case.body)
-    if (positive and case.operation.label == "POST /routers/{routerId}/simulate"
-            and isinstance(case.body, dict) and not _simulate_window_valid(case.body)):
-        case.body.pop("from", None)
-        case.body.pop("to", None)
     if positive and isinstance(case.query, dict):
         case.query.pop("after", None)
         if case.operation.label == "GET /routers/{routerId}/stats" and not _stats_window_valid(case.query):
@@ -423,11 +436,25 @@ def before_call(context, case, kwargs):
     _fix_at_least_one(case, kwargs)
     _router_config(case, kwargs)
     _no_precondition_on_a_bad_draft(case, kwargs)
+    _simulate_window(case, kwargs)
     for headers in (case.headers, kwargs.get("headers")):
         if isinstance(headers, MutableMapping):
             for name, value in list(headers.items()):
                 if name.lower() == "idempotency-key" and _valid_key(value):
                     headers[name] = str(uuid.uuid4())
+
+
+def _simulate_window(case, kwargs):
+    """A positive replay body (any phase, stateful links included) whose window the server
+    refuses (from not before to, or longer than 93 days) goes with the default window."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    if not positive or case.operation.label != "POST /routers/{routerId}/simulate":
+        return
+    for body in (case.body, kwargs.get("json")):
+        if isinstance(body, dict) and not _simulate_window_valid(body):
+            body.pop("from", None)
+            body.pop("to", None)
 
 
 def _no_precondition_on_a_bad_draft(case, kwargs):

@@ -25,17 +25,26 @@ pub enum RevisionChoice {
 
 impl RevisionChoice {
     /// Parses the JSON value of the body key `revision`: the string `"draft"` or a JSON
-    /// integer of at least 1.
+    /// integer of at least 1. An integer written with a zero fraction (`3.0`) is an integer, as
+    /// JSON Schema reads its `integer` type (a number beyond `u64` names no revision: 404).
     ///
     /// Errors: 400 naming `revision` for any other value (`null`, `0`, `-1`, `1.5`, `"1"`,
     /// `"Draft"`, ...) (BEHAVIOR 9).
     pub fn parse(value: &Value) -> Result<Self, DomainError> {
         match value {
             Value::String(s) if s == "draft" => Ok(Self::Draft),
-            Value::Number(n) => match n.as_u64() {
-                Some(n) if n >= FIRST_REVISION => Ok(Self::Number(n)),
-                _ => Err(invalid()),
-            },
+            Value::Number(n) => {
+                let whole = n.as_u64().or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 1.0)
+                        // Saturates at u64::MAX, a revision that never exists.
+                        .map(|f| f as u64)
+                });
+                match whole {
+                    Some(n) if n >= FIRST_REVISION => Ok(Self::Number(n)),
+                    _ => Err(invalid()),
+                }
+            }
             _ => Err(invalid()),
         }
     }
@@ -153,7 +162,18 @@ mod tests {
             RevisionChoice::parse(&json!(42)).unwrap(),
             RevisionChoice::Number(42)
         );
+        // JSON Schema's `integer`: a zero fraction is still an integer.
+        assert_eq!(
+            RevisionChoice::parse(&json!(142859.0)).unwrap(),
+            RevisionChoice::Number(142859)
+        );
+        assert_eq!(
+            RevisionChoice::parse(&json!(1e300)).unwrap(),
+            RevisionChoice::Number(u64::MAX)
+        );
         for bad in [
+            json!(0.0),
+            json!(-3.0),
             json!(null),
             json!(0),
             json!(-1),
