@@ -14,11 +14,17 @@ medians of:
 - cold CPU: user + system time of all the process's threads when the first response arrives
   (`/proc/<pid>/task/*/schedstat`, nanoseconds);
 - cold RSS: peak resident set (`VmHWM`) when the first response arrives; warm RSS: `VmRSS` after
-  the warm invocations;
+  the warm invocations, and warm peak: `VmHWM` after them (the highest the process ever held);
 - TLS connections the process opened to the DynamoDB endpoint during init and during the first
   invocation (counted by the TLS front of the emulator, `tls_front.py`).
 
-Then ratios to the yardstick binary (the empty lambda_http function).
+Then ratios to the yardstick binary (the empty lambda_http function) and to the floor (the
+configuration's `floor`: AWS SDK, TLS and one GetItem during init), each a median over medians of
+the same interleaved runs.
+
+With `--memory-warm N` it then starts each function once more and serves it N warm invocations
+(issue 36 point 4: peak RSS cold and after 1,000 warm invocations), and writes the peaks with
+`--memory-out` as JSON: {label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
 """
 
 import argparse
@@ -143,6 +149,17 @@ def read_chunked(rfile):
         rfile.readline()
 
 
+def status_of(body):
+    """The statusCode of a function's answer (an API Gateway response), else its kind."""
+    try:
+        answer = json.loads(body or b"null")
+    except ValueError:
+        return "not-json"
+    if isinstance(answer, dict) and "statusCode" in answer:
+        return str(answer["statusCode"])
+    return "other"
+
+
 def cpu_ns(pid):
     total = 0
     for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
@@ -187,15 +204,17 @@ def one_cold_start(api, front, binary, env, event, warm, logdir, label, run):
         proc = subprocess.Popen([binary], env=full_env, stdout=log, stderr=subprocess.STDOUT)
         proc_box["pid"] = proc.pid
         try:
-            deadline = time.monotonic() + 60
+            limit = 60 + warm * 0.5  # a long memory run is given half a second per invocation
+            deadline = time.monotonic() + limit
             while not api.wait_for({"response", "error"}, 1 + warm, 0.2):
                 if proc.poll() is not None:
                     with open(log_path, errors="replace") as f:
                         tail = f.read()[-2000:]
                     raise RuntimeError(f"{label}: exited with {proc.returncode} before answering:\n{tail}")
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{label}: no answer within 60 s; log: {log_path}")
+                    raise RuntimeError(f"{label}: no answer within {limit:.0f} s; log: {log_path}")
             warm_rss = status_kib(proc.pid, "VmRSS")
+            warm_hwm = status_kib(proc.pid, "VmHWM")
         finally:
             proc.kill()
             proc.wait()
@@ -215,6 +234,8 @@ def one_cold_start(api, front, binary, env, event, warm, logdir, label, run):
         "cold_cpu_ms": snapshot.get("cpu", 0) / 1e6,
         "cold_rss_mib": snapshot.get("hwm", 0) / 1024,
         "warm_rss_mib": warm_rss / 1024,
+        "warm_peak_rss_mib": warm_hwm / 1024,
+        "statuses": sorted({status_of(b) for k, _, b in answers}),
         "status": first.get("statusCode") if isinstance(first, dict) else None,
     }
     if front is not None:
@@ -229,6 +250,8 @@ def main():
     parser.add_argument("config", help="JSON: {baseline, functions: [{label, binary, env, event}], tls_front?}")
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--warm", type=int, default=5)
+    parser.add_argument("--memory-warm", type=int, default=0, help="warm invocations of the memory run (0: none)")
+    parser.add_argument("--memory-out", help="where the memory run's peaks are written (JSON)")
     args = parser.parse_args()
     with open(args.config) as f:
         config = json.load(f)
@@ -247,8 +270,8 @@ def main():
 
     for function in functions:
         function["env"] = {k: substitute(v) for k, v in function.get("env", {}).items()}
-    token = None
-    if config.get("token_from"):
+    token = config.get("token")
+    if config.get("token_from") and not token:
         # One invocation of the token function gives the bearer token of the other events.
         label = config["token_from"]
         function = next(f for f in functions if f["label"] == label)
@@ -287,6 +310,7 @@ def main():
         ("cold_cpu_ms", "cold CPU ms"),
         ("cold_rss_mib", "cold RSS MiB"),
         ("warm_rss_mib", "warm RSS MiB"),
+        ("warm_peak_rss_mib", "warm peak MiB"),
     ]
     print(f"\nmedians of {args.runs} interleaved cold starts each ({args.warm} warm invocations after each)")
     header = f"{'function':<14}" + "".join(f"{title:>14}" for _, title in keys) + f"{'TLS init/1st':>14}{'status':>8}"
@@ -306,6 +330,50 @@ def main():
         if label == baseline:
             continue
         print(f"{label:<14}" + "".join(f"{med(label, key) / med(baseline, key):>11.2f}x" for key, _ in ratio_keys))
+    floor = config.get("floor")
+    if floor:
+        print(f"\nratios to the floor, {floor} (median / median)")
+        print(f"{'function':<14}" + "".join(f"{title:>12}" for _, title in ratio_keys))
+        for function in functions:
+            label = function["label"]
+            if label in (baseline, floor):
+                continue
+            print(f"{label:<14}" + "".join(f"{med(label, key) / med(floor, key):>11.2f}x" for key, _ in ratio_keys))
+        spread_keys = [("init_ms", "init ms"), ("cold_cpu_ms", "cold CPU ms")]
+        print("\nspreads (min - max over the runs)")
+        print(f"{'function':<14}" + "".join(f"{title:>20}" for _, title in spread_keys))
+        for function in functions:
+            label = function["label"]
+            cells = []
+            for key, _ in spread_keys:
+                values = [r[key] for r in results[label]]
+                cells.append(f"{min(values):.2f} - {max(values):.2f}")
+            print(f"{label:<14}" + "".join(f"{cell:>20}" for cell in cells))
+    if args.memory_warm > 0:
+        print(f"\nmemory: each function once more, {args.memory_warm} warm invocations after the cold one")
+        memory = {}
+        for function in functions:
+            with open(function["event"]) as f:
+                event = json.load(f)
+            if token and "authorization" in event.get("headers", {}):
+                event["headers"]["authorization"] = f"Bearer {token}"
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+            env.update(function.get("env", {}))
+            figures = one_cold_start(
+                api, front, function["binary"], env, event, args.memory_warm, logdir, function["label"], "memory"
+            )
+            memory[function["label"]] = {
+                "cold_peak_mib": round(figures["cold_rss_mib"], 2),
+                "warm_peak_mib": round(figures["warm_peak_rss_mib"], 2),
+                "warm_invocations": args.memory_warm,
+                "statuses": figures["statuses"],
+            }
+            print(f"  {function['label']:<14} cold peak {figures['cold_rss_mib']:8.2f} MiB   peak after "
+                  f"{args.memory_warm} warm {figures['warm_peak_rss_mib']:8.2f} MiB   answers {','.join(figures['statuses'])}")
+        if args.memory_out:
+            with open(args.memory_out, "w") as f:
+                json.dump(memory, f, indent=1, sort_keys=True)
+                f.write("\n")
     if config.get("json_out"):
         with open(config["json_out"], "w") as f:
             json.dump(results, f, indent=1)

@@ -58,6 +58,7 @@ from account_routing_api_client.models import (
     ErrorBody,
     EventType,
     ExplainAnswer,
+    ExplainRequest,
     ListViewDeliveryView,
     ListViewDispatchEntryView,
     RouterStats,
@@ -194,7 +195,8 @@ def journey(base_url: str, log: TextIO) -> None:
     try:
         # 8. Explain, then dispatch the contact through "Inbound leads" (its region matches).
         request = DispatchRequest(router_id=str(INBOUND_LEADS), object_id=str(contact_id))
-        explained = expect(explain_dispatch.sync_detailed(client=api, body=request), 200, ExplainAnswer)
+        question = ExplainRequest(router_id=str(INBOUND_LEADS), object_id=str(contact_id))
+        explained = expect(explain_dispatch.sync_detailed(client=api, body=question), 200, ExplainAnswer)
         check(explained.dry_run is True, f"explain: {explained.to_dict()}")
         assigned = expect(dispatch_router.sync_detailed(client=api, body=request), 200, AssignedAnswer)
         check(assigned.success is True, f"dispatch: {assigned.to_dict()}")

@@ -248,6 +248,22 @@ _VALID_SETTINGS = {"owner_field": "contact_owner", "distribution_model": "round 
                    "ignore_working_hours": True}
 
 
+_OWNER_FIELDS = {"contacts": "contact_owner", "companies": "company_owner", "deals": "deal_owner",
+                 "tickets": "ticket_owner"}
+
+
+def _owner_field_of(case):
+    """The owner field of the router a draft is written to: a seeded router's own type, else
+    contacts (every router a positive `POST /routers` creates here assigns contacts)."""
+    if case.operation.label != "PUT /routers/{routerId}/draft":
+        return _OWNER_FIELDS["contacts"]
+    router_id = str((case.path_parameters or {}).get("routerId", ""))
+    for router in _account().get("routers", []):
+        if router.get("id") == router_id:
+            return _OWNER_FIELDS.get(router.get("object_type"), _OWNER_FIELDS["contacts"])
+    return _OWNER_FIELDS["contacts"]
+
+
 def _router_config(case, kwargs):
     """A positive router body passes the cross-field rules: contacts, round robin (no
     percentages), its settings one valid setting or none."""
@@ -264,6 +280,7 @@ def _router_config(case, kwargs):
             body.pop("object_type", None)
         if body.get("settings") is not None:
             body["settings"] = dict(_VALID_SETTINGS)
+            body["settings"]["owner_field"] = _owner_field_of(case)
         for user in body.get("users") or []:
             if isinstance(user, dict):
                 user.pop("percentage", None)
@@ -320,6 +337,30 @@ def _stats_window_valid(query):
 
     a, b = read("from", start), read("to", end)
     return a is not None and b is not None and a < b and b - a <= timedelta(days=93)
+
+
+def _simulate_window_valid(body):
+    """Whether the `from` / `to` of a replay body make a window the server accepts (BEHAVIOR 16:
+    RFC 3339 instants, from < to, at most 93 days; `to` defaults to now and `from` to `to` minus
+    30 days), which JSON Schema cannot say."""
+    from datetime import datetime, timedelta, timezone
+
+    def read(name):
+        value = body.get(name)
+        if value is None:
+            return None, True
+        try:
+            at = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None, False
+        return (at, True) if at.tzinfo is not None else (None, False)
+
+    (end, end_ok), (start, start_ok) = read("to"), read("from")
+    if not (end_ok and start_ok):
+        return False
+    end = end or datetime.now(timezone.utc)
+    start = start or end - timedelta(days=30)
+    return start < end and end - start <= timedelta(days=93)
 
 
 # Create operations whose `fields` need at least one of these to hold a value, and the value a
@@ -394,11 +435,43 @@ def before_call(context, case, kwargs):
     _webhook_url(context, case, kwargs)
     _fix_at_least_one(case, kwargs)
     _router_config(case, kwargs)
+    _no_precondition_on_a_bad_draft(case, kwargs)
+    _simulate_window(case, kwargs)
     for headers in (case.headers, kwargs.get("headers")):
         if isinstance(headers, MutableMapping):
             for name, value in list(headers.items()):
                 if name.lower() == "idempotency-key" and _valid_key(value):
                     headers[name] = str(uuid.uuid4())
+
+
+def _simulate_window(case, kwargs):
+    """A positive replay body (any phase, stateful links included) whose window the server
+    refuses (from not before to, or longer than 93 days) goes with the default window."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    if not positive or case.operation.label != "POST /routers/{routerId}/simulate":
+        return
+    for body in (case.body, kwargs.get("json")):
+        if isinstance(body, dict) and not _simulate_window_valid(body):
+            body.pop("from", None)
+            body.pop("to", None)
+
+
+def _no_precondition_on_a_bad_draft(case, kwargs):
+    """A negative draft `PUT` goes without `If-Match`: RFC 9110 13.2.1 evaluates preconditions
+    before the request content is processed, so a stale tag answers 412 whatever the body, and
+    schemathesis would read that 412 as a malformed body accepted. `If-Match` itself takes any
+    string (a value outside the grammar never matches: 412), so a negative case of this
+    operation is about its body or path, which the server then answers with 400 or 404."""
+    meta = case.meta
+    negative = meta is not None and not meta.generation.mode.is_positive
+    if not negative or case.operation.label != "PUT /routers/{routerId}/draft":
+        return
+    for headers in (case.headers, kwargs.get("headers")):
+        if isinstance(headers, MutableMapping):
+            for name in list(headers):
+                if name.lower() == "if-match":
+                    del headers[name]
 
 
 _WEBHOOK_BODIES = ("POST /webhooks", "PATCH /webhooks/{webhookId}")

@@ -174,7 +174,8 @@ impl Deps {
     }
 
     /// The same deps with due work handed on as delayed messages of the dispatch queue
-    /// `queue_url` (SQS, with the AWS configuration of the deps, loaded now when needed), claimed
+    /// `queue_url` (SQS, with the AWS configuration of the deps, loaded now when needed; the SQS
+    /// client is built at the first hand-off, [`SqsHandoff`]), claimed
     /// with `settings` and resumed by the sweeper a lease after their due time (no job
     /// registered yet); webhook deliveries go to `webhook_queue_url` when given (their own queue
     /// and dead-letter queue, BEHAVIOR 13).
@@ -182,8 +183,7 @@ impl Deps {
         mut self, queue_url: impl Into<String>, webhook_queue_url: Option<String>,
         settings: DueSettings,
     ) -> Self {
-        let client = aws_sdk_sqs::Client::new(&self.aws().await);
-        let mut handoff = SqsHandoff::new(client, queue_url, settings.lease);
+        let mut handoff = SqsHandoff::new(&self.aws().await, queue_url, settings.lease);
         if let Some(url) = webhook_queue_url {
             use crate::model::due::DueKind;
             handoff = handoff

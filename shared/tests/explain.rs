@@ -8,8 +8,10 @@
 
 #[macro_use]
 mod common;
-use aws_sdk_dynamodb::types::AttributeValue;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use common::snapshot::Held;
+use common::Backend;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
@@ -19,8 +21,6 @@ use shared::dispatch::{
 };
 use shared::fields::CatalogueCache;
 use shared::model::AssignmentReason;
-use shared::store::dynamodb::test_table::TestTable;
-use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use shared::types::AccountId;
 use std::sync::Arc;
@@ -121,105 +121,6 @@ fn seed(settings: Value, edit: impl FnOnce(&mut Value)) -> Value {
     s
 }
 
-/// Where a test runs: the embedded store, or a fresh DynamoDB table on the emulator.
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Memory,
-    Dynamo,
-}
-
-/// A store and a way to read all of it.
-#[derive(Clone)]
-enum Held {
-    Memory(Arc<MemoryStore>),
-    Dynamo(TestTable),
-}
-
-impl Backend {
-    async fn store(self) -> (Arc<dyn Store>, Held) {
-        match self {
-            Backend::Memory => {
-                let store = Arc::new(MemoryStore::new());
-                (store.clone(), Held::Memory(store))
-            }
-            Backend::Dynamo => {
-                let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
-                (Arc::new(table.store.clone()), Held::Dynamo(table))
-            }
-        }
-    }
-}
-
-/// One attribute value as canonical text: map keys and sets sorted.
-fn canonical(value: &AttributeValue) -> String {
-    match value {
-        AttributeValue::S(s) => format!("S{s:?}"),
-        AttributeValue::N(n) => format!("N{n}"),
-        AttributeValue::B(b) => format!("B{:?}", b.as_ref()),
-        AttributeValue::Bool(b) => format!("BOOL{b}"),
-        AttributeValue::Null(_) => "NULL".into(),
-        AttributeValue::L(list) => {
-            let parts: Vec<String> = list.iter().map(canonical).collect();
-            format!("L[{}]", parts.join(","))
-        }
-        AttributeValue::M(map) => {
-            let mut parts: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{k:?}:{}", canonical(v)))
-                .collect();
-            parts.sort();
-            format!("M{{{}}}", parts.join(","))
-        }
-        AttributeValue::Ss(set) | AttributeValue::Ns(set) => {
-            let mut set = set.clone();
-            set.sort();
-            format!("SET{set:?}")
-        }
-        AttributeValue::Bs(set) => {
-            let mut set: Vec<Vec<u8>> = set.iter().map(|b| b.as_ref().to_vec()).collect();
-            set.sort();
-            format!("BS{set:?}")
-        }
-        other => format!("{other:?}"),
-    }
-}
-
-impl Held {
-    /// The store's full contents as text: the embedded store's dump, or every item of the
-    /// table (a full consistent `Scan`), each item's attributes sorted, items sorted.
-    async fn snapshot(&self) -> String {
-        match self {
-            Held::Memory(store) => store.snapshot(),
-            Held::Dynamo(table) => {
-                let mut items: Vec<String> = Vec::new();
-                let mut start = None;
-                loop {
-                    let page = table
-                        .store
-                        .client()
-                        .scan()
-                        .table_name(table.store.table_name())
-                        .consistent_read(true)
-                        .set_exclusive_start_key(start.take())
-                        .send()
-                        .await
-                        .unwrap();
-                    for item in page.items() {
-                        items.push(canonical(&AttributeValue::M(item.clone())));
-                    }
-                    match page.last_evaluated_key() {
-                        Some(key) => start = Some(key.clone()),
-                        None => break,
-                    }
-                }
-                items.sort();
-                assert!(!items.is_empty(), "the scan found the seeded items");
-                items.join("\n")
-            }
-        }
-    }
-}
-
 on_both_stores!(
     reason_office_status_off,
     reason_out_of_office,
@@ -254,7 +155,7 @@ struct Fixture {
 
 async fn fixture(backend: Backend, seed: Value) -> Fixture {
     let clock = Arc::new(FixedClock::new(wednesday_10_utc()));
-    let (store, held) = backend.store().await;
+    let (store, held) = Held::new(backend).await;
     let plan = shared::seed::load(
         &seed.to_string(),
         wednesday_10_utc() - Duration::days(30),
@@ -1199,7 +1100,7 @@ fn property_on(backend: Backend) {
         .enable_all()
         .build()
         .unwrap();
-    let (store, _held) = runtime.block_on(backend.store());
+    let (store, _held) = runtime.block_on(Held::new(backend));
     let mut runner = TestRunner::new(Config {
         cases: 24,
         max_shrink_iters: 64,

@@ -101,6 +101,8 @@ contract!(
     twenty_concurrent_claims_of_one_key_let_exactly_one_run,
     a_created_record_stores_its_response_in_the_same_write,
     an_assignment_stores_its_response_in_the_same_write,
+    records_are_read_by_id_in_batches_each_once_and_only_in_their_account,
+    a_window_of_router_history_is_walked_oldest_first_in_pages,
 );
 
 // ---- fixtures ---------------------------------------------------------------------------
@@ -2612,4 +2614,187 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
         .create_holiday_calendar(&calendar(acc.id, "third"), 2)
         .await
         .unwrap();
+}
+
+// ---- batch reads and history windows (the what-if replay, BEHAVIOR 16) ----------------------
+
+async fn records_are_read_by_id_in_batches_each_once_and_only_in_their_account(
+    store: Arc<dyn Store>,
+) {
+    // 230 records: three `BatchGetItem`s of at most 100 keys on DynamoDB (the emulator, like
+    // the service, refuses a request of more).
+    let acc = account(None);
+    let other = account(None);
+    let mut plan = plan_of(&acc);
+    let mut records: Vec<Record> = (0..230)
+        .map(|n| {
+            record(
+                acc.id,
+                ObjectType::Contacts,
+                n,
+                &[("email", &format!("r{n}@x.co"))],
+            )
+        })
+        .collect();
+    records.push(record(
+        acc.id,
+        ObjectType::Deals,
+        300,
+        &[("deal_name", "D")],
+    ));
+    plan.records = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| planned(r.clone(), &format!("records[{i}]")))
+        .collect();
+    let foreign = record(other.id, ObjectType::Contacts, 1, &[("email", "f@x.co")]);
+    let mut other_plan = plan_of(&other);
+    other_plan.records = vec![planned(foreign.clone(), "records[0]")];
+    provision(&store, vec![plan, other_plan]).await;
+    let archived = archive(&store, &records[5], &contact_keys(&records[5])).await;
+
+    // Asked newest first, with repeats, an unknown id and another account's record.
+    let mut asked: Vec<RecordId> = records.iter().rev().map(|r| r.id).collect();
+    asked.insert(3, records[0].id);
+    asked.push(records[230].id);
+    asked.push(new_id());
+    asked.push(foreign.id);
+    let found = store.get_records(acc.id, &asked).await.unwrap();
+    let mut first_asked: Vec<RecordId> = Vec::new();
+    for id in &asked {
+        if !first_asked.contains(id) && records.iter().any(|r| r.id == *id) {
+            first_asked.push(*id);
+        }
+    }
+    assert_eq!(
+        found.len(),
+        231,
+        "each record once, of any type, archived included"
+    );
+    assert_eq!(
+        ids(&found, |r| r.id),
+        first_asked,
+        "in the order first asked"
+    );
+    for r in &found {
+        let stored = if r.id == archived.id {
+            &archived
+        } else {
+            records.iter().find(|x| x.id == r.id).unwrap()
+        };
+        assert!(r == stored, "{} reads back exactly", r.id);
+    }
+    assert!(store.get_records(acc.id, &[]).await.unwrap().is_empty());
+    assert!(store
+        .get_records(other.id, &[records[0].id])
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn a_window_of_router_history_is_walked_oldest_first_in_pages(store: Arc<dyn Store>) {
+    let s = scene(&store, None).await;
+    let mut other_router = router(s.account.id, "Other", 9);
+    other_router.id = new_id();
+    let mut plan = plan_of(&s.account);
+    plan.routers = vec![other_router.clone()];
+    provision(&store, vec![plan]).await;
+    let entry = |router: &Router, at_ms: i64, id: Uuid| DispatchEntry {
+        id,
+        account_id: s.account.id,
+        router_id: router.id,
+        router_revision: 1,
+        object_type: ObjectType::Contacts,
+        object_id: s.record.id.to_string(),
+        message: "Trigger did not match".into(),
+        success: false,
+        user: None,
+        reason: None,
+        previous_owner: None,
+        field_name: None,
+        owner_field: None,
+        source: DispatchSource::Queue,
+        dispatched_at: at(at_ms),
+        crm_sync: None,
+        sla: None,
+        expires_at: base() + Duration::days(400), // whole seconds (a TTL)
+    };
+    let (from, to) = (at(10_000), at(20_000));
+    let id = |n: u128| Uuid::from_u128(n);
+    // Before the window, at `from`, inside (two at one instant, ordered by id), the last
+    // millisecond, at `to` (excluded), after; one entry of another router inside.
+    let mut written = vec![
+        entry(&s.router, 9_999, id(1)),
+        entry(&s.router, 10_000, id(2)),
+        entry(&s.router, 15_000, id(4)),
+        entry(&s.router, 15_000, id(3)),
+        entry(&s.router, 12_000, id(5)),
+        entry(&s.router, 19_999, id(6)),
+        entry(&s.router, 20_000, id(7)),
+        entry(&s.router, 25_000, id(8)),
+        entry(&other_router, 15_000, id(9)),
+    ];
+    for e in &written {
+        store
+            .record_dispatch(e, None, None, &Default::default())
+            .await
+            .unwrap();
+    }
+    written
+        .retain(|e| e.router_id == s.router.id && e.dispatched_at >= from && e.dispatched_at < to);
+    written.sort_by_key(|e| (e.dispatched_at, e.id));
+    let expected: Vec<Uuid> = written.iter().map(|e| e.id).collect();
+    assert_eq!(expected, vec![id(2), id(5), id(3), id(4), id(6)]);
+
+    for limit in [1, 2, 5, 100] {
+        let mut walked = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store
+                .list_router_dispatches_between(
+                    s.account.id,
+                    s.router.id,
+                    from,
+                    to,
+                    after.as_ref(),
+                    limit,
+                )
+                .await
+                .unwrap();
+            assert!(page.items.len() <= limit);
+            walked.extend(page.items.iter().map(|e| e.id));
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(walked, expected, "limit {limit}");
+    }
+    let whole = store
+        .list_router_dispatches_between(s.account.id, s.router.id, from, to, None, 100)
+        .await
+        .unwrap();
+    assert_eq!(whole.items, written, "entries read back exactly");
+    assert_eq!(whole.next, None);
+    // A position before the window starts at `from`; one at its end finds nothing.
+    let early = shared::store::dispatch_position(&entry(&s.router, 1, id(1)));
+    let from_early = store
+        .list_router_dispatches_between(s.account.id, s.router.id, from, to, Some(&early), 100)
+        .await
+        .unwrap();
+    assert_eq!(from_early.items.len(), 5);
+    let last = shared::store::dispatch_position(&written[4]);
+    let after_last = store
+        .list_router_dispatches_between(s.account.id, s.router.id, from, to, Some(&last), 100)
+        .await
+        .unwrap();
+    assert!(after_last.items.is_empty() && after_last.next.is_none());
+    // Another account sees nothing; an empty window holds nothing.
+    for (account_id, from, to) in [(new_id(), from, to), (s.account.id, to, to)] {
+        let page = store
+            .list_router_dispatches_between(account_id, s.router.id, from, to, None, 100)
+            .await
+            .unwrap();
+        assert!(page.items.is_empty(), "{account_id} {from} {to}");
+    }
 }

@@ -31,9 +31,10 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::crm::{CrmSync, HubSpotClient};
+use shared::crm::{CrmSync, LazyHubSpotClient};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
+use shared::dispatch::request::ExplainRequest;
 use shared::dispatch::{
     AccountContext, DispatchAnswer, DispatchEngine, DispatchRequest, ExplainAnswer,
 };
@@ -57,15 +58,15 @@ pub struct DispatchState {
 }
 
 impl DispatchState {
-    /// The state over `deps`: the engine with its CRM sync (HubSpot client built here, once)
-    /// and its SLA checks (BEHAVIOR 14), both registered as jobs of the due-work worker of
-    /// `deps` (queue or timers).
+    /// The state over `deps`: the engine with its CRM sync (one HubSpot client, built at the
+    /// first sync: a cold start builds no HTTP client, issue 36) and its SLA checks
+    /// (BEHAVIOR 14), both registered as jobs of the due-work worker of `deps` (queue or
+    /// timers).
     ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`); the CRM HTTP client cannot be
-    /// built.
+    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no sealer
+    /// (`SEALING_KMS_KEY_ID` in Lambda).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        let client =
-            Arc::new(HubSpotClient::new(deps.outbound).map_err(|e| ConfigError(e.to_string()))?);
+        let client = Arc::new(LazyHubSpotClient::new(deps.outbound));
         let sealer = deps.sealer()?;
         let crm = CrmSync::new(
             client,
@@ -204,12 +205,12 @@ pub async fn dispatch(
     operation_id = "explainDispatch",
     tag = TAG_DISPATCH,
     summary = "Explain a dispatch without running it (dry run)",
-    description = "Runs the same evaluation as `POST /dispatch/router` at the current instant and writes nothing: no owner, rotation state, counters, monthly count, history entry or CRM call. The answer is what dispatch would answer now (`message`; for an assignment also `success`, `user`, `field_name` and `reason`), with `dry_run: true` and the `explanation`: the trigger read on the record (every condition with the record's value), the pool in pool order with each member's reasons (`office_status_off`, `out_of_office`, `outside_working_hours`, `at_capacity`, `zero_weight`), the account match, and the router's SLA setting (`sla`, BEHAVIOR 14; explain starts no SLA check). When nothing changes in between, a dispatch right after assigns the member the explain named. Same body and same 400 as `POST /dispatch/router`.",
-    request_body(content = DispatchRequest, content_type = "application/json"),
+    description = "Runs the same evaluation as `POST /dispatch/router` at the current instant and writes nothing: no owner, rotation state, counters, monthly count, history entry or CRM call. The answer is what dispatch would answer now (`message`; for an assignment also `success`, `user`, `field_name` and `reason`), with `dry_run: true` and the `explanation`: the trigger read on the record (every condition with the record's value), the pool in pool order with each member's reasons (`office_status_off`, `out_of_office`, `outside_working_hours`, `at_capacity`, `zero_weight`), the account match, and the router's SLA setting (`sla`, BEHAVIOR 14; explain starts no SLA check). When nothing changes in between, a dispatch right after assigns the member the explain named. Same body and same 400 as `POST /dispatch/router`, plus the optional key `revision`: `\"draft\"` or a revision number explains that configuration instead of the live one, whatever the router's publication state (an unpublished router's draft can be explained); the answer then adds `revision`. No such draft or revision: 404 `Draft not found` / `Revision not found`; any other value: 400 naming `revision`.",
+    request_body(content = ExplainRequest, content_type = "application/json"),
     security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
     responses(
         (status = 200, description = "What dispatch would do now, and why", body = ExplainAnswer),
-        BadRequest, Unauthorized, Forbidden, PayloadTooLarge, InternalError
+        BadRequest, Unauthorized, Forbidden, NotFound, PayloadTooLarge, InternalError
     )
 )]
 pub async fn explain(
@@ -217,8 +218,14 @@ pub async fn explain(
 ) -> Result<Json<ExplainAnswer>, ApiError> {
     p.require(Scope::Read)?;
     let request = DispatchRequest::parse(body.bytes())?;
-    let (preview, explanation) = s.engine.explain(p.account_id, &request).await?;
-    Ok(Json(ExplainAnswer::new(preview, explanation)))
+    let revision = shared::dispatch::request::explained_revision(body.bytes())?;
+    let (preview, explanation) = s
+        .engine
+        .explain_revision(p.account_id, &request, revision)
+        .await?;
+    Ok(Json(
+        ExplainAnswer::new(preview, explanation).with_revision(revision),
+    ))
 }
 
 /// Processes one SQS batch in order and reports the messages to retry.

@@ -4,9 +4,11 @@
 //! (BEHAVIOR 15): `POST /routers`, `DELETE /routers/{routerId}`, `GET|PUT|DELETE
 //! /routers/{routerId}/draft`, `POST /routers/{routerId}/publish` and `/unpublish`, `GET
 //! /routers/{routerId}/revisions[/{revision}]`, `POST
-//! /routers/{routerId}/revisions/{revision}/restore`.
+//! /routers/{routerId}/revisions/{revision}/restore`, and the what-if replay (BEHAVIOR 16):
+//! `POST /routers/{routerId}/simulate`.
 //! Thin: authenticate, scope, parse, call [`shared::routers::RouterService`],
-//! [`shared::routers::RouterAdmin`] or [`shared::history::HistoryService`].
+//! [`shared::routers::RouterAdmin`], [`shared::history::HistoryService`] or
+//! [`shared::dispatch::Replayer`].
 
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -26,6 +28,8 @@ use shared::auth::{Scope, TokenVerifier};
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
+use shared::dispatch::replay::SimulateBody;
+use shared::dispatch::{Replayer, Simulation};
 use shared::error::DomainError;
 use shared::history::{DispatchEntryView, HistoryService, RouterStats};
 use shared::page::cursor::CursorKey;
@@ -54,6 +58,8 @@ pub struct RoutersState {
     pub admin: Arc<RouterAdmin>,
     /// `Idempotency-Key` handling (BEHAVIOR 10) of create, publish, unpublish and restore.
     pub idempotency: Arc<IdempotentRequests>,
+    /// The what-if replay (BEHAVIOR 16).
+    pub replayer: Arc<Replayer>,
 }
 
 impl RoutersState {
@@ -75,6 +81,11 @@ impl RoutersState {
             idempotency: Arc::new(IdempotentRequests::new(
                 deps.store.clone(),
                 deps.clock.clone(),
+            )),
+            replayer: Arc::new(Replayer::new(
+                deps.store.clone(),
+                deps.clock.clone(),
+                deps.catalogues.clone(),
             )),
         })
     }
@@ -106,6 +117,8 @@ fn routes(state: RoutersState, description: Description) -> OpenApiRouter {
     let (schemas_history, paths_history, methods_history) =
         described_routes!(description; dispatches);
     let (schemas_stats, paths_stats, methods_stats) = described_routes!(description; stats);
+    let (schemas_simulate, paths_simulate, methods_simulate) =
+        described_routes!(description; simulate);
     OpenApiRouter::new()
         .routes((schemas, paths, with_405(methods, "GET, POST")))
         .routes((
@@ -149,6 +162,11 @@ fn routes(state: RoutersState, description: Description) -> OpenApiRouter {
             with_405(methods_history, "GET"),
         ))
         .routes((schemas_stats, paths_stats, with_405(methods_stats, "GET")))
+        .routes((
+            schemas_simulate,
+            paths_simulate,
+            with_405(methods_simulate, "POST"),
+        ))
         .route(
             "/routers/",
             empty_id_route("GET, DELETE", ITEM_METHODS, "routerId"),
@@ -269,6 +287,43 @@ pub async fn stats(
     let id = RouterId::parse(&id)?;
     let window = shared::api::stats_window(q.as_deref(), s.clock.now())?;
     Ok(Json(s.history.stats(p.account_id, id, window).await?))
+}
+
+/// Replays a router's draft (or any revision) over the records its history says it routed.
+#[utoipa::path(
+    post,
+    path = "/routers/{routerId}/simulate",
+    operation_id = "simulateRouter",
+    tag = TAG_HISTORY,
+    summary = "What-if replay: run a draft or revision over past dispatches",
+    description = "Replays a configuration of the router (`revision`: `\"draft\"` by default, or a revision number; published or not) over its history entries with `dispatched_at` in `[from, to)` (`to` defaults to now, `from` to `to` minus 30 days; `from < to`, else 400 naming `from`; at most 93 days, else 400 naming `to`; a future `to` is accepted). The replay set: entries from `api` or `queue` whose outcome is `Trigger did not match` or later in dispatch's order (assignments included), the oldest 10,000 (`truncated: true` when the window held more). Each entry is evaluated by the dispatch engine at its `dispatched_at`: the record's current fields with the owner field holding the entry's `previous_owner` (a record gone since counts as `Object not found`), the members' current settings with working hours and out-of-office at that instant, the rotation state from empty at `from` moving through the replay; capacity and the account quota are not applied (the history does not hold their past values) and account matching uses today's companies. The answer counts each outcome, puts each member's real and replayed assignments side by side with the shares and `target_share` (as in the stats, for the replayed configuration), counts the entries whose assignee changed and shows the first 20 of them. Writes nothing: no owner, rotation state, counter, history entry, event, CRM call or SLA check. 404 `Router not found`, `Draft not found`, `Revision not found`.",
+    params(("routerId" = uuid::Uuid, Path, description = "The router's id")),
+    request_body(content = SimulateBody, content_type = "application/json"),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "What the configuration would have done", body = Simulation),
+        BadRequest, Unauthorized, Forbidden, NotFound, PayloadTooLarge, InternalError
+    )
+)]
+pub async fn simulate(
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, PathId(id): PathId, body: Body,
+) -> Answer<Simulation> {
+    p.require(Scope::Read)?;
+    let id = RouterId::parse(&id)?;
+    // The body is read after the router's 404 (BEHAVIOR 2); an empty body is `{}`.
+    let body = if body.bytes().iter().all(u8::is_ascii_whitespace) {
+        Ok(serde_json::Map::new())
+    } else {
+        body.json_object()
+    };
+    let simulation = s.replayer.simulate(p.account_id, id, body).await?;
+    tracing::info!(
+        router_id = %id,
+        replayed = simulation.replayed,
+        changed = simulation.changed,
+        "router replayed"
+    );
+    Ok(Json(simulation))
 }
 
 /// Creates a router.

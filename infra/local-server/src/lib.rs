@@ -4,6 +4,7 @@
 //! `GET /docs` (Swagger UI, vendored into the build) over the `GET /openapi.json` every
 //! deployment serves.
 
+pub mod prometheus;
 pub mod queue;
 
 use anyhow::Context;
@@ -182,23 +183,6 @@ pub async fn sweep_periodically(
             _ = tokio::time::sleep(interval) => {}
             _ = stop.changed() => return,
         }
-    }
-}
-
-/// Writes the metrics recorded so far ([`shared::telemetry`]: the EMF documents the Lambda
-/// functions write) to stderr every `interval`, and once more when `stop` turns true.
-pub async fn flush_metrics_periodically(
-    interval: std::time::Duration, mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.changed() => {
-                let _ = shared::telemetry::flush_to(std::io::stderr(), None, None);
-                return;
-            }
-        }
-        let _ = shared::telemetry::flush_to(std::io::stderr(), None, None);
     }
 }
 

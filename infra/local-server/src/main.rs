@@ -5,7 +5,9 @@
 //! with `--store dynamodb` over the DynamoDB table named by `TABLE_NAME` (endpoint, region and
 //! credentials from the standard AWS environment; the table is created from `infra/table.json`
 //! when missing and the seed provisioned insert-if-absent). Tokens are signed with
-//! `--signing-key` (a P-256 PEM), or the fixed development key.
+//! `--signing-key` (a P-256 PEM), or the fixed development key. Its metrics are served as
+//! Prometheus text on `GET /metrics` ([`local_server::prometheus`]); its log holds no metrics and,
+//! at the default level, nothing for a successful request.
 
 use anyhow::Context;
 use clap::Parser;
@@ -14,6 +16,11 @@ use shared::deps::{Deps, Process, StoreBackend};
 use shared::store::dynamodb::{env, DynamoStore};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+/// The log filter when `RUST_LOG` is unset: `info`, without the one `request done` line per
+/// request ([`shared::api::REQUEST_LOG_TARGET`]; `RUST_LOG=info` shows it) and tower-http's
+/// lines. A successful request writes nothing; a failed one its error.
+const DEFAULT_LOG_FILTER: &str = "info,tower_http=warn,request=warn";
 
 /// Command line of the local server.
 #[derive(Debug, Parser)]
@@ -52,9 +59,12 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+                .unwrap_or_else(|_| DEFAULT_LOG_FILTER.into()),
         )
         .init();
+    // Metrics go to `GET /metrics` (Prometheus text), never to the log.
+    let metrics = local_server::prometheus::install()
+        .map_err(|e| anyhow::anyhow!("cannot install the metrics recorder: {e}"))?;
     let args = Args::parse();
     let seed = match &args.seed {
         Some(path) => std::fs::read_to_string(path)
@@ -106,6 +116,10 @@ async fn main() -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     println!("account routing API listening on http://{addr}");
     println!("API reference: http://{addr}{}", local_server::DOCS_PATH);
+    println!(
+        "metrics (Prometheus text): http://{addr}{}",
+        local_server::prometheus::PATH
+    );
     if let Some(client) = &app.demo_client {
         println!("demo client id: {client}");
         if let Some(secret) = &app.demo_secret {
@@ -130,11 +144,8 @@ async fn main() -> anyhow::Result<()> {
         }
         None => None,
     };
-    // The same counters as the functions' EMF documents, written to the log once a minute.
-    shared::telemetry::install("local-server");
-    shared::telemetry::auto_flush_to_stderr();
-    let metrics = tokio::spawn(local_server::flush_metrics_periodically(
-        std::time::Duration::from_secs(60),
+    let upkeep = tokio::spawn(local_server::prometheus::upkeep_periodically(
+        metrics.clone(),
         stop.subscribe(),
     ));
     let sweeper = tokio::spawn(local_server::sweep_periodically(
@@ -145,16 +156,19 @@ async fn main() -> anyhow::Result<()> {
         ),
         stop.subscribe(),
     ));
-    axum::serve(listener, app.router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("server failed")?;
+    axum::serve(
+        listener,
+        app.router.merge(local_server::prometheus::router(metrics)),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .context("server failed")?;
     let _ = stop.send(true);
     if let Some(poller) = poller {
         let _ = poller.await;
     }
     let _ = sweeper.await;
-    let _ = metrics.await;
+    let _ = upkeep.await;
     tracing::info!("stopped");
     Ok(())
 }

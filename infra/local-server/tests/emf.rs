@@ -1,6 +1,7 @@
-//! Metrics (issue 22 point 1): each function's output for one invocation is valid CloudWatch
-//! Embedded Metric Format, and every metric it names is one of `shared::telemetry::METRICS`,
-//! which `docs/operations.md` lists (name for name). Each function is driven through its own
+//! Metrics (issue 22 point 1, issue 36): each function's output for one invocation is valid
+//! CloudWatch Embedded Metric Format, every metric it names is one of `shared::telemetry::METRICS`
+//! with exactly its declared dimensions, which `docs/operations.md` lists (name for name), and an
+//! API invocation writes one document of less than 1 KiB. Each function is driven through its own
 //! application (an API request, an SQS batch, the schedule) and the metrics recorded by that
 //! invocation are flushed and parsed.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
@@ -44,14 +45,30 @@ async fn serve(app: &axum::Router, event: &str, token: &str) -> u16 {
     status
 }
 
-/// The EMF documents flushed now, each checked against the format and the catalogue; returns
-/// the metric names they hold.
-fn flushed(what: &str) -> BTreeSet<String> {
+/// What one flush wrote: the metric names, the documents and the bytes.
+struct Flushed {
+    names: BTreeSet<String>,
+    documents: usize,
+    bytes: usize,
+}
+
+impl Flushed {
+    fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+}
+
+/// The EMF documents flushed now, each checked against the format and the catalogue.
+fn flushed(what: &str) -> Flushed {
     let mut out = Vec::new();
-    shared::telemetry::flush_to(&mut out, Some("req-1"), Some("Root=1-abc-def")).unwrap();
+    let bytes =
+        shared::telemetry::flush_to(&mut out, Some("req-1"), Some("Root=1-abc-def")).unwrap();
+    assert_eq!(bytes, out.len(), "{what}");
     let text = String::from_utf8(out).unwrap();
     let mut names = BTreeSet::new();
+    let mut documents = 0;
     for line in text.lines() {
+        documents += 1;
         let doc: Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("{what}: not one JSON object per line: {e}: {line}"));
         let aws = &doc["_aws"];
@@ -59,69 +76,84 @@ fn flushed(what: &str) -> BTreeSet<String> {
             aws["Timestamp"].as_u64().is_some(),
             "{what}: Timestamp: {line}"
         );
-        let directives = aws["CloudWatchMetrics"].as_array().unwrap();
-        assert_eq!(directives.len(), 1, "{what}: {line}");
-        let directive = &directives[0];
-        assert_eq!(directive["Namespace"], NAMESPACE, "{what}");
-        let dimension_sets = directive["Dimensions"].as_array().unwrap();
-        assert_eq!(dimension_sets.len(), 1, "{what}");
-        let dimensions: Vec<&str> = dimension_sets[0]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_str().unwrap())
-            .collect();
-        assert!(dimensions.len() <= 30, "{what}: at most 30 dimensions");
-        assert_eq!(dimensions.first(), Some(&"function"), "{what}: {line}");
-        for dimension in &dimensions {
-            assert!(
-                doc[*dimension].is_string(),
-                "{what}: dimension {dimension} has a string value: {line}"
-            );
-        }
         assert_eq!(
             doc["request_id"], "req-1",
             "{what}: the Lambda request id: {line}"
         );
         assert_eq!(doc["xray_trace_id"], "Root=1-abc-def", "{what}");
-        for metric in directive["Metrics"].as_array().unwrap() {
-            let name = metric["Name"].as_str().unwrap();
-            let spec = METRICS
-                .iter()
-                .find(|m| m.name == name)
-                .unwrap_or_else(|| panic!("{what}: {name} is not in the catalogue"));
-            let value = &doc[name];
+        for id in [
+            "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01",
+            "01936b2a-7c00-7a00-8000-000000000002",
+        ] {
             assert!(
-                value.is_number()
-                    || value
-                        .as_array()
-                        .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_number)),
-                "{what}: {name} has a number or an array of numbers: {line}"
+                !line.contains(id),
+                "{what}: an account or record id in a metric document: {line}"
             );
-            for dimension in &dimensions[1..] {
+        }
+        let directives = aws["CloudWatchMetrics"].as_array().unwrap();
+        assert!(!directives.is_empty(), "{what}: {line}");
+        for directive in directives {
+            assert_eq!(directive["Namespace"], NAMESPACE, "{what}");
+            let dimension_sets = directive["Dimensions"].as_array().unwrap();
+            assert_eq!(dimension_sets.len(), 1, "{what}");
+            let dimensions: Vec<&str> = dimension_sets[0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_str().unwrap())
+                .collect();
+            assert!(dimensions.len() <= 30, "{what}: at most 30 dimensions");
+            assert_eq!(dimensions.first(), Some(&"function"), "{what}: {line}");
+            for dimension in &dimensions {
                 assert!(
-                    spec.dimensions.contains(dimension),
-                    "{what}: {name} carries the undeclared dimension {dimension}"
+                    doc[*dimension].is_string(),
+                    "{what}: dimension {dimension} has a string value: {line}"
                 );
             }
-            for id in [
-                "0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01",
-                "01936b2a-7c00-7a00-8000-000000000002",
-            ] {
+            for metric in directive["Metrics"].as_array().unwrap() {
+                let name = metric["Name"].as_str().unwrap();
+                let spec = METRICS
+                    .iter()
+                    .find(|m| m.name == name)
+                    .unwrap_or_else(|| panic!("{what}: {name} is not in the catalogue"));
+                let value = &doc[name];
                 assert!(
-                    !line.contains(id),
-                    "{what}: an account or record id in a metric document: {line}"
+                    value.is_number()
+                        || value
+                            .as_array()
+                            .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_number)),
+                    "{what}: {name} has a number or an array of numbers: {line}"
                 );
+                let declared: BTreeSet<&str> = spec.dimensions.iter().copied().collect();
+                let carried: BTreeSet<&str> = dimensions[1..].iter().copied().collect();
+                assert_eq!(
+                    carried, declared,
+                    "{what}: {name} carries exactly its declared dimensions"
+                );
+                names.insert(name.to_string());
             }
-            names.insert(name.to_string());
         }
     }
-    names
+    Flushed {
+        names,
+        documents,
+        bytes,
+    }
+}
+
+/// An API invocation's metrics are one EMF document of less than 1 KiB.
+fn one_small_document(what: &str, flushed: &Flushed) {
+    assert_eq!(flushed.documents, 1, "{what}: one document per invocation");
+    assert!(flushed.bytes < 1024, "{what}: {} bytes", flushed.bytes);
+    println!("{what}: one EMF document of {} bytes", flushed.bytes);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_function_writes_valid_emf_with_catalogued_names_only() {
-    shared::telemetry::install("test").expect("the EMF recorder installs");
+    assert!(
+        shared::telemetry::install("test"),
+        "the EMF recorder installs"
+    );
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -143,26 +175,39 @@ async fn every_function_writes_valid_emf_with_catalogued_names_only() {
     let names = flushed("token");
     assert!(
         names.contains("TokenRequests") && names.contains("Requests"),
-        "{names:?}"
+        "{:?}",
+        names.names
     );
+    one_small_document("POST /oauth2/token", &names);
 
     let create = fixture("records-create-contact-idempotent.json");
     serve(&f.records, &create, &token).await;
+    one_small_document("POST /contacts", &flushed("records create"));
     serve(&f.records, &create, &token).await;
-    let names = flushed("records");
-    assert!(names.contains("IdempotentReplays"), "{names:?}");
-    assert!(names.contains("RequestLatency"), "{names:?}");
+    let names = flushed("records replay");
+    assert!(names.contains("IdempotentReplays"), "{:?}", names.names);
+    assert!(names.contains("RequestLatency"), "{:?}", names.names);
+    one_small_document("POST /contacts (replayed)", &names);
+    assert_eq!(
+        serve(&f.records, &fixture("records-get-contact.json"), &token).await,
+        200
+    );
+    one_small_document("GET /contacts/{contactId}", &flushed("records get"));
 
     assert_eq!(
         serve(&f.users, &fixture("users-list.json"), &token).await,
         200
     );
-    assert!(flushed("users").contains("Requests"));
+    let names = flushed("users");
+    assert!(names.contains("Requests"));
+    one_small_document("GET /users", &names);
     assert_eq!(
         serve(&f.routers, &fixture("routers-list.json"), &token).await,
         200
     );
-    assert!(flushed("routers").contains("Requests"));
+    let names = flushed("routers");
+    assert!(names.contains("Requests"));
+    one_small_document("GET /routers", &names);
 
     // Dispatch: an API request, a queue batch, the schedule.
     assert_eq!(
@@ -170,7 +215,8 @@ async fn every_function_writes_valid_emf_with_catalogued_names_only() {
         200
     );
     let names = flushed("dispatch (API)");
-    assert!(names.contains("Dispatches"), "{names:?}");
+    assert!(names.contains("Dispatches"), "{:?}", names.names);
+    one_small_document("POST /dispatch/router", &names);
     // The queue batch and the schedule as the Lambda handler runs them (its `handle` flushes
     // to stdout at the end of the invocation; here the test flushes instead).
     let batch = serde_json::from_str(&fixture("sqs-dispatch-valid.json")).unwrap();
@@ -180,17 +226,18 @@ async fn every_function_writes_valid_emf_with_catalogued_names_only() {
         .unwrap();
     let names = flushed("dispatch (queue, schedule)");
     for expected in ["Dispatches", "QueueBatchSize", "DueWorkOverdueSeconds"] {
-        assert!(names.contains(expected), "{expected}: {names:?}");
+        assert!(names.contains(expected), "{expected}: {:?}", names.names);
     }
 
     assert_eq!(
         serve(&f.webhooks, &fixture("webhooks-list.json"), &token).await,
         200
     );
+    one_small_document("GET /webhooks", &flushed("webhooks API"));
     let batch = serde_json::from_str(&fixture("sqs-webhook-delivery.json")).unwrap();
     webhooks_function::handle_sqs_batch(&app.deps.due, batch).await;
     let names = flushed("webhooks");
-    assert!(names.contains("QueueBatchSize"), "{names:?}");
+    assert!(names.contains("QueueBatchSize"), "{:?}", names.names);
 }
 
 /// `docs/operations.md` names every metric of the catalogue, and names no other in its

@@ -216,6 +216,8 @@ async fn every_operation_has_an_id_a_tag_its_scope_and_its_error_answers() {
                 "get" => "service-api/read",
                 // Explain is a read (BEHAVIOR 9): it writes nothing.
                 "post" if path == "/dispatch/router/explain" => "service-api/read",
+                // The what-if replay is a read too (BEHAVIOR 16): it writes nothing.
+                "post" if path.ends_with("/simulate") => "service-api/read",
                 "post" if path.starts_with("/dispatch") => "service-api/update",
                 // Rotating a secret and retrying a delivery change what exists (BEHAVIOR 13).
                 "post" if path.ends_with("/rotate-secret") || path.ends_with("/retry") => {

@@ -63,6 +63,7 @@ on_both_stores!(
     round_robin_continues_across_a_publish,
     a_percentage_router_restarts_its_counts_when_its_weights_change,
     dispatches_racing_a_publish_never_commit_by_the_replaced_revision,
+    a_draft_is_replayed_over_http_and_explained_by_revision,
 );
 
 /// The application over the demo seed on `store`, and its table on DynamoDB (deleted after
@@ -1087,4 +1088,162 @@ async fn dispatches_racing_a_publish_never_commit_by_the_replaced_revision(app: 
     }
     assert!(by_revision[1] >= 40, "{by_revision:?}");
     assert_eq!(by_revision[1] + by_revision[2], 100);
+}
+
+/// BEHAVIOR 16 and 9's `revision` over HTTP: the route, its defaults, its 400s naming the key,
+/// its 404s in BEHAVIOR 2's order, and explain of a draft and of a revision.
+async fn a_draft_is_replayed_over_http_and_explained_by_revision(app: TestApp) {
+    let t = app.northwind().await;
+    let id = app.create_router(&t, round_robin("Replayed")).await;
+    app.call(Method::POST, &format!("/routers/{id}/publish"), &t, None)
+        .await;
+    let mut contacts = Vec::new();
+    for _ in 0..4 {
+        let contact = app.new_contact(&t).await;
+        app.dispatch(&t, &id, &contact).await; // Ben, Chen, Ben, Chen
+        contacts.push(contact);
+    }
+    let simulate = format!("/routers/{id}/simulate");
+    // No draft yet: the default revision is the draft.
+    let none = app.call(Method::POST, &simulate, &t, None).await;
+    assert_error(&none, StatusCode::NOT_FOUND, "Draft not found");
+    let mut only_chen = round_robin("Only Chen");
+    only_chen["users"] = json!([{"email": CHEN}]);
+    let put = app
+        .call(
+            Method::PUT,
+            &format!("/routers/{id}/draft"),
+            &t,
+            Some(only_chen),
+        )
+        .await;
+    assert_eq!(put.status, StatusCode::OK, "{}", put.body);
+
+    // An empty body: the draft over the last 30 days.
+    let draft = app.call(Method::POST, &simulate, &t, None).await;
+    assert_eq!(draft.status, StatusCode::OK, "{}", draft.body);
+    let body = &draft.body;
+    assert_eq!(body["router_id"], id.as_str());
+    assert_eq!(body["revision"], "draft");
+    assert_eq!(
+        (body["replayed"].clone(), body["truncated"].clone()),
+        (json!(4), json!(false))
+    );
+    assert_eq!(body["changed"], 2);
+    assert_eq!(body["outcomes"], json!({"Owner assigned": 4}));
+    assert_eq!(
+        body["members"],
+        json!([
+            {"user": CHEN, "actual": 2, "simulated": 4, "actual_share": 0.5, "simulated_share": 1.0, "target_share": 1.0},
+            {"user": BEN, "actual": 2, "simulated": 0, "actual_share": 0.5, "simulated_share": 0.0, "target_share": null}
+        ])
+    );
+    let samples = body["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    assert_eq!(samples[0]["object_id"], contacts[0].as_str());
+    assert_eq!(samples[0]["actual_user"], BEN);
+    assert_eq!(samples[0]["simulated_user"], CHEN);
+    assert_eq!(samples[0]["simulated_message"], "Owner assigned");
+    let from = chrono::DateTime::parse_from_rfc3339(body["from"].as_str().unwrap()).unwrap();
+    let to = chrono::DateTime::parse_from_rfc3339(body["to"].as_str().unwrap()).unwrap();
+    assert_eq!(to - from, chrono::Duration::days(30));
+
+    // The live revision over the same window: it decided these, nothing changes.
+    let live = app
+        .call(Method::POST, &simulate, &t, Some(json!({"revision": 1})))
+        .await;
+    assert_eq!(live.status, StatusCode::OK, "{}", live.body);
+    assert_eq!(
+        (live.body["revision"].clone(), live.body["changed"].clone()),
+        (json!(1), json!(0))
+    );
+
+    // 400s name the key; 404s come first for the router, after the body for the revision.
+    let bad = [
+        (json!({"revision": 0}), "revision"),
+        (json!({"revision": "live"}), "revision"),
+        (json!({"from": "yesterday"}), "from"),
+        (
+            json!({"from": "2026-11-02T00:00:00Z", "to": "2026-11-01T00:00:00Z"}),
+            "from",
+        ),
+        (
+            json!({"from": "2026-01-01T00:00:00Z", "to": "2026-04-04T00:00:01Z"}),
+            "to",
+        ),
+        (json!({"window": 30}), "window"),
+    ];
+    for (sent, field) in bad {
+        let a = app
+            .call(Method::POST, &simulate, &t, Some(sent.clone()))
+            .await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{sent}: {}", a.body);
+        assert_eq!(a.body["field"], field, "{sent}: {}", a.body);
+        assert_eq!(a.body["error"], true);
+    }
+    let not_object = app
+        .with_headers(Method::POST, &simulate, &t, &[], Some(json!([1])))
+        .await;
+    assert_eq!(
+        not_object.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        not_object.body
+    );
+    let missing = app
+        .call(Method::POST, &simulate, &t, Some(json!({"revision": 9})))
+        .await;
+    assert_error(&missing, StatusCode::NOT_FOUND, "Revision not found");
+    let unknown = format!("/routers/{}/simulate", uuid::Uuid::now_v7());
+    let a = app
+        .call(Method::POST, &unknown, &t, Some(json!({"revision": 0})))
+        .await;
+    assert_error(&a, StatusCode::NOT_FOUND, "Router not found");
+    let a = app
+        .call(Method::POST, "/routers/not-a-uuid/simulate", &t, None)
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    let a = app.call(Method::GET, &simulate, &t, None).await;
+    assert_eq!(a.status, StatusCode::METHOD_NOT_ALLOWED);
+    let a = app.raw(Method::POST, &simulate, &[], Vec::new()).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+
+    // Explain with `revision`: the draft names Chen, revision 1 names whom the rotation
+    // gives next (Ben), and the answer says which.
+    let explain = |revision: Value| {
+        let mut body = json!({"router_id": id, "object_id": contacts[0]});
+        if !revision.is_null() {
+            body["revision"] = revision;
+        }
+        let app = &app;
+        let t = &t;
+        async move {
+            app.call(Method::POST, "/dispatch/router/explain", t, Some(body))
+                .await
+        }
+    };
+    let a = explain(json!("draft")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert_eq!(
+        (a.body["user"].clone(), a.body["revision"].clone()),
+        (json!(CHEN), json!("draft"))
+    );
+    let a = explain(json!(1)).await;
+    assert_eq!(
+        (a.body["user"].clone(), a.body["revision"].clone()),
+        (json!(BEN), json!(1))
+    );
+    let a = explain(Value::Null).await;
+    assert!(a.body.get("revision").is_none(), "{}", a.body);
+    let a = explain(json!(1.5)).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    assert_eq!(a.body["field"], "revision");
+    let a = explain(json!(7)).await;
+    assert_error(&a, StatusCode::NOT_FOUND, "Revision not found");
+    let deleted = app
+        .call(Method::DELETE, &format!("/routers/{id}/draft"), &t, None)
+        .await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    let a = explain(json!("draft")).await;
+    assert_error(&a, StatusCode::NOT_FOUND, "Draft not found");
 }

@@ -43,6 +43,7 @@ fn required_routes() -> Vec<(String, usize)> {
         ("POST /dispatch/router/explain".into(), 1),
         ("GET /routers/{routerId}/dispatches".into(), 1),
         ("GET /routers/{routerId}/stats".into(), 1),
+        ("POST /routers/{routerId}/simulate".into(), 1),
         ("POST /routers".into(), 1),
         ("DELETE /routers/{routerId}".into(), 1),
         ("GET /routers/{routerId}/draft".into(), 1),

@@ -1132,3 +1132,45 @@ fn every_function_is_traced_and_the_dashboard_shows_the_main_figures() {
         assert!(text.contains(figure), "the dashboard shows {figure}");
     }
 }
+
+/// Issue 36 point 4: each function's peak resident memory, at its cold start and after 1,000 warm
+/// invocations, is at most half the `MemorySize` the template gives it. The figures are the ones
+/// `infra/scripts/bench-coldstart.sh` measured last (release build, production configuration on
+/// the emulator) and wrote to `infra/bench/memory.json`; run it again after a change that can
+/// move them (docs/performance.md, "Memory").
+#[test]
+fn every_function_peaks_at_most_half_its_memory_size_cold_and_after_1000_warm_invocations() {
+    let t = template();
+    let figures: Value = serde_json::from_str(&read_repo_file("infra/bench/memory.json"))
+        .expect("infra/bench/memory.json is JSON");
+    for (id, binary, _, _) in FUNCTIONS {
+        // Lambda's MemorySize is in MB of 1,048,576 bytes: MiB.
+        let memory_size = function_property(&t, id, "MemorySize")
+            .as_u64()
+            .unwrap_or_else(|| panic!("{id} has a MemorySize"));
+        let measured = &figures[*binary];
+        assert!(
+            measured["warm_invocations"].as_u64() >= Some(1000),
+            "{binary}: measured after at least 1,000 warm invocations: {measured}"
+        );
+        let statuses: Vec<&str> = measured["statuses"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{binary}: the answers' statuses: {measured}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            !statuses.is_empty() && statuses.iter().all(|s| s.starts_with('2')),
+            "{binary}: measured on successful answers only: {statuses:?}"
+        );
+        for key in ["cold_peak_mib", "warm_peak_mib"] {
+            let peak = measured[key]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{binary}: {key}: {measured}"));
+            assert!(
+                peak > 1.0 && peak <= memory_size as f64 / 2.0,
+                "{binary}: {key} {peak} MiB against a MemorySize of {memory_size} MB"
+            );
+        }
+    }
+}

@@ -12,6 +12,7 @@ use crate::outbound::{ClientBuildError, OutboundClient, OutboundError, OutboundP
 use async_trait::async_trait;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 /// Characters of an id kept as they are in a path segment: RFC 3986's unreserved set
@@ -62,6 +63,60 @@ impl HubSpotClient {
     /// A client over the guarded `http` client (tests give it a fixed resolver).
     pub fn over(http: OutboundClient) -> Self {
         Self { http }
+    }
+}
+
+/// A [`HubSpotClient`] built at its first request (issue 36): an instance whose requests sync
+/// nothing never builds the HTTP client, and a cold start does not pay for it. Built once and
+/// kept for the instance's life (one per process, as [`HubSpotClient`] before); a build that
+/// fails (the TLS configuration, never seen) fails that attempt as transient and is tried again
+/// at the next.
+#[derive(Debug)]
+pub struct LazyHubSpotClient {
+    policy: OutboundPolicy,
+    timeout: Duration,
+    client: OnceLock<HubSpotClient>,
+}
+
+impl LazyHubSpotClient {
+    /// A client under `policy` with BEHAVIOR 7's 3 s timeout, not built yet.
+    pub fn new(policy: OutboundPolicy) -> Self {
+        Self::with_timeout(policy, REQUEST_TIMEOUT)
+    }
+
+    /// A client whose requests time out after `timeout`, not built yet.
+    pub fn with_timeout(policy: OutboundPolicy, timeout: Duration) -> Self {
+        Self {
+            policy,
+            timeout,
+            client: OnceLock::new(),
+        }
+    }
+
+    /// The client, built now if this is the first request.
+    ///
+    /// Errors: as [`HubSpotClient::new`].
+    pub fn client(&self) -> Result<&HubSpotClient, ClientBuildError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let built = HubSpotClient::with_timeout(self.policy, self.timeout)?;
+        Ok(self.client.get_or_init(|| built))
+    }
+
+    /// Whether the client was built.
+    pub fn is_built(&self) -> bool {
+        self.client.get().is_some()
+    }
+}
+
+#[async_trait]
+impl CrmClient for LazyHubSpotClient {
+    async fn set_owner(&self, update: &OwnerUpdate) -> Result<(), CrmFailure> {
+        let client = self.client().map_err(|e| {
+            CrmFailure::transient(format!("CRM request failed: no HTTP client: {e}"), None)
+        })?;
+        client.set_owner(update).await
     }
 }
 

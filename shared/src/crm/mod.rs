@@ -22,7 +22,7 @@ pub mod port;
 pub mod retry;
 pub mod sync;
 
-pub use hubspot::HubSpotClient;
+pub use hubspot::{HubSpotClient, LazyHubSpotClient};
 pub use port::{CrmClient, CrmFailure, OwnerUpdate};
 pub use retry::RetryDelays;
 pub use sync::{CrmSync, SyncResult};

@@ -18,6 +18,7 @@ use crate::model::due::DueChanges;
 use crate::model::due::DueItem;
 use crate::model::router::Router;
 use crate::model::webhook::EventType;
+use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
@@ -282,6 +283,7 @@ impl DispatchEngine {
             known_router: Some(router),
             writes: true,
             sla: Some(check),
+            revision: None,
         };
         Ok(match self.run(run, None).await?.0 {
             Ended::Outcome(Outcome::Assigned(assigned)) => Reassignment::Assigned(assigned),
@@ -299,6 +301,18 @@ impl DispatchEngine {
     pub async fn explain(
         &self, account_id: AccountId, request: &DispatchRequest,
     ) -> Result<(Preview, Explanation), DomainError> {
+        self.explain_revision(account_id, request, None).await
+    }
+
+    /// [`Self::explain`] of the configuration `revision` names instead of the live one
+    /// (BEHAVIOR 9: the body key `revision`), whatever the router's publication state; `None`:
+    /// the live revision. The draft or revision is read in the run's first round of reads.
+    ///
+    /// Errors: 404 `Draft not found` / `Revision not found` when the router (found in the
+    /// account, not archived) has no such draft or revision; 500 when the store fails.
+    pub async fn explain_revision(
+        &self, account_id: AccountId, request: &DispatchRequest, revision: Option<RevisionChoice>,
+    ) -> Result<(Preview, Explanation), DomainError> {
         let run = Run {
             context: AccountContext::Token(account_id),
             request,
@@ -307,6 +321,7 @@ impl DispatchEngine {
             known_router: None,
             writes: false,
             sla: None,
+            revision,
         };
         let mut trace = Trace::default();
         let preview = match steps::plan(&self.context(), &run, &mut trace).await {
@@ -403,6 +418,7 @@ impl DispatchEngine {
     ) -> Result<Committed, DomainError> {
         let cx = self.context();
         let started = Instant::now();
+        let deadline = self.deadline_of(run);
         let mut attempt: u32 = 0;
         // A lost race re-reads everything the race can have changed: the record, members,
         // rotation state, count, and the router too (a publish moves it to a new revision, and
@@ -536,7 +552,7 @@ impl DispatchEngine {
                 Err(StoreError::LeaseLost) if run.sla.is_some() => {
                     return Ok(Committed::ended(Ended::CheckLost))
                 }
-                Err(StoreError::Conflict) if started.elapsed() < self.deadline => {
+                Err(StoreError::Conflict) if started.elapsed() < deadline => {
                     attempt += 1;
                     let cap = 5u64 << attempt.min(5); // 10..160 ms
                     let pause = rand::thread_rng().gen_range(1..=cap);
@@ -544,12 +560,25 @@ impl DispatchEngine {
                 }
                 Err(StoreError::Conflict) => {
                     return Err(DomainError::internal(format!(
-                        "dispatch lost {attempt} races in a row and gave up after {:?}",
-                        self.deadline
+                        "dispatch lost {attempt} races in a row and gave up after {deadline:?}"
                     )))
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    /// How long `run` retries lost races: [`Self::deadline`] for a dispatch (a client waits for
+    /// its answer); for an SLA reassignment, a due item's job that nobody waits for, half the
+    /// due-work lease when that is longer, so that the reassignments of a router's many checks
+    /// falling due together take turns within one run each instead of giving up after a few
+    /// seconds and waiting out the item's growing release delays (issue 32: 20 checks of one
+    /// router, two workers). Half the lease leaves the run time to commit before its claim
+    /// lapses.
+    fn deadline_of(&self, run: &Run<'_>) -> Duration {
+        match run.sla {
+            Some(_) => self.deadline.max(self.due.settings().lease / 2),
+            None => self.deadline,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::model::dispatch::AssignmentReason;
 use crate::model::sla::SlaSettingView;
+use crate::routers::RevisionChoice;
 use crate::schedule::availability::UnavailableReason;
 use crate::trigger::TriggerExplanation;
 use crate::types::ids::RecordId;
@@ -143,6 +144,10 @@ pub struct ExplainAnswer {
     pub dry_run: bool,
     /// What the run found.
     pub explanation: Explanation,
+    /// The configuration explained when the request named one (`"draft"` or its revision
+    /// number); absent otherwise (the live revision).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<RevisionChoice>,
 }
 
 impl ExplainAnswer {
@@ -161,6 +166,7 @@ impl ExplainAnswer {
                 reason: Some(reason),
                 dry_run: true,
                 explanation,
+                revision: None,
             },
             Preview::Stop(message) => Self {
                 message: message.to_string(),
@@ -170,7 +176,14 @@ impl ExplainAnswer {
                 reason: None,
                 dry_run: true,
                 explanation,
+                revision: None,
             },
         }
+    }
+
+    /// The same answer naming the configuration it explained (BEHAVIOR 9).
+    pub fn with_revision(mut self, revision: Option<RevisionChoice>) -> Self {
+        self.revision = revision;
+        self
     }
 }

@@ -16,6 +16,7 @@ pub mod distribution;
 pub mod engine;
 pub mod explain;
 pub mod outcome;
+pub mod replay;
 pub mod request;
 pub mod steps;
 
@@ -23,4 +24,5 @@ pub use capacity::under_capacity;
 pub use engine::{DispatchEngine, Dispatched, DEFAULT_DEADLINE, DEFAULT_HISTORY_RETENTION_DAYS};
 pub use explain::{Candidate, CandidateReason, ExplainAnswer, Explanation, Preview};
 pub use outcome::{Assigned, DispatchAnswer, Outcome, Skip};
+pub use replay::{Replayer, Simulation};
 pub use request::{AccountContext, DispatchRequest, INVALID_EVENT};

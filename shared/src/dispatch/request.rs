@@ -62,6 +62,46 @@ impl DispatchRequest {
     }
 }
 
+/// The body of `POST /dispatch/router/explain`: a dispatch request, and optionally the
+/// configuration to explain (BEHAVIOR 9). Only describes it: [`DispatchRequest::parse`] and
+/// [`explained_revision`] read it.
+#[derive(ToSchema)]
+#[schema(example = json!({"router_id": "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45", "object_id": "01936b2a-7c00-7a00-8000-000000000002", "revision": 1}))]
+#[allow(dead_code)]
+pub struct ExplainRequest {
+    /// The router to run (a UUID; another value finds no router).
+    #[schema(
+        max_length = 256,
+        pattern = "[^\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    router_id: String,
+    /// The record (of the router's object type) to explain (a UUID; another value finds none).
+    #[schema(
+        max_length = 256,
+        pattern = "[^\\u0009-\\u000d \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    object_id: String,
+    /// The configuration to explain instead of the live one, whatever the router's publication
+    /// state: `"draft"` or a revision number.
+    #[schema(nullable = false)]
+    revision: Option<crate::routers::RevisionChoice>,
+}
+
+/// The body key `revision` of an explain (BEHAVIOR 9), read from a body that
+/// [`DispatchRequest::parse`] accepted: `None` when absent.
+///
+/// Errors: 400 naming `revision` for a value that is neither `"draft"` nor a positive integer.
+pub fn explained_revision(
+    body: &[u8],
+) -> Result<Option<crate::routers::RevisionChoice>, DomainError> {
+    let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(body) else {
+        return Err(DomainError::bad_request(INVALID_EVENT));
+    };
+    map.get(crate::routers::revision::REVISION_KEY)
+        .map(crate::routers::RevisionChoice::parse)
+        .transpose()
+}
+
 /// Whose account a dispatch runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccountContext {

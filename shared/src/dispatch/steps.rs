@@ -22,10 +22,11 @@ use crate::model::due::DueChanges;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::{Record, UniqueKey};
-use crate::model::router::{DistributionModel, RotationType, Router, RouterSettings};
+use crate::model::router::{DistributionModel, RotationType, Router, RouterConfig, RouterSettings};
 use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
+use crate::routers::revision::RevisionChoice;
 use crate::routers::roster::{read_roster, Named, Roster};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
@@ -112,6 +113,9 @@ pub struct Run<'a> {
     /// For an SLA reassignment (BEHAVIOR 14): the check that asks for it. The run leaves its
     /// owner out of the pool and ignores `overwrite`; `None` for dispatch and explain.
     pub sla: Option<&'a SlaRun>,
+    /// For explain with `revision` (BEHAVIOR 9): the configuration evaluated instead of the
+    /// live one, whatever the router's publication state; `None`: the live revision.
+    pub revision: Option<RevisionChoice>,
 }
 
 impl<'a> Run<'a> {
@@ -131,6 +135,7 @@ impl<'a> Run<'a> {
             known_router: None,
             writes: true,
             sla: None,
+            revision: None,
         }
     }
 }
@@ -193,6 +198,8 @@ struct Found {
     rotation: RotationState,
     count: u64,
     month: String,
+    /// For a run with `revision`: the chosen configuration (`None` when there is none).
+    chosen: Option<RouterConfig>,
 }
 
 /// The first round: whose account (the token's, or on the queue path the router's, read
@@ -218,7 +225,7 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
     let directory = cx.directory.get(cx.store, cx.sealer, account_id).await?; // cached
     let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
     let known = run.known_router.cloned().or(owning_router);
-    let (router, record, rotation, count, subscriptions) = tokio::try_join!(
+    let (router, record, rotation, count, subscriptions, chosen) = tokio::try_join!(
         async {
             match (known, router_id) {
                 (Some(router), _) => Ok(Some(router)),
@@ -251,6 +258,12 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
             let page = Page::first(crate::page::MAX_LIMIT, false);
             Ok(cx.store.list_webhooks(account_id, &page).await?.items)
         },
+        async {
+            match (run.revision, router_id) {
+                (Some(choice), Some(id)) => choice.read(cx.store, account_id, id).await,
+                _ => Ok(None),
+            }
+        },
     )?;
     Ok(FirstRound {
         found: Found {
@@ -260,6 +273,7 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
             rotation,
             count,
             month,
+            chosen,
         },
         subscriptions,
     })
@@ -271,8 +285,11 @@ struct Checked {
     router: Router,
     settings: RouterSettings,
     owner_field: FieldDef,
+    catalogue: Catalogue,
     record: Record,
     rotation: RotationState,
+    /// This month's assignments of the account (read only for an account with a quota).
+    count: u64,
     /// The router's roster and every member the run names, read in the second round.
     roster: Roster,
     /// Step 10's company, read in the second round (contacts with `account_matching`).
@@ -291,7 +308,11 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
     account(directory.as_deref())?; // step 2
     let directory = directory.ok_or(Skip::AccountNotFound)?;
     let account = &directory.account;
-    let router = self::router(found.router.filter(|r| r.account_id == account.id), trace)?; // steps 3, 4
+    let router = self::router(
+        found.router.filter(|r| r.account_id == account.id),
+        run.revision.map(|choice| (choice, found.chosen.as_ref())),
+        trace,
+    )?; // steps 3, 4
     let catalogue = cx
         .catalogues
         .get(cx.store, account.id)
@@ -313,48 +334,83 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         ids: &trigger_ids,
         emails: &owner,
     };
-    let (roster, company, calendars) = tokio::try_join!(
+    let (roster, company, holidays) = tokio::try_join!(
         async {
             read_roster(cx.store, account.id, &router, &directory.teams, named)
                 .await
                 .map_err(Stop::from)
         },
         matching_company(cx, account.id, &router, &settings, &record),
-        holiday_calendars(cx, account.id),
+        async {
+            read_holiday_calendars(cx.store, account.id, &settings)
+                .await
+                .map_err(Stop::from)
+        },
     )?;
-    let holidays = HolidayCalendars::new(calendars, settings.holiday_calendar_id);
-    trigger(&settings, &record, &catalogue, &roster.members, trace)?; // step 7
-    if run.sla.is_none() {
-        overwrite(&settings, &record, &owner_field)?; // step 8 (an SLA reassignment ignores it)
-    }
-    self::quota(account, found.count)?; // step 9
-    Ok(Checked {
+    let checked = Checked {
         directory,
         router,
         settings,
         owner_field,
+        catalogue,
         record,
         rotation: found.rotation,
+        count: found.count,
         roster,
         company,
         holidays,
         month: found.month,
-    })
+    };
+    admit(
+        &checked.evaluation(run, &checked.roster.members, cx.clock.now()),
+        trace,
+    )?; // 7 to 9
+    Ok(checked)
 }
 
-/// The account's holiday calendars (BEHAVIOR 17; at most 20), read in the second round with the
-/// pool: the members' calendar ids are known only once the pool is read, and a calendar written
-/// through the API must count at the next dispatch, so they are neither read by id after the
-/// pool (a fourth round) nor cached with the account's directory (stale for its TTL).
-async fn holiday_calendars(
-    cx: &Context<'_>, account_id: AccountId,
-) -> Step<Vec<crate::model::holiday_calendar::HolidayCalendar>> {
+impl Checked {
+    /// The evaluation of steps 7 to 14 over what the run read, with `members` (the roster, or
+    /// the roster as read again) at `now`.
+    fn evaluation<'a>(
+        &'a self, run: &'a Run<'_>, members: &'a [Member], now: DateTime<Utc>,
+    ) -> Evaluation<'a> {
+        Evaluation {
+            router: &self.router,
+            settings: &self.settings,
+            owner_field: &self.owner_field,
+            catalogue: &self.catalogue,
+            record: &self.record,
+            members,
+            teams: &self.directory.teams,
+            company: self.company.as_ref(),
+            rotation: &self.rotation,
+            now,
+            limits: Limits::Applied {
+                quota: self.directory.account.assignment_quota,
+                count: self.count,
+            },
+            excluded: run.sla.map(|sla| sla.owner.as_str()),
+            holidays: &self.holidays,
+        }
+    }
+}
+
+/// The account's holiday calendars (BEHAVIOR 17; at most 20) with the router's named, read in
+/// the second round with the pool: the members' calendar ids are known only once the pool is
+/// read, and a calendar written through the API must count at the next dispatch, so they are
+/// neither read by id after the pool (a fourth round) nor cached with the account's directory
+/// (stale for its TTL). Dispatch, explain and the what-if replay read them through this.
+///
+/// Errors: the store's.
+pub async fn read_holiday_calendars(
+    store: &dyn Store, account_id: AccountId, settings: &RouterSettings,
+) -> Result<HolidayCalendars, DomainError> {
     let page = Page::first(crate::page::MAX_LIMIT, false);
-    Ok(cx
-        .store
-        .list_holiday_calendars(account_id, &page)
-        .await?
-        .items)
+    let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
+    Ok(HolidayCalendars::new(
+        calendars,
+        settings.holiday_calendar_id,
+    ))
 }
 
 /// Steps 10 to 14 until the chosen member is known fresh: a member read by key in the roster
@@ -376,20 +432,8 @@ async fn choose_owner(
         }
     }
     for _ in 0..MAX_STALE_CHOICES {
-        let (email, reason, rotation) = decide(
-            Decision {
-                router: &checked.router,
-                settings: &checked.settings,
-                company: checked.company.as_ref(),
-                members: &roster.members,
-                teams: &checked.directory.teams,
-                rotation: &checked.rotation,
-                now,
-                excluded: run.sla.map(|sla| sla.owner.as_str()),
-                holidays: &checked.holidays,
-            },
-            trace,
-        )?;
+        let (email, reason, rotation) =
+            decide(&checked.evaluation(run, &roster.members, now), trace)?;
         let Some(listed) = roster
             .members
             .iter()
@@ -472,7 +516,7 @@ fn assign(
 
 /// The member ids step 7 resolves: the trigger read once with a resolver that notes what it
 /// is asked (a `user` value that is a member id, in a condition or in the record).
-fn trigger_member_ids(
+pub(crate) fn trigger_member_ids(
     settings: &RouterSettings, record: &Record, catalogue: &Catalogue,
 ) -> Vec<MemberId> {
     let Some(trigger) = &settings.trigger else {
@@ -499,53 +543,121 @@ const MAX_STALE_CHOICES: usize = 5;
 /// replaces (`None`: account matching and backup move no rotation).
 type RotationWrite = Option<(RouterId, RotationState, u64)>;
 
-/// What steps 10 to 14 decide over.
-struct Decision<'a> {
-    router: &'a Router,
-    settings: &'a RouterSettings,
-    /// Step 10's company (read with the roster), when the run matches accounts.
-    company: Option<&'a Record>,
-    members: &'a [Member],
-    teams: &'a [Team],
-    rotation: &'a RotationState,
-    now: DateTime<Utc>,
-    /// The member an SLA reassignment leaves out (the record's current owner).
-    excluded: Option<&'a str>,
-    /// The account's holiday calendars and the router's (BEHAVIOR 17), read with the pool.
-    holidays: &'a HolidayCalendars,
+/// What the run applies of the account's quota and the members' capacity (BEHAVIOR 6 steps 9
+/// and 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limits {
+    /// Dispatch and explain: the account's monthly `quota` (`None`: no quota) with `count`,
+    /// this month's assignments; the members' capacity entries.
+    Applied {
+        /// The account's monthly assignment quota.
+        quota: Option<u64>,
+        /// This month's assignments so far.
+        count: u64,
+    },
+    /// The what-if replay (BEHAVIOR 16): neither (the history does not hold their past values).
+    Ignored,
 }
 
-/// Steps 10 to 14 over `members`: who gets the record, why, and the rotation state to write.
-fn decide(d: Decision<'_>, trace: &mut Trace) -> Step<(String, AssignmentReason, RotationWrite)> {
+/// Everything steps 7 to 14 decide over, once the reads are done: the one evaluation of
+/// dispatch, the queue, SLA reassignment, explain and the what-if replay (BEHAVIOR 16), so that
+/// none of them can drift from the others. Steps 2 to 6 (who, which router, which record) are
+/// the callers' own; steps 7 to 9 are [`admit`], 10 to 14 [`decide`], both [`evaluate`].
+pub struct Evaluation<'a> {
+    /// The router, running the configuration evaluated (live, a draft or a revision).
+    pub router: &'a Router,
+    /// Its settings (step 5 found them assignable).
+    pub settings: &'a RouterSettings,
+    /// Its owner field (step 5).
+    pub owner_field: &'a FieldDef,
+    /// The field catalogue of the router's object type.
+    pub catalogue: &'a Catalogue,
+    /// The record (step 6 found it active), its owner field as the run sees it.
+    pub record: &'a Record,
+    /// The members the run read: the router's roster and every member the trigger or the
+    /// matched company names (archived ones included; inactive ones are never chosen).
+    pub members: &'a [Member],
+    /// The account's teams.
+    pub teams: &'a [Team],
+    /// Step 10's company (contacts of a router with `account_matching`), when one matched.
+    pub company: Option<&'a Record>,
+    /// The rotation state the distribution model walks on from.
+    pub rotation: &'a RotationState,
+    /// The instant of the run: availability (working hours, out of office) is evaluated at it.
+    pub now: DateTime<Utc>,
+    /// Whether the quota and capacity apply.
+    pub limits: Limits,
+    /// The member an SLA reassignment leaves out (the record's current owner; BEHAVIOR 14): the
+    /// run ignores `overwrite` then.
+    pub excluded: Option<&'a str>,
+    /// The holiday calendars the members and the router name (BEHAVIOR 17): a member is
+    /// unavailable during a holiday of either, at `now`.
+    pub holidays: &'a HolidayCalendars,
+}
+
+/// Who the evaluation assigns, why, and the rotation state it moves to (`None` for account
+/// matching and backup, which move no rotation).
+pub type Decided = (String, AssignmentReason, RotationWrite);
+
+/// Steps 7 to 14 of one run: [`admit`], then [`decide`]. The what-if replay runs exactly this
+/// for each entry it replays.
+///
+/// Errors: the [`Stop::Skip`] of the first step that stops the run.
+pub fn evaluate(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
+    admit(e, trace)?;
+    decide(e, trace)
+}
+
+/// Steps 7 to 9: the trigger holds, the router may overwrite the record's owner (an SLA
+/// reassignment ignores it), the account's quota is not used up (when it applies).
+///
+/// Errors: [`Skip::TriggerDidNotMatch`], [`Skip::CannotOverwrite`], [`Skip::LimitReached`].
+pub fn admit(e: &Evaluation<'_>, trace: &mut Trace) -> Step<()> {
+    trigger(e.settings, e.record, e.catalogue, e.members, trace)?; // step 7
+    if e.excluded.is_none() {
+        overwrite(e.settings, e.record, e.owner_field)?; // step 8
+    }
+    if let Limits::Applied { quota, count } = e.limits {
+        self::quota(quota, count)?; // step 9
+    }
+    Ok(())
+}
+
+/// Steps 10 to 14 over `e.members`: who gets the record, why, and the rotation state to write.
+///
+/// Errors: [`Skip::LimitReached`] (everyone available at capacity, or only weight-0 members),
+/// [`Skip::NoUsersAvailable`].
+pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
     let pool = Pool::new(
-        d.members,
-        d.now,
-        d.settings.ignore_working_hours,
-        d.holidays,
-        d.router.object_type,
-        d.excluded,
+        e.members,
+        e.now,
+        e.settings.ignore_working_hours,
+        e.holidays,
+        e.router.object_type,
+        e.excluded,
+        matches!(e.limits, Limits::Applied { .. }),
     );
     trace.explanation.account_match = None;
     trace.explanation.candidates = None;
-    Ok(match account_matching(d.company, &pool, trace) {
+    Ok(match account_matching(e.company, &pool, trace) {
         Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
         None => {
-            let teams = team_members(d.router, d.teams, &pool);
-            let candidates = pool.candidates(d.router, d.settings, d.teams); // step 11
+            let teams = team_members(e.router, e.teams, &pool);
+            let candidates = pool.candidates(e.router, e.settings, e.teams); // step 11
             trace.explanation.candidates = Some(candidates.clone());
             if candidates.iter().any(Candidate::available) {
                 if !candidates.iter().any(Candidate::under_capacity) {
                     return Err(Skip::LimitReached.into()); // step 12
                 }
-                let state = d.rotation;
-                let (chosen, next) = choose(d.router, d.settings, &candidates, &teams, state)?; // step 14
+                let state = e.rotation;
+                let (chosen, next) = choose(e.router, e.settings, &candidates, &teams, state)?; // step 14
                 (
                     chosen,
                     AssignmentReason::Rotation,
-                    Some((d.router.id, next, state.version)),
+                    Some((e.router.id, next, state.version)),
                 )
             } else {
-                (backup(d.settings, &pool)?, AssignmentReason::Backup, None) // step 13
+                (backup(e.settings, &pool)?, AssignmentReason::Backup, None) // step 13
             }
         }
     })
@@ -604,17 +716,29 @@ fn account(directory: Option<&AccountDirectory>) -> Step<&Account> {
 
 /// Steps 3 and 4: the router exists in the account, is not archived, and is published. A
 /// router that exists and is not archived goes into `trace` (its history takes the entry).
-fn router(router: Option<Router>, trace: &mut Trace) -> Step<Router> {
+/// With `chosen` (explain with `revision`, BEHAVIOR 9: the choice and the configuration it
+/// found) the router runs that configuration, published or not.
+///
+/// Errors: [`Skip::RouterNotFound`], [`Skip::RouterUnpublished`]; with `chosen`, 404 `Draft not
+/// found` / `Revision not found` when it found none.
+fn router(
+    router: Option<Router>, chosen: Option<(RevisionChoice, Option<&RouterConfig>)>,
+    trace: &mut Trace,
+) -> Step<Router> {
     let router = router
         .filter(|r| r.archived_at.is_none())
         .ok_or(Skip::RouterNotFound)?;
+    let router = match chosen {
+        Some((choice, config)) => choice.apply(&router, config)?,
+        None => router,
+    };
     trace.explanation.sla = router
         .settings
         .as_ref()
         .and_then(|s| s.sla.as_ref())
         .map(SlaSettingView::new);
     trace.router = Some(router.clone());
-    if !router.is_published {
+    if !router.is_published && chosen.is_none() {
         return Err(Skip::RouterUnpublished.into());
     }
     Ok(router)
@@ -622,7 +746,7 @@ fn router(router: Option<Router>, trace: &mut Trace) -> Step<Router> {
 
 /// Step 5: the router has settings with a `distribution_model` and an `owner_field` that is a
 /// writable `user` field of its type.
-fn settings<'r, 'c>(
+pub(crate) fn settings<'r, 'c>(
     router: &'r Router, catalogue: &'c Catalogue,
 ) -> Step<(&'r RouterSettings, &'c FieldDef)> {
     let settings = router
@@ -640,7 +764,7 @@ fn settings<'r, 'c>(
 }
 
 /// Step 6: the record is an active record of the router's type in the account.
-fn record(record: Option<Record>, router: &Router) -> Step<Record> {
+pub(crate) fn record(record: Option<Record>, router: &Router) -> Step<Record> {
     Ok(record
         .filter(|r| r.object_type == router.object_type && r.is_active())
         .ok_or(Skip::ObjectNotFound)?)
@@ -682,10 +806,10 @@ fn overwrite(settings: &RouterSettings, record: &Record, owner_field: &FieldDef)
     Ok(())
 }
 
-/// Step 9: the account's monthly quota (calendar month, UTC) is not used up; `count` is this
+/// Step 9: the account's monthly `quota` (calendar month, UTC) is not used up; `count` is this
 /// month's assignments (read only for an account with a quota).
-fn quota(account: &Account, count: u64) -> Step<()> {
-    if account.assignment_quota.is_some_and(|quota| count >= quota) {
+fn quota(quota: Option<u64>, count: u64) -> Step<()> {
+    if quota.is_some_and(|quota| count >= quota) {
         return Err(Skip::LimitReached.into());
     }
     Ok(())
@@ -703,12 +827,15 @@ struct Pool<'m> {
     holidays: &'m HolidayCalendars,
     object_type: ObjectType,
     excluded: Option<String>,
+    /// Whether capacity entries apply ([`Limits::Applied`]).
+    capacity: bool,
 }
 
 impl<'m> Pool<'m> {
     fn new(
         members: &'m [Member], now: DateTime<Utc>, ignore_working_hours: bool,
         holidays: &'m HolidayCalendars, object_type: ObjectType, excluded: Option<&str>,
+        capacity: bool,
     ) -> Self {
         let by_email = members
             .iter()
@@ -722,6 +849,7 @@ impl<'m> Pool<'m> {
             holidays,
             object_type,
             excluded: excluded.map(str::to_string),
+            capacity,
         }
     }
 
@@ -748,7 +876,7 @@ impl<'m> Pool<'m> {
                     .iter()
                     .map(|r| CandidateReason::from(*r)),
             );
-            if !under_capacity(m, self.object_type) {
+            if self.capacity && !under_capacity(m, self.object_type) {
                 reasons.push(CandidateReason::AtCapacity);
             }
         }
@@ -798,23 +926,37 @@ async fn matching_company(
     cx: &Context<'_>, account_id: AccountId, router: &Router, settings: &RouterSettings,
     contact: &Record,
 ) -> Step<Option<Record>> {
-    if !settings.account_matching || router.object_type != ObjectType::Contacts {
-        return Ok(None);
+    match company_key(router, settings, contact) {
+        Some(key) => Ok(find_company(cx.store, account_id, &key).await?),
+        None => Ok(None),
     }
-    // The domain in the form website_url is stored in (A-labels, no `www.`; issue 13 defect 7).
-    let Some(domain) = contact
+}
+
+/// Step 10's key (contacts of a router with `account_matching` only): the contact's e-mail
+/// domain in the form `website_url` is stored in (A-labels, no `www.`; issue 13 defect 7).
+pub(crate) fn company_key(
+    router: &Router, settings: &RouterSettings, contact: &Record,
+) -> Option<UniqueKey> {
+    if !settings.account_matching || router.object_type != ObjectType::Contacts {
+        return None;
+    }
+    let domain = contact
         .value("email")
-        .and_then(crate::types::email::Email::canonical_domain_of)
-    else {
-        return Ok(None);
-    };
-    let key = UniqueKey {
+        .and_then(crate::types::email::Email::canonical_domain_of)?;
+    Some(UniqueKey {
         field: "website_url".into(),
         value: domain.to_string(),
-    };
-    let company = cx
-        .store
-        .find_by_unique_key(account_id, ObjectType::Companies, &key)
+    })
+}
+
+/// The active company holding `key` (a [`company_key`]), by its uniqueness guard.
+///
+/// Errors: the store's.
+pub(crate) async fn find_company(
+    store: &dyn Store, account_id: AccountId, key: &UniqueKey,
+) -> Result<Option<Record>, StoreError> {
+    let company = store
+        .find_by_unique_key(account_id, ObjectType::Companies, key)
         .await?;
     Ok(company.filter(|c| c.is_active()))
 }

@@ -28,21 +28,26 @@ pub trait Handoff: Send + Sync + 'static {
 
 /// Due items as SQS messages, delayed until due (Lambda, and the local server polling a queue).
 /// Each kind goes to its queue: the dispatch queue by default, webhook deliveries to theirs.
+/// The SQS client is built at the first hand-off (issue 36: a cold start whose first request
+/// hands nothing on builds none), over the process's one AWS configuration and HTTP client.
 #[derive(Debug, Clone)]
 pub struct SqsHandoff {
-    client: aws_sdk_sqs::Client,
+    sdk: aws_config::SdkConfig,
+    client: std::sync::OnceLock<aws_sdk_sqs::Client>,
     default_queue: String,
     queues: HashMap<DueKind, String>,
     grace: Duration,
 }
 
 impl SqsHandoff {
-    /// Hand-offs to `default_queue`, resumed by the sweeper `grace` after their due time.
+    /// Hand-offs to `default_queue` with an SQS client over `sdk` (built at the first hand-off),
+    /// resumed by the sweeper `grace` after their due time.
     pub fn new(
-        client: aws_sdk_sqs::Client, default_queue: impl Into<String>, grace: Duration,
+        sdk: &aws_config::SdkConfig, default_queue: impl Into<String>, grace: Duration,
     ) -> Self {
         Self {
-            client,
+            sdk: sdk.clone(),
+            client: std::sync::OnceLock::new(),
             default_queue: default_queue.into(),
             queues: HashMap::new(),
             grace,
@@ -59,6 +64,17 @@ impl SqsHandoff {
     pub fn queue_of(&self, kind: DueKind) -> &str {
         self.queues.get(&kind).unwrap_or(&self.default_queue)
     }
+
+    /// Whether the SQS client was built (tests: not before the first hand-off).
+    pub fn client_built(&self) -> bool {
+        self.client.get().is_some()
+    }
+
+    /// The SQS client, built now if this is the first hand-off.
+    fn client(&self) -> &aws_sdk_sqs::Client {
+        self.client
+            .get_or_init(|| aws_sdk_sqs::Client::new(&self.sdk))
+    }
 }
 
 #[async_trait]
@@ -69,7 +85,7 @@ impl Handoff for SqsHandoff {
             .unwrap_or(Duration::ZERO)
             .min(MAX_SQS_DELAY);
         let seconds = i32::try_from(wait.as_secs_f64().ceil() as u64).unwrap_or(900);
-        self.client
+        self.client()
             .send_message()
             .queue_url(self.queue_of(message.id.kind()))
             .message_body(message.to_json())

@@ -40,6 +40,29 @@ pub struct HistoryService {
     clock: Arc<dyn Clock>,
 }
 
+/// The share of `router`'s assignments that its distribution model aims at for `email`
+/// (BEHAVIOR 8 `target_share`; the what-if replay's too, BEHAVIOR 16): a percentage router's
+/// percentage / 100, 1 / (pool size) for round robin, `None` for someone outside `pool` (the
+/// router's pool in pool order, archived members left out).
+pub fn target_share(router: &Router, pool: &[String], email: &str) -> Option<f64> {
+    if !pool.iter().any(|p| p == email) {
+        return None;
+    }
+    let percentage = router.settings.as_ref().and_then(|s| s.distribution_model)
+        == Some(DistributionModel::Percentage);
+    if percentage {
+        let weight = router
+            .users
+            .iter()
+            .find(|u| u.email.as_str() == email)
+            .and_then(|u| u.percentage)
+            .unwrap_or(0.0);
+        Some(weight / 100.0)
+    } else {
+        Some(1.0 / pool.len() as f64)
+    }
+}
+
 impl HistoryService {
     /// A page of entries as answered: expired entries left out (DynamoDB's TTL deletes them up
     /// to days late; BEHAVIOR 8), at most [`crate::page::MAX_PAGE_DATA_BYTES`] of JSON
@@ -134,24 +157,7 @@ impl HistoryService {
             }
             total += t.count;
         }
-        let percentage = router.settings.as_ref().and_then(|s| s.distribution_model)
-            == Some(DistributionModel::Percentage);
-        let target = |email: &str| -> Option<f64> {
-            if !pool.iter().any(|p| p == email) {
-                return None;
-            }
-            if percentage {
-                let weight = router
-                    .users
-                    .iter()
-                    .find(|u| u.email.as_str() == email)
-                    .and_then(|u| u.percentage)
-                    .unwrap_or(0.0);
-                Some(weight / 100.0)
-            } else {
-                Some(1.0 / pool.len() as f64)
-            }
-        };
+        let target = |email: &str| target_share(&router, &pool, email);
         let mut others: Vec<String> = by_member
             .keys()
             .filter(|e| !pool.contains(e))

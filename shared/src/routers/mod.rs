@@ -3,10 +3,12 @@
 
 pub mod config;
 pub mod manage;
+pub mod revision;
 pub mod roster;
 pub mod view;
 
 pub use manage::{Actor, RouterAdmin, Tagged};
+pub use revision::RevisionChoice;
 pub use view::{DraftView, RevisionView, RouterView};
 
 use crate::error::DomainError;

@@ -20,8 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use std::collections::BTreeMap;
 
-mod cache;
-pub use cache::CachingSealer;
+pub mod cache;
 
 /// Reads the `SecretString` of the Secrets Manager secret `arn` with the function's AWS
 /// configuration (one `GetSecretValue`).
@@ -117,7 +116,11 @@ impl Envelope {
 /// Sealing with a KMS key (`Encrypt` / `Decrypt`, the context as encryption context).
 #[derive(Debug, Clone)]
 pub struct KmsSealer {
-    client: aws_sdk_kms::Client,
+    sdk: SdkConfig,
+    /// Built at the first seal or open (issue 36: a cold start whose first request opens no
+    /// secret builds no KMS client), over `sdk`: its HTTP client and connections are the other
+    /// clients'.
+    client: std::sync::OnceLock<aws_sdk_kms::Client>,
     key_id: String,
 }
 
@@ -125,12 +128,25 @@ impl KmsSealer {
     /// The environment variable naming the key (id, ARN or alias).
     pub const VARIABLE: &'static str = "SEALING_KMS_KEY_ID";
 
-    /// A sealer with `key_id` over the AWS configuration `sdk` (no request made).
+    /// A sealer with `key_id` over the AWS configuration `sdk` (no request made, no client built
+    /// until the first seal or open).
     pub fn new(sdk: &SdkConfig, key_id: impl Into<String>) -> Self {
         Self {
-            client: aws_sdk_kms::Client::new(sdk),
+            sdk: sdk.clone(),
+            client: std::sync::OnceLock::new(),
             key_id: key_id.into(),
         }
+    }
+
+    /// The KMS client, built now if this is the first use.
+    fn client(&self) -> &aws_sdk_kms::Client {
+        self.client
+            .get_or_init(|| aws_sdk_kms::Client::new(&self.sdk))
+    }
+
+    /// Whether the KMS client was built (tests: not before the first seal or open).
+    pub fn client_built(&self) -> bool {
+        self.client.get().is_some()
     }
 }
 
@@ -145,7 +161,7 @@ fn encryption_context(context: &SealContext) -> std::collections::HashMap<String
 impl Sealer for KmsSealer {
     async fn seal(&self, plaintext: &str, context: &SealContext) -> Result<SealedSecret, BoxError> {
         let out = self
-            .client
+            .client()
             .encrypt()
             .key_id(&self.key_id)
             .plaintext(aws_smithy_types::Blob::new(plaintext.as_bytes()))
@@ -162,7 +178,7 @@ impl Sealer for KmsSealer {
     async fn open(&self, sealed: &SealedSecret, context: &SealContext) -> Result<String, BoxError> {
         let blob = KMS.decode(sealed)?;
         let out = self
-            .client
+            .client()
             .decrypt()
             .key_id(&self.key_id)
             .ciphertext_blob(aws_smithy_types::Blob::new(blob))

@@ -1,7 +1,7 @@
 //! A store decorator that fails on demand: for tests of the error paths (500s, SQS retries,
 //! conflict retries) without a broken backend.
 
-use super::{Listed, Page, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use super::{Listed, Page, Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
@@ -252,6 +252,7 @@ delegate_store! {
     ) -> ();
     fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
     fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
+    fn get_records(account_id: AccountId, ids: &[RecordId]) -> Vec<Record>;
     fn update_member(member: &Member, version: u64, calendars: &CalendarRefs) -> ();
     fn list_roles(account_id: AccountId) -> Vec<Role>;
     fn list_teams(account_id: AccountId) -> Vec<Team>;
@@ -266,6 +267,10 @@ delegate_store! {
     ) -> ();
     fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
         -> Listed<DispatchEntry>;
+    fn list_router_dispatches_between(
+        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+        after: Option<&Position>, limit: usize
+    ) -> Listed<DispatchEntry>;
     fn list_record_dispatches(
         account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
     ) -> Listed<DispatchEntry>;

@@ -696,6 +696,20 @@ impl Store for MemoryStore {
             .cloned())
     }
 
+    async fn get_records(
+        &self, account_id: AccountId, ids: &[RecordId],
+    ) -> StoreResult<Vec<Record>> {
+        let state = self.lock();
+        let mut seen = std::collections::HashSet::new();
+        Ok(ids
+            .iter()
+            .filter(|id| seen.insert(**id))
+            .filter_map(|id| state.records.get(id))
+            .filter(|r| r.account_id == account_id)
+            .cloned()
+            .collect())
+    }
+
     async fn get_members(
         &self, account_id: AccountId, ids: &[MemberId],
     ) -> StoreResult<Vec<Member>> {
@@ -855,6 +869,39 @@ impl Store for MemoryStore {
             .is_some_and(|r| r.account_id == account_id);
         let index = state.router_dispatches.get(&router_id).filter(|_| owned);
         Ok(state.dispatch_page(index, page))
+    }
+
+    async fn list_router_dispatches_between(
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+        after: Option<&Position>, limit: usize,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        let state = self.lock();
+        let Some(index) = state.router_dispatches.get(&router_id) else {
+            return Ok(Listed::new(Vec::new(), None));
+        };
+        // `<at>#<nil id>` sorts before every entry at `at` (ids are never nil): [from, to).
+        let low = Position::new(super::keys::dispatch_sort_key(from, uuid::Uuid::nil()));
+        let high = Position::new(super::keys::dispatch_sort_key(to, uuid::Uuid::nil()));
+        use std::ops::Bound;
+        let start = match after {
+            Some(after) if *after >= low => Bound::Excluded(after.clone()),
+            _ => Bound::Included(low),
+        };
+        let empty = match &start {
+            Bound::Excluded(p) | Bound::Included(p) => *p >= high,
+            Bound::Unbounded => false,
+        };
+        if empty {
+            return Ok(Listed::new(Vec::new(), None));
+        }
+        let entries: Vec<DispatchEntry> = index
+            .range((start, Bound::Excluded(high)))
+            .filter_map(|(_, id)| state.dispatches.get(id))
+            .filter(|e| e.account_id == account_id)
+            .take(limit.saturating_add(1))
+            .cloned()
+            .collect();
+        Ok(Listed::from_lookahead(entries, limit, dispatch_position))
     }
 
     async fn list_record_dispatches(

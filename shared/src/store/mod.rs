@@ -90,6 +90,10 @@ pub fn revision_position(revision: &RouterRevision) -> Position {
     Position::new(keys::revision_number(revision.revision))
 }
 
+/// The most `BatchGetItem` requests [`Store::get_records`] has in flight at once (a wave of
+/// up to 800 keys).
+pub const RECORD_BATCH_WAVE: usize = 8;
+
 /// Result of a store call.
 pub type StoreResult<T> = Result<T, StoreError>;
 
@@ -167,6 +171,16 @@ pub trait Store: Send + Sync + 'static {
     /// types).
     async fn find_record(&self, account_id: AccountId, id: RecordId)
         -> StoreResult<Option<Record>>;
+
+    /// The records of `ids` that exist in the account, of any type, archived or not, in the
+    /// order of `ids` (each once): how the what-if replay reads the records of a window of
+    /// history, each once (BEHAVIOR 16). DynamoDB: consistent `BatchGetItem`s of at most 100
+    /// keys (the service's limit), [`RECORD_BATCH_WAVE`] of them in flight at once, unprocessed
+    /// keys sent again after a backoff. Cost: `ceil(unique ids / 100)` requests (plus retries of
+    /// unprocessed keys), one item read per record found.
+    async fn get_records(
+        &self, account_id: AccountId, ids: &[RecordId],
+    ) -> StoreResult<Vec<Record>>;
 
     /// A page of the records of the account and type, by creation time then id (position:
     /// [`keys::by_creation`]). A page after a position reads O(limit) items.
@@ -286,6 +300,17 @@ pub trait Store: Send + Sync + 'static {
     /// Only the router's account sees them.
     async fn list_router_dispatches(
         &self, account_id: AccountId, router_id: RouterId, page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>>;
+
+    /// Up to `limit` of the router's history entries with `dispatched_at` in `[from, to)`,
+    /// oldest first, after `after` when given (a position from [`dispatch_position`]: the
+    /// entries newer than it); `next` is the position of the page's last entry when more of the
+    /// window follow. Only the router's account sees them. The what-if replay walks a window
+    /// with it, once (BEHAVIOR 16). DynamoDB: one `Query` (`BETWEEN` on the sort key, ascending;
+    /// a page per 1 MB) reading at most `limit` + 1 entries.
+    async fn list_router_dispatches_between(
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+        after: Option<&Position>, limit: usize,
     ) -> StoreResult<Listed<DispatchEntry>>;
 
     /// A page of one record's history entries from every router of its type, newest first

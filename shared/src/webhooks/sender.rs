@@ -15,7 +15,8 @@ use crate::model::webhook::{
     DeliveryStatus, HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
 use crate::outbound::{OutboundClient, OutboundError};
-use crate::secrets::{CachingSealer, Sealer};
+use crate::secrets::cache::CachingSealer;
+use crate::secrets::Sealer;
 use crate::store::Store;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

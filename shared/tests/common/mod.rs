@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each suite uses part of it
 
+pub mod snapshot;
+
 use shared::store::dynamodb::test_table::TestTable;
 use shared::store::memory::MemoryStore;
 use shared::store::Store;

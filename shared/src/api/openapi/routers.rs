@@ -11,6 +11,14 @@ use utoipa::{IntoParams, ToSchema};
 
 /// `POST /routers` body: a configuration and the record type (fixed from then on).
 #[derive(ToSchema)]
+#[schema(example = json!({
+    "name": "Web leads",
+    "object_type": "contacts",
+    "has_integration": false,
+    "settings": {"owner_field": "contact_owner", "distribution_model": "round robin", "ignore_working_hours": true},
+    "users": [{"email": "ben.okafor@northwind.example"}, {"email": "chen.wei@northwind.example"}],
+    "teams": []
+}))]
 #[allow(dead_code)]
 pub struct RouterCreate {
     /// Display name, 1 to 256 characters.
@@ -35,6 +43,19 @@ pub struct RouterCreate {
 /// `PUT /routers/{routerId}/draft` body: a whole configuration. `object_type` may be sent and
 /// must be the router's.
 #[derive(ToSchema)]
+#[schema(example = json!({
+    "name": "Inbound leads (EMEA first)",
+    "settings": {
+        "overwrite": false,
+        "owner_field": "contact_owner",
+        "distribution_model": "round robin",
+        "default_user": "chen.wei@northwind.example",
+        "ignore_working_hours": true,
+        "trigger": {"groups": [{"conditions": [{"field": "region", "operator": "equals", "value": "EMEA"}]}]}
+    },
+    "users": [{"email": "ana.lopez@northwind.example"}, {"email": "ben.okafor@northwind.example"}],
+    "teams": [{"name": "Inbound"}]
+}))]
 #[allow(dead_code)]
 pub struct RouterDraftBody {
     /// Display name, 1 to 256 characters.

@@ -626,51 +626,77 @@ impl DynamoStore {
     async fn batch_get_projected(
         &self, keys: &[Key], guards_only: bool,
     ) -> StoreResult<HashMap<Key, Item>> {
+        self.batch_get_waves(keys, guards_only, 1).await
+    }
+
+    /// [`Self::batch_get_projected`] in parallel waves: up to `in_flight` `BatchGetItem`s sent
+    /// at once (each of at most [`MAX_BATCH_GET_KEYS`] keys, DynamoDB's limit).
+    async fn batch_get_waves(
+        &self, keys: &[Key], guards_only: bool, in_flight: usize,
+    ) -> StoreResult<HashMap<Key, Item>> {
         let unique: Vec<Key> = {
             let mut seen = HashSet::new();
             keys.iter().filter(|k| seen.insert(*k)).cloned().collect()
         };
-        let mut found = HashMap::new();
-        for chunk in unique.chunks(MAX_BATCH_GET_KEYS) {
-            let mut request = KeysAndAttributes::builder()
-                .set_keys(Some(chunk.iter().map(key_attributes).collect()))
-                .consistent_read(true);
-            if guards_only {
-                request = request
-                    .projection_expression("#pk, #sk, #holder")
-                    .expression_attribute_names("#pk", keys::PK)
-                    .expression_attribute_names("#sk", keys::SK)
-                    .expression_attribute_names("#holder", items::GUARD_RECORD_ID);
+        let chunks: Vec<&[Key]> = unique.chunks(MAX_BATCH_GET_KEYS).collect();
+        let mut found = HashMap::with_capacity(unique.len());
+        // Waves of `in_flight` requests: each wave's requests at once, the waves one after the
+        // other (a request whose unprocessed keys back off holds its wave up).
+        for wave in chunks.chunks(in_flight.max(1)) {
+            let batches = futures_util::future::try_join_all(
+                wave.iter()
+                    .map(|chunk| self.batch_get_chunk(chunk, guards_only)),
+            )
+            .await?;
+            found.extend(batches.into_iter().flatten());
+        }
+        Ok(found)
+    }
+
+    /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys sent
+    /// again after a growing backoff until none is left.
+    async fn batch_get_chunk(
+        &self, chunk: &[Key], guards_only: bool,
+    ) -> StoreResult<Vec<(Key, Item)>> {
+        let mut request = KeysAndAttributes::builder()
+            .set_keys(Some(chunk.iter().map(key_attributes).collect()))
+            .consistent_read(true);
+        if guards_only {
+            request = request
+                .projection_expression("#pk, #sk, #holder")
+                .expression_attribute_names("#pk", keys::PK)
+                .expression_attribute_names("#sk", keys::SK)
+                .expression_attribute_names("#holder", items::GUARD_RECORD_ID);
+        }
+        let mut found = Vec::with_capacity(chunk.len());
+        let mut pending: Option<KeysAndAttributes> = Some(request.build().map_err(backend)?);
+        let mut attempt = 0u32;
+        while let Some(request) = pending.take() {
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(backend)?;
+            for item in out
+                .responses
+                .and_then(|mut r| r.remove(&self.table))
+                .unwrap_or_default()
+            {
+                let key = Key {
+                    pk: string_attr(&item, keys::PK)?,
+                    sk: string_attr(&item, keys::SK)?,
+                };
+                found.push((key, item));
             }
-            let mut pending: Option<KeysAndAttributes> = Some(request.build().map_err(backend)?);
-            let mut attempt = 0u32;
-            while let Some(request) = pending.take() {
-                let out = self
-                    .client
-                    .batch_get_item()
-                    .request_items(&self.table, request)
-                    .send()
-                    .await
-                    .map_err(backend)?;
-                for item in out
-                    .responses
-                    .and_then(|mut r| r.remove(&self.table))
-                    .unwrap_or_default()
-                {
-                    let key = Key {
-                        pk: string_attr(&item, keys::PK)?,
-                        sk: string_attr(&item, keys::SK)?,
-                    };
-                    found.insert(key, item);
-                }
-                pending = out
-                    .unprocessed_keys
-                    .and_then(|mut u| u.remove(&self.table))
-                    .filter(|k| !k.keys.is_empty());
-                if pending.is_some() {
-                    attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(6))).await;
-                }
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .filter(|k| !k.keys.is_empty());
+            if pending.is_some() {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(6))).await;
             }
         }
         Ok(found)
@@ -995,6 +1021,25 @@ impl Store for DynamoStore {
             .filter(|m| m.account_id == account_id))
     }
 
+    async fn get_records(
+        &self, account_id: AccountId, ids: &[RecordId],
+    ) -> StoreResult<Vec<Record>> {
+        let keys: Vec<Key> = ids.iter().map(|id| keys::record(*id)).collect();
+        let mut found = self
+            .batch_get_waves(&keys, false, super::RECORD_BATCH_WAVE)
+            .await?;
+        let mut records = Vec::with_capacity(found.len());
+        for key in &keys {
+            if let Some(item) = found.remove(key) {
+                let record: Record = from_item(item)?;
+                if record.account_id == account_id {
+                    records.push(record);
+                }
+            }
+        }
+        Ok(records)
+    }
+
     async fn get_members(
         &self, account_id: AccountId, ids: &[MemberId],
     ) -> StoreResult<Vec<Member>> {
@@ -1170,6 +1215,57 @@ impl Store for DynamoStore {
             page.limit,
             dispatch_position,
         ))
+    }
+
+    async fn list_router_dispatches_between(
+        &self, account_id: AccountId, router_id: RouterId, from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>, after: Option<&Position>, limit: usize,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        // `<at>#<nil id>` sorts before every entry at `at` (ids are never nil): BETWEEN the
+        // bounds of `from` and `to` is [from, to). After a position, BETWEEN includes the
+        // position itself (the previous page's last entry): it is read and dropped.
+        let bound = |at| {
+            format!(
+                "{}{}",
+                keys::DISPATCH_PREFIX,
+                keys::dispatch_sort_key(at, Uuid::nil())
+            )
+        };
+        let (mut low, high) = (bound(from), bound(to));
+        let mut skip: Option<String> = None;
+        if let Some(after) = after {
+            let position = format!("{}{}", keys::DISPATCH_PREFIX, after.as_str());
+            if position >= low {
+                skip = Some(position.clone());
+                low = position;
+            }
+        }
+        if low >= high {
+            return Ok(Listed::new(Vec::new(), None));
+        }
+        let q = Query {
+            sk: SortCondition::Between(low, high),
+            ..Query::table(keys::router(router_id).pk)
+        };
+        let wanted = limit.saturating_add(1);
+        let mut items = self
+            .query_range(&q, 0, wanted.saturating_add(usize::from(skip.is_some())))
+            .await?;
+        if let Some(skip) = &skip {
+            if items
+                .first()
+                .is_some_and(|i| string_attr(i, keys::SK).ok().as_deref() == Some(skip))
+            {
+                items.remove(0);
+            }
+        }
+        items.truncate(wanted);
+        let entries: Vec<DispatchEntry> = parse_items(items)?;
+        let entries = entries
+            .into_iter()
+            .filter(|e| e.account_id == account_id)
+            .collect();
+        Ok(Listed::from_lookahead(entries, limit, dispatch_position))
     }
 
     async fn list_record_dispatches(

@@ -1,0 +1,153 @@
+//! Metrics (issues 22 and 36): every figure an operator alarms or graphs on, recorded through the
+//! `metrics` facade. The names, kinds, units and dimensions are listed in [`METRICS`] and in
+//! `docs/operations.md` (a test keeps the two equal). Recording costs no I/O; where the figures
+//! go depends on the process:
+//!
+//! - **Lambda** ([`install`]): CloudWatch Embedded Metric Format ([`emf`]), one JSON document
+//!   per invocation written to stdout when the invocation ends ([`flush`]; CloudWatch Logs turns
+//!   it into metrics, no API call). An API invocation writes one line of 450 to 700 bytes.
+//! - **The local server** (a long-running process): Prometheus text on `GET /metrics`, through
+//!   `metrics-exporter-prometheus` (installed by the local server with the same names, units in
+//!   the help text ([`describe`]) and labels, plus `function="local-server"`); nothing in its log.
+//!
+//! Dimensions (Prometheus labels) are bounded sets: the function, a route template
+//! (`/contacts/{contactId}`), a status class, an outcome or reason label, a due-work kind. Never
+//! an account, record, member or request id (those go to the EMF documents' properties,
+//! searchable in Logs Insights, not metrics).
+
+pub mod catalogue;
+pub mod emf;
+#[cfg(test)]
+mod emf_tests;
+
+pub use catalogue::*;
+use emf::EmfRecorder;
+use metrics::{counter, gauge, histogram};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+static EMF: OnceLock<&'static EmfRecorder> = OnceLock::new();
+
+/// Installs the EMF recorder for this process (a Lambda function), its documents carrying
+/// `function` as a dimension; later calls are ignored. Returns `false` when another recorder
+/// was installed first (its metrics then go there, and [`flush`] writes nothing).
+pub fn install(function: &'static str) -> bool {
+    if EMF.get().is_some() {
+        return true;
+    }
+    let recorder: &'static EmfRecorder = Box::leak(Box::new(EmfRecorder::new(NAMESPACE, function)));
+    if metrics::set_global_recorder(recorder).is_err() {
+        return false;
+    }
+    EMF.set(recorder).is_ok()
+}
+
+/// Describes every metric of [`METRICS`] to the installed recorder: its kind, unit and meaning
+/// (the local server's Prometheus exporter writes them as `# TYPE` and `# HELP`; EMF takes the
+/// units from the catalogue itself).
+pub fn describe() {
+    for spec in METRICS {
+        let help = format!("{} ({})", spec.meaning, spec.unit.as_str());
+        match spec.kind {
+            MetricKind::Counter => metrics::describe_counter!(spec.name, spec.unit, help),
+            MetricKind::Gauge => metrics::describe_gauge!(spec.name, spec.unit, help),
+            MetricKind::Histogram => metrics::describe_histogram!(spec.name, spec.unit, help),
+        }
+    }
+}
+
+/// Writes the metrics recorded since the last flush as EMF (one document, a JSON line; a second
+/// only when label values cannot share one, see [`emf`]) to `writer` in one write, with the
+/// Lambda request id and X-Ray trace id as properties when known; returns the bytes written.
+/// Nothing when nothing was recorded or the EMF recorder is not installed.
+///
+/// Errors: the writer's.
+pub fn flush_to(
+    mut writer: impl std::io::Write, request_id: Option<&str>, trace_id: Option<&str>,
+) -> std::io::Result<usize> {
+    let Some(recorder) = EMF.get() else {
+        return Ok(0);
+    };
+    let mut properties = Vec::with_capacity(2);
+    if let Some(id) = request_id {
+        properties.push(("request_id", id));
+    }
+    if let Some(id) = trace_id {
+        properties.push(("xray_trace_id", id));
+    }
+    let timestamp_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut out = Vec::with_capacity(512);
+    recorder.write(&mut out, &properties, timestamp_ms);
+    if !out.is_empty() {
+        writer.write_all(&out)?;
+        writer.flush()?;
+    }
+    Ok(out.len())
+}
+
+/// [`flush_to`] stdout: the end of a Lambda invocation (CloudWatch Logs reads the line and turns
+/// it into metrics; no API call).
+pub fn flush(request_id: Option<&str>, trace_id: Option<&str>) {
+    let stdout = std::io::stdout();
+    if let Err(error) = flush_to(stdout.lock(), request_id, trace_id) {
+        tracing::warn!(%error, "metrics flush failed");
+    }
+}
+
+/// A request answered: its route template, status and duration.
+pub fn request(route: &str, status: u16, elapsed: Duration) {
+    let class = match status {
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    };
+    counter!(REQUESTS, "route" => route.to_string(), "status_class" => class).increment(1);
+    histogram!(REQUEST_LATENCY, "route" => route.to_string())
+        .record(elapsed.as_secs_f64() * 1000.0);
+}
+
+/// A dispatch's outcome label and the assignment's reason (`none` without an assignment).
+pub fn dispatch(outcome: &'static str, reason: &'static str) {
+    counter!(DISPATCHES, "outcome" => outcome, "reason" => reason).increment(1);
+}
+
+/// A dispatch that failed with an error (a 5xx, or a queue message reported failed).
+pub fn dispatch_error() {
+    dispatch("error", "none");
+}
+
+/// An answer replayed for a repeated `Idempotency-Key`.
+pub fn idempotent_replay() {
+    counter!(IDEMPOTENT_REPLAYS).increment(1);
+}
+
+/// A token request: granted or refused.
+pub fn token_request(granted: bool) {
+    counter!(TOKEN_REQUESTS, "result" => if granted { "granted" } else { "refused" }).increment(1);
+}
+
+/// An SQS batch: its size and how many messages were reported failed.
+pub fn queue_batch(size: usize, failures: usize) {
+    histogram!(QUEUE_BATCH_SIZE).record(size as f64);
+    counter!(QUEUE_MESSAGE_FAILURES).increment(failures as u64);
+}
+
+/// A due-work attempt ran: its kind, outcome label and how late it started.
+pub fn due_work_run(kind: &'static str, outcome: &'static str, late: Duration) {
+    counter!(DUE_WORK_RUNS, "kind" => kind, "outcome" => outcome).increment(1);
+    histogram!(DUE_WORK_LATENESS, "kind" => kind).record(late.as_secs_f64());
+}
+
+/// A sweep: per kind, the items handed on again and the oldest one's lateness.
+pub fn sweep(kind: &'static str, swept: usize, oldest: Duration) {
+    counter!(DUE_WORK_SWEPT, "kind" => kind).increment(swept as u64);
+    gauge!(DUE_WORK_OVERDUE, "kind" => kind).set(oldest.as_secs_f64());
+}
+
+/// A due item parked after running too often without progress.
+pub fn due_work_parked() {
+    counter!(DUE_WORK_PARKED).increment(1);
+}
