@@ -1891,6 +1891,7 @@ async fn an_assignment_by_a_revision_no_longer_live_writes_nothing(store: Arc<dy
         rotation: None,
         archives: false,
         completion: None,
+        calendars: Default::default(),
     };
     store.write_router(&write).await.unwrap();
     let w = assignment(&s, "2026-03", Some("k"));

@@ -70,22 +70,32 @@ impl CalendarRefs {
 
     /// One more reference to `id` (nothing for `None`).
     pub fn add(&mut self, id: Option<HolidayCalendarId>) {
-        self.change(id, 1);
+        self.change_by(id, 1);
     }
 
     /// One reference fewer to `id` (nothing for `None`).
     pub fn remove(&mut self, id: Option<HolidayCalendarId>) {
-        self.change(id, -1);
+        self.change_by(id, -1);
+    }
+
+    /// The change of a write that replaces the references `before` with `after` (each the
+    /// references one state holds: [`crate::model::router::Router::calendar_refs_with`]).
+    pub fn change(before: &CalendarRefs, after: &CalendarRefs) -> Self {
+        let mut refs = after.clone();
+        for (id, held) in before.changes() {
+            refs.change_by(Some(id), -held);
+        }
+        refs
     }
 
     /// Adds the changes of `other`.
     pub fn merge(&mut self, other: &CalendarRefs) {
         for (id, delta) in other.changes() {
-            self.change(Some(id), delta);
+            self.change_by(Some(id), delta);
         }
     }
 
-    fn change(&mut self, id: Option<HolidayCalendarId>, delta: i64) {
+    fn change_by(&mut self, id: Option<HolidayCalendarId>, delta: i64) {
         if let Some(id) = id {
             let entry = self.0.entry(id).or_default();
             *entry += delta;
@@ -141,5 +151,27 @@ mod tests {
         let mut merged = moved.clone();
         merged.merge(&CalendarRefs::moving(Some(b), Some(a)));
         assert!(merged.is_empty());
+    }
+
+    #[test]
+    fn a_change_is_what_the_state_after_holds_less_what_the_state_before_held() {
+        let (a, b) = (HolidayCalendarId::new_v4(), HolidayCalendarId::new_v4());
+        let held = |ids: &[HolidayCalendarId]| {
+            let mut refs = CalendarRefs::none();
+            for id in ids {
+                refs.add(Some(*id));
+            }
+            refs
+        };
+        // A publish: live `a` and draft `b` become live `b` (no draft).
+        let publish = CalendarRefs::change(&held(&[a, b]), &held(&[b]));
+        assert_eq!(publish.changes().collect::<Vec<_>>(), vec![(a, -1)]);
+        assert_eq!(publish.gaining().count(), 0);
+        // An archive gives back every reference; a draft naming `a` twice over adds one.
+        let archive = CalendarRefs::change(&held(&[a, a]), &held(&[]));
+        assert_eq!(archive.changes().collect::<Vec<_>>(), vec![(a, -2)]);
+        let draft = CalendarRefs::change(&held(&[a]), &held(&[a, a]));
+        assert_eq!(draft.gaining().collect::<Vec<_>>(), vec![a]);
+        assert!(CalendarRefs::change(&held(&[a, b]), &held(&[b, a])).is_empty());
     }
 }

@@ -321,9 +321,11 @@ delegate_store! {
     fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
     fn put_router_draft(
         draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>
     ) -> ();
-    fn delete_router_draft(account_id: AccountId, router_id: RouterId, etag: &ETag) -> ();
+    fn delete_router_draft(
+        account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs
+    ) -> ();
     fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
         -> Option<RouterRevision>;
     fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)

@@ -1430,7 +1430,7 @@ impl Store for MemoryStore {
 
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -1440,6 +1440,8 @@ impl Store for MemoryStore {
         if current != replaces || !state.router_at(draft.router_id, router_version) {
             return Err(StoreError::Conflict);
         }
+        state.check_calendar_refs(draft.account_id, calendars)?;
+        state.apply_calendar_refs(draft.account_id, calendars);
         state.drafts.insert(draft.router_id, draft.clone());
         if let Some(c) = completion {
             state.complete_request(c);
@@ -1448,11 +1450,13 @@ impl Store for MemoryStore {
     }
 
     async fn delete_router_draft(
-        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.drafts.get(&router_id) {
             Some(d) if d.account_id == account_id && &d.etag == etag => {
+                state.check_calendar_refs(account_id, calendars)?;
+                state.apply_calendar_refs(account_id, calendars);
                 state.drafts.remove(&router_id);
                 Ok(())
             }
@@ -1516,7 +1520,10 @@ impl Store for MemoryStore {
                 .drafts
                 .get(&router_id)
                 .is_some_and(|d| &d.etag == etag),
-            DraftChange::Keep | DraftChange::Drop => true,
+            DraftChange::Drop(read) => {
+                state.drafts.get(&router_id).map(|d| &d.etag) == read.as_ref()
+            }
+            DraftChange::Keep => true,
         };
         let rotation_ok = w.rotation.as_ref().is_none_or(|(_, version)| {
             state.rotation.get(&router_id).map_or(0, |r| r.version) == *version
@@ -1524,6 +1531,9 @@ impl Store for MemoryStore {
         if !(router_ok && revision_ok && draft_ok && rotation_ok) {
             return Err(StoreError::Conflict);
         }
+        let account_id = w.router.account_id;
+        state.check_calendar_refs(account_id, &w.calendars)?;
+        state.apply_calendar_refs(account_id, &w.calendars);
         state.put_router(w.router.clone());
         if let Some(revision) = &w.revision {
             state

@@ -525,20 +525,24 @@ pub trait Store: Send + Sync + 'static {
     /// Stores `draft` as its router's draft, replacing the draft tagged `replaces` (`None`: only
     /// when the router has no draft), only while the router item is at `router_version` (not
     /// published, unpublished or archived since it was read); `completion` in the same atomic
-    /// write (a restore's `Idempotency-Key` answer).
+    /// write (a restore's `Idempotency-Key` answer), and `calendars`, the change of the
+    /// references to holiday calendars (BEHAVIOR 17: the replaced draft's calendar gives its
+    /// reference back, the new draft's takes one).
     ///
     /// Errors: [`StoreError::Conflict`] when the draft or the router changed;
+    /// [`StoreError::UnknownHolidayCalendar`] when a calendar gaining a reference is gone;
     /// [`StoreError::LeaseLost`] when the completion's lease is gone. Nothing is written then.
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()>;
 
-    /// Deletes a router's draft while its tag is `etag`.
+    /// Deletes a router's draft while its tag is `etag`, with `calendars` (the draft's
+    /// calendar reference given back; BEHAVIOR 17) in the same atomic write.
     ///
     /// Errors: [`StoreError::Conflict`] when there is no draft or it has another tag.
     async fn delete_router_draft(
-        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
     ) -> StoreResult<()>;
 
     /// Revision `revision` of a router (only the router's account sees it).
@@ -557,10 +561,12 @@ pub trait Store: Send + Sync + 'static {
     /// Writes a router item (publish, unpublish, archive: [`RouterWrite`]) in one atomic
     /// write: the router conditional on its version, the new revision (if absent), the draft's
     /// removal (a publish's conditional on its tag), the rotation state (conditional on its
-    /// version), the account's router count (archive) and the `Idempotency-Key` answer.
+    /// version), the account's router count (archive), the holiday calendars' references
+    /// (BEHAVIOR 17) and the `Idempotency-Key` answer.
     ///
     /// Errors: [`StoreError::Conflict`] when the router, the draft or the rotation state changed
-    /// (or the revision exists); [`StoreError::LeaseLost`] when the completion's lease is gone.
+    /// (or the revision exists); [`StoreError::UnknownHolidayCalendar`] when a calendar gaining
+    /// a reference is gone; [`StoreError::LeaseLost`] when the completion's lease is gone.
     /// Nothing is written then.
     async fn write_router(&self, write: &RouterWrite) -> StoreResult<()>;
 

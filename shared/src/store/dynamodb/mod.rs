@@ -1840,7 +1840,7 @@ impl Store for DynamoStore {
 
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         let (_, item) = items::router_draft(draft)?;
         let condition = match replaces {
@@ -1860,11 +1860,15 @@ impl Store for DynamoStore {
             tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
             parts.push(Part::Lease);
         }
+        for (update, part) in self.calendar_ref_updates(draft.account_id, calendars)? {
+            tx.push(update);
+            parts.push(part);
+        }
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn delete_router_draft(
-        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
     ) -> StoreResult<()> {
         let condition = items::draft_tagged(etag)
             .name("#account", "account_id")
@@ -1873,8 +1877,18 @@ impl Store for DynamoStore {
             text: format!("{} AND #account = :account", condition.text),
             ..condition
         };
-        self.delete_conditional(&keys::router_draft(router_id), condition)
-            .await
+        if calendars.is_empty() {
+            return self
+                .delete_conditional(&keys::router_draft(router_id), condition)
+                .await;
+        }
+        let mut tx = vec![self.delete(&keys::router_draft(router_id), condition)?];
+        let mut parts = vec![Part::Other];
+        for (update, part) in self.calendar_ref_updates(account_id, calendars)? {
+            tx.push(update);
+            parts.push(part);
+        }
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn get_router_revision(
@@ -1931,13 +1945,12 @@ impl Store for DynamoStore {
                 tx.push(self.delete(&draft_key, items::draft_tagged(etag))?);
                 parts.push(Part::Other);
             }
-            DraftChange::Drop => {
-                let delete = Delete::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key_attributes(&draft_key)))
-                    .build()
-                    .map_err(backend)?;
-                tx.push(TransactWriteItem::builder().delete(delete).build());
+            DraftChange::Drop(Some(etag)) => {
+                tx.push(self.delete(&draft_key, items::draft_tagged(etag))?);
+                parts.push(Part::Other);
+            }
+            DraftChange::Drop(None) => {
+                tx.push(self.condition_check(&draft_key, items::absent())?);
                 parts.push(Part::Other);
             }
         }
@@ -1949,6 +1962,10 @@ impl Store for DynamoStore {
         if w.archives {
             tx.push(self.router_count_update(w.router.account_id, -1, None)?);
             parts.push(Part::Other);
+        }
+        for (update, part) in self.calendar_ref_updates(w.router.account_id, &w.calendars)? {
+            tx.push(update);
+            parts.push(part);
         }
         if let Some(c) = &w.completion {
             let (_, stored) = items::request_completed(c);
