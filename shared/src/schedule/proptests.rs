@@ -285,15 +285,15 @@ fn holiday_text() -> impl Strategy<Value = HolidayText> {
             .prop_filter("start before end", |(a, b)| a < b)
             .prop_map(Some),
     ];
-    (prop_oneof![3 => date, 1 => leap_day], span, any::<bool>()).prop_map(
-        |(date, span, yearly)| HolidayText {
+    (prop_oneof![3 => date, 1 => leap_day], span, any::<bool>()).prop_map(|(date, span, yearly)| {
+        HolidayText {
             name: "Day off".into(),
             date: date.format("%Y-%m-%d").to_string(),
             start: span.map(|(s, _)| text(s)),
             end: span.map(|(_, e)| text(e)),
             yearly,
-        },
-    )
+        }
+    })
 }
 
 /// Whether the local reading `local` falls in the holiday `h`, read independently of the
@@ -302,7 +302,8 @@ fn holiday_text() -> impl Strategy<Value = HolidayText> {
 fn brute_force_on_holiday(h: &HolidayText, local: NaiveDateTime) -> bool {
     let date = NaiveDate::parse_from_str(&h.date, "%Y-%m-%d").unwrap();
     let day = local.date();
-    let on_day = day == date || (h.yearly && (day.month(), day.day()) == (date.month(), date.day()));
+    let on_day =
+        day == date || (h.yearly && (day.month(), day.day()) == (date.month(), date.day()));
     let in_span = match (&h.start, &h.end) {
         (Some(s), Some(e)) => {
             let s = NaiveTime::parse_from_str(s, "%H:%M").unwrap();

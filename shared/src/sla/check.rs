@@ -229,6 +229,47 @@ mod tests {
         assert_eq!(chain, vec![Some(1), Some(2), Some(3), Some(4), None]);
     }
 
+    /// BEHAVIOR 17: the minutes do not run during the router's holidays (real time, whatever
+    /// the scale): a check overlapping a holiday is due later by the overlap, one started inside
+    /// it counts from its end.
+    #[test]
+    fn a_checks_minutes_do_not_run_during_the_routers_holidays() {
+        use crate::model::holiday_calendar::HolidayCalendar;
+        use chrono::TimeZone;
+        let holidays = serde_json::from_value(serde_json::json!([
+            {"name": "Drill", "date": "2026-03-10", "start": "10:00", "end": "11:00"}
+        ]))
+        .unwrap();
+        let calendar = HolidayCalendar {
+            id: crate::types::ids::HolidayCalendarId::new_v7(),
+            account_id: uuid::Uuid::new_v4().into(),
+            name: "Office".into(),
+            time_zone: crate::schedule::zone::IanaTimeZone::parse("UTC").unwrap(),
+            holidays,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            version: 1,
+        };
+        let setting: SlaSetting = serde_json::from_value(serde_json::json!({
+            "minutes": 30, "worked_field": "lead_status", "worked_values": null
+        }))
+        .unwrap();
+        let at = |h, m, s| Utc.with_ymd_and_hms(2026, 3, 10, h, m, s).unwrap();
+        let minute = SlaMinute::default();
+        let due = |from| minute.due_outside_holidays(from, &setting, Some(&calendar));
+        assert_eq!(due(at(9, 0, 0)), at(9, 30, 0), "before: untouched");
+        assert_eq!(due(at(9, 45, 0)), at(11, 15, 0), "overlap: one hour later");
+        assert_eq!(due(at(10, 30, 0)), at(11, 30, 0), "inside: from the end");
+        assert_eq!(due(at(11, 0, 0)), at(11, 30, 0), "the end is outside");
+        let scaled = SlaMinute::parse("1").unwrap();
+        assert_eq!(
+            scaled.due_outside_holidays(at(10, 59, 0), &setting, Some(&calendar)),
+            at(11, 0, 30),
+            "holidays are real time: 30 scaled minutes of 1 s after the end"
+        );
+        assert_eq!(minute.due_at(at(10, 30, 0), &setting), at(11, 0, 0));
+    }
+
     #[test]
     fn the_minute_reads_seconds_in_range() {
         assert_eq!(
