@@ -20,6 +20,8 @@ const BEN: &str = "ben.okafor@northwind.example";
 const BEN_ID: &str = "2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12";
 const CHEN: &str = "chen.wei@northwind.example";
 const DORA: &str = "dora.maier@northwind.example";
+/// The demo seed's "Berlin office" calendar (Dora's).
+const DEMO_CALENDAR: &str = "7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f";
 
 /// Where a test runs.
 #[derive(Clone, Copy)]
@@ -287,8 +289,26 @@ async fn a_calendar_is_created_read_listed_replaced_and_deleted(app: TestApp) {
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, vec![id.as_str(), second.as_str()], "oldest first");
-    assert_eq!(listed.body["data"][0], created.body);
+    // Oldest first: the seeded calendar (whose id is no UUID v7) by its creation time.
+    assert_eq!(
+        ids,
+        vec![DEMO_CALENDAR, id.as_str(), second.as_str()],
+        "oldest first"
+    );
+    assert_eq!(listed.body["data"][1], created.body);
+    // Pages of one, walked with the cursor, give the same order.
+    let mut walked = Vec::new();
+    let mut uri = "/holiday-calendars?limit=1".to_string();
+    loop {
+        let page = app.call(Method::GET, &uri, &t, None).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        walked.push(page.body["data"][0]["id"].as_str().unwrap().to_string());
+        match page.body["pagination"]["next_after"].as_str() {
+            Some(after) => uri = format!("/holiday-calendars?limit=1&after={after}"),
+            None => break,
+        }
+    }
+    assert_eq!(walked, ids);
 
     // A PUT replaces all three keys; created_at stays.
     let replaced = app
@@ -411,7 +431,11 @@ async fn every_body_rule_is_a_400_naming_its_json_path_and_writes_nothing(app: T
         assert_eq!(a.body["field"], field, "{sent}: {}", a.body);
         assert_eq!(a.body["error"], true);
     }
-    assert_eq!(app.calendar_count(&t).await, 0, "nothing was written");
+    assert_eq!(
+        app.calendar_count(&t).await,
+        1,
+        "nothing was written (the demo's one)"
+    );
     // A PUT is checked the same way and leaves the calendar as it was.
     let id = app.create_calendar(&t, body("Kept", false)).await;
     let a = app
@@ -455,7 +479,8 @@ async fn at_most_20_calendars_and_500_holidays(app: TestApp) {
     );
     assert_eq!(too_many.body["field"], "holidays");
     app.create_calendar(&t, many(500)).await;
-    for i in 1..20 {
+    // The demo seed holds one: 18 more make 20.
+    for i in 2..20 {
         app.create_calendar(&t, body(&format!("C{i}"), false)).await;
     }
     let twenty_first = app

@@ -305,6 +305,98 @@ mod tests {
         ]);
     }
 
+    /// BEHAVIOR 17 in the provisioning file: a calendar is checked as `POST /holiday-calendars`
+    /// checks it, with its path; members and routers name only calendars of their account.
+    #[test]
+    fn holiday_calendar_problems_name_their_path() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["holiday_calendars"][0]["holidays"][3]["end"] = json!("11:00"),
+                "accounts[0].holiday_calendars[0].holidays[3].end",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["holiday_calendars"][0]["holidays"][0]["start"] =
+                        json!("09:00")
+                },
+                "accounts[0].holiday_calendars[0].holidays[0].end",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["holiday_calendars"][0]["holidays"][1]["date"] =
+                        json!("2026-02-30")
+                },
+                "accounts[0].holiday_calendars[0].holidays[1].date",
+            ),
+            (
+                |s| s["accounts"][0]["holiday_calendars"][0]["time_zone"] = json!("Berlin"),
+                "accounts[0].holiday_calendars[0].time_zone",
+            ),
+            (
+                |s| s["accounts"][0]["holiday_calendars"][0]["name"] = json!(""),
+                "accounts[0].holiday_calendars[0].name",
+            ),
+            (
+                |s| {
+                    let calendar = s["accounts"][0]["holiday_calendars"][0].clone();
+                    let calendars: Vec<serde_json::Value> = (0..21)
+                        .map(|i| {
+                            let mut c = calendar.clone();
+                            c["id"] = json!(format!("7d3e4f50-a1b2-4c3d-9e4f-{i:012}"));
+                            c
+                        })
+                        .collect();
+                    s["accounts"][0]["holiday_calendars"] = json!(calendars);
+                },
+                "accounts[0].holiday_calendars",
+            ),
+            (
+                // Globex's members cannot name Northwind's calendar.
+                |s| {
+                    s["accounts"][1]["users"][0]["holiday_calendar_id"] =
+                        json!("7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f")
+                },
+                "accounts[1].users[0].holiday_calendar_id",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["routers"][0]["settings"]["holiday_calendar_id"] =
+                        json!("0b1c2d3e-4f50-4a61-8b72-9c0d1e2f3a4b")
+                },
+                "accounts[0].routers[0].settings.holiday_calendar_id",
+            ),
+        ]);
+    }
+
+    /// The demo's calendar loads as written, and its member and a router naming it keep it.
+    #[test]
+    fn seeded_calendars_load_and_are_named_by_members_and_routers() {
+        let base = chrono::Utc::now();
+        let mut demo = crate::seed::tests::demo();
+        let calendar = "7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f";
+        demo["accounts"][0]["routers"][0]["settings"]["holiday_calendar_id"] = json!(calendar);
+        let plan = crate::seed::load(
+            &demo.to_string(),
+            base,
+            crate::outbound::OutboundPolicy::LOCAL,
+        )
+        .unwrap();
+        let northwind = &plan.accounts[0];
+        assert_eq!(northwind.holiday_calendars.len(), 1);
+        let loaded = &northwind.holiday_calendars[0];
+        assert_eq!(loaded.id.to_string(), calendar);
+        assert_eq!(loaded.time_zone.name(), "Europe/Berlin");
+        assert_eq!(loaded.holidays.len(), 7);
+        let named: Vec<_> = northwind
+            .members
+            .iter()
+            .filter(|m| m.holiday_calendar_id == Some(loaded.id))
+            .map(|m| m.email.as_str())
+            .collect();
+        assert_eq!(named, vec!["dora.maier@northwind.example"]);
+        assert_eq!(northwind.routers[0].holiday_calendar_id(), Some(loaded.id));
+    }
+
     #[test]
     fn production_provisioning_refuses_http_and_loopback_crm_urls() {
         let base = chrono::Utc::now();

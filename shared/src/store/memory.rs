@@ -11,9 +11,9 @@
 
 use super::tally::Span;
 use super::{
-    delivery_position, dispatch_position, holiday_calendar_position, member_position,
-    record_position, revision_position, router_position, webhook_position, Listed, Page, PageStart,
-    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, member_position, record_position, revision_position,
+    router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
+    StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{
@@ -1576,22 +1576,8 @@ impl Store for MemoryStore {
     async fn list_holiday_calendars(
         &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<HolidayCalendar>> {
-        let state = self.lock();
-        let all = state.account_calendars(account_id);
-        let wanted = page.limit.saturating_add(1);
-        let items: Vec<HolidayCalendar> = match &page.start {
-            PageStart::Offset(offset) => all.skip(*offset).take(wanted).cloned().collect(),
-            PageStart::After(after) => all
-                .filter(|c| c.id.to_string().as_str() > after.as_str())
-                .take(wanted)
-                .cloned()
-                .collect(),
-        };
-        Ok(Listed::from_lookahead(
-            items,
-            page.limit,
-            holiday_calendar_position,
-        ))
+        let all = self.lock().account_calendars(account_id).cloned().collect();
+        Ok(super::holiday_calendar_page(all, page))
     }
 
     async fn get_holiday_calendar(

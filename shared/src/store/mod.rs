@@ -76,7 +76,26 @@ pub fn delivery_position(delivery: &WebhookDelivery) -> Position {
 
 /// The list position of a holiday calendar: its id (UUID v7, creation order).
 pub fn holiday_calendar_position(calendar: &HolidayCalendar) -> Position {
-    Position::new(calendar.id.to_string())
+    Position::new(keys::by_creation(calendar.created_at, calendar.id))
+}
+
+/// One page of an account's holiday calendars out of `all` of them (at most 20, BEHAVIOR 17:
+/// both adapters read them all in one request), oldest first: by creation time, then id, so a
+/// provisioned calendar whose id is not a UUID v7 still takes its place by `created_at`.
+pub fn holiday_calendar_page(
+    mut all: Vec<HolidayCalendar>, page: &Page,
+) -> Listed<HolidayCalendar> {
+    all.sort_by_key(|c| (c.created_at, c.id));
+    let wanted = page.limit.saturating_add(1);
+    let items: Vec<HolidayCalendar> = match &page.start {
+        PageStart::Offset(offset) => all.into_iter().skip(*offset).take(wanted).collect(),
+        PageStart::After(after) => all
+            .into_iter()
+            .filter(|c| holiday_calendar_position(c).as_str() > after.as_str())
+            .take(wanted)
+            .collect(),
+    };
+    Listed::from_lookahead(items, page.limit, holiday_calendar_position)
 }
 
 /// The list position of a router: creation time, then id.

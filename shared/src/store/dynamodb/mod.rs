@@ -26,9 +26,9 @@ use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
 use super::tally::{Buckets, Span};
 use super::{
-    delivery_position, dispatch_position, holiday_calendar_position, member_position,
-    record_position, revision_position, router_position, webhook_position, Listed, Page, PageStart,
-    Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, holiday_calendar_page, member_position, record_position,
+    revision_position, router_position, webhook_position, Listed, Page, PageStart, Position,
+    ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -2004,17 +2004,11 @@ impl Store for DynamoStore {
     async fn list_holiday_calendars(
         &self, account_id: AccountId, page: &Page,
     ) -> StoreResult<Listed<HolidayCalendar>> {
+        // All of them (at most 20, one page), ordered and paged in memory by creation time.
         let mut q = Query::table(keys::account(account_id).pk);
-        q.sk = match &page.start {
-            PageStart::Offset(_) => {
-                SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string())
-            }
-            PageStart::After(after) => SortCondition::Between(
-                format!("{}{}!", keys::HOLIDAY_CALENDAR_PREFIX, after.as_str()),
-                format!("{}~", keys::HOLIDAY_CALENDAR_PREFIX),
-            ),
-        };
-        self.list_page(&q, page, holiday_calendar_position).await
+        q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());
+        let all = parse_items::<HolidayCalendar>(self.query_all(&q).await?)?;
+        Ok(holiday_calendar_page(all, page))
     }
 
     async fn get_holiday_calendar(
