@@ -267,14 +267,19 @@ _OWNER_FIELDS = {"contacts": "contact_owner", "companies": "company_owner", "dea
                  "tickets": "ticket_owner"}
 
 
-def _owner_field_of(case):
+def _owner_field_of(case, kwargs=None):
     """The owner field of the router a draft is written to: a seeded router's own type, else
-    contacts (every router a positive `POST /routers` creates here assigns contacts)."""
+    contacts (every router a positive `POST /routers` creates here assigns contacts). The
+    router is read from the URL about to be called when there is one (the coverage phase can
+    send a URL built before its path parameters were last generated), else from the case."""
     if case.operation.label != "PUT /routers/{routerId}/draft":
         return _OWNER_FIELDS["contacts"]
-    router_id = str((case.path_parameters or {}).get("routerId", ""))
+    candidates = [str((case.path_parameters or {}).get("routerId", ""))]
+    url = (kwargs or {}).get("url")
+    if isinstance(url, str):
+        candidates.insert(0, url)
     for router in _account().get("routers", []):
-        if router.get("id") == router_id:
+        if any(router.get("id") and router["id"] in c for c in candidates):
             return _OWNER_FIELDS.get(router.get("object_type"), _OWNER_FIELDS["contacts"])
     return _OWNER_FIELDS["contacts"]
 
@@ -295,7 +300,7 @@ def _router_config(case, kwargs):
             body.pop("object_type", None)
         if body.get("settings") is not None:
             body["settings"] = dict(_VALID_SETTINGS)
-            body["settings"]["owner_field"] = _owner_field_of(case)
+            body["settings"]["owner_field"] = _owner_field_of(case, kwargs)
         for user in body.get("users") or []:
             if isinstance(user, dict):
                 user.pop("percentage", None)
