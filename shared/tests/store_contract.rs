@@ -74,6 +74,7 @@ contract!(
     a_member_lookup_by_email_matches_the_whole_address_never_a_prefix,
     a_member_update_is_conditional_on_version_and_activity,
     holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused,
+    provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation,
     routers_list_by_creation_and_skip_archived_unless_asked,
     a_router_is_found_in_its_account_and_by_id_alone,
     roles_and_teams_are_listed_per_account,
@@ -2611,6 +2612,64 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
         CalendarDeletion::InUse
     );
     // The delete gave its place back: a new calendar fits under the limit of 2.
+    store
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .await
+        .unwrap();
+}
+
+/// BEHAVIOR 17 on both stores: provisioned calendars count against the account's limit (a
+/// second run of the same file changes nothing), a member provisioned naming one keeps it in
+/// use, and the list is by creation time whatever the ids.
+async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::CalendarDeletion;
+    let acc = account(None);
+    let mut later = calendar(acc.id, "later, smaller id");
+    later.id = "00000000-0000-4000-8000-000000000001".parse().unwrap();
+    later.created_at = base() + chrono::Duration::seconds(1);
+    let mut earlier = calendar(acc.id, "earlier, larger id");
+    earlier.id = "ffffffff-ffff-4fff-bfff-ffffffffffff".parse().unwrap();
+    let mut m = member(acc.id, "named@acme.example", 1);
+    m.holiday_calendar_id = Some(later.id);
+    let mut plan = plan_of(&acc);
+    plan.members = vec![m];
+    plan.holiday_calendars = vec![later.clone(), earlier.clone()];
+    let plan = ProvisionPlan {
+        accounts: vec![plan],
+    };
+    store.provision(&plan).await.unwrap();
+    store.provision(&plan).await.unwrap();
+    assert!(matches!(
+        store
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .await,
+        Err(StoreError::Rejected(_))
+    ));
+    let listed: Vec<_> = store
+        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(listed, vec!["earlier, larger id", "later, smaller id"]);
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, later.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, earlier.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::Deleted
+    );
     store
         .create_holiday_calendar(&calendar(acc.id, "third"), 2)
         .await

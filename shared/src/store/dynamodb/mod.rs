@@ -2290,6 +2290,24 @@ impl Store for DynamoStore {
                 .unzip();
             self.transact(tx, &parts, Precedence::RecordFirst).await?;
         }
+        // Each account's calendar count (BEHAVIOR 17's limit of 20) is set from the calendars
+        // it holds now: a provisioned calendar counts as a created one, and a run that stopped
+        // between its chunks and this write is repaired by the next run.
+        for a in plan
+            .accounts
+            .iter()
+            .filter(|a| !a.holiday_calendars.is_empty())
+        {
+            let mut q = Query::table(keys::account(a.account.id).pk);
+            q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());
+            let held = self.query_all(&q).await?.len();
+            let e = Expr::new("SET #count = :count")
+                .name("#count", items::COUNT)
+                .value(":count", n(held as u64));
+            let update = self.update_item(&keys::holiday_calendar_count(a.account.id), &e, None)?;
+            self.transact(vec![update], &[Part::Other], Precedence::RecordFirst)
+                .await?;
+        }
         Ok(report)
     }
 }
