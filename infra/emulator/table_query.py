@@ -3,17 +3,19 @@ the same answers, without the cost that grows with the table and with the page's
 
 moto (5.x) answers every `Query` by sorting every item of the table (`Table.all_items`), keeping
 those of the asked partition, sorting them by sort key, then walking them from the first one,
-computing each walked item's size (`Item.size`, a walk over all its attributes) before it even
-checks whether the item is in the asked sort key range. A caller that pages through a range by
-moving its lower bound (or with `ExclusiveStartKey`) therefore pays, for page k, a sort of the
-whole table and the size of the k - 1 pages before it: a 10-page walk over a 10,000-item partition
+computing each walked item's size (`Item.size`, a walk over all its attributes) and comparing it
+with the asked sort key range. A caller that pages through a range by moving its lower bound (or
+with `ExclusiveStartKey`) therefore pays, for page k, a sort of the whole table and the size and
+comparison of every item of the k - 1 pages before it: a 10-page walk over a 10,000-item partition
 of a 20,000-item table sorted 200,000 items and sized 65,000 (a profile: about 70 % of the walk).
 
 `install()` answers a `Query` on the table's own key (no index, no legacy `KeyConditions`
 filter) from the asked partition alone (`Table.items[hash_key]`, sorted by sort key: the same
-items in the same order as `all_items` filtered), and skips the size of an item walked while the
-page is still empty. That size only feeds the 1 MB page check `result_size + size > 1,000,000`,
-which cannot hold before the first item is taken (`result_size` is 0 and no item exceeds
+items in the same order as `all_items` filtered); an ascending walk with a lower bound (`=`, `>=`,
+`>`, `BETWEEN`, `begins_with`) starts at the first item not below it (found by halving), since the
+items before fail the comparison; and it skips the size of an item walked while the page is still
+empty. That size only feeds the 1 MB page check `result_size + size > 1,000,000`, which cannot
+hold before the first item is taken (`result_size` is 0 and no item exceeds
 400 KB: moto refuses a larger one on every write, and so does `limits.py`). Everything else is
 moto's own code, in its order: the `ExclusiveStartKey` skip, the count limit, the size limit once
 the page holds an item, the sort key comparison, `ScannedCount`, the deep copy, the filter
@@ -22,10 +24,15 @@ expression, the projection, `LastEvaluatedKey`. Any other `Query` goes moto's wa
 with and without it, the 1 MB cut included.
 """
 
+import bisect
 import copy
 
 from moto.dynamodb.models import table as table_module
 from moto.dynamodb.models.dynamo_type import Item
+
+# Sort key comparisons that no item below their first operand passes (`=`, `>=`, `>`,
+# `BETWEEN`, `begins_with`): such items can be skipped at the start of an ascending walk.
+_FROM_LOWER_BOUND = ("EQ", "=", "GE", ">=", "GT", ">", "BETWEEN", "BEGINS_WITH")
 
 _installed = False
 _original = None
@@ -90,6 +97,17 @@ def _query(
     )
     if scan_index_forward is False:
         possible_results.reverse()
+    elif (
+        range_comparison in _FROM_LOWER_BOUND
+        and range_objs
+        and possible_results
+        and range_objs[0].type == possible_results[0].range_key.type
+    ):
+        # Oldest first with a lower bound: the items below it fail the comparison while the
+        # page is still empty, where moto only walks past them; start at the first one that
+        # is not below it (the same order, found by halving).
+        keys = [item.range_key for item in possible_results]
+        possible_results = possible_results[bisect.bisect_left(keys, range_objs[0]) :]
 
     results = []
     result_size = 0

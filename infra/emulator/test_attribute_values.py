@@ -114,14 +114,14 @@ class SameAnswers(unittest.TestCase):
     def answer(self, call, shortcut):
         """The raw body of `call`'s answer, with the shortcut on or off, and whether it was taken."""
         taken = []
-        applies = attribute_values._shortcut_applies
+        applies = attribute_values._qualifies
 
-        def spy(serializer, value, shape):
-            ok = applies(serializer, value, shape)
+        def spy(serializer, shape):
+            ok = applies(serializer, shape)
             taken.append(ok)
             return ok
 
-        attribute_values._shortcut_applies = spy
+        attribute_values._qualifies = spy
         attribute_values.enabled = shortcut
         self.raw.clear()
         try:
@@ -131,7 +131,7 @@ class SameAnswers(unittest.TestCase):
                 pass  # the error's body is compared too
         finally:
             attribute_values.enabled = True
-            attribute_values._shortcut_applies = applies
+            attribute_values._qualifies = applies
         self.assertEqual(len(self.raw), 1)
         return self.raw[0], any(taken)
 
