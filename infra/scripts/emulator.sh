@@ -13,7 +13,7 @@ _emulator_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 emulator_install() {
     local venv="$_emulator_root/.venv"
-    if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import moto.moto_server.werkzeug_app, werkzeug' 2>/dev/null; then
+    if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import moto.moto_server.werkzeug_app, werkzeug, importlib.metadata as m; assert m.version("moto") == "5.2.5"' 2>/dev/null; then
         return 0
     fi
     echo "==> installing moto[server] into .venv (first run only)" >&2
@@ -23,7 +23,9 @@ emulator_install() {
         python3 -m pip install --quiet --user virtualenv >&2
         python3 -m virtualenv --quiet "$venv" >&2
     fi
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'moto[server]' >&2
+    # Pinned: infra/emulator/attribute_values.py and table_query.py replace two of moto's internals
+    # (with tests comparing answers against moto's own code); a new moto is taken on purpose.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'moto[server]==5.2.5' >&2
 }
 
 emulator_start() {

@@ -33,7 +33,7 @@ step "starting the DynamoDB/SQS emulator (moto)"
 source infra/scripts/emulator.sh
 trap emulator_stop EXIT
 
-step "the emulator refuses what DynamoDB refuses (key sizes, item size, transaction and batch limits)"
+step "the emulator refuses what DynamoDB refuses (key sizes, item size, transaction and batch limits) and answers as moto does"
 "$_emulator_root/.venv/bin/python" -m unittest discover -s infra/emulator -p 'test_*.py'
 
 step "cargo test (DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"

@@ -1,0 +1,268 @@
+"""`table_query.py` changes what a `Query` costs, not what it answers: every query is sent twice,
+with the shortcut off (moto's own `Table.query`) and on, and the two answers must be the same
+bytes (items, their order, `Count`, `ScannedCount`, `LastEvaluatedKey`), over sort key
+conditions of every kind, both directions, `Limit`, `ExclusiveStartKey`, filters, projections,
+the 1 MB page cut, a missing partition, a numeric sort key, and the queries it leaves to moto
+(indexes).
+
+Run: .venv/bin/python -m unittest discover -s infra/emulator -p 'test_*.py'
+(test.sh runs it). Serves the wrapper on a free loopback port in a thread of its own.
+"""
+
+import os
+import sys
+import threading
+import unittest
+
+import boto3
+import botocore
+from werkzeug.serving import make_server
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app  # noqa: E402
+
+import table_query  # noqa: E402
+from moto_server import DynamoDBFront  # noqa: E402
+
+TABLE = "queries"
+NUMBERED = "numbered"
+
+
+class SameQueryAnswers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
+        cls.server = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        cls.db = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{cls.server.server_port}",
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=botocore.config.Config(retries={"max_attempts": 1}),
+        )
+        cls.raw = []
+        cls.db.meta.events.register(
+            "after-call.dynamodb", lambda http_response, **_: cls.raw.append(http_response.content)
+        )
+        cls.db.create_table(
+            TableName=TABLE,
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "SK", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": name, "AttributeType": "S"}
+                for name in ("PK", "SK", "GSI1PK", "GSI1SK")
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "GSI1",
+                    "KeySchema": [
+                        {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                        {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        cls.db.create_table(
+            TableName=NUMBERED,
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "n", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "PK", "AttributeType": "S"},
+                {"AttributeName": "n", "AttributeType": "N"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        put = cls.db.put_item
+        # Three partitions, written interleaved and out of order (moto keeps insertion order).
+        for n in [7, 3, 41, 0, 19, 25, 12, 33, 48, 5] + list(range(50)):
+            for pk in ("a", "b", "c"):
+                put(
+                    TableName=TABLE,
+                    Item={
+                        "PK": {"S": pk},
+                        "SK": {"S": f"DISPATCH#{n:03d}"},
+                        "GSI1PK": {"S": f"g{pk}"},
+                        "GSI1SK": {"S": f"{n % 7}#{n:03d}"},
+                        "n": {"N": str(n)},
+                        "note": {"S": f"{pk}{n}"},
+                        "map": {"M": {"x": {"N": str(n)}, "tags": {"SS": ["t", f"u{n}"]}}},
+                    },
+                )
+        for label in ("ROUTER", "DRAFT", "REVISION#001", "ZZZ"):
+            put(TableName=TABLE, Item={"PK": {"S": "b"}, "SK": {"S": label}, "kind": {"S": label}})
+        # Partition `big`: 30 items of about 100 KB, so a page is cut at 1 MB.
+        for n in range(30):
+            put(
+                TableName=TABLE,
+                Item={"PK": {"S": "big"}, "SK": {"S": f"{n:02d}"}, "blob": {"S": "x" * 100_000}},
+            )
+        for n in [-3, 10, 2, 0.5, 100, -20, 7]:
+            put(TableName=NUMBERED, Item={"PK": {"S": "p"}, "n": {"N": str(n)}})
+
+    @classmethod
+    def tearDownClass(cls):
+        table_query.enabled = True
+        cls.server.shutdown()
+
+    def answer(self, request, shortcut):
+        """The raw body of the Query `request`'s answer, shortcut on or off, and whether taken."""
+        taken = []
+        applies = table_query._applies
+
+        def spy(*args):
+            ok = applies(*args)
+            taken.append(ok)
+            return ok
+
+        table_query._applies = spy
+        table_query.enabled = shortcut
+        self.raw.clear()
+        try:
+            try:
+                self.db.query(**request)
+            except botocore.exceptions.ClientError:
+                pass  # the error's body is compared too
+        finally:
+            table_query.enabled = True
+            table_query._applies = applies
+        self.assertEqual(len(self.raw), 1)
+        return self.raw[0], any(taken)
+
+    def assert_same(self, name, request, taken=True):
+        with self.subTest(name):
+            before, _ = self.answer(request, shortcut=False)
+            after, was_taken = self.answer(request, shortcut=True)
+            self.assertEqual(before, after)
+            self.assertEqual(was_taken, taken, "whether the shortcut was taken")
+
+    @staticmethod
+    def query(pk, condition="", values=None, table=TABLE, **more):
+        names = {"#pk": "PK"}
+        text = "#pk = :pk"
+        if condition:
+            text += " AND " + condition
+            names["#sk"] = "n" if table == NUMBERED else "SK"
+        request = {
+            "TableName": table,
+            "KeyConditionExpression": text,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {":pk": {"S": pk}, **(values or {})},
+        }
+        for key, value in more.items():
+            if key in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+                request[key].update(value)
+            else:
+                request[key] = value
+        return request
+
+    def test_table_queries_answer_the_same_bytes(self):
+        s = lambda v: {"S": v}  # noqa: E731
+        between = {":a": s("DISPATCH#010"), ":b": s("DISPATCH#030")}
+        cases = {
+            "the whole partition": self.query("b"),
+            "BETWEEN": self.query("b", "#sk BETWEEN :a AND :b", between),
+            "BETWEEN, pages of 4": self.query("b", "#sk BETWEEN :a AND :b", between, Limit=4),
+            "BETWEEN, pages of 4, newest first": self.query(
+                "b", "#sk BETWEEN :a AND :b", between, Limit=4, ScanIndexForward=False
+            ),
+            "BETWEEN after an ExclusiveStartKey": self.query(
+                "b",
+                "#sk BETWEEN :a AND :b",
+                between,
+                Limit=5,
+                ExclusiveStartKey={"PK": s("b"), "SK": s("DISPATCH#014")},
+            ),
+            "newest first after an ExclusiveStartKey": self.query(
+                "a",
+                ScanIndexForward=False,
+                Limit=6,
+                ExclusiveStartKey={"PK": s("a"), "SK": s("DISPATCH#040")},
+            ),
+            "begins_with": self.query(
+                "b", "begins_with(#sk, :prefix)", {":prefix": s("DISPATCH#01")}, Limit=3
+            ),
+            "<": self.query("c", "#sk < :v", {":v": s("DISPATCH#005")}),
+            "<=": self.query("c", "#sk <= :v", {":v": s("DISPATCH#005")}, ScanIndexForward=False),
+            ">": self.query("c", "#sk > :v", {":v": s("DISPATCH#045")}),
+            ">=": self.query("c", "#sk >= :v", {":v": s("DISPATCH#045")}, Limit=2),
+            "=": self.query("b", "#sk = :v", {":v": s("ROUTER")}),
+            "a range holding nothing": self.query(
+                "b", "#sk BETWEEN :a AND :b", {":a": s("E"), ":b": s("F")}
+            ),
+            "a missing partition": self.query("nobody"),
+            "a filter": self.query(
+                "a",
+                "#sk BETWEEN :a AND :b",
+                {**between, ":n": {"N": "20"}},
+                FilterExpression="#n > :n",
+                ExpressionAttributeNames={"#n": "n"},
+                Limit=9,
+            ),
+            "a projection": self.query(
+                "a",
+                "#sk >= :v",
+                {":v": s("DISPATCH#040")},
+                ProjectionExpression="SK, note, #m.tags",
+                ExpressionAttributeNames={"#m": "map"},
+            ),
+            "Select COUNT": self.query("a", Select="COUNT"),
+            "the 1 MB cut": self.query("big"),
+            "the 1 MB cut in a range, newest first": self.query(
+                "big", "#sk BETWEEN :a AND :b", {":a": s("05"), ":b": s("28")}, ScanIndexForward=False
+            ),
+            "after the 1 MB cut": self.query(
+                "big", ExclusiveStartKey={"PK": s("big"), "SK": s("09")}
+            ),
+            "a numeric sort key, BETWEEN": self.query(
+                "p", "#sk BETWEEN :a AND :b", {":a": {"N": "-5"}, ":b": {"N": "10"}}, table=NUMBERED
+            ),
+            "a numeric sort key, newest first": self.query(
+                "p", ScanIndexForward=False, Limit=3, table=NUMBERED
+            ),
+        }
+        for name, request in cases.items():
+            self.assert_same(name, request)
+
+    def test_an_index_query_is_left_to_moto(self):
+        self.assert_same(
+            "GSI1",
+            {
+                "TableName": TABLE,
+                "IndexName": "GSI1",
+                "KeyConditionExpression": "GSI1PK = :pk AND begins_with(GSI1SK, :p)",
+                "ExpressionAttributeValues": {":pk": {"S": "ga"}, ":p": {"S": "3#"}},
+                "Limit": 4,
+            },
+            taken=False,
+        )
+
+    def test_a_page_walk_by_moving_the_lower_bound_reads_every_item_once(self):
+        """What the history walk does: pages of 7 over `a`, each from the last one read."""
+        low, seen = "DISPATCH#000", []
+        while True:
+            request = self.query(
+                "a", "#sk BETWEEN :a AND :b", {":a": {"S": low}, ":b": {"S": "DISPATCH#999"}}, Limit=7
+            )
+            before, _ = self.answer(request, shortcut=False)
+            after, taken = self.answer(request, shortcut=True)
+            self.assertEqual(before, after)
+            self.assertTrue(taken)
+            items = self.db.query(**request)["Items"]
+            fresh = [i["SK"]["S"] for i in items if i["SK"]["S"] not in seen]
+            seen += fresh
+            if len(items) < 7:
+                break
+            low = items[-1]["SK"]["S"]
+        self.assertEqual(seen, [f"DISPATCH#{n:03d}" for n in range(50)])
+
+
+if __name__ == "__main__":
+    unittest.main()
