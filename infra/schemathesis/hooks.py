@@ -82,6 +82,11 @@ def _roles():
     return [role["id"] for role in _account().get("roles", [])]
 
 
+def _calendars():
+    """Ids of the account's holiday calendars (BEHAVIOR 17)."""
+    return [calendar["id"] for calendar in _account().get("holiday_calendars", [])]
+
+
 def _narrow_owner(schema, members):
     """Replaces the UUID / e-mail alternatives of an owner field by the account's members."""
     if not isinstance(schema, dict):
@@ -217,6 +222,16 @@ def before_load_schema(context, raw_schema):
         zone = patch["properties"].get("time_zone")
         if isinstance(zone, dict) and zone.get("examples"):
             patch["properties"]["time_zone"] = {"type": "string", "enum": zone["examples"]}
+    if patch:
+        patch["properties"]["holiday_calendar_id"] = {"enum": _calendars() + [None]}
+    settings = schemas.get("RouterSettingsWrite")
+    if settings and "holiday_calendar_id" in settings.get("properties", {}):
+        settings["properties"]["holiday_calendar_id"] = {"enum": _calendars() + [None]}
+    calendar = schemas.get("HolidayCalendarWrite")
+    if calendar:
+        zone = calendar["properties"].get("time_zone")
+        if isinstance(zone, dict) and zone.get("examples"):
+            calendar["properties"]["time_zone"] = {"type": "string", "enum": zone["examples"]}
     for name in ("RouterCreate", "RouterDraftBody"):
         body = schemas.get(name)
         if body:
@@ -252,14 +267,19 @@ _OWNER_FIELDS = {"contacts": "contact_owner", "companies": "company_owner", "dea
                  "tickets": "ticket_owner"}
 
 
-def _owner_field_of(case):
+def _owner_field_of(case, kwargs=None):
     """The owner field of the router a draft is written to: a seeded router's own type, else
-    contacts (every router a positive `POST /routers` creates here assigns contacts)."""
+    contacts (every router a positive `POST /routers` creates here assigns contacts). The
+    router is read from the URL about to be called when there is one (the coverage phase can
+    send a URL built before its path parameters were last generated), else from the case."""
     if case.operation.label != "PUT /routers/{routerId}/draft":
         return _OWNER_FIELDS["contacts"]
-    router_id = str((case.path_parameters or {}).get("routerId", ""))
+    candidates = [str((case.path_parameters or {}).get("routerId", ""))]
+    url = (kwargs or {}).get("url")
+    if isinstance(url, str):
+        candidates.insert(0, url)
     for router in _account().get("routers", []):
-        if router.get("id") == router_id:
+        if any(router.get("id") and router["id"] in c for c in candidates):
             return _OWNER_FIELDS.get(router.get("object_type"), _OWNER_FIELDS["contacts"])
     return _OWNER_FIELDS["contacts"]
 
@@ -280,7 +300,7 @@ def _router_config(case, kwargs):
             body.pop("object_type", None)
         if body.get("settings") is not None:
             body["settings"] = dict(_VALID_SETTINGS)
-            body["settings"]["owner_field"] = _owner_field_of(case)
+            body["settings"]["owner_field"] = _owner_field_of(case, kwargs)
         for user in body.get("users") or []:
             if isinstance(user, dict):
                 user.pop("percentage", None)
@@ -437,11 +457,39 @@ def before_call(context, case, kwargs):
     _router_config(case, kwargs)
     _no_precondition_on_a_bad_draft(case, kwargs)
     _simulate_window(case, kwargs)
+    _calendar_holidays(case, kwargs)
     for headers in (case.headers, kwargs.get("headers")):
         if isinstance(headers, MutableMapping):
             for name, value in list(headers.items()):
                 if name.lower() == "idempotency-key" and _valid_key(value):
                     headers[name] = str(uuid.uuid4())
+
+
+_CALENDAR_BODIES = ("POST /holiday-calendars", "PUT /holiday-calendars/{id}")
+
+
+def _calendar_holidays(case, kwargs):
+    """A positive calendar body passes the rules across a holiday's keys (BEHAVIOR 17): `start`
+    and `end` both or neither, `start` before `end`; 29 February only in a leap year."""
+    meta = case.meta
+    positive = meta is None or meta.generation.mode.is_positive
+    if not positive or case.operation.label not in _CALENDAR_BODIES:
+        return
+    import calendar
+
+    for body in (case.body, kwargs.get("json")):
+        if not isinstance(body, dict):
+            continue
+        for holiday in body.get("holidays") or []:
+            if not isinstance(holiday, dict):
+                continue
+            start, end = holiday.get("start"), holiday.get("end")
+            if start is None or end is None or not start < end:
+                holiday.pop("start", None)
+                holiday.pop("end", None)
+            date = holiday.get("date")
+            if isinstance(date, str) and date[5:] == "02-29" and not calendar.isleap(int(date[:4])):
+                holiday["date"] = date[:5] + "02-28"
 
 
 def _simulate_window(case, kwargs):
@@ -488,10 +536,15 @@ def _webhook_url(context, case, kwargs):
             body["url"] = f"https://hooks.example.com/{uuid.uuid4()}"
 
 
+_DELETED_AFTER_CREATE = {"POST /webhooks": "webhooks", "POST /holiday-calendars": "holiday-calendars"}
+
+
 @schemathesis.hook
 def after_call(context, case, response):
-    """A subscription a case created is deleted at once: the account may hold 20."""
-    if case.operation.label != "POST /webhooks" or response.status_code != 201:
+    """A subscription or a holiday calendar a case created is deleted at once: the account may
+    hold 20 of each."""
+    collection = _DELETED_AFTER_CREATE.get(case.operation.label)
+    if collection is None or response.status_code != 201:
         return
     try:
         created = response.json()
@@ -501,7 +554,7 @@ def after_call(context, case, response):
 
     base = os.environ["ST_BASE_URL"]
     auth = os.environ["ST_AUTHORIZATION"]
-    request = urllib.request.Request(f"{base}/webhooks/{created['id']}", method="DELETE", headers={"Authorization": auth})
+    request = urllib.request.Request(f"{base}/{collection}/{created['id']}", method="DELETE", headers={"Authorization": auth})
     urllib.request.urlopen(request, timeout=10).read()
 
 

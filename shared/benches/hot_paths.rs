@@ -165,6 +165,7 @@ fn member(i: usize, at: DateTime<Utc>) -> Member {
         working_hours: vec![hours],
         out_office_dates: vec![away],
         calendars: BTreeMap::new(),
+        holiday_calendar_id: None,
         capacity: Vec::new(),
         can_receive_notifications: false,
         notification_preferences: NotificationPreferences::default(),

@@ -290,7 +290,7 @@ async fn main() {
         etag: ETag::new_random(),
     };
     store
-        .put_router_draft(&draft, None, router.version, None)
+        .put_router_draft(&draft, None, router.version, &Default::default(), None)
         .await
         .unwrap();
     println!(

@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod calendars;
 pub mod clock;
 pub mod crm;
 pub mod deps;

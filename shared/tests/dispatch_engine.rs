@@ -140,6 +140,7 @@ on_both_stores!(
     a_warm_dispatch_makes_three_sequential_store_round_trips,
     working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them,
     out_of_office_members_are_skipped,
+    a_members_holiday_and_the_routers_holiday_make_members_unavailable,
     the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters,
     account_matching_gives_a_contact_to_its_companys_owner,
     capacity_counts_only_applying_entries_and_stops_at_the_maximum,
@@ -576,7 +577,10 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     let version = m1.version;
     m1.office_status = false;
     m1.version += 1;
-    f.store.update_member(&m1, version).await.unwrap();
+    f.store
+        .update_member(&m1, version, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     let faulty = Arc::new(FaultyStore::new(f.store.clone()));
     *faulty.faults.stale_members.lock().unwrap() = Some(before);
     let engine = DispatchEngine::new(
@@ -614,7 +618,8 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
 /// three sequential rounds of store calls: the independent reads together (router, record,
 /// rotation state, webhook subscriptions, and the month's count for an account with a quota),
 /// the router's pool by key in one consistent batch (issue 23: not the account's members, and
-/// nothing to read again), and the commit. A retry after a lost race reads again what the race
+/// nothing to read again) with the account's holiday calendars beside it (BEHAVIOR 17), and the
+/// commit. A retry after a lost race reads again what the race
 /// can have changed, the router included (a publish moves it on: BEHAVIOR 15), in its first
 /// round with the others.
 async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backend) {
@@ -664,6 +669,8 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
             ("commit_assignment", 1),
             // The account's webhook subscriptions (BEHAVIOR 13), read in the first wave.
             ("list_webhooks", 1),
+            // The account's holiday calendars (BEHAVIOR 17), read with the pool.
+            ("list_holiday_calendars", 1),
         ]);
         if quota.is_some() {
             expected.insert("assignment_count", 1);
@@ -725,6 +732,73 @@ async fn out_of_office_members_are_skipped(backend: Backend) {
     )
     .await;
     assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(2));
+}
+
+const CALENDAR: &str = "0b0c0d0e-0f10-4112-8314-151617181920";
+
+/// A seed edit adding a calendar in Pacific/Kiritimati (UTC+14) whose whole-day holiday is
+/// 19 November 2026 there: from 18 Nov 10:00 UTC to 19 Nov 10:00 UTC.
+fn with_calendar(s: &mut Value) {
+    s["accounts"][0]["holiday_calendars"] = json!([{
+        "id": CALENDAR, "name": "Line Islands", "time_zone": "Pacific/Kiritimati",
+        "holidays": [{"name": "Day off", "date": "2026-11-19"}]
+    }]);
+}
+
+/// BEHAVIOR 17: a member's own holiday makes them unavailable (reason `holiday` in explain,
+/// after `out_of_office`), read in the calendar's zone whatever the member's (a member in
+/// Pacific/Pago_Pago, UTC-11, whose local day is still the 17th); the router's holiday makes its
+/// whole pool unavailable, so the backup rules apply.
+async fn a_members_holiday_and_the_routers_holiday_make_members_unavailable(backend: Backend) {
+    let f = fixture(
+        backend,
+        seed(rr(), |s| {
+            with_calendar(s);
+            s["accounts"][0]["users"][0]["time_zone"] = json!("Pacific/Pago_Pago");
+            s["accounts"][0]["users"][0]["holiday_calendar_id"] = json!(CALENDAR);
+        }),
+    )
+    .await;
+    let request = DispatchRequest {
+        router_id: ROUTER.into(),
+        object_id: CONTACT.into(),
+        account_id: None,
+    };
+    // A second before the holiday began in Kiritimati, m1 was available.
+    f.clock
+        .set(wednesday_10_utc() - chrono::Duration::seconds(1));
+    let (_, explanation) = f.engine.explain(id(ACCOUNT), &request).await.unwrap();
+    assert!(explanation.candidates.unwrap()[0].eligible);
+    // 10:00 UTC: it has begun; explain names the reason and dispatch skips m1.
+    f.clock.set(wednesday_10_utc());
+    let (_, explanation) = f.engine.explain(id(ACCOUNT), &request).await.unwrap();
+    let candidates = explanation.candidates.unwrap();
+    assert_eq!(candidates[0].user, email(1));
+    assert_eq!(
+        candidates[0].reasons,
+        vec![shared::dispatch::CandidateReason::Holiday]
+    );
+    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(2));
+
+    // The router's calendar: everybody in its pool is on holiday; the backup takes it.
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin",
+        "default_user": email(4), "holiday_calendar_id": CALENDAR});
+    let f = fixture(backend, seed(settings, with_calendar)).await;
+    assert_eq!(
+        assigned(&f.run(ROUTER, CONTACT).await),
+        (email(4).as_str(), AssignmentReason::Backup)
+    );
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin",
+        "holiday_calendar_id": CALENDAR});
+    let f = fixture(backend, seed(settings, with_calendar)).await;
+    assert_eq!(
+        skipped(&f.run(ROUTER, CONTACT).await),
+        Skip::NoUsersAvailable.message()
+    );
+    // After the holiday (19 Nov 10:00 UTC), the rotation runs again.
+    f.clock
+        .set(Utc.with_ymd_and_hms(2026, 11, 19, 10, 0, 0).unwrap());
+    assert_eq!(assigned(&f.run(ROUTER, CONTACT).await).0, email(1));
 }
 
 async fn the_backup_user_takes_the_record_when_nobody_is_available_without_touching_counters(

@@ -48,6 +48,7 @@ fn plan_of(account: &Account) -> ProvisionPlan {
             clients: vec![],
             roles: vec![],
             members: vec![],
+            holiday_calendars: vec![],
             teams: vec![],
             field_definitions: vec![],
             routers: vec![],
@@ -349,11 +350,12 @@ async fn a_dispatch_reads_its_routers_pool_whatever_the_accounts_size() {
     );
     assert_eq!(
         counter.take(),
-        // The Query reads the account's webhook subscriptions (BEHAVIOR 13), in the first wave.
+        // The Queries read the account's webhook subscriptions (BEHAVIOR 13), in the first
+        // round, and its holiday calendars (BEHAVIOR 17; none here), in the second with the pool.
         counts(&[
             ("BatchGetItem", 1),
             ("GetItem", 3),
-            ("Query", 1),
+            ("Query", 2),
             ("TransactWriteItems", 1)
         ]),
         "a warm dispatch"

@@ -204,7 +204,7 @@ impl Fixture {
             etag: ETag::new_random(),
         };
         self.store
-            .put_router_draft(&draft, None, router.version, None)
+            .put_router_draft(&draft, None, router.version, &Default::default(), None)
             .await
             .unwrap();
     }
@@ -472,6 +472,7 @@ async fn the_replay_set_leaves_out_early_outcomes_and_other_windows(backend: Bac
                     rotation: None,
                     archives: false,
                     completion: None,
+                    calendars: Default::default(),
                 })
                 .await
                 .unwrap();

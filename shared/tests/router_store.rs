@@ -72,6 +72,7 @@ fn plan(account: &Account, routers: Vec<Router>) -> AccountPlan {
         clients: vec![],
         roles: vec![],
         members: vec![],
+        holiday_calendars: vec![],
         teams: vec![],
         field_definitions: vec![],
         routers,
@@ -143,6 +144,7 @@ fn publish(stored: &Router, draft: &RouterDraft) -> RouterWrite {
         rotation: None,
         archives: false,
         completion: None,
+        calendars: Default::default(),
     }
 }
 
@@ -245,7 +247,7 @@ async fn a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_uncha
     assert_eq!(store.get_router_draft(a.id, r.id).await.unwrap(), None);
     let d1 = draft(&r, "one");
     store
-        .put_router_draft(&d1, None, r.version, None)
+        .put_router_draft(&d1, None, r.version, &Default::default(), None)
         .await
         .unwrap();
     assert_eq!(
@@ -261,7 +263,7 @@ async fn a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_uncha
     ] {
         assert!(matches!(
             store
-                .put_router_draft(&d2, replaces.as_ref(), version, None)
+                .put_router_draft(&d2, replaces.as_ref(), version, &Default::default(), None)
                 .await,
             Err(StoreError::Conflict)
         ));
@@ -271,20 +273,24 @@ async fn a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_uncha
         );
     }
     store
-        .put_router_draft(&d2, Some(&d1.etag), r.version, None)
+        .put_router_draft(&d2, Some(&d1.etag), r.version, &Default::default(), None)
         .await
         .unwrap();
     assert!(matches!(
-        store.delete_router_draft(a.id, r.id, &d1.etag).await,
+        store
+            .delete_router_draft(a.id, r.id, &d1.etag, &Default::default())
+            .await,
         Err(StoreError::Conflict)
     ));
     store
-        .delete_router_draft(a.id, r.id, &d2.etag)
+        .delete_router_draft(a.id, r.id, &d2.etag, &Default::default())
         .await
         .unwrap();
     assert_eq!(store.get_router_draft(a.id, r.id).await.unwrap(), None);
     assert!(matches!(
-        store.delete_router_draft(a.id, r.id, &d2.etag).await,
+        store
+            .delete_router_draft(a.id, r.id, &d2.etag, &Default::default())
+            .await,
         Err(StoreError::Conflict)
     ));
 }
@@ -295,7 +301,7 @@ async fn a_publish_writes_revision_router_and_draft_removal_together_or_nothing(
     let a = provisioned(&store, vec![r.clone()]).await;
     let d = draft(&r, "second");
     store
-        .put_router_draft(&d, None, r.version, None)
+        .put_router_draft(&d, None, r.version, &Default::default(), None)
         .await
         .unwrap();
     let rotation = RotationState {
@@ -361,7 +367,7 @@ async fn revisions_list_newest_first_and_a_page_after_a_position_holds_the_older
     for n in 2..=12 {
         let d = draft(&r, &format!("rev {n}"));
         store
-            .put_router_draft(&d, None, r.version, None)
+            .put_router_draft(&d, None, r.version, &Default::default(), None)
             .await
             .unwrap();
         let write = publish(&r, &d);
@@ -411,8 +417,9 @@ async fn an_archive_drops_the_draft_and_frees_a_place_under_the_limit(backend: B
         })
         .await
         .unwrap();
+    let d = draft(&r, "d");
     store
-        .put_router_draft(&draft(&r, "d"), None, r.version, None)
+        .put_router_draft(&d, None, r.version, &Default::default(), None)
         .await
         .unwrap();
     let other = router(a.id, 2);
@@ -431,10 +438,11 @@ async fn an_archive_drops_the_draft_and_frees_a_place_under_the_limit(backend: B
             router: archived.clone(),
             expected_version: r.version,
             revision: None,
-            draft: DraftChange::Drop,
+            draft: DraftChange::Drop(Some(d.etag.clone())),
             rotation: None,
             archives: true,
             completion: None,
+            calendars: Default::default(),
         })
         .await
         .unwrap();
@@ -457,7 +465,7 @@ async fn drafts_and_revisions_are_seen_only_by_their_account(backend: Backend) {
     let a = provisioned(&store, vec![r.clone()]).await;
     let d = draft(&r, "d");
     store
-        .put_router_draft(&d, None, r.version, None)
+        .put_router_draft(&d, None, r.version, &Default::default(), None)
         .await
         .unwrap();
     let stranger: AccountId = Uuid::new_v4().into();
@@ -473,7 +481,9 @@ async fn drafts_and_revisions_are_seen_only_by_their_account(backend: Backend) {
         .items
         .is_empty());
     assert!(matches!(
-        store.delete_router_draft(stranger, r.id, &d.etag).await,
+        store
+            .delete_router_draft(stranger, r.id, &d.etag, &Default::default())
+            .await,
         Err(StoreError::Conflict)
     ));
     assert_eq!(store.get_router_draft(a.id, r.id).await.unwrap(), Some(d));

@@ -97,7 +97,10 @@ async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
     let mut changed = ana.clone();
     changed.phone = Some("changed since".into());
     changed.version += 1;
-    store.update_member(&changed, ana.version).await.unwrap();
+    store
+        .update_member(&changed, ana.version, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
 
     let again = load(
         &example().to_string(),

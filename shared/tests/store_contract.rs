@@ -73,6 +73,8 @@ contract!(
     a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account,
     a_member_lookup_by_email_matches_the_whole_address_never_a_prefix,
     a_member_update_is_conditional_on_version_and_activity,
+    holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused,
+    provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation,
     routers_list_by_creation_and_skip_archived_unless_asked,
     a_router_is_found_in_its_account_and_by_id_alone,
     roles_and_teams_are_listed_per_account,
@@ -149,6 +151,7 @@ fn member(account_id: AccountId, email: &str, ms: i64) -> Member {
         working_hours: vec![],
         out_office_dates: vec![],
         calendars: BTreeMap::from([("google".to_string(), email.to_string())]),
+        holiday_calendar_id: None,
         capacity: vec![CapacityEntry::parse(
             serde_json::json!({"current_capacity": 1, "max_capacity": 5, "assignment_type": "contacts", "note": null})
                 .as_object()
@@ -227,6 +230,7 @@ fn plan_of(account: &Account) -> AccountPlan {
         clients: vec![],
         roles: vec![],
         members: vec![],
+        holiday_calendars: vec![],
         teams: vec![],
         field_definitions: vec![],
         routers: vec![],
@@ -1088,7 +1092,10 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     next.office_status = false;
     next.phone = Some("+1 555".into());
     next.version = 2;
-    store.update_member(&next, 1).await.unwrap();
+    store
+        .update_member(&next, 1, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     assert_eq!(
         store.get_member(acc.id, m.id).await.unwrap(),
         Some(next.clone())
@@ -1098,20 +1105,26 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     stale.first_name = Some("Stale".into());
     stale.version = 2;
     assert!(matches!(
-        store.update_member(&stale, 1).await,
+        store
+            .update_member(&stale, 1, &shared::model::CalendarRefs::none())
+            .await,
         Err(StoreError::Conflict)
     ));
     let mut archived = gone.clone();
     archived.version = 2;
     assert!(matches!(
-        store.update_member(&archived, 1).await,
+        store
+            .update_member(&archived, 1, &shared::model::CalendarRefs::none())
+            .await,
         Err(StoreError::Conflict)
     ));
     let mut foreign = next.clone();
     foreign.account_id = new_id();
     foreign.version = 3;
     assert!(matches!(
-        store.update_member(&foreign, 2).await,
+        store
+            .update_member(&foreign, 2, &shared::model::CalendarRefs::none())
+            .await,
         Err(StoreError::Conflict)
     ));
     assert_eq!(store.get_member(acc.id, m.id).await.unwrap(), Some(next));
@@ -1182,6 +1195,7 @@ async fn a_router_is_found_in_its_account_and_by_id_alone(store: Arc<dyn Store>)
                 canonical: vec!["in_progress".into(), "3".into()],
             }),
         }),
+        holiday_calendar_id: None,
     });
     r.users = vec![
         shared::model::RouterUser {
@@ -1416,7 +1430,10 @@ async fn a_reload_never_clobbers_what_changed_since(store: Arc<dyn Store>) {
     let mut changed = m.clone();
     changed.office_status = false;
     changed.version = 2;
-    store.update_member(&changed, 1).await.unwrap();
+    store
+        .update_member(&changed, 1, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     let r = plan.accounts[0].records[1].record.clone();
     let archived = archive(&store, &r, &contact_keys(&r)).await;
     let again = store.provision(&plan).await.unwrap();
@@ -1875,6 +1892,7 @@ async fn an_assignment_by_a_revision_no_longer_live_writes_nothing(store: Arc<dy
         rotation: None,
         archives: false,
         completion: None,
+        calendars: Default::default(),
     };
     store.write_router(&write).await.unwrap();
     let w = assignment(&s, "2026-03", Some("k"));
@@ -1909,7 +1927,11 @@ async fn an_assignment_without_counters_still_needs_the_member_active_at_the_ver
     archived.archived_at = Some(at(500));
     archived.version = s.member.version + 1;
     store
-        .update_member(&archived, s.member.version)
+        .update_member(
+            &archived,
+            s.member.version,
+            &shared::model::CalendarRefs::none(),
+        )
         .await
         .unwrap();
     let mut w = assignment(&s, "2026-03", Some("k"));
@@ -1951,7 +1973,10 @@ async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<d
     archived.archived_at = Some(at(50));
     archived.archived_by = Some("admin".into());
     archived.version = 2;
-    store.update_member(&archived, 1).await.unwrap();
+    store
+        .update_member(&archived, 1, &shared::model::CalendarRefs::none())
+        .await
+        .unwrap();
     let mut w = assignment(&s, "2026-03", None);
     if let Some((m, version)) = w.member.as_mut() {
         *version = 2;
@@ -2441,6 +2466,214 @@ async fn an_assignment_stores_its_response_in_the_same_write(store: Arc<dyn Stor
         store.commit_assignment(&again).await,
         Err(StoreError::LeaseLost)
     ));
+}
+
+fn calendar(account_id: AccountId, name: &str) -> shared::model::HolidayCalendar {
+    let holidays = serde_json::from_value(serde_json::json!([
+        {"name": "New Year", "date": "2026-01-01", "yearly": true},
+        {"name": "Half day", "date": "2026-12-24", "start": "13:00", "end": "17:00"}
+    ]))
+    .unwrap();
+    shared::model::HolidayCalendar {
+        id: shared::types::HolidayCalendarId::new_v7(),
+        account_id,
+        name: name.into(),
+        time_zone: IanaTimeZone::parse("Europe/Berlin").unwrap(),
+        holidays,
+        created_at: base(),
+        updated_at: base(),
+        version: 1,
+    }
+}
+
+/// BEHAVIOR 17 on both stores: at most `max` calendars per account (the count moves with each
+/// create and delete), oldest first and read back as written, replaced at a version, and
+/// deleted only while nothing names it: a member naming it (moved in the member's write) keeps
+/// it, a reference to a calendar that is not the account's writes nothing.
+async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::{CalendarDeletion, CalendarRefs};
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "cal@acme.example", 1);
+    plan.members = vec![m.clone()];
+    store
+        .provision(&ProvisionPlan {
+            accounts: vec![plan],
+        })
+        .await
+        .unwrap();
+    let first = calendar(acc.id, "Berlin");
+    let second = calendar(acc.id, "Munich");
+    store.create_holiday_calendar(&first, 2).await.unwrap();
+    store.create_holiday_calendar(&second, 2).await.unwrap();
+    assert!(matches!(
+        store
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .await,
+        Err(StoreError::Rejected(_))
+    ));
+    let listed = store
+        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(listed, vec![first.clone(), second.clone()]);
+    let other = account(None);
+    assert!(store
+        .get_holiday_calendar(other.id, first.id)
+        .await
+        .unwrap()
+        .is_none());
+
+    let mut renamed = first.clone();
+    renamed.name = "Berlin office".into();
+    renamed.version = 2;
+    store.update_holiday_calendar(&renamed, 1).await.unwrap();
+    assert!(matches!(
+        store.update_holiday_calendar(&renamed, 1).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store.get_holiday_calendar(acc.id, first.id).await.unwrap(),
+        Some(renamed.clone())
+    );
+
+    // A member names the first calendar: it is in use until the member moves off it.
+    let mut named = m.clone();
+    named.holiday_calendar_id = Some(first.id);
+    named.version = 2;
+    store
+        .update_member(&named, 1, &CalendarRefs::moving(None, Some(first.id)))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    // A calendar of no account: nothing is written.
+    let mut unknown = named.clone();
+    let missing = shared::types::HolidayCalendarId::new_v7();
+    unknown.holiday_calendar_id = Some(missing);
+    unknown.version = 3;
+    assert!(matches!(
+        store
+            .update_member(
+                &unknown,
+                2,
+                &CalendarRefs::moving(Some(first.id), Some(missing))
+            )
+            .await,
+        Err(StoreError::UnknownHolidayCalendar)
+    ));
+    assert_eq!(
+        store
+            .get_member(acc.id, m.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .version,
+        2
+    );
+    let mut moved = named.clone();
+    moved.holiday_calendar_id = Some(second.id);
+    moved.version = 3;
+    store
+        .update_member(
+            &moved,
+            2,
+            &CalendarRefs::moving(Some(first.id), Some(second.id)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::Deleted
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::NotFound
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, second.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    // The delete gave its place back: a new calendar fits under the limit of 2.
+    store
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .await
+        .unwrap();
+}
+
+/// BEHAVIOR 17 on both stores: provisioned calendars count against the account's limit (a
+/// second run of the same file changes nothing), a member provisioned naming one keeps it in
+/// use, and the list is by creation time whatever the ids.
+async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::CalendarDeletion;
+    let acc = account(None);
+    let mut later = calendar(acc.id, "later, smaller id");
+    later.id = "00000000-0000-4000-8000-000000000001".parse().unwrap();
+    later.created_at = base() + chrono::Duration::seconds(1);
+    let mut earlier = calendar(acc.id, "earlier, larger id");
+    earlier.id = "ffffffff-ffff-4fff-bfff-ffffffffffff".parse().unwrap();
+    let mut m = member(acc.id, "named@acme.example", 1);
+    m.holiday_calendar_id = Some(later.id);
+    let mut plan = plan_of(&acc);
+    plan.members = vec![m];
+    plan.holiday_calendars = vec![later.clone(), earlier.clone()];
+    let plan = ProvisionPlan {
+        accounts: vec![plan],
+    };
+    store.provision(&plan).await.unwrap();
+    store.provision(&plan).await.unwrap();
+    assert!(matches!(
+        store
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .await,
+        Err(StoreError::Rejected(_))
+    ));
+    let listed: Vec<_> = store
+        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(listed, vec!["earlier, larger id", "later, smaller id"]);
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, later.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, earlier.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::Deleted
+    );
+    store
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .await
+        .unwrap();
 }
 
 // ---- batch reads and history windows (the what-if replay, BEHAVIOR 16) ----------------------

@@ -12,6 +12,9 @@ use http_body_util::BodyExt;
 use local_server::{build_app, AppConfig, DEMO_SEED};
 use tower::ServiceExt;
 
+/// The demo seed's member whose holiday calendar the delete fixture names (Dora Maier).
+const DEMO_CALENDAR_MEMBER: &str = "4b0c1d23-e4f5-4a60-b172-8d9e0f1a2b45";
+
 #[tokio::test]
 async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../events");
@@ -70,6 +73,18 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
                 .await;
             assert_eq!(put.status, 200, "{}", put.body);
         }
+        // The demo calendar's delete finds it unused (BEHAVIOR 17): its one member lets go.
+        if raw_path.starts_with("/holiday-calendars/") && method == "DELETE" {
+            let patch = test
+                .call(
+                    axum::http::Method::PATCH,
+                    &format!("/users/{DEMO_CALENDAR_MEMBER}"),
+                    &token,
+                    Some(serde_json::json!({"holiday_calendar_id": null})),
+                )
+                .await;
+            assert_eq!(patch.status, 200, "{}", patch.body);
+        }
         let request = lambda_http::request::from_str(&text)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let (mut parts, body) = request.into_parts();
@@ -93,7 +108,7 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
             _ if default_route => app.functions.records,
             "oauth2" | "openapi.json" => app.functions.token,
             "contacts" | "companies" | "deals" | "tickets" => app.functions.records,
-            "users" => app.functions.users,
+            "users" | "holiday-calendars" => app.functions.users,
             "routers" => app.functions.routers,
             "dispatch" => app.functions.dispatch,
             "webhooks" => app.functions.webhooks,

@@ -134,6 +134,7 @@ on_both_stores!(
     an_unworked_record_is_reassigned_within_a_scaled_minute_and_counted_in_stats,
     writes_through_the_api_meet_or_cancel_the_check,
     a_reassignment_syncs_the_new_owner_to_the_crm,
+    a_check_started_inside_the_routers_holiday_counts_from_its_end,
 );
 
 /// BEHAVIOR 14: "CRM sync as for any assignment": the reassignment's entry is `pending`, then
@@ -473,4 +474,88 @@ async fn a_check_pending_when_the_server_dies_on_dynamodb_runs_after_a_restart()
     let client =
         shared::store::dynamodb::env::client(&shared::store::dynamodb::env::sdk_config().await);
     let _ = shared::store::dynamodb::table::delete_table(&client, &table).await;
+}
+
+/// A router of the seed with a holiday calendar whose holiday covers this minute and the next.
+const ON_HOLIDAY: &str = "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f64";
+const CALENDAR: &str = "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f65";
+
+/// The seed with `ON_HOLIDAY`: `LISTED`'s SLA (2 minutes) and pool, m3 as backup, and a calendar
+/// in a fixed-offset zone where it is now around noon (so the holiday, from this local minute
+/// to two minutes later, stays on one local day) holding that holiday. Returns the seed and the
+/// holiday's end.
+fn seed_with_holiday(now: DateTime<Utc>) -> (String, DateTime<Utc>) {
+    use chrono::{Duration as Span, Timelike};
+    let offset = 12 - now.hour() as i32; // -11 to +12: local time is 12:xx
+    let zone = match offset {
+        0 => "Etc/GMT".to_string(),
+        // POSIX signs: Etc/GMT-3 is UTC+3.
+        o if o > 0 => format!("Etc/GMT-{o}"),
+        o => format!("Etc/GMT+{}", -o),
+    };
+    let local = now + Span::hours(offset.into());
+    let start = local.with_second(0).unwrap().with_nanosecond(0).unwrap();
+    let end = start + Span::minutes(2);
+    let mut seed: Value = serde_json::from_str(&seed()).unwrap();
+    let account = &mut seed["accounts"][0];
+    account["holiday_calendars"] = json!([{
+        "id": CALENDAR, "name": "Office", "time_zone": zone,
+        "holidays": [{"name": "Fire drill", "date": start.format("%Y-%m-%d").to_string(),
+                      "start": start.format("%H:%M").to_string(),
+                      "end": end.format("%H:%M").to_string()}]
+    }]);
+    let routers = account["routers"].as_array_mut().unwrap();
+    let mut router = routers[0].clone();
+    router["id"] = json!(ON_HOLIDAY);
+    router["name"] = json!("On holiday");
+    router["settings"]["default_user"] = json!(M3);
+    router["settings"]["holiday_calendar_id"] = json!(CALENDAR);
+    routers.push(router);
+    (seed.to_string(), end - Span::hours(offset.into()))
+}
+
+/// BEHAVIOR 17 with SLA minutes of 1 s: during the router's holiday its pool is unavailable (the
+/// backup takes the record), and the check started inside the holiday counts its 2 (scaled)
+/// minutes from the holiday's end, which is real time: `due_at` is the end plus 2 s, not the
+/// dispatch plus 2 s. The router's `settings` and explain show the calendar and the reason.
+async fn a_check_started_inside_the_routers_holiday_counts_from_its_end(backend: Backend) {
+    let mut now = Utc::now();
+    if chrono::Timelike::second(&now) >= 50 {
+        // Dispatch well inside this minute's holiday, not at its edge.
+        tokio::time::sleep(Duration::from_secs(11)).await;
+        now = Utc::now();
+    }
+    let (seed, holiday_end) = seed_with_holiday(now);
+    let (app, token) = app_over(backend, seed).await;
+    let router = app
+        .call(Method::GET, &format!("/routers/{ON_HOLIDAY}"), &token, None)
+        .await;
+    assert_eq!(router.body["settings"]["holiday_calendar_id"], CALENDAR);
+    let explained = app
+        .call(
+            Method::POST,
+            "/dispatch/router/explain",
+            &token,
+            Some(json!({"router_id": ON_HOLIDAY, "object_id": contact(5)})),
+        )
+        .await;
+    assert_eq!(explained.status, StatusCode::OK, "{}", explained.body);
+    let reasons: Vec<&Value> = explained.body["explanation"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["reasons"])
+        .collect();
+    assert_eq!(reasons, vec![&json!(["holiday"]); 3], "{}", explained.body);
+    let assigned = dispatch(&app, &token, ON_HOLIDAY, &contact(5)).await;
+    assert_eq!(assigned["user"], M3, "{assigned}");
+    let entry = history(&app, &token, &contact(5)).await[0].clone();
+    assert_eq!(entry["reason"], "backup", "{entry}");
+    assert!(instant(&entry["dispatched_at"]) < holiday_end);
+    assert_eq!(entry["sla"]["status"], "pending");
+    assert_eq!(
+        instant(&entry["sla"]["due_at"]),
+        holiday_end + chrono::Duration::seconds(2),
+        "2 scaled minutes from the holiday's end"
+    );
 }

@@ -19,6 +19,8 @@ pub enum CandidateReason {
     OfficeStatusOff,
     /// Today is inside one of the member's out-of-office ranges.
     OutOfOffice,
+    /// Now is inside a holiday of the member's calendar or of the router's (BEHAVIOR 17).
+    Holiday,
     /// Now is outside the member's working hours (and the router does not ignore them).
     OutsideWorkingHours,
     /// An applying capacity entry is full (`current_capacity >= max_capacity`).
@@ -32,6 +34,7 @@ impl From<UnavailableReason> for CandidateReason {
         match reason {
             UnavailableReason::OfficeStatusOff => Self::OfficeStatusOff,
             UnavailableReason::OutOfOffice => Self::OutOfOffice,
+            UnavailableReason::Holiday => Self::Holiday,
             UnavailableReason::OutsideWorkingHours => Self::OutsideWorkingHours,
         }
     }
@@ -63,6 +66,7 @@ impl Candidate {
                     r,
                     CandidateReason::OfficeStatusOff
                         | CandidateReason::OutOfOffice
+                        | CandidateReason::Holiday
                         | CandidateReason::OutsideWorkingHours
                 )
             })

@@ -433,7 +433,7 @@ impl Replayer {
                 }
             }
         }
-        let (roster, companies) = tokio::try_join!(
+        let (roster, companies, holidays) = tokio::try_join!(
             async {
                 let named = Named {
                     ids: &named,
@@ -444,6 +444,7 @@ impl Replayer {
                 )
             },
             self.companies(account_id, &domains),
+            steps::read_holiday_calendars(self.store.as_ref(), account_id, settings),
         )?;
         let mut members = roster.members;
         // Step 10's owners outside the roster, each once (by the e-mail index, as dispatch).
@@ -493,6 +494,7 @@ impl Replayer {
                 now: entry.dispatched_at,
                 limits: Limits::Ignored,
                 excluded: None,
+                holidays: &holidays,
             };
             let mut trace = Trace::default();
             match steps::evaluate(&evaluation, &mut trace) {

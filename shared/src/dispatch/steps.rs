@@ -28,7 +28,7 @@ use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::routers::revision::RevisionChoice;
 use crate::routers::roster::{read_roster, Named, Roster};
-use crate::schedule::availability::availability;
+use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
 use crate::timefmt::rfc3339_millis;
@@ -294,6 +294,9 @@ struct Checked {
     roster: Roster,
     /// Step 10's company, read in the second round (contacts with `account_matching`).
     company: Option<Record>,
+    /// The account's holiday calendars with the router's named (BEHAVIOR 17), read in the
+    /// second round with the pool.
+    holidays: HolidayCalendars,
     month: String,
 }
 
@@ -331,13 +334,18 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         ids: &trigger_ids,
         emails: &owner,
     };
-    let (roster, company) = tokio::try_join!(
+    let (roster, company, holidays) = tokio::try_join!(
         async {
             read_roster(cx.store, account.id, &router, &directory.teams, named)
                 .await
                 .map_err(Stop::from)
         },
         matching_company(cx, account.id, &router, &settings, &record),
+        async {
+            read_holiday_calendars(cx.store, account.id, &settings)
+                .await
+                .map_err(Stop::from)
+        },
     )?;
     let checked = Checked {
         directory,
@@ -350,6 +358,7 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         count: found.count,
         roster,
         company,
+        holidays,
         month: found.month,
     };
     admit(
@@ -381,8 +390,27 @@ impl Checked {
                 count: self.count,
             },
             excluded: run.sla.map(|sla| sla.owner.as_str()),
+            holidays: &self.holidays,
         }
     }
+}
+
+/// The account's holiday calendars (BEHAVIOR 17; at most 20) with the router's named, read in
+/// the second round with the pool: the members' calendar ids are known only once the pool is
+/// read, and a calendar written through the API must count at the next dispatch, so they are
+/// neither read by id after the pool (a fourth round) nor cached with the account's directory
+/// (stale for its TTL). Dispatch, explain and the what-if replay read them through this.
+///
+/// Errors: the store's.
+pub async fn read_holiday_calendars(
+    store: &dyn Store, account_id: AccountId, settings: &RouterSettings,
+) -> Result<HolidayCalendars, DomainError> {
+    let page = Page::first(crate::page::MAX_LIMIT, false);
+    let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
+    Ok(HolidayCalendars::new(
+        calendars,
+        settings.holiday_calendar_id,
+    ))
 }
 
 /// Steps 10 to 14 until the chosen member is known fresh: a member read by key in the roster
@@ -482,6 +510,7 @@ fn assign(
         crm,
         previous,
         check,
+        holidays: &checked.holidays,
     })
 }
 
@@ -561,6 +590,9 @@ pub struct Evaluation<'a> {
     /// The member an SLA reassignment leaves out (the record's current owner; BEHAVIOR 14): the
     /// run ignores `overwrite` then.
     pub excluded: Option<&'a str>,
+    /// The holiday calendars the members and the router name (BEHAVIOR 17): a member is
+    /// unavailable during a holiday of either, at `now`.
+    pub holidays: &'a HolidayCalendars,
 }
 
 /// Who the evaluation assigns, why, and the rotation state it moves to (`None` for account
@@ -600,6 +632,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
         e.members,
         e.now,
         e.settings.ignore_working_hours,
+        e.holidays,
         e.router.object_type,
         e.excluded,
         matches!(e.limits, Limits::Applied { .. }),
@@ -790,6 +823,8 @@ struct Pool<'m> {
     by_email: HashMap<&'m str, &'m Member>,
     now: DateTime<Utc>,
     ignore_working_hours: bool,
+    /// The calendars of the account and the router's (BEHAVIOR 17).
+    holidays: &'m HolidayCalendars,
     object_type: ObjectType,
     excluded: Option<String>,
     /// Whether capacity entries apply ([`Limits::Applied`]).
@@ -799,7 +834,8 @@ struct Pool<'m> {
 impl<'m> Pool<'m> {
     fn new(
         members: &'m [Member], now: DateTime<Utc>, ignore_working_hours: bool,
-        object_type: ObjectType, excluded: Option<&str>, capacity: bool,
+        holidays: &'m HolidayCalendars, object_type: ObjectType, excluded: Option<&str>,
+        capacity: bool,
     ) -> Self {
         let by_email = members
             .iter()
@@ -810,6 +846,7 @@ impl<'m> Pool<'m> {
             by_email,
             now,
             ignore_working_hours,
+            holidays,
             object_type,
             excluded: excluded.map(str::to_string),
             capacity,
@@ -834,7 +871,7 @@ impl<'m> Pool<'m> {
         let mut reasons: Vec<CandidateReason> = Vec::new();
         if let Some(m) = self.member(email) {
             reasons.extend(
-                availability(m, self.now, self.ignore_working_hours)
+                availability_on_holidays(m, self.now, self.ignore_working_hours, self.holidays)
                     .reasons()
                     .iter()
                     .map(|r| CandidateReason::from(*r)),
@@ -1040,6 +1077,8 @@ struct AssignmentParts<'a> {
     previous: Option<&'a Member>,
     /// The SLA check the assignment starts, with its count of SLA reassignments in a row.
     check: Option<(&'a SlaSetting, u8)>,
+    /// The calendars of the run: the router's holidays move the check's `due_at` (BEHAVIOR 17).
+    holidays: &'a HolidayCalendars,
 }
 
 /// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes"), its history entry
@@ -1087,7 +1126,9 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         expires_at: p.now + p.cx.history_retention,
     };
     let sla_check = p.check.map(|(setting, reassignments)| {
-        let due_at = p.cx.sla_minute.due_at(p.now, setting);
+        let due_at =
+            p.cx.sla_minute
+                .due_outside_holidays(p.now, setting, p.holidays.router_calendar());
         entry.sla = Some(SlaState::pending(due_at));
         let subject = CheckSubject {
             entry: entry.key(),

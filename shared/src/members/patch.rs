@@ -6,7 +6,7 @@ use crate::schedule::out_of_office::{OutOfOffice, OutOfOfficeText};
 use crate::schedule::working_hours::{WorkingHours, WorkingHoursText};
 use crate::schedule::zone::IanaTimeZone;
 use crate::types::capacity::CapacityEntry;
-use crate::types::ids::RoleId;
+use crate::types::ids::{invalid_holiday_calendar_id, HolidayCalendarId, RoleId};
 use crate::types::limits::{
     check_entries, fits, json_size, member_text, MAX_CAPACITY_ENTRIES, MAX_MEMBER_JSON_BYTES,
     MAX_OUT_OF_OFFICE, MAX_WORKING_HOURS,
@@ -57,6 +57,9 @@ pub enum MemberChange {
     NotificationPreferences(NotificationPreferences),
     /// `role_id` (null removes the role); checked against the account's roles by the service.
     Role(Option<RoleId>),
+    /// `holiday_calendar_id` (null removes it; BEHAVIOR 17); checked against the account's
+    /// calendars by the store, in the write.
+    HolidayCalendar(Option<HolidayCalendarId>),
 }
 
 /// A parsed PATCH body: at least one change, every key writable and valid.
@@ -203,6 +206,13 @@ impl MemberPatch {
                     Value::String(s) => MemberChange::Role(Some(RoleId::parse(s)?)),
                     _ => return Err(DomainError::bad_field(k, "Invalid role_id")),
                 },
+                "holiday_calendar_id" => match v {
+                    Value::Null => MemberChange::HolidayCalendar(None),
+                    Value::String(s) => {
+                        MemberChange::HolidayCalendar(Some(HolidayCalendarId::parse(s)?))
+                    }
+                    _ => return Err(invalid_holiday_calendar_id()),
+                },
                 _ => return Err(DomainError::bad_field(k, format!("Unknown field: {k}"))),
             };
             changes.push(change);
@@ -262,6 +272,7 @@ impl MemberPatch {
                     next.notification_preferences = v.clone()
                 }
                 MemberChange::Role(v) => next.role_id = *v,
+                MemberChange::HolidayCalendar(v) => next.holiday_calendar_id = *v,
             }
         }
         let zone = next.time_zone;
@@ -357,6 +368,14 @@ mod tests {
             ),
             (json!({"role_id": "not-a-uuid"}), Some("role_id")),
             (json!({"role_id": 7}), Some("role_id")),
+            (
+                json!({"holiday_calendar_id": "not-a-uuid"}),
+                Some("holiday_calendar_id"),
+            ),
+            (
+                json!({"holiday_calendar_id": 7}),
+                Some("holiday_calendar_id"),
+            ),
         ];
         for (body, field) in cases {
             let err = parse(body.clone()).unwrap_err();

@@ -4,6 +4,7 @@ use super::patch::MemberPatch;
 use super::view::MemberView;
 use crate::clock::Clock;
 use crate::error::DomainError;
+use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
@@ -53,7 +54,8 @@ impl MemberService {
     ///
     /// Errors, in order: 404; 409 `Cannot update an archived user`; 400 the body's error;
     /// 400 `Invalid role_id` for a role of no account or another one; 400 an out-of-office range
-    /// that runs backwards in the resulting zone.
+    /// that runs backwards in the resulting zone; 400 `Invalid holiday_calendar_id` for a
+    /// calendar that is not the account's (BEHAVIOR 17).
     pub async fn update(
         &self, account_id: AccountId, id: MemberId, patch: Result<MemberPatch, DomainError>,
     ) -> Result<MemberView, DomainError> {
@@ -73,8 +75,18 @@ impl MemberService {
             let mut next = patch.apply_to(&current)?;
             next.updated_at = self.clock.now().max(current.updated_at);
             next.version = current.version + 1;
-            match self.store.update_member(&next, current.version).await {
+            // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
+            let calendars =
+                CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);
+            match self
+                .store
+                .update_member(&next, current.version, &calendars)
+                .await
+            {
                 Ok(()) => return Ok(MemberView::new(&next, &roles)),
+                Err(StoreError::UnknownHolidayCalendar) => {
+                    return Err(crate::types::ids::invalid_holiday_calendar_id())
+                }
                 Err(StoreError::Conflict) => {
                     current = self.find(account_id, id).await?;
                     if !current.is_active() {

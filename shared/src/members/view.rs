@@ -43,6 +43,9 @@ pub struct MemberView {
     pub time_zone: String,
     /// Active calendar configurations: provider name -> e-mail (read-only).
     pub calendars: BTreeMap<String, String>,
+    /// The member's holiday calendar (BEHAVIOR 17); `null` without one.
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub holiday_calendar_id: Option<crate::types::ids::HolidayCalendarId>,
     /// Capacity entries, objects with free-form keys.
     #[schema(value_type = Vec<Object>)]
     pub capacity: Vec<Map<String, Value>>,
@@ -87,6 +90,7 @@ impl MemberView {
                 .collect(),
             time_zone: member.time_zone.name().to_string(),
             calendars: member.calendars.clone(),
+            holiday_calendar_id: member.holiday_calendar_id,
             capacity: member.capacity.iter().map(|c| c.as_map().clone()).collect(),
             can_receive_notifications: member.can_receive_notifications,
             notification_preferences: member.notification_preferences.as_slice().to_vec(),

@@ -5,7 +5,7 @@ use crate::schedule::working_hours::WorkingHours;
 use crate::schedule::zone::IanaTimeZone;
 use crate::types::capacity::CapacityEntry;
 use crate::types::email::Email;
-use crate::types::ids::{AccountId, MemberId, RoleId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RoleId};
 use crate::types::notification_preferences::NotificationPreferences;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,10 @@ pub struct Member {
     pub out_office_dates: Vec<OutOfOffice>,
     /// Active calendar configurations: provider name -> e-mail.
     pub calendars: BTreeMap<String, String>,
+    /// The member's holiday calendar (BEHAVIOR 17): during its holidays the member is
+    /// unavailable. `None` (the default, and for members stored before calendars existed).
+    #[serde(default)]
+    pub holiday_calendar_id: Option<HolidayCalendarId>,
     /// Capacity entries: objects with free-form keys (`current_capacity`, `max_capacity`,
     /// `assignment_type`, ...).
     pub capacity: Vec<CapacityEntry>,

@@ -9,6 +9,7 @@
 pub mod account;
 pub mod dispatch;
 pub mod due;
+pub mod holiday_calendar;
 pub mod member;
 pub mod object_type;
 pub mod provision;
@@ -22,6 +23,9 @@ pub use account::{Account, ApiClient, CrmConnection, Role, Team};
 pub use dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus, DispatchEntry,
     DispatchEntryKey, DispatchSource, RotationState,
+};
+pub use holiday_calendar::{
+    CalendarDeletion, CalendarRefs, HolidayCalendar, MAX_HOLIDAY_CALENDARS,
 };
 pub use member::Member;
 pub use object_type::ObjectType;

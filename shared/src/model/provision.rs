@@ -26,6 +26,8 @@ pub struct AccountPlan {
     pub clients: Vec<ApiClient>,
     /// Roles.
     pub roles: Vec<Role>,
+    /// Holiday calendars (BEHAVIOR 17), stored before the members and routers that name them.
+    pub holiday_calendars: Vec<super::holiday_calendar::HolidayCalendar>,
     /// Members.
     pub members: Vec<Member>,
     /// Teams.

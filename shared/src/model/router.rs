@@ -79,6 +79,33 @@ pub struct RosterMember {
 }
 
 impl Router {
+    /// Its live configuration's holiday calendar (BEHAVIOR 17), if any.
+    pub fn holiday_calendar_id(&self) -> Option<crate::types::ids::HolidayCalendarId> {
+        self.settings.as_ref().and_then(|s| s.holiday_calendar_id)
+    }
+
+    /// The reference its live configuration adds to a holiday calendar when the router is
+    /// stored (none for an archived router: BEHAVIOR 17 counts non-archived routers only).
+    pub fn calendar_refs(&self) -> super::holiday_calendar::CalendarRefs {
+        self.calendar_refs_with(None)
+    }
+
+    /// The references the router and `draft` (its draft, if it has one) hold on holiday
+    /// calendars: one for the live configuration's calendar and one for the draft's, none at
+    /// all once the router is archived (BEHAVIOR 17: "the live or draft configuration of a
+    /// non-archived router"). A write's change is the difference of this before and after
+    /// ([`super::holiday_calendar::CalendarRefs::change`]).
+    pub fn calendar_refs_with(
+        &self, draft: Option<&RouterDraft>,
+    ) -> super::holiday_calendar::CalendarRefs {
+        let mut refs = super::holiday_calendar::CalendarRefs::none();
+        if self.archived_at.is_none() {
+            refs.add(self.holiday_calendar_id());
+            refs.add(draft.and_then(RouterDraft::holiday_calendar_id));
+        }
+        refs
+    }
+
     /// The live configuration (BEHAVIOR 15).
     pub fn config(&self) -> RouterConfig {
         RouterConfig {
@@ -211,6 +238,10 @@ pub struct RouterSettings {
     /// The SLA (BEHAVIOR 14); `None`: assignments start no check.
     #[serde(default)]
     pub sla: Option<super::sla::SlaSetting>,
+    /// The router's holiday calendar (BEHAVIOR 17): during its holidays the whole pool and an
+    /// account-matched owner are unavailable for this router, and SLA minutes do not run.
+    #[serde(default)]
+    pub holiday_calendar_id: Option<crate::types::ids::HolidayCalendarId>,
 }
 
 /// `round robin` or `percentage`.
@@ -333,4 +364,14 @@ pub struct RouterDraft {
     pub updated_by: String,
     /// Its entity tag, a new one at every write (RFC 9110 8.8.3, strong).
     pub etag: crate::types::etag::ETag,
+}
+
+impl RouterDraft {
+    /// The holiday calendar its configuration names (BEHAVIOR 17), if any.
+    pub fn holiday_calendar_id(&self) -> Option<crate::types::ids::HolidayCalendarId> {
+        self.config
+            .settings
+            .as_ref()
+            .and_then(|s| s.holiday_calendar_id)
+    }
 }

@@ -12,8 +12,10 @@ pub enum DraftChange {
     /// The draft becomes the new revision: it is removed, only while its tag is still this one
     /// (the tag the client sent in `If-Match`).
     Publish(crate::types::etag::ETag),
-    /// The draft is dropped whatever it holds, if there is one (archive).
-    Drop,
+    /// The draft is dropped (archive), only while it is still the one read: `Some(tag)` its
+    /// tag, `None` when there was none (then only while there is none). The write's calendar
+    /// references were computed from it (BEHAVIOR 17).
+    Drop(Option<crate::types::etag::ETag>),
 }
 
 /// One atomic write of a router item (publish, unpublish, archive; BEHAVIOR 15): the router as
@@ -36,4 +38,7 @@ pub struct RouterWrite {
     pub archives: bool,
     /// The `Idempotency-Key` answer stored with the write (BEHAVIOR 10).
     pub completion: Option<crate::idempotency::IdempotencyCompletion>,
+    /// How the write changes the references to holiday calendars (BEHAVIOR 17: the live and
+    /// draft configurations of a non-archived router), applied in the same atomic write.
+    pub calendars: super::holiday_calendar::CalendarRefs,
 }

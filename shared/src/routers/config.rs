@@ -20,6 +20,7 @@ use crate::model::router::{
 use crate::sla::parse_setting;
 use crate::trigger::grammar::Trigger;
 use crate::types::email::Email;
+use crate::types::ids::HolidayCalendarId;
 use crate::types::limits::MAX_ITEM_JSON_BYTES;
 use serde::Deserialize;
 use serde_json::Value;
@@ -76,6 +77,8 @@ pub struct SettingsBody {
     pub trigger: Option<Trigger>,
     /// The SLA (BEHAVIOR 14).
     pub sla: Option<SlaBody>,
+    /// The id of a holiday calendar of the account (BEHAVIOR 17), or `null`.
+    pub holiday_calendar_id: Option<String>,
 }
 
 /// The `sla` key of the settings (BEHAVIOR 14), before its values are read against the
@@ -139,6 +142,8 @@ pub struct Account<'a> {
     pub teams: &'a [Team],
     /// The field catalogue of the router's object type.
     pub catalogue: &'a Catalogue,
+    /// The ids of the account's holiday calendars (BEHAVIOR 17).
+    pub holiday_calendars: &'a [HolidayCalendarId],
 }
 
 /// The e-mail of the account's member that `given` names (in any form [`Email::parse`] reads
@@ -267,6 +272,22 @@ fn settings(s: SettingsBody, account: Account<'_>) -> Result<RouterSettings, Con
             })?,
         ),
     };
+    let holiday_calendar_id = match s.holiday_calendar_id.as_deref() {
+        None => None,
+        Some(given) => Some(
+            HolidayCalendarId::try_parse(given)
+                .filter(|id| account.holiday_calendars.contains(id))
+                .map_or_else(
+                    || {
+                        refused(
+                            "settings.holiday_calendar_id",
+                            "Invalid holiday_calendar_id",
+                        )
+                    },
+                    Ok,
+                )?,
+        ),
+    };
     Ok(RouterSettings {
         overwrite: s.overwrite,
         owner_field: s.owner_field,
@@ -278,6 +299,7 @@ fn settings(s: SettingsBody, account: Account<'_>) -> Result<RouterSettings, Con
         rotation_type: s.rotation_type,
         trigger: s.trigger,
         sla,
+        holiday_calendar_id,
     })
 }
 

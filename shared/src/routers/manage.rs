@@ -14,6 +14,7 @@ use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::RotationState;
+use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
@@ -43,6 +44,10 @@ pub const ROUTER_ARCHIVED: &str = "Router is archived";
 pub const DRAFT_CHANGED: &str = "Draft has changed";
 /// 428 of a publish of a draft without `If-Match`.
 pub const IF_MATCH_REQUIRED: &str = "If-Match required";
+/// 409 of a restore whose revision names a holiday calendar deleted since (BEHAVIOR 17 keeps a
+/// calendar only while a live or draft configuration names it, not a past revision).
+pub const REVISION_CALENDAR_DELETED: &str =
+    "Revision names a holiday calendar that no longer exists";
 
 /// Rounds of reading and writing again when a write lost a race.
 const ATTEMPTS: usize = 5;
@@ -149,6 +154,7 @@ impl RouterAdmin {
         {
             Ok(()) => Ok(view),
             Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(ROUTER_LIMIT_REACHED)),
+            Err(StoreError::UnknownHolidayCalendar) => Err(invalid_router_calendar()),
             Err(e) => Err(e.into()),
         }
     }
@@ -198,18 +204,25 @@ impl RouterAdmin {
                 .as_ref()
                 .map_or(router.revision, |d| d.based_on_revision);
             let draft = self.new_draft(actor, &router, based_on, config);
+            let calendars = CalendarRefs::change(
+                &router.calendar_refs_with(current.as_ref()),
+                &router.calendar_refs_with(Some(&draft)),
+            );
             match self
                 .store
                 .put_router_draft(
                     &draft,
                     current.as_ref().map(|d| &d.etag),
                     router.version,
+                    &calendars,
                     None,
                 )
                 .await
             {
                 Ok(()) => return Ok(tagged(&draft, router.object_type)),
                 Err(StoreError::Conflict) => continue,
+                // The calendar was deleted after the validator read it.
+                Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
                 Err(e) => return Err(e.into()),
             }
         }
@@ -225,12 +238,16 @@ impl RouterAdmin {
         &self, account_id: AccountId, id: RouterId, if_match: Option<&IfMatch>,
     ) -> Result<(), DomainError> {
         for _ in 0..ATTEMPTS {
-            let (_, current) = self.writable_with_draft(account_id, id).await?;
+            let (router, current) = self.writable_with_draft(account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             let current = current.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
+            let calendars = CalendarRefs::change(
+                &router.calendar_refs_with(Some(&current)),
+                &router.calendar_refs_with(None),
+            );
             match self
                 .store
-                .delete_router_draft(account_id, id, &current.etag)
+                .delete_router_draft(account_id, id, &current.etag, &calendars)
                 .await
             {
                 Ok(()) => return Ok(()),
@@ -289,6 +306,7 @@ impl RouterAdmin {
                         rotation: None,
                         archives: false,
                         completion: None,
+                        calendars: CalendarRefs::none(),
                     }
                 }
             };
@@ -327,6 +345,7 @@ impl RouterAdmin {
                 rotation: None,
                 archives: false,
                 completion: None,
+                calendars: CalendarRefs::none(),
             };
             if let Some(view) = self.write(write, claim).await? {
                 return Ok((view, true));
@@ -342,24 +361,31 @@ impl RouterAdmin {
     /// Errors: 404 for an unknown or already archived router.
     pub async fn archive(&self, actor: Actor<'_>, id: RouterId) -> Result<RouterView, DomainError> {
         for _ in 0..ATTEMPTS {
-            let router = self
-                .store
-                .get_router(actor.account_id, id)
-                .await?
+            let (router, draft) = tokio::try_join!(
+                self.store.get_router(actor.account_id, id),
+                self.store.get_router_draft(actor.account_id, id)
+            )?;
+            let router = router
                 .filter(|r| !r.is_archived())
                 .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
             let now = self.clock.now();
             let mut next = moved_on(&router, now);
             next.archived_at = Some(now);
             next.archived_by = Some(actor.sub.to_string());
+            // BEHAVIOR 17: an archived router names no calendar any more (live or draft).
+            let calendars = CalendarRefs::change(
+                &router.calendar_refs_with(draft.as_ref()),
+                &next.calendar_refs_with(None),
+            );
             let write = RouterWrite {
                 router: next,
                 expected_version: router.version,
                 revision: None,
-                draft: DraftChange::Drop,
+                draft: DraftChange::Drop(draft.map(|d| d.etag)),
                 rotation: None,
                 archives: true,
                 completion: None,
+                calendars,
             };
             if let Some(view) = self.write(write, None).await? {
                 return Ok(view);
@@ -434,18 +460,27 @@ impl RouterAdmin {
             let draft = self.new_draft(actor, &router, revision.revision, revision.config.clone());
             let answer = tagged(&draft, router.object_type);
             let completion = completion(claim, 200, &answer.draft)?;
+            let calendars = CalendarRefs::change(
+                &router.calendar_refs_with(current.as_ref()),
+                &router.calendar_refs_with(Some(&draft)),
+            );
             match self
                 .store
                 .put_router_draft(
                     &draft,
                     current.as_ref().map(|d| &d.etag),
                     router.version,
+                    &calendars,
                     completion.as_ref(),
                 )
                 .await
             {
                 Ok(()) => return Ok(answer),
                 Err(StoreError::Conflict) => continue,
+                // The revision names a holiday calendar deleted since it was published.
+                Err(StoreError::UnknownHolidayCalendar) => {
+                    return Err(DomainError::conflict(REVISION_CALENDAR_DELETED))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -494,7 +529,8 @@ impl RouterAdmin {
     }
 
     /// Stores `write` with `claim`'s answer (200, the router's view): the view, or `None` when
-    /// it lost a race (read again).
+    /// it lost a race (read again). A publish gains no calendar reference (the draft held it),
+    /// so [`StoreError::UnknownHolidayCalendar`] cannot happen here but would be a 500.
     async fn write(
         &self, mut write: RouterWrite, claim: Option<&IdempotencyClaim>,
     ) -> Result<Option<RouterView>, DomainError> {
@@ -541,10 +577,28 @@ impl RouterAdmin {
                 }
             }
         }
+        // BEHAVIOR 17: a named calendar must be one of the account's (at most 20, one read).
+        let names_calendar = body
+            .settings
+            .as_ref()
+            .is_some_and(|s| s.holiday_calendar_id.is_some());
+        let holiday_calendars: Vec<_> = if names_calendar {
+            let page = crate::page::Page::first(crate::page::MAX_LIMIT, false);
+            self.store
+                .list_holiday_calendars(account_id, &page)
+                .await?
+                .items
+                .into_iter()
+                .map(|c| c.id)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let account = config::Account {
             members: &members,
             teams: &teams,
             catalogue: catalogues.get(object_type),
+            holiday_calendars: &holiday_calendars,
         };
         config::parse(body, account).map_err(invalid)
     }
@@ -586,6 +640,11 @@ fn published(
     let mut next = moved_on(&router.with_config(&draft.config, next_number), now);
     next.is_published = true;
     let rotation = rotation_after(rotation, &router.config(), &draft.config);
+    // The draft's calendar reference becomes the live configuration's; the old live one's goes.
+    let calendars = CalendarRefs::change(
+        &router.calendar_refs_with(Some(&draft)),
+        &next.calendar_refs_with(None),
+    );
     RouterWrite {
         router: next,
         expected_version: router.version,
@@ -601,6 +660,7 @@ fn published(
         rotation,
         archives: false,
         completion: None,
+        calendars,
     }
 }
 
@@ -650,6 +710,15 @@ fn writable(router: Option<Router>) -> Result<Router, DomainError> {
     Ok(router)
 }
 
+/// 400 `Invalid holiday_calendar_id` naming `settings.holiday_calendar_id` (BEHAVIOR 17): the
+/// calendar the configuration names was deleted between the validator's read and the write.
+fn invalid_router_calendar() -> DomainError {
+    DomainError::bad_field(
+        "settings.holiday_calendar_id",
+        "Invalid holiday_calendar_id",
+    )
+}
+
 /// 412 `Draft has changed` when `if_match` is sent and does not hold for `current`.
 fn check_if_match(
     if_match: Option<&IfMatch>, current: Option<&RouterDraft>,
@@ -691,6 +760,10 @@ fn lost_races() -> DomainError {
 fn invalid(e: ConfigError) -> DomainError {
     match e.path.is_empty() {
         true => DomainError::bad_request(e.message),
+        // BEHAVIOR 17: the same message as a member's (`Invalid holiday_calendar_id`).
+        false if e.path == "settings.holiday_calendar_id" => {
+            DomainError::bad_field(e.path, e.message)
+        }
         false => DomainError::bad_field(e.path.clone(), e.to_string()),
     }
 }
@@ -771,6 +844,7 @@ mod tests {
             rotation_type: Default::default(),
             trigger: None,
             sla: None,
+            holiday_calendar_id: None,
         };
         RouterConfig {
             name: "R".into(),

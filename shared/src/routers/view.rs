@@ -75,6 +75,9 @@ pub struct RouterSettingsView {
     /// The SLA (BEHAVIOR 14): a record its owner does not work within `minutes` goes to the
     /// next eligible member; `null` when unset.
     pub sla: Option<SlaSettingView>,
+    /// The router's holiday calendar (BEHAVIOR 17); `null` when unset.
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub holiday_calendar_id: Option<crate::types::ids::HolidayCalendarId>,
 }
 
 /// A rotation user of a router: e-mail only.
@@ -108,6 +111,7 @@ impl RouterSettingsView {
             rotation_type: s.rotation_type,
             trigger: s.trigger.clone(),
             sla: s.sla.as_ref().map(SlaSettingView::new),
+            holiday_calendar_id: s.holiday_calendar_id,
         }
     }
 }

@@ -1,7 +1,55 @@
 //! Whether a member can take an assignment now (BEHAVIOR 6 step 11).
 
+use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::member::Member;
+use crate::types::ids::HolidayCalendarId;
 use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The holiday calendars a run evaluates (BEHAVIOR 17): the account's calendars by id (read
+/// with the pool) and the router's calendar. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct HolidayCalendars {
+    by_id: Arc<HashMap<HolidayCalendarId, HolidayCalendar>>,
+    router: Option<HolidayCalendarId>,
+}
+
+impl HolidayCalendars {
+    /// No calendars: nobody is ever on holiday.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The account's `calendars`, with `router` the router's calendar (an id that is not among
+    /// them names no holidays).
+    pub fn new(calendars: Vec<HolidayCalendar>, router: Option<HolidayCalendarId>) -> Self {
+        Self {
+            by_id: Arc::new(calendars.into_iter().map(|c| (c.id, c)).collect()),
+            router,
+        }
+    }
+
+    /// The calendar `id`, if the account has it.
+    pub fn get(&self, id: HolidayCalendarId) -> Option<&HolidayCalendar> {
+        self.by_id.get(&id)
+    }
+
+    /// The router's calendar, if it has one.
+    pub fn router_calendar(&self) -> Option<&HolidayCalendar> {
+        self.router.and_then(|id| self.get(id))
+    }
+
+    /// Whether `at` is a holiday for `member` on this router: one of its own calendar's or of
+    /// the router's.
+    pub fn is_holiday(&self, member: &Member, at: DateTime<Utc>) -> bool {
+        [member.holiday_calendar_id, self.router]
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.get(id))
+            .any(|calendar| calendar.contains(at))
+    }
+}
 
 /// Why a member is unavailable (BEHAVIOR 6 step 11). Reported in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -10,6 +58,9 @@ pub enum UnavailableReason {
     OfficeStatusOff,
     /// The instant is inside one of the member's `out_office_dates` ranges.
     OutOfOffice,
+    /// The instant is inside a holiday of the member's calendar or of the router's
+    /// (BEHAVIOR 17).
+    Holiday,
     /// The member has `working_hours` and the instant's local time (in `time_zone`) is in none
     /// of them.
     OutsideWorkingHours,
@@ -54,6 +105,15 @@ impl Availability {
 pub fn availability(
     member: &Member, at: DateTime<Utc>, ignore_working_hours: bool,
 ) -> Availability {
+    availability_on_holidays(member, at, ignore_working_hours, &HolidayCalendars::none())
+}
+
+/// [`availability`] with holidays (BEHAVIOR 17, the engine's evaluation): the member is also
+/// unavailable ([`UnavailableReason::Holiday`], after out-of-office) while `at` is inside a
+/// holiday of its own calendar or of the router's, among `holidays`.
+pub fn availability_on_holidays(
+    member: &Member, at: DateTime<Utc>, ignore_working_hours: bool, holidays: &HolidayCalendars,
+) -> Availability {
     let tz = member.time_zone.tz();
     let mut reasons = Vec::new();
     if !member.office_status {
@@ -66,6 +126,9 @@ pub fn availability(
     });
     if out_of_office {
         reasons.push(UnavailableReason::OutOfOffice);
+    }
+    if holidays.is_holiday(member, at) {
+        reasons.push(UnavailableReason::Holiday);
     }
     if !ignore_working_hours && !member.working_hours.is_empty() {
         let local = at.with_timezone(&tz).naive_local();

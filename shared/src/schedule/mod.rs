@@ -10,6 +10,8 @@
 //!   validators start with the entry key (`days ...`, `start_date ...`, `end_date ...`), so the
 //!   caller prefixes the entry's path, e.g. `working_hours[0].` + `start_date must be ...`.
 //! - **Availability at dispatch** (BEHAVIOR 6 step 11): [`availability`](mod@availability) and [`is_available`].
+//! - **Holidays** (BEHAVIOR 17): [`Holidays::parse`] once per calendar write, then
+//!   [`Holidays::contains`] (availability) and [`Holidays::working_end`] (SLA checks).
 //!
 //! All wall-clock rules are evaluated on the member's local time in its IANA zone (chrono-tz), so
 //! daylight-saving transitions need no special cases: a window is a set of local wall-clock
@@ -19,13 +21,18 @@
 
 pub mod availability;
 pub mod days;
+pub mod holidays;
 pub mod out_of_office;
 pub mod window;
 pub mod working_hours;
 pub mod zone;
 
-pub use availability::{availability, is_available, Availability, UnavailableReason};
+pub use availability::{
+    availability, availability_on_holidays, is_available, Availability, HolidayCalendars,
+    UnavailableReason,
+};
 pub use days::{parse_days, DaySet};
+pub use holidays::{Holiday, HolidayText, Holidays, HolidaysError};
 pub use out_of_office::{
     parse_range_edge, validate_out_of_office, validate_out_of_office_parts, OutOfOffice,
     OutOfOfficeText, RangeEdge,

@@ -264,3 +264,166 @@ proptest! {
         prop_assert_eq!(day_end, end);
     }
 }
+
+// ---- holidays (BEHAVIOR 17) ----------------------------------------------------------------
+
+use super::holidays::{HolidayText, Holidays};
+use super::zone::IanaTimeZone;
+
+/// A holiday text: a date from 2019 to 2036 (29 February among them), whole day or `start` <
+/// `end`, yearly or not.
+fn holiday_text() -> impl Strategy<Value = HolidayText> {
+    let date = (2019i32..2037, 1u32..13, 1u32..32)
+        .prop_filter_map("a real date", |(y, m, d)| NaiveDate::from_ymd_opt(y, m, d))
+        .boxed();
+    let leap_day = prop::sample::select(vec![2020i32, 2024, 2028, 2032])
+        .prop_map(|y| NaiveDate::from_ymd_opt(y, 2, 29).unwrap())
+        .boxed();
+    let span = prop_oneof![
+        Just(None),
+        (hhmm(), hhmm())
+            .prop_filter("start before end", |(a, b)| a < b)
+            .prop_map(Some),
+    ];
+    (prop_oneof![3 => date, 1 => leap_day], span, any::<bool>()).prop_map(|(date, span, yearly)| {
+        HolidayText {
+            name: "Day off".into(),
+            date: date.format("%Y-%m-%d").to_string(),
+            start: span.map(|(s, _)| text(s)),
+            end: span.map(|(_, e)| text(e)),
+            yearly,
+        }
+    })
+}
+
+/// Whether the local reading `local` falls in the holiday `h`, read independently of the
+/// parser: on its date (or, yearly, on any date of its month and day) and, for a partial one,
+/// `start <= time < end`.
+fn brute_force_on_holiday(h: &HolidayText, local: NaiveDateTime) -> bool {
+    let date = NaiveDate::parse_from_str(&h.date, "%Y-%m-%d").unwrap();
+    let day = local.date();
+    let on_day =
+        day == date || (h.yearly && (day.month(), day.day()) == (date.month(), date.day()));
+    let in_span = match (&h.start, &h.end) {
+        (Some(s), Some(e)) => {
+            let s = NaiveTime::parse_from_str(s, "%H:%M").unwrap();
+            let e = NaiveTime::parse_from_str(e, "%H:%M").unwrap();
+            s <= local.time() && local.time() < e
+        }
+        _ => true,
+    };
+    on_day && in_span
+}
+
+/// An instant within three days of the holiday's date (or, yearly, of its month and day in
+/// a year from 2019 to 2036), a third of them within six hours of a DST transition.
+fn instant_near(h: &HolidayText) -> BoxedStrategy<DateTime<Utc>> {
+    let date = NaiveDate::parse_from_str(&h.date, "%Y-%m-%d").unwrap();
+    let yearly = h.yearly;
+    let around = (2019i32..2037, -259_200i64..259_200)
+        .prop_map(move |(year, d)| {
+            let day = if yearly {
+                NaiveDate::from_ymd_opt(year, date.month(), date.day()).unwrap_or(date)
+            } else {
+                date
+            };
+            Utc.from_utc_datetime(&day.and_time(NaiveTime::MIN)) + chrono::Duration::seconds(d)
+        })
+        .boxed();
+    prop_oneof![2 => around, 1 => instant()].boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A holiday holds exactly the instants whose local reading is on its day and inside its
+    /// span, in every zone (DST included). Readings a fall-back change repeats are left out:
+    /// there BEHAVIOR 17's edges are the first occurrence of the local time, which a reading
+    /// alone cannot tell apart.
+    #[test]
+    fn a_holiday_holds_exactly_the_instants_whose_local_reading_is_inside_it(
+        (h, at) in holiday_text().prop_flat_map(|h| (Just(h.clone()), instant_near(&h))),
+        tz in zone(),
+    ) {
+        let local = local_reading(at, tz);
+        prop_assume!(matches!(tz.from_local_datetime(&local), chrono::LocalResult::Single(_)));
+        let holidays = Holidays::parse(vec![h.clone()]).unwrap();
+        let zone = IanaTimeZone::parse(tz.name()).unwrap();
+        prop_assert_eq!(
+            holidays.contains(at, zone),
+            brute_force_on_holiday(&h, local),
+            "{:?} at {} ({} local in {})", h, at, local, tz.name()
+        );
+    }
+
+    /// A yearly holiday falls on its month and day in every year, before and after its own; a
+    /// yearly 29 February only in leap years (never on 28 February or 1 March).
+    #[test]
+    fn a_yearly_holiday_recurs_every_year_and_29_february_only_in_leap_years(
+        h in holiday_text(), year in 1971i32..2100,
+    ) {
+        let mut h = h;
+        h.yearly = true;
+        h.start = None;
+        h.end = None;
+        let date = NaiveDate::parse_from_str(&h.date, "%Y-%m-%d").unwrap();
+        let holidays = Holidays::parse(vec![h.clone()]).unwrap();
+        let utc = IanaTimeZone::parse("UTC").unwrap();
+        let noon = |d: NaiveDate| Utc.from_utc_datetime(&d.and_hms_opt(12, 0, 0).unwrap());
+        match NaiveDate::from_ymd_opt(year, date.month(), date.day()) {
+            Some(day) => {
+                prop_assert!(holidays.contains(noon(day), utc));
+                prop_assert!(!holidays.contains(noon(day.pred_opt().unwrap()), utc));
+                prop_assert!(!holidays.contains(noon(day.succ_opt().unwrap()), utc));
+            }
+            None => {
+                // 29 February of a common year: neither neighbour is a holiday.
+                let feb28 = NaiveDate::from_ymd_opt(year, 2, 28).unwrap();
+                prop_assert!(!holidays.contains(noon(feb28), utc));
+                prop_assert!(!holidays.contains(noon(feb28.succ_opt().unwrap()), utc));
+            }
+        }
+    }
+
+    /// `working_end` counts only time outside the holidays: the span from `start` to the end
+    /// holds `duration` of it plus exactly the holiday time inside the span (the holidays'
+    /// occurrences merged, measured independently of the walk), and the end is not inside a
+    /// holiday unless the duration is 0.
+    #[test]
+    fn working_end_counts_only_the_time_outside_the_holidays(
+        texts in prop::collection::vec(holiday_text(), 1..4),
+        tz in zone(),
+        start in instant(),
+        minutes in 0i64..4_320,
+    ) {
+        let holidays = Holidays::parse(texts).unwrap();
+        let zone = IanaTimeZone::parse(tz.name()).unwrap();
+        let duration = chrono::Duration::minutes(minutes);
+        let end = holidays.working_end(start, duration, zone);
+        prop_assert!(end >= start + duration);
+        // Every occurrence on the local days around [start, end], merged.
+        let mut spans: Vec<(DateTime<Utc>, DateTime<Utc>)> = Vec::new();
+        let mut day = start.with_timezone(&tz).date_naive().pred_opt().unwrap();
+        let last = end.with_timezone(&tz).date_naive().succ_opt().unwrap();
+        while day <= last {
+            spans.extend(holidays.occurrences_on(day, zone));
+            day = day.succ_opt().unwrap();
+        }
+        spans.sort();
+        let mut merged: Vec<(DateTime<Utc>, DateTime<Utc>)> = Vec::new();
+        for (s, e) in spans {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let on_holiday: chrono::Duration = merged
+            .iter()
+            .map(|(s, e)| ((*e).min(end) - (*s).max(start)).max(chrono::Duration::zero()))
+            .sum();
+        prop_assert_eq!(end - start, duration + on_holiday);
+        if minutes > 0 {
+            prop_assert!(!merged.iter().any(|(s, e)| *s < end && end < *e), "ends inside a holiday");
+        }
+    }
+}

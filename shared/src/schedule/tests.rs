@@ -65,6 +65,7 @@ pub(super) fn member(
             .filter_map(|o| OutOfOffice::parse(o, zone).ok())
             .collect(),
         calendars: BTreeMap::new(),
+        holiday_calendar_id: None,
         capacity: Vec::new(),
         can_receive_notifications: false,
         notification_preferences: NotificationPreferences::default(),

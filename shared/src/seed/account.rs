@@ -4,8 +4,10 @@ use super::field::field_definition;
 use super::file::SeedAccount;
 use super::{err, member_email, object_type_key, Loader, SeedError};
 use crate::auth::secret::hash_secret;
+use crate::calendars::CalendarBody;
 use crate::fields::catalogue::Catalogue;
 use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::model::holiday_calendar::{HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{AccountPlan, PlannedCrm};
@@ -86,10 +88,33 @@ impl Loader {
             });
         }
 
+        let mut holiday_calendars: Vec<HolidayCalendar> = Vec::new();
+        for (i, c) in a.holiday_calendars.into_iter().enumerate() {
+            let p = format!("{path}.holiday_calendars[{i}]");
+            self.claim_id(c.id, p.clone())?;
+            let body = CalendarBody {
+                name: c.name,
+                time_zone: c.time_zone,
+                holidays: c.holidays,
+            };
+            let parsed = body.parse().map_err(|e| SeedError {
+                path: format!("{p}.{}", e.path),
+                message: e.message,
+            })?;
+            let created_at = self.next_time();
+            holiday_calendars.push(parsed.into_calendar(c.id, a.id, created_at));
+        }
+        if holiday_calendars.len() as u64 > MAX_HOLIDAY_CALENDARS {
+            return err(
+                format!("{path}.holiday_calendars"),
+                format!("at most {MAX_HOLIDAY_CALENDARS} holiday calendars per account"),
+            );
+        }
+
         let mut members: Vec<Member> = Vec::new();
         for (i, u) in a.users.into_iter().enumerate() {
             let p = format!("{path}.users[{i}]");
-            members.push(self.member(&p, a.id, u, &roles, &members)?);
+            members.push(self.member(&p, a.id, u, &roles, &members, &holiday_calendars)?);
         }
 
         let mut teams: Vec<Team> = Vec::new();
@@ -132,7 +157,12 @@ impl Loader {
         for (i, r) in a.routers.into_iter().enumerate() {
             let p = format!("{path}.routers[{i}]");
             self.claim_id(r.id, p.clone())?;
-            routers.push(self.router(&p, a.id, r, &members, &teams, &catalogues)?);
+            let calendar_ids: Vec<_> = holiday_calendars.iter().map(|c| c.id).collect();
+            let names = super::router::AccountNames {
+                catalogues: &catalogues,
+                holiday_calendars: &calendar_ids,
+            };
+            routers.push(self.router(&p, a.id, r, &members, &teams, &names)?);
         }
 
         let mut records = Vec::new();
@@ -166,6 +196,7 @@ impl Loader {
             crm,
             clients,
             roles,
+            holiday_calendars,
             members,
             teams,
             field_definitions,
@@ -272,6 +303,98 @@ mod tests {
                 "accounts[0].crm.base_url: must not point to a private address",
             ),
         ]);
+    }
+
+    /// BEHAVIOR 17 in the provisioning file: a calendar is checked as `POST /holiday-calendars`
+    /// checks it, with its path; members and routers name only calendars of their account.
+    #[test]
+    fn holiday_calendar_problems_name_their_path() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["holiday_calendars"][0]["holidays"][3]["end"] = json!("11:00"),
+                "accounts[0].holiday_calendars[0].holidays[3].end",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["holiday_calendars"][0]["holidays"][0]["start"] =
+                        json!("09:00")
+                },
+                "accounts[0].holiday_calendars[0].holidays[0].end",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["holiday_calendars"][0]["holidays"][1]["date"] =
+                        json!("2026-02-30")
+                },
+                "accounts[0].holiday_calendars[0].holidays[1].date",
+            ),
+            (
+                |s| s["accounts"][0]["holiday_calendars"][0]["time_zone"] = json!("Berlin"),
+                "accounts[0].holiday_calendars[0].time_zone",
+            ),
+            (
+                |s| s["accounts"][0]["holiday_calendars"][0]["name"] = json!(""),
+                "accounts[0].holiday_calendars[0].name",
+            ),
+            (
+                |s| {
+                    let calendar = s["accounts"][0]["holiday_calendars"][0].clone();
+                    let calendars: Vec<serde_json::Value> = (0..21)
+                        .map(|i| {
+                            let mut c = calendar.clone();
+                            c["id"] = json!(format!("7d3e4f50-a1b2-4c3d-9e4f-{i:012}"));
+                            c
+                        })
+                        .collect();
+                    s["accounts"][0]["holiday_calendars"] = json!(calendars);
+                },
+                "accounts[0].holiday_calendars",
+            ),
+            (
+                // Globex's members cannot name Northwind's calendar.
+                |s| {
+                    s["accounts"][1]["users"][0]["holiday_calendar_id"] =
+                        json!("7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f")
+                },
+                "accounts[1].users[0].holiday_calendar_id",
+            ),
+            (
+                |s| {
+                    s["accounts"][0]["routers"][0]["settings"]["holiday_calendar_id"] =
+                        json!("0b1c2d3e-4f50-4a61-8b72-9c0d1e2f3a4b")
+                },
+                "accounts[0].routers[0].settings.holiday_calendar_id",
+            ),
+        ]);
+    }
+
+    /// The demo's calendar loads as written, and its member and a router naming it keep it.
+    #[test]
+    fn seeded_calendars_load_and_are_named_by_members_and_routers() {
+        let base = chrono::Utc::now();
+        let mut demo = crate::seed::tests::demo();
+        let calendar = "7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f";
+        demo["accounts"][0]["routers"][0]["settings"]["holiday_calendar_id"] = json!(calendar);
+        let plan = crate::seed::load(
+            &demo.to_string(),
+            base,
+            crate::outbound::OutboundPolicy::LOCAL,
+        )
+        .unwrap();
+        let northwind = &plan.accounts[0];
+        assert_eq!(northwind.holiday_calendars.len(), 1);
+        let loaded = &northwind.holiday_calendars[0];
+        assert_eq!(loaded.id.to_string(), calendar);
+        assert_eq!(loaded.time_zone.name(), "Europe/Berlin");
+        assert_eq!(loaded.holidays.len(), 7);
+        let named: Vec<_> = northwind
+            .members
+            .iter()
+            .filter(|m| m.holiday_calendar_id == Some(loaded.id))
+            .map(|m| m.email.as_str())
+            .collect();
+        assert_eq!(named, vec!["dora.maier@northwind.example"]);
+        assert_eq!(northwind.routers[0].holiday_calendar_id(), Some(loaded.id));
     }
 
     #[test]

@@ -6,9 +6,12 @@ use crate::auth::scope::Scope;
 use crate::fields::definition::{EnumOption, FieldType};
 use crate::model::object_type::ObjectType;
 use crate::routers::config::{SettingsBody, TeamBody, UserBody};
+use crate::schedule::holidays::HolidayText;
 use crate::schedule::out_of_office::OutOfOfficeText;
 use crate::schedule::working_hours::WorkingHoursText;
-use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId};
+use crate::types::ids::{
+    AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId,
+};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -46,9 +49,22 @@ pub(super) struct SeedAccount {
     #[serde(default)]
     pub(super) crm: Option<SeedCrm>,
     #[serde(default)]
+    pub(super) holiday_calendars: Vec<SeedHolidayCalendar>,
+    #[serde(default)]
     pub(super) routers: Vec<SeedRouter>,
     #[serde(default)]
     pub(super) records: BTreeMap<String, Vec<SeedRecord>>,
+}
+
+/// A holiday calendar of the seed (BEHAVIOR 17).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedHolidayCalendar {
+    pub(super) id: HolidayCalendarId,
+    pub(super) name: String,
+    pub(super) time_zone: String,
+    #[serde(default)]
+    pub(super) holidays: Vec<HolidayText>,
 }
 
 #[derive(Deserialize)]
@@ -93,6 +109,8 @@ pub(super) struct SeedUser {
     pub(super) out_office_dates: Vec<OutOfOfficeText>,
     #[serde(default)]
     pub(super) calendars: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) holiday_calendar_id: Option<HolidayCalendarId>,
     #[serde(default)]
     pub(super) capacity: Vec<Map<String, Value>>,
     #[serde(default)]

@@ -3,6 +3,7 @@
 use super::file::SeedUser;
 use super::{err, Loader, SeedError};
 use crate::model::account::Role;
+use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::member::Member;
 use crate::schedule::out_of_office::OutOfOffice;
 use crate::schedule::working_hours::WorkingHours;
@@ -18,10 +19,12 @@ use crate::types::notification_preferences::NotificationPreferences;
 
 impl Loader {
     /// Loads one member at `p`. E-mails are unique per account (`others` are the members
-    /// before it); `role_id` must name one of `roles`. Defaults of omitted keys:
+    /// before it); `role_id` must name one of `roles`, `holiday_calendar_id` one of `calendars`
+    /// (the account's, BEHAVIOR 17). Defaults of omitted keys:
     /// `office_status` true, `time_zone` UTC, `working_hours` [] (24/7).
     pub(super) fn member(
         &mut self, p: &str, account_id: AccountId, u: SeedUser, roles: &[Role], others: &[Member],
+        calendars: &[HolidayCalendar],
     ) -> Result<Member, SeedError> {
         self.claim_id(u.id, p.to_string())?;
         let email = Email::parse(&u.email).map_err(|m| SeedError::at(format!("{p}.email"), m))?;
@@ -36,6 +39,14 @@ impl Loader {
                 return err(
                     format!("{p}.role_id"),
                     format!("no role {role_id} in this account"),
+                );
+            }
+        }
+        if let Some(id) = u.holiday_calendar_id {
+            if !calendars.iter().any(|c| c.id == id) {
+                return err(
+                    format!("{p}.holiday_calendar_id"),
+                    format!("no holiday calendar {id} in this account"),
                 );
             }
         }
@@ -104,6 +115,7 @@ impl Loader {
             working_hours,
             out_office_dates,
             calendars: u.calendars,
+            holiday_calendar_id: u.holiday_calendar_id,
             capacity,
             can_receive_notifications: u.can_receive_notifications,
             notification_preferences,

@@ -10,16 +10,30 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, FIRST_REVISION};
 use crate::routers::config::{self, ConfigBody};
-use crate::types::ids::AccountId;
+use crate::types::ids::{AccountId, HolidayCalendarId};
 use std::collections::HashMap;
+
+/// What a seed router's configuration may name in its account besides members and teams: the
+/// field catalogues by type and the holiday calendars (BEHAVIOR 17).
+#[derive(Clone, Copy)]
+pub(super) struct AccountNames<'a> {
+    /// The field catalogue of each object type.
+    pub(super) catalogues: &'a HashMap<ObjectType, Catalogue>,
+    /// The account's holiday calendar ids.
+    pub(super) holiday_calendars: &'a [HolidayCalendarId],
+}
 
 impl Loader {
     /// Loads one router at `p`: its configuration must pass the router validator against the
     /// account's members, teams and the type's fields; a problem is reported at `p` + its path.
     pub(super) fn router(
         &mut self, p: &str, account_id: AccountId, r: SeedRouter, members: &[Member],
-        teams: &[Team], catalogues: &HashMap<ObjectType, Catalogue>,
+        teams: &[Team], account: &AccountNames<'_>,
     ) -> Result<Router, SeedError> {
+        let AccountNames {
+            catalogues,
+            holiday_calendars,
+        } = *account;
         let body = ConfigBody {
             name: r.name,
             has_integration: r.has_integration,
@@ -31,6 +45,7 @@ impl Loader {
             members,
             teams,
             catalogue: &catalogues[&r.object_type],
+            holiday_calendars,
         };
         let config = config::parse(body, account).map_err(|e| SeedError {
             path: if e.path.is_empty() {

@@ -2,6 +2,7 @@
 
 use crate::model::dispatch::{AssignmentReason, DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueId, DueKind, Settlement};
+use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::{SlaSetting, MAX_SLA_REASSIGNMENTS_IN_A_ROW};
@@ -73,8 +74,23 @@ impl SlaMinute {
 
     /// When a check of `setting` started by an assignment at `dispatched_at` is due.
     pub fn due_at(self, dispatched_at: DateTime<Utc>, setting: &SlaSetting) -> DateTime<Utc> {
+        self.due_outside_holidays(dispatched_at, setting, None)
+    }
+
+    /// [`Self::due_at`] for a router whose holiday calendar is `holidays` (BEHAVIOR 17): the
+    /// check's minutes do not run during its holidays, which are real time (not scaled), so
+    /// `due_at` moves later by the overlap, and a check started inside a holiday counts from its
+    /// end ([`HolidayCalendar::working_end`]).
+    pub fn due_outside_holidays(
+        self, dispatched_at: DateTime<Utc>, setting: &SlaSetting,
+        holidays: Option<&HolidayCalendar>,
+    ) -> DateTime<Utc> {
         let wait = self.0.saturating_mul(setting.minutes.get());
-        dispatched_at + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX)
+        let wait = chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX);
+        match holidays {
+            Some(calendar) => calendar.working_end(dispatched_at, wait),
+            None => dispatched_at + wait,
+        }
     }
 }
 
@@ -211,6 +227,47 @@ mod tests {
             .map(|k| starts_check(AssignmentReason::SlaReassignment, Some(k)))
             .collect();
         assert_eq!(chain, vec![Some(1), Some(2), Some(3), Some(4), None]);
+    }
+
+    /// BEHAVIOR 17: the minutes do not run during the router's holidays (real time, whatever
+    /// the scale): a check overlapping a holiday is due later by the overlap, one started inside
+    /// it counts from its end.
+    #[test]
+    fn a_checks_minutes_do_not_run_during_the_routers_holidays() {
+        use crate::model::holiday_calendar::HolidayCalendar;
+        use chrono::TimeZone;
+        let holidays = serde_json::from_value(serde_json::json!([
+            {"name": "Drill", "date": "2026-03-10", "start": "10:00", "end": "11:00"}
+        ]))
+        .unwrap();
+        let calendar = HolidayCalendar {
+            id: crate::types::ids::HolidayCalendarId::new_v7(),
+            account_id: uuid::Uuid::new_v4().into(),
+            name: "Office".into(),
+            time_zone: crate::schedule::zone::IanaTimeZone::parse("UTC").unwrap(),
+            holidays,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            version: 1,
+        };
+        let setting: SlaSetting = serde_json::from_value(serde_json::json!({
+            "minutes": 30, "worked_field": "lead_status", "worked_values": null
+        }))
+        .unwrap();
+        let at = |h, m, s| Utc.with_ymd_and_hms(2026, 3, 10, h, m, s).unwrap();
+        let minute = SlaMinute::default();
+        let due = |from| minute.due_outside_holidays(from, &setting, Some(&calendar));
+        assert_eq!(due(at(9, 0, 0)), at(9, 30, 0), "before: untouched");
+        assert_eq!(due(at(9, 45, 0)), at(11, 15, 0), "overlap: one hour later");
+        assert_eq!(due(at(10, 30, 0)), at(11, 30, 0), "inside: from the end");
+        assert_eq!(due(at(11, 0, 0)), at(11, 30, 0), "the end is outside");
+        let scaled = SlaMinute::parse("1").unwrap();
+        assert_eq!(
+            scaled.due_outside_holidays(at(10, 59, 0), &setting, Some(&calendar)),
+            at(11, 0, 30),
+            "holidays are real time: 30 scaled minutes of 1 s after the end"
+        );
+        assert_eq!(minute.due_at(at(10, 30, 0), &setting), at(11, 0, 0));
     }
 
     #[test]

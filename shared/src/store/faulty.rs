@@ -9,6 +9,7 @@ use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
+use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -18,6 +19,7 @@ use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::types::etag::ETag;
+use crate::types::ids::HolidayCalendarId;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -251,7 +253,7 @@ delegate_store! {
     fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
     fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
     fn get_records(account_id: AccountId, ids: &[RecordId]) -> Vec<Record>;
-    fn update_member(member: &Member, version: u64) -> ();
+    fn update_member(member: &Member, version: u64, calendars: &CalendarRefs) -> ();
     fn list_roles(account_id: AccountId) -> Vec<Role>;
     fn list_teams(account_id: AccountId) -> Vec<Team>;
     fn list_routers(account_id: AccountId, page: &Page) -> Listed<Router>;
@@ -300,6 +302,12 @@ delegate_store! {
         subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges
     ) -> ();
     fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
+    fn create_holiday_calendar(calendar: &HolidayCalendar, max: u64) -> ();
+    fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
+    fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
+        -> Option<HolidayCalendar>;
+    fn update_holiday_calendar(calendar: &HolidayCalendar, version: u64) -> ();
+    fn delete_holiday_calendar(account_id: AccountId, id: HolidayCalendarId) -> CalendarDeletion;
     fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
     fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
     fn record_delivery(
@@ -313,9 +321,11 @@ delegate_store! {
     fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
     fn put_router_draft(
         draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>
     ) -> ();
-    fn delete_router_draft(account_id: AccountId, router_id: RouterId, etag: &ETag) -> ();
+    fn delete_router_draft(
+        account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs
+    ) -> ();
     fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
         -> Option<RouterRevision>;
     fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)

@@ -26,6 +26,8 @@
 //! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>`; parked: `DUE#PARKED` / `<parked at>#<id>` | |
 //! | webhook subscription | `ACCOUNT#<a>` | `WEBHOOK#<id>` | | |
 //! | webhook subscriptions count | `ACCOUNT#<a>` | `WEBHOOK_COUNT` | | |
+//! | holiday calendar | `ACCOUNT#<a>` | `HOLIDAY_CALENDAR#<id>` | | |
+//! | holiday calendars count | `ACCOUNT#<a>` | `HOLIDAY_CALENDAR_COUNT` | | |
 //! | webhook delivery | `WEBHOOK#<subscription id>` | `DELIVERY#<msg id>` | | |
 //!
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
@@ -34,7 +36,9 @@
 use super::tally::{Buckets, Span};
 use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
-use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
+use crate::types::ids::{
+    AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId,
+};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use std::fmt::Display;
@@ -313,6 +317,25 @@ pub fn due_index_partition(shard: u8) -> String {
 /// the next dispatch).
 pub const WEBHOOK_PREFIX: &str = "WEBHOOK#";
 
+/// Sort-key prefix of an account's holiday calendars (BEHAVIOR 17; in the account's partition:
+/// one strongly consistent `Query` lists them, and dispatch reads them with the pool).
+pub const HOLIDAY_CALENDAR_PREFIX: &str = "HOLIDAY_CALENDAR#";
+
+/// A holiday calendar (BEHAVIOR 17).
+pub fn holiday_calendar(account_id: AccountId, id: HolidayCalendarId) -> Key {
+    Key {
+        pk: account(account_id).pk,
+        sk: format!("{HOLIDAY_CALENDAR_PREFIX}{id}"),
+    }
+}
+
+/// The count of an account's holiday calendars (at most 20, kept by the writes that create and
+/// delete them). Its sort key does not start with [`HOLIDAY_CALENDAR_PREFIX`] (`_` sorts after
+/// `#`), so the calendars' query never reads it.
+pub fn holiday_calendar_count(account_id: AccountId) -> Key {
+    Key::new(account(account_id).pk, "HOLIDAY_CALENDAR_COUNT")
+}
+
 /// Sort-key prefix of a subscription's deliveries (newest first with `ScanIndexForward = false`:
 /// delivery ids sort by creation).
 pub const DELIVERY_PREFIX: &str = "DELIVERY#";
@@ -437,6 +460,21 @@ fn listing(pk: String, sk: String, active: bool) -> (Option<IndexKey>, IndexKey)
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn holiday_calendars_live_in_their_accounts_partition_apart_from_their_count() {
+        let account = AccountId::from_uuid(uuid::Uuid::nil());
+        let id = HolidayCalendarId::from_uuid(uuid::Uuid::max());
+        let key = super::holiday_calendar(account, id);
+        assert_eq!(key.pk, super::account(account).pk);
+        assert_eq!(
+            key.sk,
+            "HOLIDAY_CALENDAR#ffffffff-ffff-ffff-ffff-ffffffffffff"
+        );
+        let count = super::holiday_calendar_count(account);
+        assert_eq!(count.pk, key.pk);
+        assert!(!count.sk.starts_with(super::HOLIDAY_CALENDAR_PREFIX));
+    }
+
     use super::*;
     use chrono::TimeZone;
 

@@ -24,6 +24,7 @@ use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
+use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -35,7 +36,9 @@ use crate::model::webhook::{
     HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
 use crate::types::etag::ETag;
-use crate::types::ids::{AccountId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
+use crate::types::ids::{
+    AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId,
+};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -210,9 +213,41 @@ struct State {
     revisions: HashMap<RouterId, BTreeMap<u64, RouterRevision>>,
     /// Router drafts by router.
     drafts: HashMap<RouterId, RouterDraft>,
+    /// Holiday calendars (BEHAVIOR 17) by account, then id (creation order), each with the
+    /// number of things that name it.
+    calendars: BTreeMap<(AccountId, HolidayCalendarId), (HolidayCalendar, i64)>,
 }
 
 impl State {
+    /// The account's holiday calendars, oldest first.
+    fn account_calendars(&self, account: AccountId) -> impl Iterator<Item = &HolidayCalendar> {
+        self.calendars
+            .range((account, HolidayCalendarId::from_uuid(uuid::Uuid::nil()))..)
+            .take_while(move |((a, _), _)| *a == account)
+            .map(|(_, (c, _))| c)
+    }
+
+    /// Checks that every calendar gaining a reference in `refs` is in `account`.
+    fn check_calendar_refs(&self, account: AccountId, refs: &CalendarRefs) -> StoreResult<()> {
+        if refs
+            .gaining()
+            .all(|id| self.calendars.contains_key(&(account, id)))
+        {
+            Ok(())
+        } else {
+            Err(StoreError::UnknownHolidayCalendar)
+        }
+    }
+
+    /// Applies `refs` ([`Self::check_calendar_refs`] checked).
+    fn apply_calendar_refs(&mut self, account: AccountId, refs: &CalendarRefs) {
+        for (id, delta) in refs.changes() {
+            if let Some((_, count)) = self.calendars.get_mut(&(account, id)) {
+                *count += delta;
+            }
+        }
+    }
+
     /// Forgets the `Idempotency-Key` claims expired at `now` (amortized O(1) per claim).
     fn purge_requests(&mut self, now: DateTime<Utc>) {
         while let Some((at, key)) = self.request_expiry.front() {
@@ -701,7 +736,9 @@ impl Store for MemoryStore {
             .cloned())
     }
 
-    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
+    async fn update_member(
+        &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+    ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.members.get(&member.id) {
             Some(stored)
@@ -710,6 +747,8 @@ impl Store for MemoryStore {
                     && stored.account_id == member.account_id => {}
             _ => return Err(StoreError::Conflict),
         }
+        state.check_calendar_refs(member.account_id, calendars)?;
+        state.apply_calendar_refs(member.account_id, calendars);
         state.put_member(member.clone());
         Ok(())
     }
@@ -1363,6 +1402,9 @@ impl Store for MemoryStore {
         if state.routers.contains_key(&router.id) {
             return Err(StoreError::Conflict);
         }
+        let refs = router.calendar_refs();
+        state.check_calendar_refs(router.account_id, &refs)?;
+        state.apply_calendar_refs(router.account_id, &refs);
         state.put_router(router.clone());
         state
             .revisions
@@ -1388,7 +1430,7 @@ impl Store for MemoryStore {
 
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -1398,6 +1440,8 @@ impl Store for MemoryStore {
         if current != replaces || !state.router_at(draft.router_id, router_version) {
             return Err(StoreError::Conflict);
         }
+        state.check_calendar_refs(draft.account_id, calendars)?;
+        state.apply_calendar_refs(draft.account_id, calendars);
         state.drafts.insert(draft.router_id, draft.clone());
         if let Some(c) = completion {
             state.complete_request(c);
@@ -1406,11 +1450,13 @@ impl Store for MemoryStore {
     }
 
     async fn delete_router_draft(
-        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.drafts.get(&router_id) {
             Some(d) if d.account_id == account_id && &d.etag == etag => {
+                state.check_calendar_refs(account_id, calendars)?;
+                state.apply_calendar_refs(account_id, calendars);
                 state.drafts.remove(&router_id);
                 Ok(())
             }
@@ -1474,7 +1520,10 @@ impl Store for MemoryStore {
                 .drafts
                 .get(&router_id)
                 .is_some_and(|d| &d.etag == etag),
-            DraftChange::Keep | DraftChange::Drop => true,
+            DraftChange::Drop(read) => {
+                state.drafts.get(&router_id).map(|d| &d.etag) == read.as_ref()
+            }
+            DraftChange::Keep => true,
         };
         let rotation_ok = w.rotation.as_ref().is_none_or(|(_, version)| {
             state.rotation.get(&router_id).map_or(0, |r| r.version) == *version
@@ -1482,6 +1531,9 @@ impl Store for MemoryStore {
         if !(router_ok && revision_ok && draft_ok && rotation_ok) {
             return Err(StoreError::Conflict);
         }
+        let account_id = w.router.account_id;
+        state.check_calendar_refs(account_id, &w.calendars)?;
+        state.apply_calendar_refs(account_id, &w.calendars);
         state.put_router(w.router.clone());
         if let Some(revision) = &w.revision {
             state
@@ -1500,6 +1552,69 @@ impl Store for MemoryStore {
             state.complete_request(c);
         }
         Ok(())
+    }
+
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        let account = calendar.account_id;
+        if state.account_calendars(account).count() as u64 >= max {
+            return Err(StoreError::Rejected(format!(
+                "the account has {max} holiday calendars already"
+            )));
+        }
+        if state.calendars.contains_key(&(account, calendar.id)) {
+            return Err(StoreError::Conflict);
+        }
+        state
+            .calendars
+            .insert((account, calendar.id), (calendar.clone(), 0));
+        Ok(())
+    }
+
+    async fn list_holiday_calendars(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<HolidayCalendar>> {
+        let all = self.lock().account_calendars(account_id).cloned().collect();
+        Ok(super::holiday_calendar_page(all, page))
+    }
+
+    async fn get_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<Option<HolidayCalendar>> {
+        Ok(self
+            .lock()
+            .calendars
+            .get(&(account_id, id))
+            .map(|(c, _)| c.clone()))
+    }
+
+    async fn update_holiday_calendar(
+        &self, calendar: &HolidayCalendar, expected_version: u64,
+    ) -> StoreResult<()> {
+        let mut state = self.lock();
+        match state.calendars.get_mut(&(calendar.account_id, calendar.id)) {
+            Some((stored, _)) if stored.version == expected_version => {
+                *stored = calendar.clone();
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn delete_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<CalendarDeletion> {
+        let mut state = self.lock();
+        Ok(match state.calendars.get(&(account_id, id)) {
+            None => CalendarDeletion::NotFound,
+            Some((_, references)) if *references > 0 => CalendarDeletion::InUse,
+            Some(_) => {
+                state.calendars.remove(&(account_id, id));
+                CalendarDeletion::Deleted
+            }
+        })
     }
 
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
@@ -1550,9 +1665,22 @@ impl Store for MemoryStore {
                 }
                 note(fresh, format!("role {}", r.id));
             }
+            for c in &plan.holiday_calendars {
+                let fresh = !state.calendars.contains_key(&(a.id, c.id));
+                if fresh {
+                    state.calendars.insert((a.id, c.id), (c.clone(), 0));
+                }
+                note(fresh, format!("holiday calendar {}", c.id));
+            }
             for m in &plan.members {
                 let fresh = !state.members.contains_key(&m.id);
                 if fresh {
+                    if m.is_active() {
+                        state.apply_calendar_refs(
+                            a.id,
+                            &CalendarRefs::moving(None, m.holiday_calendar_id),
+                        );
+                    }
                     state.put_member(m.clone());
                 }
                 note(fresh, format!("member {}", m.id));
@@ -1580,6 +1708,7 @@ impl Store for MemoryStore {
             for r in &plan.routers {
                 let fresh = !state.routers.contains_key(&r.id);
                 if fresh {
+                    state.apply_calendar_refs(a.id, &r.calendar_refs());
                     state.put_router(r.clone());
                     let first = RouterRevision::provisioned(r);
                     state

@@ -30,6 +30,7 @@ use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
+use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
@@ -39,7 +40,7 @@ use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::types::etag::ETag;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -71,6 +72,30 @@ pub fn webhook_position(subscription: &WebhookSubscription) -> Position {
 /// newest first).
 pub fn delivery_position(delivery: &WebhookDelivery) -> Position {
     Position::new(delivery.id.clone())
+}
+
+/// The list position of a holiday calendar: its id (UUID v7, creation order).
+pub fn holiday_calendar_position(calendar: &HolidayCalendar) -> Position {
+    Position::new(keys::by_creation(calendar.created_at, calendar.id))
+}
+
+/// One page of an account's holiday calendars out of `all` of them (at most 20, BEHAVIOR 17:
+/// both adapters read them all in one request), oldest first: by creation time, then id, so a
+/// provisioned calendar whose id is not a UUID v7 still takes its place by `created_at`.
+pub fn holiday_calendar_page(
+    mut all: Vec<HolidayCalendar>, page: &Page,
+) -> Listed<HolidayCalendar> {
+    all.sort_by_key(|c| (c.created_at, c.id));
+    let wanted = page.limit.saturating_add(1);
+    let items: Vec<HolidayCalendar> = match &page.start {
+        PageStart::Offset(offset) => all.into_iter().skip(*offset).take(wanted).collect(),
+        PageStart::After(after) => all
+            .into_iter()
+            .filter(|c| holiday_calendar_position(c).as_str() > after.as_str())
+            .take(wanted)
+            .collect(),
+    };
+    Listed::from_lookahead(items, page.limit, holiday_calendar_position)
 }
 
 /// The list position of a router: creation time, then id.
@@ -115,6 +140,10 @@ pub enum StoreError {
     /// Provisioning found an item that contradicts the store (e.g. a key held by another record).
     #[error("{0}")]
     Rejected(String),
+    /// The write names a holiday calendar (BEHAVIOR 17) that is not in the account (any more):
+    /// nothing was written.
+    #[error("no such holiday calendar")]
+    UnknownHolidayCalendar,
     /// The backend failed (I/O, throttling after retries, malformed item).
     #[error("store backend failure")]
     Backend(#[source] BoxError),
@@ -229,10 +258,15 @@ pub trait Store: Send + Sync + 'static {
         &self, account_id: AccountId, email: &str,
     ) -> StoreResult<Option<Member>>;
 
-    /// Replaces the stored member when it is active and at `expected_version`.
+    /// Replaces the stored member when it is active and at `expected_version`, and applies
+    /// `calendars` (the move of its `holiday_calendar_id`, BEHAVIOR 17) in the same atomic write.
     ///
-    /// Errors: [`StoreError::Conflict`] otherwise.
-    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()>;
+    /// Errors: [`StoreError::Conflict`] when the member changed;
+    /// [`StoreError::UnknownHolidayCalendar`] when a calendar that gains a reference is not in
+    /// the account. Nothing is written then.
+    async fn update_member(
+        &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+    ) -> StoreResult<()>;
 
     /// The account's roles.
     async fn list_roles(&self, account_id: AccountId) -> StoreResult<Vec<Role>>;
@@ -510,20 +544,24 @@ pub trait Store: Send + Sync + 'static {
     /// Stores `draft` as its router's draft, replacing the draft tagged `replaces` (`None`: only
     /// when the router has no draft), only while the router item is at `router_version` (not
     /// published, unpublished or archived since it was read); `completion` in the same atomic
-    /// write (a restore's `Idempotency-Key` answer).
+    /// write (a restore's `Idempotency-Key` answer), and `calendars`, the change of the
+    /// references to holiday calendars (BEHAVIOR 17: the replaced draft's calendar gives its
+    /// reference back, the new draft's takes one).
     ///
     /// Errors: [`StoreError::Conflict`] when the draft or the router changed;
+    /// [`StoreError::UnknownHolidayCalendar`] when a calendar gaining a reference is gone;
     /// [`StoreError::LeaseLost`] when the completion's lease is gone. Nothing is written then.
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()>;
 
-    /// Deletes a router's draft while its tag is `etag`.
+    /// Deletes a router's draft while its tag is `etag`, with `calendars` (the draft's
+    /// calendar reference given back; BEHAVIOR 17) in the same atomic write.
     ///
     /// Errors: [`StoreError::Conflict`] when there is no draft or it has another tag.
     async fn delete_router_draft(
-        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
     ) -> StoreResult<()>;
 
     /// Revision `revision` of a router (only the router's account sees it).
@@ -542,12 +580,48 @@ pub trait Store: Send + Sync + 'static {
     /// Writes a router item (publish, unpublish, archive: [`RouterWrite`]) in one atomic
     /// write: the router conditional on its version, the new revision (if absent), the draft's
     /// removal (a publish's conditional on its tag), the rotation state (conditional on its
-    /// version), the account's router count (archive) and the `Idempotency-Key` answer.
+    /// version), the account's router count (archive), the holiday calendars' references
+    /// (BEHAVIOR 17) and the `Idempotency-Key` answer.
     ///
     /// Errors: [`StoreError::Conflict`] when the router, the draft or the rotation state changed
-    /// (or the revision exists); [`StoreError::LeaseLost`] when the completion's lease is gone.
+    /// (or the revision exists); [`StoreError::UnknownHolidayCalendar`] when a calendar gaining
+    /// a reference is gone; [`StoreError::LeaseLost`] when the completion's lease is gone.
     /// Nothing is written then.
     async fn write_router(&self, write: &RouterWrite) -> StoreResult<()>;
+
+    /// Creates a holiday calendar (BEHAVIOR 17) when its account has fewer than `max`: the
+    /// account's count goes up in the same atomic write. The calendar starts with no references.
+    ///
+    /// Errors: [`StoreError::Rejected`] when the account has `max` already;
+    /// [`StoreError::Conflict`] when the id exists. Nothing is written then.
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()>;
+
+    /// A page of the account's holiday calendars, oldest first (position: the id, UUID v7).
+    /// Strongly consistent: dispatch reads them with the pool, so a calendar written a moment
+    /// ago counts at the next dispatch.
+    async fn list_holiday_calendars(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<HolidayCalendar>>;
+
+    /// A holiday calendar of the account by id.
+    async fn get_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<Option<HolidayCalendar>>;
+
+    /// Replaces a holiday calendar stored at `expected_version` (its references are kept).
+    ///
+    /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).
+    async fn update_holiday_calendar(
+        &self, calendar: &HolidayCalendar, expected_version: u64,
+    ) -> StoreResult<()>;
+
+    /// Deletes a holiday calendar that nothing names (its reference count is 0: BEHAVIOR 17's
+    /// 409 otherwise) and lowers the account's count, in one atomic write.
+    async fn delete_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<CalendarDeletion>;
 
     /// Loads a validated provisioning plan: insert-if-absent by id (`client_id` for clients),
     /// all-or-nothing. A router is stored with its first revision (`published_by`

@@ -104,6 +104,11 @@ id_type!(
     /// A webhook subscription id (BEHAVIOR 13): the `webhookId` of `/webhooks/{webhookId}`.
     WebhookId
 );
+id_type!(
+    /// A holiday calendar id (BEHAVIOR 17): the `id` of `/holiday-calendars/{id}`, and the
+    /// `holiday_calendar_id` of members and router settings.
+    HolidayCalendarId
+);
 
 impl MemberId {
     /// Parses a `userId` path segment (spec "Users": a UUID).
@@ -140,6 +145,22 @@ impl RoleId {
     pub fn parse(raw: &str) -> Result<Self, DomainError> {
         Self::try_parse(raw).ok_or_else(|| DomainError::bad_field("role_id", "Invalid role_id"))
     }
+}
+
+impl HolidayCalendarId {
+    /// Parses a `holiday_calendar_id` value of a member PATCH, a router setting or a seed file
+    /// (BEHAVIOR 17): a UUID. Whether it names a calendar of the account is the caller's check.
+    ///
+    /// Errors: 400 `Invalid holiday_calendar_id` with `field: holiday_calendar_id`.
+    pub fn parse(raw: &str) -> Result<Self, DomainError> {
+        Self::try_parse(raw).ok_or_else(invalid_holiday_calendar_id)
+    }
+}
+
+/// 400 `Invalid holiday_calendar_id` with `field: holiday_calendar_id` (BEHAVIOR 17): not a
+/// UUID, or no calendar of the account.
+pub fn invalid_holiday_calendar_id() -> DomainError {
+    DomainError::bad_field("holiday_calendar_id", "Invalid holiday_calendar_id")
 }
 
 /// The id of a webhook delivery (BEHAVIOR 13): `msg_` and a UUID version 7 in simple form (32

@@ -17,7 +17,10 @@ pub mod number;
 pub use canonical_domain::CanonicalDomain;
 pub use capacity::CapacityEntry;
 pub use email::Email;
-pub use ids::{AccountId, DeliveryId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId};
+pub use ids::{
+    AccountId, DeliveryId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId,
+    WebhookId,
+};
 pub use notification_preferences::NotificationPreferences;
 
 /// Implements the two conversions that `#[serde(try_from = "Raw", into = "Raw")]` needs for a

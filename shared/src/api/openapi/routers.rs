@@ -116,4 +116,8 @@ pub struct RouterSettingsWrite {
     /// The SLA (BEHAVIOR 14): `{minutes, worked_field, worked_values}`; `null`: none.
     #[schema(value_type = Option<Object>)]
     sla: Option<serde_json::Value>,
+    /// The id of a holiday calendar of the account (BEHAVIOR 17); `null`: none. During its
+    /// holidays the router's pool is unavailable and its SLA minutes do not run.
+    #[schema(format = Uuid, nullable)]
+    holiday_calendar_id: Option<String>,
 }

@@ -173,6 +173,11 @@ fn patch_schema() -> Value {
                 "format": "uuid",
                 "description": "A role of the account (`null` removes the role); another id is 400 `Invalid role_id`.",
             },
+            "holiday_calendar_id": {
+                "type": ["string", "null"],
+                "format": "uuid",
+                "description": "A holiday calendar of the account (BEHAVIOR 17; `null` removes it): during its holidays the member is unavailable. Another id is 400 `Invalid holiday_calendar_id`.",
+            },
         },
         "example": {
             "time_zone": "America/New_York",
@@ -196,6 +201,92 @@ impl ToSchema for UserPatch {
     }
 }
 
+/// The JSON Schema of a holiday calendar body (BEHAVIOR 17), every rule a schema can say: the
+/// keys (no others), name lengths and not blank, the zone's characters, `YYYY-MM-DD` dates of
+/// real months and days (29 February allowed: a pattern cannot tell leap years), `HH:mm` times.
+/// What it cannot say (both `start` and `end` or neither, `start < end`, a real 29 February, a
+/// zone of the tz database) the server answers with a 400 naming the path.
+fn calendar_schema() -> Value {
+    let longest_zone = chrono_tz::TZ_VARIANTS
+        .iter()
+        .map(|z| z.name().len())
+        .max()
+        .unwrap_or(64);
+    let non_blank = format!("[^{WHITESPACE}]");
+    let date = "^[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))$";
+    let time = |description: &str, example: &str| json!({"type": ["string", "null"], "pattern": HHMM, "description": description, "examples": [example]});
+    json!({
+        "type": "object",
+        "description": "`POST /holiday-calendars` and `PUT /holiday-calendars/{id}` body \
+            (BEHAVIOR 17): the whole calendar (a `PUT` replaces all three keys).",
+        "required": ["name", "time_zone", "holidays"],
+        "additionalProperties": false,
+        "properties": {
+            "name": {
+                "type": "string", "minLength": 1, "maxLength": crate::calendars::MAX_CALENDAR_NAME_CHARS,
+                "pattern": non_blank, "description": "Display name, 1 to 256 characters, not blank."
+            },
+            "time_zone": {
+                "type": "string", "minLength": 1, "maxLength": longest_zone, "pattern": ZONE_NAME,
+                "description": "The IANA time zone the dates and times are read in (exact case), \
+                    e.g. `Europe/Berlin`. Any other string is 400 naming `time_zone`.",
+                "examples": ["America/New_York", "Europe/Berlin", "Asia/Tokyo", "UTC"],
+            },
+            "holidays": {
+                "type": "array",
+                "maxItems": crate::schedule::holidays::MAX_HOLIDAYS,
+                "description": "At most 500. A problem is a 400 naming its path, e.g. \
+                    `holidays[3].end`.",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "date"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": {
+                            "type": "string", "minLength": 1,
+                            "maxLength": crate::schedule::holidays::MAX_HOLIDAY_NAME_CHARS,
+                            "pattern": non_blank, "description": "1 to 200 characters, not blank."
+                        },
+                        "date": {
+                            "type": "string", "pattern": date,
+                            "description": "The day, `YYYY-MM-DD`, in the calendar's time zone.",
+                            "examples": ["2026-12-25"]
+                        },
+                        "start": time("First local time of a partial holiday, `HH:mm` (00:00 to \
+                            23:59); with `end`, or neither (`null` or absent: the whole day).", "13:00"),
+                        "end": time("First local time after it, `HH:mm`, later than `start`.", "17:00"),
+                        "yearly": {
+                            "type": ["boolean", "null"],
+                            "description": "Repeats on the same month and day every year, before \
+                                and after the date's own year (29 February only in leap years). \
+                                `null` or absent: false."
+                        }
+                    }
+                }
+            }
+        },
+        "example": {"name": "US office", "time_zone": "America/New_York", "holidays": [
+            {"name": "Independence Day", "date": "2026-07-04", "yearly": true},
+            {"name": "Christmas Eve afternoon", "date": "2026-12-24", "start": "13:00", "end": "17:00"}
+        ]}
+    })
+}
+
+/// The body of `POST /holiday-calendars` and `PUT /holiday-calendars/{id}`.
+pub struct HolidayCalendarWrite;
+
+impl PartialSchema for HolidayCalendarWrite {
+    fn schema() -> RefOr<Schema> {
+        schema(calendar_schema())
+    }
+}
+
+impl ToSchema for HolidayCalendarWrite {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("HolidayCalendarWrite")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +295,46 @@ mod tests {
     #[test]
     fn the_schema_literal_survives_utoipas_model_unchanged() {
         crate::api::openapi::records::tests::assert_round_trip(patch_schema());
+        crate::api::openapi::records::tests::assert_round_trip(calendar_schema());
+    }
+
+    /// The holiday `date` pattern accepts a text exactly when the server's parser does, but for
+    /// 29 February of a common year (a pattern cannot tell leap years: the server's 400).
+    #[test]
+    fn the_holiday_date_pattern_agrees_with_the_parser() {
+        let schema = calendar_schema();
+        let date = &schema["properties"]["holidays"]["items"]["properties"]["date"]["pattern"];
+        let pattern = regex::Regex::new(date.as_str().unwrap()).unwrap();
+        let parses = |text: &str| {
+            crate::schedule::holidays::Holiday::parse(crate::schedule::holidays::HolidayText {
+                name: "x".into(),
+                date: text.into(),
+                start: None,
+                end: None,
+                yearly: false,
+            })
+            .is_ok()
+        };
+        let mut day = chrono::NaiveDate::from_ymd_opt(2023, 1, 1).unwrap();
+        while chrono::Datelike::year(&day) < 2025 {
+            let text = day.format("%Y-%m-%d").to_string();
+            assert!(pattern.is_match(&text) && parses(&text), "{text}");
+            day = day.succ_opt().unwrap();
+        }
+        for text in [
+            "2026-02-30",
+            "2026-04-31",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-1-01",
+            " 2026-01-01",
+            "2026-01-01T00:00",
+        ] {
+            assert!(!pattern.is_match(text) && !parses(text), "{text}");
+        }
+        assert!(pattern.is_match("2026-02-29") && !parses("2026-02-29"));
+        let example = &schema["example"]["holidays"];
+        assert_eq!(example.as_array().unwrap().len(), 2);
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub enum Part {
     /// A claim completed or settled by the write, an `Idempotency-Key` claim or a due item
     /// (its lease must still be held).
     Lease,
+    /// A holiday calendar gaining a reference (it must exist: BEHAVIOR 17).
+    Calendar,
     /// Any other item (e.g. the assignment log, a provisioned item).
     Other,
 }
@@ -72,6 +74,9 @@ pub fn classify(parts: &[Part], codes: &[Option<String>], precedence: Precedence
     }
     if precedence == Precedence::RecordFirst && failed(&|p| *p == Part::Record) {
         return Outcome::Fail(StoreError::Conflict);
+    }
+    if failed(&|p| *p == Part::Calendar) {
+        return Outcome::Fail(StoreError::UnknownHolidayCalendar);
     }
     let first_taken = parts.iter().zip(codes).find_map(|(p, c)| match p {
         Part::Guard(field) if c.as_deref() == Some(CONDITION_FAILED) => Some(field.clone()),

@@ -10,6 +10,7 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
 use crate::model::due::{DueId, DueItem, Lease, NextAttempt, Parking};
+use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{HealthChange, WebhookDelivery, WebhookSubscription};
 use crate::model::{
@@ -282,6 +283,41 @@ pub fn webhook(w: &WebhookSubscription) -> StoreResult<(Key, Item)> {
     let key = keys::webhook(w.account_id, w.id);
     let item = item_of("webhook", w, &key, None, None)?;
     Ok((key, item))
+}
+
+/// Attribute of a holiday calendar: how many things name it (BEHAVIOR 17; absent = 0).
+pub const REFERENCES: &str = "references";
+
+/// A holiday calendar item (no references yet).
+pub fn holiday_calendar(c: &HolidayCalendar) -> StoreResult<(Key, Item)> {
+    let key = keys::holiday_calendar(c.account_id, c.id);
+    let item = item_of("holiday_calendar", c, &key, None, None)?;
+    Ok((key, item))
+}
+
+/// The update that writes `c` over its stored calendar, keeping its references. The update
+/// alone (no condition).
+///
+/// Errors: the calendar does not serialise (a bug, reported as a backend error).
+pub fn holiday_calendar_update(c: &HolidayCalendar) -> StoreResult<Expr> {
+    let all: Item = serde_dynamo::aws_sdk_dynamodb_1::to_item(c).map_err(backend)?;
+    let mut e = Expr::new("");
+    let (mut set, mut remove) = (Vec::new(), Vec::new());
+    for (i, (name, value)) in all.into_iter().enumerate() {
+        let (placeholder, bound) = (format!("#a{i}"), format!(":v{i}"));
+        e = e.name(&placeholder, &name);
+        if matches!(value, AttributeValue::Null(_)) {
+            remove.push(placeholder);
+        } else {
+            set.push(format!("{placeholder} = {bound}"));
+            e = e.value(&bound, value);
+        }
+    }
+    e.text = format!("SET {}", set.join(", "));
+    if !remove.is_empty() {
+        e.text = format!("{} REMOVE {}", e.text, remove.join(", "));
+    }
+    Ok(e)
 }
 
 /// Attribute of a webhook subscription: since when its deliveries have all failed.

@@ -26,9 +26,9 @@ use self::items::{backend, from_item, key_attributes, n, s, Expr, Item};
 use super::keys::{self, Key};
 use super::tally::{Buckets, Span};
 use super::{
-    delivery_position, dispatch_position, member_position, record_position, revision_position,
-    router_position, webhook_position, Listed, Page, PageStart, Position, ProvisionReport, Store,
-    StoreError, StoreResult, UniqueKey,
+    delivery_position, dispatch_position, holiday_calendar_page, member_position, record_position,
+    revision_position, router_position, webhook_position, Listed, Page, PageStart, Position,
+    ProvisionReport, Store, StoreError, StoreResult, UniqueKey,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -38,6 +38,7 @@ use crate::model::dispatch::{
     DispatchEntryKey, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
+use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
@@ -47,7 +48,7 @@ use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::types::etag::ETag;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -284,6 +285,43 @@ impl DynamoStore {
             "attribute_not_exists(#count) OR #count < :max".to_string()
         });
         self.update_item(&keys::router_count(account_id), &e, condition)
+    }
+
+    /// The `ADD` of each change of `refs` to its holiday calendar's references, each
+    /// conditional on the calendar existing (BEHAVIOR 17: a write cannot name a deleted one);
+    /// their parts are [`Part::Calendar`].
+    fn calendar_ref_updates(
+        &self, account_id: AccountId, refs: &CalendarRefs,
+    ) -> StoreResult<Vec<(TransactWriteItem, Part)>> {
+        refs.changes()
+            .map(|(id, delta)| {
+                let e = Expr::new("ADD #references :delta")
+                    .name("#references", items::REFERENCES)
+                    .name("#pk", keys::PK)
+                    .value(":delta", AttributeValue::N(delta.to_string()));
+                let update = self.update_item(
+                    &keys::holiday_calendar(account_id, id),
+                    &e,
+                    Some("attribute_exists(#pk)".into()),
+                )?;
+                Ok((update, Part::Calendar))
+            })
+            .collect()
+    }
+
+    /// The account's holiday calendar count item's `ADD` of `delta`, conditional on staying
+    /// below `max` when it grows.
+    fn calendar_count_update(
+        &self, account_id: AccountId, delta: i64, max: Option<u64>,
+    ) -> StoreResult<TransactWriteItem> {
+        let mut e = Expr::new("ADD #count :delta")
+            .name("#count", items::COUNT)
+            .value(":delta", AttributeValue::N(delta.to_string()));
+        let condition = max.map(|max| {
+            e.values.insert(":max".into(), n(max));
+            "attribute_not_exists(#count) OR #count < :max".to_string()
+        });
+        self.update_item(&keys::holiday_calendar_count(account_id), &e, condition)
     }
 
     /// The number a count item holds (0 when absent).
@@ -1032,13 +1070,21 @@ impl Store for DynamoStore {
         Ok(found.into_iter().find(|m| m.email.as_str() == wanted))
     }
 
-    async fn update_member(&self, member: &Member, expected_version: u64) -> StoreResult<()> {
+    async fn update_member(
+        &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+    ) -> StoreResult<()> {
         let (_, item) = items::member(member)?;
-        self.put_conditional(
-            item,
-            items::active_at_version(member.account_id, expected_version),
-        )
-        .await
+        let condition = items::active_at_version(member.account_id, expected_version);
+        if calendars.is_empty() {
+            return self.put_conditional(item, condition).await;
+        }
+        let mut tx = vec![self.put(item, Some(condition))?];
+        let mut parts = vec![Part::Record];
+        for (update, part) in self.calendar_ref_updates(member.account_id, calendars)? {
+            tx.push(update);
+            parts.push(part);
+        }
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn list_roles(&self, account_id: AccountId) -> StoreResult<Vec<Role>> {
@@ -1762,6 +1808,12 @@ impl Store for DynamoStore {
             tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
             parts.push(Part::Lease);
         }
+        for (update, part) in
+            self.calendar_ref_updates(router.account_id, &router.calendar_refs())?
+        {
+            tx.push(update);
+            parts.push(part);
+        }
         match self.transact(tx, &parts, Precedence::RecordFirst).await {
             Err(StoreError::Conflict)
                 if self
@@ -1788,7 +1840,7 @@ impl Store for DynamoStore {
 
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        completion: Option<&IdempotencyCompletion>,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
     ) -> StoreResult<()> {
         let (_, item) = items::router_draft(draft)?;
         let condition = match replaces {
@@ -1808,11 +1860,15 @@ impl Store for DynamoStore {
             tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
             parts.push(Part::Lease);
         }
+        for (update, part) in self.calendar_ref_updates(draft.account_id, calendars)? {
+            tx.push(update);
+            parts.push(part);
+        }
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn delete_router_draft(
-        &self, account_id: AccountId, router_id: RouterId, etag: &ETag,
+        &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
     ) -> StoreResult<()> {
         let condition = items::draft_tagged(etag)
             .name("#account", "account_id")
@@ -1821,8 +1877,18 @@ impl Store for DynamoStore {
             text: format!("{} AND #account = :account", condition.text),
             ..condition
         };
-        self.delete_conditional(&keys::router_draft(router_id), condition)
-            .await
+        if calendars.is_empty() {
+            return self
+                .delete_conditional(&keys::router_draft(router_id), condition)
+                .await;
+        }
+        let mut tx = vec![self.delete(&keys::router_draft(router_id), condition)?];
+        let mut parts = vec![Part::Other];
+        for (update, part) in self.calendar_ref_updates(account_id, calendars)? {
+            tx.push(update);
+            parts.push(part);
+        }
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn get_router_revision(
@@ -1879,13 +1945,12 @@ impl Store for DynamoStore {
                 tx.push(self.delete(&draft_key, items::draft_tagged(etag))?);
                 parts.push(Part::Other);
             }
-            DraftChange::Drop => {
-                let delete = Delete::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(key_attributes(&draft_key)))
-                    .build()
-                    .map_err(backend)?;
-                tx.push(TransactWriteItem::builder().delete(delete).build());
+            DraftChange::Drop(Some(etag)) => {
+                tx.push(self.delete(&draft_key, items::draft_tagged(etag))?);
+                parts.push(Part::Other);
+            }
+            DraftChange::Drop(None) => {
+                tx.push(self.condition_check(&draft_key, items::absent())?);
                 parts.push(Part::Other);
             }
         }
@@ -1898,12 +1963,111 @@ impl Store for DynamoStore {
             tx.push(self.router_count_update(w.router.account_id, -1, None)?);
             parts.push(Part::Other);
         }
+        for (update, part) in self.calendar_ref_updates(w.router.account_id, &w.calendars)? {
+            tx.push(update);
+            parts.push(part);
+        }
         if let Some(c) = &w.completion {
             let (_, stored) = items::request_completed(c);
             tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
             parts.push(Part::Lease);
         }
         self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()> {
+        let (_, item) = items::holiday_calendar(calendar)?;
+        let tx = vec![
+            self.calendar_count_update(calendar.account_id, 1, Some(max))?,
+            self.put(item, Some(items::absent()))?,
+        ];
+        match self
+            .transact(tx, &[Part::Quota, Part::Other], Precedence::RecordFirst)
+            .await
+        {
+            Err(StoreError::Conflict)
+                if self
+                    .count_of(&keys::holiday_calendar_count(calendar.account_id))
+                    .await?
+                    >= max =>
+            {
+                Err(StoreError::Rejected(format!(
+                    "the account has {max} holiday calendars already"
+                )))
+            }
+            other => other,
+        }
+    }
+
+    async fn list_holiday_calendars(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<HolidayCalendar>> {
+        // All of them (at most 20, one page), ordered and paged in memory by creation time.
+        let mut q = Query::table(keys::account(account_id).pk);
+        q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());
+        let all = parse_items::<HolidayCalendar>(self.query_all(&q).await?)?;
+        Ok(holiday_calendar_page(all, page))
+    }
+
+    async fn get_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<Option<HolidayCalendar>> {
+        self.get_as(&keys::holiday_calendar(account_id, id)).await
+    }
+
+    async fn update_holiday_calendar(
+        &self, calendar: &HolidayCalendar, expected_version: u64,
+    ) -> StoreResult<()> {
+        let key = keys::holiday_calendar(calendar.account_id, calendar.id);
+        let update = items::holiday_calendar_update(calendar)?;
+        let condition = items::at_version(expected_version);
+        let update = Expr {
+            names: update
+                .names
+                .into_iter()
+                .chain(condition.names.clone())
+                .collect(),
+            values: update
+                .values
+                .into_iter()
+                .chain(condition.values.clone())
+                .collect(),
+            ..update
+        };
+        let tx = vec![self.update_item(&key, &update, Some(condition.text))?];
+        self.transact(tx, &[Part::Record], Precedence::RecordFirst)
+            .await
+    }
+
+    async fn delete_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<CalendarDeletion> {
+        let unused = Expr::new(
+            "attribute_exists(#pk) AND (attribute_not_exists(#references) OR #references <= :zero)",
+        )
+        .name("#pk", keys::PK)
+        .name("#references", items::REFERENCES)
+        .value(":zero", n(0));
+        let tx = vec![
+            self.delete(&keys::holiday_calendar(account_id, id), unused)?,
+            self.calendar_count_update(account_id, -1, None)?,
+        ];
+        match self
+            .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
+            .await
+        {
+            Ok(()) => Ok(CalendarDeletion::Deleted),
+            // Which condition failed: the calendar is gone, or something names it.
+            Err(StoreError::Conflict) => Ok(
+                match self.get(&keys::holiday_calendar(account_id, id)).await? {
+                    None => CalendarDeletion::NotFound,
+                    Some(_) => CalendarDeletion::InUse,
+                },
+            ),
+            Err(e) => Err(e),
+        }
     }
 
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
@@ -1931,6 +2095,13 @@ impl Store for DynamoStore {
             }
             for r in &a.roles {
                 add(format!("role {}", r.id), items::role(r)?, vec![]);
+            }
+            for c in &a.holiday_calendars {
+                add(
+                    format!("holiday calendar {}", c.id),
+                    items::holiday_calendar(c)?,
+                    vec![],
+                );
             }
             for m in &a.members {
                 add(format!("member {}", m.id), items::member(m)?, vec![]);
@@ -2028,6 +2199,45 @@ impl Store for DynamoStore {
             }
         }
 
+        // A new calendar is stored with the references of the new items that name it (the
+        // loader refuses a file naming a calendar it does not hold, so the calendar comes with
+        // them; one that exists already keeps its count and gains theirs in a last write).
+        let mut refs: HashMap<(AccountId, HolidayCalendarId), i64> = HashMap::new();
+        for a in &plan.accounts {
+            let named = a
+                .members
+                .iter()
+                .filter(|m| m.is_active() && !existing.contains_key(&keys::member(m.id)))
+                .filter_map(|m| m.holiday_calendar_id)
+                .chain(
+                    a.routers
+                        .iter()
+                        .filter(|r| !existing.contains_key(&keys::router(r.id)))
+                        .flat_map(|r| r.calendar_refs().gaining().collect::<Vec<_>>()),
+                );
+            for id in named {
+                *refs.entry((a.account.id, id)).or_default() += 1;
+            }
+        }
+        let mut late_refs: HashMap<AccountId, CalendarRefs> = HashMap::new();
+        for ((account, id), count) in &refs {
+            let key = keys::holiday_calendar(*account, *id);
+            match entries.iter_mut().find(|e| e.key == key) {
+                Some(e) if !existing.contains_key(&key) => {
+                    e.item.insert(
+                        items::REFERENCES.into(),
+                        AttributeValue::N(count.to_string()),
+                    );
+                }
+                _ => {
+                    let late = late_refs.entry(*account).or_default();
+                    for _ in 0..*count {
+                        late.add(Some(*id));
+                    }
+                }
+            }
+        }
+
         // Write what is missing, in transactions of at most 100 items and 4 MB (a record with
         // its guards always in the same one).
         let mut report = ProvisionReport::default();
@@ -2072,6 +2282,31 @@ impl Store for DynamoStore {
         }
         if !chunk.is_empty() {
             self.provision_chunk(&chunk, written).await?;
+        }
+        for (account, late) in &late_refs {
+            let (tx, parts): (Vec<_>, Vec<_>) = self
+                .calendar_ref_updates(*account, late)?
+                .into_iter()
+                .unzip();
+            self.transact(tx, &parts, Precedence::RecordFirst).await?;
+        }
+        // Each account's calendar count (BEHAVIOR 17's limit of 20) is set from the calendars
+        // it holds now: a provisioned calendar counts as a created one, and a run that stopped
+        // between its chunks and this write is repaired by the next run.
+        for a in plan
+            .accounts
+            .iter()
+            .filter(|a| !a.holiday_calendars.is_empty())
+        {
+            let mut q = Query::table(keys::account(a.account.id).pk);
+            q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());
+            let held = self.query_all(&q).await?.len();
+            let e = Expr::new("SET #count = :count")
+                .name("#count", items::COUNT)
+                .value(":count", n(held as u64));
+            let update = self.update_item(&keys::holiday_calendar_count(a.account.id), &e, None)?;
+            self.transact(vec![update], &[Part::Other], Precedence::RecordFirst)
+                .await?;
         }
         Ok(report)
     }

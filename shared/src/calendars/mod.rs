@@ -1,0 +1,450 @@
+//! Holiday calendars (BEHAVIOR 17): `GET|POST /holiday-calendars`,
+//! `GET|PUT|DELETE /holiday-calendars/{id}`: parse, check, store, answer.
+//!
+//! A body `{name, time_zone, holidays}` is read by [`CalendarBody::from_json`] (every problem a
+//! 400 naming its JSON path, e.g. `holidays[3].end`) and parsed once by [`CalendarBody::parse`]
+//! into the stored [`HolidayCalendar`]: dispatch, explain, SLA checks and the replay evaluate
+//! the parsed holidays ([`crate::schedule::holidays`]), never the text.
+
+use crate::clock::Clock;
+use crate::error::DomainError;
+use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar, MAX_HOLIDAY_CALENDARS};
+use crate::page::cursor::{CursorKey, ListRequest};
+use crate::page::ListView;
+use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
+use crate::schedule::zone::IanaTimeZone;
+use crate::store::{holiday_calendar_position, Store, StoreError};
+use crate::timefmt::Timestamp;
+use crate::types::ids::{AccountId, HolidayCalendarId};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+/// The 404 of an unknown calendar (BEHAVIOR 17).
+pub const CALENDAR_NOT_FOUND: &str = "Holiday calendar not found";
+
+/// The 409 of a calendar that a member or a router names (BEHAVIOR 17).
+pub const CALENDAR_IN_USE: &str = "Holiday calendar in use";
+
+/// The longest calendar `name`, in characters.
+pub const MAX_CALENDAR_NAME_CHARS: usize = 256;
+
+/// A calendar body (`POST` and `PUT` alike: a `PUT` replaces all three keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CalendarBody {
+    /// Display name.
+    pub name: String,
+    /// IANA zone name, as sent.
+    pub time_zone: String,
+    /// The holidays as sent.
+    pub holidays: Vec<HolidayText>,
+}
+
+/// A parsed calendar body, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedCalendar {
+    /// Display name, 1 to 256 characters.
+    pub name: String,
+    /// The zone.
+    pub time_zone: IanaTimeZone,
+    /// The holidays.
+    pub holidays: Holidays,
+}
+
+impl ParsedCalendar {
+    /// The calendar `id` of `account_id`, made at `at` (version 1).
+    pub fn into_calendar(
+        self, id: HolidayCalendarId, account_id: AccountId, at: DateTime<Utc>,
+    ) -> HolidayCalendar {
+        HolidayCalendar {
+            id,
+            account_id,
+            name: self.name,
+            time_zone: self.time_zone,
+            holidays: self.holidays,
+            created_at: at,
+            updated_at: at,
+            version: 1,
+        }
+    }
+}
+
+fn bad(path: impl Into<String>, message: impl Into<String>) -> DomainError {
+    DomainError::bad_field(path, message)
+}
+
+/// A string at `path`, or a 400 naming it.
+fn string_at(path: &str, value: &Value) -> Result<String, DomainError> {
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| bad(path, format!("Invalid value for {path}: expected a string")))
+}
+
+impl CalendarBody {
+    /// Reads a request body's keys (BEHAVIOR 17): `name`, `time_zone` and `holidays` required;
+    /// each holiday an object of `name`, `date` (strings), `start`, `end` (strings or null) and
+    /// `yearly` (boolean or null).
+    ///
+    /// Errors: 400 naming the key or JSON path: missing, unknown, or of the wrong type.
+    pub fn from_json(body: &Map<String, Value>) -> Result<Self, DomainError> {
+        if let Some(unknown) = body
+            .keys()
+            .find(|k| !["name", "time_zone", "holidays"].contains(&k.as_str()))
+        {
+            return Err(bad(unknown.clone(), format!("Unknown field: {unknown}")));
+        }
+        let required = |key: &str| {
+            body.get(key)
+                .ok_or_else(|| bad(key, format!("Missing required field: {key}")))
+        };
+        let name = string_at("name", required("name")?)?;
+        let time_zone = string_at("time_zone", required("time_zone")?)?;
+        let items = required("holidays")?
+            .as_array()
+            .ok_or_else(|| bad("holidays", "Invalid value for holidays: expected an array"))?;
+        let mut holidays = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("holidays[{i}]");
+            let entry = item.as_object().ok_or_else(|| {
+                bad(
+                    &path,
+                    format!("Invalid value for {path}: expected an object"),
+                )
+            })?;
+            if let Some(unknown) = entry
+                .keys()
+                .find(|k| !["name", "date", "start", "end", "yearly"].contains(&k.as_str()))
+            {
+                let at = format!("{path}.{unknown}");
+                return Err(bad(&at, format!("Unknown field: {at}")));
+            }
+            let need = |key: &str| {
+                let at = format!("{path}.{key}");
+                match entry.get(key) {
+                    Some(value) => string_at(&at, value),
+                    None => Err(bad(&at, format!("Missing required field: {at}"))),
+                }
+            };
+            let optional = |key: &str| {
+                let at = format!("{path}.{key}");
+                match entry.get(key) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(value) => string_at(&at, value).map(Some),
+                }
+            };
+            let yearly = match entry.get("yearly") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    let at = format!("{path}.yearly");
+                    return Err(bad(
+                        &at,
+                        format!("Invalid value for {at}: expected a boolean"),
+                    ));
+                }
+            };
+            holidays.push(HolidayText {
+                name: need("name")?,
+                date: need("date")?,
+                start: optional("start")?,
+                end: optional("end")?,
+                yearly,
+            });
+        }
+        Ok(Self {
+            name,
+            time_zone,
+            holidays,
+        })
+    }
+
+    /// Checks the body (BEHAVIOR 17): `name` 1 to 256 characters (not blank), `time_zone` an
+    /// IANA name, `holidays` per [`Holidays::parse`] (at most 500).
+    ///
+    /// Errors: the first problem with its JSON path relative to the body (`name`,
+    /// `time_zone`, `holidays`, `holidays[i].<key>`).
+    pub fn parse(self) -> Result<ParsedCalendar, HolidaysError> {
+        let chars = self.name.chars().count();
+        if self.name.trim().is_empty() || chars > MAX_CALENDAR_NAME_CHARS {
+            return Err(HolidaysError {
+                path: "name".into(),
+                message: format!("name must be 1 to {MAX_CALENDAR_NAME_CHARS} characters"),
+            });
+        }
+        let time_zone = IanaTimeZone::parse(&self.time_zone).map_err(|message| HolidaysError {
+            path: "time_zone".into(),
+            message,
+        })?;
+        Ok(ParsedCalendar {
+            name: self.name,
+            time_zone,
+            holidays: Holidays::parse(self.holidays)?,
+        })
+    }
+}
+
+/// A body read and checked: 400 naming the path of its first problem.
+fn parse_body(body: &Map<String, Value>) -> Result<ParsedCalendar, DomainError> {
+    CalendarBody::from_json(body)?
+        .parse()
+        .map_err(|e| bad(e.path.clone(), format!("{}: {}", e.path, e.message)))
+}
+
+/// A holiday calendar as answered (BEHAVIOR 17): `{id, name, time_zone, holidays, created_at,
+/// updated_at}`.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = HolidayCalendar)]
+pub struct HolidayCalendarView {
+    /// Calendar id.
+    #[schema(value_type = String, format = Uuid)]
+    pub id: HolidayCalendarId,
+    /// Display name.
+    pub name: String,
+    /// IANA zone its dates and times are read in.
+    #[schema(example = "Europe/Berlin")]
+    pub time_zone: String,
+    /// The holidays as written (`start`, `end` `null` for a whole day; `yearly` false unless
+    /// set).
+    pub holidays: Vec<HolidayText>,
+    /// Creation time.
+    #[schema(value_type = crate::timefmt::Timestamp)]
+    pub created_at: Timestamp,
+    /// Last write time.
+    #[schema(value_type = crate::timefmt::Timestamp)]
+    pub updated_at: Timestamp,
+}
+
+impl HolidayCalendarView {
+    /// The view of `calendar`.
+    pub fn new(calendar: &HolidayCalendar) -> Self {
+        Self {
+            id: calendar.id,
+            name: calendar.name.clone(),
+            time_zone: calendar.time_zone.name().to_string(),
+            holidays: calendar
+                .holidays
+                .list()
+                .iter()
+                .map(|h| h.text().clone())
+                .collect(),
+            created_at: Timestamp(calendar.created_at),
+            updated_at: Timestamp(calendar.updated_at),
+        }
+    }
+}
+
+/// How many times a write that lost a race (a concurrent create, update or delete) is tried.
+const WRITE_ROUNDS: u32 = 5;
+
+/// The holiday calendar operations of one warm instance.
+#[derive(derive_more::Constructor)]
+pub struct HolidayCalendarService {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+}
+
+impl HolidayCalendarService {
+    /// `GET /holiday-calendars`: the account's calendars, oldest first (BEHAVIOR 11 list
+    /// rules; no `archived` filter).
+    ///
+    /// Errors: 400 naming `after` for a cursor this list did not issue.
+    pub async fn list(
+        &self, account_id: AccountId, request: &ListRequest, cursors: &CursorKey,
+    ) -> Result<ListView<HolidayCalendarView>, DomainError> {
+        let (list, page) = request.open_unfiltered(cursors, account_id, "holiday-calendars")?;
+        let listed = self.store.list_holiday_calendars(account_id, &page).await?;
+        Ok(cursors.answer(
+            &list,
+            &page,
+            listed,
+            HolidayCalendarView::new,
+            holiday_calendar_position,
+        ))
+    }
+
+    /// `GET /holiday-calendars/{id}` (`None`: the path id is not a UUID).
+    ///
+    /// Errors: 404 `Holiday calendar not found`.
+    pub async fn get(
+        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+    ) -> Result<HolidayCalendarView, DomainError> {
+        Ok(HolidayCalendarView::new(&self.find(account_id, id).await?))
+    }
+
+    /// `POST /holiday-calendars`: a new calendar.
+    ///
+    /// Errors: 400 naming the path of the body's first problem; 400 when the account has 20
+    /// calendars already.
+    pub async fn create(
+        &self, account_id: AccountId, body: &Map<String, Value>,
+    ) -> Result<HolidayCalendarView, DomainError> {
+        let parsed = parse_body(body)?;
+        let calendar =
+            parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, self.clock.now());
+        for round in 1..=WRITE_ROUNDS {
+            match self
+                .store
+                .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS)
+                .await
+            {
+                Ok(()) => return Ok(HolidayCalendarView::new(&calendar)),
+                Err(StoreError::Rejected(_)) => {
+                    return Err(DomainError::bad_request(format!(
+                        "An account has at most {MAX_HOLIDAY_CALENDARS} holiday calendars"
+                    )))
+                }
+                // The account's count moved under a concurrent create or delete.
+                Err(StoreError::Conflict) if round < WRITE_ROUNDS => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::conflict(KEPT_CHANGING))
+    }
+
+    /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays.
+    ///
+    /// Errors: 404 `Holiday calendar not found` (before the body's 400, BEHAVIOR 2); 400 naming
+    /// the path of the body's first problem.
+    pub async fn update(
+        &self, account_id: AccountId, id: Option<HolidayCalendarId>, body: &Map<String, Value>,
+    ) -> Result<HolidayCalendarView, DomainError> {
+        let mut current = self.find(account_id, id).await?;
+        let parsed = parse_body(body)?;
+        for _ in 0..WRITE_ROUNDS {
+            let next = HolidayCalendar {
+                name: parsed.name.clone(),
+                time_zone: parsed.time_zone,
+                holidays: parsed.holidays.clone(),
+                updated_at: self.clock.now().max(current.updated_at),
+                version: current.version + 1,
+                ..current.clone()
+            };
+            match self
+                .store
+                .update_holiday_calendar(&next, current.version)
+                .await
+            {
+                Ok(()) => return Ok(HolidayCalendarView::new(&next)),
+                Err(StoreError::Conflict) => current = self.find(account_id, id).await?,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::conflict(KEPT_CHANGING))
+    }
+
+    /// `DELETE /holiday-calendars/{id}`.
+    ///
+    /// Errors: 404 `Holiday calendar not found`; 409 `Holiday calendar in use` while an active
+    /// member or the live or draft configuration of a non-archived router names it.
+    pub async fn delete(
+        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+    ) -> Result<(), DomainError> {
+        let id = id.ok_or_else(not_found)?;
+        for round in 1..=WRITE_ROUNDS {
+            match self.store.delete_holiday_calendar(account_id, id).await {
+                Ok(CalendarDeletion::Deleted) => return Ok(()),
+                Ok(CalendarDeletion::NotFound) => return Err(not_found()),
+                Ok(CalendarDeletion::InUse) => return Err(DomainError::conflict(CALENDAR_IN_USE)),
+                Err(StoreError::Conflict) if round < WRITE_ROUNDS => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(DomainError::conflict(KEPT_CHANGING))
+    }
+
+    async fn find(
+        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+    ) -> Result<HolidayCalendar, DomainError> {
+        let Some(id) = id else {
+            return Err(not_found());
+        };
+        self.store
+            .get_holiday_calendar(account_id, id)
+            .await?
+            .ok_or_else(not_found)
+    }
+}
+
+/// The 409 of a calendar that kept changing through every round.
+const KEPT_CHANGING: &str =
+    "The holiday calendar kept changing while the request applied; retry it";
+
+fn not_found() -> DomainError {
+    DomainError::not_found(CALENDAR_NOT_FOUND)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(body: Value) -> Result<ParsedCalendar, DomainError> {
+        parse_body(body.as_object().unwrap())
+    }
+
+    #[test]
+    fn every_calendar_body_rule_is_a_400_naming_its_path() {
+        let ok = json!({"name": "US", "time_zone": "America/New_York", "holidays": []});
+        assert!(read(ok).is_ok());
+        let cases = [
+            (json!({"time_zone": "UTC", "holidays": []}), "name"),
+            (
+                json!({"name": "", "time_zone": "UTC", "holidays": []}),
+                "name",
+            ),
+            (
+                json!({"name": "x".repeat(257), "time_zone": "UTC", "holidays": []}),
+                "name",
+            ),
+            (
+                json!({"name": 1, "time_zone": "UTC", "holidays": []}),
+                "name",
+            ),
+            (json!({"name": "US", "holidays": []}), "time_zone"),
+            (
+                json!({"name": "US", "time_zone": "Mars/Olympus", "holidays": []}),
+                "time_zone",
+            ),
+            (json!({"name": "US", "time_zone": "UTC"}), "holidays"),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": {}}),
+                "holidays",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [], "extra": 1}),
+                "extra",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [1]}),
+                "holidays[0]",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [{"date": "2026-01-01"}]}),
+                "holidays[0].name",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [{"name": "x", "date": "2026-01-01", "yearly": "yes"}]}),
+                "holidays[0].yearly",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [{"name": "x", "date": "2026-01-01", "color": "red"}]}),
+                "holidays[0].color",
+            ),
+            (
+                json!({"name": "US", "time_zone": "UTC", "holidays": [
+                    {"name": "a", "date": "2026-01-01"}, {"name": "b", "date": "2026-01-02"},
+                    {"name": "c", "date": "2026-01-03"},
+                    {"name": "d", "date": "2026-01-04", "start": "10:00", "end": "09:00"}]}),
+                "holidays[3].end",
+            ),
+        ];
+        for (body, field) in cases {
+            let error = read(body.clone()).unwrap_err();
+            assert!(matches!(error, DomainError::Invalid { .. }), "{body}");
+            assert_eq!(error.field(), Some(field), "{body}: {error}");
+        }
+    }
+}
