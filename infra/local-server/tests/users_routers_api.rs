@@ -97,6 +97,7 @@ async fn a_user_reads_back_in_the_spec_shape() {
             "out_office_dates",
             "time_zone",
             "calendars",
+            "holiday_calendar_id",
             "capacity",
             "can_receive_notifications",
             "notification_preferences",
@@ -304,7 +305,8 @@ async fn routers_read_back_in_the_spec_shape_without_internal_data() {
             "account_matching",
             "rotation_type",
             "trigger",
-            "sla"
+            "sla",
+            "holiday_calendar_id"
         ]
     );
     assert_eq!(
