@@ -306,6 +306,19 @@ def _router_config(case, kwargs):
                 user.pop("percentage", None)
 
 
+def _draft_owner_field(case, kwargs):
+    """A draft body (any mode: the coverage phase sends the documented example, a contacts
+    router's, with an unexpected header as a valid case) that names the standard owner field of
+    another record type gets its router's own: a router's type never changes (BEHAVIOR 15)."""
+    if case.operation.label != "PUT /routers/{routerId}/draft":
+        return
+    own = _owner_field_of(case, kwargs)
+    for body in (case.body, kwargs.get("json")):
+        settings = body.get("settings") if isinstance(body, dict) else None
+        if isinstance(settings, dict) and settings.get("owner_field") in _OWNER_FIELDS.values():
+            settings["owner_field"] = own
+
+
 def _fix_windows(body):
     for window in body.get("working_hours") or []:
         if isinstance(window, dict) and window.get("start_date") == window.get("end_date"):
@@ -455,6 +468,7 @@ def before_call(context, case, kwargs):
     _webhook_url(context, case, kwargs)
     _fix_at_least_one(case, kwargs)
     _router_config(case, kwargs)
+    _draft_owner_field(case, kwargs)
     _no_precondition_on_a_bad_draft(case, kwargs)
     _simulate_window(case, kwargs)
     _calendar_holidays(case, kwargs)
