@@ -235,6 +235,7 @@ on_both_stores!(
     a_replay_of_the_live_percentage_revision_reproduces_every_assignment,
     a_draft_replay_shows_what_changes_member_by_member_with_samples,
     the_rotation_starts_empty_at_from,
+    holidays_are_evaluated_at_each_entrys_instant,
     capacity_and_the_quota_are_not_applied,
     a_record_gone_since_counts_as_object_not_found,
     the_replay_set_leaves_out_early_outcomes_and_other_windows,
@@ -379,6 +380,34 @@ async fn the_rotation_starts_empty_at_from(backend: Backend) {
     );
     assert_eq!(answer["samples"][0]["actual_user"], email(5));
     assert_eq!(answer["samples"][0]["simulated_user"], email(4));
+}
+
+/// BEHAVIOR 16 and 17: the replay evaluates a member's holidays at each entry's instant (not
+/// at the replay's own instant, when the holiday is over): replaying the live revision over
+/// dispatches made before, during and after m4's holiday reproduces every one of them.
+async fn holidays_are_evaluated_at_each_entrys_instant(backend: Backend) {
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin"});
+    let users = json!([{"email": email(4)}, {"email": email(5)}]);
+    let mut s = seed((settings, users), 4);
+    s["accounts"][0]["routers"][0]["teams"] = json!([]);
+    let calendar = Uuid::from_u128(0x3001);
+    s["accounts"][0]["holiday_calendars"] = json!([{
+        "id": calendar, "name": "Office", "time_zone": "UTC",
+        "holidays": [{"name": "Drill", "date": "2026-11-16", "start": "09:00", "end": "12:00"}]
+    }]);
+    s["accounts"][0]["users"][3]["holiday_calendar_id"] = json!(calendar);
+    let f = fixture(backend, s).await;
+    // 06:00 m4, 07:37 m5, 09:14 and 10:51 m5 (m4 on holiday), ending at 12:28.
+    let end = f.dispatch_all(0..4).await;
+    f.clock.set(end);
+    let (from, to) = window(start() - Duration::hours(1), end);
+    let answer = f
+        .simulate(json!({"revision": 1, "from": from, "to": to}))
+        .await
+        .unwrap();
+    assert_eq!(answer["replayed"], 4);
+    assert_eq!(columns(&answer), [(email(4), 1, 1), (email(5), 3, 3)]);
+    assert_eq!(answer["changed"], 0, "{answer}");
 }
 
 async fn capacity_and_the_quota_are_not_applied(backend: Backend) {
