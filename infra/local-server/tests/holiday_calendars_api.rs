@@ -20,6 +20,9 @@ const BEN: &str = "ben.okafor@northwind.example";
 const BEN_ID: &str = "2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12";
 const CHEN: &str = "chen.wei@northwind.example";
 const DORA: &str = "dora.maier@northwind.example";
+const ANA: &str = "ana.lopez@northwind.example";
+/// The demo's Dana, a contact at a company Ana owns (account matching).
+const DANA: &str = "01936b2a-7c00-7a00-8000-000000000002";
 /// The demo seed's "Berlin office" calendar (Dora's).
 const DEMO_CALENDAR: &str = "7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f";
 
@@ -695,5 +698,52 @@ async fn a_holiday_makes_the_member_or_the_whole_pool_unavailable(app: TestApp) 
     assert_eq!(
         (drafted.body["user"].clone(), drafted.body["reason"].clone()),
         (json!(DORA), json!("backup"))
+    );
+    // Section 6.10 under the router's holiday: the matched company's owner is unavailable too.
+    // The demo's Dana works at a company Ana owns; without the calendar Ana takes her record.
+    let mut matching = router_body("Holidays", &[CHEN], None);
+    matching["settings"]["account_matching"] = json!(true);
+    matching["settings"]["default_user"] = json!(DORA);
+    let draft = app.put_draft(&t, &router, matching.clone()).await;
+    assert_eq!(draft.status, StatusCode::OK, "{}", draft.body);
+    let explain_draft = |body: Value| {
+        let app = &app;
+        let t = &t;
+        async move {
+            let a = app
+                .call(Method::POST, "/dispatch/router/explain", t, Some(body))
+                .await;
+            assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+            a.body
+        }
+    };
+    let request = json!({"router_id": router, "object_id": DANA, "revision": "draft"});
+    let matched = explain_draft(request.clone()).await;
+    assert_eq!(
+        (matched["user"].clone(), matched["reason"].clone()),
+        (json!(ANA), json!("account_matching")),
+        "{matched}"
+    );
+    matching["settings"]["holiday_calendar_id"] = json!(today);
+    let etag = draft.headers["etag"].to_str().unwrap().to_string();
+    let draft = app
+        .call_with(
+            Method::PUT,
+            &format!("/routers/{router}/draft"),
+            &t,
+            &[("if-match", &etag)],
+            Some(matching),
+        )
+        .await;
+    assert_eq!(draft.status, StatusCode::OK, "{}", draft.body);
+    let on_holiday = explain_draft(request).await;
+    assert_eq!(
+        on_holiday["explanation"]["account_match"]["eligible"], false,
+        "{on_holiday}"
+    );
+    assert_eq!(
+        (on_holiday["user"].clone(), on_holiday["reason"].clone()),
+        (json!(DORA), json!("backup")),
+        "{on_holiday}"
     );
 }
