@@ -112,24 +112,6 @@ fn body(name: &str, today: bool) -> Value {
 }
 
 impl TestApp {
-    /// `call` with extra request headers.
-    async fn call_with(
-        &self, method: Method, uri: &str, token: &str, headers: &[(&str, &str)],
-        body: Option<Value>,
-    ) -> Answer {
-        let auth = format!("Bearer {token}");
-        let mut all = vec![("authorization", auth.as_str())];
-        all.extend_from_slice(headers);
-        let bytes = match &body {
-            Some(b) => {
-                all.push(("content-type", "application/json"));
-                serde_json::to_vec(b).unwrap()
-            }
-            None => Vec::new(),
-        };
-        self.raw(method, uri, &all, bytes).await
-    }
-
     async fn create_calendar(&self, t: &str, body: Value) -> String {
         let a = self
             .call(Method::POST, "/holiday-calendars", t, Some(body))
@@ -553,7 +535,7 @@ async fn a_calendar_named_by_a_member_or_a_router_is_in_use_until_they_let_go(ap
     // The draft goes: B is free again (and the live A still held).
     let etag = draft.headers["etag"].to_str().unwrap().to_string();
     let dropped = app
-        .call_with(
+        .with_headers(
             Method::DELETE,
             &format!("/routers/{router}/draft"),
             &t,
@@ -569,7 +551,7 @@ async fn a_calendar_named_by_a_member_or_a_router_is_in_use_until_they_let_go(ap
         .await;
     let etag = draft.headers["etag"].to_str().unwrap().to_string();
     let published = app
-        .call_with(
+        .with_headers(
             Method::POST,
             &format!("/routers/{router}/publish"),
             &t,
@@ -727,7 +709,7 @@ async fn a_holiday_makes_the_member_or_the_whole_pool_unavailable(app: TestApp) 
     matching["settings"]["holiday_calendar_id"] = json!(today);
     let etag = draft.headers["etag"].to_str().unwrap().to_string();
     let draft = app
-        .call_with(
+        .with_headers(
             Method::PUT,
             &format!("/routers/{router}/draft"),
             &t,

@@ -113,23 +113,6 @@ fn round_robin(name: &str) -> Value {
 }
 
 impl TestApp {
-    async fn with_headers(
-        &self, method: Method, uri: &str, token: &str, headers: &[(&str, &str)],
-        body: Option<Value>,
-    ) -> Answer {
-        let auth = format!("Bearer {token}");
-        let mut all = vec![("authorization", auth.as_str())];
-        all.extend_from_slice(headers);
-        let bytes = match &body {
-            Some(b) => {
-                all.push(("content-type", "application/json"));
-                serde_json::to_vec(b).unwrap()
-            }
-            None => Vec::new(),
-        };
-        self.raw(method, uri, &all, bytes).await
-    }
-
     async fn create_router(&self, t: &str, body: Value) -> String {
         let a = self.call(Method::POST, "/routers", t, Some(body)).await;
         assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);

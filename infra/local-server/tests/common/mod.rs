@@ -88,16 +88,25 @@ impl TestApp {
     pub async fn call(
         &self, method: Method, uri: &str, token: &str, body: Option<Value>,
     ) -> Answer {
+        self.with_headers(method, uri, token, &[], body).await
+    }
+
+    /// [`Self::call`] with extra request headers (`If-Match`, `Idempotency-Key`, ...).
+    pub async fn with_headers(
+        &self, method: Method, uri: &str, token: &str, headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Answer {
         let auth = format!("Bearer {token}");
-        let mut headers = vec![("authorization", auth.as_str())];
+        let mut all = vec![("authorization", auth.as_str())];
+        all.extend_from_slice(headers);
         let bytes = match &body {
             Some(b) => {
-                headers.push(("content-type", "application/json"));
+                all.push(("content-type", "application/json"));
                 serde_json::to_vec(b).unwrap()
             }
             None => Vec::new(),
         };
-        self.raw(method, uri, &headers, bytes).await
+        self.raw(method, uri, &all, bytes).await
     }
 
     /// A token for `client` with `scope` through the token endpoint.
