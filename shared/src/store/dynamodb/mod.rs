@@ -324,6 +324,21 @@ impl DynamoStore {
         self.update_item(&keys::holiday_calendar_count(account_id), &e, condition)
     }
 
+    /// Runs `tx`, whose count update on `count` is conditional on staying below `max`: a
+    /// conflict while the count has reached `max` is the limit's refusal (nothing written).
+    ///
+    /// Errors: [`StoreError::Rejected`] naming `what` at the limit; otherwise the transaction's.
+    async fn transact_under_limit(
+        &self, tx: Vec<TransactWriteItem>, parts: &[Part], count: &Key, max: u64, what: &str,
+    ) -> StoreResult<()> {
+        match self.transact(tx, parts, Precedence::RecordFirst).await {
+            Err(StoreError::Conflict) if self.count_of(count).await? >= max => Err(
+                StoreError::Rejected(format!("the account has {max} {what} already")),
+            ),
+            other => other,
+        }
+    }
+
     /// The number a count item holds (0 when absent).
     async fn count_of(&self, key: &Key) -> StoreResult<u64> {
         Ok(match self.get(key).await? {
@@ -1814,19 +1829,14 @@ impl Store for DynamoStore {
             tx.push(update);
             parts.push(part);
         }
-        match self.transact(tx, &parts, Precedence::RecordFirst).await {
-            Err(StoreError::Conflict)
-                if self
-                    .count_of(&keys::router_count(router.account_id))
-                    .await?
-                    >= max =>
-            {
-                Err(StoreError::Rejected(format!(
-                    "the account has {max} routers already"
-                )))
-            }
-            other => other,
-        }
+        self.transact_under_limit(
+            tx,
+            &parts,
+            &keys::router_count(router.account_id),
+            max,
+            "routers",
+        )
+        .await
     }
 
     async fn get_router_draft(
@@ -1983,22 +1993,15 @@ impl Store for DynamoStore {
             self.calendar_count_update(calendar.account_id, 1, Some(max))?,
             self.put(item, Some(items::absent()))?,
         ];
-        match self
-            .transact(tx, &[Part::Quota, Part::Other], Precedence::RecordFirst)
-            .await
-        {
-            Err(StoreError::Conflict)
-                if self
-                    .count_of(&keys::holiday_calendar_count(calendar.account_id))
-                    .await?
-                    >= max =>
-            {
-                Err(StoreError::Rejected(format!(
-                    "the account has {max} holiday calendars already"
-                )))
-            }
-            other => other,
-        }
+        let count = keys::holiday_calendar_count(calendar.account_id);
+        self.transact_under_limit(
+            tx,
+            &[Part::Quota, Part::Other],
+            &count,
+            max,
+            "holiday calendars",
+        )
+        .await
     }
 
     async fn list_holiday_calendars(
