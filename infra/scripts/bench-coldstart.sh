@@ -16,8 +16,9 @@
 #   init, nothing else; what the AWS SDK and TLS alone cost) with the release profile for this
 #   machine, and runs each against a local stand-in of the Lambda Runtime API
 #   (infra/bench/coldstart.py), interleaved, RUNS times: init, first response, first and warm
-#   invocation, cold CPU, cold and warm RSS, printed with their ratios to the empty function and
-#   to the floor, and the spreads of init and cold CPU.
+#   invocation, init CPU (the CPU spent before the first poll) and cold CPU, cold and warm RSS,
+#   printed with their ratios to the empty function and to the floor, and the spreads of init,
+#   init CPU and cold CPU.
 # - Production configuration: each function gets the environment template.yaml gives it (read
 #   from the template; a variable the bench cannot fill stops it), its resources made on the
 #   emulator (moto, infra/scripts/emulator.sh): the table, the KMS key that seals secrets, the

@@ -5,6 +5,9 @@
 # point 2: at least 0.70; figures in docs/performance.md).
 #
 #   bash infra/scripts/bench-http.sh          # ROUNDS=3 DURATION=5 (seconds) CONNECTIONS=8 THREADS=2
+#   SKIP_BUILD=1 SERVER_BIN=/tmp/local-server-before bash infra/scripts/bench-http.sh
+#       # another build of the local server (e.g. the commit before a change), run alternately
+#       # with the current one to compare them side by side
 #
 # wrk comes from Debian (apt-get install wrk) when missing. The local server runs as shipped: the
 # embedded store with the demo seed (the same data as `cargo run -p local-server`), its default
@@ -52,7 +55,7 @@ wait_for_address() { # wait_for_address <log> -> http://host:port printed by the
   return 1
 }
 
-env -u RUST_LOG target/release/local-server --addr 127.0.0.1:0 >"$work/server.log" 2>&1 &
+env -u RUST_LOG "${SERVER_BIN:-target/release/local-server}" --addr 127.0.0.1:0 >"$work/server.log" 2>&1 &
 pids+=($!)
 target/release/hello-axum 127.0.0.1:0 >"$work/hello.log" 2>&1 &
 pids+=($!)

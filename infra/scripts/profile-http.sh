@@ -76,11 +76,12 @@ profile() { # profile <label> <pid> <url> [header]
   perf record -q -g -F 999 -p "$pid" -o "$OUT/$label.data" -- sleep "$DURATION" 2>/dev/null
   wait "$wrk_pid"
   echo "==> $label: $(awk '/Requests\/sec:/ {print $2}' "$OUT/$label.wrk") requests/s under perf"
+  # sed, not head: head would close the pipe early and pipefail stop the script.
   perf report -i "$OUT/$label.data" -g none --no-children --sort dso --stdio 2>/dev/null |
-    grep -v '^#' | grep -v '^$' | head -12 | tee "$OUT/$label.dso.txt"
+    grep -v '^#' | grep -v '^$' | sed -n '1,12p' | tee "$OUT/$label.dso.txt"
   echo "  -- top symbols"
   perf report -i "$OUT/$label.data" -g none --no-children --sort dso,symbol --stdio 2>/dev/null |
-    grep -v '^#' | grep -v '^$' | grep '%' | head -40 | tee "$OUT/$label.symbols.txt"
+    grep -v '^#' | grep -v '^$' | grep '%' | sed -n '1,40p' | tee "$OUT/$label.symbols.txt"
 }
 
 profile local-server "$server_pid" "$SERVER/contacts/$CONTACT" "Authorization: Bearer $TOKEN"

@@ -240,10 +240,11 @@ impl Deps {
         Self::from_env_with_connections(1).await
     }
 
-    /// [`Deps::from_env`] opening `connections` DynamoDB connections during init instead of one:
-    /// for a function whose requests send that many store requests at once (the dispatch
-    /// function, [`CONCURRENT_READS`](crate::dispatch::steps::CONCURRENT_READS)), so that its
-    /// first request finds them all open (issue 14 goal 3). Ignored by the embedded store.
+    /// [`Deps::from_env`] opening `connections` DynamoDB connections during init instead of one,
+    /// so that a first request sending that many store requests at once finds them all open.
+    /// Every function opens one: for the dispatch function, whose first round reads up to five
+    /// items at once, five connections during init made the cold start slower as a whole than
+    /// one (issue 36, `docs/performance.md`). Ignored by the embedded store.
     ///
     /// Errors: as [`Deps::from_env`].
     pub async fn from_env_with_connections(connections: usize) -> Result<Self, ConfigError> {

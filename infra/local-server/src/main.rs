@@ -14,6 +14,7 @@ use clap::Parser;
 use local_server::{build_app_with, with_local_keys, AppConfig};
 use shared::deps::{Deps, Process, StoreBackend};
 use shared::store::dynamodb::{env, DynamoStore};
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -61,6 +62,8 @@ async fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| DEFAULT_LOG_FILTER.into()),
         )
+        // Colours for a terminal only: a log written to a file or a pipe holds no escape codes.
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
     // Metrics go to `GET /metrics` (Prometheus text), never to the log.
     let metrics = local_server::prometheus::install()

@@ -386,10 +386,7 @@ async fn routers_function() {
 }
 
 async fn dispatch_function(stack: &Stack) {
-    let deps =
-        shared::deps::Deps::from_env_with_connections(shared::dispatch::steps::CONCURRENT_READS)
-            .await
-            .unwrap();
+    let deps = shared::deps::Deps::from_env().await.unwrap();
     let handler = dispatch_function::LambdaHandler::new(&deps).unwrap();
     let handle = |event: Value| {
         let handler = handler.clone();

@@ -169,13 +169,6 @@ pub struct Planned {
     pub sla_check: Option<(DateTime<Utc>, CheckSubject)>,
 }
 
-/// The most store requests one dispatch sends at once: the first round of reads in [`plan`]
-/// (router, record, rotation state, monthly count, webhook subscriptions). The dispatch function opens this many
-/// DynamoDB connections during init ([`Deps::from_env_with_connections`](crate::deps::Deps::from_env_with_connections)),
-/// so that its first request opens none (issue 14 goal 3; `infra/scripts/bench-coldstart.sh`
-/// counts them).
-pub const CONCURRENT_READS: usize = 5;
-
 /// Runs every step of `run` and returns the assignment to commit, recording in `trace` what it
 /// found. Writes nothing: dispatch commits the result, explain shows it (BEHAVIOR 9).
 ///

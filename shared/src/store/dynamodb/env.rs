@@ -81,9 +81,8 @@ pub const WARM_UP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// request after a cold start does not pay for one: as many concurrent `GetItem`s of a key that
 /// never exists (the nil account's item, [`keys::account`](crate::store::keys::account)) in
 /// `table`; the first also resolves the credentials and the endpoint and loads the trust store.
-/// A function whose requests read concurrently asks for as many connections as its widest round
-/// of reads (the dispatch function: [`CONCURRENT_READS`](crate::dispatch::steps::CONCURRENT_READS));
-/// the others for one. The connections stay in the client's pool for the requests that follow
+/// Every function asks for one; a request that reads concurrently opens the others it needs.
+/// The connections stay in the client's pool for the requests that follow
 /// (`docs/performance.md`, "Cold start (goal 2) and the connections made during init").
 ///
 /// Never fails: an error or no answer within [`WARM_UP_TIMEOUT`] is logged once as a warning,
