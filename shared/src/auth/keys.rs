@@ -43,7 +43,7 @@ pub fn development_key_allowed(value: Option<&str>) -> bool {
 
 /// The public point of [`DEV_SIGNING_KEY_PEM`] as JWK coordinates (RFC 7518 section 6.2.1,
 /// base64url): written out rather than derived from the private key at every cold start, where
-/// the scalar multiplication cost about 0.5 ms of CPU in every function's init (issue 36; a test
+/// the scalar multiplication cost 0.5 to 1 ms of CPU in every function's init (issue 36; a test
 /// derives it and compares).
 const DEVELOPMENT_PUBLIC_JWK: &str = r#"{"kty":"EC","crv":"P-256","x":"zb3ODqgtFcB0R2HK4CIUtFKzy2KaCfBnyevyeSax9GI","y":"NtwgS68KTcicTYR8lpq2FQIkgiLZIxTxFBoQbW5kdjs"}"#;
 
