@@ -9,18 +9,13 @@ Run: .venv/bin/python -m unittest discover -s infra/emulator -p 'test_*.py'
 
 import os
 import sys
-import threading
 import unittest
 
-import boto3
 import botocore
-from werkzeug.serving import make_server
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app  # noqa: E402
-
+import emulator_testing  # noqa: E402
 import attribute_values  # noqa: E402
-from moto_server import DynamoDBFront  # noqa: E402
 
 TABLE = "answers"
 
@@ -66,43 +61,9 @@ def item(n):
 class SameAnswers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
-        cls.server = make_server("127.0.0.1", 0, app, threaded=True)
-        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
-        cls.db = boto3.client(
-            "dynamodb",
-            endpoint_url=f"http://127.0.0.1:{cls.server.server_port}",
-            region_name="us-east-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            config=botocore.config.Config(retries={"max_attempts": 1}),
-        )
-        cls.raw = []
-        cls.db.meta.events.register(
-            "after-call.dynamodb", lambda http_response, **_: cls.raw.append(http_response.content)
-        )
-        cls.db.create_table(
-            TableName=TABLE,
-            KeySchema=[
-                {"AttributeName": "PK", "KeyType": "HASH"},
-                {"AttributeName": "SK", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": name, "AttributeType": "S"}
-                for name in ("PK", "SK", "GSI1PK", "GSI1SK")
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": "GSI1",
-                    "KeySchema": [
-                        {"AttributeName": "GSI1PK", "KeyType": "HASH"},
-                        {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        cls.server, cls.db = emulator_testing.serve()
+        cls.raw = emulator_testing.record_raw_answers(cls.db)
+        emulator_testing.create_single_table(cls.db, TABLE)
         for n in range(30):
             cls.db.put_item(TableName=TABLE, Item=item(n))
 

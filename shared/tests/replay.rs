@@ -184,6 +184,16 @@ impl Fixture {
         Ok(serde_json::to_value(answer).unwrap())
     }
 
+    /// At `end`, replays revision 1 over every dispatch so far: the window from an hour before
+    /// the first dispatch (`start()`) to `end`.
+    async fn replay_revision_1_until(&self, end: DateTime<Utc>) -> Value {
+        self.clock.set(end);
+        let (from, to) = window(start() - Duration::hours(1), end);
+        self.simulate(json!({"revision": 1, "from": from, "to": to}))
+            .await
+            .unwrap()
+    }
+
     /// Stores a draft of `ROUTER` whose configuration is the live one changed by `edit`.
     async fn put_draft(&self, edit: impl FnOnce(&mut RouterConfig)) {
         let router = self
@@ -399,12 +409,7 @@ async fn holidays_are_evaluated_at_each_entrys_instant(backend: Backend) {
     let f = fixture(backend, s).await;
     // 06:00 m4, 07:37 m5, 09:14 and 10:51 m5 (m4 on holiday), ending at 12:28.
     let end = f.dispatch_all(0..4).await;
-    f.clock.set(end);
-    let (from, to) = window(start() - Duration::hours(1), end);
-    let answer = f
-        .simulate(json!({"revision": 1, "from": from, "to": to}))
-        .await
-        .unwrap();
+    let answer = f.replay_revision_1_until(end).await;
     assert_eq!(answer["replayed"], 4);
     assert_eq!(columns(&answer), [(email(4), 1, 1), (email(5), 3, 3)]);
     assert_eq!(answer["changed"], 0, "{answer}");
@@ -420,12 +425,7 @@ async fn capacity_and_the_quota_are_not_applied(backend: Backend) {
         json!([{"current_capacity": 0, "max_capacity": 1, "assignment_type": "contacts"}]);
     let f = fixture(backend, s).await;
     let end = f.dispatch_all(0..4).await;
-    f.clock.set(end);
-    let (from, to) = window(start() - Duration::hours(1), end);
-    let answer = f
-        .simulate(json!({"revision": 1, "from": from, "to": to}))
-        .await
-        .unwrap();
+    let answer = f.replay_revision_1_until(end).await;
     // Really: m4 once, then at capacity ("Assignment limit reached") three times.
     assert_eq!(columns(&answer), [(email(4), 1, 4)]);
     assert_eq!(answer["outcomes"], json!({"Owner assigned": 4}));
@@ -457,12 +457,7 @@ async fn a_record_gone_since_counts_as_object_not_found(backend: Backend) {
         .update_record(&archived, gone.version, &[], &keys)
         .await
         .unwrap();
-    f.clock.set(end);
-    let (from, to) = window(start() - Duration::hours(1), end);
-    let answer = f
-        .simulate(json!({"revision": 1, "from": from, "to": to}))
-        .await
-        .unwrap();
+    let answer = f.replay_revision_1_until(end).await;
     assert_eq!(
         answer["outcomes"],
         json!({"Owner assigned": 2, "Object not found": 1})
@@ -522,12 +517,7 @@ async fn the_replay_set_leaves_out_early_outcomes_and_other_windows(backend: Bac
         .await
         .unwrap();
     let end = f.dispatch_all(5..6).await;
-    f.clock.set(end);
-    let (from, to) = window(start() - Duration::hours(1), end);
-    let answer = f
-        .simulate(json!({"revision": 1, "from": from, "to": to}))
-        .await
-        .unwrap();
+    let answer = f.replay_revision_1_until(end).await;
     assert_eq!(answer["replayed"], 3, "contacts 0, 1 and 5: {answer}");
     // A window that ends at the second dispatch's instant leaves it out ([from, to)).
     let (from, to) = window(start(), start() + Duration::minutes(STEP_MINUTES));

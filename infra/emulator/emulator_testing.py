@@ -1,0 +1,65 @@
+"""What the emulator's own tests (`test_*.py`) share: the wrapper served on a free loopback port in
+a thread of its own, a boto3 client of it, the raw answers it gave, and the project's table shape
+(string `PK`/`SK`, index `GSI1` on `GSI1PK`/`GSI1SK`).
+"""
+
+import threading
+
+import boto3
+import botocore
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import make_server
+
+from moto_server import DynamoDBFront
+
+
+def serve():
+    """Starts the wrapper (`moto_server.DynamoDBFront` over moto) on a free loopback port; returns
+    the server (call `shutdown()` when done) and a DynamoDB client of it that never retries."""
+    app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=f"http://127.0.0.1:{server.server_port}",
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=botocore.config.Config(retries={"max_attempts": 1}),
+    )
+    return server, client
+
+
+def record_raw_answers(client):
+    """A list that receives the raw body of every answer `client` gets from now on."""
+    raw = []
+    client.meta.events.register(
+        "after-call.dynamodb", lambda http_response, **_: raw.append(http_response.content)
+    )
+    return raw
+
+
+def create_single_table(client, name):
+    """Creates table `name` with the project's keys: `PK`/`SK` and index `GSI1` (all strings)."""
+    client.create_table(
+        TableName=name,
+        KeySchema=[
+            {"AttributeName": "PK", "KeyType": "HASH"},
+            {"AttributeName": "SK", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": attribute, "AttributeType": "S"}
+            for attribute in ("PK", "SK", "GSI1PK", "GSI1SK")
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "GSI1",
+                "KeySchema": [
+                    {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                    {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
