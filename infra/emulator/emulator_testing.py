@@ -63,3 +63,30 @@ def create_single_table(client, name):
         ],
         BillingMode="PAY_PER_REQUEST",
     )
+
+
+def answer_with_shortcut(module, gate, raw, call, shortcut):
+    """Makes `call` with the shortcut of `module` on or off (`module.enabled`) while spying on
+    `module.<gate>`, the function that decides whether the shortcut applies to a request; returns
+    the raw answers `call` got (an error's body included) and whether the gate let the shortcut
+    through. `raw` is the list of `record_raw_answers`; the module is left enabled."""
+    taken = []
+    applies = getattr(module, gate)
+
+    def spy(*args):
+        ok = applies(*args)
+        taken.append(ok)
+        return ok
+
+    setattr(module, gate, spy)
+    module.enabled = shortcut
+    raw.clear()
+    try:
+        try:
+            call()
+        except botocore.exceptions.ClientError:
+            pass  # the error's body is compared too
+    finally:
+        module.enabled = True
+        setattr(module, gate, applies)
+    return list(raw), any(taken)

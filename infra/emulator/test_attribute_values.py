@@ -11,8 +11,6 @@ import os
 import sys
 import unittest
 
-import botocore
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_testing  # noqa: E402
 import attribute_values  # noqa: E402
@@ -74,27 +72,11 @@ class SameAnswers(unittest.TestCase):
 
     def answer(self, call, shortcut):
         """The raw body of `call`'s answer, with the shortcut on or off, and whether it was taken."""
-        taken = []
-        applies = attribute_values._qualifies
-
-        def spy(serializer, shape):
-            ok = applies(serializer, shape)
-            taken.append(ok)
-            return ok
-
-        attribute_values._qualifies = spy
-        attribute_values.enabled = shortcut
-        self.raw.clear()
-        try:
-            try:
-                call()
-            except botocore.exceptions.ClientError:
-                pass  # the error's body is compared too
-        finally:
-            attribute_values.enabled = True
-            attribute_values._qualifies = applies
-        self.assertEqual(len(self.raw), 1)
-        return self.raw[0], any(taken)
+        raw, taken = emulator_testing.answer_with_shortcut(
+            attribute_values, "_qualifies", self.raw, call, shortcut
+        )
+        self.assertEqual(len(raw), 1)
+        return raw[0], taken
 
     def assert_same(self, name, call, holds_items=True):
         """The answers match; when the answer `holds_items`, the shortcut was taken for it."""

@@ -13,8 +13,6 @@ import os
 import sys
 import unittest
 
-import botocore
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_testing  # noqa: E402
 import table_query  # noqa: E402
@@ -75,27 +73,11 @@ class SameQueryAnswers(unittest.TestCase):
 
     def answer(self, request, shortcut):
         """The raw body of the Query `request`'s answer, shortcut on or off, and whether taken."""
-        taken = []
-        applies = table_query._applies
-
-        def spy(*args):
-            ok = applies(*args)
-            taken.append(ok)
-            return ok
-
-        table_query._applies = spy
-        table_query.enabled = shortcut
-        self.raw.clear()
-        try:
-            try:
-                self.db.query(**request)
-            except botocore.exceptions.ClientError:
-                pass  # the error's body is compared too
-        finally:
-            table_query.enabled = True
-            table_query._applies = applies
-        self.assertEqual(len(self.raw), 1)
-        return self.raw[0], any(taken)
+        raw, taken = emulator_testing.answer_with_shortcut(
+            table_query, "_applies", self.raw, lambda: self.db.query(**request), shortcut
+        )
+        self.assertEqual(len(raw), 1)
+        return raw[0], taken
 
     def assert_same(self, name, request, taken=True):
         with self.subTest(name):
