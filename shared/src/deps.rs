@@ -234,21 +234,15 @@ impl Deps {
     /// ([`dynamodb_env::warm_up`]; a failure is logged, not returned), so the first request after
     /// a cold start finds it open. [`Self::from_env_for`] with [`Process::function`].
     ///
+    /// One connection, in every function: a request that reads concurrently opens the others it
+    /// needs. For the dispatch function, whose first round reads up to five items at once, five
+    /// connections during init made the cold start slower as a whole than one (issue 36,
+    /// `docs/performance.md`).
+    ///
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
     /// JWKS, a JWKS listing the development key without `ALLOW_DEVELOPMENT_SIGNING_KEY=true`.
     pub async fn from_env() -> Result<Self, ConfigError> {
-        Self::from_env_with_connections(1).await
-    }
-
-    /// [`Deps::from_env`] opening `connections` DynamoDB connections during init instead of one,
-    /// so that a first request sending that many store requests at once finds them all open.
-    /// Every function opens one: for the dispatch function, whose first round reads up to five
-    /// items at once, five connections during init made the cold start slower as a whole than
-    /// one (issue 36, `docs/performance.md`). Ignored by the embedded store.
-    ///
-    /// Errors: as [`Deps::from_env`].
-    pub async fn from_env_with_connections(connections: usize) -> Result<Self, ConfigError> {
-        Self::from_env_for(Process::function(connections)?).await
+        Self::from_env_for(Process::function()?).await
     }
 
     /// Reads the environment (table above) for `process`: a Lambda function
@@ -523,15 +517,15 @@ pub struct Process {
 }
 
 impl Process {
-    /// A Lambda function opening `connections` DynamoDB connections at cold start, its store
-    /// and queue named by `STORE_BACKEND` and `DISPATCH_QUEUE_URL`.
+    /// A Lambda function opening one DynamoDB connection at cold start, its store and queue
+    /// named by `STORE_BACKEND` and `DISPATCH_QUEUE_URL`.
     ///
     /// Errors: an unknown `STORE_BACKEND`.
-    pub fn function(connections: usize) -> Result<Self, ConfigError> {
+    pub fn function() -> Result<Self, ConfigError> {
         Ok(Self {
             store: StoreBackend::from_env_or(StoreBackend::Dynamodb)?,
             outbound_default: OutboundPolicy::STRICT,
-            warm_connections: connections.max(1),
+            warm_connections: 1,
             many_instances: true,
             seed_from_env: true,
             dispatch_queue_url: var("DISPATCH_QUEUE_URL"),
