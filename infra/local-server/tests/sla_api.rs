@@ -77,6 +77,26 @@ enum Backend {
     Dynamo,
 }
 
+impl Backend {
+    /// What the lateness bound allows beyond the scaled minute for the run's own store requests
+    /// before it takes its instant (the claim, the check's entry, the router and the record).
+    /// None in memory: there the bound is the timer's precision. On the emulator, which
+    /// serializes every DynamoDB request of every test behind one lock, those three round trips
+    /// took up to 2.9 s on a loaded 2-core CI machine (0.1 to 0.3 s on a quiet one); the scale
+    /// shrinks the minute, not the round trips.
+    fn run_allowance(self) -> chrono::Duration {
+        match self {
+            Backend::Memory => chrono::Duration::zero(),
+            Backend::Dynamo => chrono::Duration::seconds(3),
+        }
+    }
+}
+
+/// Held by the tests that measure how late a check runs on DynamoDB, so that the one starting
+/// `local-server` processes (table creation, seeding, a sweep every scaled minute on the shared
+/// emulator) does not run beside the other.
+static TIMED_ON_THE_EMULATOR: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The application in process over a fresh store, SLA minutes of 1 s.
 async fn app(backend: Backend) -> (TestApp, String) {
     app_over(backend, seed()).await
@@ -251,6 +271,7 @@ async fn the_router_and_explain_show_the_sla_and_explain_starts_no_check(backend
 async fn an_unworked_record_is_reassigned_within_a_scaled_minute_and_counted_in_stats(
     backend: Backend,
 ) {
+    let _timed = TIMED_ON_THE_EMULATOR.lock().await;
     let (app, token) = app(backend).await;
     assert_eq!(
         dispatch(&app, &token, LISTED, &contact(0)).await["user"],
@@ -288,8 +309,9 @@ async fn an_unworked_record_is_reassigned_within_a_scaled_minute_and_counted_in_
     assert_eq!(reassigned["field_name"], "Contact owner");
     let ran_at = instant(&reassigned["dispatched_at"]);
     assert!(
-        ran_at >= due_at && ran_at - due_at <= chrono::Duration::seconds(1),
-        "run at most a scaled minute late: due {due_at}, ran {ran_at}"
+        ran_at >= due_at
+            && ran_at - due_at <= chrono::Duration::seconds(1) + backend.run_allowance(),
+        "run at most a scaled minute late ({backend:?}): due {due_at}, ran {ran_at}"
     );
     assert_eq!(reassigned["sla"]["status"], "pending");
     assert_eq!(
@@ -391,6 +413,7 @@ async fn a_check_pending_when_the_server_dies_on_dynamodb_runs_after_a_restart()
     if std::env::var("AWS_ENDPOINT_URL").is_err() {
         panic!("{EMULATOR_MISSING}");
     }
+    let _timed = TIMED_ON_THE_EMULATOR.lock().await;
     let seed_file = std::env::temp_dir().join(format!("sla-seed-{}.json", uuid::Uuid::new_v4()));
     std::fs::write(&seed_file, seed()).unwrap();
     let table = format!("local-{}", uuid::Uuid::new_v4().simple());
