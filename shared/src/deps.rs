@@ -10,7 +10,7 @@
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
 //! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
-//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after` cursors (BEHAVIOR 11), read once at cold start; the same for every instance, so required with `dynamodb` by the functions that list |
+//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after` cursors (BEHAVIOR 11), read once, by the first request that lists (not during the cold start: a `GET` of one record never needs it; issue 36); the same for every instance, so required with `dynamodb` by the functions that list |
 //! | `CURSOR_SECRET` | the same key in the clear, for local runs only (a deployment never puts a secret in the environment); the `memory` backend uses a random key when neither is set |
 //! | `SEALING_KMS_KEY_ID` | the KMS key that seals stored secrets (CRM access tokens, webhook signing secrets; [`crate::secrets`]); required by the functions that open or seal them in Lambda |
 //! | `LOCAL_SEALING_KEY` | base64 of a 32-byte AES key sealing them instead, for local runs; without either, the committed development key (refused in Lambda) |
@@ -39,7 +39,7 @@ use crate::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 use crate::due::{DueSettings, DueWorker, SqsHandoff};
 use crate::fields::cache::CatalogueCache;
 use crate::outbound::OutboundPolicy;
-use crate::page::cursor::CursorKey;
+use crate::page::cursor::{CursorKey, CursorKeySource, LoadCursorKey};
 use crate::secrets::{read_secret_string, KmsSealer, LocalSealer, Sealer};
 use crate::sla::SlaMinute;
 use crate::store::dynamodb::{env as dynamodb_env, DynamoStore};
@@ -73,9 +73,9 @@ pub struct Deps {
     /// The AWS configuration every client is built from; `None` without AWS (embedded store).
     #[debug(skip)]
     pub aws: Option<SdkConfig>,
-    /// Signs and opens `after` cursors (BEHAVIOR 11); `None` when `CURSOR_SECRET` is missing
-    /// on a shared store.
-    pub cursors: Option<Arc<CursorKey>>,
+    /// Signs and opens `after` cursors (BEHAVIOR 11), ready or read on first use; `None` when
+    /// `CURSOR_SECRET` and `CURSOR_SECRET_ARN` are missing on a shared store.
+    pub cursors: Option<Arc<CursorKeySource>>,
     /// Delays between CRM sync attempts (BEHAVIOR 7).
     pub crm_retry_delays: RetryDelays,
     /// Delays between webhook delivery attempts (BEHAVIOR 13, `WEBHOOK_RETRY_DELAYS`).
@@ -109,7 +109,7 @@ impl Deps {
             verifier: None,
             issuer: None,
             aws: None,
-            cursors: Some(Arc::new(CursorKey::random())),
+            cursors: Some(Arc::new(CursorKeySource::ready(CursorKey::random()))),
             crm_retry_delays: RetryDelays::default(),
             webhook_retry_delays: crate::webhooks::RetrySchedule::default(),
             due: DueWorker::in_process(
@@ -201,7 +201,7 @@ impl Deps {
 
     /// The same deps signing cursors with `key` (every instance of a deployment shares one).
     pub fn with_cursor_key(mut self, key: CursorKey) -> Self {
-        self.cursors = Some(Arc::new(key));
+        self.cursors = Some(Arc::new(CursorKeySource::ready(key)));
         self
     }
 
@@ -342,9 +342,11 @@ impl Deps {
     }
 
     /// Sets the cursor key the environment names: `CURSOR_SECRET`, or the secret
-    /// `CURSOR_SECRET_ARN` (read from Secrets Manager); unchanged when neither is set.
+    /// `CURSOR_SECRET_ARN` (read from Secrets Manager by the first request that lists, with the
+    /// one AWS configuration: [`CursorKeySource::on_first_use`]); unchanged when neither is set.
     ///
-    /// Errors: an invalid secret, or the secret cannot be read.
+    /// Errors: an invalid `CURSOR_SECRET`. A secret that cannot be read, or is too short, fails
+    /// the lists (500, logged naming the secret), not the cold start.
     async fn with_cursor_key_from_env(self) -> Result<Self, ConfigError> {
         let mut deps = self;
         if let Some(secret) = var("CURSOR_SECRET") {
@@ -354,13 +356,16 @@ impl Deps {
         }
         if let Some(arn) = var("CURSOR_SECRET_ARN") {
             let sdk = deps.aws().await;
-            let secret = read_secret_string(&sdk, &arn).await.map_err(ConfigError)?;
-            let key = CursorKey::from_secret(secret.as_bytes()).map_err(|e| {
-                ConfigError(format!(
-                    "the cursor secret {arn} (CURSOR_SECRET_ARN) is invalid: {e}"
-                ))
-            })?;
-            deps = deps.with_cursor_key(key);
+            let load: LoadCursorKey = Box::new(move || {
+                let (sdk, arn) = (sdk.clone(), arn.clone());
+                Box::pin(async move {
+                    let secret = read_secret_string(&sdk, &arn).await?;
+                    CursorKey::from_secret(secret.as_bytes()).map_err(|e| {
+                        format!("the cursor secret {arn} (CURSOR_SECRET_ARN) is invalid: {e}")
+                    })
+                })
+            });
+            deps.cursors = Some(Arc::new(CursorKeySource::on_first_use(load)));
         }
         Ok(deps)
     }
@@ -374,10 +379,10 @@ impl Deps {
             .ok_or_else(|| ConfigError("JWT_PUBLIC_JWKS is not set".into()))
     }
 
-    /// The cursor key.
+    /// The cursor key, ready or read on first use.
     ///
     /// Errors: `CURSOR_SECRET is not set` (a shared store without a shared secret).
-    pub fn cursors(&self) -> Result<Arc<CursorKey>, ConfigError> {
+    pub fn cursors(&self) -> Result<Arc<CursorKeySource>, ConfigError> {
         self.cursors.clone().ok_or_else(|| {
             ConfigError(
                 "CURSOR_SECRET is not set: every instance must sign list cursors with one secret of at least 32 bytes"

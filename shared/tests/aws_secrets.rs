@@ -56,19 +56,44 @@ async fn kms_seals_and_the_cursor_key_comes_from_secrets_manager() {
     std::env::set_var("CURSOR_SECRET_ARN", &arn);
     std::env::set_var("SEALING_KMS_KEY_ID", &key_id);
     let deps = Deps::from_env().await.unwrap();
-    assert!(
-        deps.cursors().is_ok(),
-        "the cursor key was read from the secret"
-    );
+    let key = deps.cursors().unwrap().key().await;
+    assert!(key.is_ok(), "the cursor key was read from the secret");
     let sealed = deps.sealer().unwrap().seal("x", &context).await.unwrap();
     assert!(sealed.as_str().starts_with("kms:"), "{sealed:?}");
 
-    // A secret that cannot be read fails the cold start, naming it.
+    // The secret is read by the first list, not during the cold start (issue 36): one that
+    // cannot be read starts the function, then fails each use (a 500, logged naming it) until
+    // it can be read.
     std::env::set_var("CURSOR_SECRET_ARN", format!("{arn}-missing"));
-    let err = Deps::from_env().await.expect_err("unreadable").to_string();
+    let deps = Deps::from_env()
+        .await
+        .expect("the cold start reads no secret");
+    let cursors = deps.cursors().unwrap();
+    for _ in 0..2 {
+        let err = cursors.key().await.expect_err("unreadable");
+        let cause = match &err {
+            shared::error::DomainError::Internal(cause) => cause.to_string(),
+            other => panic!("not a 500: {other:?}"),
+        };
+        assert!(
+            cause.contains("cannot read the secret") && cause.contains("-missing"),
+            "{cause}"
+        );
+    }
+    // Too short: refused at first use, naming the secret.
+    let short = secrets
+        .create_secret()
+        .name(format!("cursor-{}", uuid::Uuid::new_v4().simple()))
+        .secret_string("short")
+        .send()
+        .await
+        .unwrap();
+    std::env::set_var("CURSOR_SECRET_ARN", short.arn().unwrap());
+    let deps = Deps::from_env().await.unwrap();
+    let err = deps.cursors().unwrap().key().await.expect_err("too short");
     assert!(
-        err.contains("cannot read the secret") && err.contains("-missing"),
-        "{err}"
+        format!("{err:?}").contains("(CURSOR_SECRET_ARN) is invalid"),
+        "{err:?}"
     );
 
     // In Lambda without a KMS key, the functions that seal or open refuse to start.

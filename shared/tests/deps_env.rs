@@ -89,6 +89,7 @@ async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
     std::env::set_var("CURSOR_SECRET", "0123456789abcdef0123456789abcdef-instance");
     let one = Deps::from_env().await.unwrap().cursors().unwrap();
     let two = Deps::from_env().await.unwrap().cursors().unwrap();
+    let (one, two) = (one.key().await.unwrap(), two.key().await.unwrap());
     let list = shared::page::cursor::ListId::new(uuid::Uuid::nil().into(), "contacts", false);
     let position = shared::page::Position::new("2026-11-23T00:00:00Z#x");
     assert_eq!(

@@ -28,7 +28,7 @@ use shared::described_routes;
 use shared::error::DomainError;
 use shared::history::{DispatchEntryView, HistoryService};
 use shared::model::ObjectType;
-use shared::page::cursor::CursorKey;
+use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
 use shared::records::{Caller, RecordService, RecordView, RecordWrite};
 use shared::types::RecordId;
@@ -45,7 +45,7 @@ pub struct RecordsState {
     /// `Idempotency-Key` handling (BEHAVIOR 10).
     pub idempotency: Arc<IdempotentRequests>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
-    pub cursors: Arc<CursorKey>,
+    pub cursors: Arc<CursorKeySource>,
     /// The routing history (BEHAVIOR 8).
     pub history: Arc<HistoryService>,
 }
@@ -117,7 +117,7 @@ async fn list(
             t,
             q.properties.as_deref(),
             &q.list,
-            &s.cursors,
+            &*s.cursors.key().await?,
         )
         .await?;
     Ok((StatusCode::OK, Json(body)))
@@ -215,7 +215,13 @@ async fn dispatches(
         RecordId::parse(&id).ok_or_else(|| DomainError::not_found("Record not found"))?;
     let body = s
         .history
-        .record_dispatches(p.account_id, t, record_id, &q.list, &s.cursors)
+        .record_dispatches(
+            p.account_id,
+            t,
+            record_id,
+            &q.list,
+            &*s.cursors.key().await?,
+        )
         .await?;
     Ok((StatusCode::OK, Json(body)))
 }

@@ -32,7 +32,7 @@ use shared::dispatch::replay::SimulateBody;
 use shared::dispatch::{Replayer, Simulation};
 use shared::error::DomainError;
 use shared::history::{DispatchEntryView, HistoryService, RouterStats};
-use shared::page::cursor::CursorKey;
+use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
 use shared::routers::{Actor, DraftView, RevisionView, RouterAdmin, Tagged};
 use shared::routers::{RouterService, RouterView};
@@ -49,7 +49,7 @@ pub struct RoutersState {
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
-    pub cursors: Arc<CursorKey>,
+    pub cursors: Arc<CursorKeySource>,
     /// The routing history and stats (BEHAVIOR 8).
     pub history: Arc<HistoryService>,
     /// The current time (the stats' default window).
@@ -206,7 +206,7 @@ pub async fn list(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.routers
-            .list(p.account_id, &query.list, &s.cursors)
+            .list(p.account_id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }
@@ -259,7 +259,7 @@ pub async fn dispatches(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.history
-            .router_dispatches(p.account_id, id, &query.list, &s.cursors)
+            .router_dispatches(p.account_id, id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }
@@ -577,7 +577,7 @@ pub async fn revisions(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.admin
-            .revisions(p.account_id, id, &query.list, &s.cursors)
+            .revisions(p.account_id, id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }

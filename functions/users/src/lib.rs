@@ -24,7 +24,7 @@ use shared::calendars::{HolidayCalendarService, HolidayCalendarView};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::members::{MemberPatch, MemberService, MemberView};
-use shared::page::cursor::CursorKey;
+use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
 use shared::types::HolidayCalendarId;
 use shared::types::MemberId;
@@ -39,7 +39,7 @@ pub struct UsersState {
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
-    pub cursors: Arc<CursorKey>,
+    pub cursors: Arc<CursorKeySource>,
     /// The holiday calendar operations (BEHAVIOR 17).
     pub calendars: Arc<HolidayCalendarService>,
 }
@@ -140,7 +140,7 @@ pub async fn list(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.members
-            .list(p.account_id, &query.list, &s.cursors)
+            .list(p.account_id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }
@@ -237,7 +237,7 @@ pub async fn list_calendars(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.calendars
-            .list(p.account_id, &query.list, &s.cursors)
+            .list(p.account_id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }

@@ -28,7 +28,7 @@ use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::due::{DueMessage, DueWorker};
 use shared::outbound::OutboundClient;
-use shared::page::cursor::CursorKey;
+use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
 use shared::types::ids::WebhookId;
 use shared::webhooks::sender::{DELIVERY_TIMEOUT, MAX_ANSWER_BYTES};
@@ -46,7 +46,7 @@ pub struct WebhooksState {
     /// Bearer-token verification.
     pub verifier: Arc<TokenVerifier>,
     /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
-    pub cursors: Arc<CursorKey>,
+    pub cursors: Arc<CursorKeySource>,
 }
 
 impl WebhooksState {
@@ -172,7 +172,7 @@ pub async fn list(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.webhooks
-            .list(p.account_id, &query.list, &s.cursors)
+            .list(p.account_id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }
@@ -325,7 +325,7 @@ pub async fn deliveries(
     let query = ListQuery::parse(q.as_deref())?;
     Ok(Json(
         s.webhooks
-            .deliveries(p.account_id, id, &query.list, &s.cursors)
+            .deliveries(p.account_id, id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
 }

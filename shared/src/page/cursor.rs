@@ -17,6 +17,7 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
+use std::sync::Arc;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -38,6 +39,76 @@ pub struct CursorKey {
 impl std::fmt::Debug for CursorKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("CursorKey(..)")
+    }
+}
+
+/// Loads the cursor key on first use: the Secrets Manager read behind `CURSOR_SECRET_ARN`
+/// ([`crate::deps`]). Its error is a message naming the secret, logged and answered as a 500.
+pub type LoadCursorKey = Box<
+    dyn Fn()
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<CursorKey, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A process's cursor key: given at start ([`Self::ready`]: `CURSOR_SECRET`, or a random key
+/// for one process alone), or loaded by the first request that needs it ([`Self::on_first_use`]:
+/// the secret `CURSOR_SECRET_ARN` names, read by the first list rather than during the cold start,
+/// which a `GET` of one record or a dispatch does not need: issue 36). Concurrent first uses
+/// load it once; a failed load is not remembered, so the next request tries again.
+pub struct CursorKeySource {
+    key: tokio::sync::OnceCell<Arc<CursorKey>>,
+    load: Option<LoadCursorKey>,
+}
+
+impl std::fmt::Debug for CursorKeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CursorKeySource")
+            .field("loaded", &self.key.initialized())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CursorKeySource {
+    /// The key `key`, ready now.
+    pub fn ready(key: CursorKey) -> Self {
+        Self {
+            key: tokio::sync::OnceCell::new_with(Some(Arc::new(key))),
+            load: None,
+        }
+    }
+
+    /// A key that `load` reads on first use.
+    pub fn on_first_use(load: LoadCursorKey) -> Self {
+        Self {
+            key: tokio::sync::OnceCell::new(),
+            load: Some(load),
+        }
+    }
+
+    /// The key, loaded now when this is its first use.
+    ///
+    /// Errors: 500 when the load fails (the secret cannot be read, or is shorter than
+    /// [`CursorKey::MIN_SECRET_BYTES`]); the cause is logged, not answered.
+    pub async fn key(&self) -> Result<Arc<CursorKey>, DomainError> {
+        let key = self
+            .key
+            .get_or_try_init(|| async {
+                let Some(load) = &self.load else {
+                    return Err(DomainError::internal(
+                        "no cursor key and nothing to load it",
+                    ));
+                };
+                match load().await {
+                    Ok(key) => Ok(Arc::new(key)),
+                    Err(error) => {
+                        tracing::error!(%error, "cursor key not loaded; the next list tries again");
+                        Err(DomainError::internal(error))
+                    }
+                }
+            })
+            .await?;
+        Ok(key.clone())
     }
 }
 
@@ -384,5 +455,56 @@ mod tests {
                 .unwrap();
             assert_eq!(page, Page::after(5, Position::new("w"), false));
         }
+    }
+
+    /// The key loaded on first use: concurrent first uses load it once, a failed load is not
+    /// remembered (the next use tries again), and the loaded key is the one every later use gets.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_key_loaded_on_first_use_is_loaded_once_and_a_failure_is_tried_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counted = loads.clone();
+        let source = Arc::new(CursorKeySource::on_first_use(Box::new(move || {
+            let attempt = counted.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                if attempt == 0 {
+                    return Err("the secret store is down".to_string());
+                }
+                CursorKey::from_secret(b"0123456789abcdef0123456789abcdef-loaded")
+                    .map_err(|e| e.to_string())
+            })
+        })));
+        assert_eq!(
+            loads.load(Ordering::SeqCst),
+            0,
+            "nothing loaded before a use"
+        );
+        let failed = source.key().await.expect_err("the first load fails");
+        assert!(matches!(failed, DomainError::Internal(_)), "{failed:?}");
+        let uses: Vec<_> = (0..8)
+            .map(|_| {
+                let source = source.clone();
+                tokio::spawn(async move { source.key().await })
+            })
+            .collect();
+        let mut keys = Vec::new();
+        for used in uses {
+            keys.push(used.await.unwrap().unwrap());
+        }
+        assert_eq!(
+            loads.load(Ordering::SeqCst),
+            2,
+            "one failed load, then one load"
+        );
+        let l = list(1, "contacts", false);
+        let p = Position::new("k");
+        let expected = CursorKey::from_secret(b"0123456789abcdef0123456789abcdef-loaded").unwrap();
+        for key in keys {
+            assert_eq!(expected.open(&l, &key.seal(&l, &p)).unwrap(), p);
+        }
+        let ready = CursorKeySource::ready(expected.clone());
+        let got = ready.key().await.unwrap();
+        assert_eq!(got.open(&l, &expected.seal(&l, &p)).unwrap(), p);
     }
 }

@@ -1,7 +1,8 @@
 //! Secrets at rest and in configuration (issue 21 point 3).
 //!
-//! - [`read_secret_string`]: a Secrets Manager secret read once at cold start (the signing key of
-//!   the token function, the cursor key of the functions that list), so no secret sits in a
+//! - [`read_secret_string`]: a Secrets Manager secret read once per instance (the signing key of
+//!   the token function at cold start, the cursor key of the functions that list on their first
+//!   list request: [`crate::page::cursor::CursorKeySource`]), so no secret sits in a
 //!   function's environment, where anyone allowed `lambda:GetFunctionConfiguration` reads it.
 //! - [`Sealer`]: secrets the service must present later (a CRM connection's access token, a
 //!   webhook subscription's signing secret) are stored sealed, never as sent: encrypted with a
