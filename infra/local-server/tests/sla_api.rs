@@ -407,7 +407,10 @@ async fn writes_through_the_api_meet_or_cancel_the_check(backend: Backend) {
 
 /// The binary reads `SLA_MINUTE_SECONDS`; killed with a check pending on DynamoDB and started
 /// again before it is due, the next process has no timer for it: its sweeper (every scaled
-/// minute, whatever `SWEEP_INTERVAL_SECONDS` says) runs it at most a scaled minute late, once.
+/// minute, whatever `SWEEP_INTERVAL_SECONDS` says) runs it at most a scaled minute late, once
+/// (plus the run's round trips on the emulator, [`Backend::run_allowance`]; that the sweeper
+/// takes an SLA check at its due time, not after the hand-off's grace, is the due worker's unit
+/// test of `resume_at`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_pending_when_the_server_dies_on_dynamodb_runs_after_a_restart() {
     if std::env::var("AWS_ENDPOINT_URL").is_err() {
@@ -489,7 +492,8 @@ async fn a_check_pending_when_the_server_dies_on_dynamodb_runs_after_a_restart()
     assert_eq!(reassignments[0]["user"], M2);
     let ran_at = instant(&reassignments[0]["dispatched_at"]);
     assert!(
-        ran_at >= due_at && ran_at - due_at <= chrono::Duration::milliseconds(2000),
+        ran_at >= due_at
+            && ran_at - due_at <= chrono::Duration::seconds(1) + Backend::Dynamo.run_allowance(),
         "a scaled minute (1 s) late at most, plus the run: due {due_at}, ran {ran_at}"
     );
     drop(server);
