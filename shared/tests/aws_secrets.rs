@@ -42,22 +42,36 @@ async fn kms_seals_and_the_cursor_key_comes_from_secrets_manager() {
 
     // Deps: SEALING_KMS_KEY_ID names the sealer; CURSOR_SECRET_ARN the cursor key.
     let secrets = aws_sdk_secretsmanager::Client::new(&sdk);
-    let secret = secrets
-        .create_secret()
-        .name(format!("cursor-{}", uuid::Uuid::new_v4().simple()))
-        .secret_string("a-cursor-key-of-at-least-thirty-two-bytes!")
-        .send()
-        .await
-        .unwrap();
-    let arn = secret.arn().unwrap().to_string();
+    let create_secret = |text: &'static str| {
+        let secrets = secrets.clone();
+        async move {
+            let made = secrets
+                .create_secret()
+                .name(format!("cursor-{}", uuid::Uuid::new_v4().simple()))
+                .secret_string(text)
+                .send()
+                .await
+                .unwrap();
+            made.arn().unwrap().to_string()
+        }
+    };
+    let text = "a-cursor-key-of-at-least-thirty-two-bytes!";
+    let arn = create_secret(text).await;
     std::env::set_var("STORE_BACKEND", "dynamodb");
     std::env::set_var("TABLE_NAME", "not-read-here");
     std::env::remove_var("CURSOR_SECRET");
     std::env::set_var("CURSOR_SECRET_ARN", &arn);
     std::env::set_var("SEALING_KMS_KEY_ID", &key_id);
     let deps = Deps::from_env().await.unwrap();
-    let key = deps.cursors().unwrap().key().await;
-    assert!(key.is_ok(), "the cursor key was read from the secret");
+    let key = deps.cursors().unwrap().key().await.unwrap();
+    let list = shared::page::cursor::ListId::new(uuid::Uuid::nil().into(), "contacts", false);
+    let position = shared::page::Position::new("2026-11-27T00:00:00Z#x");
+    let from_text = shared::page::cursor::CursorKey::from_secret(text.as_bytes()).unwrap();
+    assert_eq!(
+        from_text.open(&list, &key.seal(&list, &position)).unwrap(),
+        position,
+        "the cursor key is the secret's text"
+    );
     let sealed = deps.sealer().unwrap().seal("x", &context).await.unwrap();
     assert!(sealed.as_str().starts_with("kms:"), "{sealed:?}");
 
@@ -81,14 +95,7 @@ async fn kms_seals_and_the_cursor_key_comes_from_secrets_manager() {
         );
     }
     // Too short: refused at first use, naming the secret.
-    let short = secrets
-        .create_secret()
-        .name(format!("cursor-{}", uuid::Uuid::new_v4().simple()))
-        .secret_string("short")
-        .send()
-        .await
-        .unwrap();
-    std::env::set_var("CURSOR_SECRET_ARN", short.arn().unwrap());
+    std::env::set_var("CURSOR_SECRET_ARN", create_secret("short").await);
     let deps = Deps::from_env().await.unwrap();
     let err = deps.cursors().unwrap().key().await.expect_err("too short");
     assert!(

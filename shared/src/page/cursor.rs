@@ -56,15 +56,26 @@ pub type LoadCursorKey = Box<
 /// the secret `CURSOR_SECRET_ARN` names, read by the first list rather than during the cold start,
 /// which a `GET` of one record or a dispatch does not need: issue 36). Concurrent first uses
 /// load it once; a failed load is not remembered, so the next request tries again.
-pub struct CursorKeySource {
-    key: tokio::sync::OnceCell<Arc<CursorKey>>,
-    load: Option<LoadCursorKey>,
+pub enum CursorKeySource {
+    /// Known at start.
+    Ready(Arc<CursorKey>),
+    /// Loaded by `load` on first use, then kept in `key`.
+    OnFirstUse {
+        /// The key once loaded.
+        key: tokio::sync::OnceCell<Arc<CursorKey>>,
+        /// Reads it.
+        load: LoadCursorKey,
+    },
 }
 
 impl std::fmt::Debug for CursorKeySource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let loaded = match self {
+            Self::Ready(_) => true,
+            Self::OnFirstUse { key, .. } => key.initialized(),
+        };
         f.debug_struct("CursorKeySource")
-            .field("loaded", &self.key.initialized())
+            .field("loaded", &loaded)
             .finish_non_exhaustive()
     }
 }
@@ -72,43 +83,30 @@ impl std::fmt::Debug for CursorKeySource {
 impl CursorKeySource {
     /// The key `key`, ready now.
     pub fn ready(key: CursorKey) -> Self {
-        Self {
-            key: tokio::sync::OnceCell::new_with(Some(Arc::new(key))),
-            load: None,
-        }
+        Self::Ready(Arc::new(key))
     }
 
     /// A key that `load` reads on first use.
     pub fn on_first_use(load: LoadCursorKey) -> Self {
-        Self {
+        Self::OnFirstUse {
             key: tokio::sync::OnceCell::new(),
-            load: Some(load),
+            load,
         }
     }
 
     /// The key, loaded now when this is its first use.
     ///
     /// Errors: 500 when the load fails (the secret cannot be read, or is shorter than
-    /// [`CursorKey::MIN_SECRET_BYTES`]); the cause is logged, not answered.
+    /// [`CursorKey::MIN_SECRET_BYTES`]); the cause is logged with the 500, not answered.
     pub async fn key(&self) -> Result<Arc<CursorKey>, DomainError> {
-        let key = self
-            .key
-            .get_or_try_init(|| async {
-                let Some(load) = &self.load else {
-                    return Err(DomainError::internal(
-                        "no cursor key and nothing to load it",
-                    ));
-                };
-                match load().await {
-                    Ok(key) => Ok(Arc::new(key)),
-                    Err(error) => {
-                        tracing::error!(%error, "cursor key not loaded; the next list tries again");
-                        Err(DomainError::internal(error))
-                    }
-                }
-            })
-            .await?;
-        Ok(key.clone())
+        match self {
+            Self::Ready(key) => Ok(key.clone()),
+            Self::OnFirstUse { key, load } => key
+                .get_or_try_init(|| async { load().await.map(Arc::new) })
+                .await
+                .cloned()
+                .map_err(DomainError::internal),
+        }
     }
 }
 
