@@ -29,6 +29,12 @@ pub const DEMO_SEED: &str = include_str!("../../seed/demo.json");
 /// Lifetime of issued tokens, seconds.
 pub const TOKEN_TTL_SECONDS: u64 = 3600;
 
+/// The log filter when `RUST_LOG` is unset: `info`, without the requests' spans and their
+/// `request done` lines ([`shared::api::REQUEST_LOG_TARGET`]: a request that succeeds writes no
+/// line, a 5xx one `request failed` line; `RUST_LOG=info` shows the spans and every done line),
+/// and tower-http's per-request lines.
+pub const DEFAULT_LOG_FILTER: &str = "info,tower_http=warn,request=warn";
+
 /// Path of the interactive API reference.
 pub const DOCS_PATH: &str = "/docs";
 

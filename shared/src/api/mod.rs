@@ -105,65 +105,86 @@ pub fn finish(routes: Router) -> Router {
         .layer(axum::middleware::from_fn(request_span))
 }
 
-/// The tracing target of the one `request done` line each request writes (status and
-/// duration): at `info` in Lambda, where every line of a request is kept (`docs/operations.md`);
-/// the local server's default filter leaves it out (`RUST_LOG=info` shows it).
+/// The tracing target of each request's span and of the one `request done` line it writes
+/// (status and duration). Lambda's filter (`info`) keeps both, so every line of a request names
+/// it (`docs/operations.md`). The local server's default filter leaves both out: it writes no
+/// line for a request that succeeds, and one `request failed` line (this target, `warn`) naming
+/// the request id and route of a 5xx; `RUST_LOG=info` shows the span and the done lines.
 pub const REQUEST_LOG_TARGET: &str = "request";
 
-/// One span per request, on every log line of it: API Gateway's request id, the Lambda request
-/// id and X-Ray trace id (when running in Lambda), the method, the route template (never the
-/// raw path: ids and what a client typed stay out of logs), and the account once the token is
-/// verified. One line at the end with the status and duration (target [`REQUEST_LOG_TARGET`]);
-/// the request's metrics ([`crate::telemetry`]), flushed at once in Lambda (one invocation is one
+/// One span per request (target [`REQUEST_LOG_TARGET`]), on every log line of it: API Gateway's
+/// request id, the Lambda request id and X-Ray trace id (when running in Lambda), the method,
+/// the route template (never the raw path: ids and what a client typed stay out of logs), and
+/// the account once the token is verified. One line at the end with the status and duration;
+/// when a filter leaves the span out, only a 5xx writes a line, naming the request itself. The
+/// request's metrics ([`crate::telemetry`]), flushed at once in Lambda (one invocation is one
 /// request; the local server serves them on `GET /metrics` instead).
 async fn request_span(req: Request, next: Next) -> Response {
-    let request_id =
-        api_gateway_request_id(&req).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let gateway_id = api_gateway_request_id(&req);
+    let mut generated = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let request_id: &str = match &gateway_id {
+        Some(id) => id,
+        None => uuid::Uuid::new_v4()
+            .hyphenated()
+            .encode_lower(&mut generated),
+    };
     let lambda = req.extensions().get::<lambda_http::Context>().cloned();
-    let lambda_request_id = lambda.as_ref().map(|c| c.request_id.clone());
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let span = tracing::info_span!(
+        target: REQUEST_LOG_TARGET,
+        "request",
+        request_id = %request_id,
+        lambda_request_id = tracing::field::Empty,
+        xray_trace_id = tracing::field::Empty,
+        method = %req.method(),
+        route = %route,
+        account_id = tracing::field::Empty,
+    );
+    let lambda_request_id = lambda.as_ref().map(|c| c.request_id.as_str());
     let trace_id = lambda.as_ref().and_then(|c| {
         c.xray_trace_id
             .clone()
             .or_else(|| std::env::var("_X_AMZN_TRACE_ID").ok())
     });
-    let method = req.method().clone();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|m| m.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".into());
-    let span = tracing::info_span!(
-        "request",
-        request_id = %request_id,
-        lambda_request_id = tracing::field::Empty,
-        xray_trace_id = tracing::field::Empty,
-        %method,
-        route = %route,
-        account_id = tracing::field::Empty,
-    );
-    if let Some(id) = &lambda_request_id {
-        span.record("lambda_request_id", id.as_str());
+    if let Some(id) = lambda_request_id {
+        span.record("lambda_request_id", id);
     }
     if let Some(id) = &trace_id {
         span.record("xray_trace_id", id.as_str());
     }
     let started = std::time::Instant::now();
-    let mut response = next.run(req).instrument(span.clone()).await;
+    let mut response = if span.is_disabled() {
+        next.run(req).await
+    } else {
+        next.run(req).instrument(span.clone()).await
+    };
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
-    span.in_scope(|| {
-        tracing::info!(
+    if !span.is_disabled() {
+        span.in_scope(|| {
+            tracing::info!(
+                target: REQUEST_LOG_TARGET,
+                status,
+                elapsed_ms = elapsed.as_millis() as u64,
+                "request done"
+            )
+        });
+    } else if status >= 500 {
+        tracing::warn!(
             target: REQUEST_LOG_TARGET,
+            request_id = %request_id,
+            route = %route,
             status,
             elapsed_ms = elapsed.as_millis() as u64,
-            "request done"
-        )
-    });
-    crate::telemetry::request(&route, status, elapsed);
-    if lambda.is_some() {
-        crate::telemetry::flush(lambda_request_id.as_deref(), trace_id.as_deref());
+            "request failed"
+        );
     }
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
+    crate::telemetry::request(route, status, elapsed);
+    if lambda.is_some() {
+        crate::telemetry::flush(lambda_request_id, trace_id.as_deref());
+    }
+    if let Ok(value) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert("x-request-id", value);
     }
     response

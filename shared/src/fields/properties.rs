@@ -43,9 +43,16 @@ impl PropertyList {
         Ok(Self(names))
     }
 
-    /// Names given explicitly, e.g. every key a create request set.
+    /// Names given explicitly, e.g. every key a create request set; each kept once, in the order
+    /// of its first appearance (as [`PropertyList::parse`] keeps them).
     pub fn from_names(names: impl IntoIterator<Item = String>) -> Self {
-        Self(names.into_iter().collect())
+        let mut list: Vec<String> = Vec::new();
+        for name in names {
+            if !list.contains(&name) {
+                list.push(name);
+            }
+        }
+        Self(list)
     }
 
     /// The names, in the order asked.
@@ -75,5 +82,11 @@ mod tests {
             assert_eq!(err.to_string(), format!("Invalid property name: {shown}"));
             assert_eq!(err.field(), Some("properties"));
         }
+    }
+
+    #[test]
+    fn explicit_names_are_kept_once_in_first_order() {
+        let list = PropertyList::from_names(["b", "a", "b", "c", "a"].map(String::from));
+        assert_eq!(list.names(), ["b", "a", "c"]);
     }
 }

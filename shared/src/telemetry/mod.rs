@@ -23,7 +23,8 @@ mod emf_tests;
 pub use catalogue::*;
 use emf::EmfRecorder;
 use metrics::{counter, gauge, histogram};
-use std::sync::OnceLock;
+use std::collections::HashSet;
+use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 static EMF: OnceLock<&'static EmfRecorder> = OnceLock::new();
@@ -104,9 +105,32 @@ pub fn request(route: &str, status: u16, elapsed: Duration) {
         400..=499 => "4xx",
         _ => "5xx",
     };
-    counter!(REQUESTS, "route" => route.to_string(), "status_class" => class).increment(1);
-    histogram!(REQUEST_LATENCY, "route" => route.to_string())
-        .record(elapsed.as_secs_f64() * 1000.0);
+    let route = route_label(route);
+    counter!(REQUESTS, "route" => route, "status_class" => class).increment(1);
+    histogram!(REQUEST_LATENCY, "route" => route).record(elapsed.as_secs_f64() * 1000.0);
+}
+
+/// `route` as a `'static` label value, so recording a request's metrics copies no string: each
+/// distinct route is copied once and kept for the life of the process. The values are route
+/// templates (`/contacts/{contactId}`, never a raw path) or `unmatched`, a set fixed by the
+/// router, so what is kept is bounded.
+fn route_label(route: &str) -> &'static str {
+    static ROUTES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
+    let routes = ROUTES.get_or_init(Default::default);
+    if let Some(known) = routes
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(route)
+    {
+        return known;
+    }
+    let mut routes = routes.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = routes.get(route) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(route.into());
+    routes.insert(kept);
+    kept
 }
 
 /// A dispatch's outcome label and the assignment's reason (`none` without an assignment).
