@@ -20,11 +20,13 @@ use crate::auth::token::verify::TokenVerifier;
 use crate::error::DomainError;
 use axum::extract::{FromRef, MatchedPath, Request};
 use axum::http::{HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::Response;
 use axum::routing::MethodRouter;
 use axum::Router;
+use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use tracing::Instrument;
 
 /// A method router for a path that answers `allow`'s methods; every other method gets 405 with
@@ -102,7 +104,59 @@ pub fn missing_path_parameter(name: &'static str) -> DomainError {
 pub fn finish(routes: Router) -> Router {
     routes
         .fallback(|| async { DomainError::not_found("Not found") })
-        .layer(axum::middleware::from_fn(request_span))
+        .layer(RequestSpanLayer)
+}
+
+/// The layer [`finish`] puts around every route and the fallback: [`request_span`] around the
+/// route's answer. A plain [`tower::Service`] rather than `axum::middleware::from_fn`, which
+/// clones and boxes the inner service and boxes two futures for every request.
+#[derive(Clone, Copy, Debug)]
+struct RequestSpanLayer;
+
+impl<S> tower::Layer<S> for RequestSpanLayer {
+    type Service = RequestSpanService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RequestSpanService { inner }
+    }
+}
+
+/// A route (or the fallback) with [`request_span`] around it.
+#[derive(Clone, Debug)]
+struct RequestSpanService<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for RequestSpanService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures_util::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let facts = RequestFacts {
+            gateway_id: api_gateway_request_id(&req),
+            lambda: req.extensions().get::<lambda_http::Context>().cloned(),
+            route: req.extensions().get::<MatchedPath>().cloned(),
+            method: req.method().clone(),
+        };
+        Box::pin(request_span(facts, self.inner.call(req)))
+    }
+}
+
+/// What [`request_span`] needs of the request, taken before the route consumes it.
+struct RequestFacts {
+    gateway_id: Option<String>,
+    lambda: Option<lambda_http::Context>,
+    route: Option<MatchedPath>,
+    method: Method,
 }
 
 /// The tracing target of each request's span and of the one `request done` line it writes
@@ -119,25 +173,28 @@ pub const REQUEST_LOG_TARGET: &str = "request";
 /// when a filter leaves the span out, only a 5xx writes a line, naming the request itself. The
 /// request's metrics ([`crate::telemetry`]), flushed at once in Lambda (one invocation is one
 /// request; the local server serves them on `GET /metrics` instead).
-async fn request_span(req: Request, next: Next) -> Response {
-    let gateway_id = api_gateway_request_id(&req);
+async fn request_span(
+    facts: RequestFacts, answer: impl Future<Output = Result<Response, Infallible>>,
+) -> Result<Response, Infallible> {
     let mut generated = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let request_id: &str = match &gateway_id {
+    let request_id: &str = match &facts.gateway_id {
         Some(id) => id,
         None => uuid::Uuid::new_v4()
             .hyphenated()
             .encode_lower(&mut generated),
     };
-    let lambda = req.extensions().get::<lambda_http::Context>().cloned();
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let lambda = facts.lambda;
+    let route = facts
+        .route
+        .as_ref()
+        .map_or("unmatched", MatchedPath::as_str);
     let span = tracing::info_span!(
         target: REQUEST_LOG_TARGET,
         "request",
         request_id = %request_id,
         lambda_request_id = tracing::field::Empty,
         xray_trace_id = tracing::field::Empty,
-        method = %req.method(),
+        method = %facts.method,
         route = %route,
         account_id = tracing::field::Empty,
     );
@@ -154,10 +211,10 @@ async fn request_span(req: Request, next: Next) -> Response {
         span.record("xray_trace_id", id.as_str());
     }
     let started = std::time::Instant::now();
-    let mut response = if span.is_disabled() {
-        next.run(req).await
+    let Ok(mut response) = if span.is_disabled() {
+        answer.await
     } else {
-        next.run(req).instrument(span.clone()).await
+        answer.instrument(span.clone()).await
     };
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
@@ -187,7 +244,7 @@ async fn request_span(req: Request, next: Next) -> Response {
     if let Ok(value) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert("x-request-id", value);
     }
-    response
+    Ok(response)
 }
 
 fn api_gateway_request_id(req: &Request) -> Option<String> {
