@@ -18,7 +18,6 @@ use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// Command line of the local server.
 /// mimalloc rather than glibc's allocator: a request allocates dozens of times, on worker threads
 /// that free what another allocated. Counted with callgrind on `GET /contacts/{id}`, it takes the
 /// server's instructions per request from 43,800 to 37,200 (`docs/performance.md`, issue 36). The
@@ -26,6 +25,7 @@ use std::path::PathBuf;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Command line of the local server.
 #[derive(Debug, Parser)]
 #[command(
     name = "local-server",

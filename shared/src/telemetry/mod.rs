@@ -97,7 +97,9 @@ pub fn flush(request_id: Option<&str>, trace_id: Option<&str>) {
     }
 }
 
-/// A request answered: its route template, status and duration.
+/// A request answered: its route template, status and duration. `route` is a template
+/// (`/contacts/{contactId}`) or `unmatched`, never a raw path: each distinct value becomes a
+/// label kept for the life of the process.
 pub fn request(route: &str, status: u16, elapsed: Duration) {
     let class = match status {
         200..=299 => "2xx",
