@@ -24,36 +24,10 @@ CONNECTIONS="${CONNECTIONS:-8}"
 THREADS="${THREADS:-2}"
 CONTACT=01936b2a-7c00-7a00-8000-000000000002
 
-if ! command -v wrk >/dev/null; then
-  echo "==> apt-get install wrk"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get install -y wrk >/dev/null || { $sudo apt-get update >/dev/null && $sudo apt-get install -y wrk >/dev/null; }
-fi
-
-if [ "${SKIP_BUILD:-0}" != 1 ]; then # SKIP_BUILD=1: the release binaries as they are
-  echo "==> cargo build --release (local-server, hello-axum)"
-  cargo build --release --locked --bin local-server --bin hello-axum
-fi
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-wait_for_address() { # wait_for_address <log> -> http://host:port printed by the server
-  for _ in $(seq 1 100); do
-    addr=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -1 || true)
-    [ -n "$addr" ] && { echo "$addr"; return 0; }
-    sleep 0.1
-  done
-  echo "error: no address in $1:" >&2
-  cat "$1" >&2
-  return 1
-}
+# shellcheck source=infra/scripts/http-measure.sh
+source infra/scripts/http-measure.sh
+install_missing wrk wrk
+build_servers
 
 env -u RUST_LOG "${SERVER_BIN:-target/release/local-server}" --addr 127.0.0.1:0 >"$work/server.log" 2>&1 &
 pids+=($!)

@@ -19,24 +19,10 @@ cd "$(dirname "$0")/../.."
 REQUESTS="${REQUESTS:-2000}"
 CONTACT=01936b2a-7c00-7a00-8000-000000000002
 
-if ! command -v valgrind >/dev/null; then
-  echo "==> apt-get install valgrind"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get install -y valgrind >/dev/null || { $sudo apt-get update >/dev/null && $sudo apt-get install -y valgrind >/dev/null; }
-fi
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  echo "==> cargo build --release (local-server, hello-axum)"
-  cargo build --release --locked --bin local-server --bin hello-axum
-fi
-
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=infra/scripts/http-measure.sh
+source infra/scripts/http-measure.sh
+install_missing valgrind valgrind
+build_servers
 
 # count <label> <path> <token: yes|no> <binary> [args...]: starts the binary under callgrind,
 # warms the connection with 50 requests, zeroes the counters, sends REQUESTS requests, dumps.
@@ -49,13 +35,8 @@ count() {
     >"$dir/server.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
-  local addr=""
-  for _ in $(seq 1 600); do
-    addr=$(grep -ao 'http://127\.0\.0\.1:[0-9]*' "$dir/server.log" | head -1 || true)
-    [ -n "$addr" ] && break
-    sleep 0.2
-  done
-  [ -n "$addr" ] || { echo "error: $label did not start:" >&2; cat "$dir/server.log" >&2; exit 1; }
+  local addr
+  addr=$(wait_for_address "$dir/server.log" 1200) # valgrind starts a process slowly
   python3 - "${addr##*:}" "$path" "$token" "$REQUESTS" "$pid" <<'PY'
 import base64, http.client, json, subprocess, sys, urllib.parse
 port, path, token, n, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]

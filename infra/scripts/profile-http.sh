@@ -19,40 +19,17 @@ OUT="${OUT:-$(mktemp -d)}"
 CONTACT=01936b2a-7c00-7a00-8000-000000000002
 TARGET=target/profiling
 
-install_missing() { # install_missing <command> <Debian package>
-  command -v "$1" >/dev/null && return 0
-  echo "==> apt-get install $2"
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "$2" >/dev/null ||
-    { $sudo apt-get update >/dev/null && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "$2" >/dev/null; }
-}
+# shellcheck source=infra/scripts/http-measure.sh
+source infra/scripts/http-measure.sh
 install_missing wrk wrk
 install_missing perf linux-perf
 if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
   echo 1 >/proc/sys/kernel/perf_event_paranoid
 fi
 
-echo "==> cargo build --release with symbols into $TARGET (local-server, hello-axum)"
+echo "==> with symbols into $TARGET"
 CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
-  cargo build --release --locked --target-dir "$TARGET" --bin local-server --bin hello-axum
-
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-
-wait_for_address() { # wait_for_address <log> -> http://host:port printed by the server
-  for _ in $(seq 1 100); do
-    addr=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -1 || true)
-    [ -n "$addr" ] && { echo "$addr"; return 0; }
-    sleep 0.1
-  done
-  echo "error: no address in $1:" >&2
-  cat "$1" >&2
-  return 1
-}
+  build_servers --target-dir "$TARGET"
 
 env -u RUST_LOG "$TARGET/release/local-server" --addr 127.0.0.1:0 >"$OUT/server.log" 2>&1 &
 server_pid=$!
