@@ -116,7 +116,7 @@ async fn a_warm_instance_spends_one_request_per_get_post_and_first_page() {
         .await
         .expect("created");
     measured.push(("POST /contacts (unique key email)", counter.take()));
-    let id: Option<RecordId> = Some(created.id);
+    let id: Option<RecordId> = Some(created.id());
 
     records
         .create(

@@ -20,7 +20,6 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::Json;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
@@ -29,6 +28,7 @@ use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
+use shared::api::Json;
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
 use shared::crm::{CrmSync, LazyHubSpotClient};

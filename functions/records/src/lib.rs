@@ -10,7 +10,6 @@
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
-use axum::Json;
 use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
@@ -18,6 +17,7 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{
     ArchivedParam, IdempotencyParams, PageParams, TAG_HISTORY, TAG_RECORDS,
 };
+use shared::api::Json;
 use shared::api::{
     empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
     Body, ListQuery, PathId,

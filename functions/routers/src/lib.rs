@@ -13,7 +13,6 @@
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use shared::api::idempotency::{self, Begin, IdempotentRequests};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::routers::{IfMatchParams, RouterCreate, RouterDraftBody};
@@ -21,6 +20,7 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{
     ArchivedParam, IdempotencyParams, PageParams, StatsParams, TAG_HISTORY, TAG_ROUTERS,
 };
+use shared::api::Json;
 use shared::api::{
     empty_id_route, with_405, ApiError, Authenticated, Body, ListQuery, PathId, PathIds,
 };

@@ -22,10 +22,10 @@ pub mod secret;
 use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use shared::api::openapi::responses::{InternalError, PayloadTooLarge};
 use shared::api::openapi::Description;
 use shared::api::openapi::{TAG_META, TAG_TOKEN};
+use shared::api::Json;
 use shared::api::{with_405, ApiError, Body};
 use shared::auth::{
     token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenRequestForm, TokenResponse,

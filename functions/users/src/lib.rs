@@ -11,10 +11,10 @@
 
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{Method, StatusCode};
-use axum::Json;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
 use shared::api::openapi::{ArchivedParam, PageParams, TAG_USERS};
+use shared::api::Json;
 use shared::api::{
     empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
     PathId,

@@ -12,13 +12,13 @@
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{Method, StatusCode};
-use axum::Json;
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{Description, PageParams, TAG_WEBHOOKS};
+use shared::api::Json;
 use shared::api::{
     empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
     PathId, PathIds,

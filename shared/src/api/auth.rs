@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// check of every route (BEHAVIOR 2); the handler then checks its scope with
 /// [`Principal::require`] (403).
 #[derive(Debug, Clone)]
-pub struct Authenticated(pub Principal);
+pub struct Authenticated(pub Arc<Principal>);
 
 impl<S> FromRequestParts<S> for Authenticated
 where

@@ -96,12 +96,12 @@ impl IdempotentRequests {
     ) -> Response {
         let Some(claim) = claim else {
             return match result {
-                Ok(a) => (a.status, axum::Json(a.body)).into_response(),
+                Ok(a) => (a.status, super::Json(a.body)).into_response(),
                 Err(e) => e.into_response(),
             };
         };
         match result {
-            Ok(a) if a.stored_with_effect => (a.status, axum::Json(a.body)).into_response(),
+            Ok(a) if a.stored_with_effect => (a.status, super::Json(a.body)).into_response(),
             Ok(a) => match StoredResponse::json(a.status.as_u16(), &a.body) {
                 Ok(response) => {
                     self.store_alone(claim, response.clone()).await;

@@ -5,6 +5,7 @@ mod auth;
 pub mod body;
 pub mod error;
 pub mod idempotency;
+pub mod json;
 pub mod openapi;
 mod path;
 mod query;
@@ -12,6 +13,7 @@ mod query;
 pub use auth::Authenticated;
 pub use body::{Body, MAX_BODY_BYTES};
 pub use error::{ApiError, ErrorBody};
+pub use json::Json;
 pub use path::{PathId, PathIds};
 pub use query::{item_properties, stats_window, ListQuery, QueryParams};
 
@@ -19,7 +21,7 @@ use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;
 use crate::error::DomainError;
 use axum::extract::{FromRef, MatchedPath, Request};
-use axum::http::{HeaderValue, Method};
+use axum::http::{HeaderName, HeaderValue, Method};
 use axum::response::Response;
 use axum::routing::MethodRouter;
 use axum::Router;
@@ -159,6 +161,9 @@ struct RequestFacts {
     method: Method,
 }
 
+/// The response header naming the request (API Gateway's request id, else a generated UUID).
+const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
+
 /// The tracing target of each request's span and of the one `request done` line it writes
 /// (status and duration). Lambda's filter (`info`) keeps both, so every line of a request names
 /// it (`docs/operations.md`). The local server's default filter leaves both out: it writes no
@@ -242,7 +247,7 @@ async fn request_span(
         crate::telemetry::flush(lambda_request_id, trace_id.as_deref());
     }
     if let Ok(value) = HeaderValue::from_str(request_id) {
-        response.headers_mut().insert("x-request-id", value);
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
     Ok(response)
 }

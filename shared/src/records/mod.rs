@@ -10,5 +10,5 @@ pub mod view;
 pub mod write;
 
 pub use service::{Caller, RecordService};
-pub use view::RecordView;
+pub use view::{ExtraProperties, RecordView};
 pub use write::{unique_keys, RecordWrite};

@@ -6,7 +6,7 @@
 //! and fields (400) -> duplicate (409). A body that did not parse is handed in as its error, so
 //! it is reported in that order too.
 
-use super::view::RecordView;
+use super::view::{ExtraProperties, RecordView};
 use super::write::{apply, check_required, check_size, key_changes, unique_keys, RecordWrite};
 use crate::clock::Clock;
 use crate::error::DomainError;
@@ -82,7 +82,8 @@ impl RecordService {
             .store
             .list_records(account_id, object_type, &page)
             .await?;
-        let view = |r: &Record| RecordView::new(r, &catalogue, &extra);
+        let extra = ExtraProperties::new(&catalogue, &extra);
+        let view = |r: &Record| RecordView::of(r.clone(), &catalogue, &extra);
         Ok(cursors.answer(&list, &page, listed, view, record_position))
     }
 
@@ -97,7 +98,11 @@ impl RecordService {
         let catalogue = self.catalogue(account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
         let record = self.find(account_id, object_type, id).await?;
-        Ok(RecordView::new(&record, &catalogue, &extra))
+        Ok(RecordView::of(
+            record,
+            &catalogue,
+            &ExtraProperties::new(&catalogue, &extra),
+        ))
     }
 
     /// `POST /{type}`: validates every field, then creates the record and claims its unique

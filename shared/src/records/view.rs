@@ -3,31 +3,55 @@
 use crate::fields::catalogue::{Catalogue, DEFAULT_SYSTEM_FIELDS};
 use crate::fields::properties::PropertyList;
 use crate::model::record::Record;
-use crate::timefmt::{rfc3339_millis, Archived, Timestamp};
+use crate::timefmt::{serialize_millis, Archived, Timestamp};
 use crate::types::ids::RecordId;
+use chrono::{DateTime, Utc};
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::Value;
-use std::borrow::Cow;
+use std::sync::Arc;
 
 /// A record as the API shows it: a flat object (no nested `fields`) with `id`, the type's
 /// default fields, `external_id`, the requested extra properties (stored value or `null`),
 /// `archived` (`false` or the timestamp), `archived_by` on archived records, `created_at` and
 /// `updated_at` (spec "Common record rules"; key order per `docs/decisions.md`).
+///
+/// It holds the record itself and writes those members from it when serialised, so a response
+/// copies no stored value on its way out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordView {
-    /// Record id.
-    pub id: RecordId,
-    /// Default fields, `external_id` and extra properties, in that order, each once; written as
-    /// members of the record object itself.
-    pub properties: Vec<(Cow<'static, str>, Value)>,
-    /// `false` while active, the archive time once archived.
-    pub archived: Archived,
-    /// Who archived it; only on archived records.
-    pub archived_by: Option<String>,
-    /// Creation time.
-    pub created_at: Timestamp,
-    /// Last write time.
-    pub updated_at: Timestamp,
+    record: Record,
+    defaults: &'static [&'static str],
+    extra: ExtraProperties,
+}
+
+/// The requested properties a [`RecordView`] shows after the defaults and `external_id`: each
+/// requested name that is none of those and not a default system field (`id`, `created_at`,
+/// `updated_at`, `archived`), once, in the requested order. Built once per request and shared by
+/// the views of a list page.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExtraProperties(Option<Arc<[String]>>);
+
+impl ExtraProperties {
+    /// The names of `requested` that a view of `catalogue`'s type does not already show.
+    pub fn new(catalogue: &Catalogue, requested: &PropertyList) -> Self {
+        let defaults = catalogue.default_fields();
+        // `requested` holds each name once (`PropertyList::parse`); only a default can repeat one.
+        let names: Vec<String> = requested
+            .names()
+            .iter()
+            .filter(|name| {
+                let name = name.as_str();
+                name != "external_id"
+                    && !defaults.contains(&name)
+                    && !DEFAULT_SYSTEM_FIELDS.contains(&name)
+            })
+            .cloned()
+            .collect();
+        Self((!names.is_empty()).then(|| names.into()))
+    }
+
+    fn names(&self) -> &[String] {
+        self.0.as_deref().unwrap_or_default()
+    }
 }
 
 /// One flat JSON object: `id`, the properties, `archived`, `archived_by` (archived records only),
@@ -35,57 +59,90 @@ pub struct RecordView {
 /// through serde's generic flattening on every response.
 impl Serialize for RecordView {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let members = self.properties.len() + 4 + usize::from(self.archived_by.is_some());
+        let record = &self.record;
+        let archived_by = record.archived_at.and(record.archived_by.as_deref());
+        let members = 1
+            + self.defaults.len()
+            + 1
+            + self.extra.names().len()
+            + 3
+            + usize::from(archived_by.is_some());
         let mut object = serializer.serialize_map(Some(members))?;
-        object.serialize_entry("id", &self.id)?;
-        for (name, value) in &self.properties {
-            object.serialize_entry(name.as_ref(), value)?;
+        object.serialize_entry("id", &record.id)?;
+        let extra = self.extra.names().iter().map(String::as_str);
+        for name in self
+            .defaults
+            .iter()
+            .copied()
+            .chain(["external_id"])
+            .chain(extra)
+        {
+            object.serialize_entry(name, &PropertyValue::of(record, name))?;
         }
-        object.serialize_entry("archived", &self.archived)?;
-        if let Some(by) = &self.archived_by {
+        object.serialize_entry("archived", &Archived(record.archived_at))?;
+        if let Some(by) = archived_by {
             object.serialize_entry("archived_by", by)?;
         }
-        object.serialize_entry("created_at", &self.created_at)?;
-        object.serialize_entry("updated_at", &self.updated_at)?;
+        object.serialize_entry("created_at", &Timestamp(record.created_at))?;
+        object.serialize_entry("updated_at", &Timestamp(record.updated_at))?;
         object.end()
     }
 }
 
 impl RecordView {
-    /// The view of `record` with the type's defaults and `extra`.
+    /// The view of a copy of `record` with the type's defaults and `extra`.
     pub fn new(record: &Record, catalogue: &Catalogue, extra: &PropertyList) -> Self {
-        let defaults = catalogue.default_fields();
-        let mut properties = Vec::with_capacity(defaults.len() + 1 + extra.names().len());
-        for name in defaults.iter().copied().chain(["external_id"]) {
-            properties.push((Cow::Borrowed(name), property_value(record, name)));
-        }
-        // `extra` holds each name once (`PropertyList::parse`); only a default can repeat one.
-        for name in extra.names() {
-            let shown = name == "external_id" || defaults.contains(&name.as_str());
-            if !shown && !DEFAULT_SYSTEM_FIELDS.contains(&name.as_str()) {
-                properties.push((Cow::Owned(name.clone()), property_value(record, name)));
-            }
-        }
+        Self::of(
+            record.clone(),
+            catalogue,
+            &ExtraProperties::new(catalogue, extra),
+        )
+    }
+
+    /// The record's id.
+    pub fn id(&self) -> RecordId {
+        self.record.id
+    }
+
+    /// The view of `record` (kept, not copied) with the type's defaults and `extra`.
+    pub fn of(record: Record, catalogue: &Catalogue, extra: &ExtraProperties) -> Self {
         Self {
-            id: record.id,
-            properties,
-            archived: Archived(record.archived_at),
-            archived_by: record.archived_at.and(record.archived_by.clone()),
-            created_at: Timestamp(record.created_at),
-            updated_at: Timestamp(record.updated_at),
+            record,
+            defaults: catalogue.default_fields(),
+            extra: extra.clone(),
         }
     }
 }
 
-/// The value of one readable property: derived system fields, else the stored value or `null`.
-pub fn property_value(record: &Record, name: &str) -> Value {
-    match name {
-        "record_id" => Value::String(record.id.to_string()),
-        "create_date" => Value::String(rfc3339_millis(record.created_at)),
-        "last_modified_date" => Value::String(rfc3339_millis(record.updated_at)),
-        _ => record
-            .value(name)
-            .map_or(Value::Null, |v| Value::String(v.to_string())),
+/// The value of one readable property as a response writes it: the derived system fields
+/// (`record_id`, `create_date`, `last_modified_date`) from the record's metadata, any other from
+/// the stored values, `null` when it has none (spec "Common record rules").
+enum PropertyValue<'a> {
+    Id(&'a RecordId),
+    Time(DateTime<Utc>),
+    Stored(&'a str),
+    Null,
+}
+
+impl<'a> PropertyValue<'a> {
+    fn of(record: &'a Record, name: &str) -> Self {
+        match name {
+            "record_id" => Self::Id(&record.id),
+            "create_date" => Self::Time(record.created_at),
+            "last_modified_date" => Self::Time(record.updated_at),
+            _ => record.value(name).map_or(Self::Null, Self::Stored),
+        }
+    }
+}
+
+impl Serialize for PropertyValue<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Id(id) => serializer.collect_str(id),
+            Self::Time(at) => serialize_millis(*at, serializer),
+            Self::Stored(value) => serializer.serialize_str(value),
+            Self::Null => serializer.serialize_none(),
+        }
     }
 }
 
@@ -133,6 +190,39 @@ mod tests {
                 r#""created_at":"2026-11-27T08:00:00.000Z","updated_at":"2026-11-27T08:05:00.000Z"}"#
             )
         );
+    }
+
+    #[test]
+    fn derived_properties_come_from_the_record_itself() {
+        let record = contact();
+        let catalogue = Catalogue::standard(ObjectType::Contacts);
+        let extra = PropertyList::parse(
+            Some("record_id,create_date,last_modified_date,first_name"),
+            &catalogue,
+        )
+        .unwrap();
+        let view = RecordView::of(
+            record.clone(),
+            &catalogue,
+            &ExtraProperties::new(&catalogue, &extra),
+        );
+        assert_eq!(view, RecordView::new(&record, &catalogue, &extra));
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(json["record_id"], "01936b2a-7c00-7a00-8000-000000000002");
+        assert_eq!(json["create_date"], "2026-11-27T08:00:00.000Z");
+        assert_eq!(json["last_modified_date"], "2026-11-27T08:05:00.000Z");
+        assert_eq!(json["first_name"], serde_json::Value::Null);
+        let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys[5..9],
+            [
+                "external_id",
+                "record_id",
+                "create_date",
+                "last_modified_date"
+            ]
+        );
+        assert_eq!(keys.len(), 12, "first_name is a default: shown once");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct AccountCache<V> {
     ttl: Duration,
-    entries: Mutex<HashMap<AccountId, (Instant, Arc<V>)>>,
+    entries: Mutex<HashMap<AccountId, (Instant, Arc<V>), foldhash::fast::RandomState>>,
 }
 
 impl<V> Default for AccountCache<V> {
@@ -29,7 +29,7 @@ impl<V> AccountCache<V> {
     pub fn new(ttl: Duration) -> Self {
         Self {
             ttl,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(HashMap::default()),
         }
     }
 
@@ -49,7 +49,9 @@ impl<V> AccountCache<V> {
         value
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<AccountId, (Instant, Arc<V>)>> {
+    fn lock(
+        &self,
+    ) -> MutexGuard<'_, HashMap<AccountId, (Instant, Arc<V>), foldhash::fast::RandomState>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

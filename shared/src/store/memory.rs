@@ -42,6 +42,11 @@ use crate::types::ids::{
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+/// The state's maps, hashed with foldhash rather than SipHash: every request looks up one or two
+/// of them (docs/performance.md); their keys are ids this process generated or the operator
+/// provisioned, and lookups by a client's id never insert.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
@@ -160,27 +165,27 @@ fn newest_first(index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page) -> 
 
 #[derive(Debug, Default)]
 struct State {
-    accounts: HashMap<AccountId, Account>,
-    clients: HashMap<String, ApiClient>,
-    roles: HashMap<RoleId, Role>,
-    members: HashMap<MemberId, Member>,
-    teams: HashMap<TeamId, Team>,
-    field_definitions: HashMap<AccountId, Vec<FieldDefinition>>,
-    routers: HashMap<RouterId, Router>,
-    records: HashMap<RecordId, Record>,
+    accounts: FastMap<AccountId, Account>,
+    clients: FastMap<String, ApiClient>,
+    roles: FastMap<RoleId, Role>,
+    members: FastMap<MemberId, Member>,
+    teams: FastMap<TeamId, Team>,
+    field_definitions: FastMap<AccountId, Vec<FieldDefinition>>,
+    routers: FastMap<RouterId, Router>,
+    records: FastMap<RecordId, Record>,
     /// Guard -> id of the active record holding the key.
-    guards: HashMap<GuardKey, RecordId>,
-    rotation: HashMap<RouterId, RotationState>,
+    guards: FastMap<GuardKey, RecordId>,
+    rotation: FastMap<RouterId, RotationState>,
     /// (account, `YYYY-MM`) -> assignments.
-    monthly: HashMap<(AccountId, String), u64>,
+    monthly: FastMap<(AccountId, String), u64>,
     /// History entries by id (BEHAVIOR 8).
-    dispatches: HashMap<uuid::Uuid, DispatchEntry>,
+    dispatches: FastMap<uuid::Uuid, DispatchEntry>,
     /// Router -> its entries by position (read newest first).
-    router_dispatches: HashMap<RouterId, BTreeMap<Position, uuid::Uuid>>,
+    router_dispatches: FastMap<RouterId, BTreeMap<Position, uuid::Uuid>>,
     /// (account, type, record) -> the record's entries by position (read newest first).
-    record_dispatches: HashMap<(AccountId, ObjectType, RecordId), BTreeMap<Position, uuid::Uuid>>,
+    record_dispatches: FastMap<(AccountId, ObjectType, RecordId), BTreeMap<Position, uuid::Uuid>>,
     /// Queue message ids of the work they did (idempotency markers) -> when they expire.
-    idempotency_keys: HashMap<String, DateTime<Utc>>,
+    idempotency_keys: FastMap<String, DateTime<Utc>>,
     /// Markers in the order they expire, for purging.
     marker_expiry: VecDeque<(DateTime<Utc>, String)>,
     /// History entries by expiry (DynamoDB's TTL attribute `expires_at`), for purging.
@@ -188,19 +193,19 @@ struct State {
     /// (account, router) -> (span, bucket start) -> assignments per member and reason: the
     /// stats counters ([`super::tally`]), kept with the entries they count (purged entries
     /// leave them).
-    tallies: HashMap<(AccountId, RouterId), Counters>,
+    tallies: FastMap<(AccountId, RouterId), Counters>,
     /// `Idempotency-Key` claims and responses.
-    requests: HashMap<RequestKey, IdempotentRequest>,
+    requests: FastMap<RequestKey, IdempotentRequest>,
     /// Claims in the order they expire (each kept the same 24 h), for purging.
     request_expiry: VecDeque<(DateTime<Utc>, RequestKey)>,
     /// (account, type) -> the records' list.
-    record_lists: HashMap<(AccountId, ObjectType), Listing<RecordId>>,
+    record_lists: FastMap<(AccountId, ObjectType), Listing<RecordId>>,
     /// Account -> the members' list.
-    member_lists: HashMap<AccountId, Listing<MemberId>>,
+    member_lists: FastMap<AccountId, Listing<MemberId>>,
     /// Account -> the routers' list.
-    router_lists: HashMap<AccountId, Listing<RouterId>>,
+    router_lists: FastMap<AccountId, Listing<RouterId>>,
     /// Due items (DESIGN "Work that happens later") by id.
-    due: HashMap<DueId, DueItem>,
+    due: FastMap<DueId, DueItem>,
     /// The due-work index: (resume time, id) of every due item.
     due_index: BTreeSet<(DateTime<Utc>, DueId)>,
     /// Parked due items by when they were parked.
@@ -210,9 +215,9 @@ struct State {
     /// Webhook deliveries by subscription, then id (creation order).
     deliveries: BTreeMap<(WebhookId, String), WebhookDelivery>,
     /// Router revisions (BEHAVIOR 15) by router, then number.
-    revisions: HashMap<RouterId, BTreeMap<u64, RouterRevision>>,
+    revisions: FastMap<RouterId, BTreeMap<u64, RouterRevision>>,
     /// Router drafts by router.
-    drafts: HashMap<RouterId, RouterDraft>,
+    drafts: FastMap<RouterId, RouterDraft>,
     /// Holiday calendars (BEHAVIOR 17) by account, then id (creation order), each with the
     /// number of things that name it.
     calendars: BTreeMap<(AccountId, HolidayCalendarId), (HolidayCalendar, i64)>,

@@ -117,7 +117,8 @@ pub fn request(route: &str, status: u16, elapsed: Duration) {
 /// templates (`/contacts/{contactId}`, never a raw path) or `unmatched`, a set fixed by the
 /// router, so what is kept is bounded.
 fn route_label(route: &str) -> &'static str {
-    static ROUTES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
+    static ROUTES: OnceLock<RwLock<HashSet<&'static str, foldhash::fast::RandomState>>> =
+        OnceLock::new();
     let routes = ROUTES.get_or_init(Default::default);
     if let Some(known) = routes
         .read()

@@ -60,7 +60,7 @@ struct VerifiedTokens {
 /// Unix epoch).
 #[derive(Clone)]
 struct Verified {
-    principal: Principal,
+    principal: Arc<Principal>,
     exp: i64,
     not_before: i64,
 }
@@ -75,7 +75,7 @@ impl VerifiedTokens {
 
     /// The remembered principal of `token` if it is valid at `now`: not expired and not before
     /// its `nbf`/`iat` (leeway included both ways), the time checks of a full verification.
-    fn get(&self, token: &str, now: i64) -> Option<Principal> {
+    fn get(&self, token: &str, now: i64) -> Option<Arc<Principal>> {
         if self.capacity == 0 {
             return None;
         }
@@ -218,8 +218,11 @@ impl TokenVerifier {
     /// without the signature check, as long as it is not expired at `now`; otherwise as
     /// [`TokenVerifier::verify_uncached`], remembering the token when it passes.
     ///
+    /// The principal is shared with the cache: a request's copy is a reference count, not three
+    /// strings (docs/performance.md).
+    ///
     /// Errors: as [`TokenVerifier::verify_uncached`].
-    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Principal, AuthError> {
+    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Arc<Principal>, AuthError> {
         if let Some(principal) = self.cache.get(token, now.timestamp()) {
             return Ok(principal);
         }
@@ -239,7 +242,8 @@ impl TokenVerifier {
     /// Errors: [`AuthError::InvalidToken`] for any failed check but the last,
     /// [`AuthError::MissingAccountContext`] when `account_id` is absent, empty or not a UUID.
     pub fn verify_uncached(&self, token: &str, now: DateTime<Utc>) -> Result<Principal, AuthError> {
-        self.check(token, now).map(|verified| verified.principal)
+        self.check(token, now)
+            .map(|verified| Arc::unwrap_or_clone(verified.principal))
     }
 
     fn check(&self, token: &str, now: DateTime<Utc>) -> Result<Verified, AuthError> {
@@ -283,12 +287,12 @@ impl TokenVerifier {
             .filter_map(|name| Scope::parse(name).ok())
             .collect();
         Ok(Verified {
-            principal: Principal {
+            principal: Arc::new(Principal {
                 client_id: claims.sub,
                 account_id,
                 scopes,
                 jti: claims.jti,
-            },
+            }),
             exp: claims.exp,
             not_before,
         })
@@ -300,7 +304,7 @@ impl TokenVerifier {
     /// Errors: 401 [`DomainError::Unauthorized`] with the message of the failed step.
     pub fn authenticate(
         &self, authorization_header: Option<&str>, now: DateTime<Utc>,
-    ) -> Result<Principal, DomainError> {
+    ) -> Result<Arc<Principal>, DomainError> {
         let token = bearer_token(authorization_header)?;
         Ok(self.verify(token, now)?)
     }
@@ -818,7 +822,7 @@ mod tests {
         let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
         assert_eq!(
             verifier.verify_uncached(&token, t0()),
-            verifier.verify(&token, t0())
+            verifier.verify(&token, t0()).map(Arc::unwrap_or_clone)
         );
         assert_eq!(verifier.cached_tokens(), 1, "only verify remembers");
     }
