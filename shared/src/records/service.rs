@@ -83,7 +83,7 @@ impl RecordService {
             .list_records(account_id, object_type, &page)
             .await?;
         let extra = ExtraProperties::new(&catalogue, &extra);
-        let view = |r: &Record| RecordView::of(r.clone(), &catalogue, &extra);
+        let view = |r: &Record| RecordView::of(Arc::new(r.clone()), &catalogue, &extra);
         Ok(cursors.answer(&list, &page, listed, view, record_position))
     }
 
@@ -97,7 +97,13 @@ impl RecordService {
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
-        let record = self.find(account_id, object_type, id).await?;
+        // A path id that is not a UUID names no record (BEHAVIOR 3).
+        let not_found = || DomainError::not_found(object_type.not_found_message());
+        let record = self
+            .store
+            .get_record_shared(account_id, object_type, id.ok_or_else(not_found)?)
+            .await?
+            .ok_or_else(not_found)?;
         Ok(RecordView::of(
             record,
             &catalogue,

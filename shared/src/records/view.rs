@@ -14,11 +14,12 @@ use std::sync::Arc;
 /// `archived` (`false` or the timestamp), `archived_by` on archived records, `created_at` and
 /// `updated_at` (spec "Common record rules"; key order per `docs/decisions.md`).
 ///
-/// It holds the record itself and writes those members from it when serialised, so a response
-/// copies no stored value on its way out.
+/// It holds the record itself (shared with the embedded store's copy, see
+/// [`crate::store::Store::get_record_shared`]) and writes those members from it when serialised,
+/// so a response copies no stored value on its way out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordView {
-    record: Record,
+    record: Arc<Record>,
     defaults: &'static [&'static str],
     extra: ExtraProperties,
 }
@@ -93,7 +94,7 @@ impl RecordView {
     /// The view of a copy of `record` with the type's defaults and `extra`.
     pub fn new(record: &Record, catalogue: &Catalogue, extra: &PropertyList) -> Self {
         Self::of(
-            record.clone(),
+            Arc::new(record.clone()),
             catalogue,
             &ExtraProperties::new(catalogue, extra),
         )
@@ -105,7 +106,7 @@ impl RecordView {
     }
 
     /// The view of `record` (kept, not copied) with the type's defaults and `extra`.
-    pub fn of(record: Record, catalogue: &Catalogue, extra: &ExtraProperties) -> Self {
+    pub fn of(record: Arc<Record>, catalogue: &Catalogue, extra: &ExtraProperties) -> Self {
         Self {
             record,
             defaults: catalogue.default_fields(),
@@ -202,7 +203,7 @@ mod tests {
         )
         .unwrap();
         let view = RecordView::of(
-            record.clone(),
+            Arc::new(record.clone()),
             &catalogue,
             &ExtraProperties::new(&catalogue, &extra),
         );

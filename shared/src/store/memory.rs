@@ -48,7 +48,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 /// provisioned, and lookups by a client's id never insert.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::ops::Bound;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A router's stats counters: (span, bucket start) -> assignments per member and reason.
 type Counters = BTreeMap<(Span, DateTime<Utc>), Vec<AssignmentTally>>;
@@ -172,7 +172,8 @@ struct State {
     teams: FastMap<TeamId, Team>,
     field_definitions: FastMap<AccountId, Vec<FieldDefinition>>,
     routers: FastMap<RouterId, Router>,
-    records: FastMap<RecordId, Record>,
+    /// Shared, so a read hands out a reference count ([`Store::get_record_shared`]).
+    records: FastMap<RecordId, Arc<Record>>,
     /// Guard -> id of the active record holding the key.
     guards: FastMap<GuardKey, RecordId>,
     rotation: FastMap<RouterId, RotationState>,
@@ -491,12 +492,12 @@ impl State {
 
     /// Stores `record` and indexes it in its list.
     fn put_record(&mut self, record: Record) {
-        let old = self.records.get(&record.id).map(record_position);
+        let old = self.records.get(&record.id).map(|r| record_position(r));
         self.record_lists
             .entry((record.account_id, record.object_type))
             .or_default()
             .put(old, record_position(&record), record.is_active(), record.id);
-        self.records.insert(record.id, record);
+        self.records.insert(record.id, Arc::new(record));
     }
 
     /// Stores `member` and indexes it in its list.
@@ -593,6 +594,17 @@ impl Store for MemoryStore {
             .unwrap_or_default())
     }
 
+    async fn get_record_shared(
+        &self, account_id: AccountId, object_type: ObjectType, id: RecordId,
+    ) -> StoreResult<Option<Arc<Record>>> {
+        Ok(self
+            .lock()
+            .records
+            .get(&id)
+            .filter(|r| r.account_id == account_id && r.object_type == object_type)
+            .cloned())
+    }
+
     async fn find_record(
         &self, account_id: AccountId, id: RecordId,
     ) -> StoreResult<Option<Record>> {
@@ -601,7 +613,7 @@ impl Store for MemoryStore {
             .records
             .get(&id)
             .filter(|r| r.account_id == account_id)
-            .cloned())
+            .map(|r| Record::clone(r)))
     }
 
     async fn list_records(
@@ -611,7 +623,7 @@ impl Store for MemoryStore {
         Ok(read_page(
             state.record_lists.get(&(account_id, object_type)),
             page,
-            |id| state.records.get(id),
+            |id| state.records.get(id).map(|r| &**r),
         ))
     }
 
@@ -711,7 +723,7 @@ impl Store for MemoryStore {
             .filter(|id| seen.insert(**id))
             .filter_map(|id| state.records.get(id))
             .filter(|r| r.account_id == account_id)
-            .cloned()
+            .map(|r| Record::clone(r))
             .collect())
     }
 
@@ -818,7 +830,7 @@ impl Store for MemoryStore {
             .guards
             .get(&guard)
             .and_then(|id| state.records.get(id))
-            .cloned())
+            .map(|r| Record::clone(r)))
     }
 
     async fn rotation_state(&self, router_id: RouterId) -> StoreResult<RotationState> {

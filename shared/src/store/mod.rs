@@ -43,6 +43,7 @@ use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 pub use crate::model::provision::ProvisionReport;
 pub use crate::model::record::UniqueKey;
@@ -183,6 +184,18 @@ pub trait Store: Send + Sync + 'static {
             .find_record(account_id, id)
             .await?
             .filter(|r| r.object_type == object_type))
+    }
+
+    /// [`Store::get_record`] for a reader that only looks at the record (`GET /{type}/{id}`): the
+    /// embedded store hands out its shared copy instead of a deep one (docs/performance.md);
+    /// DynamoDB reads the item as [`Store::get_record`] does.
+    async fn get_record_shared(
+        &self, account_id: AccountId, object_type: ObjectType, id: RecordId,
+    ) -> StoreResult<Option<Arc<Record>>> {
+        Ok(self
+            .get_record(account_id, object_type, id)
+            .await?
+            .map(Arc::new))
     }
 
     /// A record of the account by id, of any type, archived or not (dispatch reads it before it

@@ -23,7 +23,8 @@ mod emf_tests;
 pub use catalogue::*;
 use emf::EmfRecorder;
 use metrics::{counter, gauge, histogram};
-use std::collections::HashSet;
+use metrics::{Key, Label};
+use std::collections::HashMap;
 use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -102,23 +103,40 @@ pub fn flush(request_id: Option<&str>, trace_id: Option<&str>) {
 /// label kept for the life of the process.
 pub fn request(route: &str, status: u16, elapsed: Duration) {
     let class = match status {
-        200..=299 => "2xx",
-        300..=399 => "3xx",
-        400..=499 => "4xx",
-        _ => "5xx",
+        200..=299 => 0,
+        300..=399 => 1,
+        400..=499 => 2,
+        _ => 3,
     };
-    let route = route_label(route);
-    counter!(REQUESTS, "route" => route, "status_class" => class).increment(1);
-    histogram!(REQUEST_LATENCY, "route" => route).record(elapsed.as_secs_f64() * 1000.0);
+    let labels = route_labels(route);
+    // What `counter!` and `histogram!` do, with keys over labels made once per route: the macros
+    // build a `Vec` of labels for every call with a runtime label value.
+    static METADATA: metrics::Metadata<'static> =
+        metrics::Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+    metrics::with_recorder(|recorder| {
+        let requests = Key::from_static_parts(REQUESTS, &labels.requests[class]);
+        recorder.register_counter(&requests, &METADATA).increment(1);
+        let latency = Key::from_static_parts(REQUEST_LATENCY, &labels.latency);
+        recorder
+            .register_histogram(&latency, &METADATA)
+            .record(elapsed.as_secs_f64() * 1000.0);
+    });
 }
 
-/// `route` as a `'static` label value, so recording a request's metrics copies no string: each
-/// distinct route is copied once and kept for the life of the process. The values are route
-/// templates (`/contacts/{contactId}`, never a raw path) or `unmatched`, a set fixed by the
-/// router, so what is kept is bounded.
-fn route_label(route: &str) -> &'static str {
-    static ROUTES: OnceLock<RwLock<HashSet<&'static str, foldhash::fast::RandomState>>> =
-        OnceLock::new();
+/// The labels of one route's request metrics: `Requests` by status class (`2xx`, `3xx`, `4xx`,
+/// `5xx`, in that order) and `RequestLatency`.
+struct RouteLabels {
+    requests: [[Label; 2]; 4],
+    latency: [Label; 1],
+}
+
+/// The labels of `route`'s request metrics, made once per route and kept for the life of the
+/// process, so recording a request copies no string and builds no key. The routes are templates
+/// (`/contacts/{contactId}`, never a raw path) or `unmatched`, a set fixed by the router, so what
+/// is kept is bounded.
+fn route_labels(route: &str) -> &'static RouteLabels {
+    type Routes = HashMap<&'static str, &'static RouteLabels, foldhash::fast::RandomState>;
+    static ROUTES: OnceLock<RwLock<Routes>> = OnceLock::new();
     let routes = ROUTES.get_or_init(Default::default);
     if let Some(known) = routes
         .read()
@@ -132,8 +150,18 @@ fn route_label(route: &str) -> &'static str {
         return known;
     }
     let kept: &'static str = Box::leak(route.into());
-    routes.insert(kept);
-    kept
+    let requests = ["2xx", "3xx", "4xx", "5xx"].map(|class| {
+        [
+            Label::from_static_parts("route", kept),
+            Label::from_static_parts("status_class", class),
+        ]
+    });
+    let labels: &'static RouteLabels = Box::leak(Box::new(RouteLabels {
+        requests,
+        latency: [Label::from_static_parts("route", kept)],
+    }));
+    routes.insert(kept, labels);
+    labels
 }
 
 /// A dispatch's outcome label and the assignment's reason (`none` without an assignment).
