@@ -333,6 +333,21 @@ async fn a_record_of_another_account_or_type_reads_as_absent(store: Arc<dyn Stor
             .unwrap(),
         None
     );
+    // The shared read answers the same.
+    let shared = |account, object_type, id| {
+        let store = store.clone();
+        async move {
+            store
+                .get_record_shared(account, object_type, id)
+                .await
+                .unwrap()
+                .map(|record| Record::clone(&record))
+        }
+    };
+    assert_eq!(shared(a, ObjectType::Contacts, r.id).await, Some(r.clone()));
+    assert_eq!(shared(other, ObjectType::Contacts, r.id).await, None);
+    assert_eq!(shared(a, ObjectType::Companies, r.id).await, None);
+    assert_eq!(shared(a, ObjectType::Contacts, new_id()).await, None);
     assert!(store
         .list_records(other, ObjectType::Contacts, &page(100, 0))
         .await

@@ -14,8 +14,8 @@ use serde::Serialize;
 pub const RESPONSE_BUFFER_BYTES: usize = 1024;
 
 /// A `200 OK` (or the status beside it in a tuple) with `value` as its `application/json`
-/// body, like `axum::Json`, which starts from 128 bytes and grows its buffer two or three times
-/// for a record (docs/performance.md). A value that fails to serialise (never expected: every
+/// body, like `axum::Json`, which starts from 128 bytes and grows its buffer as it writes
+/// (docs/performance.md). A value that fails to serialise (never expected: every
 /// response type serialises infallibly) answers the contract's 500 instead of axum's plain text.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json<T>(pub T);

@@ -42,13 +42,14 @@ use crate::types::ids::{
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-
-/// The state's maps, hashed with foldhash rather than SipHash: every request looks up one or two
-/// of them (docs/performance.md); their keys are ids this process generated or the operator
-/// provisioned, and lookups by a client's id never insert.
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The maps keyed by ids, hashed with foldhash rather than SipHash: every request looks up one
+/// or two of them (docs/performance.md). Their keys are UUIDs this process generated or the
+/// operator provisioned; a client's id is only ever looked up, never inserted. The maps whose
+/// keys a client chooses (unique-key values, `Idempotency-Key`s) keep SipHash.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A router's stats counters: (span, bucket start) -> assignments per member and reason.
 type Counters = BTreeMap<(Span, DateTime<Utc>), Vec<AssignmentTally>>;
@@ -166,7 +167,7 @@ fn newest_first(index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page) -> 
 #[derive(Debug, Default)]
 struct State {
     accounts: FastMap<AccountId, Account>,
-    clients: FastMap<String, ApiClient>,
+    clients: HashMap<String, ApiClient>,
     roles: FastMap<RoleId, Role>,
     members: FastMap<MemberId, Member>,
     teams: FastMap<TeamId, Team>,
@@ -175,10 +176,10 @@ struct State {
     /// Shared, so a read hands out a reference count ([`Store::get_record_shared`]).
     records: FastMap<RecordId, Arc<Record>>,
     /// Guard -> id of the active record holding the key.
-    guards: FastMap<GuardKey, RecordId>,
+    guards: HashMap<GuardKey, RecordId>,
     rotation: FastMap<RouterId, RotationState>,
     /// (account, `YYYY-MM`) -> assignments.
-    monthly: FastMap<(AccountId, String), u64>,
+    monthly: HashMap<(AccountId, String), u64>,
     /// History entries by id (BEHAVIOR 8).
     dispatches: FastMap<uuid::Uuid, DispatchEntry>,
     /// Router -> its entries by position (read newest first).
@@ -186,7 +187,7 @@ struct State {
     /// (account, type, record) -> the record's entries by position (read newest first).
     record_dispatches: FastMap<(AccountId, ObjectType, RecordId), BTreeMap<Position, uuid::Uuid>>,
     /// Queue message ids of the work they did (idempotency markers) -> when they expire.
-    idempotency_keys: FastMap<String, DateTime<Utc>>,
+    idempotency_keys: HashMap<String, DateTime<Utc>>,
     /// Markers in the order they expire, for purging.
     marker_expiry: VecDeque<(DateTime<Utc>, String)>,
     /// History entries by expiry (DynamoDB's TTL attribute `expires_at`), for purging.
@@ -196,7 +197,7 @@ struct State {
     /// leave them).
     tallies: FastMap<(AccountId, RouterId), Counters>,
     /// `Idempotency-Key` claims and responses.
-    requests: FastMap<RequestKey, IdempotentRequest>,
+    requests: HashMap<RequestKey, IdempotentRequest>,
     /// Claims in the order they expire (each kept the same 24 h), for purging.
     request_expiry: VecDeque<(DateTime<Utc>, RequestKey)>,
     /// (account, type) -> the records' list.
