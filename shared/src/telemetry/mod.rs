@@ -102,6 +102,7 @@ pub fn flush(request_id: Option<&str>, trace_id: Option<&str>) {
 /// (`/contacts/{contactId}`) or `unmatched`, never a raw path: each distinct value becomes a
 /// label kept for the life of the process.
 pub fn request(route: &str, status: u16, elapsed: Duration) {
+    // An index into `STATUS_CLASSES`.
     let class = match status {
         200..=299 => 0,
         300..=399 => 1,
@@ -122,6 +123,9 @@ pub fn request(route: &str, status: u16, elapsed: Duration) {
             .record(elapsed.as_secs_f64() * 1000.0);
     });
 }
+
+/// The `status_class` label values of `Requests`, in the order [`request`] indexes them.
+const STATUS_CLASSES: [&str; 4] = ["2xx", "3xx", "4xx", "5xx"];
 
 /// The labels of one route's request metrics: `Requests` by status class (`2xx`, `3xx`, `4xx`,
 /// `5xx`, in that order) and `RequestLatency`.
@@ -150,7 +154,7 @@ fn route_labels(route: &str) -> &'static RouteLabels {
         return known;
     }
     let kept: &'static str = Box::leak(route.into());
-    let requests = ["2xx", "3xx", "4xx", "5xx"].map(|class| {
+    let requests = STATUS_CLASSES.map(|class| {
         [
             Label::from_static_parts("route", kept),
             Label::from_static_parts("status_class", class),
