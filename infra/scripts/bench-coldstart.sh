@@ -224,20 +224,25 @@ fi
 "$_emulator_root/.venv/bin/python" infra/bench/coldstart.py "$work/config.json" --runs "$RUNS" --warm "$WARM" "${memory[@]}"
 
 echo
-echo "==> x86_64 packages: each release binary zipped as Lambda stores it (bootstrap, deflate level 9)"
+echo "==> x86_64 packages: each release binary zipped as Lambda stores it (bootstrap, deflate level 9),"
+echo "    and its ELF type (the functions link position-dependent, EXEC: functions/lambda-build.rs)"
 "$_emulator_root/.venv/bin/python" - "${CARGO_TARGET_DIR:-target}/release" "${FUNCTIONS[@]}" dynamodb-lambda empty-lambda <<'PY'
 import io, os, sys, zipfile
 release, names = sys.argv[1], sys.argv[2:]
-sizes = {}
+sizes, kinds = {}, {}
 for name in names:
+    with open(os.path.join(release, name), "rb") as binary:
+        header = binary.read(18)
+    # e_type, bytes 16-17 of the ELF header: 2 ET_EXEC (position-dependent), 3 ET_DYN (PIE).
+    kinds[name] = {2: "EXEC", 3: "DYN (PIE)"}.get(int.from_bytes(header[16:18], "little"), "?")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         z.write(os.path.join(release, name), "bootstrap")
     sizes[name] = (os.path.getsize(os.path.join(release, name)), len(buffer.getvalue()))
 floor = sizes["dynamodb-lambda"][1]
-print(f"{'binary':<16}{'bootstrap MB':>14}{'zipped MB':>12}{'zipped / floor':>16}")
+print(f"{'binary':<16}{'bootstrap MB':>14}{'zipped MB':>12}{'zipped / floor':>16}  ELF type")
 for name, (raw, zipped) in sizes.items():
-    print(f"{name:<16}{raw / 1e6:>14.2f}{zipped / 1e6:>12.2f}{zipped / floor:>15.2f}x")
+    print(f"{name:<16}{raw / 1e6:>14.2f}{zipped / 1e6:>12.2f}{zipped / floor:>15.2f}x  {kinds[name]}")
 PY
 
 if [ "${SKIP_PACKAGES:-0}" = 1 ]; then
