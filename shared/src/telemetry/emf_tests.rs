@@ -113,6 +113,47 @@ fn an_api_invocation_is_one_document_under_a_kilobyte() {
 }
 
 #[test]
+fn every_status_is_counted_under_its_status_class_and_routes_keep_their_own_labels() {
+    let recorder = EmfRecorder::new(telemetry::NAMESPACE, "records");
+    metrics::with_local_recorder(&recorder, || {
+        for status in [200, 201, 204, 299, 304, 400, 401, 404, 499, 500, 503, 599] {
+            telemetry::request("/contacts/{contactId}", status, Duration::from_millis(1));
+        }
+        telemetry::request("unmatched", 404, Duration::from_millis(1));
+    });
+    let (_, documents) = written(&recorder);
+    let all: Vec<_> = documents.iter().flat_map(metrics_of).collect();
+    let requests = |route: &str, class: &str| -> u64 {
+        all.iter()
+            .filter(|(name, dims, _)| {
+                name == "Requests"
+                    && dims.get("route").map(String::as_str) == Some(route)
+                    && dims.get("status_class").map(String::as_str) == Some(class)
+            })
+            .map(|(_, _, value)| value.as_u64().expect("a count"))
+            .sum()
+    };
+    let route = "/contacts/{contactId}";
+    assert_eq!(requests(route, "2xx"), 4);
+    assert_eq!(requests(route, "3xx"), 1);
+    assert_eq!(requests(route, "4xx"), 4);
+    assert_eq!(requests(route, "5xx"), 3);
+    assert_eq!(requests("unmatched", "4xx"), 1);
+    assert_eq!(requests("unmatched", "2xx"), 0);
+    let latencies: usize = all
+        .iter()
+        .filter(|(name, dims, _)| {
+            name == "RequestLatency" && dims.get("route").map(String::as_str) == Some(route)
+        })
+        .map(|(_, dims, value)| {
+            assert!(!dims.contains_key("status_class"), "{dims:?}");
+            value.as_array().map_or(1, Vec::len)
+        })
+        .sum();
+    assert_eq!(latencies, 12, "one latency per request of the route");
+}
+
+#[test]
 fn label_values_that_cannot_share_a_document_go_to_another_and_every_value_is_written() {
     let recorder = EmfRecorder::new(telemetry::NAMESPACE, "dispatch");
     metrics::with_local_recorder(&recorder, || {
