@@ -192,7 +192,7 @@ async fn request_span(
     let route = facts
         .route
         .as_ref()
-        .map_or("unmatched", MatchedPath::as_str);
+        .map_or(crate::telemetry::UNMATCHED_ROUTE, MatchedPath::as_str);
     let span = tracing::info_span!(
         target: REQUEST_LOG_TARGET,
         "request",

@@ -97,13 +97,7 @@ impl RecordService {
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
-        // A path id that is not a UUID names no record (BEHAVIOR 3).
-        let not_found = || DomainError::not_found(object_type.not_found_message());
-        let record = self
-            .store
-            .get_record_shared(account_id, object_type, id.ok_or_else(not_found)?)
-            .await?
-            .ok_or_else(not_found)?;
+        let record = self.find_shared(account_id, object_type, id).await?;
         Ok(RecordView::of(
             record,
             &catalogue,
@@ -266,18 +260,27 @@ impl RecordService {
         ))
     }
 
+    /// The record `id` of the account and type, as the store shares it (a `GET` only reads it).
+    ///
+    /// Errors: 404 with the type's message when `id` is `None` (a path id that is not a UUID
+    /// names no record, BEHAVIOR 3) or names no record of this account and type.
+    async fn find_shared(
+        &self, account_id: AccountId, object_type: ObjectType, id: Option<RecordId>,
+    ) -> Result<Arc<Record>, DomainError> {
+        let not_found = || DomainError::not_found(object_type.not_found_message());
+        self.store
+            .get_record_shared(account_id, object_type, id.ok_or_else(not_found)?)
+            .await?
+            .ok_or_else(not_found)
+    }
+
+    /// [`Self::find_shared`] as a copy of its own, for a writer that changes it.
     async fn find(
         &self, account_id: AccountId, object_type: ObjectType, id: Option<RecordId>,
     ) -> Result<Record, DomainError> {
-        // A path id that is not a UUID names no record (BEHAVIOR 3).
-        let not_found = || DomainError::not_found(object_type.not_found_message());
-        let Some(id) = id else {
-            return Err(not_found());
-        };
-        self.store
-            .get_record(account_id, object_type, id)
-            .await?
-            .ok_or_else(not_found)
+        self.find_shared(account_id, object_type, id)
+            .await
+            .map(Arc::unwrap_or_clone)
     }
 
     /// Turns validated inputs into the values to write (`None` clears), resolving `user` inputs

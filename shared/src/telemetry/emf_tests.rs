@@ -119,7 +119,7 @@ fn every_status_is_counted_under_its_status_class_and_routes_keep_their_own_labe
         for status in [200, 201, 204, 299, 304, 400, 401, 404, 499, 500, 503, 599] {
             telemetry::request("/contacts/{contactId}", status, Duration::from_millis(1));
         }
-        telemetry::request("unmatched", 404, Duration::from_millis(1));
+        telemetry::request(telemetry::UNMATCHED_ROUTE, 404, Duration::from_millis(1));
     });
     let (_, documents) = written(&recorder);
     let all: Vec<_> = documents.iter().flat_map(metrics_of).collect();
@@ -138,8 +138,8 @@ fn every_status_is_counted_under_its_status_class_and_routes_keep_their_own_labe
     assert_eq!(requests(route, "3xx"), 1);
     assert_eq!(requests(route, "4xx"), 4);
     assert_eq!(requests(route, "5xx"), 3);
-    assert_eq!(requests("unmatched", "4xx"), 1);
-    assert_eq!(requests("unmatched", "2xx"), 0);
+    assert_eq!(requests(telemetry::UNMATCHED_ROUTE, "4xx"), 1);
+    assert_eq!(requests(telemetry::UNMATCHED_ROUTE, "2xx"), 0);
     let latencies: usize = all
         .iter()
         .filter(|(name, dims, _)| {

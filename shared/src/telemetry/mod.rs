@@ -99,7 +99,7 @@ pub fn flush(request_id: Option<&str>, trace_id: Option<&str>) {
 }
 
 /// A request answered: its route template, status and duration. `route` is a template
-/// (`/contacts/{contactId}`) or `unmatched`, never a raw path: each distinct value becomes a
+/// (`/contacts/{contactId}`) or [`UNMATCHED_ROUTE`], never a raw path: each distinct value becomes a
 /// label kept for the life of the process.
 pub fn request(route: &str, status: u16, elapsed: Duration) {
     // An index into `STATUS_CLASSES`.
@@ -124,6 +124,9 @@ pub fn request(route: &str, status: u16, elapsed: Duration) {
     });
 }
 
+/// The `route` label of a request that matched no route (a 404 or 405 of the router).
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
 /// The `status_class` label values of `Requests`, in the order [`request`] indexes them.
 const STATUS_CLASSES: [&str; 4] = ["2xx", "3xx", "4xx", "5xx"];
 
@@ -136,7 +139,7 @@ struct RouteLabels {
 
 /// The labels of `route`'s request metrics, made once per route and kept for the life of the
 /// process, so recording a request copies no string and builds no key. The routes are templates
-/// (`/contacts/{contactId}`, never a raw path) or `unmatched`, a set fixed by the router, so what
+/// (`/contacts/{contactId}`, never a raw path) or [`UNMATCHED_ROUTE`], a set fixed by the router, so what
 /// is kept is bounded.
 fn route_labels(route: &str) -> &'static RouteLabels {
     type Routes = HashMap<&'static str, &'static RouteLabels, foldhash::fast::RandomState>;
