@@ -747,7 +747,13 @@ async fn fifty_checks_due_at_once_are_each_reassigned_once_by_two_racing_workers
     let other = Process::new(fx.store.clone(), fx.clock.clone());
     let (a, b) = tokio::join!(fx.process.worker.sweep(1000), other.worker.sweep(1000));
     let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!(a.found, N);
+    // The sweeps race: an item the other sweep already re-armed is no longer overdue when this
+    // one reads its shard, so neither is bound to find all 50, but together they find every one.
+    assert!(a.found <= N && b.found <= N, "{a:?} {b:?}");
+    assert!(
+        a.found + b.found >= N,
+        "every overdue item found: {a:?} {b:?}"
+    );
     assert_eq!(a.handed_on + b.handed_on, N, "each item re-armed once");
     let mut ids: Vec<DueMessage> = fx.process.handed.take_due(fx.clock.now());
     ids.extend(other.handed.take_due(fx.clock.now()));
