@@ -91,7 +91,7 @@ class DynamoDBFront:
             # A malformed request: moto answers its ValidationException; nothing to register.
             return self.run(environ, start_response, operation, request)
         if ticket.refused is not None:
-            return refuse(start_response, ticket.refused)
+            return refuse(start_response, ticket.refused, operation)
         try:
             ticket.hold()
             return self.run(environ, start_response, operation, request, ticket)
@@ -107,7 +107,7 @@ class DynamoDBFront:
                     return validation_exception(start_response, refused)
             doomed = ticket.doomed() if ticket is not None else None
             if doomed is not None:
-                return refuse(start_response, doomed)
+                return refuse(start_response, doomed, operation)
             result = self.app(environ, start_response)
             try:
                 answer = b"".join(result)
@@ -132,8 +132,11 @@ def validation_exception(start_response, message):
     return [body]
 
 
-def refuse(start_response, refusal):
-    """A transaction conflict's answer (`transactions.Refusal`)."""
+def refuse(start_response, refusal, operation):
+    """A transaction conflict's answer (`transactions.Refusal`), logged with the items in
+    conflict (one line on stderr, `transaction conflict: ...`)."""
+    held = ", ".join(f"{table} {key}" for table, key in refusal.items)
+    print(f"transaction conflict: {operation} refused ({held})", file=sys.stderr, flush=True)
     start_response(
         refusal.status,
         [

@@ -42,14 +42,16 @@ SINGLE_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
 
 
 class Refusal:
-    """A conflict's answer: DynamoDB's HTTP status and JSON body."""
+    """A conflict's answer: DynamoDB's HTTP status and JSON body, and the items in conflict
+    (`items`, for the emulator's log)."""
 
-    def __init__(self, body):
+    def __init__(self, body, items):
         self.status = "400 Bad Request"
         self.body = json.dumps(body).encode()
+        self.items = items
 
 
-def cancelled(conflicting, count):
+def cancelled(conflicting, count, items=()):
     """`TransactionCanceledException` for a transaction of `count` items whose items at the
     indexes `conflicting` are held by another request (shaped as DynamoDB and moto shape it)."""
     codes = ["TransactionConflict" if i in conflicting else "None" for i in range(count)]
@@ -61,13 +63,16 @@ def cancelled(conflicting, count):
                 {"Code": code, "Message": ONGOING} if code != "None" else {"Code": "None"}
                 for code in codes
             ],
-        }
+        },
+        items,
     )
 
 
-def conflict_exception():
+def conflict_exception(items=()):
     """`TransactionConflictException`: a single-item write to an item a transaction holds."""
-    return Refusal({"__type": ERROR_PREFIX + "TransactionConflictException", "message": ONGOING})
+    return Refusal(
+        {"__type": ERROR_PREFIX + "TransactionConflictException", "message": ONGOING}, items
+    )
 
 
 class Ticket:
@@ -93,7 +98,9 @@ class Ticket:
     def doomed(self):
         if not self.conflicting:
             return None
-        return cancelled(self.conflicting, self.count)
+        return cancelled(
+            self.conflicting, self.count, [i for n, i in self.reads if n in self.conflicting]
+        )
 
     def leave(self):
         self.registry.leave(self)
@@ -160,7 +167,9 @@ class Registry:
             with self.guard:
                 held = {i for i, item in enumerate(items) if item in self.transactions}
                 if held:
-                    return Ticket(self, refused=cancelled(held, len(items)))
+                    return Ticket(
+                        self, refused=cancelled(held, len(items), [items[i] for i in sorted(held)])
+                    )
                 ticket = Ticket(self, writes=[i for i in items if i], hold=self.hold_seconds)
                 for item in ticket.writes:
                     self.transactions[item] = ticket
@@ -173,8 +182,9 @@ class Registry:
                 key = request.get("Item") if operation == "PutItem" else request.get("Key")
                 items = [i for i in [self.item(request.get("TableName"), key)] if i]
             with self.guard:
-                if operation != "BatchWriteItem" and any(i in self.transactions for i in items):
-                    return Ticket(self, refused=conflict_exception())
+                held = [i for i in items if i in self.transactions]
+                if operation != "BatchWriteItem" and held:
+                    return Ticket(self, refused=conflict_exception(held))
                 for item in items:
                     self.singles[item] = self.singles.get(item, 0) + 1
                 self.doom_readers(items)
@@ -188,7 +198,9 @@ class Registry:
                     if item in self.transactions or item in self.singles
                 }
                 if held:
-                    return Ticket(self, refused=cancelled(held, len(items)))
+                    return Ticket(
+                        self, refused=cancelled(held, len(items), [items[i] for i in sorted(held)])
+                    )
                 ticket = Ticket(self, reads=[(i, item) for i, item in enumerate(items) if item])
                 ticket.count = len(items)
                 for index, item in ticket.reads:
