@@ -25,12 +25,11 @@ each TransactWriteItems registers the items it names when it arrives, before it 
 lock, until its answer is produced; meanwhile another TransactWriteItems naming one of them is
 cancelled (`TransactionCanceledException`, reason `TransactionConflict` at that item's index), a
 PutItem, UpdateItem or DeleteItem of one of them fails with `TransactionConflictException`, and a
-TransactGetItems that meets a write in flight is cancelled. `--transaction-hold-ms N` (or
-`EMULATOR_TRANSACTION_HOLD_MS=N`, default 0) keeps each TransactWriteItems registered N ms longer
-before it waits for the lock, to make overlap more frequent.
+TransactGetItems that meets a write in flight is cancelled. Each refusal is logged on stderr
+(`transaction conflict: ...`, with the items in conflict).
 
 Usage: python moto_server.py [--host 127.0.0.1] [--port 0] [--port-file PATH]
-                             [--transaction-conflicts] [--transaction-hold-ms N]
+                             [--transaction-conflicts]
 Port 0 picks a free port; the port actually bound is printed ("moto listening on PORT") and
 written to --port-file when given.
 """
@@ -59,15 +58,14 @@ class DynamoDBFront:
     ValidationException), then runs the request with the lock held, the whole response produced
     under it. Other requests pass through untouched. With `conflicts`, a request that meets a
     transaction in flight on one of its items is refused as DynamoDB refuses it, before it waits
-    for the lock (`transactions.Registry`); `hold_seconds` keeps each transaction in flight that
-    much longer."""
+    for the lock (`transactions.Registry`)."""
 
-    def __init__(self, app, conflicts=False, hold_seconds=0.0):
+    def __init__(self, app, conflicts=False):
         attribute_values.install()
         table_query.install()
         self.app = app
         self.tables = Tables()
-        self.registry = Registry(self.tables, hold_seconds) if conflicts else None
+        self.registry = Registry(self.tables) if conflicts else None
 
     def __call__(self, environ, start_response):
         target = environ.get("HTTP_X_AMZ_TARGET", "")
@@ -93,7 +91,6 @@ class DynamoDBFront:
         if ticket.refused is not None:
             return refuse(start_response, ticket.refused, operation)
         try:
-            ticket.hold()
             return self.run(environ, start_response, operation, request, ticket)
         finally:
             ticket.leave()
@@ -136,7 +133,8 @@ def refuse(start_response, refusal, operation):
     """A transaction conflict's answer (`transactions.Refusal`), logged with the items in
     conflict (one line on stderr, `transaction conflict: ...`)."""
     held = ", ".join(f"{table} {key}" for table, key in refusal.items)
-    print(f"transaction conflict: {operation} refused ({held})", file=sys.stderr, flush=True)
+    sys.stderr.write(f"transaction conflict: {operation} refused ({held})\n")  # one write a line
+    sys.stderr.flush()
     start_response(
         refusal.status,
         [
@@ -162,20 +160,12 @@ def main():
         default=env_flag("EMULATOR_TRANSACTION_CONFLICTS"),
         help="refuse requests that meet a transaction in flight, as DynamoDB does",
     )
-    parser.add_argument(
-        "--transaction-hold-ms",
-        type=float,
-        default=float(os.environ.get("EMULATOR_TRANSACTION_HOLD_MS") or 0),
-        help="keep each TransactWriteItems in flight this much longer (with conflicts on)",
-    )
     args = parser.parse_args()
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("moto_server.py serves on a loopback address only")
 
     app = DynamoDBFront(
-        DomainDispatcherApplication(create_backend_app),
-        conflicts=args.transaction_conflicts,
-        hold_seconds=args.transaction_hold_ms / 1000,
+        DomainDispatcherApplication(create_backend_app), conflicts=args.transaction_conflicts
     )
     server = make_server(args.host, args.port, app, threaded=True)
     port = server.server_port
@@ -183,9 +173,7 @@ def main():
         with open(args.port_file + ".tmp", "w") as f:
             f.write(str(port))
         os.replace(args.port_file + ".tmp", args.port_file)
-    conflicts = (
-        f"on (hold {args.transaction_hold_ms:g} ms)" if args.transaction_conflicts else "off"
-    )
+    conflicts = "on" if args.transaction_conflicts else "off"
     print(f"moto listening on {port}; transaction conflicts {conflicts}", flush=True)
     try:
         server.serve_forever()

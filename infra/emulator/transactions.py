@@ -27,13 +27,12 @@ Not modelled: a `TransactWriteItems` that meets an ongoing single-item write or 
 waits (DynamoDB does not document a conflict there), and a `BatchWriteItem` put or delete of an
 item held by a transaction is not refused (DynamoDB documents no per-item outcome for it).
 
-`hold_seconds` (default 0) keeps every `TransactWriteItems` registered that much longer before it
-waits for the lock, for runs that want overlap more often than their own concurrency makes it.
+No hold time is added: the test suite's own concurrency makes such overlap (a run of the Rust
+tests with conflicts on met over 900 of them).
 """
 
 import json
 import threading
-import time
 
 ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 ONGOING = "Transaction is ongoing for the item"
@@ -76,12 +75,12 @@ def conflict_exception(items=()):
 
 
 class Ticket:
-    """One request's registration: `refused` (a `Refusal`, or None when it may run), `hold()`
-    before it waits for the lock, `doomed()` once it holds the lock (a `Refusal` for a
+    """One request's registration: `refused` (a `Refusal`, or None when it may run), `doomed()`
+    once it holds the lock (a `Refusal` for a
     `TransactGetItems` that a later write cancelled, else None), `leave()` when its answer is
     produced."""
 
-    def __init__(self, registry, refused=None, writes=(), singles=(), reads=(), hold=0.0):
+    def __init__(self, registry, refused=None, writes=(), singles=(), reads=()):
         self.registry = registry
         self.refused = refused
         self.writes = list(writes)
@@ -89,11 +88,6 @@ class Ticket:
         self.reads = list(reads)
         self.count = 0
         self.conflicting = set()
-        self.hold_seconds = hold
-
-    def hold(self):
-        if self.hold_seconds > 0 and self.writes:
-            time.sleep(self.hold_seconds)
 
     def doomed(self):
         if not self.conflicting:
@@ -111,9 +105,8 @@ class Registry:
     refuses it) and answers its `Ticket`; `tables` (`limits.Tables`) tells which attributes of a
     put item form its primary key."""
 
-    def __init__(self, tables, hold_seconds=0.0):
+    def __init__(self, tables):
         self.tables = tables
-        self.hold_seconds = hold_seconds
         self.guard = threading.Lock()
         self.transactions = {}  # item -> the Ticket of the TransactWriteItems holding it
         self.singles = {}  # item -> number of single-item or batch writes in flight
@@ -170,7 +163,7 @@ class Registry:
                     return Ticket(
                         self, refused=cancelled(held, len(items), [items[i] for i in sorted(held)])
                     )
-                ticket = Ticket(self, writes=[i for i in items if i], hold=self.hold_seconds)
+                ticket = Ticket(self, writes=[i for i in items if i])
                 for item in ticket.writes:
                     self.transactions[item] = ticket
                 self.doom_readers(ticket.writes)
@@ -226,8 +219,3 @@ class Registry:
                     if not waiting:
                         del self.readers[item]
             ticket.writes, ticket.singles, ticket.reads = [], [], []
-
-    def in_flight(self):
-        """How many items transactions hold now (for tests that wait for a registration)."""
-        with self.guard:
-            return len(self.transactions)

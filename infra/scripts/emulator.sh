@@ -16,8 +16,8 @@
 # makes the emulator refuse what DynamoDB refuses to a request that meets a TransactWriteItems in
 # flight on one of its items: another TransactWriteItems is cancelled (TransactionCanceledException,
 # reason TransactionConflict), a PutItem/UpdateItem/DeleteItem fails with
-# TransactionConflictException, a TransactGetItems is cancelled. EMULATOR_TRANSACTION_HOLD_MS=N
-# (default 0) keeps each transaction in flight N ms longer, to make such overlap more frequent.
+# TransactionConflictException, a TransactGetItems is cancelled. The emulator's log (moto.log in
+# $EMULATOR_DIR) has one "transaction conflict: ..." line per refusal.
 
 _emulator_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
