@@ -13,13 +13,19 @@ from werkzeug.serving import make_server
 from moto_server import DynamoDBFront
 
 
-def serve():
-    """Starts the wrapper (`moto_server.DynamoDBFront` over moto) on a free loopback port; returns
-    the server (call `shutdown()` when done) and a DynamoDB client of it that never retries."""
-    app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
+def serve(conflicts=False):
+    """Starts the wrapper (`moto_server.DynamoDBFront` over moto, with transaction conflicts when
+    `conflicts`) on a free loopback port; returns the server (call `shutdown()` when done; its
+    front is `server.app`) and a DynamoDB client of it that never retries."""
+    app = DynamoDBFront(DomainDispatcherApplication(create_backend_app), conflicts=conflicts)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    client = boto3.client(
+    return server, client_of(server)
+
+
+def client_of(server):
+    """A DynamoDB client of `server` that never retries (one per thread that sends)."""
+    return boto3.client(
         "dynamodb",
         endpoint_url=f"http://127.0.0.1:{server.server_port}",
         region_name="us-east-1",
@@ -27,7 +33,6 @@ def serve():
         aws_secret_access_key="test",
         config=botocore.config.Config(retries={"max_attempts": 1}),
     )
-    return server, client
 
 
 def record_raw_answers(client):

@@ -1,11 +1,12 @@
-"""moto's server (DynamoDB and SQS on one port) with DynamoDB requests serialized and DynamoDB's
-documented limits enforced.
+"""moto's server (DynamoDB and SQS on one port) with DynamoDB requests serialized, DynamoDB's
+documented limits enforced and, when asked for, DynamoDB's transaction conflicts.
 
 Serialized: moto's DynamoDB backend takes no lock, and a cancelled TransactWriteItems restores a
 copy of the tables taken before it ran, which can erase a write committed concurrently by another
-thread. DynamoDB itself serializes conflicting transactions, so holding one lock around every
-DynamoDB request (X-Amz-Target `DynamoDB_20120810.*`) makes moto behave like it; SQS requests (long
-polls included) stay concurrent.
+thread. So one lock is held around every DynamoDB request (X-Amz-Target `DynamoDB_20120810.*`):
+each runs alone, as if DynamoDB applied them one after the other; SQS requests (long polls
+included) stay concurrent. DynamoDB does not make a request wait for a transaction on its items,
+it refuses it: see "Transaction conflicts" below.
 
 Limits (see `limits.py`): moto checks key sizes only where an item is written, and no aggregate
 size of a transaction nor the number of requests of a BatchWriteItem. DynamoDB refuses those with a
@@ -17,7 +18,18 @@ its type under forty aliases; `attribute_values.py` takes it straight to the one
 same bytes out). Queries: moto sorts the whole table and sizes every item before the asked range
 for each `Query`; `table_query.py` reads the asked partition alone (the same answers).
 
+Transaction conflicts (off unless asked for; see `transactions.py`): DynamoDB refuses a request
+that meets a transaction in flight on one of its items, where the lock alone would make it wait.
+With `--transaction-conflicts` (or the environment variable `EMULATOR_TRANSACTION_CONFLICTS=1`),
+each TransactWriteItems registers the items it names when it arrives, before it waits for the
+lock, until its answer is produced; meanwhile another TransactWriteItems naming one of them is
+cancelled (`TransactionCanceledException`, reason `TransactionConflict` at that item's index), a
+PutItem, UpdateItem or DeleteItem of one of them fails with `TransactionConflictException`, and a
+TransactGetItems that meets a write in flight is cancelled. Each refusal is logged on stderr
+(`transaction conflict: ...`, with the items in conflict).
+
 Usage: python moto_server.py [--host 127.0.0.1] [--port 0] [--port-file PATH]
+                             [--transaction-conflicts]
 Port 0 picks a free port; the port actually bound is printed ("moto listening on PORT") and
 written to --port-file when given.
 """
@@ -36,6 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attribute_values  # noqa: E402
 import table_query  # noqa: E402
 from limits import Tables, violation  # noqa: E402
+from transactions import Registry  # noqa: E402
 
 DYNAMODB_LOCK = threading.Lock()
 
@@ -43,13 +56,16 @@ DYNAMODB_LOCK = threading.Lock()
 class DynamoDBFront:
     """WSGI middleware for DynamoDB requests: refuses what DynamoDB's limits refuse (answering its
     ValidationException), then runs the request with the lock held, the whole response produced
-    under it. Other requests pass through untouched."""
+    under it. Other requests pass through untouched. With `conflicts`, a request that meets a
+    transaction in flight on one of its items is refused as DynamoDB refuses it, before it waits
+    for the lock (`transactions.Registry`)."""
 
-    def __init__(self, app):
+    def __init__(self, app, conflicts=False):
         attribute_values.install()
         table_query.install()
         self.app = app
         self.tables = Tables()
+        self.registry = Registry(self.tables) if conflicts else None
 
     def __call__(self, environ, start_response):
         target = environ.get("HTTP_X_AMZ_TARGET", "")
@@ -65,11 +81,30 @@ class DynamoDBFront:
             request = json.loads(body or b"{}")
         except ValueError:
             request = None
+        if self.registry is None or not isinstance(request, dict):
+            return self.run(environ, start_response, operation, request)
+        try:
+            ticket = self.registry.enter(operation, request)
+        except (AttributeError, TypeError, ValueError):
+            # A malformed request: moto answers its ValidationException; nothing to register.
+            return self.run(environ, start_response, operation, request)
+        if ticket.refused is not None:
+            return refuse(start_response, ticket.refused, operation)
+        try:
+            return self.run(environ, start_response, operation, request, ticket)
+        finally:
+            ticket.leave()
+
+    def run(self, environ, start_response, operation, request, ticket=None):
+        """Runs one DynamoDB request under the lock; answers the whole response body."""
         with DYNAMODB_LOCK:
             if isinstance(request, dict):
                 refused = violation(operation, request, self.tables)
                 if refused is not None:
                     return validation_exception(start_response, refused)
+            doomed = ticket.doomed() if ticket is not None else None
+            if doomed is not None:
+                return refuse(start_response, doomed, operation)
             result = self.app(environ, start_response)
             try:
                 answer = b"".join(result)
@@ -94,23 +129,52 @@ def validation_exception(start_response, message):
     return [body]
 
 
+def refuse(start_response, refusal, operation):
+    """A transaction conflict's answer (`transactions.Refusal`), logged with the items in
+    conflict (one line on stderr, `transaction conflict: ...`)."""
+    held = ", ".join(f"{table} {key}" for table, key in refusal.items)
+    sys.stderr.write(f"transaction conflict: {operation} refused ({held})\n")  # one write a line
+    sys.stderr.flush()
+    start_response(
+        refusal.status,
+        [
+            ("Content-Type", "application/x-amz-json-1.0"),
+            ("Content-Length", str(len(refusal.body))),
+        ],
+    )
+    return [refusal.body]
+
+
+def env_flag(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
+    parser.add_argument(
+        "--transaction-conflicts",
+        action="store_true",
+        default=env_flag("EMULATOR_TRANSACTION_CONFLICTS"),
+        help="refuse requests that meet a transaction in flight, as DynamoDB does",
+    )
     args = parser.parse_args()
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("moto_server.py serves on a loopback address only")
 
-    app = DynamoDBFront(DomainDispatcherApplication(create_backend_app))
+    app = DynamoDBFront(
+        DomainDispatcherApplication(create_backend_app), conflicts=args.transaction_conflicts
+    )
     server = make_server(args.host, args.port, app, threaded=True)
     port = server.server_port
     if args.port_file:
         with open(args.port_file + ".tmp", "w") as f:
             f.write(str(port))
         os.replace(args.port_file + ".tmp", args.port_file)
-    print(f"moto listening on {port}", flush=True)
+    conflicts = "on" if args.transaction_conflicts else "off"
+    print(f"moto listening on {port}; transaction conflicts {conflicts}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -8,6 +8,16 @@
 #
 # moto is installed with pip into .venv/ at the repository root the first time (about 40 s), and
 # reused afterwards. Needs only Python 3 and pip. Each test creates its own table.
+#
+# Transaction conflicts (infra/emulator/transactions.py), off by default:
+#
+#   EMULATOR_TRANSACTION_CONFLICTS=1 source infra/scripts/emulator.sh
+#
+# makes the emulator refuse what DynamoDB refuses to a request that meets a TransactWriteItems in
+# flight on one of its items: another TransactWriteItems is cancelled (TransactionCanceledException,
+# reason TransactionConflict), a PutItem/UpdateItem/DeleteItem fails with
+# TransactionConflictException, a TransactGetItems is cancelled. The emulator's log (moto.log in
+# $EMULATOR_DIR) has one "transaction conflict: ..." line per refusal.
 
 _emulator_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
@@ -66,7 +76,7 @@ PY
     export AWS_DEFAULT_REGION=us-east-1
     export AWS_EC2_METADATA_DISABLED=true
     unset AWS_PROFILE AWS_SESSION_TOKEN
-    echo "==> moto listening on $AWS_ENDPOINT_URL (pid $EMULATOR_PID, up in $((SECONDS - started)) s)" >&2
+    echo "==> moto listening on $AWS_ENDPOINT_URL (pid $EMULATOR_PID, up in $((SECONDS - started)) s; transaction conflicts ${EMULATOR_TRANSACTION_CONFLICTS:-off})" >&2
 }
 
 emulator_stop() {
