@@ -1,0 +1,81 @@
+//! The DynamoDB adapter's `Idempotency-Key` claims and answers ([`IdempotencyStore`],
+//! BEHAVIOR 10).
+
+use super::items;
+use super::items::{s, Expr};
+use super::DynamoStore;
+use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
+use crate::store::{IdempotencyStore, StoreError, StoreResult};
+use async_trait::async_trait;
+
+/// Rounds of claiming an `Idempotency-Key` that a concurrent release or expiry kept freeing.
+const CLAIM_ATTEMPTS: usize = 3;
+
+#[async_trait]
+impl IdempotencyStore for DynamoStore {
+    async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
+        let now = claim.claimed_at;
+        let (key, item) = items::request_claim(claim);
+        // A claim lost to a key that then expires or is released between the two requests is
+        // tried again; anything else answers on the first round.
+        for _ in 0..CLAIM_ATTEMPTS {
+            match self
+                .put_conditional(item.clone(), items::claimable(now))
+                .await
+            {
+                Ok(()) => return Ok(ClaimOutcome::Claimed),
+                Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(held) = self.get(&key).await? {
+                if let Some(outcome) = items::read_request(&held, now)? {
+                    return Ok(outcome);
+                }
+            }
+        }
+        Err(StoreError::Backend(
+            "an Idempotency-Key kept changing while it was claimed".into(),
+        ))
+    }
+
+    async fn complete_idempotency_key(
+        &self, completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let (_, item) = items::request_completed(completion);
+        match self
+            .put_conditional(item, items::lease_held(&completion.claim))
+            .await
+        {
+            Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
+            other => other,
+        }
+    }
+
+    async fn amend_idempotency_response(
+        &self, completion: &IdempotencyCompletion,
+    ) -> StoreResult<()> {
+        let (_, item) = items::request_completed(completion);
+        let condition = Expr::new("#lease = :lease AND #state = :completed")
+            .name("#lease", items::REQUEST_LEASE_ID)
+            .name("#state", items::REQUEST_STATE)
+            .value(":lease", s(&completion.claim.lease_id))
+            .value(":completed", s("completed"));
+        match self.put_conditional(item, condition).await {
+            Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
+            other => other,
+        }
+    }
+
+    async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
+        let (key, _) = items::request_claim(claim);
+        match self
+            .delete_conditional(&key, items::lease_held(claim))
+            .await
+        {
+            // Another request holds the key now (or a write raced this one): nothing of ours to
+            // free now; a claim still ours frees itself when its lease ends.
+            Err(StoreError::Conflict) => Ok(()),
+            other => other,
+        }
+    }
+}
