@@ -16,41 +16,27 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 impl DynamoStore {
-    /// The `ADD` of each change of `refs` to its holiday calendar's references, each
-    /// conditional on the calendar existing (BEHAVIOR 17: a write cannot name a deleted one);
-    /// their parts are [`Part::Calendar`].
-    pub(super) fn calendar_ref_updates(
-        &self, account_id: AccountId, refs: &CalendarRefs,
-    ) -> StoreResult<Vec<(TransactWriteItem, Part)>> {
-        refs.changes()
-            .map(|(id, delta)| {
-                let e = Expr::new("ADD #references :delta")
-                    .name("#references", items::REFERENCES)
-                    .name("#pk", keys::PK)
-                    .value(":delta", AttributeValue::N(delta.to_string()));
-                let update = self.update_item(
-                    &keys::holiday_calendar(account_id, id),
-                    &e,
-                    Some("attribute_exists(#pk)".into()),
-                )?;
-                Ok((update, Part::Calendar))
-            })
-            .collect()
-    }
-
-    /// The account's holiday calendar count item's `ADD` of `delta`, conditional on staying
-    /// below `max` when it grows.
-    fn calendar_count_update(
-        &self, account_id: AccountId, delta: i64, max: Option<u64>,
-    ) -> StoreResult<TransactWriteItem> {
-        let mut e = Expr::new("ADD #count :delta")
-            .name("#count", items::COUNT)
-            .value(":delta", AttributeValue::N(delta.to_string()));
-        let condition = max.map(|max| {
-            e.values.insert(":max".into(), n(max));
-            "attribute_not_exists(#count) OR #count < :max".to_string()
-        });
-        self.update_item(&keys::holiday_calendar_count(account_id), &e, condition)
+    /// Appends to a transaction the `ADD` of each change of `refs` to its holiday calendar's
+    /// references, each conditional on the calendar existing (BEHAVIOR 17: a write cannot name a
+    /// deleted one), as [`Part::Calendar`]. Every write that moves a reference (a member, a
+    /// router, a draft, provisioning) adds them through here.
+    pub(super) fn calendar_ref_writes(
+        &self, account_id: AccountId, refs: &CalendarRefs, tx: &mut Vec<TransactWriteItem>,
+        parts: &mut Vec<Part>,
+    ) -> StoreResult<()> {
+        for (id, delta) in refs.changes() {
+            let e = Expr::new("ADD #references :delta")
+                .name("#references", items::REFERENCES)
+                .name("#pk", keys::PK)
+                .value(":delta", AttributeValue::N(delta.to_string()));
+            tx.push(self.update_item(
+                &keys::holiday_calendar(account_id, id),
+                &e,
+                Some("attribute_exists(#pk)".into()),
+            )?);
+            parts.push(Part::Calendar);
+        }
+        Ok(())
     }
 }
 
@@ -60,11 +46,11 @@ impl CalendarStore for DynamoStore {
         &self, calendar: &HolidayCalendar, max: u64,
     ) -> StoreResult<()> {
         let (_, item) = items::holiday_calendar(calendar)?;
+        let count = keys::holiday_calendar_count(calendar.account_id);
         let tx = vec![
-            self.calendar_count_update(calendar.account_id, 1, Some(max))?,
+            self.count_update(&count, 1, Some(max))?,
             self.put(item, Some(items::absent()))?,
         ];
-        let count = keys::holiday_calendar_count(calendar.account_id);
         self.transact_under_limit(
             tx,
             &[Part::Quota, Part::Other],
@@ -96,21 +82,7 @@ impl CalendarStore for DynamoStore {
     ) -> StoreResult<()> {
         let key = keys::holiday_calendar(calendar.account_id, calendar.id);
         let update = items::holiday_calendar_update(calendar)?;
-        let condition = items::at_version(expected_version);
-        let update = Expr {
-            names: update
-                .names
-                .into_iter()
-                .chain(condition.names.clone())
-                .collect(),
-            values: update
-                .values
-                .into_iter()
-                .chain(condition.values.clone())
-                .collect(),
-            ..update
-        };
-        let tx = vec![self.update_item(&key, &update, Some(condition.text))?];
+        let tx = vec![self.update_at_version(&key, update, expected_version)?];
         self.transact(tx, &[Part::Record], Precedence::RecordFirst)
             .await
     }
@@ -126,7 +98,7 @@ impl CalendarStore for DynamoStore {
         .value(":zero", n(0));
         let tx = vec![
             self.delete(&keys::holiday_calendar(account_id, id), unused)?,
-            self.calendar_count_update(account_id, -1, None)?,
+            self.count_update(&keys::holiday_calendar_count(account_id), -1, None)?,
         ];
         match self
             .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)

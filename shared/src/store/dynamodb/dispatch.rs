@@ -227,11 +227,7 @@ impl DispatchStore for DynamoStore {
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
         }
-        if let Some(c) = completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
-            parts.push(Part::Lease);
-        }
+        self.completion_write(completion, &mut tx, &mut parts)?;
         self.due_writes(due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
@@ -497,11 +493,7 @@ impl DispatchStore for DynamoStore {
             parts.push(Part::Other);
         }
 
-        if let Some(c) = &w.completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
-            parts.push(Part::Lease);
-        }
+        self.completion_write(w.completion.as_ref(), &mut tx, &mut parts)?;
         if let Some(key) = &w.idempotency_key {
             let expires = w.entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
             let (_, marker) = items::marker(key, expires);

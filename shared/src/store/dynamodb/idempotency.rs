@@ -1,15 +1,34 @@
 //! The DynamoDB adapter's `Idempotency-Key` claims and answers ([`IdempotencyStore`],
 //! BEHAVIOR 10).
 
+use super::cancel::Part;
 use super::items;
 use super::items::{s, Expr};
 use super::DynamoStore;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::store::{IdempotencyStore, StoreError, StoreResult};
 use async_trait::async_trait;
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// Rounds of claiming an `Idempotency-Key` that a concurrent release or expiry kept freeing.
 const CLAIM_ATTEMPTS: usize = 3;
+
+impl DynamoStore {
+    /// Appends to a transaction the answer of an `Idempotency-Key` request (BEHAVIOR 10),
+    /// stored on the claim's lease ([`Part::Lease`]), when the write has one: how a create, a
+    /// dispatch, a publish or a restore stores its answer in the same write as its effect.
+    pub(super) fn completion_write(
+        &self, completion: Option<&IdempotencyCompletion>, tx: &mut Vec<TransactWriteItem>,
+        parts: &mut Vec<Part>,
+    ) -> StoreResult<()> {
+        if let Some(c) = completion {
+            let (_, stored) = items::request_completed(c);
+            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            parts.push(Part::Lease);
+        }
+        Ok(())
+    }
+}
 
 #[async_trait]
 impl IdempotencyStore for DynamoStore {

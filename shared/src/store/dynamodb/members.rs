@@ -73,10 +73,7 @@ impl MemberStore for DynamoStore {
         }
         let mut tx = vec![self.put(item, Some(condition))?];
         let mut parts = vec![Part::Record];
-        for (update, part) in self.calendar_ref_updates(member.account_id, calendars)? {
-            tx.push(update);
-            parts.push(part);
-        }
+        self.calendar_ref_writes(member.account_id, calendars, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 }

@@ -314,10 +314,8 @@ impl ProvisionStore for DynamoStore {
             self.provision_chunk(&chunk, written).await?;
         }
         for (account, late) in &late_refs {
-            let (tx, parts): (Vec<_>, Vec<_>) = self
-                .calendar_ref_updates(*account, late)?
-                .into_iter()
-                .unzip();
+            let (mut tx, mut parts) = (Vec::new(), Vec::new());
+            self.calendar_ref_writes(*account, late, &mut tx, &mut parts)?;
             self.transact(tx, &parts, Precedence::RecordFirst).await?;
         }
         // Each account's calendar count (BEHAVIOR 17's limit of 20) is set from the calendars

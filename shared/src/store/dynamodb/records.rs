@@ -47,11 +47,7 @@ impl RecordStore for DynamoStore {
         }
         let mut tx = Vec::new();
         let mut parts = Vec::new();
-        if let Some(c) = completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
-            parts.push(Part::Lease);
-        }
+        self.completion_write(completion, &mut tx, &mut parts)?;
         let mut seen = HashSet::new();
         for key in unique_keys {
             let (guard_key, guard) = items::guard(record, key);

@@ -5,7 +5,7 @@
 
 use super::cancel::{classify, Outcome, Part, Precedence};
 use super::items;
-use super::items::{backend, from_item, key_attributes, Expr, Item};
+use super::items::{backend, from_item, key_attributes, n, Expr, Item};
 use super::query::Query;
 use super::DynamoStore;
 use crate::store::keys::Key;
@@ -198,6 +198,38 @@ impl DynamoStore {
             .build()
             .map_err(backend)?;
         Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    /// A transaction's `Update` of `key` by `update`, conditional on the item existing at
+    /// `expected_version` ([`items::at_version`], whose placeholders join the update's).
+    ///
+    /// Errors: the SDK's builder's (a missing table name or key).
+    pub(super) fn update_at_version(
+        &self, key: &Key, update: Expr, expected_version: u64,
+    ) -> StoreResult<TransactWriteItem> {
+        let condition = items::at_version(expected_version);
+        let update = Expr {
+            names: update.names.into_iter().chain(condition.names).collect(),
+            values: update.values.into_iter().chain(condition.values).collect(),
+            ..update
+        };
+        self.update_item(key, &update, Some(condition.text))
+    }
+
+    /// The `ADD` of `delta` to the count item `key` (an account's webhooks or holiday
+    /// calendars), conditional on staying below `max` when given: the write that a create
+    /// under a limit makes with [`Self::transact_under_limit`].
+    pub(super) fn count_update(
+        &self, key: &Key, delta: i64, max: Option<u64>,
+    ) -> StoreResult<TransactWriteItem> {
+        let mut e = Expr::new("ADD #count :delta")
+            .name("#count", items::COUNT)
+            .value(":delta", AttributeValue::N(delta.to_string()));
+        let condition = max.map(|max| {
+            e.values.insert(":max".into(), n(max));
+            "attribute_not_exists(#count) OR #count < :max".to_string()
+        });
+        self.update_item(key, &e, condition)
     }
 
     /// Runs `tx`, whose count update on `count` is conditional on staying below `max`: a

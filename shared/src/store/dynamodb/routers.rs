@@ -75,17 +75,13 @@ impl RouterStore for DynamoStore {
             self.put(first, Some(items::absent()))?,
         ];
         let mut parts = vec![Part::Quota, Part::Record, Part::Other];
-        if let Some(c) = completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
-            parts.push(Part::Lease);
-        }
-        for (update, part) in
-            self.calendar_ref_updates(router.account_id, &router.calendar_refs())?
-        {
-            tx.push(update);
-            parts.push(part);
-        }
+        self.completion_write(completion, &mut tx, &mut parts)?;
+        self.calendar_ref_writes(
+            router.account_id,
+            &router.calendar_refs(),
+            &mut tx,
+            &mut parts,
+        )?;
         self.transact_under_limit(
             tx,
             &parts,
@@ -122,15 +118,8 @@ impl RouterStore for DynamoStore {
             self.put(item, Some(condition))?,
         ];
         let mut parts = vec![Part::Record, Part::Other];
-        if let Some(c) = completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
-            parts.push(Part::Lease);
-        }
-        for (update, part) in self.calendar_ref_updates(draft.account_id, calendars)? {
-            tx.push(update);
-            parts.push(part);
-        }
+        self.completion_write(completion, &mut tx, &mut parts)?;
+        self.calendar_ref_writes(draft.account_id, calendars, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
@@ -151,10 +140,7 @@ impl RouterStore for DynamoStore {
         }
         let mut tx = vec![self.delete(&keys::router_draft(router_id), condition)?];
         let mut parts = vec![Part::Other];
-        for (update, part) in self.calendar_ref_updates(account_id, calendars)? {
-            tx.push(update);
-            parts.push(part);
-        }
+        self.calendar_ref_writes(account_id, calendars, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
@@ -230,15 +216,8 @@ impl RouterStore for DynamoStore {
             tx.push(self.router_count_update(w.router.account_id, -1, None)?);
             parts.push(Part::Other);
         }
-        for (update, part) in self.calendar_ref_updates(w.router.account_id, &w.calendars)? {
-            tx.push(update);
-            parts.push(part);
-        }
-        if let Some(c) = &w.completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
-            parts.push(Part::Lease);
-        }
+        self.calendar_ref_writes(w.router.account_id, &w.calendars, &mut tx, &mut parts)?;
+        self.completion_write(w.completion.as_ref(), &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 }

@@ -14,24 +14,6 @@ use crate::store::{
 };
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
-
-impl DynamoStore {
-    /// The account's webhook count item's `ADD` of `delta`, conditional on staying below
-    /// `max` when it grows.
-    fn webhook_count_update(
-        &self, account_id: AccountId, delta: i64, max: Option<u64>,
-    ) -> StoreResult<TransactWriteItem> {
-        let mut e = Expr::new("ADD #count :delta")
-            .name("#count", items::COUNT)
-            .value(":delta", AttributeValue::N(delta.to_string()));
-        let condition = max.map(|max| {
-            e.values.insert(":max".into(), n(max));
-            "attribute_not_exists(#count) OR #count < :max".to_string()
-        });
-        self.update_item(&keys::webhook_count(account_id), &e, condition)
-    }
-}
 
 #[async_trait]
 impl WebhookStore for DynamoStore {
@@ -39,35 +21,19 @@ impl WebhookStore for DynamoStore {
         &self, subscription: &WebhookSubscription, max: u64,
     ) -> StoreResult<()> {
         let (_, item) = items::webhook(subscription)?;
+        let count = keys::webhook_count(subscription.account_id);
         let tx = vec![
-            self.webhook_count_update(subscription.account_id, 1, Some(max))?,
+            self.count_update(&count, 1, Some(max))?,
             self.put(item, Some(items::absent()))?,
         ];
-        match self
-            .transact(tx, &[Part::Quota, Part::Other], Precedence::RecordFirst)
-            .await
-        {
-            Err(StoreError::Conflict) => {
-                let count = match self
-                    .get(&keys::webhook_count(subscription.account_id))
-                    .await?
-                {
-                    Some(item) => match item.get(items::COUNT) {
-                        Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
-                        _ => 0,
-                    },
-                    None => 0,
-                };
-                if count >= max {
-                    Err(StoreError::Rejected(format!(
-                        "the account has {max} subscriptions already"
-                    )))
-                } else {
-                    Err(StoreError::Conflict)
-                }
-            }
-            other => other,
-        }
+        self.transact_under_limit(
+            tx,
+            &[Part::Quota, Part::Other],
+            &count,
+            max,
+            "subscriptions",
+        )
+        .await
     }
 
     async fn list_webhooks(
@@ -96,21 +62,7 @@ impl WebhookStore for DynamoStore {
     ) -> StoreResult<()> {
         let key = keys::webhook(subscription.account_id, subscription.id);
         let update = items::webhook_update(subscription, reset_health)?;
-        let condition = items::at_version(expected_version);
-        let update = Expr {
-            names: update
-                .names
-                .into_iter()
-                .chain(condition.names.clone())
-                .collect(),
-            values: update
-                .values
-                .into_iter()
-                .chain(condition.values.clone())
-                .collect(),
-            ..update
-        };
-        let mut tx = vec![self.update_item(&key, &update, Some(condition.text))?];
+        let mut tx = vec![self.update_at_version(&key, update, expected_version)?];
         let mut parts = vec![Part::Record];
         self.due_writes(due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
@@ -120,7 +72,7 @@ impl WebhookStore for DynamoStore {
         let exists = Expr::new("attribute_exists(#pk)").name("#pk", keys::PK);
         let tx = vec![
             self.delete(&keys::webhook(account_id, id), exists)?,
-            self.webhook_count_update(account_id, -1, None)?,
+            self.count_update(&keys::webhook_count(account_id), -1, None)?,
         ];
         match self
             .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
