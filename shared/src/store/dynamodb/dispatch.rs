@@ -223,7 +223,7 @@ impl DispatchStore for DynamoStore {
         let mut parts = vec![Part::Other];
         if let Some(key) = idempotency_key {
             let expires = entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
-            let (_, marker) = items::marker(key, expires);
+            let (_, marker) = items::idempotency::marker(key, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
         }
@@ -496,7 +496,7 @@ impl DispatchStore for DynamoStore {
         self.completion_write(w.completion.as_ref(), &mut tx, &mut parts)?;
         if let Some(key) = &w.idempotency_key {
             let expires = w.entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
-            let (_, marker) = items::marker(key, expires);
+            let (_, marker) = items::idempotency::marker(key, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
         }

@@ -19,7 +19,7 @@ impl DynamoStore {
         &self, changes: &DueChanges, tx: &mut Vec<TransactWriteItem>, parts: &mut Vec<Part>,
     ) -> StoreResult<()> {
         for due in &changes.put {
-            let (_, item) = items::due_item(due)?;
+            let (_, item) = items::due::due_item(due)?;
             tx.push(self.put(item, Some(items::absent()))?);
             parts.push(Part::Other);
         }
@@ -39,10 +39,10 @@ impl DynamoStore {
     fn settlement(&self, settle: &Settlement) -> StoreResult<TransactWriteItem> {
         let key = keys::due_item(&settle.id);
         match &settle.next {
-            None => self.delete(&key, items::due_lease_held(&settle.lease_id)),
+            None => self.delete(&key, items::due::due_lease_held(&settle.lease_id)),
             Some(next) => {
-                let update = items::due_next_attempt(&settle.id, next, &settle.lease_id)?;
-                self.update_item(&key, &update, Some(items::DUE_LEASE_CONDITION.into()))
+                let update = items::due::due_next_attempt(&settle.id, next, &settle.lease_id)?;
+                self.update_item(&key, &update, Some(items::due::DUE_LEASE_CONDITION.into()))
             }
         }
     }
@@ -53,7 +53,7 @@ impl DueStore for DynamoStore {
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>> {
         self.get(&keys::due_item(id))
             .await?
-            .map(|item| items::read_due_item(&item))
+            .map(|item| items::due::read_due_item(&item))
             .transpose()
     }
 
@@ -65,14 +65,14 @@ impl DueStore for DynamoStore {
             "SET #lease_id = :lease_id, #lease_until = :lease_until, #resume_at = :resume_at, #gsi1sk = :gsi1sk ADD #runs :one",
         )
         .name("#pk", keys::PK)
-        .name("#runs", items::DUE_RUNS)
-        .name("#parked_at", items::DUE_PARKED_AT)
+        .name("#runs", items::due::DUE_RUNS)
+        .name("#parked_at", items::due::DUE_PARKED_AT)
         .value(":one", n(1))
-        .name("#lease_id", items::DUE_LEASE_ID)
-        .name("#lease_until", items::DUE_LEASE_UNTIL)
-        .name("#resume_at", items::DUE_RESUME_AT)
+        .name("#lease_id", items::due::DUE_LEASE_ID)
+        .name("#lease_until", items::due::DUE_LEASE_UNTIL)
+        .name("#resume_at", items::due::DUE_RESUME_AT)
         .name("#gsi1sk", keys::GSI1SK)
-        .name("#attempt", items::DUE_ATTEMPT)
+        .name("#attempt", items::due::DUE_ATTEMPT)
         .value(":lease_id", s(&lease.id))
         .value(":lease_until", items::millis(lease.until))
         .value(":resume_at", s(keys::sortable_time(lease.until)))
@@ -88,14 +88,16 @@ impl DueStore for DynamoStore {
             // The item already holds this lease: a retry of this claim whose first attempt
             // applied (the SDK retries a request whose response was lost).
             Err(Some(current))
-                if current.get(items::DUE_LEASE_ID).and_then(|v| v.as_s().ok())
+                if current
+                    .get(items::due::DUE_LEASE_ID)
+                    .and_then(|v| v.as_s().ok())
                     == Some(&lease.id) =>
             {
                 current
             }
             Err(_) => return Ok(None),
         };
-        items::read_due_item(&item).map(Some)
+        items::due::read_due_item(&item).map(Some)
     }
 
     async fn settle_due(&self, settlement: &Settlement) -> StoreResult<()> {
@@ -110,12 +112,12 @@ impl DueStore for DynamoStore {
     }
 
     async fn park_due(&self, parking: &Parking) -> StoreResult<()> {
-        let update = items::due_parked(parking);
+        let update = items::due::due_parked(parking);
         match self
             .update_conditional(
                 &keys::due_item(&parking.id),
                 &update,
-                items::DUE_LEASE_CONDITION,
+                items::due::DUE_LEASE_CONDITION,
             )
             .await?
         {
@@ -129,7 +131,7 @@ impl DueStore for DynamoStore {
         self.query_range(&q, 0, limit)
             .await?
             .iter()
-            .map(items::read_due_item)
+            .map(items::due::read_due_item)
             .collect()
     }
 
@@ -139,10 +141,10 @@ impl DueStore for DynamoStore {
     ) -> StoreResult<bool> {
         let index = keys::due_index(&item.id, resume_at);
         let update = Expr::new("SET #resume_at = :resume_at, #gsi1sk = :gsi1sk")
-            .name("#resume_at", items::DUE_RESUME_AT)
+            .name("#resume_at", items::due::DUE_RESUME_AT)
             .name("#gsi1sk", keys::GSI1SK)
-            .name("#attempt", items::DUE_ATTEMPT)
-            .name("#lease_until", items::DUE_LEASE_UNTIL)
+            .name("#attempt", items::due::DUE_ATTEMPT)
+            .name("#lease_until", items::due::DUE_LEASE_UNTIL)
             .value(":resume_at", s(keys::sortable_time(resume_at)))
             .value(":gsi1sk", s(index.sk))
             .value(":read_resume_at", s(keys::sortable_time(item.resume_at)))
@@ -170,7 +172,7 @@ impl DueStore for DynamoStore {
         let mut due = Vec::new();
         while let Some(read) = shards.join_next().await {
             for item in read.map_err(backend)?? {
-                due.push(items::read_due_item(&item)?);
+                due.push(items::due::read_due_item(&item)?);
             }
         }
         due.sort_by(|a, b| (a.resume_at, &a.id).cmp(&(b.resume_at, &b.id)));

@@ -22,8 +22,8 @@ impl DynamoStore {
         parts: &mut Vec<Part>,
     ) -> StoreResult<()> {
         if let Some(c) = completion {
-            let (_, stored) = items::request_completed(c);
-            tx.push(self.put(stored, Some(items::lease_held(&c.claim)))?);
+            let (_, stored) = items::idempotency::request_completed(c);
+            tx.push(self.put(stored, Some(items::idempotency::lease_held(&c.claim)))?);
             parts.push(Part::Lease);
         }
         Ok(())
@@ -34,12 +34,12 @@ impl DynamoStore {
 impl IdempotencyStore for DynamoStore {
     async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome> {
         let now = claim.claimed_at;
-        let (key, item) = items::request_claim(claim);
+        let (key, item) = items::idempotency::request_claim(claim);
         // A claim lost to a key that then expires or is released between the two requests is
         // tried again; anything else answers on the first round.
         for _ in 0..CLAIM_ATTEMPTS {
             match self
-                .put_conditional(item.clone(), items::claimable(now))
+                .put_conditional(item.clone(), items::idempotency::claimable(now))
                 .await
             {
                 Ok(()) => return Ok(ClaimOutcome::Claimed),
@@ -47,7 +47,7 @@ impl IdempotencyStore for DynamoStore {
                 Err(e) => return Err(e),
             }
             if let Some(held) = self.get(&key).await? {
-                if let Some(outcome) = items::read_request(&held, now)? {
+                if let Some(outcome) = items::idempotency::read_request(&held, now)? {
                     return Ok(outcome);
                 }
             }
@@ -60,9 +60,9 @@ impl IdempotencyStore for DynamoStore {
     async fn complete_idempotency_key(
         &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()> {
-        let (_, item) = items::request_completed(completion);
+        let (_, item) = items::idempotency::request_completed(completion);
         match self
-            .put_conditional(item, items::lease_held(&completion.claim))
+            .put_conditional(item, items::idempotency::lease_held(&completion.claim))
             .await
         {
             Err(StoreError::Conflict) => Err(StoreError::LeaseLost),
@@ -73,10 +73,10 @@ impl IdempotencyStore for DynamoStore {
     async fn amend_idempotency_response(
         &self, completion: &IdempotencyCompletion,
     ) -> StoreResult<()> {
-        let (_, item) = items::request_completed(completion);
+        let (_, item) = items::idempotency::request_completed(completion);
         let condition = Expr::new("#lease = :lease AND #state = :completed")
-            .name("#lease", items::REQUEST_LEASE_ID)
-            .name("#state", items::REQUEST_STATE)
+            .name("#lease", items::idempotency::REQUEST_LEASE_ID)
+            .name("#state", items::idempotency::REQUEST_STATE)
             .value(":lease", s(&completion.claim.lease_id))
             .value(":completed", s("completed"));
         match self.put_conditional(item, condition).await {
@@ -86,9 +86,9 @@ impl IdempotencyStore for DynamoStore {
     }
 
     async fn release_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<()> {
-        let (key, _) = items::request_claim(claim);
+        let (key, _) = items::idempotency::request_claim(claim);
         match self
-            .delete_conditional(&key, items::lease_held(claim))
+            .delete_conditional(&key, items::idempotency::lease_held(claim))
             .await
         {
             // Another request holds the key now (or a write raced this one): nothing of ours to
