@@ -23,6 +23,8 @@ pub mod dynamodb;
 mod error;
 #[cfg(any(test, feature = "test-util"))]
 pub mod faulty;
+#[cfg(any(test, feature = "test-util"))]
+pub mod harness;
 pub mod keys;
 pub mod memory;
 pub mod port;
