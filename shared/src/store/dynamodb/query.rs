@@ -28,6 +28,7 @@ pub(super) enum SortCondition {
 }
 
 impl Query {
+    /// The whole partition `pk` of the table, ascending.
     pub(super) fn table(pk: String) -> Self {
         Self {
             index: None,
@@ -37,6 +38,7 @@ impl Query {
         }
     }
 
+    /// The whole partition `pk` of the index `index`, ascending.
     pub(super) fn index(index: &'static str, pk: String) -> Self {
         Self {
             index: Some(index),
@@ -58,16 +60,19 @@ impl Query {
         q
     }
 
+    /// Only the sort keys that begin with `prefix`.
     pub(super) fn prefix(mut self, prefix: String) -> Self {
         self.sk = SortCondition::Prefix(prefix);
         self
     }
 
+    /// Read in descending sort-key order.
     pub(super) fn newest_first(mut self) -> Self {
         self.descending = true;
         self
     }
 
+    /// The key condition expression, its names and values.
     pub(super) fn expr(&self) -> Expr {
         let (pk, sk) = match self.index {
             None => (keys::PK, keys::SK),

@@ -21,6 +21,9 @@ use std::time::Duration;
 /// Attempts of a transaction cancelled only by `TransactionConflict`.
 const TRANSACTION_ATTEMPTS: usize = 5;
 
+/// The string attribute `name` of `item`.
+///
+/// Errors: a backend error when it is absent or not a string.
 pub(super) fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
     match item.get(name) {
         Some(AttributeValue::S(v)) => Ok(v.clone()),
@@ -28,6 +31,9 @@ pub(super) fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
     }
 }
 
+/// Each item read as a `T`.
+///
+/// Errors: a backend error for an item that does not read as one.
 pub(super) fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<Vec<T>> {
     items.into_iter().map(from_item).collect()
 }

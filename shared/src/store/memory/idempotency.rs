@@ -6,6 +6,7 @@ use crate::store::{IdempotencyStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+/// The identity of `claim`'s key: its account, route and key.
 fn request_key(claim: &IdempotencyClaim) -> RequestKey {
     (
         claim.account_id,

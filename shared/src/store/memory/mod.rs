@@ -10,7 +10,7 @@
 //! most 10,000); no request copies or sorts a whole collection.
 //!
 //! One file per aggregate of the port (`records.rs` implements [`crate::store::RecordStore`],
-//! ...), each with the [`State`] helpers only its writes use; this file holds the state, its
+//! ...), each with the `State` helpers only its writes use; this file holds the state, its
 //! indexes and the lock.
 
 mod accounts;

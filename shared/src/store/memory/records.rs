@@ -11,6 +11,8 @@ use crate::types::ids::{AccountId, RecordId};
 use async_trait::async_trait;
 use std::sync::Arc;
 
+/// The guard of `record`'s unique key `key` (its account and type, the key's name and canonical
+/// value).
 pub(super) fn guard(record: &Record, key: &UniqueKey) -> GuardKey {
     (
         record.account_id,

@@ -1,6 +1,8 @@
 //! The holiday calendars' port (BEHAVIOR 17).
 
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar};
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::{Listed, Page, StoreResult};
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;

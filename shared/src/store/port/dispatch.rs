@@ -8,6 +8,8 @@ use crate::model::dispatch::{
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
 use crate::model::sla::SlaStatus;
+#[cfg(doc)]
+use crate::store::{dispatch_position, tally, StoreError};
 use crate::store::{Listed, Page, Position, StoreResult};
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;

@@ -2,6 +2,8 @@
 //! settled, parked and swept.
 
 use crate::model::due::{DueId, DueItem, Lease, Parking, Settlement};
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::StoreResult;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

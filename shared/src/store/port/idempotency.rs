@@ -1,6 +1,8 @@
 //! The `Idempotency-Key` port (BEHAVIOR 10): claims of a key, and the answers stored for them.
 
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::StoreResult;
 use async_trait::async_trait;
 

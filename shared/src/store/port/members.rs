@@ -2,6 +2,8 @@
 
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::{Listed, Page, StoreResult};
 use crate::types::ids::{AccountId, MemberId};
 use async_trait::async_trait;

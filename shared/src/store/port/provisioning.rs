@@ -1,6 +1,8 @@
 //! The provisioning port: loading a validated plan (the seed format, `docs/seed-format.md`).
 
 use crate::model::provision::ProvisionPlan;
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::{ProvisionReport, StoreResult};
 use async_trait::async_trait;
 

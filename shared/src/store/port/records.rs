@@ -3,6 +3,8 @@
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::{Listed, Page, StoreResult, UniqueKey};
 use crate::types::ids::{AccountId, RecordId};
 use async_trait::async_trait;

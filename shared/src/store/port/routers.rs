@@ -4,6 +4,8 @@ use crate::idempotency::IdempotencyCompletion;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::RouterWrite;
+#[cfg(doc)]
+use crate::store::{revision_position, StoreError};
 use crate::store::{Listed, Page, StoreResult};
 use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, RouterId};

@@ -2,6 +2,8 @@
 
 use crate::model::due::DueChanges;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+#[cfg(doc)]
+use crate::store::StoreError;
 use crate::store::{Listed, Page, StoreResult};
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
