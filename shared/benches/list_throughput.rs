@@ -17,7 +17,7 @@ use shared::model::{ObjectType, Record};
 use shared::page::cursor::{CursorKey, ListRequest, RequestedStart};
 use shared::records::RecordService;
 use shared::store::memory::MemoryStore;
-use shared::store::Store;
+use shared::store::prelude::*;
 use shared::types::AccountId;
 use std::collections::BTreeMap;
 use std::sync::Arc;

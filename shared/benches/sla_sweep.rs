@@ -173,7 +173,7 @@ async fn sweep_alone(swept: usize) {
         let writes = chunk
             .iter()
             .map(|item| {
-                let (_, attributes) = shared::store::dynamodb::items::due_item(item).unwrap();
+                let (_, attributes) = shared::store::dynamodb::items::due::due_item(item).unwrap();
                 aws_sdk_dynamodb::types::WriteRequest::builder()
                     .put_request(
                         aws_sdk_dynamodb::types::PutRequest::builder()

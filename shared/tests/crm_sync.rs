@@ -5,7 +5,6 @@
 //! token kept out of answers, errors and logs.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{TimeZone, Utc};
 use common::Backend;
@@ -73,7 +72,7 @@ fn seed(base_url: &str, edit: impl FnOnce(&mut Value)) -> Value {
     s
 }
 
-on_both_stores!(
+shared::on_both_stores!(
     a_synced_assignment_sends_hubspots_request_and_is_recorded_synced,
     missing_connection_or_external_ids_fail_at_once_without_a_request,
     a_non_2xx_answer_gives_its_status_and_the_json_message_or_the_first_200_characters,

@@ -3,7 +3,6 @@
 //! path's idempotency, and the concurrency guarantees.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{DateTime, TimeZone, Utc};
 use common::Backend;
@@ -97,8 +96,14 @@ struct Fixture {
     clock: Arc<FixedClock>,
 }
 
-/// What the concurrency tests ask of a store.
-impl Backend {
+/// What the concurrency tests ask of a store (a trait: [`Backend`] is the shared harness's).
+trait Load {
+    fn instances(self) -> usize;
+    fn dispatches(self) -> usize;
+    fn deadline(self) -> std::time::Duration;
+}
+
+impl Load for Backend {
     /// How many warm instances share the concurrent dispatches: one per dispatch on the
     /// embedded store (every dispatch races every other); four on the emulator, which serializes
     /// every DynamoDB request, so a hundred simultaneous optimistic writers would spend minutes
@@ -132,7 +137,7 @@ impl Backend {
     }
 }
 
-on_both_stores!(
+shared::on_both_stores!(
     every_outcome_message_of_the_spec_is_reached_by_its_rule,
     an_assignment_sets_the_owner_its_date_and_logs_the_reason_in_one_write,
     round_robin_walks_users_then_team_members_and_skips_the_unavailable,

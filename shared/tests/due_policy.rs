@@ -5,7 +5,6 @@
 //! number of runs, kept for inspection.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -22,7 +21,7 @@ use shared::types::{AccountId, RouterId};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-on_both_stores!(
+shared::on_both_stores!(
     a_commit_that_conflicts_is_made_again_on_fresh_reads,
     an_item_whose_commit_keeps_conflicting_stays_due_without_an_attempt,
     a_gone_subject_ends_the_item_and_a_lost_lease_changes_nothing,

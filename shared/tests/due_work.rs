@@ -3,7 +3,6 @@
 //! re-arming, and due items written only with the transaction that causes them.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::Backend;
@@ -16,7 +15,7 @@ use shared::types::{AccountId, RouterId};
 use std::sync::Arc;
 use uuid::Uuid;
 
-on_both_stores!(
+shared::on_both_stores!(
     an_item_is_claimed_once_per_attempt_and_again_only_after_its_lease_lapses,
     fifty_concurrent_claims_of_one_item_let_exactly_one_hold_it,
     a_claim_retried_after_it_applied_still_holds_the_item,

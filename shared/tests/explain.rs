@@ -6,7 +6,6 @@
 //! assigns the member the explain named, with the same message.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -121,7 +120,7 @@ fn seed(settings: Value, edit: impl FnOnce(&mut Value)) -> Value {
     s
 }
 
-on_both_stores!(
+shared::on_both_stores!(
     reason_office_status_off,
     reason_out_of_office,
     reason_outside_working_hours,

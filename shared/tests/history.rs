@@ -6,7 +6,6 @@
 //! shares and window.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::Backend;
@@ -119,7 +118,7 @@ fn seed(settings: Value, edit: impl FnOnce(&mut Value)) -> Value {
     s
 }
 
-on_both_stores!(
+shared::on_both_stores!(
     an_assignment_entry_carries_every_field,
     each_assignment_reason_is_recorded,
     every_skip_from_unpublished_on_appends_one_entry_with_null_assignment_fields,

@@ -9,7 +9,6 @@
 //! over hours when a member is off and a day when another is out of office.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::snapshot::Held;
@@ -240,7 +239,7 @@ fn columns(answer: &Value) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-on_both_stores!(
+shared::on_both_stores!(
     a_replay_of_the_live_round_robin_revision_reproduces_every_assignment,
     a_replay_of_the_live_percentage_revision_reproduces_every_assignment,
     a_draft_replay_shows_what_changes_member_by_member_with_samples,

@@ -4,7 +4,6 @@
 //! `bash infra/scripts/test.sh`).
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -19,7 +18,7 @@ use shared::types::{AccountId, RouterId};
 use std::sync::Arc;
 use uuid::Uuid;
 
-on_both_stores!(
+shared::on_both_stores!(
     provisioned_routers_have_revision_one_and_count_against_the_limit,
     a_created_router_reads_back_with_its_first_revision_and_once_only,
     a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_unchanged,

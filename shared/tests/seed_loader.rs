@@ -7,7 +7,8 @@ use chrono::{TimeZone, Utc};
 use serde_json::{json, Value};
 use shared::seed::load;
 use shared::store::memory::MemoryStore;
-use shared::store::{Page, Store};
+use shared::store::prelude::*;
+use shared::store::Page;
 use uuid::Uuid;
 
 fn example() -> Value {

@@ -11,7 +11,6 @@
 //! moves); `SLA_MINUTE_SECONDS` scaling is covered by the local server's tests.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{DateTime, Duration, Utc};
 use common::Backend;
@@ -362,7 +361,7 @@ fn status(entry: &DispatchEntry) -> Option<SlaStatus> {
     entry.sla.map(|s| s.status)
 }
 
-on_both_stores!(
+shared::on_both_stores!(
     rotation_and_backup_assignments_start_a_check_and_nothing_else_does,
     an_unworked_record_goes_to_the_next_member_in_rotation_order,
     a_listed_value_of_the_worked_field_meets_the_check,

@@ -4,7 +4,6 @@
 //! the router's entries one by one. On DynamoDB, a stats window of whole days reads the counters, not the entries.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::Backend;
@@ -23,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
 
-on_both_stores!(the_counters_equal_a_recount_of_the_entries_for_any_window);
+shared::on_both_stores!(the_counters_equal_a_recount_of_the_entries_for_any_window);
 
 const ACCOUNT: &str = "7a1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f71";
 const ROUTER: &str = "0e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a41";

@@ -7,7 +7,6 @@
 //! disabling a subscription ends its open deliveries through due work, never inline.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-#[macro_use]
 mod common;
 use async_trait::async_trait;
 use axum::http::StatusCode;
@@ -31,7 +30,7 @@ use shared::webhooks::{
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-on_both_stores!(
+shared::on_both_stores!(
     a_conflicting_commit_is_made_again_and_the_attempt_still_counted,
     patch_rotate_create_and_manual_retry_apply_again_when_something_changed_meanwhile,
     a_failed_manual_retry_of_a_pending_delivery_leaves_its_own_retries,

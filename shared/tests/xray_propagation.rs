@@ -6,7 +6,7 @@
 
 use shared::store::dynamodb::recording::last_trace_header;
 use shared::store::dynamodb::test_table::TestTable;
-use shared::store::Store;
+use shared::store::prelude::*;
 
 #[tokio::test]
 async fn store_requests_carry_the_invocations_trace_header() {

@@ -16,7 +16,7 @@ use shared::auth::{
 use shared::clock::FixedClock;
 use shared::store::faulty::FaultyStore;
 use shared::store::memory::MemoryStore;
-use shared::store::Store;
+use shared::store::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use token_function::{api, TokenState, MAX_BODY_BYTES};

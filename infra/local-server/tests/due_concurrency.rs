@@ -28,8 +28,7 @@ use local_server::{build_app_with, with_local_keys, App, AppConfig};
 use serde_json::{json, Value};
 use shared::deps::Deps;
 use shared::sla::SlaMinute;
-use shared::store::dynamodb::test_table::TestTable;
-use shared::store::memory::MemoryStore;
+use shared::store::harness::Backend;
 use shared::store::Store;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -134,19 +133,6 @@ async fn answer(
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Backend {
-    Memory,
-    Dynamo,
-}
-
-async fn store(backend: Backend) -> Arc<dyn Store> {
-    match backend {
-        Backend::Memory => Arc::new(MemoryStore::new()),
-        Backend::Dynamo => Arc::new(TestTable::create().await.unwrap().store),
-    }
-}
-
 /// An application over `store` (retries after 0.3 s, SLA minutes of 1 s).
 async fn app_over(store: Arc<dyn Store>, receiver: &str) -> App {
     let deps = with_local_keys(Deps::new(store), None)
@@ -176,7 +162,7 @@ struct Scene {
 
 async fn scene(backend: Backend) -> Scene {
     let (receiver, base) = Receiver::start().await;
-    let built = app_over(store(backend).await, &base).await;
+    let built = app_over(backend.store().await, &base).await;
     let app = TestApp {
         router: built.router.clone(),
     };
@@ -241,28 +227,7 @@ where
     false
 }
 
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+shared::on_both_stores!(
     twenty_deliveries_failing_together_are_each_delivered_after_three_attempts,
     twenty_crm_syncs_failing_together_each_end_synced_after_three_attempts,
     twenty_sla_checks_due_together_with_two_racing_workers_each_reassign_once,

@@ -11,8 +11,6 @@ mod common;
 use axum::http::{Method, StatusCode};
 use common::*;
 use serde_json::{json, Value};
-use shared::store::Store;
-use std::sync::Arc;
 
 const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
 const DEALS_ROUTER: &str = "7e3f4a56-b7c8-4d93-8ea5-b02b3c4d5e78";
@@ -26,34 +24,8 @@ const BEN: &str = "ben.okafor@northwind.example";
 const CHEN: &str = "chen.wei@northwind.example";
 const DORA: &str = "dora.maier@northwind.example";
 
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let store = std::sync::Arc::new(shared::store::memory::MemoryStore::new());
-                    super::$name(super::app_on(store).await).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let table = shared::store::dynamodb::test_table::TestTable::create()
-                        .await
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    let store = std::sync::Arc::new(table.store.clone());
-                    super::$name(super::app_on(store).await).await;
-                    table.delete().await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+shared::on_both_stores!(
+    threads = 2; with app_on:
     the_routes_need_a_token_and_the_read_scope,
     bad_ids_windows_and_cursors_are_400_and_unknown_ids_404,
     explain_answers_the_documented_shapes_and_a_dispatch_follows_it,
@@ -61,21 +33,6 @@ on_both_stores!(
     the_history_lists_and_stats_answer_their_shapes,
     an_idempotent_replay_appends_no_second_entry,
 );
-
-async fn app_on(store: Arc<dyn Store>) -> TestApp {
-    let built = local_server::build_app_on(
-        local_server::AppConfig {
-            seed: local_server::DEMO_SEED.into(),
-            signing_key_pem: None,
-        },
-        store,
-    )
-    .await
-    .expect("app builds");
-    TestApp {
-        router: built.router,
-    }
-}
 
 fn body(router: &str, object: &str) -> Value {
     json!({"router_id": router, "object_id": object})

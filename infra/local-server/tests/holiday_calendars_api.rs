@@ -13,8 +13,6 @@ use axum::http::{Method, StatusCode};
 use chrono::Utc;
 use common::*;
 use serde_json::{json, Value};
-use shared::store::dynamodb::test_table::TestTable;
-use std::sync::Arc;
 
 const BEN: &str = "ben.okafor@northwind.example";
 const BEN_ID: &str = "2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12";
@@ -26,41 +24,9 @@ const DANA: &str = "01936b2a-7c00-7a00-8000-000000000002";
 /// The demo seed's "Berlin office" calendar (Dora's).
 const DEMO_CALENDAR: &str = "7d3e4f50-a1b2-4c3d-9e4f-0a1b2c3d4e5f";
 
-/// Where a test runs.
-#[derive(Clone, Copy)]
-enum Store {
-    Memory,
-    Dynamo,
-}
-
-/// Runs each body `async fn name(app: TestApp)` on both stores.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let (app, _) = super::app(super::Store::Memory).await;
-                    super::$name(app).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let (app, table) = super::app(super::Store::Dynamo).await;
-                    super::$name(app).await;
-                    if let Some(table) = table {
-                        table.delete().await;
-                    }
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+// Each body `async fn name(app: TestApp)` runs on both stores, over the demo seed.
+shared::on_both_stores!(
+    with app_on:
     a_calendar_is_created_read_listed_replaced_and_deleted,
     every_body_rule_is_a_400_naming_its_json_path_and_writes_nothing,
     at_most_20_calendars_and_500_holidays,
@@ -68,32 +34,6 @@ on_both_stores!(
     an_unknown_calendar_id_is_invalid_on_members_and_routers,
     a_holiday_makes_the_member_or_the_whole_pool_unavailable,
 );
-
-/// The application over the demo seed on `store`, and its table on DynamoDB.
-async fn app(store: Store) -> (TestApp, Option<TestTable>) {
-    let seed = local_server::DEMO_SEED;
-    match store {
-        Store::Memory => (TestApp::with_seed(seed).await, None),
-        Store::Dynamo => {
-            let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
-            let built = local_server::build_app_on(
-                local_server::AppConfig {
-                    seed: seed.into(),
-                    signing_key_pem: None,
-                },
-                Arc::new(table.store.clone()),
-            )
-            .await
-            .unwrap();
-            (
-                TestApp {
-                    router: built.router,
-                },
-                Some(table),
-            )
-        }
-    }
-}
 
 fn assert_error(a: &Answer, status: StatusCode, message: &str) {
     assert_eq!(a.status, status, "{}", a.body);

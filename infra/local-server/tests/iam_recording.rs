@@ -28,7 +28,7 @@ use shared::auth::{Scope, SigningKey, TokenIssuer, DEFAULT_AUDIENCE, DEFAULT_ISS
 use shared::model::due::{DueChanges, DueId, DueItem, DueKind};
 use shared::store::dynamodb::recording::{self, RecordedCall};
 use shared::store::dynamodb::test_table::EMULATOR_MISSING;
-use shared::store::Store;
+use shared::store::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use tower::ServiceExt;
 

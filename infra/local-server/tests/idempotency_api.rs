@@ -17,34 +17,8 @@ const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
 const DANA: &str = "01936b2a-7c00-7a00-8000-000000000002";
 const REPLAYED: &str = "idempotent-replayed";
 
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let store = std::sync::Arc::new(shared::store::memory::MemoryStore::new());
-                    super::$name(super::app_on(store.clone()).await, store).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let table = shared::store::dynamodb::test_table::TestTable::create()
-                        .await
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    let store = std::sync::Arc::new(table.store.clone());
-                    super::$name(super::app_on(store.clone()).await, store).await;
-                    table.delete().await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+shared::on_both_stores!(
+    threads = 2; with app_and_store:
     a_retried_create_answers_the_first_response_and_creates_once,
     a_reused_key_with_another_body_is_422_and_keys_are_per_route,
     invalid_keys_are_400_naming_the_header_and_write_nothing,
@@ -55,20 +29,23 @@ on_both_stores!(
     a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_reported,
 );
 
-async fn app_on(store: Arc<dyn Store>) -> TestApp {
+/// The application over `store` with Initech's CRM unreachable, and the store (what each body
+/// takes).
+async fn app_and_store(store: Arc<dyn Store>) -> (TestApp, Arc<dyn Store>) {
     let built = local_server::build_app_on(
         local_server::AppConfig {
             // Initech's CRM on a port where nothing listens (the discard port): every sync fails.
             seed: local_server::DEMO_SEED.replace("http://127.0.0.1:4010", "http://127.0.0.1:9"),
             signing_key_pem: None,
         },
-        store,
+        store.clone(),
     )
     .await
     .expect("app builds");
-    TestApp {
+    let app = TestApp {
         router: built.router,
-    }
+    };
+    (app, store)
 }
 
 /// `POST path` with a bearer token, a raw JSON body and an optional `Idempotency-Key`.
@@ -105,7 +82,7 @@ async fn count_contacts_with(app: &TestApp, token: &str, field: &str, value: &st
 }
 
 async fn a_retried_create_answers_the_first_response_and_creates_once(
-    app: TestApp, _store: Arc<dyn Store>,
+    (app, _store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app.northwind().await;
     let body =
@@ -136,7 +113,7 @@ async fn a_retried_create_answers_the_first_response_and_creates_once(
 }
 
 async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(
-    app: TestApp, _store: Arc<dyn Store>,
+    (app, _store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app.northwind().await;
     let first = post(
@@ -176,7 +153,7 @@ async fn a_reused_key_with_another_body_is_422_and_keys_are_per_route(
 }
 
 async fn invalid_keys_are_400_naming_the_header_and_write_nothing(
-    app: TestApp, _store: Arc<dyn Store>,
+    (app, _store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app.northwind().await;
     let long = "k".repeat(256);
@@ -238,7 +215,7 @@ async fn invalid_keys_are_400_naming_the_header_and_write_nothing(
     assert_eq!(none.status, StatusCode::UNAUTHORIZED);
 }
 
-async fn client_errors_are_stored_and_replayed(app: TestApp, _store: Arc<dyn Store>) {
+async fn client_errors_are_stored_and_replayed((app, _store): (TestApp, Arc<dyn Store>)) {
     let t = app.northwind().await;
     let body = r#"{"fields": {"no_such_field": 1}}"#;
     let first = post(&app, &t, "/contacts", body, Some("bad-body")).await;
@@ -257,7 +234,7 @@ async fn client_errors_are_stored_and_replayed(app: TestApp, _store: Arc<dyn Sto
 }
 
 async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(
-    app: TestApp, _store: Arc<dyn Store>,
+    (app, _store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app.northwind().await;
     let app = Arc::new(app);
@@ -301,7 +278,7 @@ async fn twenty_concurrent_creates_with_one_key_have_exactly_one_effect(
 }
 
 async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(
-    app: TestApp, _store: Arc<dyn Store>,
+    (app, _store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app.northwind().await;
     let body = json!({"router_id": INBOUND_ROUTER, "object_id": DANA}).to_string();
@@ -337,7 +314,7 @@ async fn a_retried_dispatch_replays_its_assignment_and_assigns_once(
 /// stored the answer known then); a replay still repeats the first answer's `crm_sync_failed`
 /// and `crm_error`.
 async fn a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_reported(
-    app: TestApp, _store: Arc<dyn Store>,
+    (app, _store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app
         .token(INITECH, "service-api/read service-api/update")
@@ -422,7 +399,7 @@ async fn a_server_error_is_not_stored_and_a_retry_runs() {
 }
 
 async fn a_key_whose_first_request_is_running_is_409_and_with_another_body_422(
-    app: TestApp, store: Arc<dyn Store>,
+    (app, store): (TestApp, Arc<dyn Store>),
 ) {
     let t = app.northwind().await;
     let seed: serde_json::Value = serde_json::from_str(local_server::DEMO_SEED).unwrap();

@@ -3,8 +3,9 @@
 //! never a 500, list pages stay within Lambda's 6 MB answer, and one canonical e-mail form
 //! (A-label domains) serves uniqueness and account matching.
 //!
-//! `both!` runs every test body once per store (`memory::<name>`, `dynamodb::<name>`, the
-//! latter on a fresh table of its own; `bash infra/scripts/test.sh` starts the emulator).
+//! `shared::on_both_stores!` runs every test body once per store (`memory::<name>`,
+//! `dynamodb::<name>`, the latter on a fresh table of its own; `bash infra/scripts/test.sh`
+//! starts the emulator).
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
@@ -13,42 +14,8 @@ use axum::http::{Method, StatusCode};
 use common::*;
 use serde_json::{json, Value};
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let app = super::TestApp::spawn().await;
-                    super::$name(app).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let table = shared::store::dynamodb::test_table::TestTable::create()
-                        .await
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    let built = local_server::build_app_on(
-                        local_server::AppConfig {
-                            seed: local_server::DEMO_SEED.into(),
-                            signing_key_pem: None,
-                        },
-                        std::sync::Arc::new(table.store.clone()),
-                    )
-                    .await
-                    .expect("app builds");
-                    super::$name(super::TestApp { router: built.router }).await;
-                    table.delete().await;
-                }
-            )*
-        }
-    };
-}
-
-both!(
+shared::on_both_stores!(
+    threads = 2; with app_on:
     a_record_string_is_at_most_65536_characters,
     a_record_is_at_most_300_kb_of_json_on_create_and_patch,
     numbers_must_be_storable_by_dynamodb,

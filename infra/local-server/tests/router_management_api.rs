@@ -11,7 +11,6 @@ mod common;
 use axum::http::{Method, StatusCode};
 use common::*;
 use serde_json::{json, Value};
-use shared::store::dynamodb::test_table::TestTable;
 use std::sync::Arc;
 
 const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
@@ -19,41 +18,9 @@ const ARCHIVED_ROUTER: &str = "9a5b6c78-d9ea-4fb5-a0c7-d24d5e6f7a90";
 const BEN: &str = "ben.okafor@northwind.example";
 const CHEN: &str = "chen.wei@northwind.example";
 
-/// Where a test runs.
-#[derive(Clone, Copy)]
-enum Store {
-    Memory,
-    Dynamo,
-}
-
-/// Runs each body `async fn name(app: TestApp)` on both stores.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let (app, _) = super::app(super::Store::Memory).await;
-                    super::$name(app).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let (app, table) = super::app(super::Store::Dynamo).await;
-                    super::$name(app).await;
-                    if let Some(table) = table {
-                        table.delete().await;
-                    }
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+// Each body `async fn name(app: TestApp)` runs on both stores, over the demo seed.
+shared::on_both_stores!(
+    with app_on:
     a_router_is_created_drafted_published_listed_restored_and_published_again,
     every_status_of_the_draft_and_publish_rules,
     an_archived_router_refuses_writes_keeps_its_revisions_and_dispatches_nothing,
@@ -65,36 +32,6 @@ on_both_stores!(
     dispatches_racing_a_publish_never_commit_by_the_replaced_revision,
     a_draft_is_replayed_over_http_and_explained_by_revision,
 );
-
-/// The application over the demo seed on `store`, and its table on DynamoDB (deleted after
-/// the test: the emulator copies every table at each transaction).
-async fn app(store: Store) -> (TestApp, Option<TestTable>) {
-    app_with_seed(store, local_server::DEMO_SEED).await
-}
-
-async fn app_with_seed(store: Store, seed: &str) -> (TestApp, Option<TestTable>) {
-    match store {
-        Store::Memory => (TestApp::with_seed(seed).await, None),
-        Store::Dynamo => {
-            let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
-            let built = local_server::build_app_on(
-                local_server::AppConfig {
-                    seed: seed.into(),
-                    signing_key_pem: None,
-                },
-                Arc::new(table.store.clone()),
-            )
-            .await
-            .unwrap();
-            (
-                TestApp {
-                    router: built.router,
-                },
-                Some(table),
-            )
-        }
-    }
-}
 
 /// A round robin contacts router over Ben and Chen, available at any hour.
 fn round_robin(name: &str) -> Value {

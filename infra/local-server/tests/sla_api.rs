@@ -15,8 +15,8 @@ use local_server::{build_app_with, with_local_keys, AppConfig};
 use serde_json::{json, Value};
 use shared::deps::Deps;
 use shared::sla::SlaMinute;
-use shared::store::dynamodb::test_table::{TestTable, EMULATOR_MISSING};
-use shared::store::memory::MemoryStore;
+use shared::store::dynamodb::test_table::EMULATOR_MISSING;
+use shared::store::harness::Backend;
 use shared::store::Store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,13 +71,12 @@ fn seed_with(crm: Option<&str>) -> String {
     .to_string()
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Backend {
-    Memory,
-    Dynamo,
+/// What the timed checks allow a store (a trait: [`Backend`] is the shared harness's).
+trait RunAllowance {
+    fn run_allowance(self) -> chrono::Duration;
 }
 
-impl Backend {
+impl RunAllowance for Backend {
     /// What the lateness bound allows beyond the scaled minute for the run's own store requests
     /// before it takes its instant (the claim, the check's entry, the router and the record).
     /// None in memory: there the bound is the timer's precision. On the emulator, which
@@ -104,10 +103,7 @@ async fn app(backend: Backend) -> (TestApp, String) {
 
 /// The application in process over a fresh store and `seed`, SLA minutes of 1 s.
 async fn app_over(backend: Backend, seed: String) -> (TestApp, String) {
-    let store: Arc<dyn Store> = match backend {
-        Backend::Memory => Arc::new(MemoryStore::new()),
-        Backend::Dynamo => Arc::new(TestTable::create().await.unwrap().store),
-    };
+    let store: Arc<dyn Store> = backend.store().await;
     let deps = with_local_keys(Deps::new(store), None)
         .unwrap()
         .with_outbound(shared::outbound::OutboundPolicy::LOCAL)
@@ -128,28 +124,8 @@ async fn app_over(backend: Backend, seed: String) -> (TestApp, String) {
     (app, token)
 }
 
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+shared::on_both_stores!(
+    threads = 2;
     the_router_and_explain_show_the_sla_and_explain_starts_no_check,
     an_unworked_record_is_reassigned_within_a_scaled_minute_and_counted_in_stats,
     writes_through_the_api_meet_or_cancel_the_check,
@@ -408,7 +384,7 @@ async fn writes_through_the_api_meet_or_cancel_the_check(backend: Backend) {
 /// The binary reads `SLA_MINUTE_SECONDS`; killed with a check pending on DynamoDB and started
 /// again before it is due, the next process has no timer for it: its sweeper (every scaled
 /// minute, whatever `SWEEP_INTERVAL_SECONDS` says) runs it at most a scaled minute late, once
-/// (plus the run's round trips on the emulator, [`Backend::run_allowance`]; that the sweeper
+/// (plus the run's round trips on the emulator, [`RunAllowance::run_allowance`]; that the sweeper
 /// takes an SLA check at its due time, not after the hand-off's grace, is the due worker's unit
 /// test of `resume_at`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ use local_server::{build_app_with, with_local_keys, AppConfig, DEMO_SEED};
 use serde_json::{json, Value};
 use shared::deps::Deps;
 use shared::due::{DueMessage, DueSettings, DueWorker, Handoff};
-use shared::store::dynamodb::test_table::TestTable;
+use shared::store::harness::Backend;
 use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use shared::webhooks::RetrySchedule;
@@ -28,19 +28,6 @@ use std::time::Duration;
 const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
 const DANA: &str = "01936b2a-7c00-7a00-8000-000000000002";
 const ANA: &str = "ana.lopez@northwind.example";
-
-#[derive(Clone, Copy, Debug)]
-enum Backend {
-    Memory,
-    Dynamo,
-}
-
-async fn store(backend: Backend) -> Arc<dyn Store> {
-    match backend {
-        Backend::Memory => Arc::new(MemoryStore::new()),
-        Backend::Dynamo => Arc::new(TestTable::create().await.unwrap().store),
-    }
-}
 
 /// Deps of a local server over `store` with webhook retries after `delays` seconds.
 fn deps(store: Arc<dyn Store>, delays: &str) -> Deps {
@@ -67,7 +54,7 @@ async fn spawn_with(deps: Deps) -> Hooks {
 async fn spawn_initech(backend: Backend) -> Hooks {
     let (fake, base) = FakeCrm::start().await.unwrap();
     let seed = DEMO_SEED.replace("http://127.0.0.1:4010", &base);
-    let deps = deps(store(backend).await, "0.2,0.2,0.2")
+    let deps = deps(backend.store().await, "0.2,0.2,0.2")
         .with_crm_retry_delays(shared::crm::RetryDelays::parse("0.2,0.2,0.2").unwrap());
     spawn_on(deps, seed, INITECH, fake, base).await
 }
@@ -99,7 +86,7 @@ async fn spawn_on(
 }
 
 async fn spawn(backend: Backend) -> Hooks {
-    spawn_with(deps(store(backend).await, "0.2,0.2,0.2")).await
+    spawn_with(deps(backend.store().await, "0.2,0.2,0.2")).await
 }
 
 impl Hooks {
@@ -200,28 +187,7 @@ fn signed_by(request: &Recorded, secret: &str) -> bool {
         .any(|s| s == expected)
 }
 
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Backend::Memory).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Backend::Dynamo).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+shared::on_both_stores!(
     subscriptions_are_created_read_changed_listed_and_deleted,
     invalid_subscriptions_are_400_naming_the_key_and_write_nothing,
     an_assignment_is_delivered_once_signed_with_the_entry_and_notify_flags,
@@ -728,7 +694,7 @@ async fn a_manual_retry_sends_the_delivery_again_with_its_webhook_id(backend: Ba
 }
 
 async fn deleting_a_subscription_drops_its_pending_deliveries(backend: Backend) {
-    let h = spawn_with(deps(store(backend).await, "1,1,1")).await;
+    let h = spawn_with(deps(backend.store().await, "1,1,1")).await;
     let sub = h.subscribe(&["assignment.created"]).await;
     h.fake.push(Scripted::status(500).times(10));
     h.dispatch(INBOUND_ROUTER, DANA).await;
@@ -750,7 +716,7 @@ async fn deleting_a_subscription_drops_its_pending_deliveries(backend: Backend) 
 }
 
 async fn disabling_a_subscription_ends_its_open_deliveries_failed(backend: Backend) {
-    let h = spawn_with(deps(store(backend).await, "1,1,1")).await;
+    let h = spawn_with(deps(backend.store().await, "1,1,1")).await;
     let sub = h.subscribe(&["assignment.created"]).await;
     let id = sub["id"].as_str().unwrap();
     h.fake.push(Scripted::status(500).times(10));
@@ -817,7 +783,7 @@ async fn a_delivery_lost_between_the_commit_and_the_send_is_completed_by_the_swe
     let settings = DueSettings {
         lease: Duration::from_secs(1),
     };
-    let store = store(backend).await;
+    let store = backend.store().await;
     let mut dying = deps(store.clone(), "0.2,0.2,0.2");
     dying.due = DueWorker::new(store.clone(), dying.clock.clone(), settings, Arc::new(Lost));
     let h = spawn_with(dying).await;

@@ -1,6 +1,6 @@
 //! Provisioning a seed file (`docs/seed-format.md`) into the DynamoDB table: the same
 //! loader and validation as the local server's ([`shared::seed::load`]), then
-//! [`shared::store::Store::provision`] (insert-if-absent, checked before the first write).
+//! [`shared::store::ProvisionStore::provision`] (insert-if-absent, checked before the first write).
 //! Used by the `provision` binary and by `local-server --store dynamodb`.
 
 pub mod dead_letters;

@@ -4,7 +4,7 @@
 
 use shared::store::dynamodb::env;
 use shared::store::dynamodb::test_table::{TestTable, EMULATOR_MISSING};
-use shared::store::Store;
+use shared::store::prelude::*;
 use std::process::{Command, Output};
 
 fn demo_seed() -> String {

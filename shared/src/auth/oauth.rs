@@ -392,6 +392,7 @@ mod tests {
     use crate::clock::FixedClock;
     use crate::store::faulty::FaultyStore;
     use crate::store::memory::MemoryStore;
+    use crate::store::ProvisionStore;
     use chrono::{DateTime, TimeZone, Utc};
     use serde_json::json;
     use std::sync::atomic::Ordering;

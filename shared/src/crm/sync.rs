@@ -9,8 +9,9 @@
 //! that dies anywhere leaves the item stored; the sweeper resumes it.
 //!
 //! State changes are conditional on the state the attempt started from (`pending` or
-//! `retrying` after so many attempts, [`Store::update_crm_sync`]) and on the item's lease, so a
-//! duplicate attempt changes nothing, and `synced`, `failed` and `superseded` never change again.
+//! `retrying` after so many attempts, [`crate::store::DispatchStore::update_crm_sync`]) and on the
+//! item's lease, so a duplicate attempt changes nothing, and `synced`, `failed` and `superseded`
+//! never change again.
 
 use super::port::{
     CrmClient, CrmFailure, OwnerUpdate, NO_CONNECTION, OWNER_WITHOUT_EXTERNAL_ID,

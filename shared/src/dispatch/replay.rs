@@ -13,10 +13,10 @@
 //!
 //! Cost: one pass over the window's entries (pages of [`REPLAY_PAGE`] of the router's
 //! history, oldest first, until [`MAX_REPLAYED`] + 1 entries of the replay set are found), each
-//! replayed record read once ([`Store::get_records`]: `BatchGetItem`s of 100 keys in parallel
-//! waves), the configuration's roster and every member a trigger names read once by key, each
-//! distinct company domain looked up once (routers with `account_matching`), the account's
-//! teams and field catalogue once.
+//! replayed record read once ([`crate::store::RecordStore::get_records`]: `BatchGetItem`s of 100
+//! keys in parallel waves), the configuration's roster and every member a trigger names read once
+//! by key, each distinct company domain looked up once (routers with `account_matching`), the
+//! account's teams and field catalogue once.
 
 use super::outcome::{Skip, OWNER_ASSIGNED};
 use super::steps::{self, Evaluation, Limits, Stop, Trace};

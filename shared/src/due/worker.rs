@@ -672,8 +672,8 @@ impl DueWorker {
 
     /// Gives up on an item that ran [`DueItem::MAX_RUNS`] times without progress: it stays
     /// stored, parked (out of the sweeper's index, claimed by nobody) with its last error, for
-    /// an operator to inspect ([`Store::parked_due_items`]); the `DueWorkParked` metric and its
-    /// alarm tell them.
+    /// an operator to inspect ([`crate::store::DueStore::parked_due_items`]); the `DueWorkParked`
+    /// metric and its alarm tell them.
     ///
     /// Errors: the store failed (the lease lapses; the next claim parks it).
     async fn park(&self, claimed: &Claimed) -> Result<Ran, DomainError> {

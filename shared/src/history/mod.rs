@@ -126,9 +126,9 @@ impl HistoryService {
     /// window, per member: its current pool in pool order (users, then team members, without
     /// duplicates and archived members), then anyone else assigned in the window, by e-mail.
     /// Cost: the window's counters (its whole days, hours and minutes x members items) and the
-    /// entries of its two partial edge minutes ([`Store::tally_assignments`]), the pool's
-    /// members by key and the account's teams; not the router's volume nor the account's
-    /// members.
+    /// entries of its two partial edge minutes
+    /// ([`crate::store::DispatchStore::tally_assignments`]), the pool's members by key and the
+    /// account's teams; not the router's volume nor the account's members.
     ///
     /// Errors: 404 `Router not found` when the router is not the account's.
     pub async fn stats(

@@ -10,7 +10,7 @@
 //! with `Idempotent-Replayed: true`), 409 while in flight, 422 for another body.
 //!
 //! The orchestration of one HTTP request is [`crate::api::idempotency`]; the stores implement
-//! [`crate::store::Store::claim_idempotency_key`] and its siblings.
+//! [`crate::store::IdempotencyStore::claim_idempotency_key`] and its siblings.
 
 use crate::error::DomainError;
 use crate::types::ids::AccountId;

@@ -121,7 +121,7 @@ impl CalendarRefs {
     }
 }
 
-/// What [`crate::store::Store::delete_holiday_calendar`] did.
+/// What [`crate::store::CalendarStore::delete_holiday_calendar`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CalendarDeletion {
     /// The calendar is gone.

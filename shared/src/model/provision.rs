@@ -1,5 +1,5 @@
 //! A validated provisioning plan (`docs/seed-format.md`): what the seed loader produces and
-//! [`crate::store::Store::provision`] writes, insert-if-absent by id, all-or-nothing.
+//! [`crate::store::ProvisionStore::provision`] writes, insert-if-absent by id, all-or-nothing.
 
 use super::account::{Account, ApiClient, CrmAccessToken, Role, Team};
 use super::member::Member;

@@ -1,5 +1,5 @@
 //! One atomic write of a router item (publish, unpublish, archive; BEHAVIOR 15) and what goes
-//! with it: [`RouterWrite`], stored by [`crate::store::Store::write_router`].
+//! with it: [`RouterWrite`], stored by [`crate::store::RouterStore::write_router`].
 
 use super::dispatch::RotationState;
 use super::router::{Router, RouterRevision};

@@ -15,8 +15,8 @@ use std::sync::Arc;
 /// `updated_at` (spec "Common record rules"; key order per `docs/decisions.md`).
 ///
 /// It holds the record itself (shared with the embedded store's copy, see
-/// [`crate::store::Store::get_record_shared`]) and writes those members from it when serialised,
-/// so a response copies no stored value on its way out.
+/// [`crate::store::RecordStore::get_record_shared`]) and writes those members from it when
+/// serialised, so a response copies no stored value on its way out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordView {
     record: Arc<Record>,

@@ -1,8 +1,8 @@
 //! The provisioning (seed) loader for `docs/seed-format.md`.
 //!
 //! [`load`] parses and validates a whole file before anything is written and returns a
-//! [`ProvisionPlan`]; [`crate::store::Store::provision`] then writes it insert-if-absent by id,
-//! all-or-nothing. The first problem is reported with its JSON path, e.g.
+//! [`ProvisionPlan`]; [`crate::store::ProvisionStore::provision`] then writes it insert-if-absent
+//! by id, all-or-nothing. The first problem is reported with its JSON path, e.g.
 //! `accounts[0].routers[1].settings.trigger.groups[0].conditions[0].operator: unknown operator "eq"`.
 //! Every value is read by the same parser the API's write paths use ([`crate::types`],
 //! [`crate::schedule`], [`crate::fields::validate`]); client secrets are hashed with argon2id and
@@ -177,7 +177,7 @@ pub async fn seal(
 /// Seals the plan's secrets ([`seal`]) and provisions it into `store` (insert-if-absent,
 /// all-or-nothing): how every provisioning path writes a loaded seed.
 ///
-/// Errors: the sealer's, then the store's ([`Store::provision`]).
+/// Errors: the sealer's, then the store's ([`crate::store::ProvisionStore::provision`]).
 pub async fn provision(
     store: &dyn Store, sealer: &dyn Sealer, plan: ProvisionPlan,
 ) -> Result<ProvisionReport, crate::error::BoxError> {

@@ -1,7 +1,11 @@
 //! A store decorator that fails on demand: for tests of the error paths (500s, SQS retries,
 //! conflict retries) without a broken backend.
 
-use super::{Listed, Page, Position, ProvisionReport, Store, StoreError, StoreResult, UniqueKey};
+use super::{
+    AccountStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, Listed, MemberStore,
+    Page, Position, ProvisionReport, ProvisionStore, RecordStore, RouterStore, Store, StoreError,
+    StoreResult, UniqueKey, WebhookStore,
+};
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
@@ -217,13 +221,13 @@ impl FaultyStore {
     }
 }
 
-/// Implements [`Store`] for [`FaultyStore`]: each listed method checks the faults, then runs the
-/// inner store's method as one counted call; the items after `;` are written out (the methods
-/// whose answers a fault changes).
+/// Implements one trait of the port for [`FaultyStore`]: each listed method checks the faults,
+/// then runs the inner store's method as one counted call; the items after `;` are written out
+/// (the methods whose answers a fault changes).
 macro_rules! delegate_store {
-    ($(fn $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* ; $($written:item)*) => {
+    (impl $trait:ident; $(fn $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* ; $($written:item)*) => {
         #[async_trait]
-        impl Store for FaultyStore {
+        impl $trait for FaultyStore {
             $(async fn $method(&self, $($arg: $ty),*) -> StoreResult<$out> {
                 self.check(stringify!($method))?;
                 self.observed(stringify!($method), async {
@@ -238,9 +242,17 @@ macro_rules! delegate_store {
 }
 
 delegate_store! {
+    impl AccountStore;
     fn get_account(account_id: AccountId) -> Option<Account>;
     fn get_client(client_id: &str) -> Option<ApiClient>;
     fn field_definitions(account_id: AccountId) -> Vec<FieldDefinition>;
+    fn list_roles(account_id: AccountId) -> Vec<Role>;
+    fn list_teams(account_id: AccountId) -> Vec<Team>;
+    ;
+}
+
+delegate_store! {
+    impl RecordStore;
     fn get_record(account_id: AccountId, object_type: ObjectType, id: RecordId) -> Option<Record>;
     fn find_record(account_id: AccountId, id: RecordId) -> Option<Record>;
     fn list_records(account_id: AccountId, object_type: ObjectType, page: &Page) -> Listed<Record>;
@@ -250,88 +262,17 @@ delegate_store! {
     fn update_record(
         record: &Record, version: u64, claimed: &[UniqueKey], released: &[UniqueKey]
     ) -> ();
-    fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
-    fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
     fn get_records(account_id: AccountId, ids: &[RecordId]) -> Vec<Record>;
-    fn update_member(member: &Member, version: u64, calendars: &CalendarRefs) -> ();
-    fn list_roles(account_id: AccountId) -> Vec<Role>;
-    fn list_teams(account_id: AccountId) -> Vec<Team>;
-    fn list_routers(account_id: AccountId, page: &Page) -> Listed<Router>;
     fn find_by_unique_key(account_id: AccountId, object_type: ObjectType, key: &UniqueKey)
         -> Option<Record>;
-    fn rotation_state(router_id: RouterId) -> RotationState;
-    fn assignment_count(account_id: AccountId, month: &str) -> u64;
-    fn record_dispatch(
-        entry: &DispatchEntry, key: Option<&str>, completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges
-    ) -> ();
-    fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
-        -> Listed<DispatchEntry>;
-    fn list_router_dispatches_between(
-        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
-        after: Option<&Position>, limit: usize
-    ) -> Listed<DispatchEntry>;
-    fn list_record_dispatches(
-        account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
-    ) -> Listed<DispatchEntry>;
-    fn get_dispatch(key: &DispatchEntryKey) -> Option<DispatchEntry>;
-    fn update_crm_sync(
-        key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges
-    ) -> ();
-    fn end_sla_check(key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges) -> ();
-    fn get_due(id: &DueId) -> Option<DueItem>;
-    fn claim_due(id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>) -> Option<DueItem>;
-    fn settle_due(settlement: &Settlement) -> ();
-    fn park_due(parking: &Parking) -> ();
-    fn parked_due_items(limit: usize) -> Vec<DueItem>;
-    fn rearm_due(item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>) -> bool;
-    fn overdue_due_items(now: DateTime<Utc>, limit: usize) -> Vec<DueItem>;
-    fn tally_assignments(
-        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>
-    ) -> Vec<AssignmentTally>;
-    fn claim_idempotency_key(claim: &IdempotencyClaim) -> ClaimOutcome;
-    fn complete_idempotency_key(completion: &IdempotencyCompletion) -> ();
-    fn amend_idempotency_response(completion: &IdempotencyCompletion) -> ();
-    fn release_idempotency_key(claim: &IdempotencyClaim) -> ();
-    fn idempotency_key_used(key: &str) -> bool;
-    fn commit_assignment(write: &AssignmentWrite) -> ();
-    fn create_webhook(subscription: &WebhookSubscription, max: u64) -> ();
-    fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
-    fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
-    fn update_webhook(
-        subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges
-    ) -> ();
-    fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
-    fn create_holiday_calendar(calendar: &HolidayCalendar, max: u64) -> ();
-    fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
-    fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
-        -> Option<HolidayCalendar>;
-    fn update_holiday_calendar(calendar: &HolidayCalendar, version: u64) -> ();
-    fn delete_holiday_calendar(account_id: AccountId, id: HolidayCalendarId) -> CalendarDeletion;
-    fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
-    fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
-    fn record_delivery(
-        delivery: &WebhookDelivery, attempts: u32, health: Option<&SubscriptionHealth>,
-        due: &DueChanges
-    ) -> ();
-    fn create_router(
-        router: &Router, revision: &RouterRevision, max: u64,
-        completion: Option<&IdempotencyCompletion>
-    ) -> ();
-    fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
-    fn put_router_draft(
-        draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>
-    ) -> ();
-    fn delete_router_draft(
-        account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs
-    ) -> ();
-    fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
-        -> Option<RouterRevision>;
-    fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
-        -> Listed<RouterRevision>;
-    fn write_router(write: &RouterWrite) -> ();
-    fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    ;
+}
+
+delegate_store! {
+    impl MemberStore;
+    fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
+    fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
+    fn update_member(member: &Member, version: u64, calendars: &CalendarRefs) -> ();
     ;
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
     async fn list_members(&self, account_id: AccountId, page: &Page) -> StoreResult<Listed<Member>> {
@@ -358,7 +299,29 @@ delegate_store! {
             .find(|m| m.account_id == account_id && m.email.as_str() == wanted);
         self.observed("find_member_by_email", async move { Ok(found) }).await
     }
+}
 
+delegate_store! {
+    impl RouterStore;
+    fn list_routers(account_id: AccountId, page: &Page) -> Listed<Router>;
+    fn create_router(
+        router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
+    fn put_router_draft(
+        draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>
+    ) -> ();
+    fn delete_router_draft(
+        account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs
+    ) -> ();
+    fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
+        -> Option<RouterRevision>;
+    fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
+        -> Listed<RouterRevision>;
+    fn write_router(write: &RouterWrite) -> ();
+    ;
     /// Answers the router as changed ([`Faults::routers_as`]).
     async fn get_router(&self, account_id: AccountId, router_id: RouterId) -> StoreResult<Option<Router>> {
         self.check("get_router")?;
@@ -372,4 +335,90 @@ delegate_store! {
         let router = self.observed("find_router", self.inner.find_router(router_id));
         Ok(self.faults.router_as(router.await?))
     }
+}
+
+delegate_store! {
+    impl DispatchStore;
+    fn rotation_state(router_id: RouterId) -> RotationState;
+    fn assignment_count(account_id: AccountId, month: &str) -> u64;
+    fn record_dispatch(
+        entry: &DispatchEntry, key: Option<&str>, completion: Option<&IdempotencyCompletion>,
+        due: &DueChanges
+    ) -> ();
+    fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
+        -> Listed<DispatchEntry>;
+    fn list_router_dispatches_between(
+        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+        after: Option<&Position>, limit: usize
+    ) -> Listed<DispatchEntry>;
+    fn list_record_dispatches(
+        account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
+    ) -> Listed<DispatchEntry>;
+    fn get_dispatch(key: &DispatchEntryKey) -> Option<DispatchEntry>;
+    fn update_crm_sync(
+        key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges
+    ) -> ();
+    fn end_sla_check(key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges) -> ();
+    fn tally_assignments(
+        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>
+    ) -> Vec<AssignmentTally>;
+    fn idempotency_key_used(key: &str) -> bool;
+    fn commit_assignment(write: &AssignmentWrite) -> ();
+    ;
+}
+
+delegate_store! {
+    impl DueStore;
+    fn get_due(id: &DueId) -> Option<DueItem>;
+    fn claim_due(id: &DueId, attempt: u32, lease: &Lease, now: DateTime<Utc>) -> Option<DueItem>;
+    fn settle_due(settlement: &Settlement) -> ();
+    fn park_due(parking: &Parking) -> ();
+    fn parked_due_items(limit: usize) -> Vec<DueItem>;
+    fn rearm_due(item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>) -> bool;
+    fn overdue_due_items(now: DateTime<Utc>, limit: usize) -> Vec<DueItem>;
+    ;
+}
+
+delegate_store! {
+    impl IdempotencyStore;
+    fn claim_idempotency_key(claim: &IdempotencyClaim) -> ClaimOutcome;
+    fn complete_idempotency_key(completion: &IdempotencyCompletion) -> ();
+    fn amend_idempotency_response(completion: &IdempotencyCompletion) -> ();
+    fn release_idempotency_key(claim: &IdempotencyClaim) -> ();
+    ;
+}
+
+delegate_store! {
+    impl WebhookStore;
+    fn create_webhook(subscription: &WebhookSubscription, max: u64) -> ();
+    fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
+    fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
+    fn update_webhook(
+        subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges
+    ) -> ();
+    fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
+    fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
+    fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
+    fn record_delivery(
+        delivery: &WebhookDelivery, attempts: u32, health: Option<&SubscriptionHealth>,
+        due: &DueChanges
+    ) -> ();
+    ;
+}
+
+delegate_store! {
+    impl CalendarStore;
+    fn create_holiday_calendar(calendar: &HolidayCalendar, max: u64) -> ();
+    fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
+    fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
+        -> Option<HolidayCalendar>;
+    fn update_holiday_calendar(calendar: &HolidayCalendar, version: u64) -> ();
+    fn delete_holiday_calendar(account_id: AccountId, id: HolidayCalendarId) -> CalendarDeletion;
+    ;
+}
+
+delegate_store! {
+    impl ProvisionStore;
+    fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    ;
 }

@@ -1,5 +1,7 @@
 //! Test harness: the whole application in process, one fresh embedded store per test
-//! (zero2prod's `spawn_app`), driven with real HTTP requests through the router.
+//! (zero2prod's `spawn_app`), driven with real HTTP requests through the router; [`app_on`] is
+//! the same over a given store, for the suites that run on both stores
+//! (`shared::on_both_stores!(with app_on: ...)`, the shared crate's harness).
 
 #![allow(dead_code)]
 
@@ -7,8 +9,10 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
-use local_server::{build_app, AppConfig, DEMO_SEED};
+use local_server::{build_app, build_app_on, AppConfig, DEMO_SEED};
 use serde_json::Value;
+use shared::store::Store;
+use std::sync::Arc;
 use tower::ServiceExt;
 
 /// Northwind (active account, custom `region` field, several members).
@@ -20,6 +24,22 @@ pub const GLOBEX: (&str, &str) = ("globex-integration", "globex-dev-secret");
 /// Every scope.
 pub const ALL_SCOPES: &str =
     "service-api/read service-api/create service-api/update service-api/delete";
+
+/// The application over the demo seed on `store`.
+pub async fn app_on(store: Arc<dyn Store>) -> TestApp {
+    let built = build_app_on(
+        AppConfig {
+            seed: DEMO_SEED.to_string(),
+            signing_key_pem: None,
+        },
+        store,
+    )
+    .await
+    .expect("app builds");
+    TestApp {
+        router: built.router,
+    }
+}
 
 /// A plain HTTP client for the started binary (10 s timeout). reqwest is built with rustls and
 /// no default crypto provider: the process gets the one the API uses first.

@@ -4,12 +4,14 @@
 //! plus the key attributes of [`crate::store::keys`] and `item_type`. `None` values are left out
 //! of the item rather than written as `NULL`: a `NULL` index key is a `ValidationException`, and
 //! conditions such as `attribute_not_exists(archived_at)` need an absent attribute.
+//!
+//! The items of `Idempotency-Key` requests and queue markers are in [`idempotency`], those of
+//! due work in [`due`]; the entities' items and the common expressions here.
+
+pub mod due;
+pub mod idempotency;
 
 use crate::fields::definition::FieldDefinition;
-use crate::idempotency::{
-    ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
-};
-use crate::model::due::{DueId, DueItem, Lease, NextAttempt, Parking};
 use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{HealthChange, WebhookDelivery, WebhookSubscription};
@@ -37,20 +39,6 @@ pub const COUNT: &str = "count";
 pub const DEFINED_AT: &str = "defined_at";
 /// Attribute of an idempotency marker: expiry (epoch seconds) for DynamoDB's TTL.
 pub const EXPIRES_AT: &str = "expires_at";
-/// Attribute of an `Idempotency-Key` claim: the body's fingerprint.
-pub const REQUEST_FINGERPRINT: &str = "fingerprint";
-/// Attribute of an `Idempotency-Key` claim: the lease id of the request holding it.
-pub const REQUEST_LEASE_ID: &str = "lease_id";
-/// Attribute of an `Idempotency-Key` claim: end of the lease, epoch milliseconds.
-pub const REQUEST_LEASE_UNTIL: &str = "lease_until";
-/// Attribute of an `Idempotency-Key` claim: `in_flight` or `completed`.
-pub const REQUEST_STATE: &str = "state";
-/// Attribute of a completed `Idempotency-Key` claim: the stored status.
-pub const REQUEST_STATUS: &str = "status";
-/// Attribute of a completed `Idempotency-Key` claim: the stored body.
-pub const REQUEST_BODY: &str = "body";
-const IN_FLIGHT: &str = "in_flight";
-const COMPLETED: &str = "completed";
 
 /// A string attribute.
 pub fn s(value: impl Into<String>) -> AttributeValue {
@@ -432,109 +420,6 @@ pub fn crm_sync_status_value(status: CrmSyncStatus) -> StoreResult<AttributeValu
     serde_dynamo::aws_sdk_dynamodb_1::to_attribute_value(status).map_err(backend)
 }
 
-/// An idempotency marker expiring at `expires_at` (epoch seconds).
-pub fn marker(idempotency_key: &str, expires_at: i64) -> (Key, Item) {
-    let key = keys::idempotency(idempotency_key);
-    let mut item = key_attributes(&key);
-    item.insert(keys::ITEM_TYPE.into(), s("idempotency"));
-    item.insert(EXPIRES_AT.into(), AttributeValue::N(expires_at.to_string()));
-    (key, item)
-}
-
-/// An `Idempotency-Key` claim in flight (BEHAVIOR 10): the fingerprint, the lease (id and end,
-/// epoch milliseconds) and the expiry (epoch seconds, DynamoDB's TTL attribute).
-pub fn request_claim(claim: &IdempotencyClaim) -> (Key, Item) {
-    let key = keys::idempotent_request(claim.account_id, &claim.route, claim.key.as_str());
-    let mut item = key_attributes(&key);
-    item.insert(keys::ITEM_TYPE.into(), s("idempotent_request"));
-    item.insert("account_id".into(), s(claim.account_id.to_string()));
-    item.insert("route".into(), s(&claim.route));
-    item.insert(REQUEST_FINGERPRINT.into(), s(claim.fingerprint.as_str()));
-    item.insert(REQUEST_LEASE_ID.into(), s(&claim.lease_id));
-    item.insert(
-        REQUEST_LEASE_UNTIL.into(),
-        AttributeValue::N(claim.lease_until().timestamp_millis().to_string()),
-    );
-    item.insert(
-        EXPIRES_AT.into(),
-        AttributeValue::N(claim.expires_at().timestamp().to_string()),
-    );
-    item.insert(REQUEST_STATE.into(), s(IN_FLIGHT));
-    (key, item)
-}
-
-/// The claim of `completion` with its response stored (the key stays until its expiry).
-pub fn request_completed(completion: &IdempotencyCompletion) -> (Key, Item) {
-    let (key, mut item) = request_claim(&completion.claim);
-    item.insert(REQUEST_STATE.into(), s(COMPLETED));
-    item.insert(
-        REQUEST_STATUS.into(),
-        n(u64::from(completion.response.status)),
-    );
-    item.insert(REQUEST_BODY.into(), s(&completion.response.body));
-    (key, item)
-}
-
-/// The condition of claiming a key at `now`: no claim, an expired one (TTL deletes lazily), or
-/// an in-flight one whose lease lapsed.
-pub fn claimable(now: DateTime<Utc>) -> Expr {
-    Expr::new("attribute_not_exists(#pk) OR #expires <= :now_s OR (#state = :in_flight AND #lease_until <= :now_ms)")
-        .name("#pk", keys::PK)
-        .name("#expires", EXPIRES_AT)
-        .name("#state", REQUEST_STATE)
-        .name("#lease_until", REQUEST_LEASE_UNTIL)
-        .value(":now_s", AttributeValue::N(now.timestamp().to_string()))
-        .value(":in_flight", s(IN_FLIGHT))
-        .value(":now_ms", AttributeValue::N(now.timestamp_millis().to_string()))
-}
-
-/// The condition that `claim` still holds its key: its lease id, still in flight.
-pub fn lease_held(claim: &IdempotencyClaim) -> Expr {
-    Expr::new("#lease = :lease AND #state = :in_flight")
-        .name("#lease", REQUEST_LEASE_ID)
-        .name("#state", REQUEST_STATE)
-        .value(":lease", s(&claim.lease_id))
-        .value(":in_flight", s(IN_FLIGHT))
-}
-
-/// What a stored claim says at `now`: `None` when it no longer counts (expired, or in flight
-/// with a lapsed lease).
-///
-/// Errors: [`StoreError::Backend`] for a malformed item.
-pub fn read_request(item: &Item, now: DateTime<Utc>) -> StoreResult<Option<ClaimOutcome>> {
-    let text = |name: &str| match item.get(name) {
-        Some(AttributeValue::S(v)) => Ok(v.clone()),
-        _ => Err(StoreError::Backend(
-            format!("idempotent request item without {name}").into(),
-        )),
-    };
-    let number = |name: &str| match item.get(name) {
-        Some(AttributeValue::N(v)) => v.parse::<i64>().map_err(|e| StoreError::Backend(e.into())),
-        _ => Err(StoreError::Backend(
-            format!("idempotent request item without {name}").into(),
-        )),
-    };
-    if number(EXPIRES_AT)? <= now.timestamp() {
-        return Ok(None);
-    }
-    let fingerprint = Fingerprint::from_stored(text(REQUEST_FINGERPRINT)?);
-    if text(REQUEST_STATE)? == COMPLETED {
-        let status =
-            u16::try_from(number(REQUEST_STATUS)?).map_err(|e| StoreError::Backend(e.into()))?;
-        return Ok(Some(ClaimOutcome::Completed {
-            fingerprint,
-            response: StoredResponse {
-                status,
-                body: text(REQUEST_BODY)?,
-            },
-        }));
-    }
-    if number(REQUEST_LEASE_UNTIL)? <= now.timestamp_millis() {
-        return Ok(None);
-    }
-    Ok(Some(ClaimOutcome::InFlight { fingerprint }))
-}
-
 /// A condition or update expression with its placeholders. Only the names and values an
 /// expression uses are sent (DynamoDB rejects unused ones; moto does not, so keep it right here).
 #[derive(Debug, Clone, Default)]
@@ -579,197 +464,10 @@ impl Expr {
     }
 }
 
-/// Attribute of a due item: the lease id of the worker holding it.
-pub const DUE_LEASE_ID: &str = "lease_id";
-/// Attribute of a due item: end of its lease, epoch milliseconds.
-pub const DUE_LEASE_UNTIL: &str = "lease_until";
-/// Attribute of a due item: attempts made.
-pub const DUE_ATTEMPT: &str = "attempt";
-/// Attribute of a due item: when the sweeper resumes it ([`keys::sortable_time`] text).
-pub const DUE_RESUME_AT: &str = "resume_at";
-/// Attribute of a due item: when its next attempt is due ([`keys::sortable_time`] text).
-pub const DUE_AT: &str = "due_at";
-/// Attribute of a due item: claims since it last made progress (absent for 0).
-pub const DUE_RUNS: &str = "runs";
-/// Attribute of a due item: why its last run made no progress.
-pub const DUE_LAST_ERROR: &str = "last_error";
-/// Attribute of a due item: when it was parked ([`keys::sortable_time`] text).
-pub const DUE_PARKED_AT: &str = "parked_at";
-/// Attribute of a due item: the job's subject (JSON text).
-pub const DUE_SUBJECT: &str = "subject";
-
-/// A due item ([`DueItem`]): its id, the job's subject (JSON text), the due and resume times
-/// as [`keys::sortable_time`] text (compared as strings in conditions), the attempt count, the
-/// lease (id, end in epoch milliseconds) while held, and the due-work index key (GSI1).
-pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
-    let key = keys::due_item(&due.id);
-    let index = match due.parked_at {
-        Some(at) => keys::parked_due_index(&due.id, at),
-        None => keys::due_index(&due.id, due.resume_at),
-    };
-    let mut item = key_attributes(&key);
-    item.insert(keys::ITEM_TYPE.into(), s("due"));
-    item.insert(keys::GSI1PK.into(), s(index.pk));
-    item.insert(keys::GSI1SK.into(), s(index.sk));
-    item.insert("id".into(), s(due.id.to_string()));
-    item.insert(
-        DUE_SUBJECT.into(),
-        s(serde_json::to_string(&due.subject).map_err(backend)?),
-    );
-    item.insert(DUE_AT.into(), s(keys::sortable_time(due.due_at)));
-    item.insert(DUE_ATTEMPT.into(), n(u64::from(due.attempt)));
-    item.insert(DUE_RESUME_AT.into(), s(keys::sortable_time(due.resume_at)));
-    if let Some(lease) = &due.lease {
-        item.insert(DUE_LEASE_ID.into(), s(&lease.id));
-        item.insert(DUE_LEASE_UNTIL.into(), millis(lease.until));
-    }
-    if due.runs > 0 {
-        item.insert(DUE_RUNS.into(), n(u64::from(due.runs)));
-    }
-    if let Some(error) = &due.last_error {
-        item.insert(DUE_LAST_ERROR.into(), s(error));
-    }
-    if let Some(at) = due.parked_at {
-        item.insert(DUE_PARKED_AT.into(), s(keys::sortable_time(at)));
-    }
-    Ok((key, item))
-}
-
-/// Reads a due item written by [`due_item`].
-///
-/// Errors: a missing or malformed attribute (a backend error).
-pub fn read_due_item(item: &Item) -> StoreResult<DueItem> {
-    let text = |name: &str| match item.get(name) {
-        Some(AttributeValue::S(v)) => Ok(v.as_str()),
-        _ => Err(backend(format!("due item without string attribute {name}"))),
-    };
-    let number = |name: &str| match item.get(name) {
-        Some(AttributeValue::N(v)) => v
-            .parse::<i64>()
-            .map_err(|e| backend(format!("due item attribute {name}: {e}"))),
-        _ => Err(backend(format!("due item without number attribute {name}"))),
-    };
-    let time = |name: &str| -> StoreResult<DateTime<Utc>> {
-        DateTime::parse_from_rfc3339(text(name)?)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|e| backend(format!("due item attribute {name}: {e}")))
-    };
-    let lease = match item.get(DUE_LEASE_ID) {
-        Some(AttributeValue::S(id)) => Some(Lease {
-            id: id.clone(),
-            until: DateTime::from_timestamp_millis(number(DUE_LEASE_UNTIL)?)
-                .ok_or_else(|| backend("due item lease end out of range"))?,
-        }),
-        _ => None,
-    };
-    Ok(DueItem {
-        id: DueId::parse(text("id")?).map_err(backend)?,
-        subject: serde_json::from_str(text(DUE_SUBJECT)?).map_err(backend)?,
-        due_at: time(DUE_AT)?,
-        attempt: u32::try_from(number(DUE_ATTEMPT)?).map_err(backend)?,
-        lease,
-        resume_at: time(DUE_RESUME_AT)?,
-        runs: match item.get(DUE_RUNS) {
-            Some(_) => u32::try_from(number(DUE_RUNS)?).map_err(backend)?,
-            None => 0,
-        },
-        last_error: item
-            .get(DUE_LAST_ERROR)
-            .and_then(|v| v.as_s().ok())
-            .cloned(),
-        parked_at: match item.get(DUE_PARKED_AT) {
-            Some(_) => Some(time(DUE_PARKED_AT)?),
-            None => None,
-        },
-    })
-}
-
 /// An instant as a number attribute of epoch milliseconds.
 pub fn millis(at: DateTime<Utc>) -> AttributeValue {
     AttributeValue::N(at.timestamp_millis().to_string())
 }
-
-/// The condition that the lease `lease_id` holds the due item.
-pub fn due_lease_held(lease_id: &str) -> Expr {
-    Expr::new(DUE_LEASE_CONDITION)
-        .name("#lease_id", DUE_LEASE_ID)
-        .value(":lease_id", s(lease_id))
-}
-
-/// The update moving a due item to `next` with its lease released (the settlement of an
-/// attempt that leaves another): the update expression, with the names and values of
-/// [`due_lease_held`] too, so [`DUE_LEASE_CONDITION`] can be its condition.
-///
-/// An attempt recorded (`next.error` is `None`) removes the runs and the last error; an item
-/// left due without one keeps its runs and stores the error. A new subject replaces the old.
-pub fn due_next_attempt(id: &DueId, next: &NextAttempt, lease_id: &str) -> StoreResult<Expr> {
-    let index = keys::due_index(id, next.resume_at);
-    let held = due_lease_held(lease_id);
-    let mut set = vec![
-        "#due_at = :due_at",
-        "#attempt = :attempt",
-        "#resume_at = :resume_at",
-        "#gsi1sk = :gsi1sk",
-    ];
-    let mut remove = vec!["#lease_id", "#lease_until"];
-    match next.error {
-        Some(_) => set.push("#last_error = :last_error"),
-        None => remove.extend(["#runs", "#last_error"]),
-    }
-    if next.subject.is_some() {
-        set.push("#subject = :subject");
-    }
-    let mut e = Expr {
-        text: format!("SET {} REMOVE {}", set.join(", "), remove.join(", ")),
-        ..held
-    }
-    .name("#due_at", DUE_AT)
-    .name("#attempt", DUE_ATTEMPT)
-    .name("#resume_at", DUE_RESUME_AT)
-    .name("#gsi1sk", keys::GSI1SK)
-    .name("#lease_until", DUE_LEASE_UNTIL)
-    .name("#last_error", DUE_LAST_ERROR)
-    .value(":due_at", s(keys::sortable_time(next.due_at)))
-    .value(":attempt", n(u64::from(next.attempt)))
-    .value(":resume_at", s(keys::sortable_time(next.resume_at)))
-    .value(":gsi1sk", s(index.sk));
-    if let Some(error) = &next.error {
-        e = e.value(":last_error", s(error));
-    } else {
-        e = e.name("#runs", DUE_RUNS);
-    }
-    if let Some(subject) = &next.subject {
-        e = e.name("#subject", DUE_SUBJECT).value(
-            ":subject",
-            s(serde_json::to_string(subject).map_err(backend)?),
-        );
-    }
-    Ok(e)
-}
-
-/// The update parking a due item (its lease released, out of the sweeper's index partitions,
-/// in the parked partition instead), with the names and values of [`due_lease_held`], so
-/// [`DUE_LEASE_CONDITION`] can be its condition.
-pub fn due_parked(parking: &Parking) -> Expr {
-    let index = keys::parked_due_index(&parking.id, parking.at);
-    Expr {
-        text: "SET #parked_at = :parked_at, #last_error = :last_error, #gsi1pk = :gsi1pk, #gsi1sk = :gsi1sk REMOVE #lease_id, #lease_until".into(),
-        ..due_lease_held(&parking.lease_id)
-    }
-    .name("#parked_at", DUE_PARKED_AT)
-    .name("#last_error", DUE_LAST_ERROR)
-    .name("#gsi1pk", keys::GSI1PK)
-    .name("#gsi1sk", keys::GSI1SK)
-    .name("#lease_until", DUE_LEASE_UNTIL)
-    .value(":parked_at", s(keys::sortable_time(parking.at)))
-    .value(":last_error", s(&parking.error))
-    .value(":gsi1pk", s(index.pk))
-    .value(":gsi1sk", s(index.sk))
-}
-
-/// The condition text of [`due_lease_held`] (its placeholders are bound by it, or by
-/// [`due_next_attempt`]).
-pub const DUE_LEASE_CONDITION: &str = "#lease_id = :lease_id";
 
 /// The item does not exist yet.
 pub fn absent() -> Expr {

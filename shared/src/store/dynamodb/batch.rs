@@ -1,0 +1,107 @@
+//! Consistent `BatchGetItem`s of any number of keys: chunks of 100 (DynamoDB's limit), sent in
+//! waves, unprocessed keys sent again after a backoff.
+
+use super::items;
+use super::items::{backend, key_attributes, Item};
+use super::request::string_attr;
+use super::DynamoStore;
+use crate::store::{
+    keys::{self, Key},
+    StoreResult,
+};
+use aws_sdk_dynamodb::types::KeysAndAttributes;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// DynamoDB's limit of keys in one `BatchGetItem`.
+const MAX_BATCH_GET_KEYS: usize = 100;
+
+impl DynamoStore {
+    /// The items of `keys` that exist (consistent `BatchGetItem`s of up to 100 keys), keys
+    /// and guard holder attribute only.
+    pub(super) async fn batch_get(&self, keys: &[Key]) -> StoreResult<HashMap<Key, Item>> {
+        self.batch_get_projected(keys, true).await
+    }
+
+    /// The items of `keys` that exist, read whole or (`guards_only`) as their keys and guard
+    /// holder: consistent `BatchGetItem`s of up to 100 keys each, one after the other, the
+    /// unprocessed keys of each sent again after a backoff.
+    pub(super) async fn batch_get_projected(
+        &self, keys: &[Key], guards_only: bool,
+    ) -> StoreResult<HashMap<Key, Item>> {
+        self.batch_get_waves(keys, guards_only, 1).await
+    }
+
+    /// [`Self::batch_get_projected`] in parallel waves: up to `in_flight` `BatchGetItem`s sent
+    /// at once (each of at most [`MAX_BATCH_GET_KEYS`] keys, DynamoDB's limit).
+    pub(super) async fn batch_get_waves(
+        &self, keys: &[Key], guards_only: bool, in_flight: usize,
+    ) -> StoreResult<HashMap<Key, Item>> {
+        let unique: Vec<Key> = {
+            let mut seen = HashSet::new();
+            keys.iter().filter(|k| seen.insert(*k)).cloned().collect()
+        };
+        let chunks: Vec<&[Key]> = unique.chunks(MAX_BATCH_GET_KEYS).collect();
+        let mut found = HashMap::with_capacity(unique.len());
+        // Waves of `in_flight` requests: each wave's requests at once, the waves one after the
+        // other (a request whose unprocessed keys back off holds its wave up).
+        for wave in chunks.chunks(in_flight.max(1)) {
+            let batches = futures_util::future::try_join_all(
+                wave.iter()
+                    .map(|chunk| self.batch_get_chunk(chunk, guards_only)),
+            )
+            .await?;
+            found.extend(batches.into_iter().flatten());
+        }
+        Ok(found)
+    }
+
+    /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys sent
+    /// again after a growing backoff until none is left.
+    async fn batch_get_chunk(
+        &self, chunk: &[Key], guards_only: bool,
+    ) -> StoreResult<Vec<(Key, Item)>> {
+        let mut request = KeysAndAttributes::builder()
+            .set_keys(Some(chunk.iter().map(key_attributes).collect()))
+            .consistent_read(true);
+        if guards_only {
+            request = request
+                .projection_expression("#pk, #sk, #holder")
+                .expression_attribute_names("#pk", keys::PK)
+                .expression_attribute_names("#sk", keys::SK)
+                .expression_attribute_names("#holder", items::GUARD_RECORD_ID);
+        }
+        let mut found = Vec::with_capacity(chunk.len());
+        let mut pending: Option<KeysAndAttributes> = Some(request.build().map_err(backend)?);
+        let mut attempt = 0u32;
+        while let Some(request) = pending.take() {
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(backend)?;
+            for item in out
+                .responses
+                .and_then(|mut r| r.remove(&self.table))
+                .unwrap_or_default()
+            {
+                let key = Key {
+                    pk: string_attr(&item, keys::PK)?,
+                    sk: string_attr(&item, keys::SK)?,
+                };
+                found.push((key, item));
+            }
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .filter(|k| !k.keys.is_empty());
+            if pending.is_some() {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(6))).await;
+            }
+        }
+        Ok(found)
+    }
+}

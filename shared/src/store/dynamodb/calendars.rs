@@ -1,0 +1,118 @@
+//! The DynamoDB adapter's holiday calendars ([`CalendarStore`], BEHAVIOR 17), their reference
+//! counts and the account's calendar count.
+
+use super::cancel::{Part, Precedence};
+use super::items;
+use super::items::{n, Expr};
+use super::query::{Query, SortCondition};
+use super::request::parse_items;
+use super::DynamoStore;
+use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
+use crate::store::{
+    holiday_calendar_page, keys, CalendarStore, Listed, Page, StoreError, StoreResult,
+};
+use crate::types::ids::{AccountId, HolidayCalendarId};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+
+impl DynamoStore {
+    /// Appends to a transaction the `ADD` of each change of `refs` to its holiday calendar's
+    /// references, each conditional on the calendar existing (BEHAVIOR 17: a write cannot name a
+    /// deleted one), as [`Part::Calendar`]. Every write that moves a reference (a member, a
+    /// router, a draft, provisioning) adds them through here.
+    pub(super) fn calendar_ref_writes(
+        &self, account_id: AccountId, refs: &CalendarRefs, tx: &mut Vec<TransactWriteItem>,
+        parts: &mut Vec<Part>,
+    ) -> StoreResult<()> {
+        for (id, delta) in refs.changes() {
+            let e = Expr::new("ADD #references :delta")
+                .name("#references", items::REFERENCES)
+                .name("#pk", keys::PK)
+                .value(":delta", AttributeValue::N(delta.to_string()));
+            tx.push(self.update_item(
+                &keys::holiday_calendar(account_id, id),
+                &e,
+                Some("attribute_exists(#pk)".into()),
+            )?);
+            parts.push(Part::Calendar);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl CalendarStore for DynamoStore {
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()> {
+        let (_, item) = items::holiday_calendar(calendar)?;
+        let count = keys::holiday_calendar_count(calendar.account_id);
+        let tx = vec![
+            self.count_update(&count, 1, Some(max))?,
+            self.put(item, Some(items::absent()))?,
+        ];
+        self.transact_under_limit(
+            tx,
+            &[Part::Quota, Part::Other],
+            &count,
+            max,
+            "holiday calendars",
+        )
+        .await
+    }
+
+    async fn list_holiday_calendars(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<HolidayCalendar>> {
+        // All of them (at most 20, one page), ordered and paged in memory by creation time.
+        let mut q = Query::table(keys::account(account_id).pk);
+        q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());
+        let all = parse_items::<HolidayCalendar>(self.query_all(&q).await?)?;
+        Ok(holiday_calendar_page(all, page))
+    }
+
+    async fn get_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<Option<HolidayCalendar>> {
+        self.get_as(&keys::holiday_calendar(account_id, id)).await
+    }
+
+    async fn update_holiday_calendar(
+        &self, calendar: &HolidayCalendar, expected_version: u64,
+    ) -> StoreResult<()> {
+        let key = keys::holiday_calendar(calendar.account_id, calendar.id);
+        let update = items::holiday_calendar_update(calendar)?;
+        let tx = vec![self.update_at_version(&key, update, expected_version)?];
+        self.transact(tx, &[Part::Record], Precedence::RecordFirst)
+            .await
+    }
+
+    async fn delete_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<CalendarDeletion> {
+        let unused = Expr::new(
+            "attribute_exists(#pk) AND (attribute_not_exists(#references) OR #references <= :zero)",
+        )
+        .name("#pk", keys::PK)
+        .name("#references", items::REFERENCES)
+        .value(":zero", n(0));
+        let tx = vec![
+            self.delete(&keys::holiday_calendar(account_id, id), unused)?,
+            self.count_update(&keys::holiday_calendar_count(account_id), -1, None)?,
+        ];
+        match self
+            .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
+            .await
+        {
+            Ok(()) => Ok(CalendarDeletion::Deleted),
+            // Which condition failed: the calendar is gone, or something names it.
+            Err(StoreError::Conflict) => Ok(
+                match self.get(&keys::holiday_calendar(account_id, id)).await? {
+                    None => CalendarDeletion::NotFound,
+                    Some(_) => CalendarDeletion::InUse,
+                },
+            ),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! The DynamoDB adapter's provisioning ([`ProvisionStore`]): everything a plan would write checked
+//! first, then written insert-if-absent in transactions of at most 100 items and 4 MB.
+
+use super::cancel::{classify, Outcome, Part, Precedence};
+use super::items;
+use super::items::{backend, n, Expr, Item};
+use super::limits;
+use super::query::{Query, SortCondition};
+use super::request::string_attr;
+use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
+use crate::model::holiday_calendar::CalendarRefs;
+use crate::model::provision::{PlannedRecord, ProvisionPlan};
+use crate::model::router::RouterRevision;
+use crate::store::{
+    keys::{self, Key},
+    ProvisionReport, ProvisionStore, StoreError, StoreResult,
+};
+use crate::types::ids::{AccountId, HolidayCalendarId};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// One provisioned item with the items written in the same transaction: a record's guards, a
+/// router's first revision.
+struct Provisioned {
+    label: String,
+    key: Key,
+    item: Item,
+    guards: Vec<(Key, Item)>,
+    /// The account of a non-archived router: it counts against the account's router limit
+    /// (its count item grows in the router's transaction).
+    counted_router_of: Option<AccountId>,
+    /// The item's and its guards' size as DynamoDB counts it ([`limits::check_item`]).
+    bytes: usize,
+}
+
+impl DynamoStore {
+    /// Writes one provisioning chunk: every item insert-if-absent.
+    async fn provision_chunk(&self, chunk: &[&Provisioned], written: usize) -> StoreResult<()> {
+        let mut items = Vec::new();
+        let mut labels = Vec::new();
+        for p in chunk {
+            items.push(self.put(p.item.clone(), Some(items::absent()))?);
+            labels.push(p.label.clone());
+            for (_, guard) in &p.guards {
+                items.push(self.put(guard.clone(), Some(items::absent()))?);
+                labels.push(format!("a key of {}", p.label));
+            }
+        }
+        // Each account's non-archived routers of the chunk count against its limit.
+        let mut counts: Vec<(AccountId, i64)> = Vec::new();
+        for account in chunk.iter().filter_map(|p| p.counted_router_of) {
+            match counts.iter_mut().find(|(a, _)| *a == account) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((account, 1)),
+            }
+        }
+        for (account, n) in counts {
+            items.push(self.router_count_update(account, n, None)?);
+            labels.push(format!("the router count of account {account}"));
+        }
+        let parts = vec![Part::Other; items.len()];
+        let sent = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await;
+        let err = match sent {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        if let Some(TransactWriteItemsError::TransactionCanceledException(c)) =
+            err.as_service_error()
+        {
+            let codes: Vec<Option<String>> = c
+                .cancellation_reasons()
+                .iter()
+                .map(|r| r.code().map(str::to_string))
+                .collect();
+            if let Outcome::Fail(StoreError::Conflict) =
+                classify(&parts, &codes, Precedence::GuardsFirst)
+            {
+                let what = codes
+                    .iter()
+                    .position(|c| c.as_deref() == Some("ConditionalCheckFailed"))
+                    .and_then(|i| labels.get(i))
+                    .cloned()
+                    .unwrap_or_else(|| "an item".into());
+                return Err(StoreError::Rejected(format!(
+                    "{what} was written concurrently while provisioning; {written} items were \
+                     inserted before; run the provisioning again (it inserts only what is missing)"
+                )));
+            }
+        }
+        Err(backend(err))
+    }
+}
+
+#[async_trait]
+impl ProvisionStore for DynamoStore {
+    async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
+        // Everything the plan would write, in plan order.
+        let defined_at = keys::sortable_time(chrono::Utc::now());
+        let mut entries: Vec<Provisioned> = Vec::new();
+        let mut add = |label: String, (key, item): (Key, Item), guards: Vec<(Key, Item)>| {
+            entries.push(Provisioned {
+                label,
+                key,
+                item,
+                guards,
+                counted_router_of: None,
+                bytes: 0,
+            })
+        };
+        for a in &plan.accounts {
+            add(
+                format!("account {}", a.account.id),
+                items::account(&a.account)?,
+                vec![],
+            );
+            for c in &a.clients {
+                add(format!("client {}", c.client_id), items::client(c)?, vec![]);
+            }
+            for r in &a.roles {
+                add(format!("role {}", r.id), items::role(r)?, vec![]);
+            }
+            for c in &a.holiday_calendars {
+                add(
+                    format!("holiday calendar {}", c.id),
+                    items::holiday_calendar(c)?,
+                    vec![],
+                );
+            }
+            for m in &a.members {
+                add(format!("member {}", m.id), items::member(m)?, vec![]);
+            }
+            for t in &a.teams {
+                add(format!("team {}", t.id), items::team(t)?, vec![]);
+            }
+            for (i, d) in a.field_definitions.iter().enumerate() {
+                add(
+                    format!("field {}.{}", d.object_type, d.internal_name),
+                    items::field_definition(a.account.id, d, &format!("{defined_at}#{i:06}"))?,
+                    vec![],
+                );
+            }
+            for r in &a.routers {
+                let first = items::router_revision(&RouterRevision::provisioned(r))?;
+                add(format!("router {}", r.id), items::router(r)?, vec![first]);
+            }
+            for p in &a.records {
+                let guards = p
+                    .unique_keys
+                    .iter()
+                    .map(|k| items::guard(&p.record, k))
+                    .collect();
+                add(
+                    format!("record {}", p.record.id),
+                    items::record(&p.record)?,
+                    guards,
+                );
+            }
+        }
+
+        // A non-archived router counts against its account's limit (BEHAVIOR 15).
+        let counted: HashMap<Key, AccountId> = plan
+            .accounts
+            .iter()
+            .flat_map(|a| &a.routers)
+            .filter(|r| !r.is_archived())
+            .map(|r| (keys::router(r.id), r.account_id))
+            .collect();
+        for e in &mut entries {
+            e.counted_router_of = counted.get(&e.key).copied();
+        }
+
+        // Check before the first write (issue 13 defect 12): every item within DynamoDB's own
+        // limits, so no chunk is refused after another was written.
+        for e in &mut entries {
+            let mut bytes = 0;
+            for item in std::iter::once(&e.item).chain(e.guards.iter().map(|(_, g)| g)) {
+                bytes += limits::check_item(item).map_err(|why| {
+                    StoreError::Rejected(format!("{}: {why}; nothing was written", e.label))
+                })?;
+            }
+            e.bytes = bytes;
+        }
+
+        // Check before the first write: what exists, and whether a new record's key is taken.
+        let all_keys: Vec<Key> = entries.iter().map(|e| e.key.clone()).collect();
+        let existing = self.batch_get(&all_keys).await?;
+        let fresh_records: Vec<&PlannedRecord> = plan
+            .accounts
+            .iter()
+            .flat_map(|a| &a.records)
+            .filter(|p| !existing.contains_key(&keys::record(p.record.id)))
+            .collect();
+        let guard_keys: Vec<Key> = fresh_records
+            .iter()
+            .flat_map(|p| {
+                p.unique_keys.iter().map(|k| {
+                    keys::guard(
+                        p.record.account_id,
+                        p.record.object_type,
+                        &k.field,
+                        &k.value,
+                    )
+                })
+            })
+            .collect();
+        let guards = self.batch_get(&guard_keys).await?;
+        for p in &fresh_records {
+            for k in &p.unique_keys {
+                let g = keys::guard(
+                    p.record.account_id,
+                    p.record.object_type,
+                    &k.field,
+                    &k.value,
+                );
+                let held_by_other = guards
+                    .get(&g)
+                    .and_then(|item| string_attr(item, items::GUARD_RECORD_ID).ok())
+                    .is_some_and(|holder| holder != p.record.id.to_string());
+                if held_by_other {
+                    return Err(StoreError::Rejected(p.key_taken_message(k)));
+                }
+            }
+        }
+
+        // A new calendar is stored with the references of the new items that name it (the
+        // loader refuses a file naming a calendar it does not hold, so the calendar comes with
+        // them; one that exists already keeps its count and gains theirs in a last write).
+        let mut refs: HashMap<(AccountId, HolidayCalendarId), i64> = HashMap::new();
+        for a in &plan.accounts {
+            let named = a
+                .members
+                .iter()
+                .filter(|m| m.is_active() && !existing.contains_key(&keys::member(m.id)))
+                .filter_map(|m| m.holiday_calendar_id)
+                .chain(
+                    a.routers
+                        .iter()
+                        .filter(|r| !existing.contains_key(&keys::router(r.id)))
+                        .flat_map(|r| r.calendar_refs().gaining().collect::<Vec<_>>()),
+                );
+            for id in named {
+                *refs.entry((a.account.id, id)).or_default() += 1;
+            }
+        }
+        let mut late_refs: HashMap<AccountId, CalendarRefs> = HashMap::new();
+        for ((account, id), count) in &refs {
+            let key = keys::holiday_calendar(*account, *id);
+            match entries.iter_mut().find(|e| e.key == key) {
+                Some(e) if !existing.contains_key(&key) => {
+                    e.item.insert(
+                        items::REFERENCES.into(),
+                        AttributeValue::N(count.to_string()),
+                    );
+                }
+                _ => {
+                    let late = late_refs.entry(*account).or_default();
+                    for _ in 0..*count {
+                        late.add(Some(*id));
+                    }
+                }
+            }
+        }
+
+        // Write what is missing, in transactions of at most 100 items and 4 MB (a record with
+        // its guards always in the same one).
+        let mut report = ProvisionReport::default();
+        let mut chunk: Vec<&Provisioned> = Vec::new();
+        let mut chunk_items = 0usize;
+        let mut chunk_bytes = 0usize;
+        let mut written = 0usize;
+        for e in &entries {
+            if existing.contains_key(&e.key) {
+                report.skipped.push(e.label.clone());
+                continue;
+            }
+            // A chunk holds one count update per account whose routers it inserts.
+            let new_count = e
+                .counted_router_of
+                .is_some_and(|a| !chunk.iter().any(|c| c.counted_router_of == Some(a)));
+            let size = 1 + e.guards.len() + usize::from(new_count);
+            if chunk_items + size > MAX_TRANSACTION_ITEMS
+                || chunk_bytes + e.bytes > limits::MAX_TRANSACTION_BYTES
+            {
+                if !chunk.is_empty() {
+                    self.provision_chunk(&chunk, written).await?;
+                }
+                written += chunk.len();
+                chunk.clear();
+                chunk_items = 0;
+                chunk_bytes = 0;
+            }
+            if chunk.is_empty() {
+                // A fresh chunk: this entry's count update is new in it whatever was before.
+                chunk_items = usize::from(e.counted_router_of.is_some());
+                chunk_items += 1 + e.guards.len();
+                chunk.push(e);
+                chunk_bytes += e.bytes;
+                report.inserted += 1;
+                continue;
+            }
+            chunk.push(e);
+            chunk_items += size;
+            chunk_bytes += e.bytes;
+            report.inserted += 1;
+        }
+        if !chunk.is_empty() {
+            self.provision_chunk(&chunk, written).await?;
+        }
+        for (account, late) in &late_refs {
+            let (mut tx, mut parts) = (Vec::new(), Vec::new());
+            self.calendar_ref_writes(*account, late, &mut tx, &mut parts)?;
+            self.transact(tx, &parts, Precedence::RecordFirst).await?;
+        }
+        // Each account's calendar count (BEHAVIOR 17's limit of 20) is set from the calendars
+        // it holds now: a provisioned calendar counts as a created one, and a run that stopped
+        // between its chunks and this write is repaired by the next run.
+        for a in plan
+            .accounts
+            .iter()
+            .filter(|a| !a.holiday_calendars.is_empty())
+        {
+            let mut q = Query::table(keys::account(a.account.id).pk);
+            q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());
+            let held = self.query_all(&q).await?.len();
+            let e = Expr::new("SET #count = :count")
+                .name("#count", items::COUNT)
+                .value(":count", n(held as u64));
+            let update = self.update_item(&keys::holiday_calendar_count(a.account.id), &e, None)?;
+            self.transact(vec![update], &[Part::Other], Precedence::RecordFirst)
+                .await?;
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,366 @@
+//! The DynamoDB requests every aggregate's code is written with: consistent reads, paged
+//! queries, the transaction runner (cancellation reasons mapped, `TransactionConflict` retried),
+//! the items of a transaction (`Put`, `Delete`, `Update`, `ConditionCheck`) and single
+//! conditional writes.
+
+use super::cancel::{classify, Outcome, Part, Precedence};
+use super::items;
+use super::items::{backend, from_item, key_attributes, n, Expr, Item};
+use super::query::Query;
+use super::DynamoStore;
+use crate::store::keys::Key;
+use crate::store::{Listed, Page, Position, StoreError, StoreResult};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
+};
+use rand::Rng;
+use std::time::Duration;
+
+/// Attempts of a transaction cancelled only by `TransactionConflict`.
+const TRANSACTION_ATTEMPTS: usize = 5;
+
+/// The string attribute `name` of `item`.
+///
+/// Errors: a backend error when it is absent or not a string.
+pub(super) fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => Ok(v.clone()),
+        _ => Err(backend(format!("item without string attribute {name}"))),
+    }
+}
+
+/// Each item read as a `T`.
+///
+/// Errors: a backend error for an item that does not read as one.
+pub(super) fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<Vec<T>> {
+    items.into_iter().map(from_item).collect()
+}
+
+/// A conditional write's failure: [`StoreError::Conflict`] when `lost` says its condition
+/// failed (or a transaction held the item), the backend's error otherwise.
+fn conditional_failure<E, R>(
+    e: aws_sdk_dynamodb::error::SdkError<E, R>, lost: impl Fn(&E) -> bool,
+) -> StoreError
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    if e.as_service_error().is_some_and(lost) {
+        StoreError::Conflict
+    } else {
+        backend(e)
+    }
+}
+
+impl DynamoStore {
+    pub(super) async fn get(&self, key: &Key) -> StoreResult<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(out.item)
+    }
+
+    pub(super) async fn get_as<T: serde::de::DeserializeOwned>(
+        &self, key: &Key,
+    ) -> StoreResult<Option<T>> {
+        self.get(key).await?.map(from_item).transpose()
+    }
+
+    /// Every item of a key condition, following `LastEvaluatedKey`.
+    pub(super) async fn query_all(&self, q: &Query) -> StoreResult<Vec<Item>> {
+        self.query_range(q, 0, usize::MAX).await
+    }
+
+    /// Items `offset..offset + limit` of a key condition, in index order. Reads (and pays for)
+    /// the skipped items too: see `docs/dynamodb.md` for deep offsets.
+    pub(super) async fn query_range(
+        &self, q: &Query, offset: usize, limit: usize,
+    ) -> StoreResult<Vec<Item>> {
+        let mut out = Vec::new();
+        let mut skipped = 0usize;
+        let mut start: Option<Item> = None;
+        loop {
+            let remaining = offset.saturating_add(limit) - skipped - out.len();
+            let expr = q.expr();
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .set_index_name(q.index.map(str::to_string))
+                .key_condition_expression(&expr.text)
+                .set_expression_attribute_names(expr.names_opt())
+                .set_expression_attribute_values(expr.values_opt())
+                .consistent_read(q.index.is_none())
+                .scan_index_forward(!q.descending)
+                .set_limit((limit != usize::MAX).then(|| remaining.min(i32::MAX as usize) as i32))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(backend)?;
+            for item in page.items.unwrap_or_default() {
+                if skipped < offset {
+                    skipped += 1;
+                } else if out.len() < limit {
+                    out.push(item);
+                }
+            }
+            match page.last_evaluated_key {
+                Some(key) if out.len() < limit => start = Some(key),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// One page of a listing query `q` (built by [`Query::listing`]): the items at `page`'s
+    /// offset, or after its position (the key condition starts there, so only the page and one
+    /// look-ahead item are read), parsed, with the position of the last one when more follow.
+    pub(super) async fn list_page<T: serde::de::DeserializeOwned>(
+        &self, q: &Query, page: &Page, position: impl Fn(&T) -> Position,
+    ) -> StoreResult<Listed<T>> {
+        let wanted = page.limit.saturating_add(1);
+        let items = parse_items(self.query_range(q, page.offset(), wanted).await?)?;
+        Ok(Listed::from_lookahead(items, page.limit, position))
+    }
+
+    /// Runs one transaction, mapping cancellation reasons with `precedence`.
+    pub(super) async fn transact(
+        &self, items: Vec<TransactWriteItem>, parts: &[Part], precedence: Precedence,
+    ) -> StoreResult<()> {
+        for attempt in 0..TRANSACTION_ATTEMPTS {
+            let sent = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await;
+            let err = match sent {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            let codes = match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(c)) => c
+                    .cancellation_reasons()
+                    .iter()
+                    .map(|r| r.code().map(str::to_string))
+                    .collect::<Vec<_>>(),
+                _ => return Err(backend(err)),
+            };
+            match classify(parts, &codes, precedence) {
+                Outcome::Fail(e) => return Err(e),
+                Outcome::Retry => {
+                    let jitter = rand::thread_rng().gen_range(5..30u64) << attempt;
+                    tokio::time::sleep(Duration::from_millis(jitter)).await;
+                }
+            }
+        }
+        Err(StoreError::Conflict)
+    }
+
+    pub(super) fn put(
+        &self, item: Item, condition: Option<Expr>,
+    ) -> StoreResult<TransactWriteItem> {
+        let condition = condition.unwrap_or_default();
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .set_condition_expression((!condition.text.is_empty()).then(|| condition.text.clone()))
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    pub(super) fn delete(&self, key: &Key, condition: Expr) -> StoreResult<TransactWriteItem> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// A transaction's `ConditionCheck` of `key` (nothing written there).
+    pub(super) fn condition_check(
+        &self, key: &Key, condition: Expr,
+    ) -> StoreResult<TransactWriteItem> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    /// A transaction's `Update` of `key` by `update`, conditional on the item existing at
+    /// `expected_version` ([`items::at_version`], whose placeholders join the update's).
+    ///
+    /// Errors: the SDK's builder's (a missing table name or key).
+    pub(super) fn update_at_version(
+        &self, key: &Key, update: Expr, expected_version: u64,
+    ) -> StoreResult<TransactWriteItem> {
+        let condition = items::at_version(expected_version);
+        let update = Expr {
+            names: update.names.into_iter().chain(condition.names).collect(),
+            values: update.values.into_iter().chain(condition.values).collect(),
+            ..update
+        };
+        self.update_item(key, &update, Some(condition.text))
+    }
+
+    /// The `ADD` of `delta` to the count item `key` (an account's webhooks or holiday
+    /// calendars), conditional on staying below `max` when given: the write that a create
+    /// under a limit makes with [`Self::transact_under_limit`].
+    pub(super) fn count_update(
+        &self, key: &Key, delta: i64, max: Option<u64>,
+    ) -> StoreResult<TransactWriteItem> {
+        let mut e = Expr::new("ADD #count :delta")
+            .name("#count", items::COUNT)
+            .value(":delta", AttributeValue::N(delta.to_string()));
+        let condition = max.map(|max| {
+            e.values.insert(":max".into(), n(max));
+            "attribute_not_exists(#count) OR #count < :max".to_string()
+        });
+        self.update_item(key, &e, condition)
+    }
+
+    /// Runs `tx`, whose count update on `count` is conditional on staying below `max`: a
+    /// conflict while the count has reached `max` is the limit's refusal (nothing written).
+    ///
+    /// Errors: [`StoreError::Rejected`] naming `what` at the limit; otherwise the transaction's.
+    pub(super) async fn transact_under_limit(
+        &self, tx: Vec<TransactWriteItem>, parts: &[Part], count: &Key, max: u64, what: &str,
+    ) -> StoreResult<()> {
+        match self.transact(tx, parts, Precedence::RecordFirst).await {
+            Err(StoreError::Conflict) if self.count_of(count).await? >= max => Err(
+                StoreError::Rejected(format!("the account has {max} {what} already")),
+            ),
+            other => other,
+        }
+    }
+
+    /// The number a count item holds (0 when absent).
+    async fn count_of(&self, key: &Key) -> StoreResult<u64> {
+        Ok(match self.get(key).await? {
+            Some(item) => match item.get(items::COUNT) {
+                Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
+                _ => 0,
+            },
+            None => 0,
+        })
+    }
+
+    /// A single conditional `PutItem`; a failed condition is a [`StoreError::Conflict`].
+    pub(super) async fn put_conditional(&self, item: Item, condition: Expr) -> StoreResult<()> {
+        let sent = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .send()
+            .await;
+        sent.map(drop).map_err(|e| {
+            conditional_failure(e, |s| {
+                s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
+            })
+        })
+    }
+
+    /// A single conditional `DeleteItem`; a failed condition is a [`StoreError::Conflict`].
+    pub(super) async fn delete_conditional(&self, key: &Key, condition: Expr) -> StoreResult<()> {
+        let sent = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .condition_expression(&condition.text)
+            .set_expression_attribute_names(condition.names_opt())
+            .set_expression_attribute_values(condition.values_opt())
+            .send()
+            .await;
+        sent.map(drop).map_err(|e| {
+            conditional_failure(e, |s| {
+                s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
+            })
+        })
+    }
+
+    /// A single conditional `UpdateItem` answering the item as updated; a failed condition is
+    /// `None`.
+    pub(super) async fn update_conditional(
+        &self, key: &Key, update: &Expr, condition: &str,
+    ) -> StoreResult<Option<Item>> {
+        Ok(self
+            .update_conditional_or_current(key, update, condition)
+            .await?
+            .ok())
+    }
+
+    /// As [`Self::update_conditional`], but a failed condition returns the item as it is
+    /// (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no extra read): `Ok(Ok(new))` when the
+    /// update applied, `Ok(Err(Some(current)))` when the condition failed on an existing item,
+    /// `Ok(Err(None))` when it failed on an absent one or lost to a transaction.
+    pub(super) async fn update_conditional_or_current(
+        &self, key: &Key, update: &Expr, condition: &str,
+    ) -> StoreResult<Result<Item, Option<Item>>> {
+        let sent = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .update_expression(&update.text)
+            .condition_expression(condition)
+            .set_expression_attribute_names(update.names_opt())
+            .set_expression_attribute_values(update.values_opt())
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
+            .send()
+            .await;
+        match sent {
+            Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
+            Err(e) => match e.into_service_error() {
+                UpdateItemError::ConditionalCheckFailedException(failed) => Ok(Err(failed.item)),
+                UpdateItemError::TransactionConflictException(_) => Ok(Err(None)),
+                other => Err(backend(other)),
+            },
+        }
+    }
+
+    /// A transaction's `Update` of `key` by `update` (whose names and values also serve
+    /// `condition`), conditional on `condition` when given.
+    ///
+    /// Errors: the SDK's builder's (a missing table name or key).
+    pub(super) fn update_item(
+        &self, key: &Key, update: &Expr, condition: Option<String>,
+    ) -> StoreResult<TransactWriteItem> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key_attributes(key)))
+            .update_expression(&update.text)
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(update.names_opt())
+            .set_expression_attribute_values(update.values_opt())
+            .build()
+            .map_err(backend)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}

@@ -1,0 +1,127 @@
+//! The DynamoDB adapter's webhook subscriptions and deliveries ([`WebhookStore`], BEHAVIOR 13),
+//! and the account's subscription count.
+
+use super::cancel::{Part, Precedence};
+use super::items;
+use super::items::{n, Expr};
+use super::query::{Query, SortCondition};
+use super::DynamoStore;
+use crate::model::due::DueChanges;
+use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::store::{
+    delivery_position, keys, webhook_position, Listed, Page, PageStart, StoreError, StoreResult,
+    WebhookStore,
+};
+use crate::types::ids::{AccountId, WebhookId};
+use async_trait::async_trait;
+
+#[async_trait]
+impl WebhookStore for DynamoStore {
+    async fn create_webhook(
+        &self, subscription: &WebhookSubscription, max: u64,
+    ) -> StoreResult<()> {
+        let (_, item) = items::webhook(subscription)?;
+        let count = keys::webhook_count(subscription.account_id);
+        let tx = vec![
+            self.count_update(&count, 1, Some(max))?,
+            self.put(item, Some(items::absent()))?,
+        ];
+        self.transact_under_limit(
+            tx,
+            &[Part::Quota, Part::Other],
+            &count,
+            max,
+            "subscriptions",
+        )
+        .await
+    }
+
+    async fn list_webhooks(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<WebhookSubscription>> {
+        let mut q = Query::table(keys::account(account_id).pk);
+        q.sk = match &page.start {
+            PageStart::Offset(_) => SortCondition::Prefix(keys::WEBHOOK_PREFIX.to_string()),
+            PageStart::After(after) => SortCondition::Between(
+                format!("{}{}!", keys::WEBHOOK_PREFIX, after.as_str()),
+                format!("{}~", keys::WEBHOOK_PREFIX),
+            ),
+        };
+        self.list_page(&q, page, webhook_position).await
+    }
+
+    async fn get_webhook(
+        &self, account_id: AccountId, id: WebhookId,
+    ) -> StoreResult<Option<WebhookSubscription>> {
+        self.get_as(&keys::webhook(account_id, id)).await
+    }
+
+    async fn update_webhook(
+        &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
+        due: &DueChanges,
+    ) -> StoreResult<()> {
+        let key = keys::webhook(subscription.account_id, subscription.id);
+        let update = items::webhook_update(subscription, reset_health)?;
+        let mut tx = vec![self.update_at_version(&key, update, expected_version)?];
+        let mut parts = vec![Part::Record];
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+
+    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
+        let exists = Expr::new("attribute_exists(#pk)").name("#pk", keys::PK);
+        let tx = vec![
+            self.delete(&keys::webhook(account_id, id), exists)?,
+            self.count_update(&keys::webhook_count(account_id), -1, None)?,
+        ];
+        match self
+            .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn get_delivery(
+        &self, subscription_id: WebhookId, delivery_id: &str,
+    ) -> StoreResult<Option<WebhookDelivery>> {
+        self.get_as(&keys::delivery(subscription_id, delivery_id))
+            .await
+    }
+
+    async fn list_deliveries(
+        &self, subscription_id: WebhookId, page: &Page,
+    ) -> StoreResult<Listed<WebhookDelivery>> {
+        let partition = keys::delivery(subscription_id, "").pk;
+        let mut q = Query::table(partition).newest_first();
+        q.sk = match &page.start {
+            PageStart::Offset(_) => SortCondition::Prefix(keys::DELIVERY_PREFIX.to_string()),
+            PageStart::After(after) => {
+                SortCondition::Before(format!("{}{}", keys::DELIVERY_PREFIX, after.as_str()))
+            }
+        };
+        self.list_page(&q, page, delivery_position).await
+    }
+
+    async fn record_delivery(
+        &self, delivery: &WebhookDelivery, expected_attempts: u32,
+        health: Option<&SubscriptionHealth>, due: &DueChanges,
+    ) -> StoreResult<()> {
+        let (_, item) = items::delivery(delivery)?;
+        let attempts = Expr::new("#attempts = :expected")
+            .name("#attempts", "attempts")
+            .value(":expected", n(u64::from(expected_attempts)));
+        let mut tx = vec![self.put(item, Some(attempts))?];
+        let mut parts = vec![Part::Record];
+        if let Some(health) = health {
+            let (update, condition) = items::health_update(&health.change)?;
+            let key = keys::webhook(health.account_id, health.subscription_id);
+            tx.push(self.update_item(&key, &update, Some(condition))?);
+            parts.push(Part::Other);
+        }
+        self.due_writes(due, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
+    }
+}

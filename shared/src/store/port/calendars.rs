@@ -1,0 +1,47 @@
+//! The holiday calendars' port (BEHAVIOR 17).
+
+use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar};
+#[cfg(doc)]
+use crate::store::StoreError;
+use crate::store::{Listed, Page, StoreResult};
+use crate::types::ids::{AccountId, HolidayCalendarId};
+use async_trait::async_trait;
+
+/// Holiday calendars (at most a number per account, counted in the same write), each with the
+/// number of members, routers and drafts that name it.
+#[async_trait]
+pub trait CalendarStore: Send + Sync + 'static {
+    /// Creates a holiday calendar (BEHAVIOR 17) when its account has fewer than `max`: the
+    /// account's count goes up in the same atomic write. The calendar starts with no references.
+    ///
+    /// Errors: [`StoreError::Rejected`] when the account has `max` already;
+    /// [`StoreError::Conflict`] when the id exists. Nothing is written then.
+    async fn create_holiday_calendar(
+        &self, calendar: &HolidayCalendar, max: u64,
+    ) -> StoreResult<()>;
+
+    /// A page of the account's holiday calendars, oldest first (position: the id, UUID v7).
+    /// Strongly consistent: dispatch reads them with the pool, so a calendar written a moment
+    /// ago counts at the next dispatch.
+    async fn list_holiday_calendars(
+        &self, account_id: AccountId, page: &Page,
+    ) -> StoreResult<Listed<HolidayCalendar>>;
+
+    /// A holiday calendar of the account by id.
+    async fn get_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<Option<HolidayCalendar>>;
+
+    /// Replaces a holiday calendar stored at `expected_version` (its references are kept).
+    ///
+    /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).
+    async fn update_holiday_calendar(
+        &self, calendar: &HolidayCalendar, expected_version: u64,
+    ) -> StoreResult<()>;
+
+    /// Deletes a holiday calendar that nothing names (its reference count is 0: BEHAVIOR 17's
+    /// 409 otherwise) and lowers the account's count, in one atomic write.
+    async fn delete_holiday_calendar(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<CalendarDeletion>;
+}

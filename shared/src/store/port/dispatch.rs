@@ -1,0 +1,121 @@
+//! The dispatch port: rotation state, the assignment's commit, the routing history (BEHAVIOR 8)
+//! with its CRM sync and SLA states, the queue messages' markers and the stats counters.
+
+use crate::idempotency::IdempotencyCompletion;
+use crate::model::dispatch::{
+    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
+};
+use crate::model::due::DueChanges;
+use crate::model::object_type::ObjectType;
+use crate::model::sla::SlaStatus;
+#[cfg(doc)]
+use crate::store::{dispatch_position, tally, StoreError};
+use crate::store::{Listed, Page, Position, StoreResult};
+use crate::types::ids::{AccountId, RecordId, RouterId};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+/// What dispatch writes and reads: a router's rotation state, the account's monthly count, the
+/// one atomic write of an assignment, the history entries (and the markers of the queue messages
+/// that made them), and their tallies.
+#[async_trait]
+pub trait DispatchStore: Send + Sync + 'static {
+    /// The router's rotation state (the default, version 0, before the first rotation).
+    async fn rotation_state(&self, router_id: RouterId) -> StoreResult<RotationState>;
+
+    /// The account's assignments in calendar month `month` (`YYYY-MM`, UTC).
+    async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64>;
+
+    /// Appends the history entry of a dispatch that assigned nothing (BEHAVIOR 8: one write
+    /// after the evaluation). With `idempotency_key` (a queue message id) the message's marker is
+    /// written in the same atomic write, so a redelivered message appends no second entry; with
+    /// `completion` the `Idempotency-Key` answer (BEHAVIOR 10) is stored in it, conditional on its
+    /// lease; `due` (work the entry causes, e.g. an event to deliver) is written in it too.
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the completion's or a settled item's lease is
+    /// gone; [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
+    /// written then.
+    async fn record_dispatch(
+        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
+    ) -> StoreResult<()>;
+
+    /// A page of the router's history entries, newest first (position:
+    /// [`crate::store::keys::dispatch_sort_key`]; a page after a position holds the entries older
+    /// than it). Only the router's account sees them.
+    async fn list_router_dispatches(
+        &self, account_id: AccountId, router_id: RouterId, page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>>;
+
+    /// Up to `limit` of the router's history entries with `dispatched_at` in `[from, to)`,
+    /// oldest first, after `after` when given (a position from [`dispatch_position`]: the
+    /// entries newer than it); `next` is the position of the page's last entry when more of the
+    /// window follow. Only the router's account sees them. The what-if replay walks a window
+    /// with it, once (BEHAVIOR 16). DynamoDB: one `Query` (`BETWEEN` on the sort key, ascending;
+    /// a page per 1 MB) reading at most `limit` + 1 entries.
+    async fn list_router_dispatches_between(
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+        after: Option<&Position>, limit: usize,
+    ) -> StoreResult<Listed<DispatchEntry>>;
+
+    /// A page of one record's history entries from every router of its type, newest first
+    /// (as [`Self::list_router_dispatches`]).
+    async fn list_record_dispatches(
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
+    ) -> StoreResult<Listed<DispatchEntry>>;
+
+    /// A history entry by key (CRM sync retries read it).
+    async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>>;
+
+    /// Replaces the CRM sync state of an entry whose stored state has the status and attempt
+    /// count of `from` (its error aside), which must be `pending` or `retrying` (BEHAVIOR 7:
+    /// final states never change again; a duplicate attempt finds another count), with `to`;
+    /// `due` (the settlement of the attempt's due item) in the same atomic write.
+    ///
+    /// Errors: [`StoreError::Conflict`] when the stored state is not `from` (or the entry is
+    /// gone); [`StoreError::LeaseLost`] when the due item's lease is gone. Nothing is written.
+    async fn update_crm_sync(
+        &self, key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges,
+    ) -> StoreResult<()>;
+
+    /// Ends the SLA check started by the entry `key` (BEHAVIOR 14) with `to` (`met`,
+    /// `cancelled` or `expired`) when the entry's stored check is `pending`, writing `due` (the
+    /// settlement of the check's due item) in the same atomic write. (`reassigned` is written by
+    /// the reassignment's own transaction, [`AssignmentWrite::ends_check`].)
+    ///
+    /// Errors: [`StoreError::LeaseLost`] when the due item's lease is gone;
+    /// [`StoreError::Conflict`] when the entry's check is not `pending` (or the entry is gone).
+    /// Nothing is written then.
+    async fn end_sla_check(
+        &self, key: &DispatchEntryKey, to: SlaStatus, due: &DueChanges,
+    ) -> StoreResult<()>;
+
+    /// The router's assignments with `dispatched_at` in `[from, to)`, counted per member and
+    /// reason (`GET /routers/{id}/stats`): the window's whole UTC days, hours and minutes from
+    /// the counters each assignment's transaction adds to ([`tally`]), its partial edge minutes
+    /// from the history entries. Cost: at most (days + 46 hours + 118 minutes) x members
+    /// counters plus the entries of two partial minutes, whatever the router's volume (issue 23
+    /// point 2).
+    async fn tally_assignments(
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+    ) -> StoreResult<Vec<AssignmentTally>>;
+
+    /// Whether the idempotency key was already used by a committed assignment.
+    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool>;
+
+    /// Commits one assignment atomically: the record (conditional on its version and being
+    /// active), the router (a condition only: still at `write.router_version`, so the revision
+    /// the run evaluated is still live, BEHAVIOR 15), the rotation state (conditional on its
+    /// version), the member's counters (conditional on its version and being active), the account's
+    /// monthly count (+1, conditional on staying within the quota; only for an account with a
+    /// quota), the history entry, the idempotency marker (conditional on not existing), and the
+    /// due-item changes of `write.due` (new items conditional on not existing; a settlement on its
+    /// lease).
+    ///
+    /// Errors: [`StoreError::Conflict`] when any condition but the marker's and the leases'
+    /// failed (re-read and retry); [`StoreError::AlreadyApplied`] when the idempotency key was
+    /// used. Nothing is written then. With `write.completion` the `Idempotency-Key` response is
+    /// stored in the same write; [`StoreError::LeaseLost`] first when its lease, or the lease of
+    /// the due item settled, is gone, or the ended check is no longer `pending`.
+    async fn commit_assignment(&self, write: &AssignmentWrite) -> StoreResult<()>;
+}

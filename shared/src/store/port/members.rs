@@ -1,0 +1,47 @@
+//! The members' port: the people of an account that routers assign records to.
+
+use crate::model::holiday_calendar::CalendarRefs;
+use crate::model::member::Member;
+#[cfg(doc)]
+use crate::store::StoreError;
+use crate::store::{Listed, Page, StoreResult};
+use crate::types::ids::{AccountId, MemberId};
+use async_trait::async_trait;
+
+/// The members of an account, listed by e-mail, read by id in a wave, updated with the references
+/// to holiday calendars they move.
+#[async_trait]
+pub trait MemberStore: Send + Sync + 'static {
+    /// A page of the members of the account, by e-mail then id (position:
+    /// [`crate::store::keys::by_email`]).
+    async fn list_members(&self, account_id: AccountId, page: &Page)
+        -> StoreResult<Listed<Member>>;
+
+    /// A member by id, archived or not.
+    async fn get_member(
+        &self, account_id: AccountId, member_id: MemberId,
+    ) -> StoreResult<Option<Member>>;
+
+    /// The members of `ids` that exist in the account, archived or not, in the order of
+    /// `ids` (each once), read consistently in one wave (DynamoDB: `BatchGetItem`s of up to 100
+    /// keys): how dispatch and stats read a router's pool, at a cost that follows the pool, not
+    /// the account (issue 23).
+    async fn get_members(
+        &self, account_id: AccountId, ids: &[MemberId],
+    ) -> StoreResult<Vec<Member>>;
+
+    /// A member by e-mail (case-insensitive), archived or not.
+    async fn find_member_by_email(
+        &self, account_id: AccountId, email: &str,
+    ) -> StoreResult<Option<Member>>;
+
+    /// Replaces the stored member when it is active and at `expected_version`, and applies
+    /// `calendars` (the move of its `holiday_calendar_id`, BEHAVIOR 17) in the same atomic write.
+    ///
+    /// Errors: [`StoreError::Conflict`] when the member changed;
+    /// [`StoreError::UnknownHolidayCalendar`] when a calendar that gains a reference is not in
+    /// the account. Nothing is written then.
+    async fn update_member(
+        &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+    ) -> StoreResult<()>;
+}

@@ -1,0 +1,218 @@
+//! The holiday calendars' contract ([`shared::store::CalendarStore`], BEHAVIOR 17): the limit,
+//! lists, replacements, deletion only when unused, provisioned calendars.
+
+use super::*;
+
+shared::on_both_stores!(
+    threads = 2; store:
+    holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused,
+    provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation,
+);
+
+fn calendar(account_id: AccountId, name: &str) -> shared::model::HolidayCalendar {
+    let holidays = serde_json::from_value(serde_json::json!([
+        {"name": "New Year", "date": "2026-01-01", "yearly": true},
+        {"name": "Half day", "date": "2026-12-24", "start": "13:00", "end": "17:00"}
+    ]))
+    .unwrap();
+    shared::model::HolidayCalendar {
+        id: shared::types::HolidayCalendarId::new_v7(),
+        account_id,
+        name: name.into(),
+        time_zone: IanaTimeZone::parse("Europe/Berlin").unwrap(),
+        holidays,
+        created_at: base(),
+        updated_at: base(),
+        version: 1,
+    }
+}
+
+/// BEHAVIOR 17 on both stores: at most `max` calendars per account (the count moves with each
+/// create and delete), oldest first and read back as written, replaced at a version, and
+/// deleted only while nothing names it: a member naming it (moved in the member's write) keeps
+/// it, a reference to a calendar that is not the account's writes nothing.
+async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::{CalendarDeletion, CalendarRefs};
+    let acc = account(None);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "cal@acme.example", 1);
+    plan.members = vec![m.clone()];
+    store
+        .provision(&ProvisionPlan {
+            accounts: vec![plan],
+        })
+        .await
+        .unwrap();
+    let first = calendar(acc.id, "Berlin");
+    let second = calendar(acc.id, "Munich");
+    store.create_holiday_calendar(&first, 2).await.unwrap();
+    store.create_holiday_calendar(&second, 2).await.unwrap();
+    assert!(matches!(
+        store
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .await,
+        Err(StoreError::Rejected(_))
+    ));
+    let listed = store
+        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(listed, vec![first.clone(), second.clone()]);
+    let other = account(None);
+    assert!(store
+        .get_holiday_calendar(other.id, first.id)
+        .await
+        .unwrap()
+        .is_none());
+
+    let mut renamed = first.clone();
+    renamed.name = "Berlin office".into();
+    renamed.version = 2;
+    store.update_holiday_calendar(&renamed, 1).await.unwrap();
+    assert!(matches!(
+        store.update_holiday_calendar(&renamed, 1).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store.get_holiday_calendar(acc.id, first.id).await.unwrap(),
+        Some(renamed.clone())
+    );
+
+    // A member names the first calendar: it is in use until the member moves off it.
+    let mut named = m.clone();
+    named.holiday_calendar_id = Some(first.id);
+    named.version = 2;
+    store
+        .update_member(&named, 1, &CalendarRefs::moving(None, Some(first.id)))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    // A calendar of no account: nothing is written.
+    let mut unknown = named.clone();
+    let missing = shared::types::HolidayCalendarId::new_v7();
+    unknown.holiday_calendar_id = Some(missing);
+    unknown.version = 3;
+    assert!(matches!(
+        store
+            .update_member(
+                &unknown,
+                2,
+                &CalendarRefs::moving(Some(first.id), Some(missing))
+            )
+            .await,
+        Err(StoreError::UnknownHolidayCalendar)
+    ));
+    assert_eq!(
+        store
+            .get_member(acc.id, m.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .version,
+        2
+    );
+    let mut moved = named.clone();
+    moved.holiday_calendar_id = Some(second.id);
+    moved.version = 3;
+    store
+        .update_member(
+            &moved,
+            2,
+            &CalendarRefs::moving(Some(first.id), Some(second.id)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::Deleted
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, first.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::NotFound
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, second.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    // The delete gave its place back: a new calendar fits under the limit of 2.
+    store
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .await
+        .unwrap();
+}
+
+/// BEHAVIOR 17 on both stores: provisioned calendars count against the account's limit (a
+/// second run of the same file changes nothing), a member provisioned naming one keeps it in
+/// use, and the list is by creation time whatever the ids.
+async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::CalendarDeletion;
+    let acc = account(None);
+    let mut later = calendar(acc.id, "later, smaller id");
+    later.id = "00000000-0000-4000-8000-000000000001".parse().unwrap();
+    later.created_at = base() + chrono::Duration::seconds(1);
+    let mut earlier = calendar(acc.id, "earlier, larger id");
+    earlier.id = "ffffffff-ffff-4fff-bfff-ffffffffffff".parse().unwrap();
+    let mut m = member(acc.id, "named@acme.example", 1);
+    m.holiday_calendar_id = Some(later.id);
+    let mut plan = plan_of(&acc);
+    plan.members = vec![m];
+    plan.holiday_calendars = vec![later.clone(), earlier.clone()];
+    let plan = ProvisionPlan {
+        accounts: vec![plan],
+    };
+    store.provision(&plan).await.unwrap();
+    store.provision(&plan).await.unwrap();
+    assert!(matches!(
+        store
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .await,
+        Err(StoreError::Rejected(_))
+    ));
+    let listed: Vec<_> = store
+        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(listed, vec!["earlier, larger id", "later, smaller id"]);
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, later.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::InUse
+    );
+    assert_eq!(
+        store
+            .delete_holiday_calendar(acc.id, earlier.id)
+            .await
+            .unwrap(),
+        CalendarDeletion::Deleted
+    );
+    store
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .await
+        .unwrap();
+}
