@@ -490,7 +490,13 @@ async fn answer(
     if hubspot {
         let answer = {
             let mut inner = fake.lock();
-            if violations.is_empty() {
+            // A missing bearer token is recorded as a violation, and answered as HubSpot does
+            // (401); anything else HubSpot's description does not allow is refused with a 400.
+            let refused: Vec<&String> = violations
+                .iter()
+                .filter(|v| !v.contains(spec::NEEDS_BEARER))
+                .collect();
+            if refused.is_empty() {
                 inner.portal.answer(
                     method.as_str(),
                     &path,
@@ -502,7 +508,14 @@ async fn answer(
                 let mut answer = inner.portal.error(
                     400,
                     "VALIDATION_ERROR",
-                    &format!("Invalid request: {}", violations.join("; ")),
+                    &format!(
+                        "Invalid request: {}",
+                        refused
+                            .iter()
+                            .map(|v| v.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
                 );
                 answer.status = 400;
                 answer

@@ -44,7 +44,7 @@ async fn main() -> anyhow::Result<()> {
     println!("  the portal:        curl -s {base}/_fake/portal");
     println!("  requests received: curl -s {base}/_fake/requests");
     println!(
-        "  script failures:   curl -s -X POST {base}/_fake/script -H 'Content-Type: application/json' \\\n                       -d '{{\"status\": 503, \"body\": {{\"message\": \"Service Unavailable\"}}, \"times\": 2}}'"
+        "  script failures:   curl -s -X POST {base}/_fake/script -H 'Content-Type: application/json' \\\n                       -d '{{\"status\": 503, \"body\": {{\"message\": \"Service Unavailable\"}}, \"times\": 2, \"method\": \"PATCH\", \"path\": \"/crm/v3/objects/\"}}'"
     );
     println!("  forget everything: curl -s -X DELETE {base}/_fake/requests");
     axum::serve(listener, fake.router())

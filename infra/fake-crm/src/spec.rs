@@ -11,6 +11,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
+/// What the violation of an operation's security says (a request without a bearer token).
+pub const NEEDS_BEARER: &str = "needs Authorization: Bearer <token>";
+
 /// The schema's text.
 pub const SCHEMA: &str = include_str!("../hubspot-api.json");
 
@@ -265,7 +268,7 @@ pub fn violations(request: &Request<'_>) -> Vec<String> {
             .and_then(|a| a.strip_prefix("Bearer "))
             .is_some_and(|t| !t.trim().is_empty());
         if !bearer {
-            out.push(format!("{} needs Authorization: Bearer <token>", op.id));
+            out.push(format!("{} {NEEDS_BEARER}", op.id));
         }
     }
     out
