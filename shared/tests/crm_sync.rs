@@ -1390,11 +1390,11 @@ async fn an_account_sends_at_most_10_requests_a_second(backend: Backend) {
     }
     let updates = f.fake.owner_updates();
     assert_eq!(updates.len(), N as usize);
-    // Receive times at the fake: a request's way there may bring it a little closer to the next
-    // than it was sent.
+    // Receive times at the fake: a request's way there (a busy machine's scheduling) may bring
+    // it up to 100 ms closer to the next than it was sent.
     let times: Vec<u128> = updates.iter().map(|u| u.at_ms).collect();
     for (i, t) in times.iter().enumerate() {
-        let within = times[i..].iter().filter(|u| **u < t + 950).count();
+        let within = times[i..].iter().filter(|u| **u < t + 900).count();
         assert!(
             within <= 10,
             "{within} requests in the second from {t}: {times:?}"
