@@ -9,10 +9,11 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use reqwest::dns::{Addrs, Resolving};
 use reqwest::header::HeaderMap;
-use shared::crm::{CrmClient, HubSpotClient, OwnerUpdate};
-use shared::model::account::CrmAccessToken;
+use shared::crm::{CrmClient, HubSpotClient, Owner, OwnerUpdate};
+use shared::model::account::{CrmCredentials, CrmSecret};
 use shared::model::ObjectType;
 use shared::outbound::{Lookup, OutboundClient, OutboundError, OutboundPolicy};
+use shared::secrets::OpenCrmConnection;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -178,23 +179,33 @@ async fn redirects_are_answers_answers_are_capped_and_slow_ones_time_out() {
     );
 }
 
+/// An owner update of contact 1 to owner 2 through a private app's `token`.
+fn update(base_url: &str, token: &str) -> OwnerUpdate {
+    OwnerUpdate {
+        connection: OpenCrmConnection {
+            account_id: uuid::Uuid::nil().into(),
+            base_url: base_url.into(),
+            credentials: CrmCredentials::PrivateApp(CrmSecret::new(token)),
+            id_properties: Default::default(),
+        },
+        object_type: ObjectType::Contacts,
+        record_external_id: "1".into(),
+        owner: Owner::Id("2".into()),
+    }
+}
+
 #[tokio::test]
 async fn the_crm_client_reports_a_refused_base_url_as_a_final_error_without_a_request() {
     let (port, hits) = server().await;
     let crm = HubSpotClient::new(OutboundPolicy::STRICT).unwrap();
-    let update = OwnerUpdate {
-        base_url: format!("https://127.0.0.1:{port}"),
-        access_token: CrmAccessToken::new("secret-token"),
-        object_type: ObjectType::Contacts,
-        record_external_id: "1".into(),
-        owner_external_id: "2".into(),
-    };
+    let update = update(&format!("https://127.0.0.1:{port}"), "secret-token");
     let failure = crm.set_owner(&update).await.unwrap_err();
     assert_eq!(
         failure.error,
         "CRM request failed: base_url must not point to a loopback address"
     );
-    assert!(!failure.transient, "a refusal does not pass by itself");
+    assert!(failure.is_final(), "a refusal does not pass by itself");
+    assert!(!failure.sent, "nothing was sent");
     assert_eq!(hits.load(Ordering::SeqCst), 0);
 }
 
@@ -216,13 +227,7 @@ async fn a_2xx_answer_is_success_without_reading_its_body() {
     });
     let crm =
         HubSpotClient::with_timeout(OutboundPolicy::LOCAL, Duration::from_millis(800)).unwrap();
-    let update = OwnerUpdate {
-        base_url: format!("http://127.0.0.1:{port}"),
-        access_token: CrmAccessToken::new("t"),
-        object_type: ObjectType::Contacts,
-        record_external_id: "1".into(),
-        owner_external_id: "2".into(),
-    };
+    let update = update(&format!("http://127.0.0.1:{port}"), "t");
     assert_eq!(crm.set_owner(&update).await, Ok(()));
 }
 

@@ -1,25 +1,37 @@
-//! A fake HubSpot CRM v3 (BEHAVIOR 7), in process for tests and as a binary for the demo.
+//! A fake HubSpot (BEHAVIOR 7, "HubSpot as it is"), in process for tests and as a binary for
+//! the demo. It answers as HubSpot documents ([`portal`]: numeric object ids, the owners API,
+//! `INVALID_OWNER_ID`, tokens and scopes, the OAuth token endpoint, rate-limit headers and 429s,
+//! error bodies in HubSpot's shape), validates every request on a HubSpot path against HubSpot's
+//! published API description ([`spec`]; a request that does not validate is answered 400 and its
+//! violations are recorded), and records every request it gets: method, raw path
+//! (percent-encoding kept), query, headers, body, time, violations.
 //!
-//! It serves `PATCH /crm/v3/objects/{type}/{id}` (and any other path) and records every
-//! request it gets: method, raw path (percent-encoding kept), headers, body, time. Answers come
-//! from a script: a queue of [`Scripted`] answers, each used `times` times (status, body,
-//! headers such as `Retry-After`, a delay before answering); when the script is empty it answers
-//! 200 with a HubSpot-like object and remembers the owner it was given, which
-//! `GET /crm/v3/objects/{type}/{id}` then shows.
+//! Faults come from a script: a queue of [`Scripted`] answers (status, body, headers such as
+//! `Retry-After`, a delay), each used `times` times by the requests it matches (a method and a
+//! path prefix, or any request); 423, 477, a `DAILY` 429 or a 5xx are scripted this way.
+//!
+//! It doubles as a local webhook receiver: a `POST` with a `webhook-id` header to any other path
+//! is answered 204 and recorded.
 //!
 //! Control routes (under `/_fake`, for the binary and scripts): `POST /_fake/script` (one
 //! [`Scripted`] or an array), `GET /_fake/requests`, `DELETE /_fake/requests` (forget requests
-//! and script).
+//! and script), `GET`/`PUT /_fake/portal` (the portal's content, [`portal::PortalSpec`]),
+//! `POST /_fake/objects/{type}` (`{"id"?, "properties"}`: a seeded object, answered with its id)
+//! and `GET /_fake/objects/{type}/{id}` (an object as the portal holds it).
+
+pub mod portal;
+pub mod spec;
 
 use axum::body::Bytes;
-use axum::extract::{OriginalUri, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use portal::{Portal, PortalSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -35,12 +47,21 @@ pub struct Scripted {
     /// `Retry-After` header value, when set.
     #[serde(default)]
     pub retry_after: Option<String>,
+    /// More headers (e.g. `X-HubSpot-RateLimit-Remaining`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     /// Milliseconds to wait before answering (a timeout is a delay past the client's limit).
     #[serde(default)]
     pub delay_ms: u64,
     /// How many requests get this answer (default 1).
     #[serde(default = "one")]
     pub times: usize,
+    /// Only requests with this method get it (any when unset).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// Only requests whose path starts with this get it (any when unset).
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 fn one() -> usize {
@@ -48,14 +69,17 @@ fn one() -> usize {
 }
 
 impl Scripted {
-    /// An answer with `status` and no body.
+    /// An answer with `status` and no body, to any request.
     pub fn status(status: u16) -> Self {
         Self {
             status,
             body: None,
             retry_after: None,
+            headers: BTreeMap::new(),
             delay_ms: 0,
             times: 1,
+            method: None,
+            path: None,
         }
     }
 
@@ -71,6 +95,12 @@ impl Scripted {
         self
     }
 
+    /// The same answer with the header `name: value`.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+
     /// The same answer after `delay`.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay_ms = delay.as_millis() as u64;
@@ -82,6 +112,35 @@ impl Scripted {
         self.times = times;
         self
     }
+
+    /// The same answer, only to `method` requests whose path starts with `path`.
+    pub fn on(mut self, method: &str, path: &str) -> Self {
+        self.method = Some(method.to_string());
+        self.path = Some(path.to_string());
+        self
+    }
+
+    /// The same answer, only to owner updates (`PATCH /crm/v3/objects/...`).
+    pub fn for_updates(self) -> Self {
+        self.on("PATCH", "/crm/v3/objects/")
+    }
+
+    /// A HubSpot error body: `{status, message, correlationId, category}`.
+    pub fn hubspot_error(self, category: &str, message: &str) -> Self {
+        self.body(json!({
+            "status": "error",
+            "message": message,
+            "correlationId": "aeb5f871-7f07-4993-9211-075dc63e7cbf",
+            "category": category
+        }))
+    }
+
+    fn applies_to(&self, method: &str, path: &str) -> bool {
+        self.method
+            .as_deref()
+            .is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && self.path.as_deref().is_none_or(|p| path.starts_with(p))
+    }
 }
 
 /// A request the fake received.
@@ -91,6 +150,9 @@ pub struct Recorded {
     pub method: String,
     /// Path as sent (percent-encoded).
     pub path: String,
+    /// Query as sent, without `?`.
+    #[serde(default)]
+    pub query: Option<String>,
     /// Headers (lowercase names; the last value of a repeated one).
     pub headers: BTreeMap<String, String>,
     /// The body, parsed as JSON when it is (else a string).
@@ -101,26 +163,58 @@ pub struct Recorded {
     pub raw_body: String,
     /// Receive time, milliseconds since the epoch.
     pub at_ms: u128,
+    /// What HubSpot's description does not allow in it (empty: it validates; always empty off
+    /// HubSpot's paths).
+    #[serde(default)]
+    pub violations: Vec<String>,
 }
 
-#[derive(Debug, Default)]
+impl Recorded {
+    /// Whether it is a request to HubSpot's API (not a webhook delivery).
+    pub fn is_hubspot(&self) -> bool {
+        spec::is_hubspot_path(&self.path)
+    }
+
+    /// Whether it is an owner update (`PATCH /crm/v3/objects/{type}/{id}`).
+    pub fn is_owner_update(&self) -> bool {
+        self.method == "PATCH" && self.path.starts_with("/crm/v3/objects/")
+    }
+}
+
+#[derive(Debug)]
 struct Inner {
     script: VecDeque<Scripted>,
     requests: Vec<Recorded>,
-    /// (type, id) -> last owner set.
-    owners: HashMap<(String, String), Value>,
+    portal: Portal,
 }
 
-/// The fake's shared state: what it was told to answer and what it received.
-#[derive(Debug, Clone, Default)]
+/// The fake's shared state: its portal, what it was told to answer and what it received.
+#[derive(Debug, Clone)]
 pub struct FakeCrm {
     inner: Arc<Mutex<Inner>>,
 }
 
+impl Default for FakeCrm {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl FakeCrm {
-    /// A fake with an empty script.
+    /// A fake with an empty portal and an empty script.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_portal(PortalSpec::default())
+    }
+
+    /// A fake holding `portal`.
+    pub fn with_portal(portal: PortalSpec) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(Inner {
+                script: VecDeque::new(),
+                requests: Vec::new(),
+                portal: Portal::new(portal),
+            })),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -137,14 +231,103 @@ impl FakeCrm {
         self.lock().requests.clone()
     }
 
-    /// Forgets the requests and the script.
+    /// The owner updates received so far (`PATCH /crm/v3/objects/...`), in order.
+    pub fn owner_updates(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(Recorded::is_owner_update)
+            .collect()
+    }
+
+    /// The requests received on `path` (an exact path, query excluded), in order.
+    pub fn requests_to(&self, path: &str) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path == path)
+            .collect()
+    }
+
+    /// Every violation of HubSpot's description among the requests received, each with its
+    /// request's method and path.
+    pub fn violations(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .flat_map(|r| {
+                r.violations
+                    .iter()
+                    .map(move |v| format!("{} {}: {v}", r.method, r.path))
+            })
+            .collect()
+    }
+
+    /// Forgets the requests and the script (the portal stays).
     pub fn reset(&self) {
         let mut inner = self.lock();
         inner.requests.clear();
         inner.script.clear();
     }
 
-    /// The fake's routes.
+    /// Changes the portal with `change`.
+    pub fn portal<T>(&self, change: impl FnOnce(&mut Portal) -> T) -> T {
+        change(&mut self.lock().portal)
+    }
+
+    /// Adds a private app with `token` and `scopes`.
+    pub fn private_app(&self, token: &str, scopes: &[&str]) {
+        self.portal(|p| {
+            p.spec_mut().private_apps.push(portal::PrivateApp {
+                token: token.into(),
+                scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            })
+        });
+    }
+
+    /// Adds an OAuth app's install.
+    pub fn oauth_app(&self, app: portal::OAuthApp) {
+        self.portal(|p| p.spec_mut().oauth_apps.push(app));
+    }
+
+    /// Adds an owner with `id` and `email` (active).
+    pub fn add_owner(&self, id: &str, email: &str) {
+        self.portal(|p| {
+            p.spec_mut().owners.push(portal::Owner {
+                id: id.into(),
+                email: Some(email.into()),
+                first_name: None,
+                last_name: None,
+                user_id: None,
+                archived: false,
+            })
+        });
+    }
+
+    /// Archives owner `id` (a deactivated user).
+    pub fn archive_owner(&self, id: &str) {
+        self.portal(|p| {
+            for owner in p.spec_mut().owners.iter_mut().filter(|o| o.id == id) {
+                owner.archived = true;
+            }
+        });
+    }
+
+    /// Adds an object of `object_type` with `properties` (and `id`, else a new numeric one);
+    /// returns its id.
+    pub fn add_object(
+        &self, object_type: &str, id: Option<&str>, properties: &[(&str, &str)],
+    ) -> String {
+        let properties = properties
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.portal(|p| p.add_object(object_type, id.map(str::to_string), properties))
+    }
+
+    /// A property of object `id` of `object_type`, as the portal holds it.
+    pub fn property(&self, object_type: &str, id: &str, name: &str) -> Option<String> {
+        self.portal(|p| p.object(object_type, id)?.properties.get(name).cloned())
+    }
+
+    /// The routes of the fake.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/_fake/script", post(control_script).delete(control_reset))
@@ -152,6 +335,9 @@ impl FakeCrm {
                 "/_fake/requests",
                 get(control_requests).delete(control_reset),
             )
+            .route("/_fake/portal", get(control_portal).put(control_set_portal))
+            .route("/_fake/objects/{object_type}", post(control_add_object))
+            .route("/_fake/objects/{object_type}/{id}", get(control_object))
             .fallback(answer)
             .with_state(self.clone())
     }
@@ -170,13 +356,27 @@ impl FakeCrm {
         Ok(base)
     }
 
-    /// Starts a fake on a free loopback port; returns it with its base URL.
+    /// Starts a fake with an empty portal on a free loopback port; returns it with its base URL.
     ///
     /// Errors: no loopback port can be bound.
     pub async fn start() -> std::io::Result<(Self, String)> {
-        let fake = Self::new();
+        Self::start_with(PortalSpec::default()).await
+    }
+
+    /// Starts a fake holding `portal` on a free loopback port.
+    ///
+    /// Errors: no loopback port can be bound.
+    pub async fn start_with(portal: PortalSpec) -> std::io::Result<(Self, String)> {
+        let fake = Self::with_portal(portal);
         let base = fake.serve(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         Ok((fake, base))
+    }
+
+    /// Starts a fake holding the demo portal (Initech's HubSpot of the demo seed).
+    ///
+    /// Errors: no loopback port can be bound.
+    pub async fn start_demo() -> std::io::Result<(Self, String)> {
+        Self::start_with(PortalSpec::demo()).await
     }
 }
 
@@ -187,15 +387,52 @@ fn now_ms() -> u128 {
         .unwrap_or(0)
 }
 
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn respond(status: u16, body: Option<Value>, headers: &[(String, String)]) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = match body {
+        Some(Value::String(text)) => (status, text).into_response(),
+        Some(Value::Null) | None => status.into_response(),
+        Some(body) => (status, Json(body)).into_response(),
+    };
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
 async fn answer(
     State(fake): State<FakeCrm>, method: Method, OriginalUri(uri): OriginalUri, headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let parsed: Value = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let path = uri.path().to_string();
+    let hubspot = spec::is_hubspot_path(&path);
+    let violations = if hubspot {
+        spec::violations(&spec::Request {
+            method: method.as_str(),
+            path: &path,
+            query: uri.query(),
+            content_type: header(&headers, "content-type"),
+            authorization: header(&headers, "authorization"),
+            body: &body,
+        })
+    } else {
+        Vec::new()
+    };
     let recorded = Recorded {
         method: method.to_string(),
-        path: uri.path().to_string(),
+        path: path.clone(),
+        query: uri.query().map(str::to_string),
         headers: headers
             .iter()
             .map(|(k, v)| {
@@ -205,9 +442,10 @@ async fn answer(
                 )
             })
             .collect(),
-        body: parsed.clone(),
+        body: parsed,
         raw_body: String::from_utf8_lossy(&body).into_owned(),
         at_ms: now_ms(),
+        violations: violations.clone(),
     };
     if let Some(id) = headers.get("webhook-id") {
         // The fake doubles as a local webhook receiver (README "Webhooks"): say what came.
@@ -218,68 +456,82 @@ async fn answer(
             "webhook delivery received"
         );
     }
+    if !violations.is_empty() {
+        tracing::warn!(method = %method, path = %path, ?violations, "request does not validate against HubSpot's description");
+    }
     let scripted = {
         let mut inner = fake.lock();
         inner.requests.push(recorded);
-        let next = inner.script.front_mut().map(|s| {
-            s.times = s.times.saturating_sub(1);
-            s.clone()
-        });
-        if inner.script.front().is_some_and(|s| s.times == 0) {
-            inner.script.pop_front();
-        }
-        next
+        let at = inner
+            .script
+            .iter()
+            .position(|s| s.applies_to(method.as_str(), &path));
+        at.and_then(|at| {
+            let next = inner.script.get_mut(at).map(|s| {
+                s.times = s.times.saturating_sub(1);
+                s.clone()
+            });
+            if inner.script.get(at).is_some_and(|s| s.times == 0) {
+                inner.script.remove(at);
+            }
+            next
+        })
     };
-    let object = object_of(uri.path());
-    match scripted {
-        Some(s) => {
-            if s.delay_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(s.delay_ms)).await;
-            }
-            let status =
-                StatusCode::from_u16(s.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let mut response = match s.body {
-                Some(Value::String(text)) => (status, text).into_response(),
-                Some(body) => (status, Json(body)).into_response(),
-                None => status.into_response(),
-            };
-            if let Some(value) = s.retry_after.and_then(|v| HeaderValue::from_str(&v).ok()) {
-                response
-                    .headers_mut()
-                    .insert(HeaderName::from_static("retry-after"), value);
-            }
-            response
+    if let Some(s) = scripted {
+        if s.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(s.delay_ms)).await;
         }
-        None => match (method, object) {
-            (Method::PATCH, Some(key)) => {
-                let owner = parsed["properties"]["hubspot_owner_id"].clone();
-                fake.lock().owners.insert(key.clone(), owner.clone());
-                Json(json!({"id": key.1, "properties": {"hubspot_owner_id": owner}}))
-                    .into_response()
-            }
-            (Method::GET, Some(key)) => {
-                let owner = fake.lock().owners.get(&key).cloned().unwrap_or(Value::Null);
-                Json(json!({"id": key.1, "properties": {"hubspot_owner_id": owner}}))
-                    .into_response()
-            }
-            // A webhook delivery (Standard Webhooks headers): accepted, as a receiver would.
-            (Method::POST, None) if headers.contains_key("webhook-id") => {
-                StatusCode::NO_CONTENT.into_response()
-            }
-            _ => (
-                StatusCode::NOT_FOUND,
-                Json(json!({"status": "error", "message": "Not found"})),
-            )
-                .into_response(),
-        },
+        let mut extra: Vec<(String, String)> = s.headers.into_iter().collect();
+        if let Some(value) = s.retry_after {
+            extra.push(("retry-after".to_string(), value));
+        }
+        return respond(s.status, s.body, &extra);
     }
-}
-
-/// `(type, id)` of `/crm/v3/objects/{type}/{id}`, the id as sent.
-fn object_of(path: &str) -> Option<(String, String)> {
-    let rest = path.strip_prefix("/crm/v3/objects/")?;
-    let (object_type, id) = rest.split_once('/')?;
-    (!id.is_empty() && !id.contains('/')).then(|| (object_type.to_string(), id.to_string()))
+    if hubspot {
+        let answer = {
+            let mut inner = fake.lock();
+            // A missing bearer token is recorded as a violation, and answered as HubSpot does
+            // (401); anything else HubSpot's description does not allow is refused with a 400.
+            let refused: Vec<&String> = violations
+                .iter()
+                .filter(|v| !v.contains(spec::NEEDS_BEARER))
+                .collect();
+            if refused.is_empty() {
+                inner.portal.answer(
+                    method.as_str(),
+                    &path,
+                    uri.query(),
+                    header(&headers, "authorization"),
+                    &body,
+                )
+            } else {
+                let mut answer = inner.portal.error(
+                    400,
+                    "VALIDATION_ERROR",
+                    &format!(
+                        "Invalid request: {}",
+                        refused
+                            .iter()
+                            .map(|v| v.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                );
+                answer.status = 400;
+                answer
+            }
+        };
+        return respond(answer.status, Some(answer.body), &answer.headers);
+    }
+    if method == Method::POST && headers.contains_key("webhook-id") {
+        // A webhook delivery (Standard Webhooks headers): accepted, as a receiver would.
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({"status": "error", "message": "Not found"})),
+    )
+        .into_response()
 }
 
 async fn control_script(State(fake): State<FakeCrm>, Json(body): Json<Value>) -> StatusCode {
@@ -307,17 +559,38 @@ async fn control_reset(State(fake): State<FakeCrm>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+async fn control_portal(State(fake): State<FakeCrm>) -> Json<PortalSpec> {
+    Json(fake.portal(|p| p.spec().clone()))
+}
 
-    #[test]
-    fn object_paths_are_read_with_the_id_as_sent() {
-        assert_eq!(
-            object_of("/crm/v3/objects/contacts/a%20b"),
-            Some(("contacts".into(), "a%20b".into()))
-        );
-        assert_eq!(object_of("/crm/v3/objects/contacts/"), None);
-        assert_eq!(object_of("/other"), None);
+async fn control_set_portal(
+    State(fake): State<FakeCrm>, Json(spec): Json<PortalSpec>,
+) -> StatusCode {
+    fake.portal(|p| *p = Portal::new(spec));
+    StatusCode::NO_CONTENT
+}
+
+/// `POST /_fake/objects/{type}` body.
+#[derive(Debug, Deserialize)]
+struct NewObject {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    properties: BTreeMap<String, String>,
+}
+
+async fn control_add_object(
+    State(fake): State<FakeCrm>, Path(object_type): Path<String>, Json(new): Json<NewObject>,
+) -> (StatusCode, Json<Value>) {
+    let id = fake.portal(|p| p.add_object(&object_type, new.id, new.properties));
+    (StatusCode::CREATED, Json(json!({"id": id})))
+}
+
+async fn control_object(
+    State(fake): State<FakeCrm>, Path((object_type, id)): Path<(String, String)>,
+) -> Response {
+    match fake.portal(|p| p.object(&object_type, &id).cloned()) {
+        Some(object) => Json(object).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -1,5 +1,7 @@
-//! `fake-crm`: a fake HubSpot CRM v3 on loopback, for the demo (README "CRM sync") and for
-//! trying failures by hand. Point an account's `crm.base_url` at it.
+//! `fake-crm`: a fake HubSpot on loopback, for the demo (README "CRM sync") and for trying
+//! failures by hand. Point an account's `crm.base_url` at it. It holds the demo portal
+//! (Initech's HubSpot: the OAuth app, owners and contacts the demo seed expects) unless
+//! `--portal FILE` gives another (`--portal none`: an empty portal).
 
 use clap::Parser;
 use std::net::SocketAddr;
@@ -8,12 +10,16 @@ use std::net::SocketAddr;
 #[derive(Debug, Parser)]
 #[command(
     name = "fake-crm",
-    about = "A fake HubSpot CRM v3: records owner updates, answers scripted failures"
+    about = "A fake HubSpot: answers as HubSpot documents, validates and records requests, answers scripted failures"
 )]
 struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:4010")]
     addr: SocketAddr,
+    /// The portal to hold (a JSON file, `fake_crm::portal::PortalSpec`); default the demo
+    /// portal, `none` for an empty one.
+    #[arg(long)]
+    portal: Option<String>,
 }
 
 #[tokio::main]
@@ -24,14 +30,21 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let args = Args::parse();
-    let fake = fake_crm::FakeCrm::new();
+    let portal = match args.portal.as_deref() {
+        None => fake_crm::portal::PortalSpec::demo(),
+        Some("none") => fake_crm::portal::PortalSpec::default(),
+        Some(path) => serde_json::from_str(&std::fs::read_to_string(path)?)?,
+    };
+    let fake = fake_crm::FakeCrm::with_portal(portal);
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let base = format!("http://{}", listener.local_addr()?);
-    println!("fake HubSpot CRM listening on {base}");
-    println!("  owners set:        PATCH {base}/crm/v3/objects/<type>/<id>   (read back with GET)");
+    println!("fake HubSpot listening on {base}");
+    println!("  owners set:        PATCH {base}/crm/v3/objects/<type>/<id>   (HubSpot's rules: tokens, scopes, owners)");
+    println!("  an object:         curl -s {base}/_fake/objects/contacts/5101");
+    println!("  the portal:        curl -s {base}/_fake/portal");
     println!("  requests received: curl -s {base}/_fake/requests");
     println!(
-        "  script failures:   curl -s -X POST {base}/_fake/script -H 'Content-Type: application/json' \\\n                       -d '{{\"status\": 503, \"body\": {{\"message\": \"Service Unavailable\"}}, \"times\": 2}}'"
+        "  script failures:   curl -s -X POST {base}/_fake/script -H 'Content-Type: application/json' \\\n                       -d '{{\"status\": 503, \"body\": {{\"message\": \"Service Unavailable\"}}, \"times\": 2, \"method\": \"PATCH\", \"path\": \"/crm/v3/objects/\"}}'"
     );
     println!("  forget everything: curl -s -X DELETE {base}/_fake/requests");
     axum::serve(listener, fake.router())

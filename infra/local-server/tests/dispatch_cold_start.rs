@@ -18,7 +18,7 @@ const CONTACTS: [&str; 2] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dispatch_cold_start_builds_no_http_client_and_its_crm_syncs_build_one() {
-    let (fake, base) = fake_crm::FakeCrm::start().await.unwrap();
+    let (fake, base) = fake_crm::FakeCrm::start_demo().await.unwrap();
     let deps = local_server::with_local_keys(
         shared::deps::Deps::new(std::sync::Arc::new(
             shared::store::memory::MemoryStore::new(),
@@ -68,7 +68,7 @@ async fn a_dispatch_cold_start_builds_no_http_client_and_its_crm_syncs_build_one
     }
     // Each assignment's CRM sync runs after the answer (a timer of this process).
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while fake.requests().len() < CONTACTS.len() {
+    while fake.owner_updates().len() < CONTACTS.len() {
         assert!(std::time::Instant::now() < deadline, "the CRM syncs ran");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -111,8 +111,12 @@ async fn the_server_on_dynamodb_creates_the_table_provisions_the_seed_and_serves
 async fn a_restart_on_dynamodb_resumes_the_crm_retry_the_dead_server_left() {
     const CRM_ROUTER: &str = "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920";
     const MILTON: &str = "01936b2a-7c00-7a00-8000-000000000021";
-    let (fake, crm) = fake_crm::FakeCrm::start().await.unwrap();
-    fake.push(fake_crm::Scripted::status(503).body(serde_json::json!({"message": "down"})));
+    let (fake, crm) = fake_crm::FakeCrm::start_demo().await.unwrap();
+    fake.push(
+        fake_crm::Scripted::status(503)
+            .body(serde_json::json!({"message": "down"}))
+            .for_updates(),
+    );
     let seed = local_server::DEMO_SEED.replace("http://127.0.0.1:4010", &crm);
     let seed_file =
         std::env::temp_dir().join(format!("restart-seed-{}.json", uuid::Uuid::new_v4()));
@@ -148,7 +152,7 @@ async fn a_restart_on_dynamodb_resumes_the_crm_retry_the_dead_server_left() {
     drop(server);
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     assert_eq!(
-        fake.requests().len(),
+        fake.owner_updates().len(),
         1,
         "nobody retried while no server ran"
     );
@@ -177,7 +181,8 @@ async fn a_restart_on_dynamodb_resumes_the_crm_retry_the_dead_server_left() {
         "{entry}"
     );
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-    assert_eq!(fake.requests().len(), 2, "the retry ran once");
+    assert_eq!(fake.owner_updates().len(), 2, "the retry ran once");
+    assert!(fake.violations().is_empty(), "{:?}", fake.violations());
     drop(server);
     let _ = std::fs::remove_file(seed_file);
     let client = env::client(&env::sdk_config().await);

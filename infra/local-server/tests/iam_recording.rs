@@ -133,8 +133,12 @@ impl Stack {
             .key_metadata
             .unwrap()
             .key_id;
-        let (crm, base) = fake_crm::FakeCrm::start().await.unwrap();
-        crm.push(fake_crm::Scripted::status(503).body(json!({"message": "down"})));
+        let (crm, base) = fake_crm::FakeCrm::start_demo().await.unwrap();
+        crm.push(
+            fake_crm::Scripted::status(503)
+                .body(json!({"message": "down"}))
+                .for_updates(),
+        );
         let seed = local_server::DEMO_SEED.replace("http://127.0.0.1:4010", &base);
         let mut seed: Value = serde_json::from_str(&seed).unwrap();
         seed["accounts"][0]["routers"].as_array_mut().unwrap().push(json!({

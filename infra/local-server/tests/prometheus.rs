@@ -111,8 +111,12 @@ async fn get_metrics_serves_the_catalogue_as_prometheus_text() {
     let handle = local_server::prometheus::install().expect("the recorder installs");
     // Initech's CRM is a fake that first answers 503, so that the sync's retry runs as due
     // work (a timer of this process, 0.2 s later).
-    let (fake, base) = fake_crm::FakeCrm::start().await.unwrap();
-    fake.push(fake_crm::Scripted::status(503).body(json!({"message": "down"})));
+    let (fake, base) = fake_crm::FakeCrm::start_demo().await.unwrap();
+    fake.push(
+        fake_crm::Scripted::status(503)
+            .body(json!({"message": "down"}))
+            .for_updates(),
+    );
     let deps = local_server::with_local_keys(
         shared::deps::Deps::new(std::sync::Arc::new(
             shared::store::memory::MemoryStore::new(),
@@ -202,13 +206,13 @@ async fn get_metrics_serves_the_catalogue_as_prometheus_text() {
     while !handle.render().contains("DueWorkRuns{") {
         assert!(
             std::time::Instant::now() < deadline,
-            "the CRM sync ran: {} CRM requests, {}",
-            fake.requests().len(),
+            "the CRM sync ran: {} owner updates, {}",
+            fake.owner_updates().len(),
             handle.render()
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(fake.requests().len(), 2);
+    assert_eq!(fake.owner_updates().len(), 2);
     // A parking takes ten failing runs of one item (shared/tests/due_policy.rs walks them); the
     // worker then counts it through this function, recorded here once so that the scrape shows
     // how the exporter renders it.

@@ -247,8 +247,12 @@ async fn a_failed_crm_sync_leaves_the_message_processed_and_its_retry_arrives_th
     const CRM_ROUTER: &str = "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920";
     const MILTON: &str = "01936b2a-7c00-7a00-8000-000000000021";
     let q = queues().await;
-    let (fake, base) = fake_crm::FakeCrm::start().await.unwrap();
-    fake.push(fake_crm::Scripted::status(503).body(json!({"message": "Service Unavailable"})));
+    let (fake, base) = fake_crm::FakeCrm::start_demo().await.unwrap();
+    fake.push(
+        fake_crm::Scripted::status(503)
+            .body(json!({"message": "Service Unavailable"}))
+            .for_updates(),
+    );
     let seed = DEMO_SEED.replace("http://127.0.0.1:4010", &base);
     let seed_file = std::env::temp_dir().join(format!("crm-seed-{}.json", uuid::Uuid::new_v4()));
     std::fs::write(&seed_file, seed).unwrap();
@@ -296,7 +300,8 @@ async fn a_failed_crm_sync_leaves_the_message_processed_and_its_retry_arrives_th
         entry["crm_sync"],
         json!({"status": "synced", "attempts": 2, "error": null})
     );
-    let requests = fake.requests();
+    assert!(fake.violations().is_empty(), "{:?}", fake.violations());
+    let requests = fake.owner_updates();
     assert_eq!(requests.len(), 2, "the first attempt and one retry");
     assert_eq!(requests[1].path, "/crm/v3/objects/contacts/5101");
     assert_eq!(

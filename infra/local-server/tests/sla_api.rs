@@ -57,16 +57,16 @@ fn seed_with(crm: Option<&str>) -> String {
                      "scopes": ["service-api/read", "service-api/create", "service-api/update", "service-api/delete"]}],
         "crm": crm.map(|base| json!({"provider": "hubspot", "base_url": base, "access_token": "pat-sla-token"})),
         "users": [
-            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f71", "email": M1, "external_id": "owner-1"},
-            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f72", "email": M2, "external_id": "owner-2"},
-            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f73", "email": M3, "external_id": "owner-3"}
+            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f71", "email": M1, "external_id": "71000001"},
+            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f72", "email": M2, "external_id": "71000002"},
+            {"id": "6c1e0c3b-7d2f-4e61-9a84-0b1c2d3e4f73", "email": M3, "external_id": "71000003"}
         ],
         "routers": [
             router(LISTED, json!({"minutes": 2, "worked_field": "lead_status", "worked_values": ["connected"]})),
             router(PLAIN, Value::Null),
             router(SLOW, json!({"minutes": 5, "worked_field": "lead_status", "worked_values": ["connected"]}))
         ],
-        "records": {"contacts": (0..6).map(|n| json!({"id": contact(n), "fields": {"email": format!("lead{n}@prospect.example"), "external_id": format!("hs-{n}")}})).collect::<Vec<_>>()}
+        "records": {"contacts": (0..6).map(|n| json!({"id": contact(n), "fields": {"email": format!("lead{n}@prospect.example"), "external_id": format!("880{n}")}})).collect::<Vec<_>>()}
     }]})
     .to_string()
 }
@@ -136,7 +136,15 @@ shared::on_both_stores!(
 /// BEHAVIOR 14: "CRM sync as for any assignment": the reassignment's entry is `pending`, then
 /// `synced` once the CRM took the new owner.
 async fn a_reassignment_syncs_the_new_owner_to_the_crm(backend: Backend) {
+    // The customer's HubSpot: the private app, the members' owners, the contacts.
     let (fake, base) = fake_crm::FakeCrm::start().await.unwrap();
+    fake.private_app("pat-sla-token", &["crm.objects.contacts.write"]);
+    for (n, email) in [M1, M2, M3].iter().enumerate() {
+        fake.add_owner(&format!("7100000{}", n + 1), email);
+    }
+    for n in 0..6 {
+        fake.add_object("contacts", Some(&format!("880{n}")), &[]);
+    }
     let (app, token) = app_over(backend, seed_with(Some(&base))).await;
     let answer = dispatch(&app, &token, LISTED, &contact(0)).await;
     assert_eq!(answer["user"], M1, "{answer}");
@@ -155,10 +163,15 @@ async fn a_reassignment_syncs_the_new_owner_to_the_crm(backend: Backend) {
         .iter()
         .map(|r| &r.body["properties"]["hubspot_owner_id"])
         .collect();
-    assert_eq!(owners, [&json!("owner-1"), &json!("owner-2")]);
+    assert_eq!(owners, [&json!("71000001"), &json!("71000002")]);
     assert!(requests
         .iter()
-        .all(|r| r.path == "/crm/v3/objects/contacts/hs-0"));
+        .all(|r| r.path == "/crm/v3/objects/contacts/8800" && r.violations.is_empty()));
+    assert_eq!(
+        fake.property("contacts", "8800", "hubspot_owner_id")
+            .as_deref(),
+        Some("71000002")
+    );
 }
 
 async fn dispatch(app: &TestApp, token: &str, router: &str, record: &str) -> Value {

@@ -52,7 +52,7 @@ async fn spawn_with(deps: Deps) -> Hooks {
 
 /// The demo seed with Initech's CRM pointed at the fake (which receives the webhooks too).
 async fn spawn_initech(backend: Backend) -> Hooks {
-    let (fake, base) = FakeCrm::start().await.unwrap();
+    let (fake, base) = FakeCrm::start_demo().await.unwrap();
     let seed = DEMO_SEED.replace("http://127.0.0.1:4010", &base);
     let deps = deps(backend.store().await, "0.2,0.2,0.2")
         .with_crm_retry_delays(shared::crm::RetryDelays::parse("0.2,0.2,0.2").unwrap());
@@ -575,7 +575,7 @@ async fn a_final_crm_sync_failure_makes_one_crm_sync_failed_event(backend: Backe
     assert_eq!(got[0].body["data"]["object_id"], NINA);
     assert_eq!(got[0].body["data"]["crm_sync"]["status"], "failed");
     // Milton's CRM is down for good: the event comes once, after the last retry.
-    h.fake.push(Scripted::status(503).times(4));
+    h.fake.push(Scripted::status(503).times(4).for_updates());
     h.dispatch(CRM_ROUTER, MILTON).await;
     let got = h.received(2).await;
     assert_eq!(got[1].body["type"], "crm_sync.failed");

@@ -5,24 +5,30 @@
 //!   [`port::CrmFailure`] whose text is exactly a `crm_error` of BEHAVIOR 7's table and which says
 //!   whether it can pass by itself (timeouts, connection errors, 429, 5xx).
 //! - [`hubspot::HubSpotClient`] is the adapter (HubSpot CRM v3 `PATCH
-//!   /crm/v3/objects/{type}/{id}`), over reqwest with rustls, built once at cold start.
+//!   /crm/v3/objects/{type}/{id}`, the owners API to find an owner by e-mail, the OAuth
+//!   refresh-token grant), over reqwest with rustls, built once per instance; it keeps OAuth
+//!   access tokens and owners found by e-mail ([`memo`]) and paces each account's requests
+//!   ([`pace`], the `governor` crate).
 //! - [`sync::CrmSync`] runs the first attempt right after the commit (the dispatch answer waits
 //!   for it, bounded by the 3 s timeout), stores each assignment's sync state on its history
 //!   entry (BEHAVIOR 8 `crm_sync`), and runs the retries. Every attempt is due work
 //!   ([`crate::due`]): the `crm_sync` item stored with the assignment, moved to each retry's due
 //!   time ([`retry::RetryDelays`]) and removed when the state is final.
 //!
-//! The connection's access token never appears in a response, a log line or a `crm_error`:
-//! it is a [`crate::model::account::CrmAccessToken`] (its `Debug` is redacted), it travels only
-//! in the request's `Authorization` header (marked sensitive), and every text that comes back
-//! from the CRM is redacted before it is kept ([`port::redact`]).
+//! The connection's secrets (an access token, an OAuth app's client secret and refresh token,
+//! every access token the grant gives) never appear in a response, a log line or a
+//! `crm_error`: they are [`crate::model::account::CrmSecret`]s (their `Debug` is redacted), they
+//! travel only in the `Authorization` header (marked sensitive) or the token request's form, and
+//! every text that comes back from the CRM is redacted before it is kept ([`port::redact_all`]).
 
 pub mod hubspot;
+pub mod memo;
+pub mod pace;
 pub mod port;
 pub mod retry;
 pub mod sync;
 
-pub use hubspot::{HubSpotClient, LazyHubSpotClient};
-pub use port::{CrmClient, CrmFailure, OwnerUpdate};
+pub use hubspot::{HubSpotClient, HubSpotSettings, LazyHubSpotClient};
+pub use port::{CrmClient, CrmFailure, Next, Owner, OwnerUpdate};
 pub use retry::RetryDelays;
 pub use sync::{CrmSync, SyncResult};

@@ -1,8 +1,9 @@
 //! The CRM port (BEHAVIOR 7): one owner update, its failures with BEHAVIOR 7's `crm_error`
-//! texts, and the redaction of the access token.
+//! texts and what follows each, and the redaction of the connection's secrets.
 
-use crate::model::account::CrmAccessToken;
 use crate::model::object_type::ObjectType;
+use crate::secrets::OpenCrmConnection;
+use crate::types::ids::MemberId;
 use async_trait::async_trait;
 use std::time::Duration;
 
@@ -10,38 +11,94 @@ use std::time::Duration;
 pub const NO_CONNECTION: &str = "No CRM connection for the account";
 /// `crm_error` when the record has no `external_id`.
 pub const RECORD_WITHOUT_EXTERNAL_ID: &str = "Record has no external_id";
-/// `crm_error` when the assigned member has no `external_id`.
+/// `crm_error` when the assigned member is gone before a retry (no `external_id` nor e-mail to
+/// find their owner by).
 pub const OWNER_WITHOUT_EXTERNAL_ID: &str = "Owner has no external_id";
+/// `crm_error` when the owners API knows no active owner with the member's e-mail (BEHAVIOR 7
+/// "HubSpot as it is", final).
+pub const NO_OWNER_WITH_EMAIL: &str = "No HubSpot owner with the member's e-mail";
+/// `crm_error` when the CRM refused to refresh an OAuth app's access token (final).
+pub const AUTHORIZATION_FAILED: &str = "CRM authorization failed";
+/// `crm_error` when the account's pace put the request more than 3 s away: it goes to the
+/// background retry at once, nothing sent (BEHAVIOR 7 "Rate limits").
+pub const RATE_LIMIT_DEFERRED: &str = "CRM rate limit: request deferred";
 /// `crm_error` when the CRM did not answer within [`REQUEST_TIMEOUT`].
 pub const TIMED_OUT: &str = "CRM request timed out";
 /// The longest a CRM request may take (BEHAVIOR 7), connection included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Who the record's new owner is in the CRM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// The member's `external_id`: the HubSpot owner id as the customer typed it.
+    Id(String),
+    /// A member without `external_id`: the owner the owners API finds by their e-mail
+    /// (remembered per account and member for at most an hour).
+    ByEmail {
+        /// The member (the key the owner is remembered by, with the account).
+        member_id: MemberId,
+        /// The member's e-mail.
+        email: String,
+    },
+}
+
 /// One owner update: what the CRM is asked to set (BEHAVIOR 7, "Request").
 #[derive(Debug, Clone)]
 pub struct OwnerUpdate {
-    /// The connection's base URL (any URL; tests point it at a local fake).
-    pub base_url: String,
-    /// The connection's bearer token.
-    pub access_token: CrmAccessToken,
+    /// The account's connection, secrets opened (their `Debug` redacted).
+    pub connection: OpenCrmConnection,
     /// The router's object type: the `{type}` of the path.
     pub object_type: ObjectType,
-    /// The record's `external_id`: the `{id}` of the path, percent-encoded as one segment.
+    /// The record's `external_id`: the `{id}` of the path, percent-encoded as one segment (an
+    /// object id, or the value of the connection's id property for the type).
     pub record_external_id: String,
-    /// The assigned member's `external_id`: the HubSpot owner id.
-    pub owner_external_id: String,
+    /// The owner to set.
+    pub owner: Owner,
+}
+
+impl OwnerUpdate {
+    /// The id property the PATCH names (`?idProperty=`), if the connection has one for the type.
+    pub fn id_property(&self) -> Option<&str> {
+        self.connection.id_properties.get(self.object_type)
+    }
+}
+
+/// What follows a failed owner update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Nothing: the failure is final (missing ids, a missing connection, a refused
+    /// authorization, no owner with the e-mail, and 4xx answers other than 429, 423 and 477).
+    Final,
+    /// A retry after the schedule's next delay, or after `at_least` when that is longer
+    /// (timeouts, connection errors, 429, 5xx, 423, 477); it spends one of the retries.
+    Retry {
+        /// The CRM's wait (`Retry-After`, 423's 2 s, the rate-limit window), when it gave one.
+        at_least: Option<Duration>,
+    },
+    /// HubSpot's daily limit (a 429 whose `policyName` is `DAILY`): a retry after
+    /// `retry_after`, or else at the next 00:00 UTC, that spends none of the retries.
+    Daily {
+        /// The CRM's `Retry-After`, when it gave one.
+        retry_after: Option<Duration>,
+    },
+    /// Not sent: the account's turn was more than 3 s away. A retry after `wait` that spends
+    /// none of the retries.
+    Deferred {
+        /// How far the turn was.
+        wait: Duration,
+    },
 }
 
 /// Why an owner update did not go through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrmFailure {
-    /// The `crm_error` text (BEHAVIOR 7's table), the access token redacted.
+    /// The `crm_error` text (BEHAVIOR 7's table), every secret redacted.
     pub error: String,
-    /// Whether the failure can pass by itself (timeout, connection error, 429, 5xx) and is
-    /// retried; missing ids, a missing connection and other 4xx answers are final at once.
-    pub transient: bool,
-    /// The CRM's `Retry-After`, when it gave one (honoured when longer than the next delay).
-    pub retry_after: Option<Duration>,
+    /// What follows.
+    pub next: Next,
+    /// Whether any request reached the CRM in this attempt (an attempt that sent nothing is not
+    /// counted in `crm_sync.attempts`).
+    pub sent: bool,
 }
 
 impl CrmFailure {
@@ -49,28 +106,50 @@ impl CrmFailure {
     pub fn permanent(error: impl Into<String>) -> Self {
         Self {
             error: error.into(),
-            transient: false,
-            retry_after: None,
+            next: Next::Final,
+            sent: false,
         }
     }
 
-    /// A failure that is retried.
-    pub fn transient(error: impl Into<String>, retry_after: Option<Duration>) -> Self {
+    /// A failure that is retried, after at least `at_least` when given.
+    pub fn transient(error: impl Into<String>, at_least: Option<Duration>) -> Self {
         Self {
             error: error.into(),
-            transient: true,
-            retry_after,
+            next: Next::Retry { at_least },
+            sent: false,
         }
+    }
+
+    /// The same failure, marked as having sent a request (or not).
+    pub fn sent(mut self, sent: bool) -> Self {
+        self.sent = sent;
+        self
+    }
+
+    /// Whether nothing follows.
+    pub fn is_final(&self) -> bool {
+        self.next == Next::Final
     }
 }
 
 /// The CRM port: sets a record's owner in the account's CRM.
 #[async_trait]
 pub trait CrmClient: Send + Sync + 'static {
-    /// Sends `update`; `Ok` on any 2xx answer.
+    /// Sends `update` (with whatever the CRM needs first: an access token, the owner's id);
+    /// `Ok` on any 2xx answer to the update.
     ///
-    /// Errors: a [`CrmFailure`] with the `crm_error` text of BEHAVIOR 7's table.
+    /// Errors: a [`CrmFailure`] with the `crm_error` text of BEHAVIOR 7's table and what follows.
     async fn set_owner(&self, update: &OwnerUpdate) -> Result<(), CrmFailure>;
+}
+
+/// `text` with every secret of `secrets` redacted ([`redact`]), longest first (so a secret
+/// that contains another is replaced whole).
+pub fn redact_all(text: &str, secrets: &[&str]) -> String {
+    let mut sorted: Vec<&str> = secrets.to_vec();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    sorted
+        .into_iter()
+        .fold(text.to_string(), |text, secret| redact(&text, secret))
 }
 
 /// `text` with every occurrence of `secret` replaced by `[REDACTED]`, in every encoding a JSON
@@ -147,15 +226,29 @@ mod tests {
     }
 
     #[test]
-    fn an_owner_update_never_prints_its_token() {
+    fn an_owner_update_never_prints_its_secrets() {
+        use crate::model::account::{CrmCredentials, CrmSecret, OAuthApp};
         let update = OwnerUpdate {
-            base_url: "http://crm.example".into(),
-            access_token: CrmAccessToken::new("pat-na1-secret"),
+            connection: OpenCrmConnection {
+                account_id: uuid::Uuid::nil().into(),
+                base_url: "http://crm.example".into(),
+                credentials: CrmCredentials::OAuth(OAuthApp {
+                    client_id: "app".into(),
+                    client_secret: CrmSecret::new("cs-secret"),
+                    refresh_token: CrmSecret::new("rt-secret"),
+                }),
+                id_properties: Default::default(),
+            },
             object_type: ObjectType::Contacts,
             record_external_id: "1".into(),
-            owner_external_id: "2".into(),
+            owner: Owner::Id("2".into()),
         };
         let printed = format!("{update:?}");
-        assert!(!printed.contains("pat-na1-secret"), "{printed}");
+        assert!(!printed.contains("cs-secret"), "{printed}");
+        assert!(!printed.contains("rt-secret"), "{printed}");
+        assert_eq!(
+            redact_all("a cs-secret b rt-secret", &["rt-secret", "cs-secret"]),
+            "a [REDACTED] b [REDACTED]"
+        );
     }
 }

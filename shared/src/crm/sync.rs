@@ -14,7 +14,7 @@
 //! never change again.
 
 use super::port::{
-    CrmClient, CrmFailure, OwnerUpdate, NO_CONNECTION, OWNER_WITHOUT_EXTERNAL_ID,
+    CrmClient, Next, Owner, OwnerUpdate, NO_CONNECTION, OWNER_WITHOUT_EXTERNAL_ID,
     RECORD_WITHOUT_EXTERNAL_ID,
 };
 use super::retry::RetryDelays;
@@ -32,8 +32,34 @@ use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
 use crate::store::Store;
 use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The subject of a `crm_sync` due item: the history entry's key, and for a retry the entry's
+/// `crm_sync.attempts` and the retries spent when it was scheduled. `attempts` counts the
+/// attempts that sent a request; a deferral (nothing sent) and a `DAILY` wait spend no retry
+/// (BEHAVIOR 7 "Rate limits"), so neither is the item's attempt number. Items stored before
+/// these two were kept read as `attempts` = `retries` = the item's attempt number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncSubject {
+    /// The history entry.
+    #[serde(flatten)]
+    pub key: DispatchEntryKey,
+    /// The entry's `crm_sync.attempts` this attempt starts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// Retries of the delays (`CRM_SYNC_RETRY_DELAYS`) already spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+}
+
+/// The next 00:00 UTC after `now` (when a `DAILY` limit without `Retry-After` resets).
+pub fn next_midnight_utc(now: DateTime<Utc>) -> DateTime<Utc> {
+    let tomorrow = now.date_naive() + chrono::Days::new(1);
+    tomorrow.and_time(chrono::NaiveTime::MIN).and_utc()
+}
 
 /// How the sync of an assignment went, as far as the dispatch answer is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,17 +113,24 @@ impl CrmSync {
         DueId::new(DueKind::CrmSync, key.id.to_string())
     }
 
-    /// The subject of that item: the entry's key.
+    /// The subject of that item's first attempt: the entry's key.
     pub fn due_subject(key: &DispatchEntryKey) -> serde_json::Value {
-        serde_json::to_value(key).unwrap_or_default()
+        serde_json::to_value(SyncSubject {
+            key: key.clone(),
+            attempts: None,
+            retries: None,
+        })
+        .unwrap_or_default()
     }
 
-    /// The checks before any request (BEHAVIOR 7's first three rows, in that order): the
-    /// account's connection (`connection`, its token opened), the record's `external_id`, the
-    /// owner's `external_id`.
+    /// The checks before any request (BEHAVIOR 7's first rows, in that order): the account's
+    /// connection (`connection`, its secrets opened), the record's `external_id`; then the owner:
+    /// the member's `external_id` when set, else the member's e-mail to look the owner up by
+    /// (BEHAVIOR 7 "HubSpot as it is", "Owner").
     ///
-    /// Errors: the `crm_error` of the first that is missing (final at once, no request); a
-    /// token that did not open is [`crate::secrets::TOKEN_NOT_OPENED`].
+    /// Errors: the `crm_error` of the first that is missing (final at once, no request); secrets
+    /// that did not open are [`crate::secrets::TOKEN_NOT_OPENED`] or
+    /// [`crate::secrets::OAUTH_NOT_OPENED`].
     pub fn prepare(
         connection: Option<&Result<OpenCrmConnection, String>>, object_type: ObjectType,
         record: &Record, owner: &Member,
@@ -110,17 +143,22 @@ impl CrmSync {
             .value("external_id")
             .filter(|v| !v.trim().is_empty())
             .ok_or(RECORD_WITHOUT_EXTERNAL_ID)?;
-        let owner_external_id = owner
+        let owner = match owner
             .external_id
             .as_deref()
             .filter(|v| !v.trim().is_empty())
-            .ok_or(OWNER_WITHOUT_EXTERNAL_ID)?;
+        {
+            Some(id) => Owner::Id(id.to_string()),
+            None => Owner::ByEmail {
+                member_id: owner.id,
+                email: owner.email.as_str().to_string(),
+            },
+        };
         Ok(OwnerUpdate {
-            base_url: connection.base_url.clone(),
-            access_token: connection.access_token.clone(),
+            connection: connection.clone(),
             object_type,
             record_external_id: record_external_id.to_string(),
-            owner_external_id: owner_external_id.to_string(),
+            owner,
         })
     }
 
@@ -146,7 +184,7 @@ impl CrmSync {
     ) -> (SyncResult, Ran) {
         let key = &entry.key();
         let from = CrmSyncState::pending();
-        let (to, settlement) = self.attempt(claimed, &from, update).await;
+        let (to, settlement) = self.attempt(claimed, &entry.key(), &from, 0, update).await;
         let ran = match self
             .store_state(claimed, entry, &from, &to, settlement)
             .await
@@ -164,34 +202,57 @@ impl CrmSync {
         (result_of(&to), ran)
     }
 
-    /// Sends one request and decides the entry's next state and the item's settlement:
-    /// `synced` or `failed` (done), or `retrying` with the next retry due (after the configured
-    /// delay, or the CRM's longer `Retry-After`).
+    /// Makes one attempt and decides the entry's next state and the item's settlement:
+    /// `synced` or `failed` (done), or `retrying` with the next retry due: after the configured
+    /// delay (or the CRM's longer wait), spending one of the retries (`retries` spent so far);
+    /// after a `DAILY` limit's wait or a deferral without spending one. `attempts` grows only
+    /// when a request reached the CRM.
     async fn attempt(
-        &self, claimed: &Claimed, from: &CrmSyncState, update: &OwnerUpdate,
+        &self, claimed: &Claimed, key: &DispatchEntryKey, from: &CrmSyncState, retries: u32,
+        update: &OwnerUpdate,
     ) -> (CrmSyncState, Settlement) {
-        let attempts = from.attempts + 1;
         let failure = match self.client.set_owner(update).await {
             Ok(()) => {
                 let synced = CrmSyncState {
                     status: CrmSyncStatus::Synced,
-                    attempts,
+                    attempts: from.attempts + 1,
                     error: None,
                 };
                 return (synced, claimed.done());
             }
             Err(failure) => failure,
         };
-        match self.next_delay(attempts, &failure) {
-            Some(delay) => {
-                let due = self.clock.now()
-                    + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::zero());
+        let attempts = from.attempts + u32::from(failure.sent);
+        let now = self.clock.now();
+        let after = |wait: Duration| now + chrono::Duration::from_std(wait).unwrap_or_default();
+        let next = match failure.next {
+            Next::Final => None,
+            Next::Retry { at_least } => {
+                let spent = retries + 1;
+                self.delays
+                    .after_attempt(spent)
+                    .map(|delay| (after(delay.max(at_least.unwrap_or_default())), spent))
+            }
+            Next::Daily { retry_after } => Some((
+                retry_after.map_or_else(|| next_midnight_utc(now), after),
+                retries,
+            )),
+            Next::Deferred { wait } => Some((after(wait), retries)),
+        };
+        match next {
+            Some((due, spent)) => {
                 let retrying = CrmSyncState {
                     status: CrmSyncStatus::Retrying,
                     attempts,
                     error: Some(failure.error),
                 };
-                (retrying, claimed.again(due))
+                let subject = SyncSubject {
+                    key: key.clone(),
+                    attempts: Some(attempts),
+                    retries: Some(spent),
+                };
+                let subject = serde_json::to_value(subject).unwrap_or_default();
+                (retrying, claimed.again_from(due, subject))
             }
             None => {
                 let failed = CrmSyncState {
@@ -202,16 +263,6 @@ impl CrmSync {
                 (failed, claimed.done())
             }
         }
-    }
-
-    /// The wait before the retry after failed request number `attempts`, or `None` when the
-    /// failure is final (not transient, or no delay left).
-    fn next_delay(&self, attempts: u32, failure: &CrmFailure) -> Option<Duration> {
-        let delay = failure
-            .transient
-            .then(|| self.delays.after_attempt(attempts))
-            .flatten()?;
-        Some(delay.max(failure.retry_after.unwrap_or(Duration::ZERO)))
     }
 
     /// Stores `to` on `entry` (from `from`) with the item's `settlement`, in one write; a final
@@ -292,13 +343,15 @@ impl CrmSync {
     ///
     /// Errors: a store failure (nothing stored; the lease lapses and the sweeper resumes it).
     async fn resume(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
-        let key: DispatchEntryKey = claimed.subject()?;
+        let subject: SyncSubject = claimed.subject()?;
+        let key = subject.key.clone();
+        let expected = subject.attempts.unwrap_or(claimed.item.attempt);
         let entry = self.store.get_dispatch(&key).await?;
         let Some((entry, from)) = entry.and_then(|entry| {
             let state = entry
                 .crm_sync
                 .clone()
-                .filter(|s| !s.status.is_final() && s.attempts == claimed.item.attempt)?;
+                .filter(|s| !s.status.is_final() && s.attempts == expected)?;
             Some((entry, state))
         }) else {
             return claimed.drop_item().await;
@@ -326,7 +379,8 @@ impl CrmSync {
         }
         match self.prepare_again(&entry, record.as_ref()).await? {
             Ok(update) => {
-                let (to, settlement) = self.attempt(claimed, &from, &update).await;
+                let retries = subject.retries.unwrap_or(from.attempts);
+                let (to, settlement) = self.attempt(claimed, &key, &from, retries, &update).await;
                 self.store_state(claimed, &entry, &from, &to, settlement)
                     .await
             }

@@ -23,7 +23,7 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
 }
 
-/// A HubSpot-compatible CRM connection (BEHAVIOR 7), as stored: the access token sealed
+/// A HubSpot-compatible CRM connection (BEHAVIOR 7), as stored: every secret sealed
 /// ([`crate::secrets::Sealer`]), never as sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrmConnection {
@@ -32,9 +32,104 @@ pub struct CrmConnection {
     /// Base URL of the CRM's API (checked by the outbound guard when provisioned and before
     /// every request).
     pub base_url: String,
-    /// The bearer token for the CRM (a HubSpot private app token), sealed under
-    /// [`crate::secrets::crm_token_context`] of the account.
-    pub access_token: SealedSecret,
+    /// How requests are authorized: a private app's access token, or an OAuth app's
+    /// credentials. Stored as the seed gives them (`access_token`, or `oauth`), sealed.
+    #[serde(flatten)]
+    pub credentials: SealedCrmCredentials,
+    /// The id property per object type (`id_properties`, BEHAVIOR 7 "Object ids"): the record's
+    /// `external_id` is that property's value, sent as `?idProperty=<name>`. Empty: object ids.
+    #[serde(default, skip_serializing_if = "IdProperties::is_empty")]
+    pub id_properties: IdProperties,
+}
+
+/// The credentials of a stored connection, sealed (BEHAVIOR 7 "OAuth apps").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SealedCrmCredentials {
+    /// A private app: its access token, sealed under [`crate::secrets::crm_token_context`].
+    PrivateApp {
+        /// The sealed access token.
+        access_token: SealedSecret,
+    },
+    /// An OAuth app (`oauth` in the seed): access tokens come from the refresh-token grant.
+    OAuth {
+        /// The app's credentials, secrets sealed.
+        oauth: SealedOAuthApp,
+    },
+}
+
+/// An OAuth app's credentials as stored: the client secret and the refresh token sealed under
+/// [`crate::secrets::crm_oauth_context`] of their purpose and the account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SealedOAuthApp {
+    /// The app's client id (not a secret: HubSpot shows it in the app's install URL).
+    pub client_id: String,
+    /// The sealed client secret.
+    pub client_secret: SealedSecret,
+    /// The sealed refresh token of the app's install in the customer's portal.
+    pub refresh_token: SealedSecret,
+}
+
+/// A connection's credentials in the clear, in memory only: as the seed gives them before
+/// they are sealed, and as a sync presents them once opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrmCredentials {
+    /// A private app's access token.
+    PrivateApp(CrmSecret),
+    /// An OAuth app's credentials.
+    OAuth(OAuthApp),
+}
+
+impl CrmCredentials {
+    /// Every secret of the credentials (for redaction).
+    pub fn secrets(&self) -> Vec<&str> {
+        match self {
+            Self::PrivateApp(token) => vec![token.expose()],
+            Self::OAuth(app) => vec![app.client_secret.expose(), app.refresh_token.expose()],
+        }
+    }
+}
+
+/// An OAuth app's credentials in the clear (BEHAVIOR 7 "OAuth apps"; RFC 6749 section 6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthApp {
+    /// The app's client id.
+    pub client_id: String,
+    /// The app's client secret.
+    pub client_secret: CrmSecret,
+    /// The refresh token of the app's install in the customer's portal.
+    pub refresh_token: CrmSecret,
+}
+
+/// The id property per object type of a connection (`id_properties`): a HubSpot property whose
+/// values are unique for that object type (e.g. `email` for contacts). Keys are object types
+/// (`contacts`, `companies`, `deals`, `tickets`), checked when provisioned.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct IdProperties(std::collections::BTreeMap<String, String>);
+
+impl IdProperties {
+    /// The id properties given per object type.
+    pub fn new(
+        properties: impl IntoIterator<Item = (crate::model::object_type::ObjectType, String)>,
+    ) -> Self {
+        Self(
+            properties
+                .into_iter()
+                .map(|(t, name)| (t.as_str().to_string(), name))
+                .collect(),
+        )
+    }
+
+    /// Whether no object type has an id property.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The id property of `object_type`, if the connection names one.
+    pub fn get(&self, object_type: crate::model::object_type::ObjectType) -> Option<&str> {
+        self.0.get(object_type.as_str()).map(String::as_str)
+    }
 }
 
 /// A secret as stored: sealed by a [`crate::secrets::Sealer`] (`kms:<base64>` or
@@ -55,27 +150,31 @@ impl SealedSecret {
     }
 }
 
-/// A CRM access token in the clear, only in memory while it is presented: its `Debug` is
-/// redacted so it never reaches a log line through a struct that holds it (BEHAVIOR 7).
+/// A CRM secret in the clear (an access token, an OAuth client secret or refresh token), only
+/// in memory while it is presented: its `Debug` is redacted so it never reaches a log line
+/// through a struct that holds it (BEHAVIOR 7).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct CrmAccessToken(String);
+pub struct CrmSecret(String);
 
-impl CrmAccessToken {
-    /// A token.
-    pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
+/// A CRM access token in the clear (see [`CrmSecret`]).
+pub type CrmAccessToken = CrmSecret;
+
+impl CrmSecret {
+    /// A secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
     }
 
-    /// The token itself, for the `Authorization` header and for redaction.
+    /// The secret itself, for the request that presents it and for redaction.
     pub fn expose(&self) -> &str {
         &self.0
     }
 }
 
-impl std::fmt::Debug for CrmAccessToken {
+impl std::fmt::Debug for CrmSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CrmAccessToken([REDACTED])")
+        f.write_str("CrmSecret([REDACTED])")
     }
 }
 

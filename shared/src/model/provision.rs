@@ -1,7 +1,7 @@
 //! A validated provisioning plan (`docs/seed-format.md`): what the seed loader produces and
 //! [`crate::store::ProvisionStore::provision`] writes, insert-if-absent by id, all-or-nothing.
 
-use super::account::{Account, ApiClient, CrmAccessToken, Role, Team};
+use super::account::{Account, ApiClient, CrmCredentials, IdProperties, Role, Team};
 use super::member::Member;
 use super::record::{Record, UniqueKey};
 use super::router::Router;
@@ -40,15 +40,17 @@ pub struct AccountPlan {
     pub records: Vec<PlannedRecord>,
 }
 
-/// A CRM connection to provision, before its token is sealed.
+/// A CRM connection to provision, before its secrets are sealed.
 #[derive(Debug, Clone)]
 pub struct PlannedCrm {
     /// The provider (`hubspot`).
     pub provider: String,
     /// The base URL (already checked by the outbound guard).
     pub base_url: String,
-    /// The token as provisioned.
-    pub access_token: CrmAccessToken,
+    /// The credentials as provisioned (a private app's token or an OAuth app's secrets).
+    pub credentials: CrmCredentials,
+    /// The id property per object type.
+    pub id_properties: IdProperties,
 }
 
 /// A record to provision, with the unique keys it claims.

@@ -288,40 +288,101 @@ impl Sealer for LocalSealer {
 /// failed" row: nothing was sent).
 pub const TOKEN_NOT_OPENED: &str = "CRM request failed: the access token cannot be opened";
 
-/// An account's CRM connection with its token opened, held in memory only.
+/// `crm_error` when an OAuth app's stored client secret or refresh token does not open
+/// (nothing was sent).
+pub const OAUTH_NOT_OPENED: &str = "CRM request failed: the OAuth app's secrets cannot be opened";
+
+/// An account's CRM connection with its secrets opened, held in memory only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenCrmConnection {
+    /// The account it belongs to (the key of the sync's per-account caches and pace).
+    pub account_id: crate::types::ids::AccountId,
     /// The base URL.
     pub base_url: String,
-    /// The token in the clear (its `Debug` redacted).
-    pub access_token: crate::model::account::CrmAccessToken,
+    /// The credentials in the clear (their `Debug` redacted).
+    pub credentials: crate::model::account::CrmCredentials,
+    /// The id property per object type.
+    pub id_properties: crate::model::account::IdProperties,
 }
 
-/// The CRM connection of `account` with its token opened by `sealer`: `None` without a
-/// connection; `Err` with [`TOKEN_NOT_OPENED`] when the token does not open (logged).
+/// The CRM connection of `account` with its secrets opened by `sealer`: `None` without a
+/// connection; `Err` with [`TOKEN_NOT_OPENED`] or [`OAUTH_NOT_OPENED`] when a secret does not
+/// open (logged).
 pub async fn open_crm(
     sealer: &dyn Sealer, account: &crate::model::account::Account,
 ) -> Option<Result<OpenCrmConnection, String>> {
+    use crate::model::account::{CrmCredentials, CrmSecret, OAuthApp, SealedCrmCredentials};
     let connection = account.crm.as_ref()?;
-    let context = crm_token_context(account.id);
-    Some(
-        match sealer.open(&connection.access_token, &context).await {
-            Ok(token) => Ok(OpenCrmConnection {
-                base_url: connection.base_url.clone(),
-                access_token: crate::model::account::CrmAccessToken::new(token),
-            }),
-            Err(error) => {
-                tracing::error!(account_id = %account.id, error = %error, "CRM access token not opened");
-                Err(TOKEN_NOT_OPENED.to_string())
+    let credentials = match &connection.credentials {
+        SealedCrmCredentials::PrivateApp { access_token } => sealer
+            .open(access_token, &crm_token_context(account.id))
+            .await
+            .map(|token| CrmCredentials::PrivateApp(CrmSecret::new(token)))
+            .map_err(|e| (e, TOKEN_NOT_OPENED)),
+        SealedCrmCredentials::OAuth { oauth } => {
+            let secret = sealer
+                .open(
+                    &oauth.client_secret,
+                    &crm_oauth_context(account.id, OAuthSecret::ClientSecret),
+                )
+                .await;
+            let refresh = sealer
+                .open(
+                    &oauth.refresh_token,
+                    &crm_oauth_context(account.id, OAuthSecret::RefreshToken),
+                )
+                .await;
+            match (secret, refresh) {
+                (Ok(secret), Ok(refresh)) => Ok(CrmCredentials::OAuth(OAuthApp {
+                    client_id: oauth.client_id.clone(),
+                    client_secret: CrmSecret::new(secret),
+                    refresh_token: CrmSecret::new(refresh),
+                })),
+                (Err(e), _) | (_, Err(e)) => Err((e, OAUTH_NOT_OPENED)),
             }
-        },
-    )
+        }
+    };
+    Some(match credentials {
+        Ok(credentials) => Ok(OpenCrmConnection {
+            account_id: account.id,
+            base_url: connection.base_url.clone(),
+            credentials,
+            id_properties: connection.id_properties.clone(),
+        }),
+        Err((error, crm_error)) => {
+            tracing::error!(account_id = %account.id, error = %error, "CRM secrets not opened");
+            Err(crm_error.to_string())
+        }
+    })
 }
 
-/// The context of an account's CRM access token.
+/// The context of an account's CRM access token (a private app's).
 pub fn crm_token_context(account_id: crate::types::ids::AccountId) -> SealContext {
     SealContext::from([
         ("purpose", "crm_access_token".to_string()),
+        ("account_id", account_id.to_string()),
+    ])
+}
+
+/// Which secret of an OAuth app a sealed value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OAuthSecret {
+    /// The client secret.
+    ClientSecret,
+    /// The refresh token.
+    RefreshToken,
+}
+
+/// The context of one of an account's OAuth app secrets: each opens only as what it is.
+pub fn crm_oauth_context(
+    account_id: crate::types::ids::AccountId, secret: OAuthSecret,
+) -> SealContext {
+    let purpose = match secret {
+        OAuthSecret::ClientSecret => "crm_oauth_client_secret",
+        OAuthSecret::RefreshToken => "crm_oauth_refresh_token",
+    };
+    SealContext::from([
+        ("purpose", purpose.to_string()),
         ("account_id", account_id.to_string()),
     ])
 }

@@ -169,7 +169,23 @@ pub(super) struct SeedField {
 pub(super) struct SeedCrm {
     pub(super) provider: String,
     pub(super) base_url: String,
-    pub(super) access_token: String,
+    /// A private app's token; exactly one of this and `oauth`.
+    #[serde(default)]
+    pub(super) access_token: Option<String>,
+    /// An OAuth app's credentials (BEHAVIOR 7 "OAuth apps").
+    #[serde(default)]
+    pub(super) oauth: Option<SeedOAuth>,
+    /// The id property per object type (BEHAVIOR 7 "Object ids").
+    #[serde(default)]
+    pub(super) id_properties: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SeedOAuth {
+    pub(super) client_id: String,
+    pub(super) client_secret: String,
+    pub(super) refresh_token: String,
 }
 
 #[derive(Deserialize)]

@@ -153,21 +153,47 @@ fn member_email(path: &str, given: &str, members: &[Member]) -> Result<Email, Se
     crate::routers::config::member_email(given, members).map_err(|m| SeedError::at(path, m))
 }
 
-/// The plan with every account's CRM token sealed by `sealer` into `account.crm`
-/// ([`crate::secrets::crm_token_context`]): what is provisioned never holds a token in the clear.
+/// The plan with every account's CRM secrets sealed by `sealer` into `account.crm`: a private
+/// app's access token under [`crate::secrets::crm_token_context`], an OAuth app's client secret
+/// and refresh token under [`crate::secrets::crm_oauth_context`]. What is provisioned never
+/// holds a secret in the clear.
 ///
 /// Errors: the sealer's (the key service failed).
 pub async fn seal(
     mut plan: ProvisionPlan, sealer: &dyn Sealer,
 ) -> Result<ProvisionPlan, crate::error::BoxError> {
+    use crate::model::account::{CrmCredentials, SealedCrmCredentials, SealedOAuthApp};
+    use crate::secrets::{crm_oauth_context, crm_token_context, OAuthSecret};
     for account in &mut plan.accounts {
         if let Some(crm) = account.crm.take() {
-            let context = crate::secrets::crm_token_context(account.account.id);
-            let sealed = sealer.seal(crm.access_token.expose(), &context).await?;
+            let id = account.account.id;
+            let credentials = match &crm.credentials {
+                CrmCredentials::PrivateApp(token) => SealedCrmCredentials::PrivateApp {
+                    access_token: sealer.seal(token.expose(), &crm_token_context(id)).await?,
+                },
+                CrmCredentials::OAuth(app) => SealedCrmCredentials::OAuth {
+                    oauth: SealedOAuthApp {
+                        client_id: app.client_id.clone(),
+                        client_secret: sealer
+                            .seal(
+                                app.client_secret.expose(),
+                                &crm_oauth_context(id, OAuthSecret::ClientSecret),
+                            )
+                            .await?,
+                        refresh_token: sealer
+                            .seal(
+                                app.refresh_token.expose(),
+                                &crm_oauth_context(id, OAuthSecret::RefreshToken),
+                            )
+                            .await?,
+                    },
+                },
+            };
             account.account.crm = Some(CrmConnection {
                 provider: crm.provider,
                 base_url: crm.base_url,
-                access_token: sealed,
+                credentials,
+                id_properties: crm.id_properties,
             });
         }
     }

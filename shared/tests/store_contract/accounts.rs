@@ -101,7 +101,10 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
     acc.crm = Some(shared::model::CrmConnection {
         provider: "hubspot".into(),
         base_url: "http://127.0.0.1:9/crm".into(),
-        access_token: shared::model::account::SealedSecret::new("local:c2VhbGVk"),
+        credentials: shared::model::account::SealedCrmCredentials::PrivateApp {
+            access_token: shared::model::account::SealedSecret::new("local:c2VhbGVk"),
+        },
+        id_properties: Default::default(),
     });
     let mut plan = plan_of(&acc);
     let client = ApiClient {
@@ -116,7 +119,25 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
         assignment_quota: None,
         ..account(None)
     };
-    provision(&store, vec![plan, plan_of(&inactive)]).await;
+    // An OAuth app's connection with id properties (BEHAVIOR 7) reads back as stored.
+    let mut oauth = account(None);
+    oauth.crm = Some(shared::model::CrmConnection {
+        provider: "hubspot".into(),
+        base_url: "http://127.0.0.1:9/crm".into(),
+        credentials: shared::model::account::SealedCrmCredentials::OAuth {
+            oauth: shared::model::account::SealedOAuthApp {
+                client_id: "routing-app".into(),
+                client_secret: shared::model::account::SealedSecret::new("local:c2VjcmV0"),
+                refresh_token: shared::model::account::SealedSecret::new("local:cmVmcmVzaA=="),
+            },
+        },
+        id_properties: shared::model::account::IdProperties::new([(
+            shared::model::ObjectType::Contacts,
+            "email".to_string(),
+        )]),
+    });
+    provision(&store, vec![plan, plan_of(&inactive), plan_of(&oauth)]).await;
+    assert_eq!(store.get_account(oauth.id).await.unwrap(), Some(oauth));
     assert_eq!(store.get_account(acc.id).await.unwrap(), Some(acc));
     assert_eq!(
         store.get_account(inactive.id).await.unwrap(),

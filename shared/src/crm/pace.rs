@@ -1,0 +1,262 @@
+//! The pace of one instance's CRM requests per account (BEHAVIOR 7 "Rate limits"): at most 10
+//! requests per second per account, and a request whose turn is more than 3 s away is not sent
+//! (it goes to the background retry at once).
+//!
+//! - The rate is a GCRA limiter per account (the `governor` crate): one request every 100 ms,
+//!   no burst, so no second of wall time ever holds more than 10 of an account's requests.
+//!   HubSpot's burst limits (100 to 190 requests per 10 s) are shared by every app of the
+//!   customer's portal; 10 per second keeps this service at most at the 100 a free portal has.
+//! - A request's turn is the limiter's wait plus 100 ms per request of the account already
+//!   waiting. When that is more than [`MAX_TURN`] away the request is deferred at once; a request
+//!   that waited and still has no turn when [`MAX_TURN`] has passed is deferred then.
+//! - HubSpot's `X-HubSpot-RateLimit-*` headers hold the account back when they say the portal's
+//!   allowance is spent ([`Pace::note_headers`]): `X-HubSpot-RateLimit-Remaining: 0` until the
+//!   window (`X-HubSpot-RateLimit-Interval-Milliseconds`, 10 s) has passed, and
+//!   `X-HubSpot-RateLimit-Secondly-Remaining: 0` for one second. A hold beyond [`MAX_TURN`]
+//!   defers the account's requests.
+
+use crate::types::ids::AccountId;
+use governor::clock::{Clock as _, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+use reqwest::header::HeaderMap;
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The longest a request waits for its turn before it is deferred (BEHAVIOR 7).
+pub const MAX_TURN: Duration = Duration::from_secs(3);
+
+/// Requests per second per account and instance (BEHAVIOR 7).
+pub const REQUESTS_PER_SECOND: u32 = 10;
+
+/// HubSpot's header: requests left in the current window (10 s) of the app's burst limit.
+pub const REMAINING: &str = "x-hubspot-ratelimit-remaining";
+/// HubSpot's header: the window of the burst limit, in milliseconds.
+pub const INTERVAL_MILLISECONDS: &str = "x-hubspot-ratelimit-interval-milliseconds";
+/// HubSpot's header: requests left in the current second.
+pub const SECONDLY_REMAINING: &str = "x-hubspot-ratelimit-secondly-remaining";
+/// HubSpot's header: requests left today (private apps only).
+pub const DAILY_REMAINING: &str = "x-hubspot-ratelimit-daily-remaining";
+
+/// The window assumed when `X-HubSpot-RateLimit-Remaining: 0` comes without its interval.
+const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
+
+/// A number header's value.
+pub fn header_number(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The pace of one instance: the per-account limiter, who waits, and HubSpot's holds.
+#[derive(derive_more::Debug)]
+pub struct Pace {
+    #[debug(skip)]
+    limiter: DefaultKeyedRateLimiter<AccountId>,
+    #[debug(skip)]
+    clock: DefaultClock,
+    /// The period between two requests of one account.
+    interval: Duration,
+    waiting: Mutex<HashMap<AccountId, usize>>,
+    holds: Mutex<HashMap<AccountId, Instant>>,
+}
+
+impl Default for Pace {
+    fn default() -> Self {
+        Self::new(REQUESTS_PER_SECOND)
+    }
+}
+
+/// A request counted as waiting for its account's turn until dropped.
+struct Waiting<'a> {
+    pace: &'a Pace,
+    account: AccountId,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut waiting = self.pace.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = waiting.get_mut(&self.account) {
+            *n -= 1;
+            if *n == 0 {
+                waiting.remove(&self.account);
+            }
+        }
+    }
+}
+
+impl Pace {
+    /// A pace of `per_second` requests per second per account (no burst).
+    pub fn new(per_second: u32) -> Self {
+        let per_second = NonZeroU32::new(per_second).unwrap_or(NonZeroU32::MIN);
+        let interval = Duration::from_secs(1) / per_second.get();
+        let quota = Quota::per_second(per_second).allow_burst(NonZeroU32::MIN);
+        Self {
+            limiter: DefaultKeyedRateLimiter::hashmap(quota),
+            clock: DefaultClock::default(),
+            interval,
+            waiting: Mutex::new(HashMap::new()),
+            holds: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn hold(&self, account: AccountId) -> Option<Instant> {
+        let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        holds.retain(|_, until| *until > now);
+        holds.get(&account).copied()
+    }
+
+    fn enter(&self, account: AccountId) -> (Waiting<'_>, usize) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let n = waiting.entry(account).or_default();
+        let ahead = *n;
+        *n += 1;
+        (
+            Waiting {
+                pace: self,
+                account,
+            },
+            ahead,
+        )
+    }
+
+    fn ahead_of_me(&self, account: AccountId) -> usize {
+        let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        waiting
+            .get(&account)
+            .copied()
+            .unwrap_or(1)
+            .saturating_sub(1)
+    }
+
+    /// Waits for `account`'s next turn (at most [`MAX_TURN`]).
+    ///
+    /// Errors: how far the turn is, when that is more than [`MAX_TURN`] away (nothing waited
+    /// beyond that): the request is deferred.
+    pub async fn turn(&self, account: AccountId) -> Result<(), Duration> {
+        let started = Instant::now();
+        let deadline = started + MAX_TURN;
+        if let Some(until) = self.hold(account) {
+            if until > deadline {
+                return Err(until - started);
+            }
+            tokio::time::sleep_until(until.into()).await;
+        }
+        if self.limiter.len() > 10_000 {
+            self.limiter.retain_recent();
+        }
+        let (_waiting, ahead) = self.enter(account);
+        let mut ahead = ahead;
+        loop {
+            let wait = match self.limiter.check_key(&account) {
+                Ok(()) => return Ok(()),
+                Err(not_until) => not_until.wait_time_from(self.clock.now()),
+            };
+            let turn = wait + self.interval * u32::try_from(ahead).unwrap_or(u32::MAX);
+            let now = Instant::now();
+            if now + turn > deadline {
+                // How far the turn is from when it was asked for (more than MAX_TURN).
+                return Err((now + turn).saturating_duration_since(started));
+            }
+            tokio::time::sleep(wait).await;
+            ahead = self.ahead_of_me(account);
+        }
+    }
+
+    /// Reads HubSpot's `X-HubSpot-RateLimit-*` headers of an answer for `account`: when the
+    /// portal's allowance is spent, the account's next requests wait (see the module's doc).
+    pub fn note_headers(&self, account: AccountId, headers: &HeaderMap) {
+        let now = Instant::now();
+        let mut until = None;
+        if header_number(headers, REMAINING) == Some(0) {
+            let window = header_number(headers, INTERVAL_MILLISECONDS)
+                .map(Duration::from_millis)
+                .unwrap_or(DEFAULT_WINDOW)
+                .min(Duration::from_secs(60));
+            until = Some(now + window);
+        } else if header_number(headers, SECONDLY_REMAINING) == Some(0) {
+            until = Some(now + Duration::from_secs(1));
+        }
+        if let Some(until) = until {
+            let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
+            let held = holds.entry(account).or_insert(until);
+            *held = (*held).max(until);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn account(n: u128) -> AccountId {
+        uuid::Uuid::from_u128(n).into()
+    }
+
+    #[tokio::test]
+    async fn an_account_gets_one_turn_per_interval_and_others_are_not_held_up() {
+        let pace = Pace::default();
+        let started = Instant::now();
+        for _ in 0..5 {
+            pace.turn(account(1)).await.unwrap();
+        }
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(390), "5 turns in {took:?}");
+        let other = Instant::now();
+        pace.turn(account(2)).await.unwrap();
+        assert!(
+            other.elapsed() < Duration::from_millis(90),
+            "not held by account 1"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_turn_more_than_3_seconds_away_is_refused_at_once() {
+        let pace = std::sync::Arc::new(Pace::default());
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..45 {
+            let pace = pace.clone();
+            set.spawn(async move {
+                let asked = Instant::now();
+                (pace.turn(account(1)).await, asked.elapsed())
+            });
+        }
+        let (mut granted, mut deferred) = (0, 0);
+        while let Some(done) = set.join_next().await {
+            let (turn, waited) = done.unwrap();
+            match turn {
+                Ok(()) => granted += 1,
+                Err(far) => {
+                    deferred += 1;
+                    assert!(far > MAX_TURN, "{far:?}");
+                    assert!(waited <= MAX_TURN + Duration::from_secs(1), "{waited:?}");
+                }
+            }
+        }
+        // 3 s of turns 100 ms apart: about 30 (fewer on a loaded machine), never more.
+        assert!((20..=32).contains(&granted), "{granted} granted");
+        assert_eq!(granted + deferred, 45);
+    }
+
+    #[tokio::test]
+    async fn a_spent_hubspot_window_holds_the_account_back() {
+        let pace = Pace::default();
+        let mut headers = HeaderMap::new();
+        headers.insert(REMAINING, HeaderValue::from_static("0"));
+        headers.insert(INTERVAL_MILLISECONDS, HeaderValue::from_static("10000"));
+        pace.note_headers(account(1), &headers);
+        let far = pace.turn(account(1)).await.unwrap_err();
+        assert!(far > Duration::from_secs(9), "{far:?}");
+        assert!(pace.turn(account(2)).await.is_ok());
+        let mut second = HeaderMap::new();
+        second.insert(SECONDLY_REMAINING, HeaderValue::from_static("0"));
+        pace.note_headers(account(3), &second);
+        let started = Instant::now();
+        pace.turn(account(3)).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(900));
+    }
+}
