@@ -8,6 +8,7 @@
 //! publish reads in one round (router, draft, rotation state at once) and writes in a second.
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
+use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
 use crate::clock::Clock;
 use crate::error::DomainError;
@@ -15,7 +16,6 @@ use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::RotationState;
 use crate::model::holiday_calendar::CalendarRefs;
-use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
@@ -569,7 +569,10 @@ impl RouterAdmin {
             .into_iter()
             .filter(|n| MemberId::try_parse(n).is_none())
             .collect();
-        let mut members = members_by_email(self.store.as_ref(), account_id, &emails).await?;
+        let mut members = Vec::new();
+        for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
+            members.extend(members_by_email(self.store.as_ref(), account_id, chunk).await?);
+        }
         if !ids.is_empty() {
             for member in self.store.get_members(account_id, &ids).await? {
                 if !members.iter().any(|m| m.id == member.id) {
@@ -602,24 +605,6 @@ impl RouterAdmin {
         };
         config::parse(body, account).map_err(invalid)
     }
-}
-
-/// The members of `emails` that exist in the account (archived ones included), looked up by
-/// e-mail [`LOOKUPS_AT_ONCE`] at a time.
-async fn members_by_email(
-    store: &dyn Store, account_id: AccountId, emails: &[String],
-) -> Result<Vec<Member>, StoreError> {
-    let mut members = Vec::new();
-    for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
-        let found = futures_util::future::try_join_all(
-            chunk
-                .iter()
-                .map(|email| store.find_member_by_email(account_id, email)),
-        )
-        .await?;
-        members.extend(found.into_iter().flatten());
-    }
-    Ok(members)
 }
 
 /// Parses a `{n}` path segment: a positive integer, else `None` (404 `Revision not found`).
