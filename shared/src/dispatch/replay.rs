@@ -433,7 +433,7 @@ impl Replayer {
                 }
             }
         }
-        let (roster, companies, holidays) = tokio::try_join!(
+        let (mut roster, companies, holidays) = tokio::try_join!(
             async {
                 let named = Named {
                     ids: &named,
@@ -446,28 +446,14 @@ impl Replayer {
             self.companies(account_id, &domains),
             steps::read_holiday_calendars(self.store.as_ref(), account_id, settings),
         )?;
-        let mut members = roster.members;
-        // Step 10's owners outside the roster, each once (by the e-mail index, as dispatch).
-        let mut owners: Vec<&str> = companies
-            .values()
-            .filter_map(|c| c.value("company_owner"))
-            .filter(|o| !members.iter().any(|m| m.email.as_str() == *o))
-            .collect();
-        owners.sort_unstable();
-        owners.dedup();
-        for found in futures_util::future::try_join_all(
-            owners
-                .iter()
-                .map(|o| self.store.find_member_by_email(account_id, o)),
+        steps::add_company_owners(
+            self.store.as_ref(),
+            account_id,
+            &mut roster,
+            companies.values(),
         )
-        .await?
-        .into_iter()
-        .flatten()
-        {
-            if !members.iter().any(|m| m.id == found.id) {
-                members.push(found);
-            }
-        }
+        .await?;
+        let members = roster.members;
         let mut rotation = RotationState::default();
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {

@@ -27,7 +27,7 @@ use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::routers::revision::RevisionChoice;
-use crate::routers::roster::{read_roster, Named, Roster};
+use crate::routers::roster::{members_by_email, read_roster, Named, Roster};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
@@ -406,6 +406,29 @@ pub async fn read_holiday_calendars(
     ))
 }
 
+/// Step 10's company owners outside `roster`: the `company_owner` of each of `companies` that
+/// names no member read yet, each once, added from the e-mail index (eventually consistent: a
+/// chosen one is read again before it is written, [`choose_owner`]). Dispatch, explain and the
+/// what-if replay read them through this, after the roster and the companies.
+///
+/// Errors: the store's.
+pub(crate) async fn add_company_owners<'c>(
+    store: &dyn Store, account_id: AccountId, roster: &mut Roster,
+    companies: impl IntoIterator<Item = &'c Record>,
+) -> Result<(), StoreError> {
+    let mut owners: Vec<&str> = companies
+        .into_iter()
+        .filter_map(|c| c.value("company_owner"))
+        .filter(|owner| roster.by_email(owner).is_none())
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    for member in members_by_email(store, account_id, &owners).await? {
+        roster.add_indexed(member);
+    }
+    Ok(())
+}
+
 /// Steps 10 to 14 until the chosen member is known fresh: a member read by key in the roster
 /// is; one read from the e-mail index (a router stored before its ids were resolved, step
 /// 10's company owner) is read again, consistently, and a choice made on a stale copy is made
@@ -415,15 +438,7 @@ async fn choose_owner(
 ) -> Step<(Member, AssignmentReason, RotationWrite)> {
     let account = &checked.directory.account;
     let mut roster = checked.roster.clone();
-    let owner = checked
-        .company
-        .as_ref()
-        .and_then(|c| c.value("company_owner"));
-    if let Some(owner) = owner.filter(|o| roster.by_email(o).is_none()) {
-        if let Some(member) = cx.store.find_member_by_email(account.id, owner).await? {
-            roster.add_indexed(member);
-        }
-    }
+    add_company_owners(cx.store, account.id, &mut roster, checked.company.as_ref()).await?;
     for _ in 0..MAX_STALE_CHOICES {
         let (email, reason, rotation) =
             decide(&checked.evaluation(run, &roster.members, now), trace)?;
