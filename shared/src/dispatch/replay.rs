@@ -25,7 +25,6 @@ use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::history::{stats::MAX_WINDOW_DAYS, target_share};
 use crate::model::dispatch::{DispatchEntry, DispatchSource, RotationState};
-use crate::model::member::Member;
 use crate::model::record::{Record, UniqueKey};
 use crate::model::router::Router;
 use crate::routers::manage::ROUTER_NOT_FOUND;
@@ -388,7 +387,11 @@ impl Replayer {
                 .await?;
                 return Ok(Replayed {
                     outcomes: entries.iter().map(|_| Replay::stopped(skip)).collect(),
-                    pool: active_pool(router, teams, &roster.members),
+                    pool: router
+                        .active_pool(teams, &roster.members)
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect(),
                 });
             }
         };
@@ -498,7 +501,11 @@ impl Replayer {
         }
         Ok(Replayed {
             outcomes,
-            pool: active_pool(router, teams, &members),
+            pool: router
+                .active_pool(teams, &members)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
         })
     }
 
@@ -574,22 +581,6 @@ fn skip_of(stop: Stop) -> Result<Skip, DomainError> {
             "a replayed run is not an SLA reassignment",
         )),
     }
-}
-
-/// `router`'s pool in pool order (BEHAVIOR 6.11), archived or unknown members left out.
-fn active_pool(
-    router: &Router, teams: &[crate::model::account::Team], members: &[Member],
-) -> Vec<String> {
-    router
-        .pool_emails(teams)
-        .into_iter()
-        .filter(|email| {
-            members
-                .iter()
-                .any(|m| m.email.as_str() == *email && m.is_active())
-        })
-        .map(str::to_string)
-        .collect()
 }
 
 /// The answer: counts, shares, changes and samples of `outcomes` against `inputs`' entries.

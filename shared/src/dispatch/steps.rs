@@ -828,6 +828,8 @@ fn quota(quota: Option<u64>, count: u64) -> Step<()> {
 /// current owner out (BEHAVIOR 14): they keep their place in pool order (the rotation walks on
 /// from them) but are never eligible, for the rotation, account matching or as backup.
 struct Pool<'m> {
+    /// The members read for the run, archived ones included.
+    members: &'m [Member],
     by_email: HashMap<&'m str, &'m Member>,
     now: DateTime<Utc>,
     ignore_working_hours: bool,
@@ -851,6 +853,7 @@ impl<'m> Pool<'m> {
             .map(|m| (m.email.as_str(), m))
             .collect();
         Self {
+            members,
             by_email,
             now,
             ignore_working_hours,
@@ -905,7 +908,7 @@ impl<'m> Pool<'m> {
         self.is_active(email) && self.assess(email, false).under_capacity()
     }
 
-    /// Step 11's pool ([`Router::pool_emails`]) without archived members, each assessed (a
+    /// Step 11's pool without archived members ([`Router::active_pool`]), each assessed (a
     /// percentage router's weight-0 users are `zero_weight`).
     fn candidates(
         &self, router: &Router, settings: &RouterSettings, teams: &[Team],
@@ -920,9 +923,8 @@ impl<'m> Pool<'m> {
                     .is_none_or(|u| distribution::is_zero_weight(u.percentage))
         };
         router
-            .pool_emails(teams)
+            .active_pool(teams, self.members)
             .into_iter()
-            .filter(|email| self.is_active(email))
             .map(|email| self.assess(email, zero_weight(email)))
             .collect()
     }
