@@ -23,7 +23,8 @@ use super::steps::{self, Evaluation, Limits, Stop, Trace};
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
-use crate::history::{stats::MAX_WINDOW_DAYS, target_share};
+use crate::history::stats::{parse_instant, StatsWindow, WindowError, MAX_WINDOW_DAYS};
+use crate::history::target_share;
 use crate::model::dispatch::{DispatchEntry, DispatchSource, RotationState};
 use crate::model::record::{Record, UniqueKey};
 use crate::model::router::Router;
@@ -51,23 +52,14 @@ pub const MAX_SAMPLES: usize = 20;
 /// Company lookups (by domain) sent at once.
 const COMPANY_LOOKUPS_AT_ONCE: usize = 16;
 
-/// A replay window `[from, to)` (BEHAVIOR 16): `to` defaults to now, `from` to `to` minus 30
-/// days; `from < to`; at most 93 days; a `to` in the future is accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayWindow {
-    /// Start (included).
-    pub from: DateTime<Utc>,
-    /// End (excluded).
-    pub to: DateTime<Utc>,
-}
-
 /// The body of `POST /routers/{id}/simulate`: `{revision?, from?, to?}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimulateRequest {
     /// The configuration replayed (default: the draft).
     pub revision: RevisionChoice,
-    /// The window.
-    pub window: ReplayWindow,
+    /// The window: `to` defaults to now, `from` to `to` minus 30 days; a `to` in the future is
+    /// accepted (BEHAVIOR 16).
+    pub window: StatsWindow,
 }
 
 impl SimulateRequest {
@@ -94,40 +86,28 @@ impl SimulateRequest {
             let Some(value) = body.get(name) else {
                 return Ok(None);
             };
-            value
-                .as_str()
-                .and_then(|text| DateTime::parse_from_rfc3339(text.trim()).ok())
-                .map(|at| Some(at.with_timezone(&Utc)))
-                .ok_or_else(|| {
-                    DomainError::bad_field(
-                        name,
-                        format!(
-                            "Invalid {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"
-                        ),
-                    )
-                })
+            value.as_str().and_then(parse_instant).map(Some).ok_or_else(|| {
+                DomainError::bad_field(
+                    name,
+                    format!("Invalid {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"),
+                )
+            })
         };
         let to = instant("to")?.unwrap_or(now);
         let from = match instant("from")? {
             Some(from) => from,
             None => to - chrono::Duration::days(DEFAULT_WINDOW_DAYS),
         };
-        if from >= to {
-            return Err(DomainError::bad_field(
-                "from",
-                "Invalid from: must be before to",
-            ));
-        }
-        if to - from > chrono::Duration::days(MAX_WINDOW_DAYS) {
-            return Err(DomainError::bad_field(
+        let window = StatsWindow::new(from, to).map_err(|error| match error {
+            WindowError::NotBefore => {
+                DomainError::bad_field("from", "Invalid from: must be before to")
+            }
+            WindowError::TooLong => DomainError::bad_field(
                 "to",
                 format!("Invalid to: the window may be at most {MAX_WINDOW_DAYS} days"),
-            ));
-        }
-        Ok(Self {
-            revision,
-            window: ReplayWindow { from, to },
-        })
+            ),
+        })?;
+        Ok(Self { revision, window })
     }
 }
 
@@ -325,7 +305,7 @@ impl Replayer {
     /// first, at most the cap ([`MAX_REPLAYED`]); read in pages until one more is found or the window
     /// ends.
     async fn replay_set(
-        &self, account_id: AccountId, router_id: RouterId, window: ReplayWindow, now: DateTime<Utc>,
+        &self, account_id: AccountId, router_id: RouterId, window: StatsWindow, now: DateTime<Utc>,
     ) -> Result<Inputs, DomainError> {
         let mut entries: Vec<DispatchEntry> = Vec::new();
         let mut after: Option<Position> = None;
