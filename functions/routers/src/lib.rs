@@ -346,28 +346,27 @@ pub async fn create(
     Authenticated(p): Authenticated, State(s): State<RoutersState>, headers: HeaderMap, body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
-    let begun = s
-        .idempotency
-        .begin(p.account_id, "POST /routers", &headers, body.bytes())
-        .await?;
-    let claim = match begun {
-        Begin::Replay(answer) => return Ok(answer),
-        Begin::Run(claim) => claim,
-    };
-    let result = async {
-        let view = s
-            .admin
-            .create(actor(&p), &body.json_object()?, claim.as_ref())
-            .await?;
-        tracing::info!(router_id = %view.id, "router created");
-        Ok(idempotency::Answer {
-            status: StatusCode::CREATED,
-            body: view,
-            stored_with_effect: true,
-        })
-    }
-    .await;
-    Ok(s.idempotency.finish(claim, result).await)
+    let (s, p, body) = (&s, &p, &body);
+    idempotent(
+        s,
+        p,
+        "POST /routers",
+        &headers,
+        body,
+        move |claim| async move {
+            let view = s
+                .admin
+                .create(actor(p), &body.json_object()?, claim.as_ref())
+                .await?;
+            tracing::info!(router_id = %view.id, "router created");
+            Ok(idempotency::Answer {
+                status: StatusCode::CREATED,
+                body: view,
+                stored_with_effect: true,
+            })
+        },
+    )
+    .await
 }
 
 /// Archives a router.
