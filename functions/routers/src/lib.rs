@@ -36,7 +36,7 @@ use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
 use shared::routers::{Actor, DraftView, RevisionView, RouterAdmin, Tagged};
 use shared::routers::{RouterService, RouterView};
-use shared::types::etag::IfMatch;
+use shared::types::etag::{ETag, IfMatch};
 use shared::types::RouterId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -661,9 +661,8 @@ pub async fn restore(
         })
     })
     .await?;
-    let tag = etag.lock().unwrap_or_else(|e| e.into_inner()).take();
-    if let Some(value) = tag.and_then(|t| HeaderValue::from_str(t.as_str()).ok()) {
-        response.headers_mut().insert(header::ETAG, value);
+    if let Some(tag) = etag.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        set_etag(&mut response, &tag);
     }
     Ok(response)
 }
@@ -679,10 +678,15 @@ fn actor(p: &shared::auth::Principal) -> Actor<'_> {
 /// A draft answer with its `ETag` header.
 fn with_etag(status: StatusCode, tagged: Tagged) -> Response {
     let mut response = (status, Json(tagged.draft)).into_response();
-    if let Ok(value) = HeaderValue::from_str(tagged.etag.as_str()) {
+    set_etag(&mut response, &tagged.etag);
+    response
+}
+
+/// Puts `etag` in `response`'s `ETag` header (a draft's answer: read, written or restored).
+fn set_etag(response: &mut Response, etag: &ETag) {
+    if let Ok(value) = HeaderValue::from_str(etag.as_str()) {
         response.headers_mut().insert(header::ETAG, value);
     }
-    response
 }
 
 /// The 200 of a router write; `wrote` says whether the write stored it (the
