@@ -311,11 +311,7 @@ pub async fn simulate(
     p.require(Scope::Read)?;
     let id = RouterId::parse(&id)?;
     // The body is read after the router's 404 (BEHAVIOR 2); an empty body is `{}`.
-    let body = if body.bytes().iter().all(u8::is_ascii_whitespace) {
-        Ok(serde_json::Map::new())
-    } else {
-        body.json_object()
-    };
+    let body = body.json_object_or_empty();
     let simulation = s.replayer.simulate(p.account_id, id, body).await?;
     tracing::info!(
         router_id = %id,
@@ -704,10 +700,7 @@ fn answer(view: RouterView, wrote: bool) -> idempotency::Answer<RouterView> {
 /// Errors: 400 `Invalid JSON ...` for a body that is not a JSON object; 400 `Unknown field:
 /// <key>` naming the first key of a non-empty one.
 fn no_body(body: &Body) -> Result<(), DomainError> {
-    if body.bytes().iter().all(u8::is_ascii_whitespace) {
-        return Ok(());
-    }
-    match body.json_object()?.keys().next() {
+    match body.json_object_or_empty()?.keys().next() {
         None => Ok(()),
         Some(key) => Err(DomainError::bad_field(
             key.clone(),
