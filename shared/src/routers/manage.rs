@@ -295,20 +295,7 @@ impl RouterAdmin {
                     take_body(&mut body)?;
                     return Ok((RouterView::new(&router), false));
                 }
-                None => {
-                    let mut next = moved_on(&router, now);
-                    next.is_published = true;
-                    RouterWrite {
-                        router: next,
-                        expected_version: router.version,
-                        revision: None,
-                        draft: DraftChange::Keep,
-                        rotation: None,
-                        archives: false,
-                        completion: None,
-                        calendars: CalendarRefs::none(),
-                    }
-                }
+                None => publication(&router, true, now),
             };
             take_body(&mut body)?;
             match self.write(write, claim).await? {
@@ -335,18 +322,7 @@ impl RouterAdmin {
             if !router.is_published {
                 return Ok((RouterView::new(&router), false));
             }
-            let mut next = moved_on(&router, self.clock.now());
-            next.is_published = false;
-            let write = RouterWrite {
-                router: next,
-                expected_version: router.version,
-                revision: None,
-                draft: DraftChange::Keep,
-                rotation: None,
-                archives: false,
-                completion: None,
-                calendars: CalendarRefs::none(),
-            };
+            let write = publication(&router, false, self.clock.now());
             if let Some(view) = self.write(write, claim).await? {
                 return Ok((view, true));
             }
@@ -613,6 +589,25 @@ pub fn parse_revision_number(n: &str) -> Option<u64> {
         return None;
     }
     n.parse::<u64>().ok().filter(|n| *n >= FIRST_REVISION)
+}
+
+/// The write that makes `router` published or not (`published`) at `now` and changes nothing
+/// else: a publish without a draft, an unpublish.
+fn publication(
+    router: &Router, published: bool, now: chrono::DateTime<chrono::Utc>,
+) -> RouterWrite {
+    let mut next = moved_on(router, now);
+    next.is_published = published;
+    RouterWrite {
+        router: next,
+        expected_version: router.version,
+        revision: None,
+        draft: DraftChange::Keep,
+        rotation: None,
+        archives: false,
+        completion: None,
+        calendars: CalendarRefs::none(),
+    }
 }
 
 /// The write of a publish of `draft` on `router` (read with its rotation state `rotation`):
