@@ -10,7 +10,8 @@ use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::page::cursor::{CursorKey, ListRequest};
-use crate::page::ListView;
+use crate::page::{ListView, Page, MAX_LIMIT};
+use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
 use crate::store::{holiday_calendar_position, Store, StoreError};
@@ -234,6 +235,23 @@ impl HolidayCalendarView {
             updated_at: Timestamp(calendar.updated_at),
         }
     }
+}
+
+/// The account's holiday calendars (BEHAVIOR 17; at most [`MAX_HOLIDAY_CALENDARS`], one read),
+/// with `router_calendar` the calendar a router's configuration names. Dispatch, explain and the
+/// what-if replay read them in their second round, with the pool: the members' calendar ids are
+/// known only once the pool is read, and a calendar written through the API must count at the
+/// next dispatch, so they are neither read by id after the pool (a fourth round) nor cached with
+/// the account's directory (stale for its TTL). A configuration's check reads them for the ids
+/// it may name.
+///
+/// Errors: the store's.
+pub async fn read_holiday_calendars(
+    store: &dyn Store, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
+) -> Result<HolidayCalendars, DomainError> {
+    let page = Page::first(MAX_LIMIT, false);
+    let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
+    Ok(HolidayCalendars::new(calendars, router_calendar))
 }
 
 /// How many times a write that lost a race (a concurrent create, update or delete) is tried.

@@ -20,6 +20,7 @@
 
 use super::outcome::{Skip, OWNER_ASSIGNED};
 use super::steps::{self, Evaluation, Limits, Stop, Trace};
+use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
@@ -427,7 +428,11 @@ impl Replayer {
                 )
             },
             self.companies(account_id, &domains),
-            steps::read_holiday_calendars(self.store.as_ref(), account_id, settings),
+            read_holiday_calendars(
+                self.store.as_ref(),
+                account_id,
+                settings.holiday_calendar_id
+            ),
         )?;
         steps::add_company_owners(
             self.store.as_ref(),

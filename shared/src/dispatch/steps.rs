@@ -8,6 +8,7 @@ use super::distribution;
 use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
 use super::outcome::{Assigned, Skip, OWNER_ASSIGNED};
 use super::request::{AccountContext, DispatchRequest};
+use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::crm::{CrmSync, OwnerUpdate};
 use crate::error::DomainError;
@@ -335,7 +336,7 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         },
         matching_company(cx, account.id, &router, &settings, &record),
         async {
-            read_holiday_calendars(cx.store, account.id, &settings)
+            read_holiday_calendars(cx.store, account.id, settings.holiday_calendar_id)
                 .await
                 .map_err(Stop::from)
         },
@@ -386,24 +387,6 @@ impl Checked {
             holidays: &self.holidays,
         }
     }
-}
-
-/// The account's holiday calendars (BEHAVIOR 17; at most 20) with the router's named, read in
-/// the second round with the pool: the members' calendar ids are known only once the pool is
-/// read, and a calendar written through the API must count at the next dispatch, so they are
-/// neither read by id after the pool (a fourth round) nor cached with the account's directory
-/// (stale for its TTL). Dispatch, explain and the what-if replay read them through this.
-///
-/// Errors: the store's.
-pub async fn read_holiday_calendars(
-    store: &dyn Store, account_id: AccountId, settings: &RouterSettings,
-) -> Result<HolidayCalendars, DomainError> {
-    let page = Page::first(crate::page::MAX_LIMIT, false);
-    let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
-    Ok(HolidayCalendars::new(
-        calendars,
-        settings.holiday_calendar_id,
-    ))
 }
 
 /// Step 10's company owners outside `roster`: the `company_owner` of each of `companies` that

@@ -10,6 +10,7 @@
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
 use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
+use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
@@ -562,13 +563,9 @@ impl RouterAdmin {
             .as_ref()
             .is_some_and(|s| s.holiday_calendar_id.is_some());
         let holiday_calendars: Vec<_> = if names_calendar {
-            let page = crate::page::Page::first(crate::page::MAX_LIMIT, false);
-            self.store
-                .list_holiday_calendars(account_id, &page)
+            read_holiday_calendars(self.store.as_ref(), account_id, None)
                 .await?
-                .items
-                .into_iter()
-                .map(|c| c.id)
+                .ids()
                 .collect()
         } else {
             Vec::new()
