@@ -309,11 +309,12 @@ pub async fn update_calendar(
     Authenticated(p): Authenticated, State(s): State<UsersState>, PathId(id): PathId, body: Body,
 ) -> Answer<HolidayCalendarView> {
     p.require(Scope::Update)?;
-    let id = calendar_id(&id);
-    let body = body.json_object();
-    // An unknown calendar is 404 before the body is looked at.
-    s.calendars.get(p.account_id, id).await?;
-    Ok(Json(s.calendars.update(p.account_id, id, &body?).await?))
+    // An unknown calendar is 404 before the body is looked at (the service reads it first).
+    Ok(Json(
+        s.calendars
+            .update(p.account_id, calendar_id(&id), body.json_object())
+            .await?,
+    ))
 }
 
 /// Deletes a holiday calendar.

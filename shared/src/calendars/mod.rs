@@ -322,15 +322,17 @@ impl HolidayCalendarService {
         Err(DomainError::conflict(KEPT_CHANGING))
     }
 
-    /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays.
+    /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays. `body` is the
+    /// request body as the handler read it, looked at only once the calendar is found.
     ///
-    /// Errors: 404 `Holiday calendar not found` (before the body's 400, BEHAVIOR 2); 400 naming
-    /// the path of the body's first problem.
+    /// Errors: 404 `Holiday calendar not found` (before the body's 400, BEHAVIOR 2); then
+    /// `body`'s own error (not a JSON object), or 400 naming the path of its first problem.
     pub async fn update(
-        &self, account_id: AccountId, id: Option<HolidayCalendarId>, body: &Map<String, Value>,
+        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+        body: Result<Map<String, Value>, DomainError>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let mut current = self.find(account_id, id).await?;
-        let parsed = parse_body(body)?;
+        let parsed = parse_body(&body?)?;
         for _ in 0..WRITE_ROUNDS {
             let next = HolidayCalendar {
                 name: parsed.name.clone(),
