@@ -269,6 +269,19 @@ impl Scene {
         ran
     }
 
+    /// `PATCH {"enabled": false}` of the subscription (its closing's first page runs before the
+    /// answer).
+    async fn disable(&self) -> shared::webhooks::view::WebhookView {
+        self.service
+            .patch(
+                self.account,
+                Some(self.subscription),
+                &body(json!({"enabled": false})),
+            )
+            .await
+            .unwrap()
+    }
+
     async fn subscription(&self) -> shared::model::webhook::WebhookSubscription {
         self.store
             .get_webhook(self.account, self.subscription)
@@ -447,16 +460,7 @@ async fn disabling_ends_the_open_deliveries_through_due_work(backend: Backend) {
         s.run(id, 0).await;
     }
     assert_eq!(s.delivery(&ids[104]).await.status, DeliveryStatus::Retrying);
-    let patched = s
-        .service
-        .patch(
-            s.account,
-            Some(s.subscription),
-            &body(json!({"enabled": false})),
-        )
-        .await
-        .unwrap();
-    assert!(!patched.enabled);
+    assert!(!s.disable().await.enabled);
     // The answer ended the newest page itself; the rest is due work, not the answer's.
     let still_open = |d: &WebhookDelivery| {
         matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying)
@@ -502,14 +506,7 @@ async fn a_closing_whose_end_conflicts_runs_again_on_fresh_reads(backend: Backen
     }
     s.faulty.faults.conflict_next("record_delivery", 2);
     // The PATCH runs the closing's first (and only) page before answering.
-    s.service
-        .patch(
-            s.account,
-            Some(s.subscription),
-            &body(json!({"enabled": false})),
-        )
-        .await
-        .unwrap();
+    s.disable().await;
     for id in &ids {
         let d = s.delivery(id).await;
         assert_eq!(d.status, DeliveryStatus::Failed, "{id}");
