@@ -205,19 +205,8 @@ impl RouterAdmin {
                 .as_ref()
                 .map_or(router.revision, |d| d.based_on_revision);
             let draft = self.new_draft(actor, &router, based_on, config);
-            let calendars = CalendarRefs::change(
-                &router.calendar_refs_with(current.as_ref()),
-                &router.calendar_refs_with(Some(&draft)),
-            );
             match self
-                .store
-                .put_router_draft(
-                    &draft,
-                    current.as_ref().map(|d| &d.etag),
-                    router.version,
-                    &calendars,
-                    None,
-                )
+                .put_draft_over(&router, current.as_ref(), &draft, None)
                 .await
             {
                 Ok(()) => return Ok(tagged(&draft, router.object_type)),
@@ -437,19 +426,8 @@ impl RouterAdmin {
             let draft = self.new_draft(actor, &router, revision.revision, revision.config.clone());
             let answer = tagged(&draft, router.object_type);
             let completion = completion(claim, 200, &answer.draft)?;
-            let calendars = CalendarRefs::change(
-                &router.calendar_refs_with(current.as_ref()),
-                &router.calendar_refs_with(Some(&draft)),
-            );
             match self
-                .store
-                .put_router_draft(
-                    &draft,
-                    current.as_ref().map(|d| &d.etag),
-                    router.version,
-                    &calendars,
-                    completion.as_ref(),
-                )
+                .put_draft_over(&router, current.as_ref(), &draft, completion.as_ref())
                 .await
             {
                 Ok(()) => return Ok(answer),
@@ -478,6 +456,31 @@ impl RouterAdmin {
         let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
         let revision = revision.ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?;
         Ok((router, revision))
+    }
+
+    /// Stores `draft` as `router`'s draft in place of `current` (the draft read with it, if
+    /// any), conditional on both as read, with the calendar references the change moves
+    /// (BEHAVIOR 17) and `completion`: the one draft write of a `PUT` and a restore.
+    ///
+    /// Errors: the store's ([`StoreError::Conflict`] when either changed meanwhile,
+    /// [`StoreError::UnknownHolidayCalendar`] when the draft names a calendar gone since).
+    async fn put_draft_over(
+        &self, router: &Router, current: Option<&RouterDraft>, draft: &RouterDraft,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> Result<(), StoreError> {
+        let calendars = CalendarRefs::change(
+            &router.calendar_refs_with(current),
+            &router.calendar_refs_with(Some(draft)),
+        );
+        self.store
+            .put_router_draft(
+                draft,
+                current.map(|d| &d.etag),
+                router.version,
+                &calendars,
+                completion,
+            )
+            .await
     }
 
     /// The router (404 unknown, 409 archived) and its draft, read at once.
