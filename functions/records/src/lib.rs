@@ -391,9 +391,8 @@ macro_rules! record_type {
             ) -> OpenApiRouter<RecordsState> {
                 let (schemas, paths, methods) = described_routes!(description; list, create);
                 // The item path's PATCH and DELETE sent to the collection: 400 `Missing path
-                // parameter` (BEHAVIOR 2), not operations of their own.
-                let methods =
-                    with_item_methods(methods, "GET, POST, PATCH, DELETE", ITEM_METHODS, $id);
+                // parameter` (BEHAVIOR 2), not operations of their own, so not in `Allow`.
+                let methods = with_item_methods(methods, "GET, POST", ITEM_METHODS, $id);
                 let router = router.routes((schemas, paths, methods));
                 let (schemas, paths, methods) = described_routes!(description; get, update, archive);
                 let methods = with_405(methods, "GET, PATCH, DELETE");

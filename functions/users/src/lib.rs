@@ -70,8 +70,8 @@ pub fn api(state: UsersState) -> OpenApiRouter {
 fn routes(state: UsersState, description: Description) -> OpenApiRouter {
     let (schemas, paths, methods) = described_routes!(description; list);
     // The item path's PATCH sent to the collection: 400 `Missing path parameter` (BEHAVIOR 2),
-    // not an operation of its own.
-    let collection = with_item_methods(methods, "GET, PATCH", ITEM_METHODS, "userId");
+    // not an operation of its own, so not in `Allow`.
+    let collection = with_item_methods(methods, "GET", ITEM_METHODS, "userId");
     let (schemas_item, paths_item, methods_item) = described_routes!(description; get, update);
     OpenApiRouter::new()
         .routes((schemas, paths, collection))

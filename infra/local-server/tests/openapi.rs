@@ -359,7 +359,8 @@ async fn the_document_is_served_without_authentication_and_the_docs_page_with_it
 /// BEHAVIOR 2: a method the spec defines on an item path, sent to its collection (`PATCH` and
 /// `DELETE /{type}`, `PATCH /users`), answers 400 `Missing path parameter: <name>` after 401 and
 /// 403. These answers are not operations of the document: no request to them can succeed, so a
-/// generated client has no method for them.
+/// generated client has no method for them, and the collection's 405 does not list them in
+/// `Allow` (RFC 9110 10.2.1: the methods the resource supports, the described ones).
 #[tokio::test]
 async fn an_item_method_sent_to_its_collection_is_400_and_no_operation_of_the_document() {
     const REFUSED: [(&str, &str, &str, &str); 9] = [
@@ -389,6 +390,19 @@ async fn an_item_method_sent_to_its_collection_is_400_and_no_operation_of_the_do
         assert!(
             !item.contains_key(&method.to_lowercase()),
             "{what} is an operation of the document"
+        );
+        let a = test.call(Method::PUT, path, &every_scope, None).await;
+        assert_eq!(a.status, 405, "PUT {path}");
+        let allowed: BTreeSet<String> = a.headers["allow"]
+            .to_str()
+            .unwrap()
+            .split(", ")
+            .map(str::to_lowercase)
+            .collect();
+        assert_eq!(
+            allowed,
+            item.keys().cloned().collect::<BTreeSet<_>>(),
+            "PUT {path}: Allow is the described methods"
         );
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let a = test.raw(method.clone(), path, &[], Vec::new()).await;
