@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generated clients work from openapi.json, as an integrator would use them (issue 35):
 #   1. `@redocly/cli lint` with its recommended rules, every problem an error
-#      (infra/clients/redocly.yaml: the rules switched off, each with its reason);
+#      (infra/clients/redocly.yaml: `info-license` alone off, with its reason);
 #   2. starts the local server (embedded store, demo seed) on a free loopback port;
 #   3. generates a Python client from its GET /openapi.json with `openapi-python-client` at its
 #      default settings, and TypeScript types with `openapi-typescript` (for `openapi-fetch`),

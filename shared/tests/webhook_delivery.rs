@@ -37,6 +37,7 @@ shared::on_both_stores!(
     a_secret_that_does_not_open_costs_no_attempt_and_no_health,
     a_subscriptions_secrets_are_opened_once_for_many_deliveries,
     disabling_ends_the_open_deliveries_through_due_work,
+    a_closing_whose_end_conflicts_runs_again_on_fresh_reads,
     a_410_disables_the_subscription_and_its_other_open_deliveries_end_failed,
 );
 
@@ -267,6 +268,19 @@ impl Scene {
         ran
     }
 
+    /// `PATCH {"enabled": false}` of the subscription (its closing's first page runs before the
+    /// answer).
+    async fn disable(&self) -> shared::webhooks::view::WebhookView {
+        self.service
+            .patch(
+                self.account,
+                Some(self.subscription),
+                &body(json!({"enabled": false})),
+            )
+            .await
+            .unwrap()
+    }
+
     async fn subscription(&self) -> shared::model::webhook::WebhookSubscription {
         self.store
             .get_webhook(self.account, self.subscription)
@@ -445,16 +459,7 @@ async fn disabling_ends_the_open_deliveries_through_due_work(backend: Backend) {
         s.run(id, 0).await;
     }
     assert_eq!(s.delivery(&ids[104]).await.status, DeliveryStatus::Retrying);
-    let patched = s
-        .service
-        .patch(
-            s.account,
-            Some(s.subscription),
-            &body(json!({"enabled": false})),
-        )
-        .await
-        .unwrap();
-    assert!(!patched.enabled);
+    assert!(!s.disable().await.enabled);
     // The answer ended the newest page itself; the rest is due work, not the answer's.
     let still_open = |d: &WebhookDelivery| {
         matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::Retrying)
@@ -486,6 +491,32 @@ async fn disabling_ends_the_open_deliveries_through_due_work(backend: Backend) {
         .unwrap();
     assert!(enabled.enabled);
     assert_eq!(s.subscription().await.failing_since, None);
+}
+
+/// Conflicts belong to the mechanism (DESIGN "Work that happens later"): a delivery that moved
+/// while its page was closing (here a write made to conflict) fails the closing's round, which
+/// runs again on a fresh read of the page; it is not left open for its own next attempt.
+async fn a_closing_whose_end_conflicts_runs_again_on_fresh_reads(backend: Backend) {
+    let s = scene(backend).await;
+    let ids = s.events(3).await;
+    s.receiver.answer(500);
+    for id in &ids {
+        s.run(id, 0).await;
+    }
+    s.faulty.faults.conflict_next("record_delivery", 2);
+    // The PATCH runs the closing's first (and only) page before answering.
+    s.disable().await;
+    for id in &ids {
+        let d = s.delivery(id).await;
+        assert_eq!(d.status, DeliveryStatus::Failed, "{id}");
+        assert_eq!(d.last_error.as_deref(), Some("Subscription disabled"));
+        assert_eq!(d.attempts, 1, "{id}: no attempt made by the closing");
+    }
+    assert_eq!(
+        s.run_all(DueKind::CloseDeliveries).await,
+        0,
+        "the closing settled in its run"
+    );
 }
 
 async fn a_410_disables_the_subscription_and_its_other_open_deliveries_end_failed(

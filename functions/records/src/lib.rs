@@ -19,8 +19,8 @@ use shared::api::openapi::{
 };
 use shared::api::Json;
 use shared::api::{
-    empty_id_route, item_properties, missing_path_parameter, with_405, ApiError, Authenticated,
-    Body, ListQuery, PathId,
+    empty_id_route, item_properties, with_405, with_item_methods, ApiError, Authenticated, Body,
+    ListQuery, PathId,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -232,7 +232,7 @@ macro_rules! record_type {
         $module:ident, $t:ident, $plural:literal, $singular:literal,
         collection = $collection:literal, item = $item:literal, empty = $empty:literal,
         history = $history:literal, id = $id:literal,
-        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal, $patch_no_id:literal, $delete_no_id:literal, $history_id:literal],
+        ids = [$list_id:literal, $create_id:literal, $get_id:literal, $update_id:literal, $archive_id:literal, $history_id:literal],
         schemas = [$view:ident, $list:ident, $create:ident, $update:ident, $props:ident]
     ) => {
         #[doc = concat!("The ", $plural, " routes.")]
@@ -385,45 +385,14 @@ macro_rules! record_type {
                 super::dispatches(ObjectType::$t, auth, s, id, q).await
             }
 
-            #[doc = concat!("`PATCH /", $plural, "` without an id: always 400.")]
-            #[utoipa::path(
-                patch,
-                path = $collection,
-                operation_id = $patch_no_id,
-                tag = TAG_RECORDS,
-                summary = concat!("(no ", $singular, " id) always 400"),
-                description = concat!("PATCH is defined on `", $item, "` only: without the id the answer is 400 `Missing path parameter: ", $id, "` (after 401 and 403). There is no successful request."),
-                security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
-                responses(BadRequest, Unauthorized, Forbidden, InternalError)
-            )]
-            pub async fn update_without_id(Authenticated(p): Authenticated) -> Result<(), ApiError> {
-                p.require(Scope::Update)?;
-                Err(missing_path_parameter($id).into())
-            }
-
-            #[doc = concat!("`DELETE /", $plural, "` without an id: always 400.")]
-            #[utoipa::path(
-                delete,
-                path = $collection,
-                operation_id = $delete_no_id,
-                tag = TAG_RECORDS,
-                summary = concat!("(no ", $singular, " id) always 400"),
-                description = concat!("DELETE is defined on `", $item, "` only: without the id the answer is 400 `Missing path parameter: ", $id, "` (after 401 and 403). There is no successful request."),
-                security(("oauth2" = ["service-api/delete"]), ("bearer" = [])),
-                responses(BadRequest, Unauthorized, Forbidden, InternalError)
-            )]
-            pub async fn archive_without_id(Authenticated(p): Authenticated) -> Result<(), ApiError> {
-                p.require(Scope::Delete)?;
-                Err(missing_path_parameter($id).into())
-            }
-
             pub(super) fn mount(
                 router: OpenApiRouter<RecordsState>,
                 description: Description,
             ) -> OpenApiRouter<RecordsState> {
-                let (schemas, paths, methods) =
-                    described_routes!(description; list, create, update_without_id, archive_without_id);
-                let methods = with_405(methods, "GET, POST, PATCH, DELETE");
+                let (schemas, paths, methods) = described_routes!(description; list, create);
+                // The item path's PATCH and DELETE sent to the collection: 400 `Missing path
+                // parameter` (BEHAVIOR 2), not operations of their own, so not in `Allow`.
+                let methods = with_item_methods(methods, "GET, POST", ITEM_METHODS, $id);
                 let router = router.routes((schemas, paths, methods));
                 let (schemas, paths, methods) = described_routes!(description; get, update, archive);
                 let methods = with_405(methods, "GET, PATCH, DELETE");
@@ -453,8 +422,6 @@ record_type!(
         "getContact",
         "updateContact",
         "archiveContact",
-        "updateContactWithoutId",
-        "archiveContactWithoutId",
         "listContactDispatches"
     ],
     schemas = [
@@ -481,8 +448,6 @@ record_type!(
         "getCompany",
         "updateCompany",
         "archiveCompany",
-        "updateCompanyWithoutId",
-        "archiveCompanyWithoutId",
         "listCompanyDispatches"
     ],
     schemas = [
@@ -509,8 +474,6 @@ record_type!(
         "getDeal",
         "updateDeal",
         "archiveDeal",
-        "updateDealWithoutId",
-        "archiveDealWithoutId",
         "listDealDispatches"
     ],
     schemas = [Deal, DealList, DealCreate, DealUpdate, DealProperties]
@@ -531,8 +494,6 @@ record_type!(
         "getTicket",
         "updateTicket",
         "archiveTicket",
-        "updateTicketWithoutId",
-        "archiveTicketWithoutId",
         "listTicketDispatches"
     ],
     schemas = [

@@ -36,7 +36,7 @@ use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
 use shared::routers::{Actor, DraftView, RevisionView, RouterAdmin, Tagged};
 use shared::routers::{RouterService, RouterView};
-use shared::types::etag::IfMatch;
+use shared::types::etag::{ETag, IfMatch};
 use shared::types::RouterId;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -311,11 +311,7 @@ pub async fn simulate(
     p.require(Scope::Read)?;
     let id = RouterId::parse(&id)?;
     // The body is read after the router's 404 (BEHAVIOR 2); an empty body is `{}`.
-    let body = if body.bytes().iter().all(u8::is_ascii_whitespace) {
-        Ok(serde_json::Map::new())
-    } else {
-        body.json_object()
-    };
+    let body = body.json_object_or_empty();
     let simulation = s.replayer.simulate(p.account_id, id, body).await?;
     tracing::info!(
         router_id = %id,
@@ -346,28 +342,27 @@ pub async fn create(
     Authenticated(p): Authenticated, State(s): State<RoutersState>, headers: HeaderMap, body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
-    let begun = s
-        .idempotency
-        .begin(p.account_id, "POST /routers", &headers, body.bytes())
-        .await?;
-    let claim = match begun {
-        Begin::Replay(answer) => return Ok(answer),
-        Begin::Run(claim) => claim,
-    };
-    let result = async {
-        let view = s
-            .admin
-            .create(actor(&p), &body.json_object()?, claim.as_ref())
-            .await?;
-        tracing::info!(router_id = %view.id, "router created");
-        Ok(idempotency::Answer {
-            status: StatusCode::CREATED,
-            body: view,
-            stored_with_effect: true,
-        })
-    }
-    .await;
-    Ok(s.idempotency.finish(claim, result).await)
+    let (s, p, body) = (&s, &p, &body);
+    idempotent(
+        s,
+        p,
+        "POST /routers",
+        &headers,
+        body,
+        move |claim| async move {
+            let view = s
+                .admin
+                .create(actor(p), &body.json_object()?, claim.as_ref())
+                .await?;
+            tracing::info!(router_id = %view.id, "router created");
+            Ok(idempotency::Answer {
+                status: StatusCode::CREATED,
+                body: view,
+                stored_with_effect: true,
+            })
+        },
+    )
+    .await
 }
 
 /// Archives a router.
@@ -662,9 +657,8 @@ pub async fn restore(
         })
     })
     .await?;
-    let tag = etag.lock().unwrap_or_else(|e| e.into_inner()).take();
-    if let Some(value) = tag.and_then(|t| HeaderValue::from_str(t.as_str()).ok()) {
-        response.headers_mut().insert(header::ETAG, value);
+    if let Some(tag) = etag.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        set_etag(&mut response, &tag);
     }
     Ok(response)
 }
@@ -680,10 +674,15 @@ fn actor(p: &shared::auth::Principal) -> Actor<'_> {
 /// A draft answer with its `ETag` header.
 fn with_etag(status: StatusCode, tagged: Tagged) -> Response {
     let mut response = (status, Json(tagged.draft)).into_response();
-    if let Ok(value) = HeaderValue::from_str(tagged.etag.as_str()) {
+    set_etag(&mut response, &tagged.etag);
+    response
+}
+
+/// Puts `etag` in `response`'s `ETag` header (a draft's answer: read, written or restored).
+fn set_etag(response: &mut Response, etag: &ETag) {
+    if let Ok(value) = HeaderValue::from_str(etag.as_str()) {
         response.headers_mut().insert(header::ETAG, value);
     }
-    response
 }
 
 /// The 200 of a router write; `wrote` says whether the write stored it (the
@@ -701,10 +700,7 @@ fn answer(view: RouterView, wrote: bool) -> idempotency::Answer<RouterView> {
 /// Errors: 400 `Invalid JSON ...` for a body that is not a JSON object; 400 `Unknown field:
 /// <key>` naming the first key of a non-empty one.
 fn no_body(body: &Body) -> Result<(), DomainError> {
-    if body.bytes().iter().all(u8::is_ascii_whitespace) {
-        return Ok(());
-    }
-    match body.json_object()?.keys().next() {
+    match body.json_object_or_empty()?.keys().next() {
         None => Ok(()),
         Some(key) => Err(DomainError::bad_field(
             key.clone(),

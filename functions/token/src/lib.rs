@@ -22,7 +22,7 @@ pub mod secret;
 use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use shared::api::openapi::responses::{InternalError, PayloadTooLarge};
+use shared::api::openapi::responses::{InternalError, PayloadTooLarge, Throttled};
 use shared::api::openapi::Description;
 use shared::api::openapi::{TAG_META, TAG_TOKEN};
 use shared::api::Json;
@@ -208,7 +208,7 @@ pub async fn token(
     security(()),
     responses(
         (status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
-        InternalError
+        Throttled, InternalError
     )
 )]
 pub async fn openapi_json() -> Response {

@@ -16,8 +16,7 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{ArchivedParam, PageParams, TAG_USERS};
 use shared::api::Json;
 use shared::api::{
-    empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
-    PathId,
+    empty_id_route, with_405, with_item_methods, ApiError, Authenticated, Body, ListQuery, PathId,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::calendars::{HolidayCalendarService, HolidayCalendarView};
@@ -69,8 +68,10 @@ pub fn api(state: UsersState) -> OpenApiRouter {
 /// The function's routes, with their OpenAPI description or without it ([`Description`]: the
 /// Lambda function never serves it and saves building it at every cold start).
 fn routes(state: UsersState, description: Description) -> OpenApiRouter {
-    let (schemas, paths, methods) = described_routes!(description; list, update_without_id);
-    let collection = with_405(methods, "GET, PATCH");
+    let (schemas, paths, methods) = described_routes!(description; list);
+    // The item path's PATCH sent to the collection: 400 `Missing path parameter` (BEHAVIOR 2),
+    // not an operation of its own, so not in `Allow`.
+    let collection = with_item_methods(methods, "GET", ITEM_METHODS, "userId");
     let (schemas_item, paths_item, methods_item) = described_routes!(description; get, update);
     OpenApiRouter::new()
         .routes((schemas, paths, collection))
@@ -143,22 +144,6 @@ pub async fn list(
             .list(p.account_id, &query.list, &*s.cursors.key().await?)
             .await?,
     ))
-}
-
-/// `PATCH /users` without an id: always 400.
-#[utoipa::path(
-    patch,
-    path = "/users",
-    operation_id = "updateUserWithoutId",
-    tag = TAG_USERS,
-    summary = "(no user id) always 400",
-    description = "PATCH is defined on `/users/{userId}` only: without the id the answer is 400 `Missing path parameter: userId` (after 401 and 403). There is no successful request.",
-    security(("oauth2" = ["service-api/update"]), ("bearer" = [])),
-    responses(BadRequest, Unauthorized, Forbidden, InternalError)
-)]
-pub async fn update_without_id(Authenticated(p): Authenticated) -> Result<(), ApiError> {
-    p.require(Scope::Update)?;
-    Err(missing_path_parameter("userId").into())
 }
 
 /// Reads a member.
@@ -309,11 +294,12 @@ pub async fn update_calendar(
     Authenticated(p): Authenticated, State(s): State<UsersState>, PathId(id): PathId, body: Body,
 ) -> Answer<HolidayCalendarView> {
     p.require(Scope::Update)?;
-    let id = calendar_id(&id);
-    let body = body.json_object();
-    // An unknown calendar is 404 before the body is looked at.
-    s.calendars.get(p.account_id, id).await?;
-    Ok(Json(s.calendars.update(p.account_id, id, &body?).await?))
+    // An unknown calendar is 404 before the body is looked at (the service reads it first).
+    Ok(Json(
+        s.calendars
+            .update(p.account_id, calendar_id(&id), body.json_object())
+            .await?,
+    ))
 }
 
 /// Deletes a holiday calendar.

@@ -269,6 +269,16 @@ async fn a_calendar_is_created_read_listed_replaced_and_deleted(app: TestApp) {
         )
         .await;
     assert_error(&put, StatusCode::NOT_FOUND, "Holiday calendar not found");
+    // The 404 comes before the body's 400 (BEHAVIOR 2), whatever the body.
+    let put = app
+        .call(
+            Method::PUT,
+            &format!("/holiday-calendars/{id}"),
+            &t,
+            Some(json!([1])),
+        )
+        .await;
+    assert_error(&put, StatusCode::NOT_FOUND, "Holiday calendar not found");
     // Another account does not see the calendar.
     let other = app.token(GLOBEX, ALL_SCOPES).await;
     let a = app

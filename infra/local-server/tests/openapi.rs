@@ -185,17 +185,16 @@ async fn every_operation_has_an_id_a_tag_its_scope_and_its_error_answers() {
                 "{what}"
             );
             let responses = op["responses"].as_object().unwrap();
-            // `PATCH /contacts` and the like exist only to answer 400 `Missing path parameter`
-            // (BEHAVIOR 2): no success answer, and the 400 they give.
-            let refusal = id.ends_with("WithoutId");
-            assert_eq!(
+            // No operation exists only to refuse: each has a success answer and a client error
+            // (redocly's operation-2xx-response and operation-4xx-response, both on).
+            assert!(
                 responses.keys().any(|s| s.starts_with('2')),
-                !refusal,
-                "{what}: a success answer unless it exists to refuse"
+                "{what}: no success answer"
             );
-            if refusal {
-                assert!(responses.contains_key("400"), "{what}");
-            }
+            assert!(
+                responses.keys().any(|s| s.starts_with('4')),
+                "{what}: no client error"
+            );
             assert!(responses.contains_key("500"), "{what}: no 500");
             let public = path == "/oauth2/token" || path == "/openapi.json";
             if public {
@@ -355,4 +354,78 @@ async fn the_document_is_served_without_authentication_and_the_docs_page_with_it
         .raw(Method::GET, "/docs/swagger-initializer.js", &[], Vec::new())
         .await;
     assert_eq!(page.status, 200);
+}
+
+/// BEHAVIOR 2: a method the spec defines on an item path, sent to its collection (`PATCH` and
+/// `DELETE /{type}`, `PATCH /users`), answers 400 `Missing path parameter: <name>` after 401 and
+/// 403. These answers are not operations of the document: no request to them can succeed, so a
+/// generated client has no method for them, and the collection's 405 does not list them in
+/// `Allow` (RFC 9110 10.2.1: the methods the resource supports, the described ones).
+#[tokio::test]
+async fn an_item_method_sent_to_its_collection_is_400_and_no_operation_of_the_document() {
+    const REFUSED: [(&str, &str, &str, &str); 9] = [
+        ("PATCH", "/contacts", "contactId", "service-api/update"),
+        ("DELETE", "/contacts", "contactId", "service-api/delete"),
+        ("PATCH", "/companies", "companyId", "service-api/update"),
+        ("DELETE", "/companies", "companyId", "service-api/delete"),
+        ("PATCH", "/deals", "dealId", "service-api/update"),
+        ("DELETE", "/deals", "dealId", "service-api/delete"),
+        ("PATCH", "/tickets", "ticketId", "service-api/update"),
+        ("DELETE", "/tickets", "ticketId", "service-api/delete"),
+        ("PATCH", "/users", "userId", "service-api/update"),
+    ];
+    let doc: Value = serde_json::from_str(COMMITTED).unwrap();
+    let test = common::TestApp::spawn().await;
+    let every_scope = test.northwind().await;
+    let read_only = test
+        .token(common::NORTHWIND_READONLY, "service-api/read")
+        .await;
+    for (method, path, param, scope) in REFUSED {
+        let what = format!("{method} {path}");
+        let item = doc["paths"][path].as_object().unwrap();
+        assert!(
+            item.contains_key("get"),
+            "{what}: the collection is described"
+        );
+        assert!(
+            !item.contains_key(&method.to_lowercase()),
+            "{what} is an operation of the document"
+        );
+        let a = test.call(Method::PUT, path, &every_scope, None).await;
+        assert_eq!(a.status, 405, "PUT {path}");
+        let allowed: BTreeSet<String> = a.headers["allow"]
+            .to_str()
+            .unwrap()
+            .split(", ")
+            .map(str::to_lowercase)
+            .collect();
+        assert_eq!(
+            allowed,
+            item.keys().cloned().collect::<BTreeSet<_>>(),
+            "PUT {path}: Allow is the described methods"
+        );
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let a = test.raw(method.clone(), path, &[], Vec::new()).await;
+        assert_eq!(a.status, 401, "{what}: {}", a.body);
+        let a = test.call(method.clone(), path, &read_only, None).await;
+        assert_eq!(a.status, 403, "{what}: {}", a.body);
+        assert_eq!(
+            a.body["message"],
+            format!("Insufficient scope: requires {scope}"),
+            "{what}"
+        );
+        let a = test
+            .call(method, path, &every_scope, Some(serde_json::json!({})))
+            .await;
+        assert_eq!(a.status, 400, "{what}: {}", a.body);
+        assert_eq!(
+            a.body,
+            serde_json::json!({
+                "message": format!("Missing path parameter: {param}"),
+                "error": true,
+                "field": param
+            }),
+            "{what}"
+        );
+    }
 }

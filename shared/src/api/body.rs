@@ -50,6 +50,17 @@ impl Body {
         }
     }
 
+    /// The body as one JSON object, an empty one (nothing, or only white space) as `{}`: the
+    /// body of an operation whose keys are all optional, or that takes none.
+    ///
+    /// Errors: as [`Self::json_object`], for a body that is not empty.
+    pub fn json_object_or_empty(&self) -> Result<Map<String, Value>, DomainError> {
+        if self.0.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Map::new());
+        }
+        self.json_object()
+    }
+
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.0
@@ -67,6 +78,22 @@ mod tests {
             .is_ok());
         for raw in [&b"[1]"[..], b"null", b"{", b""] {
             let err = Body(Bytes::copy_from_slice(raw)).json_object().unwrap_err();
+            assert!(err.to_string().starts_with("Invalid JSON"), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_empty_body_is_an_empty_object_where_one_is_accepted() {
+        for raw in [&b""[..], b" \r\n\t", b"{}", b" {} "] {
+            let body = Body(Bytes::copy_from_slice(raw));
+            assert_eq!(body.json_object_or_empty().unwrap(), Map::new(), "{raw:?}");
+        }
+        let body = Body(Bytes::from_static(br#"{"a": 1}"#));
+        assert_eq!(body.json_object_or_empty().unwrap()["a"], 1);
+        for raw in [&b"[1]"[..], b"null", b"{", b"\x0b"] {
+            let err = Body(Bytes::copy_from_slice(raw))
+                .json_object_or_empty()
+                .unwrap_err();
             assert!(err.to_string().starts_with("Invalid JSON"), "{err}");
         }
     }

@@ -42,6 +42,7 @@ pub fn with_405<S: Clone + Send + Sync + 'static>(
 /// Like [`with_405`] for a collection path whose item path defines more methods: those methods
 /// (`item_methods`, each with the scope it needs) answer 400 `Missing path parameter: <param>`
 /// after 401 and 403, the spec's "id missing from path" (BEHAVIOR 2); other methods get 405.
+/// Those answers are not operations of the API description: no request to them can succeed.
 pub fn with_item_methods<S>(
     router: MethodRouter<S>, allow: &'static str, item_methods: &'static [(Method, Scope)],
     param: &'static str,

@@ -10,7 +10,8 @@ use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::page::cursor::{CursorKey, ListRequest};
-use crate::page::ListView;
+use crate::page::{ListView, Page, MAX_LIMIT};
+use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
 use crate::store::{holiday_calendar_position, Store, StoreError};
@@ -236,6 +237,23 @@ impl HolidayCalendarView {
     }
 }
 
+/// The account's holiday calendars (BEHAVIOR 17; at most [`MAX_HOLIDAY_CALENDARS`], one read),
+/// with `router_calendar` the calendar a router's configuration names. Dispatch, explain and the
+/// what-if replay read them in their second round, with the pool: the members' calendar ids are
+/// known only once the pool is read, and a calendar written through the API must count at the
+/// next dispatch, so they are neither read by id after the pool (a fourth round) nor cached with
+/// the account's directory (stale for its TTL). A configuration's check reads them for the ids
+/// it may name.
+///
+/// Errors: the store's.
+pub async fn read_holiday_calendars(
+    store: &dyn Store, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
+) -> Result<HolidayCalendars, DomainError> {
+    let page = Page::first(MAX_LIMIT, false);
+    let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
+    Ok(HolidayCalendars::new(calendars, router_calendar))
+}
+
 /// How many times a write that lost a race (a concurrent create, update or delete) is tried.
 const WRITE_ROUNDS: u32 = 5;
 
@@ -304,15 +322,17 @@ impl HolidayCalendarService {
         Err(DomainError::conflict(KEPT_CHANGING))
     }
 
-    /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays.
+    /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays. `body` is the
+    /// request body as the handler read it, looked at only once the calendar is found.
     ///
-    /// Errors: 404 `Holiday calendar not found` (before the body's 400, BEHAVIOR 2); 400 naming
-    /// the path of the body's first problem.
+    /// Errors: 404 `Holiday calendar not found` (before the body's 400, BEHAVIOR 2); then
+    /// `body`'s own error (not a JSON object), or 400 naming the path of its first problem.
     pub async fn update(
-        &self, account_id: AccountId, id: Option<HolidayCalendarId>, body: &Map<String, Value>,
+        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+        body: Result<Map<String, Value>, DomainError>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let mut current = self.find(account_id, id).await?;
-        let parsed = parse_body(body)?;
+        let parsed = parse_body(&body?)?;
         for _ in 0..WRITE_ROUNDS {
             let next = HolidayCalendar {
                 name: parsed.name.clone(),

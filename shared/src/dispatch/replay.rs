@@ -20,12 +20,13 @@
 
 use super::outcome::{Skip, OWNER_ASSIGNED};
 use super::steps::{self, Evaluation, Limits, Stop, Trace};
+use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
-use crate::history::{stats::MAX_WINDOW_DAYS, target_share};
+use crate::history::stats::{parse_instant, StatsWindow, WindowError, MAX_WINDOW_DAYS};
+use crate::history::target_share;
 use crate::model::dispatch::{DispatchEntry, DispatchSource, RotationState};
-use crate::model::member::Member;
 use crate::model::record::{Record, UniqueKey};
 use crate::model::router::Router;
 use crate::routers::manage::ROUTER_NOT_FOUND;
@@ -52,23 +53,14 @@ pub const MAX_SAMPLES: usize = 20;
 /// Company lookups (by domain) sent at once.
 const COMPANY_LOOKUPS_AT_ONCE: usize = 16;
 
-/// A replay window `[from, to)` (BEHAVIOR 16): `to` defaults to now, `from` to `to` minus 30
-/// days; `from < to`; at most 93 days; a `to` in the future is accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayWindow {
-    /// Start (included).
-    pub from: DateTime<Utc>,
-    /// End (excluded).
-    pub to: DateTime<Utc>,
-}
-
 /// The body of `POST /routers/{id}/simulate`: `{revision?, from?, to?}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimulateRequest {
     /// The configuration replayed (default: the draft).
     pub revision: RevisionChoice,
-    /// The window.
-    pub window: ReplayWindow,
+    /// The window: `to` defaults to now, `from` to `to` minus 30 days; a `to` in the future is
+    /// accepted (BEHAVIOR 16).
+    pub window: StatsWindow,
 }
 
 impl SimulateRequest {
@@ -95,40 +87,28 @@ impl SimulateRequest {
             let Some(value) = body.get(name) else {
                 return Ok(None);
             };
-            value
-                .as_str()
-                .and_then(|text| DateTime::parse_from_rfc3339(text.trim()).ok())
-                .map(|at| Some(at.with_timezone(&Utc)))
-                .ok_or_else(|| {
-                    DomainError::bad_field(
-                        name,
-                        format!(
-                            "Invalid {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"
-                        ),
-                    )
-                })
+            value.as_str().and_then(parse_instant).map(Some).ok_or_else(|| {
+                DomainError::bad_field(
+                    name,
+                    format!("Invalid {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"),
+                )
+            })
         };
         let to = instant("to")?.unwrap_or(now);
         let from = match instant("from")? {
             Some(from) => from,
             None => to - chrono::Duration::days(DEFAULT_WINDOW_DAYS),
         };
-        if from >= to {
-            return Err(DomainError::bad_field(
-                "from",
-                "Invalid from: must be before to",
-            ));
-        }
-        if to - from > chrono::Duration::days(MAX_WINDOW_DAYS) {
-            return Err(DomainError::bad_field(
+        let window = StatsWindow::new(from, to).map_err(|error| match error {
+            WindowError::NotBefore => {
+                DomainError::bad_field("from", "Invalid from: must be before to")
+            }
+            WindowError::TooLong => DomainError::bad_field(
                 "to",
                 format!("Invalid to: the window may be at most {MAX_WINDOW_DAYS} days"),
-            ));
-        }
-        Ok(Self {
-            revision,
-            window: ReplayWindow { from, to },
-        })
+            ),
+        })?;
+        Ok(Self { revision, window })
     }
 }
 
@@ -326,7 +306,7 @@ impl Replayer {
     /// first, at most the cap ([`MAX_REPLAYED`]); read in pages until one more is found or the window
     /// ends.
     async fn replay_set(
-        &self, account_id: AccountId, router_id: RouterId, window: ReplayWindow, now: DateTime<Utc>,
+        &self, account_id: AccountId, router_id: RouterId, window: StatsWindow, now: DateTime<Utc>,
     ) -> Result<Inputs, DomainError> {
         let mut entries: Vec<DispatchEntry> = Vec::new();
         let mut after: Option<Position> = None;
@@ -388,7 +368,11 @@ impl Replayer {
                 .await?;
                 return Ok(Replayed {
                     outcomes: entries.iter().map(|_| Replay::stopped(skip)).collect(),
-                    pool: active_pool(router, teams, &roster.members),
+                    pool: router
+                        .active_pool(teams, &roster.members)
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect(),
                 });
             }
         };
@@ -433,7 +417,7 @@ impl Replayer {
                 }
             }
         }
-        let (roster, companies, holidays) = tokio::try_join!(
+        let (mut roster, companies, holidays) = tokio::try_join!(
             async {
                 let named = Named {
                     ids: &named,
@@ -444,30 +428,20 @@ impl Replayer {
                 )
             },
             self.companies(account_id, &domains),
-            steps::read_holiday_calendars(self.store.as_ref(), account_id, settings),
+            read_holiday_calendars(
+                self.store.as_ref(),
+                account_id,
+                settings.holiday_calendar_id
+            ),
         )?;
-        let mut members = roster.members;
-        // Step 10's owners outside the roster, each once (by the e-mail index, as dispatch).
-        let mut owners: Vec<&str> = companies
-            .values()
-            .filter_map(|c| c.value("company_owner"))
-            .filter(|o| !members.iter().any(|m| m.email.as_str() == *o))
-            .collect();
-        owners.sort_unstable();
-        owners.dedup();
-        for found in futures_util::future::try_join_all(
-            owners
-                .iter()
-                .map(|o| self.store.find_member_by_email(account_id, o)),
+        steps::add_company_owners(
+            self.store.as_ref(),
+            account_id,
+            &mut roster,
+            companies.values(),
         )
-        .await?
-        .into_iter()
-        .flatten()
-        {
-            if !members.iter().any(|m| m.id == found.id) {
-                members.push(found);
-            }
-        }
+        .await?;
+        let members = roster.members;
         let mut rotation = RotationState::default();
         let mut outcomes = Vec::with_capacity(entries.len());
         for entry in entries {
@@ -512,7 +486,11 @@ impl Replayer {
         }
         Ok(Replayed {
             outcomes,
-            pool: active_pool(router, teams, &members),
+            pool: router
+                .active_pool(teams, &members)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
         })
     }
 
@@ -588,22 +566,6 @@ fn skip_of(stop: Stop) -> Result<Skip, DomainError> {
             "a replayed run is not an SLA reassignment",
         )),
     }
-}
-
-/// `router`'s pool in pool order (BEHAVIOR 6.11), archived or unknown members left out.
-fn active_pool(
-    router: &Router, teams: &[crate::model::account::Team], members: &[Member],
-) -> Vec<String> {
-    router
-        .pool_emails(teams)
-        .into_iter()
-        .filter(|email| {
-            members
-                .iter()
-                .any(|m| m.email.as_str() == *email && m.is_active())
-        })
-        .map(str::to_string)
-        .collect()
 }
 
 /// The answer: counts, shares, changes and samples of `outcomes` against `inputs`' entries.

@@ -8,6 +8,7 @@ use super::distribution;
 use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
 use super::outcome::{Assigned, Skip, OWNER_ASSIGNED};
 use super::request::{AccountContext, DispatchRequest};
+use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::crm::{CrmSync, OwnerUpdate};
 use crate::error::DomainError;
@@ -27,7 +28,7 @@ use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::routers::revision::RevisionChoice;
-use crate::routers::roster::{read_roster, Named, Roster};
+use crate::routers::roster::{members_by_email, read_roster, Named, Roster};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Store, StoreError};
@@ -335,7 +336,7 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         },
         matching_company(cx, account.id, &router, &settings, &record),
         async {
-            read_holiday_calendars(cx.store, account.id, &settings)
+            read_holiday_calendars(cx.store, account.id, settings.holiday_calendar_id)
                 .await
                 .map_err(Stop::from)
         },
@@ -388,22 +389,27 @@ impl Checked {
     }
 }
 
-/// The account's holiday calendars (BEHAVIOR 17; at most 20) with the router's named, read in
-/// the second round with the pool: the members' calendar ids are known only once the pool is
-/// read, and a calendar written through the API must count at the next dispatch, so they are
-/// neither read by id after the pool (a fourth round) nor cached with the account's directory
-/// (stale for its TTL). Dispatch, explain and the what-if replay read them through this.
+/// Step 10's company owners outside `roster`: the `company_owner` of each of `companies` that
+/// names no member read yet, each once, added from the e-mail index (eventually consistent: a
+/// chosen one is read again before it is written, [`choose_owner`]). Dispatch, explain and the
+/// what-if replay read them through this, after the roster and the companies.
 ///
 /// Errors: the store's.
-pub async fn read_holiday_calendars(
-    store: &dyn Store, account_id: AccountId, settings: &RouterSettings,
-) -> Result<HolidayCalendars, DomainError> {
-    let page = Page::first(crate::page::MAX_LIMIT, false);
-    let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
-    Ok(HolidayCalendars::new(
-        calendars,
-        settings.holiday_calendar_id,
-    ))
+pub(crate) async fn add_company_owners<'c>(
+    store: &dyn Store, account_id: AccountId, roster: &mut Roster,
+    companies: impl IntoIterator<Item = &'c Record>,
+) -> Result<(), StoreError> {
+    let mut owners: Vec<&str> = companies
+        .into_iter()
+        .filter_map(|c| c.value("company_owner"))
+        .filter(|owner| roster.by_email(owner).is_none())
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    for member in members_by_email(store, account_id, &owners).await? {
+        roster.add_indexed(member);
+    }
+    Ok(())
 }
 
 /// Steps 10 to 14 until the chosen member is known fresh: a member read by key in the roster
@@ -415,15 +421,7 @@ async fn choose_owner(
 ) -> Step<(Member, AssignmentReason, RotationWrite)> {
     let account = &checked.directory.account;
     let mut roster = checked.roster.clone();
-    let owner = checked
-        .company
-        .as_ref()
-        .and_then(|c| c.value("company_owner"));
-    if let Some(owner) = owner.filter(|o| roster.by_email(o).is_none()) {
-        if let Some(member) = cx.store.find_member_by_email(account.id, owner).await? {
-            roster.add_indexed(member);
-        }
-    }
+    add_company_owners(cx.store, account.id, &mut roster, checked.company.as_ref()).await?;
     for _ in 0..MAX_STALE_CHOICES {
         let (email, reason, rotation) =
             decide(&checked.evaluation(run, &roster.members, now), trace)?;
@@ -813,6 +811,8 @@ fn quota(quota: Option<u64>, count: u64) -> Step<()> {
 /// current owner out (BEHAVIOR 14): they keep their place in pool order (the rotation walks on
 /// from them) but are never eligible, for the rotation, account matching or as backup.
 struct Pool<'m> {
+    /// The members read for the run, archived ones included.
+    members: &'m [Member],
     by_email: HashMap<&'m str, &'m Member>,
     now: DateTime<Utc>,
     ignore_working_hours: bool,
@@ -836,6 +836,7 @@ impl<'m> Pool<'m> {
             .map(|m| (m.email.as_str(), m))
             .collect();
         Self {
+            members,
             by_email,
             now,
             ignore_working_hours,
@@ -890,7 +891,7 @@ impl<'m> Pool<'m> {
         self.is_active(email) && self.assess(email, false).under_capacity()
     }
 
-    /// Step 11's pool ([`Router::pool_emails`]) without archived members, each assessed (a
+    /// Step 11's pool without archived members ([`Router::active_pool`]), each assessed (a
     /// percentage router's weight-0 users are `zero_weight`).
     fn candidates(
         &self, router: &Router, settings: &RouterSettings, teams: &[Team],
@@ -905,9 +906,8 @@ impl<'m> Pool<'m> {
                     .is_none_or(|u| distribution::is_zero_weight(u.percentage))
         };
         router
-            .pool_emails(teams)
+            .active_pool(teams, self.members)
             .into_iter()
-            .filter(|email| self.is_active(email))
             .map(|email| self.assess(email, zero_weight(email)))
             .collect()
     }

@@ -20,7 +20,6 @@ use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::dispatch::AssignmentReason;
 use crate::model::dispatch::DispatchEntry;
-use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{DistributionModel, Router};
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
@@ -199,8 +198,8 @@ impl HistoryService {
             .ok_or_else(|| DomainError::not_found("Router not found"))
     }
 
-    /// The router's current pool (BEHAVIOR 6.11, [`Router::pool_emails`]: the rule dispatch
-    /// uses) without archived members, its members read by key ([`read_roster`]): O(pool).
+    /// The router's current pool without archived members ([`Router::active_pool`]: the rule
+    /// dispatch uses, BEHAVIOR 6.11), its members read by key ([`read_roster`]): O(pool).
     async fn pool(
         &self, account_id: AccountId, router: &Router,
     ) -> Result<Vec<String>, DomainError> {
@@ -218,9 +217,8 @@ impl HistoryService {
         )
         .await?;
         Ok(router
-            .pool_emails(&teams)
+            .active_pool(&teams, &roster.members)
             .into_iter()
-            .filter(|email| roster.by_email(email).is_some_and(Member::is_active))
             .map(str::to_string)
             .collect())
     }

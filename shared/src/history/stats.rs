@@ -1,7 +1,8 @@
 //! The window of `GET /routers/{routerId}/stats` (BEHAVIOR 8): `from` and `to`, RFC 3339
 //! instants; by default the current calendar month in UTC, `[first instant of this month,
 //! first instant of next month)`; `from < to` and at most 93 days, else 400 naming the
-//! parameter.
+//! parameter. The what-if replay's window (BEHAVIOR 16) keeps the same rule
+//! ([`StatsWindow::new`]) with defaults and messages of its own.
 
 use crate::error::DomainError;
 use chrono::{DateTime, Datelike, TimeZone, Utc};
@@ -9,7 +10,7 @@ use chrono::{DateTime, Datelike, TimeZone, Utc};
 /// The longest window, in days (exactly 93 days is accepted).
 pub const MAX_WINDOW_DAYS: i64 = 93;
 
-/// A stats window `[from, to)`.
+/// A window `[from, to)` of the routing history: the stats' and the what-if replay's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StatsWindow {
     /// Start (included).
@@ -18,7 +19,39 @@ pub struct StatsWindow {
     pub to: DateTime<Utc>,
 }
 
+/// Why two instants make no window ([`StatsWindow::new`]); each caller names the parameter it
+/// blames in its own 400.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowError {
+    /// `from` is not before `to`.
+    NotBefore,
+    /// The window is longer than [`MAX_WINDOW_DAYS`] days.
+    TooLong,
+}
+
+/// An RFC 3339 instant (white space around it ignored), in UTC; `None` when `text` is not one.
+pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text.trim())
+        .ok()
+        .map(|at| at.with_timezone(&Utc))
+}
+
 impl StatsWindow {
+    /// The window `[from, to)`: the one rule of the stats (BEHAVIOR 8) and the what-if replay
+    /// (BEHAVIOR 16).
+    ///
+    /// Errors: [`WindowError::NotBefore`] unless `from < to`; [`WindowError::TooLong`] for more
+    /// than [`MAX_WINDOW_DAYS`] days (exactly 93 days is accepted).
+    pub fn new(from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Self, WindowError> {
+        if from >= to {
+            return Err(WindowError::NotBefore);
+        }
+        if to - from > chrono::Duration::days(MAX_WINDOW_DAYS) {
+            return Err(WindowError::TooLong);
+        }
+        Ok(Self { from, to })
+    }
+
     /// The calendar month (UTC) of `now`.
     pub fn month_of(now: DateTime<Utc>) -> Self {
         let start = |year: i32, month: u32| {
@@ -48,7 +81,7 @@ impl StatsWindow {
         let instant = |name: &str, value: Option<&str>, default: DateTime<Utc>| {
             match value {
             None => Ok(default),
-            Some(text) => DateTime::parse_from_rfc3339(text.trim()).map(|at| at.with_timezone(&Utc)).map_err(|_| {
+            Some(text) => parse_instant(text).ok_or_else(|| {
                 DomainError::bad_field(
                     name,
                     format!("Invalid query parameter {name}: must be an RFC 3339 instant, e.g. 2026-11-01T00:00:00Z"),
@@ -59,19 +92,15 @@ impl StatsWindow {
         let blame = if given_to.is_some() { "to" } else { "from" };
         let from = instant("from", given_from, month.from)?;
         let to = instant("to", given_to, month.to)?;
-        if from >= to {
-            return Err(DomainError::bad_field(
-                blame,
-                format!("Invalid query parameter {blame}: from must be before to"),
-            ));
-        }
-        if to - from > chrono::Duration::days(MAX_WINDOW_DAYS) {
-            return Err(DomainError::bad_field(
-                blame,
-                format!("Invalid query parameter {blame}: the window may be at most {MAX_WINDOW_DAYS} days"),
-            ));
-        }
-        Ok(Self { from, to })
+        Self::new(from, to).map_err(|error| {
+            let rule = match error {
+                WindowError::NotBefore => "from must be before to".to_string(),
+                WindowError::TooLong => {
+                    format!("the window may be at most {MAX_WINDOW_DAYS} days")
+                }
+            };
+            DomainError::bad_field(blame, format!("Invalid query parameter {blame}: {rule}"))
+        })
     }
 }
 
@@ -124,6 +153,36 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.field(), Some("to"));
+    }
+
+    #[test]
+    fn a_window_starts_before_it_ends_and_spans_at_most_93_days() {
+        let from = at("2026-01-01T00:00:00Z");
+        assert_eq!(StatsWindow::new(from, from), Err(WindowError::NotBefore));
+        assert_eq!(
+            StatsWindow::new(from, at("2025-12-31T00:00:00Z")),
+            Err(WindowError::NotBefore)
+        );
+        let longest = at("2026-04-04T00:00:00Z");
+        assert_eq!(
+            StatsWindow::new(from, longest),
+            Ok(StatsWindow { from, to: longest })
+        );
+        assert_eq!(
+            StatsWindow::new(from, at("2026-04-04T00:00:01Z")),
+            Err(WindowError::TooLong)
+        );
+    }
+
+    #[test]
+    fn instants_are_rfc3339_with_white_space_around_them_ignored() {
+        assert_eq!(
+            parse_instant(" 2026-11-01T01:00:00+01:00\n"),
+            Some(at("2026-11-01T00:00:00Z"))
+        );
+        for text in ["2026-11-01", "yesterday", "", "2026-11-01T00:00:00"] {
+            assert_eq!(parse_instant(text), None, "{text:?}");
+        }
     }
 
     #[test]

@@ -8,11 +8,13 @@
 
 use super::object_type::ObjectType;
 use crate::model::account::Team;
+use crate::model::member::Member;
 use crate::trigger::Trigger;
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// A router: an assignment configuration (spec "Router object"), with its live revision
 /// (BEHAVIOR 15).
@@ -146,6 +148,22 @@ impl Router {
     /// decided here: callers keep the active ones.
     pub fn pool_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
         pool_of(&self.users, &self.teams, teams)
+    }
+
+    /// The pool's active members' e-mails in pool order: [`Self::pool_emails`] less every e-mail
+    /// of no active member among `members` (unknown or archived). The one active-pool rule of
+    /// dispatch's candidates (BEHAVIOR 6 step 11), the stats' pool (BEHAVIOR 8) and the what-if
+    /// replay's (BEHAVIOR 16).
+    pub fn active_pool<'a>(&'a self, teams: &'a [Team], members: &[Member]) -> Vec<&'a str> {
+        let active: HashSet<&str> = members
+            .iter()
+            .filter(|m| m.is_active())
+            .map(|m| m.email.as_str())
+            .collect();
+        self.pool_emails(teams)
+            .into_iter()
+            .filter(|email| active.contains(email))
+            .collect()
     }
 
     /// Every e-mail a run of this router may assign to: [`Self::pool_emails`], then the backup
@@ -373,5 +391,79 @@ impl RouterDraft {
             .settings
             .as_ref()
             .and_then(|s| s.holiday_calendar_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::tests::{member, utc};
+    use crate::types::ids::TeamId;
+
+    fn email(text: &str) -> Email {
+        Email::parse(text).expect("test e-mail")
+    }
+
+    #[test]
+    fn the_active_pool_keeps_pool_order_and_leaves_out_unknown_and_archived_members() {
+        let at = utc("2026-01-01T00:00:00Z");
+        let router = Router {
+            id: uuid::Uuid::nil().into(),
+            account_id: uuid::Uuid::nil().into(),
+            name: "R".into(),
+            object_type: ObjectType::Contacts,
+            has_integration: false,
+            is_published: true,
+            settings: None,
+            users: ["c@x.example", "a@x.example", "gone@x.example"]
+                .into_iter()
+                .map(|e| RouterUser {
+                    email: email(e),
+                    percentage: None,
+                })
+                .collect(),
+            teams: vec!["Sales".into()],
+            created_at: at,
+            updated_at: at,
+            archived_at: None,
+            archived_by: None,
+            member_ids: Vec::new(),
+            revision: FIRST_REVISION,
+            version: 0,
+        };
+        let teams = [Team {
+            id: TeamId::from(uuid::Uuid::nil()),
+            account_id: uuid::Uuid::nil().into(),
+            name: "Sales".into(),
+            members: vec![
+                email("b@x.example"),
+                email("a@x.example"),
+                email("d@x.example"),
+            ],
+            created_at: at,
+        }];
+        let with = |address: &str, archived: bool| Member {
+            email: email(address),
+            archived_at: archived.then_some(at),
+            ..member("UTC", Vec::new(), Vec::new())
+        };
+        let members = [
+            with("a@x.example", false),
+            with("b@x.example", false),
+            with("c@x.example", false),
+            // Archived, and provisioned again under the same address: the active one counts.
+            with("d@x.example", true),
+            with("d@x.example", false),
+            with("archived@x.example", true),
+        ];
+        assert_eq!(
+            router.active_pool(&teams, &members),
+            ["c@x.example", "a@x.example", "b@x.example", "d@x.example"]
+        );
+        // Archived in the last copy read: out.
+        assert_eq!(
+            router.active_pool(&teams, &members[..4]),
+            ["c@x.example", "a@x.example", "b@x.example"]
+        );
     }
 }

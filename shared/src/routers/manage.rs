@@ -8,14 +8,15 @@
 //! publish reads in one round (router, draft, rotation state at once) and writes in a second.
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
+use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
+use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::RotationState;
 use crate::model::holiday_calendar::CalendarRefs;
-use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
@@ -204,19 +205,8 @@ impl RouterAdmin {
                 .as_ref()
                 .map_or(router.revision, |d| d.based_on_revision);
             let draft = self.new_draft(actor, &router, based_on, config);
-            let calendars = CalendarRefs::change(
-                &router.calendar_refs_with(current.as_ref()),
-                &router.calendar_refs_with(Some(&draft)),
-            );
             match self
-                .store
-                .put_router_draft(
-                    &draft,
-                    current.as_ref().map(|d| &d.etag),
-                    router.version,
-                    &calendars,
-                    None,
-                )
+                .put_draft_over(&router, current.as_ref(), &draft, None)
                 .await
             {
                 Ok(()) => return Ok(tagged(&draft, router.object_type)),
@@ -295,20 +285,7 @@ impl RouterAdmin {
                     take_body(&mut body)?;
                     return Ok((RouterView::new(&router), false));
                 }
-                None => {
-                    let mut next = moved_on(&router, now);
-                    next.is_published = true;
-                    RouterWrite {
-                        router: next,
-                        expected_version: router.version,
-                        revision: None,
-                        draft: DraftChange::Keep,
-                        rotation: None,
-                        archives: false,
-                        completion: None,
-                        calendars: CalendarRefs::none(),
-                    }
-                }
+                None => publication(&router, true, now),
             };
             take_body(&mut body)?;
             match self.write(write, claim).await? {
@@ -335,18 +312,7 @@ impl RouterAdmin {
             if !router.is_published {
                 return Ok((RouterView::new(&router), false));
             }
-            let mut next = moved_on(&router, self.clock.now());
-            next.is_published = false;
-            let write = RouterWrite {
-                router: next,
-                expected_version: router.version,
-                revision: None,
-                draft: DraftChange::Keep,
-                rotation: None,
-                archives: false,
-                completion: None,
-                calendars: CalendarRefs::none(),
-            };
+            let write = publication(&router, false, self.clock.now());
             if let Some(view) = self.write(write, claim).await? {
                 return Ok((view, true));
             }
@@ -460,19 +426,8 @@ impl RouterAdmin {
             let draft = self.new_draft(actor, &router, revision.revision, revision.config.clone());
             let answer = tagged(&draft, router.object_type);
             let completion = completion(claim, 200, &answer.draft)?;
-            let calendars = CalendarRefs::change(
-                &router.calendar_refs_with(current.as_ref()),
-                &router.calendar_refs_with(Some(&draft)),
-            );
             match self
-                .store
-                .put_router_draft(
-                    &draft,
-                    current.as_ref().map(|d| &d.etag),
-                    router.version,
-                    &calendars,
-                    completion.as_ref(),
-                )
+                .put_draft_over(&router, current.as_ref(), &draft, completion.as_ref())
                 .await
             {
                 Ok(()) => return Ok(answer),
@@ -501,6 +456,31 @@ impl RouterAdmin {
         let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
         let revision = revision.ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?;
         Ok((router, revision))
+    }
+
+    /// Stores `draft` as `router`'s draft in place of `current` (the draft read with it, if
+    /// any), conditional on both as read, with the calendar references the change moves
+    /// (BEHAVIOR 17) and `completion`: the one draft write of a `PUT` and a restore.
+    ///
+    /// Errors: the store's ([`StoreError::Conflict`] when either changed meanwhile,
+    /// [`StoreError::UnknownHolidayCalendar`] when the draft names a calendar gone since).
+    async fn put_draft_over(
+        &self, router: &Router, current: Option<&RouterDraft>, draft: &RouterDraft,
+        completion: Option<&IdempotencyCompletion>,
+    ) -> Result<(), StoreError> {
+        let calendars = CalendarRefs::change(
+            &router.calendar_refs_with(current),
+            &router.calendar_refs_with(Some(draft)),
+        );
+        self.store
+            .put_router_draft(
+                draft,
+                current.map(|d| &d.etag),
+                router.version,
+                &calendars,
+                completion,
+            )
+            .await
     }
 
     /// The router (404 unknown, 409 archived) and its draft, read at once.
@@ -569,7 +549,10 @@ impl RouterAdmin {
             .into_iter()
             .filter(|n| MemberId::try_parse(n).is_none())
             .collect();
-        let mut members = members_by_email(self.store.as_ref(), account_id, &emails).await?;
+        let mut members = Vec::new();
+        for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
+            members.extend(members_by_email(self.store.as_ref(), account_id, chunk).await?);
+        }
         if !ids.is_empty() {
             for member in self.store.get_members(account_id, &ids).await? {
                 if !members.iter().any(|m| m.id == member.id) {
@@ -583,13 +566,9 @@ impl RouterAdmin {
             .as_ref()
             .is_some_and(|s| s.holiday_calendar_id.is_some());
         let holiday_calendars: Vec<_> = if names_calendar {
-            let page = crate::page::Page::first(crate::page::MAX_LIMIT, false);
-            self.store
-                .list_holiday_calendars(account_id, &page)
+            read_holiday_calendars(self.store.as_ref(), account_id, None)
                 .await?
-                .items
-                .into_iter()
-                .map(|c| c.id)
+                .ids()
                 .collect()
         } else {
             Vec::new()
@@ -604,30 +583,31 @@ impl RouterAdmin {
     }
 }
 
-/// The members of `emails` that exist in the account (archived ones included), looked up by
-/// e-mail [`LOOKUPS_AT_ONCE`] at a time.
-async fn members_by_email(
-    store: &dyn Store, account_id: AccountId, emails: &[String],
-) -> Result<Vec<Member>, StoreError> {
-    let mut members = Vec::new();
-    for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
-        let found = futures_util::future::try_join_all(
-            chunk
-                .iter()
-                .map(|email| store.find_member_by_email(account_id, email)),
-        )
-        .await?;
-        members.extend(found.into_iter().flatten());
-    }
-    Ok(members)
-}
-
 /// Parses a `{n}` path segment: a positive integer, else `None` (404 `Revision not found`).
 pub fn parse_revision_number(n: &str) -> Option<u64> {
     if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     n.parse::<u64>().ok().filter(|n| *n >= FIRST_REVISION)
+}
+
+/// The write that makes `router` published or not (`published`) at `now` and changes nothing
+/// else: a publish without a draft, an unpublish.
+fn publication(
+    router: &Router, published: bool, now: chrono::DateTime<chrono::Utc>,
+) -> RouterWrite {
+    let mut next = moved_on(router, now);
+    next.is_published = published;
+    RouterWrite {
+        router: next,
+        expected_version: router.version,
+        revision: None,
+        draft: DraftChange::Keep,
+        rotation: None,
+        archives: false,
+        completion: None,
+        calendars: CalendarRefs::none(),
+    }
 }
 
 /// The write of a publish of `draft` on `router` (read with its rotation state `rotation`):

@@ -84,7 +84,7 @@ pub async fn read_roster(
                 false => store.get_members(account_id, &ids).await,
             }
         },
-        by_emails(store, account_id, &unresolved)
+        members_by_email(store, account_id, &unresolved)
     )?;
     let mut roster = Roster {
         consistent: by_key.iter().map(|m| m.id).collect(),
@@ -100,20 +100,25 @@ pub async fn read_roster(
         })
         .map(|(email, _)| *email)
         .collect();
-    for member in by_emails(store, account_id, &stale).await? {
+    for member in members_by_email(store, account_id, &stale).await? {
         roster.add_indexed(member);
     }
     Ok(roster)
 }
 
-/// The members of `emails` found by the e-mail index, all at once.
-async fn by_emails(
-    store: &dyn Store, account_id: AccountId, emails: &[&str],
+/// The members whose e-mail is one of `emails` (lowercase), archived ones included, found by the
+/// e-mail index (eventually consistent): one lookup each, all at once. The one lookup of members
+/// by e-mail for a run's roster and a configuration's check ([`crate::routers::RouterAdmin`]); a
+/// caller that may name many bounds the wave by passing a slice at a time.
+///
+/// Errors: the store's.
+pub async fn members_by_email<S: AsRef<str>>(
+    store: &dyn Store, account_id: AccountId, emails: &[S],
 ) -> StoreResult<Vec<Member>> {
     let found = futures_util::future::try_join_all(
         emails
             .iter()
-            .map(|email| store.find_member_by_email(account_id, email)),
+            .map(|email| store.find_member_by_email(account_id, email.as_ref())),
     )
     .await?;
     Ok(found.into_iter().flatten().collect())

@@ -35,6 +35,11 @@ impl HolidayCalendars {
         self.by_id.get(&id)
     }
 
+    /// The ids of the account's calendars, in no particular order.
+    pub fn ids(&self) -> impl Iterator<Item = HolidayCalendarId> + '_ {
+        self.by_id.keys().copied()
+    }
+
     /// The router's calendar, if it has one.
     pub fn router_calendar(&self) -> Option<&HolidayCalendar> {
         self.router.and_then(|id| self.get(id))

@@ -44,4 +44,4 @@ pub use zone::{parse_time_zone, IanaTimeZone};
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-pub(super) fn utc(text: &str) -> DateTime<Utc> {
+pub(crate) fn utc(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text)
         .expect("test timestamp")
         .with_timezone(&Utc)
@@ -39,7 +39,7 @@ fn ooo(start: &str, end: &str) -> OutOfOfficeText {
 
 /// A member in `time_zone` with the entries that parse (an entry that does not parse can never
 /// be stored, so it is left out).
-pub(super) fn member(
+pub(crate) fn member(
     time_zone: &str, working_hours: Vec<WorkingHoursText>, out_office_dates: Vec<OutOfOfficeText>,
 ) -> Member {
     let at = utc("2026-01-01T00:00:00Z");

@@ -2,7 +2,7 @@
 
 use super::events::DeliverySubject;
 use super::retry::RetrySchedule;
-use crate::due::{Claimed, DueJob, Ran};
+use crate::due::{Claimed, Commit, DueJob, Ran, RoundError};
 use crate::error::DomainError;
 use crate::model::due::{DueChanges, DueId, DueItem, DueKind};
 use crate::model::webhook::{DeliveryStatus, WebhookDelivery, WebhookSubscription};
@@ -96,31 +96,28 @@ impl DeliveryCloser {
         Arc::new(Self { store, open_window })
     }
 
-    /// Ends `delivery` `failed` with `Subscription disabled`, unless an attempt was recorded
-    /// meanwhile (its own item then ends it, finding the subscription disabled at its next run).
+    /// Ends `delivery` `failed` with `Subscription disabled`, conditional on the attempts it was
+    /// read with.
+    ///
+    /// Errors: [`StoreError::Conflict`] when an attempt was recorded meanwhile (the mechanism
+    /// runs the round again on a fresh read, [`Claimed::commit`]); any other store failure.
     async fn end(&self, delivery: &WebhookDelivery) -> Result<(), StoreError> {
         let mut ended = delivery.clone();
         ended.status = DeliveryStatus::Failed;
         ended.last_error = Some(SUBSCRIPTION_DISABLED.into());
-        match self
-            .store
+        self.store
             .record_delivery(&ended, delivery.attempts, None, &DueChanges::none())
             .await
-        {
-            Ok(()) | Err(StoreError::Conflict) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-#[async_trait]
-impl DueJob for DeliveryCloser {
-    fn kind(&self) -> DueKind {
-        DueKind::CloseDeliveries
     }
 
-    async fn run(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
-        let subject: ClosingSubject = claimed.subject()?;
+    /// One commit round of a run: reads the subscription and the page of its deliveries after
+    /// `subject`'s position afresh, ends the open ones it disabled and settles the item (the
+    /// next page due at once, or done). A delivery that moved meanwhile fails the round with
+    /// [`StoreError::Conflict`]: the conflict policy is the mechanism's ([`Claimed::commit`]), and
+    /// the deliveries already ended are no longer open at the next round.
+    async fn close_page(
+        &self, claimed: &Claimed, subject: &ClosingSubject,
+    ) -> Result<Commit, RoundError> {
         if self
             .store
             .get_webhook(subject.account_id, subject.subscription_id)
@@ -128,7 +125,7 @@ impl DueJob for DeliveryCloser {
             .is_none()
         {
             // Deleted: its deliveries are dropped with it.
-            return claimed.drop_item().await;
+            return Ok(Commit::SubjectGone);
         }
         let page = match &subject.after {
             Some(id) => Page::after(CLOSING_PAGE, Position::new(id.clone()), false),
@@ -158,20 +155,35 @@ impl DueJob for DeliveryCloser {
         for result in ended {
             result?;
         }
-        match listed.next {
+        let (label, settlement) = match listed.next {
             Some(position) if !past_window => {
                 // More to read: the next run goes on from here, at once.
                 let rest = ClosingSubject {
                     after: Some(position.as_str().to_string()),
-                    ..subject
+                    ..subject.clone()
                 };
                 let rest = serde_json::to_value(&rest).map_err(DomainError::internal)?;
-                claimed
-                    .settle("closing", claimed.again_from(claimed.claimed_at, rest))
-                    .await
+                ("closing", claimed.again_from(claimed.claimed_at, rest))
             }
-            _ => claimed.settle("closed", claimed.done()).await,
-        }
+            _ => ("closed", claimed.done()),
+        };
+        self.store.settle_due(&settlement).await?;
+        Ok(Commit::stored(label, settlement))
+    }
+}
+
+#[async_trait]
+impl DueJob for DeliveryCloser {
+    fn kind(&self) -> DueKind {
+        DueKind::CloseDeliveries
+    }
+
+    async fn run(&self, claimed: &Claimed) -> Result<Ran, DomainError> {
+        let subject: ClosingSubject = claimed.subject()?;
+        let subject = &subject;
+        claimed
+            .commit(|_| async move { self.close_page(claimed, subject).await })
+            .await
     }
 }
 

@@ -1,6 +1,6 @@
 //! The error answers an operation can give, one type per status, listed in each operation's
 //! `responses(...)`: all in the contract's error shape `{message, error: true, field?}`
-//! ([`ErrorBody`]).
+//! ([`ErrorBody`]), but API Gateway's throttling ([`Throttled`]), which no function answers.
 
 use crate::api::error::ErrorBody;
 use serde_json::{json, Value};
@@ -110,4 +110,33 @@ error_answers! {
     InternalError = "500",
         "Internal server error",
         json!({"message": "Internal server error", "error": true});
+}
+
+/// 429 of API Gateway's throttling (the stage's rate and burst limits, `ThrottlingRateLimit` and
+/// `ThrottlingBurstLimit` in `template.yaml`): answered before any function runs, in API
+/// Gateway's shape `{message}`, not the contract's; the local server never answers it. Every
+/// route can get it in AWS; `GET /openapi.json`, which takes no input and so has no client error
+/// of its own, describes it.
+pub struct Throttled;
+
+impl IntoResponses for Throttled {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let schema = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("message", ObjectBuilder::new().schema_type(Type::String))
+            .required("message");
+        let response = ResponseBuilder::new()
+            .description(
+                "Too many requests: API Gateway's throttling limits were reached (retry later)",
+            )
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(schema))
+                    .example(Some(json!({"message": "Too Many Requests"})))
+                    .build(),
+            )
+            .build();
+        BTreeMap::from([("429".to_string(), RefOr::T(response))])
+    }
 }
