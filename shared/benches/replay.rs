@@ -258,7 +258,7 @@ async fn main() {
             }
             for e in &log {
                 store
-                    .record_dispatch(e, None, None, &Default::default())
+                    .record_dispatch(e, None, None, None, &Default::default())
                     .await
                     .unwrap();
             }
@@ -290,7 +290,14 @@ async fn main() {
         etag: ETag::new_random(),
     };
     store
-        .put_router_draft(&draft, None, router.version, &Default::default(), None)
+        .put_router_draft(
+            &draft,
+            None,
+            router.version,
+            &Default::default(),
+            None,
+            None,
+        )
         .await
         .unwrap();
     println!(

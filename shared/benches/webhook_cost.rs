@@ -92,7 +92,10 @@ async fn case(subscriptions: usize) -> Case {
         let body = json!({"url": format!("https://hooks{n}.example.com/routing"), "events": ["assignment.created"]});
         service
             .create(
-                ACCOUNT.parse::<uuid::Uuid>().unwrap().into(),
+                shared::audit::Actor {
+                    account_id: ACCOUNT.parse::<uuid::Uuid>().unwrap().into(),
+                    sub: "bench",
+                },
                 body.as_object().unwrap(),
             )
             .await

@@ -16,6 +16,7 @@
 //! numbers quoted in doc comments ("BEHAVIOR 3") refer to that page.
 
 pub mod api;
+pub mod audit;
 pub mod auth;
 pub mod calendars;
 pub mod clock;

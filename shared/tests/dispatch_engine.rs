@@ -583,7 +583,7 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     m1.office_status = false;
     m1.version += 1;
     f.store
-        .update_member(&m1, version, &shared::model::CalendarRefs::none())
+        .update_member(&m1, version, &shared::model::CalendarRefs::none(), None)
         .await
         .unwrap();
     let faulty = Arc::new(FaultyStore::new(f.store.clone()));

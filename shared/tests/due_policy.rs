@@ -142,6 +142,7 @@ async fn scene(backend: Backend, script: &[Round]) -> (Scene, Arc<Scripted>) {
             &entry,
             None,
             None,
+            None,
             &DueChanges {
                 put: vec![item],
                 ..DueChanges::default()

@@ -117,6 +117,7 @@ async fn put(store: &Arc<dyn Store>, items: Vec<DueItem>) -> DispatchEntry {
             &entry,
             None,
             None,
+            None,
             &DueChanges {
                 put: items,
                 ..DueChanges::default()
@@ -415,6 +416,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
     store
         .record_dispatch(
             &first,
+            None,
             Some("message-1"),
             None,
             &DueChanges {
@@ -430,6 +432,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
     let again = store
         .record_dispatch(
             &entry(None),
+            None,
             Some("message-1"),
             None,
             &DueChanges {
@@ -450,6 +453,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
             &lone,
             None,
             None,
+            None,
             &DueChanges {
                 put: vec![due.clone()],
                 ..DueChanges::default()
@@ -468,6 +472,7 @@ async fn a_crm_sync_state_and_its_settlement_are_written_together_or_not_at_all(
     store
         .record_dispatch(
             &written,
+            None,
             None,
             None,
             &DueChanges {

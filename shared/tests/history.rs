@@ -1205,7 +1205,13 @@ async fn a_history_page_stops_at_its_byte_budget_and_continues_with_after(backen
             at + Duration::milliseconds(n),
         );
         f.store
-            .record_dispatch(&entry, None, None, &shared::model::due::DueChanges::none())
+            .record_dispatch(
+                &entry,
+                None,
+                None,
+                None,
+                &shared::model::due::DueChanges::none(),
+            )
             .await
             .unwrap();
     }

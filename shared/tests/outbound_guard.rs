@@ -317,7 +317,13 @@ async fn a_webhook_delivery_to_a_host_now_resolving_to_metadata_is_refused() {
     let body =
         json!({"url": "https://hooks.rebinding.example/routing", "events": ["assignment.created"]});
     let subscription = service
-        .create(account, body.as_object().unwrap())
+        .create(
+            shared::audit::Actor {
+                account_id: account,
+                sub: "test",
+            },
+            body.as_object().unwrap(),
+        )
         .await
         .unwrap();
     // Now the name points at the instance metadata endpoint.

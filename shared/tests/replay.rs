@@ -213,7 +213,14 @@ impl Fixture {
             etag: ETag::new_random(),
         };
         self.store
-            .put_router_draft(&draft, None, router.version, &Default::default(), None)
+            .put_router_draft(
+                &draft,
+                None,
+                router.version,
+                &Default::default(),
+                None,
+                None,
+            )
             .await
             .unwrap();
     }
@@ -496,6 +503,7 @@ async fn the_replay_set_leaves_out_early_outcomes_and_other_windows(backend: Bac
                     archives: false,
                     completion: None,
                     calendars: Default::default(),
+                    audit: None,
                 })
                 .await
                 .unwrap();
@@ -597,7 +605,7 @@ async fn the_real_cap(f: &Fixture) {
             expires_at: base + Duration::days(400),
         };
         f.store
-            .record_dispatch(&entry, None, None, &Default::default())
+            .record_dispatch(&entry, None, None, None, &Default::default())
             .await
             .unwrap();
     }

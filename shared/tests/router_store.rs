@@ -144,6 +144,7 @@ fn publish(stored: &Router, draft: &RouterDraft) -> RouterWrite {
         archives: false,
         completion: None,
         calendars: Default::default(),
+        audit: None,
     }
 }
 
@@ -181,13 +182,13 @@ async fn provisioned_routers_have_revision_one_and_count_against_the_limit(backe
     // One non-archived router: a limit of 2 takes one more, and no other.
     let second = router(a.id, 3);
     store
-        .create_router(&second, &revision(&second, 1, "R3"), 2, None)
+        .create_router(&second, &revision(&second, 1, "R3"), 2, None, None)
         .await
         .unwrap();
     let third = router(a.id, 4);
     assert!(matches!(
         store
-            .create_router(&third, &revision(&third, 1, "R4"), 2, None)
+            .create_router(&third, &revision(&third, 1, "R4"), 2, None, None)
             .await,
         Err(StoreError::Rejected(_))
     ));
@@ -201,12 +202,12 @@ async fn provisioned_routers_have_revision_one_and_count_against_the_limit(backe
         .unwrap();
     assert!(matches!(
         store
-            .create_router(&third, &revision(&third, 1, "R4"), 2, None)
+            .create_router(&third, &revision(&third, 1, "R4"), 2, None, None)
             .await,
         Err(StoreError::Rejected(_))
     ));
     store
-        .create_router(&third, &revision(&third, 1, "R4"), 3, None)
+        .create_router(&third, &revision(&third, 1, "R4"), 3, None, None)
         .await
         .unwrap();
 }
@@ -216,7 +217,10 @@ async fn a_created_router_reads_back_with_its_first_revision_and_once_only(backe
     let a = provisioned(&store, vec![]).await;
     let r = router(a.id, 1);
     let first = revision(&r, 1, "R1");
-    store.create_router(&r, &first, 1000, None).await.unwrap();
+    store
+        .create_router(&r, &first, 1000, None, None)
+        .await
+        .unwrap();
     assert_eq!(router_of(&store, &r).await, r);
     assert_eq!(
         store.get_router_revision(a.id, r.id, 1).await.unwrap(),
@@ -227,7 +231,7 @@ async fn a_created_router_reads_back_with_its_first_revision_and_once_only(backe
         None
     );
     assert!(matches!(
-        store.create_router(&r, &first, 1000, None).await,
+        store.create_router(&r, &first, 1000, None, None).await,
         Err(StoreError::Conflict)
     ));
     let listed = store
@@ -246,7 +250,7 @@ async fn a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_uncha
     assert_eq!(store.get_router_draft(a.id, r.id).await.unwrap(), None);
     let d1 = draft(&r, "one");
     store
-        .put_router_draft(&d1, None, r.version, &Default::default(), None)
+        .put_router_draft(&d1, None, r.version, &Default::default(), None, None)
         .await
         .unwrap();
     assert_eq!(
@@ -262,7 +266,14 @@ async fn a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_uncha
     ] {
         assert!(matches!(
             store
-                .put_router_draft(&d2, replaces.as_ref(), version, &Default::default(), None)
+                .put_router_draft(
+                    &d2,
+                    replaces.as_ref(),
+                    version,
+                    &Default::default(),
+                    None,
+                    None
+                )
                 .await,
             Err(StoreError::Conflict)
         ));
@@ -272,23 +283,30 @@ async fn a_draft_is_written_only_over_the_tag_read_and_while_the_router_is_uncha
         );
     }
     store
-        .put_router_draft(&d2, Some(&d1.etag), r.version, &Default::default(), None)
+        .put_router_draft(
+            &d2,
+            Some(&d1.etag),
+            r.version,
+            &Default::default(),
+            None,
+            None,
+        )
         .await
         .unwrap();
     assert!(matches!(
         store
-            .delete_router_draft(a.id, r.id, &d1.etag, &Default::default())
+            .delete_router_draft(a.id, r.id, &d1.etag, &Default::default(), None)
             .await,
         Err(StoreError::Conflict)
     ));
     store
-        .delete_router_draft(a.id, r.id, &d2.etag, &Default::default())
+        .delete_router_draft(a.id, r.id, &d2.etag, &Default::default(), None)
         .await
         .unwrap();
     assert_eq!(store.get_router_draft(a.id, r.id).await.unwrap(), None);
     assert!(matches!(
         store
-            .delete_router_draft(a.id, r.id, &d2.etag, &Default::default())
+            .delete_router_draft(a.id, r.id, &d2.etag, &Default::default(), None)
             .await,
         Err(StoreError::Conflict)
     ));
@@ -300,7 +318,7 @@ async fn a_publish_writes_revision_router_and_draft_removal_together_or_nothing(
     let a = provisioned(&store, vec![r.clone()]).await;
     let d = draft(&r, "second");
     store
-        .put_router_draft(&d, None, r.version, &Default::default(), None)
+        .put_router_draft(&d, None, r.version, &Default::default(), None, None)
         .await
         .unwrap();
     let rotation = RotationState {
@@ -366,7 +384,7 @@ async fn revisions_list_newest_first_and_a_page_after_a_position_holds_the_older
     for n in 2..=12 {
         let d = draft(&r, &format!("rev {n}"));
         store
-            .put_router_draft(&d, None, r.version, &Default::default(), None)
+            .put_router_draft(&d, None, r.version, &Default::default(), None, None)
             .await
             .unwrap();
         let write = publish(&r, &d);
@@ -418,13 +436,13 @@ async fn an_archive_drops_the_draft_and_frees_a_place_under_the_limit(backend: B
         .unwrap();
     let d = draft(&r, "d");
     store
-        .put_router_draft(&d, None, r.version, &Default::default(), None)
+        .put_router_draft(&d, None, r.version, &Default::default(), None, None)
         .await
         .unwrap();
     let other = router(a.id, 2);
     assert!(matches!(
         store
-            .create_router(&other, &revision(&other, 1, "o"), 1, None)
+            .create_router(&other, &revision(&other, 1, "o"), 1, None, None)
             .await,
         Err(StoreError::Rejected(_))
     ));
@@ -442,6 +460,7 @@ async fn an_archive_drops_the_draft_and_frees_a_place_under_the_limit(backend: B
             archives: true,
             completion: None,
             calendars: Default::default(),
+            audit: None,
         })
         .await
         .unwrap();
@@ -453,7 +472,7 @@ async fn an_archive_drops_the_draft_and_frees_a_place_under_the_limit(backend: B
         .unwrap()
         .is_some());
     store
-        .create_router(&other, &revision(&other, 1, "o"), 1, None)
+        .create_router(&other, &revision(&other, 1, "o"), 1, None, None)
         .await
         .unwrap();
 }
@@ -464,7 +483,7 @@ async fn drafts_and_revisions_are_seen_only_by_their_account(backend: Backend) {
     let a = provisioned(&store, vec![r.clone()]).await;
     let d = draft(&r, "d");
     store
-        .put_router_draft(&d, None, r.version, &Default::default(), None)
+        .put_router_draft(&d, None, r.version, &Default::default(), None, None)
         .await
         .unwrap();
     let stranger: AccountId = Uuid::new_v4().into();
@@ -481,7 +500,7 @@ async fn drafts_and_revisions_are_seen_only_by_their_account(backend: Backend) {
         .is_empty());
     assert!(matches!(
         store
-            .delete_router_draft(stranger, r.id, &d.etag, &Default::default())
+            .delete_router_draft(stranger, r.id, &d.etag, &Default::default(), None)
             .await,
         Err(StoreError::Conflict)
     ));

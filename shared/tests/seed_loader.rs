@@ -99,7 +99,12 @@ async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
     changed.phone = Some("changed since".into());
     changed.version += 1;
     store
-        .update_member(&changed, ana.version, &shared::model::CalendarRefs::none())
+        .update_member(
+            &changed,
+            ana.version,
+            &shared::model::CalendarRefs::none(),
+            None,
+        )
         .await
         .unwrap();
 

@@ -638,7 +638,10 @@ async fn the_event_of_a_reassignment_notifies_both_members_by_their_preferences(
     );
     let created = webhooks
         .create(
-            id(ACCOUNT),
+            shared::audit::Actor {
+                account_id: id(ACCOUNT),
+                sub: "test",
+            },
             json!({"url": "https://hooks.example.com/routing", "events": ["assignment.created"]})
                 .as_object()
                 .unwrap(),

@@ -123,6 +123,14 @@ fn base() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 26, 9, 0, 0).unwrap()
 }
 
+/// The test's API client acting in `account`.
+fn actor(account: AccountId) -> shared::audit::Actor<'static> {
+    shared::audit::Actor {
+        account_id: account,
+        sub: "test",
+    }
+}
+
 struct Scene {
     store: Arc<dyn Store>,
     faulty: Arc<FaultyStore>,
@@ -176,7 +184,7 @@ async fn scene(backend: Backend) -> Scene {
     let account = AccountId::from(uuid::Uuid::new_v4());
     let created = service
         .create(
-            account,
+            actor(account),
             &body(json!({"url": receiver.url, "events": ["dispatch.unassigned"]})),
         )
         .await
@@ -233,7 +241,7 @@ impl Scene {
             .unwrap();
             ids.push(changes.deliveries[0].id.clone());
             self.store
-                .record_dispatch(&entry, None, None, &changes)
+                .record_dispatch(&entry, None, None, None, &changes)
                 .await
                 .unwrap();
         }
@@ -273,7 +281,7 @@ impl Scene {
     async fn disable(&self) -> shared::webhooks::view::WebhookView {
         self.service
             .patch(
-                self.account,
+                actor(self.account),
                 Some(self.subscription),
                 &body(json!({"enabled": false})),
             )
@@ -327,12 +335,16 @@ async fn patch_rotate_create_and_manual_retry_apply_again_when_something_changed
     s.faulty.faults.conflict_next("update_webhook", 3);
     let patched = s
         .service
-        .patch(s.account, id, &body(json!({"description": "after a race"})))
+        .patch(
+            actor(s.account),
+            id,
+            &body(json!({"description": "after a race"})),
+        )
         .await
         .unwrap();
     assert_eq!(patched.description.as_deref(), Some("after a race"));
     s.faulty.faults.conflict_next("update_webhook", 2);
-    let rotated = s.service.rotate_secret(s.account, id).await.unwrap();
+    let rotated = s.service.rotate_secret(actor(s.account), id).await.unwrap();
     assert!(rotated.secret.is_some());
     assert_eq!(s.subscription().await.secrets.len(), 2);
     s.faulty.faults.conflict_next("create_webhook", 2);
@@ -340,7 +352,7 @@ async fn patch_rotate_create_and_manual_retry_apply_again_when_something_changed
     let created = s
         .service
         .create(
-            s.account,
+            actor(s.account),
             &body(json!({"url": url, "events": ["dispatch.unassigned"]})),
         )
         .await
@@ -359,7 +371,7 @@ async fn patch_rotate_create_and_manual_retry_apply_again_when_something_changed
     s.faulty.faults.conflict_next("update_webhook", 100);
     let refused = s
         .service
-        .patch(s.account, id, &body(json!({"description": "x"})))
+        .patch(actor(s.account), id, &body(json!({"description": "x"})))
         .await
         .unwrap_err();
     assert!(
@@ -483,7 +495,7 @@ async fn disabling_ends_the_open_deliveries_through_due_work(backend: Backend) {
     let enabled = s
         .service
         .patch(
-            s.account,
+            actor(s.account),
             Some(s.subscription),
             &body(json!({"enabled": true})),
         )

@@ -5,10 +5,15 @@
 //! /routers/{routerId}/draft`, `POST /routers/{routerId}/publish` and `/unpublish`, `GET
 //! /routers/{routerId}/revisions[/{revision}]`, `POST
 //! /routers/{routerId}/revisions/{revision}/restore`, and the what-if replay (BEHAVIOR 16):
-//! `POST /routers/{routerId}/simulate`.
+//! `POST /routers/{routerId}/simulate`; and the audit trail of BEHAVIOR 18: one entry with the
+//! explanation of its run, `GET /routers/{routerId}/dispatches/{entryId}`, and the change log,
+//! `GET /audit-events`, `GET /audit-events/{id}`.
 //! Thin: authenticate, scope, parse, call [`shared::routers::RouterService`],
-//! [`shared::routers::RouterAdmin`], [`shared::history::HistoryService`] or
-//! [`shared::dispatch::Replayer`].
+//! [`shared::routers::RouterAdmin`], [`shared::history::HistoryService`],
+//! [`shared::dispatch::Replayer`] or [`shared::audit::AuditService`].
+//!
+//! The change log lives here: it is read by the same routing admins, with the same
+//! permissions (queries of the table and of GSI1) as the routers' lists.
 
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -18,12 +23,14 @@ use shared::api::openapi::responses::*;
 use shared::api::openapi::routers::{IfMatchParams, RouterCreate, RouterDraftBody};
 use shared::api::openapi::Description;
 use shared::api::openapi::{
-    ArchivedParam, IdempotencyParams, PageParams, StatsParams, TAG_HISTORY, TAG_ROUTERS,
+    ArchivedParam, AuditParams, IdempotencyParams, PageParams, StatsParams, TAG_AUDIT, TAG_HISTORY,
+    TAG_ROUTERS,
 };
 use shared::api::Json;
 use shared::api::{
     empty_id_route, with_405, ApiError, Authenticated, Body, ListQuery, PathId, PathIds,
 };
+use shared::audit::{AuditEventView, AuditService};
 use shared::auth::{Scope, TokenVerifier};
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
@@ -31,10 +38,10 @@ use shared::described_routes;
 use shared::dispatch::replay::SimulateBody;
 use shared::dispatch::{Replayer, Simulation};
 use shared::error::DomainError;
-use shared::history::{DispatchEntryView, HistoryService, RouterStats};
+use shared::history::{DispatchEntryView, ExplainedEntryView, HistoryService, RouterStats};
 use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
-use shared::routers::{Actor, DraftView, RevisionView, RouterAdmin, Tagged};
+use shared::routers::{DraftView, RevisionView, RouterAdmin, Tagged};
 use shared::routers::{RouterService, RouterView};
 use shared::types::etag::{ETag, IfMatch};
 use shared::types::RouterId;
@@ -60,6 +67,8 @@ pub struct RoutersState {
     pub idempotency: Arc<IdempotentRequests>,
     /// The what-if replay (BEHAVIOR 16).
     pub replayer: Arc<Replayer>,
+    /// The change log (BEHAVIOR 18).
+    pub audit: Arc<AuditService>,
 }
 
 impl RoutersState {
@@ -87,12 +96,15 @@ impl RoutersState {
                 deps.clock.clone(),
                 deps.catalogues.clone(),
             )),
+            audit: Arc::new(AuditService::new(deps.store.clone(), deps.clock.clone())),
         })
     }
 }
 
 const ITEM_METHODS: &[(Method, Scope)] =
     &[(Method::GET, Scope::Read), (Method::DELETE, Scope::Delete)];
+
+const AUDIT_METHODS: &[(Method, Scope)] = &[(Method::GET, Scope::Read)];
 
 /// The described routes of the function, stateful (for the local server to merge).
 pub fn api(state: RoutersState) -> OpenApiRouter {
@@ -119,6 +131,9 @@ fn routes(state: RoutersState, description: Description) -> OpenApiRouter {
     let (schemas_stats, paths_stats, methods_stats) = described_routes!(description; stats);
     let (schemas_simulate, paths_simulate, methods_simulate) =
         described_routes!(description; simulate);
+    let (schemas_entry, paths_entry, methods_entry) = described_routes!(description; dispatch);
+    let (schemas_audit, paths_audit, methods_audit) = described_routes!(description; audit_events);
+    let (schemas_event, paths_event, methods_event) = described_routes!(description; audit_event);
     OpenApiRouter::new()
         .routes((schemas, paths, with_405(methods, "GET, POST")))
         .routes((
@@ -167,10 +182,14 @@ fn routes(state: RoutersState, description: Description) -> OpenApiRouter {
             paths_simulate,
             with_405(methods_simulate, "POST"),
         ))
+        .routes((schemas_entry, paths_entry, with_405(methods_entry, "GET")))
+        .routes((schemas_audit, paths_audit, with_405(methods_audit, "GET")))
+        .routes((schemas_event, paths_event, with_405(methods_event, "GET")))
         .route(
             "/routers/",
             empty_id_route("GET, DELETE", ITEM_METHODS, "routerId"),
         )
+        .route("/audit-events/", empty_id_route("GET", AUDIT_METHODS, "id"))
         .with_state(state)
 }
 
@@ -264,6 +283,91 @@ pub async fn dispatches(
     ))
 }
 
+/// Reads one history entry of a router with the explanation of its run.
+#[utoipa::path(
+    get,
+    path = "/routers/{routerId}/dispatches/{entryId}",
+    operation_id = "getRouterDispatch",
+    tag = TAG_HISTORY,
+    summary = "Read a history entry and why it was decided",
+    description = "The entry (as the history lists show it) plus `explanation`: what its own run found, as it stood at `dispatched_at` (BEHAVIOR 18), the object explain answers (BEHAVIOR 9: `trigger`, `candidates` with each member's reasons, `account_match`, `sla`), built from the values that run read; each `actual` cut to 256 characters; `null` parts where the run stopped. An entry written before explanations were kept has `explanation: null`. Lists never carry `explanation`. 404 `Dispatch not found` for an unknown id, one that is not a UUID, or an entry of another router; 404 `Router not found`; 400 for a `routerId` that is not a UUID.",
+    params(
+        ("routerId" = uuid::Uuid, Path, description = "The router's id"),
+        ("entryId" = uuid::Uuid, Path, description = "The history entry's id")
+    ),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The entry and the explanation of its run", body = ExplainedEntryView),
+        BadRequest, Unauthorized, Forbidden, NotFound, InternalError
+    )
+)]
+pub async fn dispatch(
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, ids: PathIds,
+) -> Answer<ExplainedEntryView> {
+    p.require(Scope::Read)?;
+    let id = RouterId::parse(ids.get(0))?;
+    Ok(Json(
+        s.history
+            .router_dispatch(p.account_id, id, ids.get(1))
+            .await?,
+    ))
+}
+
+/// Lists the account's audit events, newest first.
+#[utoipa::path(
+    get,
+    path = "/audit-events",
+    operation_id = "listAuditEvents",
+    tag = TAG_AUDIT,
+    summary = "List the change log",
+    description = "One event per successful API write to the account's routing configuration (BEHAVIOR 18): `router.created`, `router.draft_updated`, `router.draft_deleted`, `router.published`, `router.unpublished`, `router.restored`, `router.archived`, `member.updated`, `holiday_calendar.created`, `holiday_calendar.updated`, `holiday_calendar.deleted`, `webhook.created`, `webhook.updated`, `webhook.deleted`, `webhook.secret_rotated`, each written in the same transaction as its change. Refused writes, `Idempotency-Key` replays, provisioning and a member PATCH, calendar PUT or subscription PATCH that changes no value record nothing; every successful router action records its event, even with empty `changes`. `changes` holds one `{path, before, after}` per changed key (`settings.<key>` for a router's settings); a value whose JSON would make the event pass 300 KiB is replaced, largest first, by `{\"omitted\": \"too large\", \"json_bytes\": n, \"sha256\": \"<hex>\"}`, so a valid write never fails because of its event. Secrets never appear. Newest first (`at`, then `id`); `target_type` with `target_id` (both or neither) lists one resource's events; `from` and `to` bound `at` to `[from, to)`. Offset or `after` cursor, as every list (a cursor belongs to its filters). Events expire after 400 days.",
+    params(AuditParams, PageParams),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "A page of audit events", body = ListView<AuditEventView>),
+        BadRequest, Unauthorized, Forbidden, InternalError
+    )
+)]
+pub async fn audit_events(
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, RawQuery(q): RawQuery,
+) -> Answer<ListView<AuditEventView>> {
+    p.require(Scope::Read)?;
+    let filters = shared::api::audit_query(q.as_deref())?;
+    let query = ListQuery::parse(q.as_deref())?;
+    Ok(Json(
+        s.audit
+            .list(
+                p.account_id,
+                &filters,
+                &query.list,
+                &*s.cursors.key().await?,
+            )
+            .await?,
+    ))
+}
+
+/// Reads one audit event.
+#[utoipa::path(
+    get,
+    path = "/audit-events/{id}",
+    operation_id = "getAuditEvent",
+    tag = TAG_AUDIT,
+    summary = "Read an audit event",
+    description = "One event of the change log (BEHAVIOR 18). 404 `Audit event not found` for an unknown id, one that is not a UUID, or another account's.",
+    params(("id" = uuid::Uuid, Path, description = "The event's id")),
+    security(("oauth2" = ["service-api/read"]), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The event", body = AuditEventView),
+        Unauthorized, Forbidden, NotFound, InternalError
+    )
+)]
+pub async fn audit_event(
+    Authenticated(p): Authenticated, State(s): State<RoutersState>, PathId(id): PathId,
+) -> Answer<AuditEventView> {
+    p.require(Scope::Read)?;
+    Ok(Json(s.audit.get(p.account_id, &id).await?))
+}
+
 /// A router's fairness stats: who got how many assignments in a window.
 #[utoipa::path(
     get,
@@ -352,7 +456,7 @@ pub async fn create(
         move |claim| async move {
             let view = s
                 .admin
-                .create(actor(p), &body.json_object()?, claim.as_ref())
+                .create(p.actor(), &body.json_object()?, claim.as_ref())
                 .await?;
             tracing::info!(router_id = %view.id, "router created");
             Ok(idempotency::Answer {
@@ -385,7 +489,7 @@ pub async fn archive(
 ) -> Answer<RouterView> {
     p.require(Scope::Delete)?;
     let id = RouterId::parse(&id)?;
-    Ok(Json(s.admin.archive(actor(&p), id).await?))
+    Ok(Json(s.admin.archive(p.actor(), id).await?))
 }
 
 /// Reads a router's draft.
@@ -442,7 +546,7 @@ pub async fn put_draft(
     // The body is read after the router's 404 and 409 and the precondition (BEHAVIOR 2).
     let tagged = s
         .admin
-        .put_draft(actor(&p), id, if_match.as_ref(), body.json_object())
+        .put_draft(p.actor(), id, if_match.as_ref(), body.json_object())
         .await?;
     Ok(with_etag(StatusCode::OK, tagged))
 }
@@ -470,7 +574,7 @@ pub async fn delete_draft(
     let id = RouterId::parse(&id)?;
     let if_match = IfMatch::from_headers(&headers)?;
     s.admin
-        .delete_draft(p.account_id, id, if_match.as_ref())
+        .delete_draft(p.actor(), id, if_match.as_ref())
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -503,7 +607,7 @@ pub async fn publish(
         let (view, wrote) = s
             .admin
             .publish(
-                actor(p),
+                p.actor(),
                 id,
                 if_match.as_ref(),
                 no_body(body),
@@ -541,7 +645,7 @@ pub async fn unpublish(
     idempotent(s, p, &route, headers, body, move |claim| async move {
         let (view, wrote) = s
             .admin
-            .unpublish(actor(p), id, no_body(body), claim.as_ref())
+            .unpublish(p.actor(), id, no_body(body), claim.as_ref())
             .await?;
         Ok(answer(view, wrote))
     })
@@ -641,7 +745,7 @@ pub async fn restore(
         let Tagged { draft, etag: tag } = s
             .admin
             .restore(
-                actor(p),
+                p.actor(),
                 id,
                 n,
                 if_match.as_ref(),
@@ -661,14 +765,6 @@ pub async fn restore(
         set_etag(&mut response, &tag);
     }
     Ok(response)
-}
-
-/// Who asks, for the management operations.
-fn actor(p: &shared::auth::Principal) -> Actor<'_> {
-    Actor {
-        account_id: p.account_id,
-        sub: &p.client_id,
-    }
 }
 
 /// A draft answer with its `ETag` header.

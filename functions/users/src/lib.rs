@@ -192,7 +192,7 @@ pub async fn update(
     p.require(Scope::Update)?;
     let id = MemberId::parse(&id)?;
     let patch = body.json_object().and_then(|b| MemberPatch::parse(&b));
-    Ok(Json(s.members.update(p.account_id, id, patch).await?))
+    Ok(Json(s.members.update(p.actor(), id, patch).await?))
 }
 
 /// A path's calendar id: `None` (404 `Holiday calendar not found`) when it is not a UUID.
@@ -247,7 +247,7 @@ pub async fn create_calendar(
 ) -> Result<(StatusCode, Json<HolidayCalendarView>), ApiError> {
     p.require(Scope::Create)?;
     let body = body.json_object()?;
-    let view = s.calendars.create(p.account_id, &body).await?;
+    let view = s.calendars.create(p.actor(), &body).await?;
     tracing::info!(holiday_calendar_id = %view.id, "holiday calendar created");
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -297,7 +297,7 @@ pub async fn update_calendar(
     // An unknown calendar is 404 before the body is looked at (the service reads it first).
     Ok(Json(
         s.calendars
-            .update(p.account_id, calendar_id(&id), body.json_object())
+            .update(p.actor(), calendar_id(&id), body.json_object())
             .await?,
     ))
 }
@@ -321,6 +321,6 @@ pub async fn delete_calendar(
     Authenticated(p): Authenticated, State(s): State<UsersState>, PathId(id): PathId,
 ) -> Result<StatusCode, ApiError> {
     p.require(Scope::Delete)?;
-    s.calendars.delete(p.account_id, calendar_id(&id)).await?;
+    s.calendars.delete(p.actor(), calendar_id(&id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -197,7 +197,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<WebhookView>), ApiError> {
     p.require(Scope::Create)?;
     let body = body.json_object()?;
-    let view = s.webhooks.create(p.account_id, &body).await?;
+    let view = s.webhooks.create(p.actor(), &body).await?;
     tracing::info!(webhook_id = %view.id, "webhook subscription created");
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -248,7 +248,7 @@ pub async fn update(
     // An unknown subscription is 404 before the body is looked at.
     s.webhooks.find(p.account_id, id).await?;
     let body = body.json_object()?;
-    Ok(Json(s.webhooks.patch(p.account_id, id, &body).await?))
+    Ok(Json(s.webhooks.patch(p.actor(), id, &body).await?))
 }
 
 /// Deletes a subscription.
@@ -270,7 +270,7 @@ pub async fn delete(
     Authenticated(p): Authenticated, State(s): State<WebhooksState>, PathId(id): PathId,
 ) -> Result<StatusCode, ApiError> {
     p.require(Scope::Delete)?;
-    s.webhooks.delete(p.account_id, webhook_id(&id)).await?;
+    s.webhooks.delete(p.actor(), webhook_id(&id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -294,9 +294,7 @@ pub async fn rotate_secret(
 ) -> Answer<WebhookView> {
     p.require(Scope::Update)?;
     Ok(Json(
-        s.webhooks
-            .rotate_secret(p.account_id, webhook_id(&id))
-            .await?,
+        s.webhooks.rotate_secret(p.actor(), webhook_id(&id)).await?,
     ))
 }
 

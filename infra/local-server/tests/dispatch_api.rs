@@ -229,6 +229,7 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
             &entry,
             None,
             None,
+            None,
             &DueChanges {
                 put: vec![lost.clone()],
                 ..DueChanges::default()

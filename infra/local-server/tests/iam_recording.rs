@@ -172,7 +172,7 @@ impl Stack {
                 member.office_status = true;
                 member.version += 1;
                 store
-                    .update_member(&member, version, &shared::model::CalendarRefs::none())
+                    .update_member(&member, version, &shared::model::CalendarRefs::none(), None)
                     .await
                     .unwrap();
             }
@@ -447,6 +447,7 @@ async fn dispatch_function(stack: &Stack) {
         .store
         .record_dispatch(
             &entry,
+            None,
             None,
             None,
             &DueChanges {

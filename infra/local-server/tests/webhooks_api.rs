@@ -641,7 +641,7 @@ async fn failed_earlier(
         ..DueChanges::default()
     };
     store
-        .record_dispatch(&entry, None, None, &outbox)
+        .record_dispatch(&entry, None, None, None, &outbox)
         .await
         .unwrap();
     let failed = WebhookDelivery {

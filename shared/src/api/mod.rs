@@ -15,7 +15,7 @@ pub use body::{Body, MAX_BODY_BYTES};
 pub use error::{ApiError, ErrorBody};
 pub use json::Json;
 pub use path::{PathId, PathIds};
-pub use query::{item_properties, stats_window, ListQuery, QueryParams};
+pub use query::{audit_query, item_properties, stats_window, ListQuery, QueryParams};
 
 use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;

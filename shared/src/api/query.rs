@@ -283,6 +283,21 @@ pub fn stats_window(
     crate::history::StatsWindow::parse(params.first("from")?, params.first("to")?, now)
 }
 
+/// The filters of `GET /audit-events` from the raw query string (BEHAVIOR 18): `target_type`,
+/// `target_id`, `from` and `to` decoded (a value that is not percent-encoded UTF-8 is 400 naming
+/// it; a repeated parameter counts once, the first), then [`crate::audit::AuditQuery::parse`].
+///
+/// Errors: as `AuditQuery::parse`, and the decoding's 400.
+pub fn audit_query(raw: Option<&str>) -> Result<crate::audit::AuditQuery, DomainError> {
+    let params = QueryParams::parse(raw);
+    crate::audit::AuditQuery::parse(
+        params.first("target_type")?,
+        params.first("target_id")?,
+        params.first("from")?,
+        params.first("to")?,
+    )
+}
+
 #[cfg(test)]
 mod stats_window_tests {
     use super::*;

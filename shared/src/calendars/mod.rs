@@ -6,8 +6,11 @@
 //! into the stored [`HolidayCalendar`]: dispatch, explain, SLA checks and the replay evaluate
 //! the parsed holidays ([`crate::schedule::holidays`]), never the text.
 
+use crate::audit::diff::HOLIDAY_CALENDAR;
+use crate::audit::Actor;
 use crate::clock::Clock;
 use crate::error::DomainError;
+use crate::model::audit::{AuditAction, AuditEvent, AuditTarget, TargetType};
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, MAX_LIMIT};
@@ -292,20 +295,28 @@ impl HolidayCalendarService {
         Ok(HolidayCalendarView::new(&self.find(account_id, id).await?))
     }
 
-    /// `POST /holiday-calendars`: a new calendar.
+    /// `POST /holiday-calendars` by `actor`: a new calendar, recorded as
+    /// `holiday_calendar.created` in the same write (BEHAVIOR 18).
     ///
     /// Errors: 400 naming the path of the body's first problem; 400 when the account has 20
     /// calendars already.
     pub async fn create(
-        &self, account_id: AccountId, body: &Map<String, Value>,
+        &self, actor: Actor<'_>, body: &Map<String, Value>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let parsed = parse_body(body)?;
-        let calendar =
-            parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, self.clock.now());
+        let now = self.clock.now();
+        let calendar = parsed.into_calendar(HolidayCalendarId::new_v7(), actor.account_id, now);
+        let event = calendar_event(
+            actor,
+            AuditAction::HolidayCalendarCreated,
+            None,
+            Some(&calendar),
+            now,
+        );
         for round in 1..=WRITE_ROUNDS {
             match self
                 .store
-                .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS)
+                .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS, event.as_ref())
                 .await
             {
                 Ok(()) => return Ok(HolidayCalendarView::new(&calendar)),
@@ -322,29 +333,39 @@ impl HolidayCalendarService {
         Err(DomainError::conflict(KEPT_CHANGING))
     }
 
-    /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays. `body` is the
-    /// request body as the handler read it, looked at only once the calendar is found.
+    /// `PUT /holiday-calendars/{id}` by `actor`: replaces name, time zone and holidays, recorded
+    /// as `holiday_calendar.updated` when a value changed (BEHAVIOR 18). `body` is the request
+    /// body as the handler read it, looked at only once the calendar is found.
     ///
     /// Errors: 404 `Holiday calendar not found` (before the body's 400, BEHAVIOR 2); then
     /// `body`'s own error (not a JSON object), or 400 naming the path of its first problem.
     pub async fn update(
-        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+        &self, actor: Actor<'_>, id: Option<HolidayCalendarId>,
         body: Result<Map<String, Value>, DomainError>,
     ) -> Result<HolidayCalendarView, DomainError> {
+        let account_id = actor.account_id;
         let mut current = self.find(account_id, id).await?;
         let parsed = parse_body(&body?)?;
         for _ in 0..WRITE_ROUNDS {
+            let now = self.clock.now();
             let next = HolidayCalendar {
                 name: parsed.name.clone(),
                 time_zone: parsed.time_zone,
                 holidays: parsed.holidays.clone(),
-                updated_at: self.clock.now().max(current.updated_at),
+                updated_at: now.max(current.updated_at),
                 version: current.version + 1,
                 ..current.clone()
             };
+            let event = calendar_event(
+                actor,
+                AuditAction::HolidayCalendarUpdated,
+                Some(&current),
+                Some(&next),
+                now,
+            );
             match self
                 .store
-                .update_holiday_calendar(&next, current.version)
+                .update_holiday_calendar(&next, current.version, event.as_ref())
                 .await
             {
                 Ok(()) => return Ok(HolidayCalendarView::new(&next)),
@@ -355,16 +376,30 @@ impl HolidayCalendarService {
         Err(DomainError::conflict(KEPT_CHANGING))
     }
 
-    /// `DELETE /holiday-calendars/{id}`.
+    /// `DELETE /holiday-calendars/{id}` by `actor`, recorded as `holiday_calendar.deleted` in
+    /// the same write (BEHAVIOR 18): the calendar is read first, and deleted only while it is
+    /// still as read.
     ///
     /// Errors: 404 `Holiday calendar not found`; 409 `Holiday calendar in use` while an active
     /// member or the live or draft configuration of a non-archived router names it.
     pub async fn delete(
-        &self, account_id: AccountId, id: Option<HolidayCalendarId>,
+        &self, actor: Actor<'_>, id: Option<HolidayCalendarId>,
     ) -> Result<(), DomainError> {
-        let id = id.ok_or_else(not_found)?;
+        let account_id = actor.account_id;
         for round in 1..=WRITE_ROUNDS {
-            match self.store.delete_holiday_calendar(account_id, id).await {
+            let current = self.find(account_id, id).await?;
+            let event = calendar_event(
+                actor,
+                AuditAction::HolidayCalendarDeleted,
+                Some(&current),
+                None,
+                self.clock.now(),
+            );
+            match self
+                .store
+                .delete_holiday_calendar(account_id, current.id, current.version, event.as_ref())
+                .await
+            {
                 Ok(CalendarDeletion::Deleted) => return Ok(()),
                 Ok(CalendarDeletion::NotFound) => return Err(not_found()),
                 Ok(CalendarDeletion::InUse) => return Err(DomainError::conflict(CALENDAR_IN_USE)),
@@ -386,6 +421,24 @@ impl HolidayCalendarService {
             .await?
             .ok_or_else(not_found)
     }
+}
+
+/// The audit event of a calendar write (BEHAVIOR 18), from the calendar `before` to the one
+/// `after` (`None`: created or deleted); `None` when no value changed.
+fn calendar_event(
+    actor: Actor<'_>, action: AuditAction, before: Option<&HolidayCalendar>,
+    after: Option<&HolidayCalendar>, now: DateTime<Utc>,
+) -> Option<AuditEvent> {
+    let json = |c: &HolidayCalendar| {
+        serde_json::to_value(HolidayCalendarView::new(c)).unwrap_or(Value::Null)
+    };
+    let (b, a) = (before.map(json), after.map(json));
+    let changes = HOLIDAY_CALENDAR.changes(b.as_ref(), a.as_ref());
+    let id = before.or(after)?.id;
+    (!changes.is_empty()).then(|| {
+        let target = AuditTarget::new(TargetType::HolidayCalendar, id);
+        actor.event(action, target, changes, now)
+    })
 }
 
 /// The 409 of a calendar that kept changing through every round.

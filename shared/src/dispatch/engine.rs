@@ -462,9 +462,17 @@ impl DispatchEngine {
                         &entry,
                         None,
                     )?;
+                    // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
+                    let snapshot = trace.explanation.snapshot();
                     match self
                         .store
-                        .record_dispatch(&entry, run.idempotency_key, completion.as_ref(), &due)
+                        .record_dispatch(
+                            &entry,
+                            Some(&snapshot),
+                            run.idempotency_key,
+                            completion.as_ref(),
+                            &due,
+                        )
                         .await
                     {
                         Ok(()) => {}
@@ -516,6 +524,8 @@ impl DispatchEngine {
                 )?;
             }
             planned.write.due = due;
+            // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
+            planned.write.snapshot = Some(trace.explanation.snapshot());
             if let Some(PendingSync::Refused(error)) = &first_attempt {
                 // Known before the commit: part of the answer stored with it (BEHAVIOR 10: a
                 // replay repeats it).

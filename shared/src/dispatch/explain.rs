@@ -2,7 +2,7 @@
 //! pool with each member's reasons, and the account match. The engine fills it on every run,
 //! dispatch and explain alike (one code path); only explain shows it.
 
-use crate::model::dispatch::AssignmentReason;
+use crate::model::dispatch::{AssignmentReason, DecisionSnapshot};
 use crate::model::sla::SlaSettingView;
 use crate::routers::RevisionChoice;
 use crate::schedule::availability::UnavailableReason;
@@ -102,6 +102,16 @@ pub struct Explanation {
     /// The router's SLA setting as provisioned (BEHAVIOR 14); `null` when it has none or the
     /// run stopped before the router was found. Explain starts no check.
     pub sla: Option<SlaSettingView>,
+}
+
+impl Explanation {
+    /// The decision snapshot of the run that found this (BEHAVIOR 18): this explanation as
+    /// explain shows it, each `actual` cut to its first 256 characters, within the snapshot's
+    /// size ([`DecisionSnapshot::new`]). The one builder of dispatch's, the queue's and an SLA
+    /// reassignment's snapshots: the engine fills the explanation on every run.
+    pub fn snapshot(&self) -> DecisionSnapshot {
+        DecisionSnapshot::new(serde_json::to_value(self).unwrap_or(serde_json::Value::Null))
+    }
 }
 
 /// What dispatch would do now (BEHAVIOR 9).

@@ -1142,6 +1142,8 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         month: p.month,
         quota: p.account.assignment_quota,
         entry,
+        // The engine adds the run's explanation once the run is over (BEHAVIOR 18).
+        snapshot: None,
         idempotency_key: p.run.idempotency_key.map(str::to_string),
         completion: None,
         due: DueChanges {

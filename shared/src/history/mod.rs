@@ -14,7 +14,9 @@ pub mod view;
 
 use crate::routers::roster::{read_roster, Named};
 pub use stats::StatsWindow;
-pub use view::{ByReason, DispatchEntryView, MemberStats, RouterStats, SlaStateView};
+pub use view::{
+    ByReason, DispatchEntryView, ExplainedEntryView, MemberStats, RouterStats, SlaStateView,
+};
 
 use crate::clock::Clock;
 use crate::error::DomainError;
@@ -30,6 +32,9 @@ use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The 404 of an unknown history entry (BEHAVIOR 18).
+pub const DISPATCH_NOT_FOUND: &str = "Dispatch not found";
 
 /// The history read operations: `HistoryService::new(store, clock)` reads from `store` and
 /// takes the time (what has expired) from `clock`.
@@ -97,6 +102,31 @@ impl HistoryService {
             .list_router_dispatches(account_id, router_id, &page)
             .await?;
         Ok(self.answer(listed, &page, &list, cursors))
+    }
+
+    /// `GET /routers/{routerId}/dispatches/{entryId}` (BEHAVIOR 18): the router's entry with
+    /// the `explanation` of its run. The router and the entry are read at once.
+    ///
+    /// Errors: 404 `Router not found` when the router is not the account's; 404 `Dispatch not
+    /// found` for an entry id that is not a UUID, unknown, of another router, or expired.
+    pub async fn router_dispatch(
+        &self, account_id: AccountId, router_id: RouterId, entry_id: &str,
+    ) -> Result<ExplainedEntryView, DomainError> {
+        let entry_id = uuid::Uuid::try_parse(entry_id).ok();
+        let (_, explained) = tokio::try_join!(self.router(account_id, router_id), async {
+            match entry_id {
+                Some(id) => Ok(self
+                    .store
+                    .get_explained_dispatch(account_id, router_id, id)
+                    .await?),
+                None => Ok(None),
+            }
+        })?;
+        let now = self.clock.now();
+        explained
+            .filter(|e| e.entry.expires_at > now)
+            .map(|e| ExplainedEntryView::new(&e))
+            .ok_or_else(|| DomainError::not_found(DISPATCH_NOT_FOUND))
     }
 
     /// `GET /{type}/{id}/dispatches`: one record's entries (archived record included) from

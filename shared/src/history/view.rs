@@ -102,6 +102,59 @@ impl DispatchEntryView {
     }
 }
 
+/// One history entry with the `explanation` of its run (BEHAVIOR 18: `GET
+/// /routers/{routerId}/dispatches/{entryId}`): the entry as the lists show it, plus what the run
+/// found as it stood at `dispatched_at`.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = ExplainedDispatchEntry, example = json!({
+    "id": "01936b2a-7c00-7a00-8000-0000000000aa",
+    "router_id": "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45",
+    "router_revision": 1,
+    "object_type": "contacts",
+    "object_id": "01936b2a-7c00-7a00-8000-000000000002",
+    "message": "Owner assigned",
+    "success": true,
+    "user": "ana.lopez@northwind.example",
+    "reason": "rotation",
+    "previous_owner": null,
+    "field_name": "Contact owner",
+    "source": "api",
+    "dispatched_at": "2026-11-23T09:30:00.000Z",
+    "crm_sync": null,
+    "sla": null,
+    "explanation": {
+        "trigger": {"matched": true, "groups": [{"matched": true, "conditions": [{"field": "country", "operator": "equals", "value": "US", "actual": "US", "matched": true}]}]},
+        "candidates": [
+            {"user": "ana.lopez@northwind.example", "eligible": true, "reasons": []},
+            {"user": "ben.okafor@northwind.example", "eligible": false, "reasons": ["out_of_office"]}
+        ],
+        "account_match": null,
+        "sla": null
+    }
+}))]
+pub struct ExplainedEntryView {
+    /// The entry (BEHAVIOR 8's shape).
+    #[serde(flatten)]
+    pub entry: DispatchEntryView,
+    /// The `explanation` of the entry's own run (BEHAVIOR 9's object: `trigger`, `candidates`,
+    /// `account_match`, `sla`), as it stood at `dispatched_at`; each `actual` cut to 256
+    /// characters. `null` for an entry written before snapshots were kept. A part too large to
+    /// keep (only a trigger of thousands of conditions or very long values beside a pool of
+    /// hundreds can be) is `{"omitted": "too large", "json_bytes": n, "sha256": "<hex>"}`.
+    #[schema(value_type = Option<crate::dispatch::Explanation>)]
+    pub explanation: Option<serde_json::Value>,
+}
+
+impl ExplainedEntryView {
+    /// The view of `explained`.
+    pub fn new(explained: &crate::model::dispatch::ExplainedEntry) -> Self {
+        Self {
+            entry: DispatchEntryView::new(&explained.entry),
+            explanation: explained.explanation.as_ref().map(|s| s.as_json().clone()),
+        }
+    }
+}
+
 /// A member's assignments by reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ByReason {

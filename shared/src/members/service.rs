@@ -2,8 +2,11 @@
 
 use super::patch::MemberPatch;
 use super::view::MemberView;
+use crate::audit::diff::MEMBER;
+use crate::audit::Actor;
 use crate::clock::Clock;
 use crate::error::DomainError;
+use crate::model::audit::{AuditAction, AuditTarget, TargetType};
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListRequest};
@@ -49,16 +52,19 @@ impl MemberService {
         Ok(MemberView::new(&member, &roles))
     }
 
-    /// `PATCH /users/{userId}` with a parsed body; `patch` is handed in as parsed, its error is
-    /// reported after 404 and 409 (BEHAVIOR 2).
+    /// `PATCH /users/{userId}` by `actor` with a parsed body; `patch` is handed in as parsed, its
+    /// error is reported after 404 and 409 (BEHAVIOR 2). A PATCH that changes a value records
+    /// `member.updated` with the changed writable keys in the member's own write (BEHAVIOR 18);
+    /// one that changes none records nothing.
     ///
     /// Errors, in order: 404; 409 `Cannot update an archived user`; 400 the body's error;
     /// 400 `Invalid role_id` for a role of no account or another one; 400 an out-of-office range
     /// that runs backwards in the resulting zone; 400 `Invalid holiday_calendar_id` for a
     /// calendar that is not the account's (BEHAVIOR 17).
     pub async fn update(
-        &self, account_id: AccountId, id: MemberId, patch: Result<MemberPatch, DomainError>,
+        &self, actor: Actor<'_>, id: MemberId, patch: Result<MemberPatch, DomainError>,
     ) -> Result<MemberView, DomainError> {
+        let account_id = actor.account_id;
         let mut current = self.find(account_id, id).await?;
         if !current.is_active() {
             return Err(archived());
@@ -73,17 +79,27 @@ impl MemberService {
         }
         for _ in 0..CONFLICT_RETRIES {
             let mut next = patch.apply_to(&current)?;
-            next.updated_at = self.clock.now().max(current.updated_at);
+            let now = self.clock.now();
+            next.updated_at = now.max(current.updated_at);
             next.version = current.version + 1;
             // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
             let calendars =
                 CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);
+            let view = MemberView::new(&next, &roles);
+            let changes = MEMBER.changes(
+                Some(&json(&MemberView::new(&current, &roles))),
+                Some(&json(&view)),
+            );
+            let event = (!changes.is_empty()).then(|| {
+                let target = AuditTarget::new(TargetType::Member, id);
+                actor.event(AuditAction::MemberUpdated, target, changes, now)
+            });
             match self
                 .store
-                .update_member(&next, current.version, &calendars)
+                .update_member(&next, current.version, &calendars, event.as_ref())
                 .await
             {
-                Ok(()) => return Ok(MemberView::new(&next, &roles)),
+                Ok(()) => return Ok(view),
                 Err(StoreError::UnknownHolidayCalendar) => {
                     return Err(crate::types::ids::invalid_holiday_calendar_id())
                 }
@@ -107,6 +123,11 @@ impl MemberService {
             .await?
             .ok_or_else(|| DomainError::not_found("User not found"))
     }
+}
+
+/// The JSON shape of `view` (the member as the API shows it).
+fn json(view: &MemberView) -> serde_json::Value {
+    serde_json::to_value(view).unwrap_or(serde_json::Value::Null)
 }
 
 fn archived() -> DomainError {

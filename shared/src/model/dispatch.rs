@@ -220,6 +220,91 @@ impl DispatchEntry {
     }
 }
 
+/// Longest `actual` string a decision snapshot keeps, in characters (BEHAVIOR 18).
+pub const SNAPSHOT_ACTUAL_CHARS: usize = 256;
+
+/// Largest compact JSON of a decision snapshot (bytes): 300 KiB, far inside DynamoDB's 400 KB
+/// item for the snapshot's own item (`docs/dynamodb.md`); [`DecisionSnapshot::new`] keeps it so.
+pub const MAX_SNAPSHOT_JSON_BYTES: usize = 300 * 1024;
+
+/// The decision snapshot of a history entry (BEHAVIOR 18): the `explanation` of the run that
+/// wrote the entry (BEHAVIOR 9's object, `sla` included), as JSON, built from the values that
+/// run read. Each `actual` string is cut to its first [`SNAPSHOT_ACTUAL_CHARS`] characters, and
+/// the whole is at most [`MAX_SNAPSHOT_JSON_BYTES`]: beyond, the conditions' `value`s are
+/// replaced by placeholders ([`crate::types::omitted`]) largest first, then the trigger's
+/// `groups`, then the `candidates` (`docs/decisions.md`, "Audit sizes").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DecisionSnapshot(serde_json::Value);
+
+impl DecisionSnapshot {
+    /// The snapshot of `explanation` (the JSON of a run's explanation), cut and fitted.
+    pub fn new(mut explanation: serde_json::Value) -> Self {
+        use crate::types::omitted::{fit_within, pointer};
+        let mut values = Vec::new();
+        if let Some(groups) = explanation
+            .pointer_mut("/trigger/groups")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            for (g, group) in groups.iter_mut().enumerate() {
+                let Some(conditions) = group
+                    .get_mut("conditions")
+                    .and_then(serde_json::Value::as_array_mut)
+                else {
+                    continue;
+                };
+                for (c, condition) in conditions.iter_mut().enumerate() {
+                    if let Some(serde_json::Value::String(actual)) = condition.get_mut("actual") {
+                        if let Some((cut, _)) = actual.char_indices().nth(SNAPSHOT_ACTUAL_CHARS) {
+                            actual.truncate(cut);
+                        }
+                    }
+                    let (g, c) = (g.to_string(), c.to_string());
+                    values.push(pointer(&[
+                        "trigger",
+                        "groups",
+                        &g,
+                        "conditions",
+                        &c,
+                        "value",
+                    ]));
+                }
+            }
+        }
+        let budget = MAX_SNAPSHOT_JSON_BYTES;
+        for parts in [
+            values,
+            vec![pointer(&["trigger", "groups"])],
+            vec![pointer(&["candidates"])],
+        ] {
+            if fit_within(&mut explanation, &parts, budget) <= budget {
+                break;
+            }
+        }
+        Self(explanation)
+    }
+
+    /// A snapshot as a store read it back (already cut and fitted when it was made).
+    pub fn stored(explanation: serde_json::Value) -> Self {
+        Self(explanation)
+    }
+
+    /// The snapshot as JSON (BEHAVIOR 9's `explanation` shape).
+    pub fn as_json(&self) -> &serde_json::Value {
+        &self.0
+    }
+}
+
+/// A history entry with its decision snapshot (BEHAVIOR 18): `None` for an entry written before
+/// snapshots existed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainedEntry {
+    /// The entry.
+    pub entry: DispatchEntry,
+    /// The `explanation` of its run.
+    pub explanation: Option<DecisionSnapshot>,
+}
+
 /// How many assignments one member got for one reason (`GET /routers/{id}/stats`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssignmentTally {
@@ -256,6 +341,9 @@ pub struct AssignmentWrite {
     pub quota: Option<u64>,
     /// The history entry of the assignment (BEHAVIOR 8), written in the same transaction.
     pub entry: DispatchEntry,
+    /// The entry's decision snapshot (BEHAVIOR 18), written in the same transaction; `None`
+    /// writes none.
+    pub snapshot: Option<DecisionSnapshot>,
     /// Idempotency key (the SQS message id) marking the work as done, when queued.
     pub idempotency_key: Option<String>,
     /// The response of an HTTP `Idempotency-Key` request, stored with the assignment

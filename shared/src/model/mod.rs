@@ -7,6 +7,7 @@
 //! "Authentication" 6).
 
 pub mod account;
+pub mod audit;
 pub mod dispatch;
 pub mod due;
 pub mod holiday_calendar;
@@ -20,9 +21,13 @@ pub mod sla;
 pub mod webhook;
 
 pub use account::{Account, ApiClient, CrmConnection, Role, Team};
+pub use audit::{
+    AuditAction, AuditActor, AuditChange, AuditEvent, AuditFilter, AuditTarget, TargetType,
+};
 pub use dispatch::{
-    AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus, DispatchEntry,
-    DispatchEntryKey, DispatchSource, RotationState,
+    AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus,
+    DecisionSnapshot, DispatchEntry, DispatchEntryKey, DispatchSource, ExplainedEntry,
+    RotationState,
 };
 pub use holiday_calendar::{
     CalendarDeletion, CalendarRefs, HolidayCalendar, MAX_HOLIDAY_CALENDARS,

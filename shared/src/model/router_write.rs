@@ -41,4 +41,6 @@ pub struct RouterWrite {
     /// How the write changes the references to holiday calendars (BEHAVIOR 17: the live and
     /// draft configurations of a non-archived router), applied in the same atomic write.
     pub calendars: super::holiday_calendar::CalendarRefs,
+    /// The audit event of the write (BEHAVIOR 18), stored in the same atomic write.
+    pub audit: Option<super::audit::AuditEvent>,
 }

@@ -9,12 +9,15 @@
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
 use super::roster::members_by_email;
-use super::view::{DraftView, RevisionView, RouterView};
+use super::view::{config_json, router_json, DraftView, RevisionView, RouterView};
+use crate::audit::diff::ROUTER;
+pub use crate::audit::Actor;
 use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
+use crate::model::audit::{AuditAction, AuditEvent, AuditTarget, TargetType};
 use crate::model::dispatch::RotationState;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::object_type::ObjectType;
@@ -54,16 +57,6 @@ pub const REVISION_CALENDAR_DELETED: &str =
 const ATTEMPTS: usize = 5;
 /// Member lookups by e-mail sent at once while a configuration is validated.
 const LOOKUPS_AT_ONCE: usize = 16;
-
-/// Who asks: the account of the token and its `sub` (written as `published_by`,
-/// `updated_by`, `archived_by`).
-#[derive(Debug, Clone, Copy)]
-pub struct Actor<'a> {
-    /// The token's account.
-    pub account_id: AccountId,
-    /// The token's `sub` (the API client id).
-    pub sub: &'a str,
-}
 
 /// A draft and its tag, for the answer and its `ETag` header.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,9 +141,18 @@ impl RouterAdmin {
         };
         let view = RouterView::new(&router);
         let completion = completion(claim, 201, &view)?;
+        // BEHAVIOR 18: every configuration key, before `null`.
+        let changes = ROUTER.changes(None, Some(&config_json(&revision.config)));
+        let event = router_event(actor, AuditAction::RouterCreated, router.id, changes, now);
         match self
             .store
-            .create_router(&router, &revision, MAX_ROUTERS, completion.as_ref())
+            .create_router(
+                &router,
+                &revision,
+                MAX_ROUTERS,
+                completion.as_ref(),
+                Some(&event),
+            )
             .await
         {
             Ok(()) => Ok(view),
@@ -205,8 +207,16 @@ impl RouterAdmin {
                 .as_ref()
                 .map_or(router.revision, |d| d.based_on_revision);
             let draft = self.new_draft(actor, &router, based_on, config);
+            let event = draft_event(
+                actor,
+                AuditAction::RouterDraftUpdated,
+                &router,
+                current.as_ref(),
+                &draft.config,
+                draft.updated_at,
+            );
             match self
-                .put_draft_over(&router, current.as_ref(), &draft, None)
+                .put_draft_over(&router, current.as_ref(), &draft, None, &event)
                 .await
             {
                 Ok(()) => return Ok(tagged(&draft, router.object_type)),
@@ -225,8 +235,9 @@ impl RouterAdmin {
     /// `if_match` does not hold; 404 `Draft not found` without a draft (and without
     /// `If-Match`).
     pub async fn delete_draft(
-        &self, account_id: AccountId, id: RouterId, if_match: Option<&IfMatch>,
+        &self, actor: Actor<'_>, id: RouterId, if_match: Option<&IfMatch>,
     ) -> Result<(), DomainError> {
+        let account_id = actor.account_id;
         for _ in 0..ATTEMPTS {
             let (router, current) = self.writable_with_draft(account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
@@ -235,9 +246,18 @@ impl RouterAdmin {
                 &router.calendar_refs_with(Some(&current)),
                 &router.calendar_refs_with(None),
             );
+            // BEHAVIOR 18: the draft before, compared with no draft (the live configuration).
+            let event = draft_event(
+                actor,
+                AuditAction::RouterDraftDeleted,
+                &router,
+                Some(&current),
+                &router.config(),
+                self.clock.now(),
+            );
             match self
                 .store
-                .delete_router_draft(account_id, id, &current.etag, &calendars)
+                .delete_router_draft(account_id, id, &current.etag, &calendars, Some(&event))
                 .await
             {
                 Ok(()) => return Ok(()),
@@ -283,11 +303,15 @@ impl RouterAdmin {
                 }
                 None if router.is_published => {
                     take_body(&mut body)?;
-                    return Ok((RouterView::new(&router), false));
+                    // Nothing changes, and the action still goes on record (BEHAVIOR 18).
+                    return self
+                        .unchanged(actor, AuditAction::RouterPublished, &router, claim)
+                        .await;
                 }
                 None => publication(&router, true, now),
             };
             take_body(&mut body)?;
+            let write = audited(actor, AuditAction::RouterPublished, &router, write, now);
             match self.write(write, claim).await? {
                 Some(view) => return Ok((view, true)),
                 None => continue,
@@ -310,9 +334,14 @@ impl RouterAdmin {
             let router = writable(self.store.get_router(actor.account_id, id).await?)?;
             take_body(&mut body)?;
             if !router.is_published {
-                return Ok((RouterView::new(&router), false));
+                // Nothing changes, and the action still goes on record (BEHAVIOR 18).
+                return self
+                    .unchanged(actor, AuditAction::RouterUnpublished, &router, claim)
+                    .await;
             }
-            let write = publication(&router, false, self.clock.now());
+            let now = self.clock.now();
+            let write = publication(&router, false, now);
+            let write = audited(actor, AuditAction::RouterUnpublished, &router, write, now);
             if let Some(view) = self.write(write, claim).await? {
                 return Ok((view, true));
             }
@@ -352,7 +381,9 @@ impl RouterAdmin {
                 archives: true,
                 completion: None,
                 calendars,
+                audit: None,
             };
+            let write = audited(actor, AuditAction::RouterArchived, &router, write, now);
             if let Some(view) = self.write(write, None).await? {
                 return Ok(view);
             }
@@ -426,8 +457,22 @@ impl RouterAdmin {
             let draft = self.new_draft(actor, &router, revision.revision, revision.config.clone());
             let answer = tagged(&draft, router.object_type);
             let completion = completion(claim, 200, &answer.draft)?;
+            let event = draft_event(
+                actor,
+                AuditAction::RouterRestored,
+                &router,
+                current.as_ref(),
+                &draft.config,
+                draft.updated_at,
+            );
             match self
-                .put_draft_over(&router, current.as_ref(), &draft, completion.as_ref())
+                .put_draft_over(
+                    &router,
+                    current.as_ref(),
+                    &draft,
+                    completion.as_ref(),
+                    &event,
+                )
                 .await
             {
                 Ok(()) => return Ok(answer),
@@ -466,7 +511,7 @@ impl RouterAdmin {
     /// [`StoreError::UnknownHolidayCalendar`] when the draft names a calendar gone since).
     async fn put_draft_over(
         &self, router: &Router, current: Option<&RouterDraft>, draft: &RouterDraft,
-        completion: Option<&IdempotencyCompletion>,
+        completion: Option<&IdempotencyCompletion>, event: &AuditEvent,
     ) -> Result<(), StoreError> {
         let calendars = CalendarRefs::change(
             &router.calendar_refs_with(current),
@@ -479,8 +524,27 @@ impl RouterAdmin {
                 router.version,
                 &calendars,
                 completion,
+                Some(event),
             )
             .await
+    }
+
+    /// A router action that changes nothing (a publish of a published router without a draft,
+    /// an unpublish of an unpublished one): its event alone, with empty `changes` (BEHAVIOR
+    /// 18), and `claim`'s answer (200, the router's view) stored with it.
+    ///
+    /// Errors: the store's; 409 when the claim's lease was lost.
+    async fn unchanged(
+        &self, actor: Actor<'_>, action: AuditAction, router: &Router,
+        claim: Option<&IdempotencyClaim>,
+    ) -> Result<(RouterView, bool), DomainError> {
+        let view = RouterView::new(router);
+        let completion = completion(claim, 200, &view)?;
+        let event = router_event(actor, action, router.id, Vec::new(), self.clock.now());
+        self.store
+            .append_audit_event(&event, completion.as_ref())
+            .await?;
+        Ok((view, true))
     }
 
     /// The router (404 unknown, 409 archived) and its draft, read at once.
@@ -607,6 +671,7 @@ fn publication(
         archives: false,
         completion: None,
         calendars: CalendarRefs::none(),
+        audit: None,
     }
 }
 
@@ -641,7 +706,49 @@ fn published(
         archives: false,
         completion: None,
         calendars,
+        audit: None,
     }
+}
+
+/// The audit event of a router action (BEHAVIOR 18) on `router_id`.
+fn router_event(
+    actor: Actor<'_>, action: AuditAction, router_id: RouterId,
+    changes: Vec<crate::model::audit::AuditChange>, now: chrono::DateTime<chrono::Utc>,
+) -> AuditEvent {
+    actor.event(
+        action,
+        AuditTarget::new(TargetType::Router, router_id),
+        changes,
+        now,
+    )
+}
+
+/// `write` with its audit event (BEHAVIOR 18): the router as read (`before`) compared with the
+/// router `write` stores, live configuration, publication and archive.
+fn audited(
+    actor: Actor<'_>, action: AuditAction, before: &Router, mut write: RouterWrite,
+    now: chrono::DateTime<chrono::Utc>,
+) -> RouterWrite {
+    let changes = ROUTER.changes(
+        Some(&router_json(before)),
+        Some(&router_json(&write.router)),
+    );
+    write.audit = Some(router_event(actor, action, before.id, changes, now));
+    write
+}
+
+/// The audit event of a draft write (BEHAVIOR 18): the draft before (`current`, or the live
+/// configuration without one) compared with the configuration `after`.
+fn draft_event(
+    actor: Actor<'_>, action: AuditAction, router: &Router, current: Option<&RouterDraft>,
+    after: &RouterConfig, now: chrono::DateTime<chrono::Utc>,
+) -> AuditEvent {
+    let before = match current {
+        Some(draft) => config_json(&draft.config),
+        None => config_json(&router.config()),
+    };
+    let changes = ROUTER.changes(Some(&before), Some(&config_json(after)));
+    router_event(actor, action, router.id, changes, now)
 }
 
 /// The rotation state after `next` replaces `previous` (BEHAVIOR 15), with the version it

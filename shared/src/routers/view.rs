@@ -10,6 +10,7 @@ use crate::timefmt::{Archived, Timestamp};
 use crate::trigger::grammar::Trigger;
 use crate::types::ids::RouterId;
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 /// A router as the API shows it: flat `settings` (every key present, `null` when unset;
@@ -145,6 +146,34 @@ impl RouterView {
                 .collect(),
         }
     }
+}
+
+/// A router's configuration as the API shows it (BEHAVIOR 15: `{name, has_integration,
+/// settings, users: [{email, percentage}], teams: [{name}]}`), the shape an audit event compares
+/// (BEHAVIOR 18).
+pub fn config_json(config: &RouterConfig) -> Value {
+    serde_json::json!({
+        "name": config.name,
+        "has_integration": config.has_integration,
+        "settings": config.settings.as_ref().map(RouterSettingsView::new),
+        "users": WeightedUserView::all(config),
+        "teams": team_views(config),
+    })
+}
+
+/// A router's live configuration ([`config_json`]) with `is_published` and `archived` (`false`
+/// or the archive time): the shape an audit event of a publish, an unpublish or an archive
+/// compares (BEHAVIOR 18).
+pub fn router_json(router: &Router) -> Value {
+    let mut value = config_json(&router.config());
+    if let Some(object) = value.as_object_mut() {
+        object.insert("is_published".into(), Value::Bool(router.is_published));
+        object.insert(
+            "archived".into(),
+            serde_json::to_value(Archived(router.archived_at)).unwrap_or(Value::Null),
+        );
+    }
+    value
 }
 
 /// A rotation user of a draft or a revision: e-mail and weight (BEHAVIOR 15).

@@ -2,15 +2,17 @@
 //! conflict retries) without a broken backend.
 
 use super::{
-    AccountStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, Listed, MemberStore,
-    Page, Position, ProvisionReport, ProvisionStore, RecordStore, RouterStore, Store, StoreError,
-    StoreResult, UniqueKey, WebhookStore,
+    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, Listed,
+    MemberStore, Page, Position, ProvisionReport, ProvisionStore, RecordStore, RouterStore, Store,
+    StoreError, StoreResult, UniqueKey, WebhookStore,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
+use crate::model::audit::{AuditEvent, AuditFilter};
 use crate::model::dispatch::{
-    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
+    AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
+    DispatchEntryKey, ExplainedEntry, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
@@ -55,6 +57,13 @@ pub struct Faults {
     /// through provisioning, which inserts and never updates): by id, the router as reads of
     /// it answer (e.g. archived or unpublished).
     pub routers_as: std::sync::Mutex<std::collections::HashMap<RouterId, Router>>,
+    /// Every write that records an audit event (BEHAVIOR 18) meets an event already stored
+    /// under its event's key (a copy without changes, stored just before by this decorator): the
+    /// write's own event cannot be stored, so the write must leave nothing, neither its change
+    /// nor its event. Counts the copies it stored in [`Self::audit_decoys`].
+    pub audit_collides: AtomicBool,
+    /// How many event copies [`Self::audit_collides`] stored.
+    pub audit_decoys: std::sync::atomic::AtomicUsize,
     /// By port method name, how many of its next calls answer [`StoreError::Conflict`] (a
     /// write whose condition failed because something else changed the item meanwhile), before
     /// the call reaches the inner store ([`Self::conflict_next`]).
@@ -209,6 +218,24 @@ impl FaultyStore {
         Err(StoreError::Backend(failure.into()))
     }
 
+    /// With [`Faults::audit_collides`], stores a copy of `audit` without changes under its key
+    /// first (through the inner store), so that the write carrying it finds its key taken.
+    async fn occupy(&self, audit: Option<&AuditEvent>) -> StoreResult<()> {
+        let Some(event) = audit else {
+            return Ok(());
+        };
+        if !self.faults.audit_collides.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let decoy = AuditEvent {
+            changes: Vec::new(),
+            ..event.clone()
+        };
+        self.inner.append_audit_event(&decoy, None).await?;
+        self.faults.audit_decoys.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// The faults switched on for `method` that strike during its (counted) call.
     fn race(&self, method: &str) -> StoreResult<()> {
         match method {
@@ -222,10 +249,14 @@ impl FaultyStore {
 }
 
 /// Implements one trait of the port for [`FaultyStore`]: each listed method checks the faults,
-/// then runs the inner store's method as one counted call; the items after `;` are written out
-/// (the methods whose answers a fault changes).
+/// then runs the inner store's method as one counted call; an `audited` method (a write that
+/// records an audit event, named by the expression after `=>`) first meets
+/// [`Faults::audit_collides`]; the items after the last `;` are written out (the methods whose
+/// answers a fault changes).
 macro_rules! delegate_store {
-    (impl $trait:ident; $(fn $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* ; $($written:item)*) => {
+    (impl $trait:ident; $(fn $method:ident($($arg:ident: $ty:ty),*) -> $out:ty;)* ;
+     $(audited fn $amethod:ident($($aarg:ident: $aty:ty),*) -> $aout:ty => $audit:expr;)* ;
+     $($written:item)*) => {
         #[async_trait]
         impl $trait for FaultyStore {
             $(async fn $method(&self, $($arg: $ty),*) -> StoreResult<$out> {
@@ -233,6 +264,15 @@ macro_rules! delegate_store {
                 self.observed(stringify!($method), async {
                     self.race(stringify!($method))?;
                     self.inner.$method($($arg),*).await
+                })
+                .await
+            })*
+            $(async fn $amethod(&self, $($aarg: $aty),*) -> StoreResult<$aout> {
+                self.check(stringify!($amethod))?;
+                self.occupy($audit).await?;
+                self.observed(stringify!($amethod), async {
+                    self.race(stringify!($amethod))?;
+                    self.inner.$amethod($($aarg),*).await
                 })
                 .await
             })*
@@ -248,6 +288,7 @@ delegate_store! {
     fn field_definitions(account_id: AccountId) -> Vec<FieldDefinition>;
     fn list_roles(account_id: AccountId) -> Vec<Role>;
     fn list_teams(account_id: AccountId) -> Vec<Team>;
+    ;
     ;
 }
 
@@ -266,13 +307,17 @@ delegate_store! {
     fn find_by_unique_key(account_id: AccountId, object_type: ObjectType, key: &UniqueKey)
         -> Option<Record>;
     ;
+    ;
 }
 
 delegate_store! {
     impl MemberStore;
     fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
     fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
-    fn update_member(member: &Member, version: u64, calendars: &CalendarRefs) -> ();
+    ;
+    audited fn update_member(
+        member: &Member, version: u64, calendars: &CalendarRefs, audit: Option<&AuditEvent>
+    ) -> () => audit;
     ;
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
     async fn list_members(&self, account_id: AccountId, page: &Page) -> StoreResult<Listed<Member>> {
@@ -304,23 +349,26 @@ delegate_store! {
 delegate_store! {
     impl RouterStore;
     fn list_routers(account_id: AccountId, page: &Page) -> Listed<Router>;
-    fn create_router(
-        router: &Router, revision: &RouterRevision, max: u64,
-        completion: Option<&IdempotencyCompletion>
-    ) -> ();
     fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
-    fn put_router_draft(
-        draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
-        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>
-    ) -> ();
-    fn delete_router_draft(
-        account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs
-    ) -> ();
     fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
         -> Option<RouterRevision>;
     fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
         -> Listed<RouterRevision>;
-    fn write_router(write: &RouterWrite) -> ();
+    ;
+    audited fn create_router(
+        router: &Router, revision: &RouterRevision, max: u64,
+        completion: Option<&IdempotencyCompletion>, audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn put_router_draft(
+        draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
+        calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
+        audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn delete_router_draft(
+        account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn write_router(write: &RouterWrite) -> () => write.audit.as_ref();
     ;
     /// Answers the router as changed ([`Faults::routers_as`]).
     async fn get_router(&self, account_id: AccountId, router_id: RouterId) -> StoreResult<Option<Router>> {
@@ -342,8 +390,8 @@ delegate_store! {
     fn rotation_state(router_id: RouterId) -> RotationState;
     fn assignment_count(account_id: AccountId, month: &str) -> u64;
     fn record_dispatch(
-        entry: &DispatchEntry, key: Option<&str>, completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges
+        entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>, key: Option<&str>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges
     ) -> ();
     fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
         -> Listed<DispatchEntry>;
@@ -355,6 +403,8 @@ delegate_store! {
         account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
     ) -> Listed<DispatchEntry>;
     fn get_dispatch(key: &DispatchEntryKey) -> Option<DispatchEntry>;
+    fn get_explained_dispatch(account_id: AccountId, router_id: RouterId, entry_id: uuid::Uuid)
+        -> Option<ExplainedEntry>;
     fn update_crm_sync(
         key: &DispatchEntryKey, from: &CrmSyncState, to: &CrmSyncState, due: &DueChanges
     ) -> ();
@@ -364,6 +414,7 @@ delegate_store! {
     ) -> Vec<AssignmentTally>;
     fn idempotency_key_used(key: &str) -> bool;
     fn commit_assignment(write: &AssignmentWrite) -> ();
+    ;
     ;
 }
 
@@ -377,6 +428,7 @@ delegate_store! {
     fn rearm_due(item: &DueItem, resume_at: DateTime<Utc>, now: DateTime<Utc>) -> bool;
     fn overdue_due_items(now: DateTime<Utc>, limit: usize) -> Vec<DueItem>;
     ;
+    ;
 }
 
 delegate_store! {
@@ -386,17 +438,13 @@ delegate_store! {
     fn amend_idempotency_response(completion: &IdempotencyCompletion) -> ();
     fn release_idempotency_key(claim: &IdempotencyClaim) -> ();
     ;
+    ;
 }
 
 delegate_store! {
     impl WebhookStore;
-    fn create_webhook(subscription: &WebhookSubscription, max: u64) -> ();
     fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
     fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
-    fn update_webhook(
-        subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges
-    ) -> ();
-    fn delete_webhook(account_id: AccountId, id: WebhookId) -> bool;
     fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
     fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
     fn record_delivery(
@@ -404,21 +452,52 @@ delegate_store! {
         due: &DueChanges
     ) -> ();
     ;
+    audited fn create_webhook(
+        subscription: &WebhookSubscription, max: u64, audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn update_webhook(
+        subscription: &WebhookSubscription, version: u64, reset_health: bool, due: &DueChanges,
+        audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn delete_webhook(
+        account_id: AccountId, id: WebhookId, version: u64, audit: Option<&AuditEvent>
+    ) -> bool => audit;
+    ;
 }
 
 delegate_store! {
     impl CalendarStore;
-    fn create_holiday_calendar(calendar: &HolidayCalendar, max: u64) -> ();
     fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
     fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
         -> Option<HolidayCalendar>;
-    fn update_holiday_calendar(calendar: &HolidayCalendar, version: u64) -> ();
-    fn delete_holiday_calendar(account_id: AccountId, id: HolidayCalendarId) -> CalendarDeletion;
+    ;
+    audited fn create_holiday_calendar(
+        calendar: &HolidayCalendar, max: u64, audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn update_holiday_calendar(
+        calendar: &HolidayCalendar, version: u64, audit: Option<&AuditEvent>
+    ) -> () => audit;
+    audited fn delete_holiday_calendar(
+        account_id: AccountId, id: HolidayCalendarId, version: u64, audit: Option<&AuditEvent>
+    ) -> CalendarDeletion => audit;
     ;
 }
 
 delegate_store! {
     impl ProvisionStore;
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    ;
+    ;
+}
+
+delegate_store! {
+    impl AuditStore;
+    fn list_audit_events(account_id: AccountId, filter: &AuditFilter, page: &Page)
+        -> Listed<AuditEvent>;
+    fn get_audit_event(account_id: AccountId, id: uuid::Uuid) -> Option<AuditEvent>;
+    ;
+    audited fn append_audit_event(
+        event: &AuditEvent, completion: Option<&IdempotencyCompletion>
+    ) -> () => Some(event);
     ;
 }

@@ -29,6 +29,8 @@
 //! | holiday calendar | `ACCOUNT#<a>` | `HOLIDAY_CALENDAR#<id>` | | |
 //! | holiday calendars count | `ACCOUNT#<a>` | `HOLIDAY_CALENDAR_COUNT` | | |
 //! | webhook delivery | `WEBHOOK#<subscription id>` | `DELIVERY#<msg id>` | | |
+//! | decision snapshot | `DISPATCH#<entry id>` | `EXPLANATION` | | |
+//! | audit event | `AUDIT#<a>` | `<at>#<event id>` | `AUDIT#<a>#<target type>#<target id>` / `<at>#<event id>` | |
 //!
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
@@ -257,6 +259,53 @@ pub fn record_dispatch_index(
     IndexKey {
         pk: record_dispatches_partition(account_id, object_type, record_id),
         sk: dispatch_sort_key(at, entry_id),
+    }
+}
+
+/// The decision snapshot of history entry `entry_id` (BEHAVIOR 18): an item of its own, keyed
+/// by the entry's id alone (written in the entry's own write; it names the entry's router and
+/// time, so `GET /routers/{r}/dispatches/{id}` reads it, then the entry, by key). Lists of
+/// entries never read it, and its partition is the entry's own, so a busy router's snapshots
+/// spread over partitions.
+pub fn dispatch_explanation(entry_id: Uuid) -> Key {
+    Key::new(format!("{DISPATCH_PREFIX}{entry_id}"), "EXPLANATION")
+}
+
+/// The partition of an account's audit events (BEHAVIOR 18), sorted by [`audit_sort_key`]: the
+/// account's change log newest first is one `Query` with `ScanIndexForward = false`, a window
+/// a `BETWEEN`.
+pub fn audit_partition(account_id: AccountId) -> String {
+    format!("AUDIT#{account_id}")
+}
+
+/// The sort key of an audit event (`<at>#<event id>`, [`sortable_time`]): in the account's
+/// partition and in its target's index partition.
+pub fn audit_sort_key(at: DateTime<Utc>, event_id: Uuid) -> String {
+    by_creation(at, event_id)
+}
+
+/// An audit event of `account_id` (BEHAVIOR 18). Its id is a UUIDv7 of `at`, so the key of an
+/// event is known from its id alone (`GET /audit-events/{id}` is one `GetItem`).
+pub fn audit_event(account_id: AccountId, at: DateTime<Utc>, event_id: Uuid) -> Key {
+    Key {
+        pk: audit_partition(account_id),
+        sk: audit_sort_key(at, event_id),
+    }
+}
+
+/// Index partition (GSI1) of the audit events about one resource (`target_type` one of
+/// `router`, `member`, `holiday_calendar`, `webhook`).
+pub fn audit_target_partition(account_id: AccountId, target_type: &str, target_id: Uuid) -> String {
+    format!("AUDIT#{account_id}#{target_type}#{target_id}")
+}
+
+/// GSI1 key of an audit event: its target's partition, sorted as in the account's.
+pub fn audit_target_index(
+    account_id: AccountId, target_type: &str, target_id: Uuid, at: DateTime<Utc>, event_id: Uuid,
+) -> IndexKey {
+    IndexKey {
+        pk: audit_target_partition(account_id, target_type, target_id),
+        sk: audit_sort_key(at, event_id),
     }
 }
 
@@ -652,6 +701,32 @@ mod tests {
         assert_eq!(role_index(id(1), id(4)).pk, roles_partition(id(1)));
         let t = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
         assert_eq!(team_index(id(1), t, id(4)).pk, teams_partition(id(1)));
+    }
+
+    #[test]
+    fn audit_events_are_keyed_by_account_and_time_and_indexed_by_target() {
+        let t = Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap();
+        let key = audit_event(id(1), t, id(9));
+        assert_eq!(key.pk, "AUDIT#00000000-0000-0000-0000-000000000001");
+        assert_eq!(key.sk, by_creation(t, id::<Uuid>(9)));
+        assert!(
+            audit_event(id(1), t, id(9)).sk
+                < audit_event(id(1), t + chrono::Duration::milliseconds(1), id(1)).sk
+        );
+        assert_ne!(audit_event(id(2), t, id(9)).pk, key.pk, "accounts apart");
+        let index = audit_target_index(id(1), "member", id(5), t, id(9));
+        assert_eq!(
+            index.pk,
+            "AUDIT#00000000-0000-0000-0000-000000000001#member#00000000-0000-0000-0000-000000000005"
+        );
+        assert_eq!(index.sk, key.sk);
+        assert_ne!(
+            audit_target_partition(id(1), "member", id(5)),
+            audit_target_partition(id(1), "router", id(5))
+        );
+        let snapshot = dispatch_explanation(id(6));
+        assert_eq!(snapshot.pk, "DISPATCH#00000000-0000-0000-0000-000000000006");
+        assert_eq!(snapshot.sk, "EXPLANATION");
     }
 
     #[test]

@@ -36,12 +36,13 @@ pub use crate::model::record::UniqueKey;
 pub use crate::page::{Listed, Page, PageStart, Position};
 pub use error::{StoreError, StoreResult};
 pub use port::{
-    AccountStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, MemberStore,
-    ProvisionStore, RecordStore, RouterStore, Store, WebhookStore, RECORD_BATCH_WAVE,
+    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore,
+    MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore, RECORD_BATCH_WAVE,
 };
 pub use position::{
-    delivery_position, dispatch_position, holiday_calendar_page, holiday_calendar_position,
-    member_position, record_position, revision_position, router_position, webhook_position,
+    audit_position, delivery_position, dispatch_position, holiday_calendar_page,
+    holiday_calendar_position, member_position, record_position, revision_position,
+    router_position, webhook_position,
 };
 
 /// Every trait of the port, for code that calls store methods on a concrete adapter
@@ -49,7 +50,7 @@ pub use position::{
 /// shared::store::prelude::*;`.
 pub mod prelude {
     pub use super::{
-        AccountStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, MemberStore,
-        ProvisionStore, RecordStore, RouterStore, Store, WebhookStore,
+        AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore,
+        MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore,
     };
 }

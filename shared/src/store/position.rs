@@ -1,6 +1,7 @@
 //! The list positions of the store's ordered lists (the cursor a page continues after), one
 //! function per list: both adapters order by them, so a cursor means the same on either.
 
+use crate::model::audit::AuditEvent;
 use crate::model::dispatch::DispatchEntry;
 use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::member::Member;
@@ -69,4 +70,10 @@ pub fn router_position(router: &Router) -> Position {
 /// newest first).
 pub fn revision_position(revision: &RouterRevision) -> Position {
     Position::new(keys::revision_number(revision.revision))
+}
+
+/// The list position of an audit event (BEHAVIOR 18): its time, then id (lists walk it newest
+/// first); its sort key in the account's and the target's event partitions.
+pub fn audit_position(event: &AuditEvent) -> Position {
+    Position::new(keys::audit_sort_key(event.at, event.id))
 }

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod limits;
 pub mod notification_preferences;
 pub mod number;
+pub mod omitted;
 
 pub use canonical_domain::CanonicalDomain;
 pub use capacity::CapacityEntry;

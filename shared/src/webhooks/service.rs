@@ -5,9 +5,12 @@ use super::lifecycle::{closing, manual_retry_item};
 use super::secrets::secret_context;
 use super::signing::WebhookSecret;
 use super::view::{DeliveryView, WebhookView};
+use crate::audit::diff::WEBHOOK;
+use crate::audit::Actor;
 use crate::clock::Clock;
 use crate::due::DueWorker;
 use crate::error::DomainError;
+use crate::model::audit::{AuditAction, AuditEvent, AuditTarget, TargetType};
 use crate::model::due::DueChanges;
 use crate::model::webhook::{
     DeliveryStatus, EventType, SigningSecret, WebhookDelivery, WebhookSubscription,
@@ -60,6 +63,27 @@ async fn pause(round: u32) {
     let cap = 5u64 << round.min(5);
     let pause = rand::thread_rng().gen_range(1..=cap);
     tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+}
+
+/// The audit event of a subscription write (BEHAVIOR 18), from the subscription `before` to the
+/// one `after` (`None`: created or deleted), over its shape without secrets ([`WEBHOOK`]).
+fn webhook_event(
+    actor: Actor<'_>, action: AuditAction, before: Option<&WebhookSubscription>,
+    after: Option<&WebhookSubscription>, now: chrono::DateTime<chrono::Utc>,
+) -> AuditEvent {
+    let json =
+        |s: &WebhookSubscription| serde_json::to_value(WebhookView::new(s)).unwrap_or(Value::Null);
+    let (b, a) = (before.map(json), after.map(json));
+    let id = before
+        .or(after)
+        .map(|s| s.id)
+        .unwrap_or_else(|| WebhookId::from_uuid(uuid::Uuid::nil()));
+    actor.event(
+        action,
+        AuditTarget::new(TargetType::Webhook, id),
+        WEBHOOK.changes(b.as_ref(), a.as_ref()),
+        now,
+    )
 }
 
 /// The fields a create or a change may hold.
@@ -160,14 +184,16 @@ impl WebhookService {
         Ok(changes)
     }
 
-    /// `POST /webhooks`: a new subscription, enabled, with a new secret (shown in this answer
-    /// only).
+    /// `POST /webhooks` by `actor`: a new subscription, enabled, with a new secret (shown in
+    /// this answer only), recorded as `webhook.created` in the same write (BEHAVIOR 18; the
+    /// secret never).
     ///
     /// Errors: 400 for a missing or invalid `url` or `events`, an unknown key, or an account
     /// that has 20 subscriptions already.
     pub async fn create(
-        &self, account_id: AccountId, body: &Map<String, Value>,
+        &self, actor: Actor<'_>, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
+        let account_id = actor.account_id;
         let changes = self.parse(body, false)?;
         let url = changes
             .url
@@ -192,11 +218,18 @@ impl WebhookService {
         };
         let secret = WebhookSecret::generate();
         subscription.secrets = vec![self.seal(&subscription, &secret, None).await?];
+        let event = webhook_event(
+            actor,
+            AuditAction::WebhookCreated,
+            None,
+            Some(&subscription),
+            now,
+        );
         let mut round = 0;
         loop {
             match self
                 .store
-                .create_webhook(&subscription, MAX_SUBSCRIPTIONS)
+                .create_webhook(&subscription, MAX_SUBSCRIPTIONS, Some(&event))
                 .await
             {
                 Ok(()) => break,
@@ -276,8 +309,9 @@ impl WebhookService {
     /// Errors: 404 `Webhook not found`; 400 for an empty body, an unknown key or an invalid
     /// value; 409 when it kept changing through every round.
     pub async fn patch(
-        &self, account_id: AccountId, id: Option<WebhookId>, body: &Map<String, Value>,
+        &self, actor: Actor<'_>, id: Option<WebhookId>, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
+        let account_id = actor.account_id;
         let mut stored = self.find(account_id, id).await?;
         if body.is_empty() {
             return Err(DomainError::bad_request(
@@ -322,9 +356,18 @@ impl WebhookService {
             if let Some(claimed) = &closing {
                 due.put.push(claimed.item.clone());
             }
+            // BEHAVIOR 18: recorded only when a value changed.
+            let event = webhook_event(
+                actor,
+                AuditAction::WebhookUpdated,
+                Some(&stored),
+                Some(&next),
+                now,
+            );
+            let event = (!event.changes.is_empty()).then_some(event);
             match self
                 .store
-                .update_webhook(&next, stored.version, enabling, &due)
+                .update_webhook(&next, stored.version, enabling, &due, event.as_ref())
                 .await
             {
                 Ok(()) => {
@@ -348,21 +391,41 @@ impl WebhookService {
         Err(DomainError::conflict(KEPT_CHANGING))
     }
 
-    /// `DELETE /webhooks/{id}`: gone, with its pending deliveries.
+    /// `DELETE /webhooks/{id}` by `actor`: gone, with its pending deliveries, recorded as
+    /// `webhook.deleted` in the same write (BEHAVIOR 18). A subscription that changed since it
+    /// was read is read again ([`WRITE_ROUNDS`]).
     ///
-    /// Errors: 404 `Webhook not found`.
-    pub async fn delete(
-        &self, account_id: AccountId, id: Option<WebhookId>,
-    ) -> Result<(), DomainError> {
-        let subscription = self.find(account_id, id).await?;
-        if !self
-            .store
-            .delete_webhook(account_id, subscription.id)
-            .await?
-        {
-            return Err(DomainError::not_found(WEBHOOK_NOT_FOUND));
+    /// Errors: 404 `Webhook not found`; 409 when it kept changing through every round.
+    pub async fn delete(&self, actor: Actor<'_>, id: Option<WebhookId>) -> Result<(), DomainError> {
+        for round in 0..WRITE_ROUNDS {
+            if round > 0 {
+                pause(round).await;
+            }
+            let subscription = self.find(actor.account_id, id).await?;
+            let event = webhook_event(
+                actor,
+                AuditAction::WebhookDeleted,
+                Some(&subscription),
+                None,
+                self.clock.now(),
+            );
+            match self
+                .store
+                .delete_webhook(
+                    actor.account_id,
+                    subscription.id,
+                    subscription.version,
+                    Some(&event),
+                )
+                .await
+            {
+                Ok(true) => return Ok(()),
+                Ok(false) => return Err(DomainError::not_found(WEBHOOK_NOT_FOUND)),
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
-        Ok(())
+        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
@@ -371,8 +434,9 @@ impl WebhookService {
     ///
     /// Errors: 404 `Webhook not found`; 409 when it kept changing through every round.
     pub async fn rotate_secret(
-        &self, account_id: AccountId, id: Option<WebhookId>,
+        &self, actor: Actor<'_>, id: Option<WebhookId>,
     ) -> Result<WebhookView, DomainError> {
+        let account_id = actor.account_id;
         let mut stored = self.find(account_id, id).await?;
         let secret = WebhookSecret::generate();
         let fresh = self.seal(&stored, &secret, None).await?;
@@ -398,9 +462,18 @@ impl WebhookService {
             next.secrets = std::iter::once(fresh.clone()).chain(retiring).collect();
             next.updated_at = now;
             next.version += 1;
+            // BEHAVIOR 18: a rotation is on record, its secret never (`changes: []`).
+            let target = AuditTarget::new(TargetType::Webhook, next.id);
+            let event = actor.event(AuditAction::WebhookSecretRotated, target, Vec::new(), now);
             match self
                 .store
-                .update_webhook(&next, stored.version, false, &DueChanges::none())
+                .update_webhook(
+                    &next,
+                    stored.version,
+                    false,
+                    &DueChanges::none(),
+                    Some(&event),
+                )
                 .await
             {
                 Ok(()) => {

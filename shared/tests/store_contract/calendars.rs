@@ -47,11 +47,17 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
         .unwrap();
     let first = calendar(acc.id, "Berlin");
     let second = calendar(acc.id, "Munich");
-    store.create_holiday_calendar(&first, 2).await.unwrap();
-    store.create_holiday_calendar(&second, 2).await.unwrap();
+    store
+        .create_holiday_calendar(&first, 2, None)
+        .await
+        .unwrap();
+    store
+        .create_holiday_calendar(&second, 2, None)
+        .await
+        .unwrap();
     assert!(matches!(
         store
-            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2, None)
             .await,
         Err(StoreError::Rejected(_))
     ));
@@ -71,9 +77,12 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
     let mut renamed = first.clone();
     renamed.name = "Berlin office".into();
     renamed.version = 2;
-    store.update_holiday_calendar(&renamed, 1).await.unwrap();
+    store
+        .update_holiday_calendar(&renamed, 1, None)
+        .await
+        .unwrap();
     assert!(matches!(
-        store.update_holiday_calendar(&renamed, 1).await,
+        store.update_holiday_calendar(&renamed, 1, None).await,
         Err(StoreError::Conflict)
     ));
     assert_eq!(
@@ -86,12 +95,12 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
     named.holiday_calendar_id = Some(first.id);
     named.version = 2;
     store
-        .update_member(&named, 1, &CalendarRefs::moving(None, Some(first.id)))
+        .update_member(&named, 1, &CalendarRefs::moving(None, Some(first.id)), None)
         .await
         .unwrap();
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, first.id)
+            .delete_holiday_calendar(acc.id, first.id, first.version, None)
             .await
             .unwrap(),
         CalendarDeletion::InUse
@@ -106,7 +115,8 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
             .update_member(
                 &unknown,
                 2,
-                &CalendarRefs::moving(Some(first.id), Some(missing))
+                &CalendarRefs::moving(Some(first.id), Some(missing)),
+                None
             )
             .await,
         Err(StoreError::UnknownHolidayCalendar)
@@ -128,33 +138,34 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
             &moved,
             2,
             &CalendarRefs::moving(Some(first.id), Some(second.id)),
+            None,
         )
         .await
         .unwrap();
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, first.id)
+            .delete_holiday_calendar(acc.id, first.id, first.version, None)
             .await
             .unwrap(),
         CalendarDeletion::Deleted
     );
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, first.id)
+            .delete_holiday_calendar(acc.id, first.id, first.version, None)
             .await
             .unwrap(),
         CalendarDeletion::NotFound
     );
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, second.id)
+            .delete_holiday_calendar(acc.id, second.id, second.version, None)
             .await
             .unwrap(),
         CalendarDeletion::InUse
     );
     // The delete gave its place back: a new calendar fits under the limit of 2.
     store
-        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2, None)
         .await
         .unwrap();
 }
@@ -184,7 +195,7 @@ async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creat
     store.provision(&plan).await.unwrap();
     assert!(matches!(
         store
-            .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+            .create_holiday_calendar(&calendar(acc.id, "third"), 2, None)
             .await,
         Err(StoreError::Rejected(_))
     ));
@@ -199,20 +210,20 @@ async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creat
     assert_eq!(listed, vec!["earlier, larger id", "later, smaller id"]);
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, later.id)
+            .delete_holiday_calendar(acc.id, later.id, later.version, None)
             .await
             .unwrap(),
         CalendarDeletion::InUse
     );
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, earlier.id)
+            .delete_holiday_calendar(acc.id, earlier.id, earlier.version, None)
             .await
             .unwrap(),
         CalendarDeletion::Deleted
     );
     store
-        .create_holiday_calendar(&calendar(acc.id, "third"), 2)
+        .create_holiday_calendar(&calendar(acc.id, "third"), 2, None)
         .await
         .unwrap();
 }

@@ -95,6 +95,7 @@ pub(super) fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) 
             sla: None,
             expires_at: now + Duration::days(400),
         },
+        snapshot: None,
         idempotency_key: idempotency_key.map(str::to_string),
         due: Default::default(),
         completion: None,
@@ -366,6 +367,7 @@ async fn an_assignment_by_a_revision_no_longer_live_writes_nothing(store: Arc<dy
         archives: false,
         completion: None,
         calendars: Default::default(),
+        audit: None,
     };
     store.write_router(&write).await.unwrap();
     let w = assignment(&s, "2026-03", Some("k"));
@@ -404,6 +406,7 @@ async fn an_assignment_without_counters_still_needs_the_member_active_at_the_ver
             &archived,
             s.member.version,
             &shared::model::CalendarRefs::none(),
+            None,
         )
         .await
         .unwrap();
@@ -447,7 +450,7 @@ async fn an_assignment_on_a_stale_or_archived_member_writes_nothing(store: Arc<d
     archived.archived_by = Some("admin".into());
     archived.version = 2;
     store
-        .update_member(&archived, 1, &shared::model::CalendarRefs::none())
+        .update_member(&archived, 1, &shared::model::CalendarRefs::none(), None)
         .await
         .unwrap();
     let mut w = assignment(&s, "2026-03", None);
@@ -667,7 +670,7 @@ async fn a_window_of_router_history_is_walked_oldest_first_in_pages(store: Arc<d
     ];
     for e in &written {
         store
-            .record_dispatch(e, None, None, &Default::default())
+            .record_dispatch(e, None, None, None, &Default::default())
             .await
             .unwrap();
     }

@@ -131,7 +131,7 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     next.phone = Some("+1 555".into());
     next.version = 2;
     store
-        .update_member(&next, 1, &shared::model::CalendarRefs::none())
+        .update_member(&next, 1, &shared::model::CalendarRefs::none(), None)
         .await
         .unwrap();
     assert_eq!(
@@ -144,7 +144,7 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     stale.version = 2;
     assert!(matches!(
         store
-            .update_member(&stale, 1, &shared::model::CalendarRefs::none())
+            .update_member(&stale, 1, &shared::model::CalendarRefs::none(), None)
             .await,
         Err(StoreError::Conflict)
     ));
@@ -152,7 +152,7 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     archived.version = 2;
     assert!(matches!(
         store
-            .update_member(&archived, 1, &shared::model::CalendarRefs::none())
+            .update_member(&archived, 1, &shared::model::CalendarRefs::none(), None)
             .await,
         Err(StoreError::Conflict)
     ));
@@ -161,7 +161,7 @@ async fn a_member_update_is_conditional_on_version_and_activity(store: Arc<dyn S
     foreign.version = 3;
     assert!(matches!(
         store
-            .update_member(&foreign, 2, &shared::model::CalendarRefs::none())
+            .update_member(&foreign, 2, &shared::model::CalendarRefs::none(), None)
             .await,
         Err(StoreError::Conflict)
     ));

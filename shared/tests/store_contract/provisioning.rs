@@ -102,7 +102,7 @@ async fn a_reload_never_clobbers_what_changed_since(store: Arc<dyn Store>) {
     changed.office_status = false;
     changed.version = 2;
     store
-        .update_member(&changed, 1, &shared::model::CalendarRefs::none())
+        .update_member(&changed, 1, &shared::model::CalendarRefs::none(), None)
         .await
         .unwrap();
     let r = plan.accounts[0].records[1].record.clone();

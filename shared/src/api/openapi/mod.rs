@@ -111,6 +111,8 @@ pub const TAG_HISTORY: &str = "Routing history";
 pub const TAG_META: &str = "API description";
 /// Tag of the webhook subscription routes (BEHAVIOR 13).
 pub const TAG_WEBHOOKS: &str = "Webhooks";
+/// Tag of the change log (BEHAVIOR 18).
+pub const TAG_AUDIT: &str = "Audit";
 
 /// The paging parameters of every list (spec "Limits"; BEHAVIOR 2 and 11). A list of archivable
 /// items (records, users, routers) also takes [`ArchivedParam`]; history, webhook and delivery
@@ -158,6 +160,26 @@ pub struct StatsParams {
     /// End of the window, excluded (RFC 3339); default the first instant of next month (UTC).
     /// After `from`, at most 93 days later.
     #[param(value_type = Option<String>, format = DateTime, example = "2026-12-01T00:00:00Z")]
+    pub to: Option<String>,
+}
+
+/// The filters of `GET /audit-events` (BEHAVIOR 18).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditParams {
+    /// Only the events about one resource: `router`, `member`, `holiday_calendar` or `webhook`,
+    /// with `target_id` (both or neither; 400 naming the missing one, or an unknown type).
+    #[param(value_type = Option<String>, example = "member")]
+    #[param(pattern = "^(router|member|holiday_calendar|webhook)$")]
+    pub target_type: Option<String>,
+    /// The resource's id, with `target_type`.
+    #[param(value_type = Option<String>, format = Uuid)]
+    pub target_id: Option<String>,
+    /// Only the events at or after this instant (RFC 3339); before `to`, else 400 naming `from`.
+    #[param(value_type = Option<String>, format = DateTime, example = "2026-11-20T00:00:00Z")]
+    pub from: Option<String>,
+    /// Only the events before this instant (RFC 3339).
+    #[param(value_type = Option<String>, format = DateTime, example = "2026-11-21T00:00:00Z")]
     pub to: Option<String>,
 }
 
@@ -419,6 +441,10 @@ pub fn finish_document(mut doc: OpenApi) -> OpenApi {
         tag(
             TAG_WEBHOOKS,
             "Signed events (Standard Webhooks v1) of every routing decision, with retries and a delivery log.",
+        ),
+        tag(
+            TAG_AUDIT,
+            "Who changed the routing configuration, and what: one event per successful write to routers, members, holiday calendars and webhook subscriptions (BEHAVIOR 18).",
         ),
         tag(TAG_META, "This description."),
     ]);

@@ -42,6 +42,15 @@ impl Principal {
         self.scopes.contains(&scope)
     }
 
+    /// Who asks, for the writes that record it (BEHAVIOR 15's `*_by`, BEHAVIOR 18's actor): the
+    /// account and the client (the token's `sub`).
+    pub fn actor(&self) -> crate::audit::Actor<'_> {
+        crate::audit::Actor {
+            account_id: self.account_id,
+            sub: &self.client_id,
+        }
+    }
+
     /// `Ok` when the token grants `scope`.
     ///
     /// Errors: [`DomainError::InsufficientScope`] (403, RFC 6750 section 3.1 `insufficient_scope`,

@@ -7,6 +7,7 @@ use super::items::{n, Expr};
 use super::query::{Query, SortCondition};
 use super::request::parse_items;
 use super::DynamoStore;
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::store::{
     holiday_calendar_page, keys, CalendarStore, Listed, Page, StoreError, StoreResult,
@@ -40,25 +41,28 @@ impl DynamoStore {
     }
 }
 
+/// The reference count of a stored calendar (BEHAVIOR 17; absent = 0).
+#[derive(serde::Deserialize)]
+struct HolidayCalendarRefs {
+    #[serde(default)]
+    references: Option<i64>,
+}
+
 #[async_trait]
 impl CalendarStore for DynamoStore {
     async fn create_holiday_calendar(
-        &self, calendar: &HolidayCalendar, max: u64,
+        &self, calendar: &HolidayCalendar, max: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let (_, item) = items::holiday_calendar(calendar)?;
         let count = keys::holiday_calendar_count(calendar.account_id);
-        let tx = vec![
+        let mut tx = vec![
             self.count_update(&count, 1, Some(max))?,
             self.put(item, Some(items::absent()))?,
         ];
-        self.transact_under_limit(
-            tx,
-            &[Part::Quota, Part::Other],
-            &count,
-            max,
-            "holiday calendars",
-        )
-        .await
+        let mut parts = vec![Part::Quota, Part::Other];
+        self.audit_write(audit, &mut tx, &mut parts)?;
+        self.transact_under_limit(tx, &parts, &count, max, "holiday calendars")
+            .await
     }
 
     async fn list_holiday_calendars(
@@ -78,40 +82,47 @@ impl CalendarStore for DynamoStore {
     }
 
     async fn update_holiday_calendar(
-        &self, calendar: &HolidayCalendar, expected_version: u64,
+        &self, calendar: &HolidayCalendar, expected_version: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let key = keys::holiday_calendar(calendar.account_id, calendar.id);
         let update = items::holiday_calendar_update(calendar)?;
-        let tx = vec![self.update_at_version(&key, update, expected_version)?];
-        self.transact(tx, &[Part::Record], Precedence::RecordFirst)
-            .await
+        let mut tx = vec![self.update_at_version(&key, update, expected_version)?];
+        let mut parts = vec![Part::Record];
+        self.audit_write(audit, &mut tx, &mut parts)?;
+        self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn delete_holiday_calendar(
-        &self, account_id: AccountId, id: HolidayCalendarId,
+        &self, account_id: AccountId, id: HolidayCalendarId, expected_version: u64,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<CalendarDeletion> {
         let unused = Expr::new(
-            "attribute_exists(#pk) AND (attribute_not_exists(#references) OR #references <= :zero)",
+            "attribute_exists(#pk) AND #version = :version AND (attribute_not_exists(#references) OR #references <= :zero)",
         )
         .name("#pk", keys::PK)
+        .name("#version", "version")
         .name("#references", items::REFERENCES)
+        .value(":version", n(expected_version))
         .value(":zero", n(0));
-        let tx = vec![
+        let mut tx = vec![
             self.delete(&keys::holiday_calendar(account_id, id), unused)?,
             self.count_update(&keys::holiday_calendar_count(account_id), -1, None)?,
         ];
-        match self
-            .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
-            .await
-        {
+        let mut parts = vec![Part::Record, Part::Other];
+        self.audit_write(audit, &mut tx, &mut parts)?;
+        match self.transact(tx, &parts, Precedence::RecordFirst).await {
             Ok(()) => Ok(CalendarDeletion::Deleted),
-            // Which condition failed: the calendar is gone, or something names it.
-            Err(StoreError::Conflict) => Ok(
-                match self.get(&keys::holiday_calendar(account_id, id)).await? {
-                    None => CalendarDeletion::NotFound,
-                    Some(_) => CalendarDeletion::InUse,
-                },
-            ),
+            // Which condition failed: the calendar is gone, something names it, or it changed.
+            Err(StoreError::Conflict) => {
+                match self
+                    .get_as::<HolidayCalendarRefs>(&keys::holiday_calendar(account_id, id))
+                    .await?
+                {
+                    None => Ok(CalendarDeletion::NotFound),
+                    Some(c) if c.references.unwrap_or(0) > 0 => Ok(CalendarDeletion::InUse),
+                    Some(_) => Err(StoreError::Conflict),
+                }
+            }
             Err(e) => Err(e),
         }
     }

@@ -10,8 +10,8 @@ use super::request::{parse_items, string_attr};
 use super::DynamoStore;
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::dispatch::{
-    AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry,
-    DispatchEntryKey, RotationState,
+    AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot,
+    DispatchEntry, DispatchEntryKey, ExplainedEntry, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
@@ -53,7 +53,89 @@ struct ReasonOnly {
     reason: AssignmentReason,
 }
 
+/// How far before the time its UUIDv7 id carries an entry written before decision snapshots
+/// may have been dispatched: its id was made when its write was prepared, at most one
+/// dispatch's retry deadline (or an SLA run's lease) after the run's `dispatched_at`.
+const UNEXPLAINED_LOOKBACK: chrono::Duration = chrono::Duration::minutes(5);
+
 impl DynamoStore {
+    /// Appends to a transaction the `Put` of `entry`'s decision snapshot (BEHAVIOR 18; an item
+    /// of its own, `keys::dispatch_explanation`), when there is one.
+    fn snapshot_write(
+        &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
+        tx: &mut Vec<TransactWriteItem>, parts: &mut Vec<Part>,
+    ) -> StoreResult<()> {
+        if let Some(snapshot) = snapshot {
+            let (_, item) = items::audit::snapshot(entry, snapshot)?;
+            tx.push(self.put(item, None)?);
+            parts.push(Part::Other);
+        }
+        Ok(())
+    }
+
+    /// The key of the router's entry `entry_id` written before decision snapshots existed (so
+    /// without a snapshot item naming it): looked up by the time its UUIDv7 id carries, newest
+    /// first from just after it, within [`UNEXPLAINED_LOOKBACK`] before it (a key range of the
+    /// router's partition, no filter expression). `None` for an id that is not a UUIDv7.
+    async fn find_unexplained(
+        &self, router_id: RouterId, entry_id: Uuid,
+    ) -> StoreResult<Option<DispatchEntryKey>> {
+        if entry_id.get_version_num() != 7 {
+            return Ok(None);
+        }
+        let Some((secs, nanos)) = entry_id.get_timestamp().map(|t| t.to_unix()) else {
+            return Ok(None);
+        };
+        let Some(made) = i64::try_from(secs)
+            .ok()
+            .and_then(|secs| chrono::DateTime::from_timestamp(secs, nanos))
+        else {
+            return Ok(None);
+        };
+        let bound = |at| {
+            format!(
+                "{}{}",
+                keys::DISPATCH_PREFIX,
+                keys::dispatch_sort_key(at, Uuid::nil())
+            )
+        };
+        let q = Query {
+            sk: SortCondition::Between(
+                bound(made - UNEXPLAINED_LOOKBACK),
+                bound(made + chrono::Duration::milliseconds(1)),
+            ),
+            ..Query::table(keys::router(router_id).pk).newest_first()
+        };
+        let mut start: Option<Item> = None;
+        loop {
+            let expr = q.expr();
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression(&expr.text)
+                .set_expression_attribute_names(expr.names_opt())
+                .set_expression_attribute_values(expr.values_opt())
+                .consistent_read(true)
+                .scan_index_forward(false)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(backend)?;
+            let suffix = format!("#{entry_id}");
+            for item in page.items.unwrap_or_default() {
+                if string_attr(&item, keys::SK)?.ends_with(&suffix) {
+                    let entry: DispatchEntry = from_item(item)?;
+                    return Ok(Some(entry.key()));
+                }
+            }
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(None),
+            }
+        }
+    }
+
     /// The update of the SLA check of the history entry `key` to `to` (BEHAVIOR 14),
     /// conditional on the check being `pending`.
     fn sla_status_update(
@@ -205,11 +287,13 @@ impl DispatchStore for DynamoStore {
     }
 
     async fn record_dispatch(
-        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
-        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
+        &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
+        idempotency_key: Option<&str>, completion: Option<&IdempotencyCompletion>,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::dispatch_entry(entry)?;
-        if idempotency_key.is_none() && completion.is_none() && due.is_empty() {
+        if snapshot.is_none() && idempotency_key.is_none() && completion.is_none() && due.is_empty()
+        {
             self.client
                 .put_item()
                 .table_name(&self.table)
@@ -221,6 +305,7 @@ impl DispatchStore for DynamoStore {
         }
         let mut tx = vec![self.put(item, None)?];
         let mut parts = vec![Part::Other];
+        self.snapshot_write(entry, snapshot, &mut tx, &mut parts)?;
         if let Some(key) = idempotency_key {
             let expires = entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
             let (_, marker) = items::idempotency::marker(key, expires);
@@ -343,6 +428,29 @@ impl DispatchStore for DynamoStore {
             key.id,
         ))
         .await
+    }
+
+    async fn get_explained_dispatch(
+        &self, account_id: AccountId, router_id: RouterId, entry_id: Uuid,
+    ) -> StoreResult<Option<ExplainedEntry>> {
+        let (key, explanation) = match self.get(&keys::dispatch_explanation(entry_id)).await? {
+            Some(item) => {
+                let (account, key, snapshot) = items::audit::snapshot_of(item)?;
+                if account != account_id || key.router_id != router_id {
+                    return Ok(None);
+                }
+                (key, Some(snapshot))
+            }
+            None => match self.find_unexplained(router_id, entry_id).await? {
+                Some(key) => (key, None),
+                None => return Ok(None),
+            },
+        };
+        Ok(self
+            .get_dispatch(&key)
+            .await?
+            .filter(|e| e.account_id == account_id)
+            .map(|entry| ExplainedEntry { entry, explanation }))
     }
 
     async fn update_crm_sync(
@@ -488,6 +596,7 @@ impl DispatchStore for DynamoStore {
         let (_, entry) = items::dispatch_entry(&w.entry)?;
         tx.push(self.put(entry, None)?);
         parts.push(Part::Other);
+        self.snapshot_write(&w.entry, w.snapshot.as_ref(), &mut tx, &mut parts)?;
         for update in self.tally_updates(&w.entry)? {
             tx.push(update);
             parts.push(Part::Other);

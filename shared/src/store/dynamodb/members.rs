@@ -6,6 +6,7 @@ use super::items::from_item;
 use super::query::Query;
 use super::request::parse_items;
 use super::DynamoStore;
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::store::{
@@ -65,15 +66,17 @@ impl MemberStore for DynamoStore {
 
     async fn update_member(
         &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let (_, item) = items::member(member)?;
         let condition = items::active_at_version(member.account_id, expected_version);
-        if calendars.is_empty() {
+        if calendars.is_empty() && audit.is_none() {
             return self.put_conditional(item, condition).await;
         }
         let mut tx = vec![self.put(item, Some(condition))?];
         let mut parts = vec![Part::Record];
         self.calendar_ref_writes(member.account_id, calendars, &mut tx, &mut parts)?;
+        self.audit_write(audit, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 }

@@ -16,6 +16,7 @@
 //! item formats in [`items`]. This file holds the adapter's type.
 
 mod accounts;
+mod audit;
 mod batch;
 mod calendars;
 pub mod cancel;

@@ -9,6 +9,7 @@ use super::query::{Query, SortCondition};
 use super::request::parse_items;
 use super::DynamoStore;
 use crate::idempotency::IdempotencyCompletion;
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::{DraftChange, RouterWrite};
@@ -65,7 +66,7 @@ impl RouterStore for DynamoStore {
 
     async fn create_router(
         &self, router: &Router, revision: &RouterRevision, max: u64,
-        completion: Option<&IdempotencyCompletion>,
+        completion: Option<&IdempotencyCompletion>, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let (_, item) = items::router(router)?;
         let (_, first) = items::router_revision(revision)?;
@@ -76,6 +77,7 @@ impl RouterStore for DynamoStore {
         ];
         let mut parts = vec![Part::Quota, Part::Record, Part::Other];
         self.completion_write(completion, &mut tx, &mut parts)?;
+        self.audit_write(audit, &mut tx, &mut parts)?;
         self.calendar_ref_writes(
             router.account_id,
             &router.calendar_refs(),
@@ -104,6 +106,7 @@ impl RouterStore for DynamoStore {
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
         calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let (_, item) = items::router_draft(draft)?;
         let condition = match replaces {
@@ -120,11 +123,13 @@ impl RouterStore for DynamoStore {
         let mut parts = vec![Part::Record, Part::Other];
         self.completion_write(completion, &mut tx, &mut parts)?;
         self.calendar_ref_writes(draft.account_id, calendars, &mut tx, &mut parts)?;
+        self.audit_write(audit, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
     async fn delete_router_draft(
         &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let condition = items::draft_tagged(etag)
             .name("#account", "account_id")
@@ -133,7 +138,7 @@ impl RouterStore for DynamoStore {
             text: format!("{} AND #account = :account", condition.text),
             ..condition
         };
-        if calendars.is_empty() {
+        if calendars.is_empty() && audit.is_none() {
             return self
                 .delete_conditional(&keys::router_draft(router_id), condition)
                 .await;
@@ -141,6 +146,7 @@ impl RouterStore for DynamoStore {
         let mut tx = vec![self.delete(&keys::router_draft(router_id), condition)?];
         let mut parts = vec![Part::Other];
         self.calendar_ref_writes(account_id, calendars, &mut tx, &mut parts)?;
+        self.audit_write(audit, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
@@ -218,6 +224,7 @@ impl RouterStore for DynamoStore {
         }
         self.calendar_ref_writes(w.router.account_id, &w.calendars, &mut tx, &mut parts)?;
         self.completion_write(w.completion.as_ref(), &mut tx, &mut parts)?;
+        self.audit_write(w.audit.as_ref(), &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 }

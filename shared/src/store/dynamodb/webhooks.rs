@@ -6,6 +6,7 @@ use super::items;
 use super::items::{n, Expr};
 use super::query::{Query, SortCondition};
 use super::DynamoStore;
+use crate::model::audit::AuditEvent;
 use crate::model::due::DueChanges;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::store::{
@@ -18,22 +19,18 @@ use async_trait::async_trait;
 #[async_trait]
 impl WebhookStore for DynamoStore {
     async fn create_webhook(
-        &self, subscription: &WebhookSubscription, max: u64,
+        &self, subscription: &WebhookSubscription, max: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let (_, item) = items::webhook(subscription)?;
         let count = keys::webhook_count(subscription.account_id);
-        let tx = vec![
+        let mut tx = vec![
             self.count_update(&count, 1, Some(max))?,
             self.put(item, Some(items::absent()))?,
         ];
-        self.transact_under_limit(
-            tx,
-            &[Part::Quota, Part::Other],
-            &count,
-            max,
-            "subscriptions",
-        )
-        .await
+        let mut parts = vec![Part::Quota, Part::Other];
+        self.audit_write(audit, &mut tx, &mut parts)?;
+        self.transact_under_limit(tx, &parts, &count, max, "subscriptions")
+            .await
     }
 
     async fn list_webhooks(
@@ -58,28 +55,35 @@ impl WebhookStore for DynamoStore {
 
     async fn update_webhook(
         &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
-        due: &DueChanges,
+        due: &DueChanges, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let key = keys::webhook(subscription.account_id, subscription.id);
         let update = items::webhook_update(subscription, reset_health)?;
         let mut tx = vec![self.update_at_version(&key, update, expected_version)?];
         let mut parts = vec![Part::Record];
         self.due_writes(due, &mut tx, &mut parts)?;
+        self.audit_write(audit, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
     }
 
-    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
-        let exists = Expr::new("attribute_exists(#pk)").name("#pk", keys::PK);
-        let tx = vec![
-            self.delete(&keys::webhook(account_id, id), exists)?,
+    async fn delete_webhook(
+        &self, account_id: AccountId, id: WebhookId, expected_version: u64,
+        audit: Option<&AuditEvent>,
+    ) -> StoreResult<bool> {
+        let key = keys::webhook(account_id, id);
+        let mut tx = vec![
+            self.delete(&key, items::at_version(expected_version))?,
             self.count_update(&keys::webhook_count(account_id), -1, None)?,
         ];
-        match self
-            .transact(tx, &[Part::Record, Part::Other], Precedence::RecordFirst)
-            .await
-        {
+        let mut parts = vec![Part::Record, Part::Other];
+        self.audit_write(audit, &mut tx, &mut parts)?;
+        match self.transact(tx, &parts, Precedence::RecordFirst).await {
             Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
+            // Gone, or changed since it was read (read it again).
+            Err(StoreError::Conflict) => match self.get(&key).await? {
+                None => Ok(false),
+                Some(_) => Err(StoreError::Conflict),
+            },
             Err(e) => Err(e),
         }
     }

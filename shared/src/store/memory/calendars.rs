@@ -2,6 +2,7 @@
 //! BEHAVIOR 17).
 
 use super::{MemoryStore, State};
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::store::{CalendarStore, Listed, Page, StoreError, StoreResult};
 use crate::types::ids::{AccountId, HolidayCalendarId};
@@ -45,7 +46,7 @@ impl State {
 #[async_trait]
 impl CalendarStore for MemoryStore {
     async fn create_holiday_calendar(
-        &self, calendar: &HolidayCalendar, max: u64,
+        &self, calendar: &HolidayCalendar, max: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let account = calendar.account_id;
@@ -57,9 +58,11 @@ impl CalendarStore for MemoryStore {
         if state.calendars.contains_key(&(account, calendar.id)) {
             return Err(StoreError::Conflict);
         }
+        state.check_audit(audit)?;
         state
             .calendars
             .insert((account, calendar.id), (calendar.clone(), 0));
+        state.put_audit(audit);
         Ok(())
     }
 
@@ -81,27 +84,35 @@ impl CalendarStore for MemoryStore {
     }
 
     async fn update_holiday_calendar(
-        &self, calendar: &HolidayCalendar, expected_version: u64,
+        &self, calendar: &HolidayCalendar, expected_version: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
+        state.check_audit(audit)?;
         match state.calendars.get_mut(&(calendar.account_id, calendar.id)) {
             Some((stored, _)) if stored.version == expected_version => {
                 *stored = calendar.clone();
-                Ok(())
             }
-            _ => Err(StoreError::Conflict),
+            _ => return Err(StoreError::Conflict),
         }
+        state.put_audit(audit);
+        Ok(())
     }
 
     async fn delete_holiday_calendar(
-        &self, account_id: AccountId, id: HolidayCalendarId,
+        &self, account_id: AccountId, id: HolidayCalendarId, expected_version: u64,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<CalendarDeletion> {
         let mut state = self.lock();
         Ok(match state.calendars.get(&(account_id, id)) {
             None => CalendarDeletion::NotFound,
             Some((_, references)) if *references > 0 => CalendarDeletion::InUse,
+            Some((stored, _)) if stored.version != expected_version => {
+                return Err(StoreError::Conflict)
+            }
             Some(_) => {
+                state.check_audit(audit)?;
                 state.calendars.remove(&(account_id, id));
+                state.put_audit(audit);
                 CalendarDeletion::Deleted
             }
         })

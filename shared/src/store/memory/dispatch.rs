@@ -5,7 +5,8 @@
 use super::{newest_first, MemoryStore, State};
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::dispatch::{
-    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
+    AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
+    DispatchEntryKey, ExplainedEntry, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
@@ -74,6 +75,7 @@ impl State {
             let Some(entry) = self.dispatches.remove(&id) else {
                 continue;
             };
+            self.explanations.remove(&id);
             self.count_assignment(&entry, false);
             let position = dispatch_position(&entry);
             if let Some(index) = self.router_dispatches.get_mut(&entry.router_id) {
@@ -118,8 +120,14 @@ impl State {
         }
     }
 
-    /// Stores a history entry and indexes it in its router's and its record's history.
-    pub(super) fn put_dispatch(&mut self, entry: DispatchEntry) {
+    /// Stores a history entry with its decision snapshot (BEHAVIOR 18) and indexes it in its
+    /// router's and its record's history.
+    pub(super) fn put_dispatch(
+        &mut self, entry: DispatchEntry, snapshot: Option<&DecisionSnapshot>,
+    ) {
+        if let Some(snapshot) = snapshot {
+            self.explanations.insert(entry.id, snapshot.clone());
+        }
         self.count_assignment(&entry, true);
         self.dispatch_expiry.insert((entry.expires_at, entry.id));
         let position = dispatch_position(&entry);
@@ -169,8 +177,9 @@ impl DispatchStore for MemoryStore {
     }
 
     async fn record_dispatch(
-        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
-        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
+        &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
+        idempotency_key: Option<&str>, completion: Option<&IdempotencyCompletion>,
+        due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -185,7 +194,7 @@ impl DispatchStore for MemoryStore {
         if let Some(key) = idempotency_key {
             state.mark_used(key);
         }
-        state.put_dispatch(entry.clone());
+        state.put_dispatch(entry.clone(), snapshot);
         if let Some(c) = completion {
             state.complete_request(c);
         }
@@ -257,6 +266,20 @@ impl DispatchStore for MemoryStore {
             .get(&key.id)
             .filter(|e| e.router_id == key.router_id && e.dispatched_at == key.dispatched_at)
             .cloned())
+    }
+
+    async fn get_explained_dispatch(
+        &self, account_id: AccountId, router_id: RouterId, entry_id: uuid::Uuid,
+    ) -> StoreResult<Option<ExplainedEntry>> {
+        let state = self.lock();
+        Ok(state
+            .dispatches
+            .get(&entry_id)
+            .filter(|e| e.router_id == router_id && e.account_id == account_id)
+            .map(|entry| ExplainedEntry {
+                entry: entry.clone(),
+                explanation: state.explanations.get(&entry_id).cloned(),
+            }))
     }
 
     async fn update_crm_sync(
@@ -407,7 +430,7 @@ impl DispatchStore for MemoryStore {
         if w.quota.is_some() {
             state.monthly.insert(month_key, count + 1);
         }
-        state.put_dispatch(w.entry.clone());
+        state.put_dispatch(w.entry.clone(), w.snapshot.as_ref());
         if let Some(key) = &w.ends_check {
             state.end_check(key, SlaStatus::Reassigned);
         }
@@ -451,7 +474,7 @@ mod tests {
         let long_ago = Utc::now() - chrono::Duration::days(30);
         let old = entry(long_ago, long_ago + chrono::Duration::days(1));
         store
-            .record_dispatch(&old, Some("old-message"), None, &DueChanges::none())
+            .record_dispatch(&old, None, Some("old-message"), None, &DueChanges::none())
             .await
             .unwrap();
         // The marker was written 16 days ago.
@@ -466,7 +489,13 @@ mod tests {
         }
         let fresh = entry(Utc::now(), Utc::now() + chrono::Duration::days(400));
         store
-            .record_dispatch(&fresh, Some("fresh-message"), None, &DueChanges::none())
+            .record_dispatch(
+                &fresh,
+                None,
+                Some("fresh-message"),
+                None,
+                &DueChanges::none(),
+            )
             .await
             .unwrap();
         assert_eq!(store.get_dispatch(&old.key()).await.unwrap(), None);

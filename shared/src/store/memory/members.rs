@@ -1,6 +1,7 @@
 //! The embedded store's members ([`MemberStore`]).
 
 use super::{read_page, MemoryStore, State};
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::store::{member_position, Listed, MemberStore, Page, StoreError, StoreResult};
@@ -71,6 +72,7 @@ impl MemberStore for MemoryStore {
 
     async fn update_member(
         &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.members.get(&member.id) {
@@ -80,9 +82,11 @@ impl MemberStore for MemoryStore {
                     && stored.account_id == member.account_id => {}
             _ => return Err(StoreError::Conflict),
         }
+        state.check_audit(audit)?;
         state.check_calendar_refs(member.account_id, calendars)?;
         state.apply_calendar_refs(member.account_id, calendars);
         state.put_member(member.clone());
+        state.put_audit(audit);
         Ok(())
     }
 }

@@ -14,6 +14,7 @@
 //! indexes and the lock.
 
 mod accounts;
+mod audit;
 mod calendars;
 mod dispatch;
 mod due;
@@ -27,7 +28,8 @@ mod webhooks;
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{Fingerprint, StoredResponse};
 use crate::model::account::{Account, ApiClient, Role, Team};
-use crate::model::dispatch::{AssignmentTally, DispatchEntry, RotationState};
+use crate::model::audit::{AuditEvent, AuditTarget};
+use crate::model::dispatch::{AssignmentTally, DecisionSnapshot, DispatchEntry, RotationState};
 use crate::model::due::{DueId, DueItem};
 use crate::model::holiday_calendar::HolidayCalendar;
 use crate::model::member::Member;
@@ -212,6 +214,16 @@ struct State {
     /// Holiday calendars (BEHAVIOR 17) by account, then id (creation order), each with the
     /// number of things that name it.
     calendars: BTreeMap<(AccountId, HolidayCalendarId), (HolidayCalendar, i64)>,
+    /// Decision snapshots (BEHAVIOR 18) by history entry id, kept and purged with their entry.
+    explanations: FastMap<uuid::Uuid, DecisionSnapshot>,
+    /// Audit events (BEHAVIOR 18) by id.
+    audit_events: FastMap<uuid::Uuid, AuditEvent>,
+    /// Account -> its events by position (read newest first).
+    audit_by_account: FastMap<AccountId, BTreeMap<Position, uuid::Uuid>>,
+    /// (account, target) -> the target's events by position (read newest first).
+    audit_by_target: HashMap<(AccountId, AuditTarget), BTreeMap<Position, uuid::Uuid>>,
+    /// Events by expiry (DynamoDB's TTL attribute `expires_at`), for purging.
+    audit_expiry: BTreeSet<(DateTime<Utc>, uuid::Uuid)>,
 }
 
 /// In-process adapter of the [`crate::store::Store`] port.

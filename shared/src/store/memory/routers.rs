@@ -2,6 +2,7 @@
 
 use super::{read_page, MemoryStore, State};
 use crate::idempotency::IdempotencyCompletion;
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::{DraftChange, RouterWrite};
@@ -69,7 +70,7 @@ impl RouterStore for MemoryStore {
 
     async fn create_router(
         &self, router: &Router, revision: &RouterRevision, max: u64,
-        completion: Option<&IdempotencyCompletion>,
+        completion: Option<&IdempotencyCompletion>, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -83,9 +84,11 @@ impl RouterStore for MemoryStore {
         if state.routers.contains_key(&router.id) {
             return Err(StoreError::Conflict);
         }
+        state.check_audit(audit)?;
         let refs = router.calendar_refs();
         state.check_calendar_refs(router.account_id, &refs)?;
         state.apply_calendar_refs(router.account_id, &refs);
+        state.put_audit(audit);
         state.put_router(router.clone());
         state
             .revisions
@@ -112,6 +115,7 @@ impl RouterStore for MemoryStore {
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
         calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -121,8 +125,10 @@ impl RouterStore for MemoryStore {
         if current != replaces || !state.router_at(draft.router_id, router_version) {
             return Err(StoreError::Conflict);
         }
+        state.check_audit(audit)?;
         state.check_calendar_refs(draft.account_id, calendars)?;
         state.apply_calendar_refs(draft.account_id, calendars);
+        state.put_audit(audit);
         state.drafts.insert(draft.router_id, draft.clone());
         if let Some(c) = completion {
             state.complete_request(c);
@@ -132,12 +138,15 @@ impl RouterStore for MemoryStore {
 
     async fn delete_router_draft(
         &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         match state.drafts.get(&router_id) {
             Some(d) if d.account_id == account_id && &d.etag == etag => {
+                state.check_audit(audit)?;
                 state.check_calendar_refs(account_id, calendars)?;
                 state.apply_calendar_refs(account_id, calendars);
+                state.put_audit(audit);
                 state.drafts.remove(&router_id);
                 Ok(())
             }
@@ -213,8 +222,10 @@ impl RouterStore for MemoryStore {
             return Err(StoreError::Conflict);
         }
         let account_id = w.router.account_id;
+        state.check_audit(w.audit.as_ref())?;
         state.check_calendar_refs(account_id, &w.calendars)?;
         state.apply_calendar_refs(account_id, &w.calendars);
+        state.put_audit(w.audit.as_ref());
         state.put_router(w.router.clone());
         if let Some(revision) = &w.revision {
             state

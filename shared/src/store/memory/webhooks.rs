@@ -1,6 +1,7 @@
 //! The embedded store's webhook subscriptions and deliveries ([`WebhookStore`], BEHAVIOR 13).
 
 use super::MemoryStore;
+use crate::model::audit::AuditEvent;
 use crate::model::due::DueChanges;
 use crate::model::webhook::{
     HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
@@ -15,7 +16,7 @@ use async_trait::async_trait;
 #[async_trait]
 impl WebhookStore for MemoryStore {
     async fn create_webhook(
-        &self, subscription: &WebhookSubscription, max: u64,
+        &self, subscription: &WebhookSubscription, max: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let account = subscription.account_id;
@@ -32,9 +33,11 @@ impl WebhookStore for MemoryStore {
         if state.webhooks.contains_key(&(account, subscription.id)) {
             return Err(StoreError::Conflict);
         }
+        state.check_audit(audit)?;
         state
             .webhooks
             .insert((account, subscription.id), subscription.clone());
+        state.put_audit(audit);
         Ok(())
     }
 
@@ -67,7 +70,7 @@ impl WebhookStore for MemoryStore {
 
     async fn update_webhook(
         &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
-        due: &DueChanges,
+        due: &DueChanges, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         let key = (subscription.account_id, subscription.id);
@@ -77,17 +80,31 @@ impl WebhookStore for MemoryStore {
         };
         state.check_due_lease(due)?;
         state.check_due_puts(due)?;
+        state.check_audit(audit)?;
         let next = WebhookSubscription {
             failing_since: if reset_health { None } else { failing_since },
             ..subscription.clone()
         };
         state.webhooks.insert(key, next);
         state.apply_due(due);
+        state.put_audit(audit);
         Ok(())
     }
 
-    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool> {
-        Ok(self.lock().webhooks.remove(&(account_id, id)).is_some())
+    async fn delete_webhook(
+        &self, account_id: AccountId, id: WebhookId, expected_version: u64,
+        audit: Option<&AuditEvent>,
+    ) -> StoreResult<bool> {
+        let mut state = self.lock();
+        match state.webhooks.get(&(account_id, id)) {
+            None => return Ok(false),
+            Some(stored) if stored.version != expected_version => return Err(StoreError::Conflict),
+            Some(_) => {}
+        }
+        state.check_audit(audit)?;
+        state.webhooks.remove(&(account_id, id));
+        state.put_audit(audit);
+        Ok(true)
     }
 
     async fn get_delivery(

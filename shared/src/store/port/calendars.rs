@@ -1,5 +1,6 @@
 //! The holiday calendars' port (BEHAVIOR 17).
 
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar};
 #[cfg(doc)]
 use crate::store::StoreError;
@@ -12,12 +13,13 @@ use async_trait::async_trait;
 #[async_trait]
 pub trait CalendarStore: Send + Sync + 'static {
     /// Creates a holiday calendar (BEHAVIOR 17) when its account has fewer than `max`: the
-    /// account's count goes up in the same atomic write. The calendar starts with no references.
+    /// account's count goes up, and `audit` (the audit event, BEHAVIOR 18) is stored, in the same
+    /// atomic write. The calendar starts with no references.
     ///
     /// Errors: [`StoreError::Rejected`] when the account has `max` already;
     /// [`StoreError::Conflict`] when the id exists. Nothing is written then.
     async fn create_holiday_calendar(
-        &self, calendar: &HolidayCalendar, max: u64,
+        &self, calendar: &HolidayCalendar, max: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 
     /// A page of the account's holiday calendars, oldest first (position: the id, UUID v7).
@@ -32,16 +34,21 @@ pub trait CalendarStore: Send + Sync + 'static {
         &self, account_id: AccountId, id: HolidayCalendarId,
     ) -> StoreResult<Option<HolidayCalendar>>;
 
-    /// Replaces a holiday calendar stored at `expected_version` (its references are kept).
+    /// Replaces a holiday calendar stored at `expected_version` (its references are kept), with
+    /// `audit` (BEHAVIOR 18) in the same atomic write.
     ///
     /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).
     async fn update_holiday_calendar(
-        &self, calendar: &HolidayCalendar, expected_version: u64,
+        &self, calendar: &HolidayCalendar, expected_version: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 
-    /// Deletes a holiday calendar that nothing names (its reference count is 0: BEHAVIOR 17's
-    /// 409 otherwise) and lowers the account's count, in one atomic write.
+    /// Deletes a holiday calendar stored at `expected_version` that nothing names (its reference
+    /// count is 0: BEHAVIOR 17's 409 otherwise) and lowers the account's count, with `audit`
+    /// (BEHAVIOR 18), in one atomic write.
+    ///
+    /// Errors: [`StoreError::Conflict`] when it exists at another version (nothing written).
     async fn delete_holiday_calendar(
-        &self, account_id: AccountId, id: HolidayCalendarId,
+        &self, account_id: AccountId, id: HolidayCalendarId, expected_version: u64,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<CalendarDeletion>;
 }

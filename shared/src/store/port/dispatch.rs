@@ -3,7 +3,8 @@
 
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::dispatch::{
-    AssignmentTally, AssignmentWrite, CrmSyncState, DispatchEntry, DispatchEntryKey, RotationState,
+    AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
+    DispatchEntryKey, ExplainedEntry, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
@@ -30,14 +31,16 @@ pub trait DispatchStore: Send + Sync + 'static {
     /// after the evaluation). With `idempotency_key` (a queue message id) the message's marker is
     /// written in the same atomic write, so a redelivered message appends no second entry; with
     /// `completion` the `Idempotency-Key` answer (BEHAVIOR 10) is stored in it, conditional on its
-    /// lease; `due` (work the entry causes, e.g. an event to deliver) is written in it too.
+    /// lease; `due` (work the entry causes, e.g. an event to deliver) and `snapshot` (the entry's
+    /// decision snapshot, BEHAVIOR 18) are written in it too.
     ///
     /// Errors: [`StoreError::LeaseLost`] when the completion's or a settled item's lease is
     /// gone; [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
     /// written then.
     async fn record_dispatch(
-        &self, entry: &DispatchEntry, idempotency_key: Option<&str>,
-        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
+        &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
+        idempotency_key: Option<&str>, completion: Option<&IdempotencyCompletion>,
+        due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// A page of the router's history entries, newest first (position:
@@ -66,6 +69,16 @@ pub trait DispatchStore: Send + Sync + 'static {
 
     /// A history entry by key (CRM sync retries read it).
     async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>>;
+
+    /// The router's history entry `entry_id` with its decision snapshot (BEHAVIOR 18: `GET
+    /// /routers/{routerId}/dispatches/{entryId}`); `None` for an unknown id or an entry of
+    /// another router or account. An entry written before snapshots existed has none. DynamoDB:
+    /// the snapshot's `GetItem` by entry id, then the entry's by the key it names (an older
+    /// entry, without a snapshot, is looked up by the time its UUIDv7 id carries:
+    /// `docs/dynamodb.md`).
+    async fn get_explained_dispatch(
+        &self, account_id: AccountId, router_id: RouterId, entry_id: uuid::Uuid,
+    ) -> StoreResult<Option<ExplainedEntry>>;
 
     /// Replaces the CRM sync state of an entry whose stored state has the status and attempt
     /// count of `from` (its error aside), which must be `pending` or `retrying` (BEHAVIOR 7:
@@ -108,7 +121,8 @@ pub trait DispatchStore: Send + Sync + 'static {
     /// the run evaluated is still live, BEHAVIOR 15), the rotation state (conditional on its
     /// version), the member's counters (conditional on its version and being active), the account's
     /// monthly count (+1, conditional on staying within the quota; only for an account with a
-    /// quota), the history entry, the idempotency marker (conditional on not existing), and the
+    /// quota), the history entry and its decision snapshot (BEHAVIOR 18), the idempotency
+    /// marker (conditional on not existing), and the
     /// due-item changes of `write.due` (new items conditional on not existing; a settlement on its
     /// lease).
     ///

@@ -1,5 +1,6 @@
 //! The members' port: the people of an account that routers assign records to.
 
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 #[cfg(doc)]
@@ -36,12 +37,15 @@ pub trait MemberStore: Send + Sync + 'static {
     ) -> StoreResult<Option<Member>>;
 
     /// Replaces the stored member when it is active and at `expected_version`, and applies
-    /// `calendars` (the move of its `holiday_calendar_id`, BEHAVIOR 17) in the same atomic write.
+    /// `calendars` (the move of its `holiday_calendar_id`, BEHAVIOR 17) and `audit` (the change's
+    /// audit event, BEHAVIOR 18) in the same atomic write.
     ///
-    /// Errors: [`StoreError::Conflict`] when the member changed;
+    /// Errors: [`StoreError::Conflict`] when the member changed (or an event has the audit
+    /// event's id);
     /// [`StoreError::UnknownHolidayCalendar`] when a calendar that gains a reference is not in
     /// the account. Nothing is written then.
     async fn update_member(
         &self, member: &Member, expected_version: u64, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 }

@@ -4,8 +4,8 @@
 //! A function names the one trait it needs when it needs one (`&dyn RecordStore`), and
 //! [`Store`] when it needs several; the functions build one `Arc<dyn Store>` at start-up. Every
 //! adapter implements each trait in a file of its own (`store/<adapter>/<aggregate>.rs`), and
-//! gets [`Store`] from the blanket implementation below. Adding an aggregate (the audit log,
-//! say) is one trait here (`port/audit.rs`, a `mod` line, a supertrait of [`Store`] and of its
+//! gets [`Store`] from the blanket implementation below. Adding an aggregate (as the audit
+//! log was) is one trait here (`port/audit.rs`, a `mod` line, a supertrait of [`Store`] and of its
 //! blanket implementation), one file per adapter, and the fault-injecting decorator's
 //! (`store::faulty`) delegation.
 //!
@@ -13,6 +13,7 @@
 //! absent (the exceptions say so: [`RouterStore::find_router`], [`AccountStore::get_client`]).
 
 mod accounts;
+mod audit;
 mod calendars;
 mod dispatch;
 mod due;
@@ -24,6 +25,7 @@ mod routers;
 mod webhooks;
 
 pub use accounts::AccountStore;
+pub use audit::AuditStore;
 pub use calendars::CalendarStore;
 pub use dispatch::DispatchStore;
 pub use due::DueStore;
@@ -49,6 +51,7 @@ pub trait Store:
     + WebhookStore
     + CalendarStore
     + ProvisionStore
+    + AuditStore
 {
 }
 
@@ -63,5 +66,6 @@ impl<T> Store for T where
         + WebhookStore
         + CalendarStore
         + ProvisionStore
+        + AuditStore
 {
 }

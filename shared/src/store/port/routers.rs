@@ -1,6 +1,7 @@
 //! The routers' port (BEHAVIOR 15): the live router item, its draft and its published revisions.
 
 use crate::idempotency::IdempotencyCompletion;
+use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::RouterWrite;
@@ -31,15 +32,16 @@ pub trait RouterStore: Send + Sync + 'static {
 
     /// Creates `router` (BEHAVIOR 15: `POST /routers`) with its first revision `revision`, when
     /// the account has fewer than `max` non-archived routers, and stores `completion` (the
-    /// `Idempotency-Key` answer) in the same atomic write. The account's count of non-archived
-    /// routers (provisioned ones included) goes up in it.
+    /// `Idempotency-Key` answer) and `audit` (BEHAVIOR 18: the change's audit event) in the same
+    /// atomic write. The account's count of non-archived routers (provisioned ones included) goes
+    /// up in it.
     ///
     /// Errors: [`StoreError::Rejected`] when the account has `max` already;
     /// [`StoreError::Conflict`] when the id exists; [`StoreError::LeaseLost`] when the
     /// completion's lease is gone. Nothing is written then.
     async fn create_router(
         &self, router: &Router, revision: &RouterRevision, max: u64,
-        completion: Option<&IdempotencyCompletion>,
+        completion: Option<&IdempotencyCompletion>, audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 
     /// A router's draft, if it has one (only the router's account sees it).
@@ -52,7 +54,7 @@ pub trait RouterStore: Send + Sync + 'static {
     /// published, unpublished or archived since it was read); `completion` in the same atomic
     /// write (a restore's `Idempotency-Key` answer), and `calendars`, the change of the
     /// references to holiday calendars (BEHAVIOR 17: the replaced draft's calendar gives its
-    /// reference back, the new draft's takes one).
+    /// reference back, the new draft's takes one), and `audit` (BEHAVIOR 18).
     ///
     /// Errors: [`StoreError::Conflict`] when the draft or the router changed;
     /// [`StoreError::UnknownHolidayCalendar`] when a calendar gaining a reference is gone;
@@ -60,14 +62,18 @@ pub trait RouterStore: Send + Sync + 'static {
     async fn put_router_draft(
         &self, draft: &RouterDraft, replaces: Option<&ETag>, router_version: u64,
         calendars: &CalendarRefs, completion: Option<&IdempotencyCompletion>,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 
     /// Deletes a router's draft while its tag is `etag`, with `calendars` (the draft's
-    /// calendar reference given back; BEHAVIOR 17) in the same atomic write.
+    /// calendar reference given back; BEHAVIOR 17) and `audit` (BEHAVIOR 18) in the same atomic
+    /// write.
     ///
-    /// Errors: [`StoreError::Conflict`] when there is no draft or it has another tag.
+    /// Errors: [`StoreError::Conflict`] when there is no draft or it has another tag (or an
+    /// event has the audit event's id).
     async fn delete_router_draft(
         &self, account_id: AccountId, router_id: RouterId, etag: &ETag, calendars: &CalendarRefs,
+        audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 
     /// Revision `revision` of a router (only the router's account sees it).
@@ -87,7 +93,7 @@ pub trait RouterStore: Send + Sync + 'static {
     /// write: the router conditional on its version, the new revision (if absent), the draft's
     /// removal (a publish's conditional on its tag), the rotation state (conditional on its
     /// version), the account's router count (archive), the holiday calendars' references
-    /// (BEHAVIOR 17) and the `Idempotency-Key` answer.
+    /// (BEHAVIOR 17), the `Idempotency-Key` answer and the audit event (BEHAVIOR 18).
     ///
     /// Errors: [`StoreError::Conflict`] when the router, the draft or the rotation state changed
     /// (or the revision exists); [`StoreError::UnknownHolidayCalendar`] when a calendar gaining

@@ -1,5 +1,6 @@
 //! The webhooks' port (BEHAVIOR 13): subscriptions and their deliveries.
 
+use crate::model::audit::AuditEvent;
 use crate::model::due::DueChanges;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 #[cfg(doc)]
@@ -13,11 +14,13 @@ use async_trait::async_trait;
 #[async_trait]
 pub trait WebhookStore: Send + Sync + 'static {
     /// Creates a webhook subscription (BEHAVIOR 13) when its account has fewer than `max`: the
-    /// account's count goes up in the same atomic write.
+    /// account's count goes up, and `audit` (the audit event, BEHAVIOR 18) is stored, in the same
+    /// atomic write.
     ///
     /// Errors: [`StoreError::Rejected`] when the account has `max` already (nothing written).
-    async fn create_webhook(&self, subscription: &WebhookSubscription, max: u64)
-        -> StoreResult<()>;
+    async fn create_webhook(
+        &self, subscription: &WebhookSubscription, max: u64, audit: Option<&AuditEvent>,
+    ) -> StoreResult<()>;
 
     /// A page of the account's subscriptions, by creation time (position: the id, UUID v7).
     /// Strongly consistent: dispatch reads them to make its events.
@@ -34,17 +37,24 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// health: the stored `failing_since` is kept (delivery attempts write it, without moving the
     /// version: [`crate::model::webhook::HealthChange`]), or removed when `reset_health` (a
     /// subscription enabled again starts healthy). `due` (e.g. the item that ends the open
-    /// deliveries of a subscription this write disables) is written in the same atomic write.
+    /// deliveries of a subscription this write disables) and `audit` (BEHAVIOR 18) are written in
+    /// the same atomic write.
     ///
     /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).
     async fn update_webhook(
         &self, subscription: &WebhookSubscription, expected_version: u64, reset_health: bool,
-        due: &DueChanges,
+        due: &DueChanges, audit: Option<&AuditEvent>,
     ) -> StoreResult<()>;
 
-    /// Deletes a subscription (its deliveries are left to expire; nothing delivers them any
-    /// more) and lowers the account's count, in one atomic write. Returns whether it existed.
-    async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool>;
+    /// Deletes a subscription stored at `expected_version` (its deliveries are left to expire;
+    /// nothing delivers them any more) and lowers the account's count, with `audit` (BEHAVIOR
+    /// 18), in one atomic write. Returns whether it existed.
+    ///
+    /// Errors: [`StoreError::Conflict`] when it exists at another version (nothing written).
+    async fn delete_webhook(
+        &self, account_id: AccountId, id: WebhookId, expected_version: u64,
+        audit: Option<&AuditEvent>,
+    ) -> StoreResult<bool>;
 
     /// A delivery of a subscription by id.
     async fn get_delivery(

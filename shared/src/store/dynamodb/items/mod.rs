@@ -8,6 +8,7 @@
 //! The items of `Idempotency-Key` requests and queue markers are in [`idempotency`], those of
 //! due work in [`due`]; the entities' items and the common expressions here.
 
+pub mod audit;
 pub mod due;
 pub mod idempotency;
 
