@@ -250,11 +250,33 @@ impl AuditEvent {
     }
 }
 
-/// A UUIDv7 whose time is `at` (milliseconds) and whose other bits are random.
+/// The low 62 bits of a UUID (RFC 9562 `rand_b`), below the variant bits.
+const RAND_B: u128 = (1 << 62) - 1;
+
+/// The last event id made in this process, with its millisecond: [`id_at`] keeps the ids of one
+/// millisecond increasing, so the events one process records in a millisecond list in the order
+/// they were made (BEHAVIOR 18 orders by `at`, then id).
+static LAST_ID: std::sync::Mutex<Option<(i64, u128)>> = std::sync::Mutex::new(None);
+
+/// A UUIDv7 whose time is `at` (milliseconds) and whose other bits are random, above the last
+/// one this process made in the same millisecond (RFC 9562 section 6.2, method 2: the random
+/// part incremented when the fresh one is not higher).
 fn id_at(at: DateTime<Utc>) -> Uuid {
     let secs = u64::try_from(at.timestamp()).unwrap_or(0);
     let ts = uuid::Timestamp::from_unix(uuid::NoContext, secs, at.timestamp_subsec_nanos());
-    Uuid::new_v7(ts)
+    let fresh = Uuid::new_v7(ts);
+    let ms = at.timestamp_millis();
+    let mut last = LAST_ID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let id = match *last {
+        Some((m, prev)) if m == ms && fresh.as_u128() <= prev && prev & RAND_B != RAND_B => {
+            Uuid::from_u128(prev + 1)
+        }
+        _ => fresh,
+    };
+    *last = Some((ms, id.as_u128()));
+    id
 }
 
 /// `changes` within [`MAX_CHANGES_JSON_BYTES`] of JSON (largest values replaced first).
@@ -316,6 +338,14 @@ mod tests {
             chrono::Duration::days(400),
             "BEHAVIOR 18: 400 days"
         );
+    }
+
+    #[test]
+    fn ids_made_in_one_millisecond_increase() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 20, 9, 30, 0).unwrap();
+        let ids: Vec<Uuid> = (0..50).map(|_| event(vec![], now).id).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        assert!(ids.iter().all(|id| AuditEvent::at_of_id(*id) == Some(now)));
     }
 
     #[test]
