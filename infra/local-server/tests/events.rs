@@ -53,6 +53,15 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
         } else {
             text
         };
+        // The audit fixtures name a history entry and an audit event (BEHAVIOR 18): made here
+        // first (a dispatch, a member's PATCH), their ids put in place.
+        let text = if text.contains(FIXTURE_ENTRY) || text.contains(FIXTURE_AUDIT_EVENT) {
+            let (entry, event) = entry_and_audit_event(&test, &token).await;
+            text.replace(FIXTURE_ENTRY, &entry)
+                .replace(FIXTURE_AUDIT_EVENT, &event)
+        } else {
+            text
+        };
         // The fixtures that read, delete or publish a router's draft find one (BEHAVIOR 15).
         let raw_path = json["rawPath"].as_str().unwrap_or_default();
         let method = json["requestContext"]["http"]["method"]
@@ -109,7 +118,7 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
             "oauth2" | "openapi.json" => app.functions.token,
             "contacts" | "companies" | "deals" | "tickets" => app.functions.records,
             "users" | "holiday-calendars" => app.functions.users,
-            "routers" => app.functions.routers,
+            "routers" | "audit-events" => app.functions.routers,
             "dispatch" => app.functions.dispatch,
             "webhooks" => app.functions.webhooks,
             other => panic!("{}: no function serves /{other}", path.display()),
@@ -154,6 +163,50 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
 const FIXTURE_WEBHOOK: &str = "4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
 /// The delivery id the webhook fixtures use.
 const FIXTURE_DELIVERY: &str = "msg_01936b2a7c007a008000000000000099";
+
+/// The history entry id the entry fixture uses (BEHAVIOR 18).
+const FIXTURE_ENTRY: &str = "01936b2a-7c00-7a00-8000-0000000000aa";
+/// The audit event id the audit event fixture uses (BEHAVIOR 18).
+const FIXTURE_AUDIT_EVENT: &str = "01936b2a-7c00-7a00-8000-0000000000e1";
+
+/// A history entry of the inbound router (a dispatch of Dana) and an audit event (a PATCH of
+/// Ben's phone).
+async fn entry_and_audit_event(app: &common::TestApp, token: &str) -> (String, String) {
+    use axum::http::Method;
+    let router = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
+    let dispatched = app
+        .call(
+            Method::POST,
+            "/dispatch/router",
+            token,
+            Some(serde_json::json!({"router_id": router, "object_id": "01936b2a-7c00-7a00-8000-000000000002"})),
+        )
+        .await;
+    assert_eq!(dispatched.status, 200, "{}", dispatched.body);
+    let list = app
+        .call(
+            Method::GET,
+            &format!("/routers/{router}/dispatches?limit=1"),
+            token,
+            None,
+        )
+        .await;
+    let entry = list.body["data"][0]["id"].as_str().unwrap().to_string();
+    let patched = app
+        .call(
+            Method::PATCH,
+            "/users/2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12",
+            token,
+            Some(serde_json::json!({"phone": "+1 555 0142"})),
+        )
+        .await;
+    assert_eq!(patched.status, 200, "{}", patched.body);
+    let events = app
+        .call(Method::GET, "/audit-events?limit=1", token, None)
+        .await;
+    let event = events.body["data"][0]["id"].as_str().unwrap().to_string();
+    (entry, event)
+}
 
 /// A subscription of Northwind and a delivery of it (the event of a dispatch).
 async fn webhook_and_delivery(app: &common::TestApp, token: &str) -> (String, String) {

@@ -252,7 +252,8 @@ fn concrete(path: &str) -> String {
 
 /// The function that serves an operation of an OpenAPI tag at `path`. The routing history
 /// (BEHAVIOR 8) is served where its subject lives: a router's by the routers function, a
-/// record's by the records function.
+/// record's by the records function. The change log (BEHAVIOR 18) is served by the routers
+/// function, with the routers' read permissions.
 fn function_of_tag(tag: &str, path: &str) -> &'static str {
     match tag {
         "Token" | "API description" => "TokenFunction",
@@ -261,6 +262,7 @@ fn function_of_tag(tag: &str, path: &str) -> &'static str {
         "Routers" => "RoutersFunction",
         "Dispatch" => "DispatchFunction",
         "Webhooks" => "WebhooksFunction",
+        "Audit" => "RoutersFunction",
         "Routing history" if path.starts_with("/routers/") => "RoutersFunction",
         "Routing history" => "RecordsFunction",
         other => panic!("no function serves the tag {other}"),
