@@ -409,3 +409,79 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod snapshot_size_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A run's explanation as explain shows it: a trigger of `conditions` conditions whose
+    /// record values are `actual_chars` long, and a pool of `pool` members, every third one
+    /// unavailable for two reasons.
+    fn explanation(pool: usize, conditions: usize, actual_chars: usize) -> serde_json::Value {
+        let conditions: Vec<_> = (0..conditions)
+            .map(|i| {
+                json!({"field": format!("field_{i}"), "operator": "equals",
+                    "value": "x".repeat(64), "actual": "a".repeat(actual_chars), "matched": false})
+            })
+            .collect();
+        let candidates: Vec<_> = (0..pool)
+            .map(|i| {
+                let reasons = if i % 3 == 0 {
+                    json!(["out_of_office", "outside_working_hours"])
+                } else {
+                    json!([])
+                };
+                json!({"user": format!("member.{i:04}@northwind.example"),
+                    "eligible": i % 3 != 0, "reasons": reasons})
+            })
+            .collect();
+        json!({
+            "trigger": {"matched": true, "groups": [{"matched": true, "conditions": conditions}]},
+            "candidates": candidates,
+            "account_match": {"company_id": "01936b2a-7c00-7a00-8000-000000000001",
+                "owner": "ana.lopez@northwind.example", "eligible": false},
+            "sla": null
+        })
+    }
+
+    fn bytes(snapshot: &DecisionSnapshot) -> usize {
+        crate::types::limits::json_size(snapshot.as_json())
+    }
+
+    #[test]
+    fn a_snapshot_cuts_actual_values_and_stays_within_its_budget_at_a_pool_of_500() {
+        // docs/performance.md ("Decision snapshots") quotes these sizes.
+        let small = DecisionSnapshot::new(explanation(10, 3, 20));
+        let large = DecisionSnapshot::new(explanation(500, 3, 20));
+        assert!(bytes(&small) < 2_000, "{}", bytes(&small));
+        assert!(bytes(&large) < 50_000, "{}", bytes(&large));
+        // Long record values: each `actual` cut to 256 characters (BEHAVIOR 18).
+        let long = DecisionSnapshot::new(explanation(500, 20, 65_536));
+        let actuals: Vec<usize> = long.as_json()["trigger"]["groups"][0]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["actual"].as_str().unwrap().chars().count())
+            .collect();
+        assert!(actuals.iter().all(|n| *n == SNAPSHOT_ACTUAL_CHARS), "{actuals:?}");
+        assert!(bytes(&long) < 60_000, "{}", bytes(&long));
+        // Whatever the trigger, within the budget (its values replaced largest first).
+        let mut huge = explanation(500, 200, 10);
+        for c in huge["trigger"]["groups"][0]["conditions"]
+            .as_array_mut()
+            .unwrap()
+        {
+            c["value"] = json!("v".repeat(4_000));
+        }
+        let fitted = DecisionSnapshot::new(huge);
+        assert!(bytes(&fitted) <= MAX_SNAPSHOT_JSON_BYTES, "{}", bytes(&fitted));
+        assert_eq!(fitted.as_json()["candidates"].as_array().unwrap().len(), 500);
+        eprintln!(
+            "snapshot bytes: pool 10 {}, pool 500 {}, pool 500 with 20 long values {}",
+            bytes(&small),
+            bytes(&large),
+            bytes(&long)
+        );
+    }
+}
