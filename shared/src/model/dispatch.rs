@@ -464,7 +464,10 @@ mod snapshot_size_tests {
             .iter()
             .map(|c| c["actual"].as_str().unwrap().chars().count())
             .collect();
-        assert!(actuals.iter().all(|n| *n == SNAPSHOT_ACTUAL_CHARS), "{actuals:?}");
+        assert!(
+            actuals.iter().all(|n| *n == SNAPSHOT_ACTUAL_CHARS),
+            "{actuals:?}"
+        );
         assert!(bytes(&long) < 60_000, "{}", bytes(&long));
         // Whatever the trigger, within the budget (its values replaced largest first).
         let mut huge = explanation(500, 200, 10);
@@ -475,8 +478,15 @@ mod snapshot_size_tests {
             c["value"] = json!("v".repeat(4_000));
         }
         let fitted = DecisionSnapshot::new(huge);
-        assert!(bytes(&fitted) <= MAX_SNAPSHOT_JSON_BYTES, "{}", bytes(&fitted));
-        assert_eq!(fitted.as_json()["candidates"].as_array().unwrap().len(), 500);
+        assert!(
+            bytes(&fitted) <= MAX_SNAPSHOT_JSON_BYTES,
+            "{}",
+            bytes(&fitted)
+        );
+        assert_eq!(
+            fitted.as_json()["candidates"].as_array().unwrap().len(),
+            500
+        );
         eprintln!(
             "snapshot bytes: pool 10 {}, pool 500 {}, pool 500 with 20 long values {}",
             bytes(&small),
