@@ -187,10 +187,10 @@ pub struct AuditChange {
     pub path: String,
     /// Its value before the write (`null` on create), or the placeholder of a value too large
     /// to keep (`{"omitted": "too large", "json_bytes", "sha256"}`).
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub before: Value,
     /// Its value after the write (`null` on delete), or the placeholder of a value too large.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub after: Value,
 }
 
