@@ -235,7 +235,10 @@ impl AuditEvent {
             action,
             target,
             changes: fit_changes(changes),
-            expires_at: at + chrono::Duration::days(AUDIT_RETENTION_DAYS),
+            // Whole seconds: DynamoDB's TTL attribute holds epoch seconds.
+            expires_at: (at + chrono::Duration::days(AUDIT_RETENTION_DAYS))
+                .duration_trunc(TimeDelta::seconds(1))
+                .unwrap_or(at),
         }
     }
 
@@ -335,8 +338,8 @@ mod tests {
         assert_eq!(AuditEvent::at_of_id(Uuid::new_v4()), None);
         assert_eq!(
             e.expires_at - e.at,
-            chrono::Duration::days(400),
-            "BEHAVIOR 18: 400 days"
+            chrono::Duration::days(400) - chrono::Duration::milliseconds(123),
+            "BEHAVIOR 18: 400 days, in whole seconds (DynamoDB's TTL)"
         );
     }
 
