@@ -3,7 +3,7 @@
 
 use super::cancel::{classify, Outcome, Part, Precedence};
 use super::items;
-use super::items::{backend, n, Expr, Item};
+use super::items::{n, Expr, Item};
 use super::limits;
 use super::query::{Query, SortCondition};
 use super::request::string_attr;
@@ -17,7 +17,6 @@ use crate::store::{
 };
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -61,40 +60,27 @@ impl DynamoStore {
             labels.push(format!("the router count of account {account}"));
         }
         let parts = vec![Part::Other; items.len()];
-        let sent = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
-        let err = match sent {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        if let Some(TransactWriteItemsError::TransactionCanceledException(c)) =
-            err.as_service_error()
-        {
-            let codes: Vec<Option<String>> = c
-                .cancellation_reasons()
-                .iter()
-                .map(|r| r.code().map(str::to_string))
-                .collect();
-            if let Outcome::Fail(StoreError::Conflict) =
-                classify(&parts, &codes, Precedence::GuardsFirst)
-            {
-                let what = codes
-                    .iter()
-                    .position(|c| c.as_deref() == Some("ConditionalCheckFailed"))
-                    .and_then(|i| labels.get(i))
-                    .cloned()
-                    .unwrap_or_else(|| "an item".into());
-                return Err(StoreError::Rejected(format!(
-                    "{what} was written concurrently while provisioning; {written} items were \
-                     inserted before; run the provisioning again (it inserts only what is missing)"
-                )));
+        // Cancelled by another transaction in flight (an API write of a router count or a
+        // calendar): sent again until the deadline, as every transaction is.
+        self.transact_with(items, |codes| {
+            match classify(&parts, codes, Precedence::GuardsFirst) {
+                Outcome::Fail(StoreError::Conflict) => {
+                    let what = codes
+                        .iter()
+                        .position(|c| c.as_deref() == Some("ConditionalCheckFailed"))
+                        .and_then(|i| labels.get(i))
+                        .cloned()
+                        .unwrap_or_else(|| "an item".into());
+                    Outcome::Fail(StoreError::Rejected(format!(
+                        "{what} was written concurrently while provisioning; {written} items \
+                         were inserted before; run the provisioning again (it inserts only what \
+                         is missing)"
+                    )))
+                }
+                other => other,
             }
-        }
-        Err(backend(err))
+        })
+        .await
     }
 }
 
