@@ -9,6 +9,7 @@
 //! draft, rotation state at once) and writes in a second.
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
+use super::revision::{ensure_first_revision, first_revision_mended};
 use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
 use crate::calendars::read_holiday_calendars;
@@ -24,7 +25,7 @@ use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
 use crate::store::retry::KEPT_CHANGING;
-use crate::store::{keys, revision_position, Backoff, Store, StoreError, Turns};
+use crate::store::{keys, revision_position, Backoff, Listed, Store, StoreError, Turns};
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, MemberId, RouterId};
 use serde::Deserialize;
@@ -297,6 +298,9 @@ impl RouterAdmin {
                     if !if_match.passes(Some(&draft.etag)) {
                         return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()));
                     }
+                    // Revision 1 of a router stored before revisions existed, kept before
+                    // revision 2 replaces its configuration.
+                    ensure_first_revision(self.store.as_ref(), &router).await?;
                     published(actor, &router, draft, &rotation, now)
                 }
                 None if if_match.is_some() => {
@@ -418,10 +422,17 @@ impl RouterAdmin {
             }
             _ => page.clone(),
         };
-        let listed = self
+        let mut listed = self
             .store
             .list_router_revisions(account_id, id, &read)
             .await?;
+        // A router always has revisions 1 to its live one: an empty first page is a router
+        // stored before revisions existed, whose revision 1 is stored now.
+        if listed.items.is_empty() && matches!(read.start, PageStart::Offset(0)) {
+            if let Some(first) = first_revision_mended(self.store.as_ref(), &router).await? {
+                listed = Listed::new(vec![first], None);
+            }
+        }
         Ok(cursors.answer(&list, &page, listed, RevisionView::new, revision_position))
     }
 
@@ -486,7 +497,16 @@ impl RouterAdmin {
             }
         })?;
         let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
-        let revision = revision.ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?;
+        let revision = match revision {
+            Some(revision) => revision,
+            // Revision 1 of a router stored before revisions existed: stored now.
+            None if number == Some(FIRST_REVISION) => {
+                first_revision_mended(self.store.as_ref(), &router)
+                    .await?
+                    .ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?
+            }
+            None => return Err(DomainError::not_found(REVISION_NOT_FOUND)),
+        };
         Ok((router, revision))
     }
 
