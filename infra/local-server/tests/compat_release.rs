@@ -124,6 +124,7 @@ async fn every_release_fixture_reads_and_works_on_the_current_code() {
         };
         let tokens = tokens(&TestApp::spawn().await, &fixture).await;
         reads_as_stored(&app, &fixture, &tokens).await;
+        explain_of_revision_one(&app, &fixture, &tokens).await;
         routers_keep_revision_one(&app, &fixture, &tokens).await;
         dispatch_works(&app, &fixture, &tokens).await;
         table.delete().await;
@@ -187,8 +188,7 @@ async fn reads_as_stored(app: &TestApp, f: &Fixture, tokens: &BTreeMap<String, S
             let all: BTreeSet<String> = stored.iter().map(|r| s(r, "id").to_string()).collect();
             let listed = list_all(app, token, &format!("/{object_type}")).await;
             assert_eq!(ids_of(&listed), active, "{object_type} of {account}");
-            let archived_too =
-                list_all(app, token, &format!("/{object_type}?archived=true")).await;
+            let archived_too = list_all(app, token, &format!("/{object_type}?archived=true")).await;
             assert_eq!(ids_of(&archived_too), all, "{object_type} of {account}");
             for id in &active {
                 let a = app
@@ -219,7 +219,10 @@ async fn reads_as_stored(app: &TestApp, f: &Fixture, tokens: &BTreeMap<String, S
         let listed = list_all(app, token, "/webhooks").await;
         assert_eq!(
             ids_of(&listed),
-            subscriptions.iter().map(|w| s(w, "id").to_string()).collect(),
+            subscriptions
+                .iter()
+                .map(|w| s(w, "id").to_string())
+                .collect(),
             "subscriptions of {account}"
         );
         for w in &subscriptions {
@@ -254,7 +257,12 @@ async fn reads_as_stored(app: &TestApp, f: &Fixture, tokens: &BTreeMap<String, S
                     None,
                 )
                 .await;
-            assert_eq!(stats.status, StatusCode::OK, "stats of {id}: {}", stats.body);
+            assert_eq!(
+                stats.status,
+                StatusCode::OK,
+                "stats of {id}: {}",
+                stats.body
+            );
             // Every assignment of the release is counted once in its day's tallies.
             let counted: u64 = f
                 .kind("TALLY")
@@ -268,9 +276,45 @@ async fn reads_as_stored(app: &TestApp, f: &Fixture, tokens: &BTreeMap<String, S
                         .filter_map(|(_, v)| v["N"].as_str()?.parse::<u64>().ok())
                 })
                 .sum();
-            assert_eq!(stats.body["total"], counted, "stats of {id}: {}", stats.body);
+            assert_eq!(
+                stats.body["total"], counted,
+                "stats of {id}: {}",
+                stats.body
+            );
         }
     }
+}
+
+/// An explain of revision 1 of each router with a record of its type, before anything stored
+/// the router's revision-1 item: it evaluates the live configuration (no 404).
+async fn explain_of_revision_one(app: &TestApp, f: &Fixture, tokens: &BTreeMap<String, String>) {
+    let mut explained = 0;
+    for router in f.kind("ROUTER").filter(|r| r.get("archived_at").is_none()) {
+        let Some(token) = tokens.get(s(router, "account_id")) else {
+            continue;
+        };
+        let Some(record) = f.kind("RECORD").find(|r| {
+            attr(r, "account_id") == attr(router, "account_id")
+                && attr(r, "object_type") == attr(router, "object_type")
+                && r.get("archived_at").is_none()
+        }) else {
+            continue;
+        };
+        let a = app
+            .call(
+                Method::POST,
+                "/dispatch/router/explain",
+                token,
+                Some(
+                    json!({"router_id": s(router, "id"), "object_id": s(record, "id"),
+                            "revision": 1}),
+                ),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}: {}", s(router, "id"), a.body);
+        explained += 1;
+    }
+    assert!(explained > 0);
 }
 
 /// The body of a draft `PUT` from a router view and its stored item: the view's configuration
@@ -391,7 +435,12 @@ async fn routers_keep_revision_one(app: &TestApp, f: &Fixture, tokens: &BTreeMap
         by_publish = !by_publish;
         if !by_publish {
             let one = app
-                .call(Method::GET, &format!("/routers/{id}/revisions/1"), token, None)
+                .call(
+                    Method::GET,
+                    &format!("/routers/{id}/revisions/1"),
+                    token,
+                    None,
+                )
                 .await;
             assert_eq!(one.status, StatusCode::OK, "{id}: {}", one.body);
             assert_eq!(configuration(&one.body), configuration(&live), "{id}");
@@ -412,7 +461,12 @@ async fn routers_keep_revision_one(app: &TestApp, f: &Fixture, tokens: &BTreeMap
         assert_eq!(two["name"], format!("{name} (v2)"));
         assert_eq!(revision_numbers(app, token, id).await, [2, 1], "{id}");
         let one = app
-            .call(Method::GET, &format!("/routers/{id}/revisions/1"), token, None)
+            .call(
+                Method::GET,
+                &format!("/routers/{id}/revisions/1"),
+                token,
+                None,
+            )
             .await;
         assert_eq!(one.status, StatusCode::OK, "{id}: {}", one.body);
         assert_eq!(configuration(&one.body), configuration(&live), "{id}");
@@ -443,7 +497,9 @@ async fn dispatch_works(app: &TestApp, f: &Fixture, tokens: &BTreeMap<String, St
             continue;
         };
         let published = router["is_published"]["BOOL"].as_bool() == Some(true);
-        if router.get("archived_at").is_some() || !published || s(router, "object_type") != "contacts"
+        if router.get("archived_at").is_some()
+            || !published
+            || s(router, "object_type") != "contacts"
         {
             continue;
         }

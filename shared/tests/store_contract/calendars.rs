@@ -239,9 +239,7 @@ mod reruns {
     /// between two); the embedded store provisions at once, so there the rerun follows a whole
     /// run. Before the change the DynamoDB rerun counted the three members again: 409 "in use"
     /// for ever.
-    async fn a_provisioning_rerun_sets_calendar_references_from_what_names_them(
-        backend: Backend,
-    ) {
+    async fn a_provisioning_rerun_sets_calendar_references_from_what_names_them(backend: Backend) {
         let (store, table) = backend.fresh().await;
         let acc = account(None);
         let office = calendar(acc.id, "office");

@@ -65,7 +65,11 @@ impl DynamoStore {
                 }
                 None => "attribute_exists(#pk) AND attribute_not_exists(#references)",
             };
-            if self.update_conditional(&key, &e, condition).await?.is_some() {
+            if self
+                .update_conditional(&key, &e, condition)
+                .await?
+                .is_some()
+            {
                 return Ok(());
             }
             if !backoff.again().await {

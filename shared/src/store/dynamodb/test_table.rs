@@ -78,14 +78,23 @@ pub fn attribute_from_json(
         v.as_array()
             .ok_or("a set is not an array")?
             .iter()
-            .map(|s| s.as_str().map(str::to_string).ok_or("a set element is not a string".into()))
+            .map(|s| {
+                s.as_str()
+                    .map(str::to_string)
+                    .ok_or("a set element is not a string".into())
+            })
             .collect()
     };
     let object = value.as_object().filter(|o| o.len() == 1);
     let Some((kind, inner)) = object.and_then(|o| o.iter().next()) else {
         return Err(format!("not a DynamoDB JSON value: {value}"));
     };
-    let text = || inner.as_str().map(str::to_string).ok_or(format!("{kind} of {inner}"));
+    let text = || {
+        inner
+            .as_str()
+            .map(str::to_string)
+            .ok_or(format!("{kind} of {inner}"))
+    };
     Ok(match kind.as_str() {
         "S" => A::S(text()?),
         "N" => A::N(text()?),
