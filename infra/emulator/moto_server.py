@@ -47,6 +47,7 @@ from werkzeug.serving import make_server
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attribute_values  # noqa: E402
 import table_query  # noqa: E402
+import transaction_backup  # noqa: E402
 from limits import Tables, violation  # noqa: E402
 from transactions import Registry  # noqa: E402
 
@@ -63,6 +64,7 @@ class DynamoDBFront:
     def __init__(self, app, conflicts=False):
         attribute_values.install()
         table_query.install()
+        transaction_backup.install()
         self.app = app
         self.tables = Tables()
         self.registry = Registry(self.tables) if conflicts else None

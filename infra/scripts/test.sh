@@ -57,12 +57,16 @@ fi
 step "SAM template checks (cfn-lint, sam validate --lint)"
 bash infra/scripts/check-template.sh
 
-step "starting the DynamoDB/SQS emulator (moto)"
+step "starting the DynamoDB/SQS emulator (moto), cancelling transactions that meet as DynamoDB does"
+# Every DynamoDB test, the smoke test and the suites against the local server below run with
+# DynamoDB's transaction conflicts (infra/emulator/transactions.py), whatever the caller's
+# environment says.
+export EMULATOR_TRANSACTION_CONFLICTS=1
 # shellcheck source=infra/scripts/emulator.sh
 source infra/scripts/emulator.sh
 trap emulator_stop EXIT
 
-step "the emulator refuses what DynamoDB refuses (key sizes, item size, transaction and batch limits) and answers as moto does"
+step "the emulator refuses what DynamoDB refuses (key sizes, item size, transaction and batch limits, transaction conflicts) and answers as moto does"
 "$_emulator_root/.venv/bin/python" -m unittest discover -s infra/emulator -p 'test_*.py'
 
 if [[ $runner == nextest ]]; then

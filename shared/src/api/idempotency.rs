@@ -69,8 +69,11 @@ impl IdempotentRequests {
             .store
             .claim_idempotency_key(&claim)
             .await
-            .map_err(DomainError::from)?
-        {
+            .map_err(|e| match e {
+                // The key kept changing hands until the retry deadline: others hold it.
+                StoreError::Conflict => DomainError::conflict(KEY_IN_FLIGHT),
+                e => DomainError::from(e),
+            })? {
             ClaimOutcome::Claimed => Ok(Begin::Run(Some(claim))),
             ClaimOutcome::Completed {
                 fingerprint,

@@ -14,7 +14,7 @@ use crate::page::{ListView, Page, MAX_LIMIT};
 use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
-use crate::store::{holiday_calendar_position, Store, StoreError};
+use crate::store::{holiday_calendar_position, Backoff, Store, StoreError, Turns};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use chrono::{DateTime, Utc};
@@ -254,17 +254,25 @@ pub async fn read_holiday_calendars(
     Ok(HolidayCalendars::new(calendars, router_calendar))
 }
 
-/// How many times a write that lost a race (a concurrent create, update or delete) is tried.
-const WRITE_ROUNDS: u32 = 5;
-
 /// The holiday calendar operations of one warm instance.
-#[derive(derive_more::Constructor)]
 pub struct HolidayCalendarService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
+    /// Writes of one calendar, and the creates and deletes of one account (its calendar
+    /// count), take turns in this instance ([`Turns`]).
+    turns: Turns,
 }
 
 impl HolidayCalendarService {
+    /// The operations over `store`, dating changes with `clock`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            store,
+            clock,
+            turns: Turns::default(),
+        }
+    }
+
     /// `GET /holiday-calendars`: the account's calendars, oldest first (BEHAVIOR 11 list
     /// rules; no `archived` filter).
     ///
@@ -302,7 +310,9 @@ impl HolidayCalendarService {
         let parsed = parse_body(body)?;
         let calendar =
             parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, self.clock.now());
-        for round in 1..=WRITE_ROUNDS {
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
+        loop {
             match self
                 .store
                 .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS)
@@ -315,11 +325,11 @@ impl HolidayCalendarService {
                     )))
                 }
                 // The account's count moved under a concurrent create or delete.
-                Err(StoreError::Conflict) if round < WRITE_ROUNDS => {}
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `PUT /holiday-calendars/{id}`: replaces name, time zone and holidays. `body` is the
@@ -331,9 +341,14 @@ impl HolidayCalendarService {
         &self, account_id: AccountId, id: Option<HolidayCalendarId>,
         body: Result<Map<String, Value>, DomainError>,
     ) -> Result<HolidayCalendarView, DomainError> {
+        let _turn = self
+            .turns
+            .take(id.map(|id| id.to_string()).unwrap_or_default())
+            .await;
         let mut current = self.find(account_id, id).await?;
         let parsed = parse_body(&body?)?;
-        for _ in 0..WRITE_ROUNDS {
+        let mut backoff = Backoff::new();
+        loop {
             let next = HolidayCalendar {
                 name: parsed.name.clone(),
                 time_zone: parsed.time_zone,
@@ -348,11 +363,13 @@ impl HolidayCalendarService {
                 .await
             {
                 Ok(()) => return Ok(HolidayCalendarView::new(&next)),
-                Err(StoreError::Conflict) => current = self.find(account_id, id).await?,
+                Err(StoreError::Conflict) if backoff.again().await => {
+                    current = self.find(account_id, id).await?
+                }
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `DELETE /holiday-calendars/{id}`.
@@ -363,16 +380,18 @@ impl HolidayCalendarService {
         &self, account_id: AccountId, id: Option<HolidayCalendarId>,
     ) -> Result<(), DomainError> {
         let id = id.ok_or_else(not_found)?;
-        for round in 1..=WRITE_ROUNDS {
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
+        loop {
             match self.store.delete_holiday_calendar(account_id, id).await {
                 Ok(CalendarDeletion::Deleted) => return Ok(()),
                 Ok(CalendarDeletion::NotFound) => return Err(not_found()),
                 Ok(CalendarDeletion::InUse) => return Err(DomainError::conflict(CALENDAR_IN_USE)),
-                Err(StoreError::Conflict) if round < WRITE_ROUNDS => {}
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     async fn find(
@@ -388,7 +407,7 @@ impl HolidayCalendarService {
     }
 }
 
-/// The 409 of a calendar that kept changing through every round.
+/// The 409 of a calendar that kept changing until the retry deadline ([`crate::store::retry`]).
 const KEPT_CHANGING: &str =
     "The holiday calendar kept changing while the request applied; retry it";
 

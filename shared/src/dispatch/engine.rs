@@ -21,16 +21,15 @@ use crate::model::webhook::EventType;
 use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
-use crate::store::{Store, StoreError};
+use crate::store::{Backoff, Store, StoreError, Turns};
 use crate::types::ids::AccountId;
 use crate::webhooks::{add_deliveries, Notify};
-use rand::Rng;
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Default time a dispatch keeps retrying lost races before failing with 500.
-pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
+/// Default time a dispatch keeps retrying lost races before failing with 500: the retry
+/// deadline of every write ([`crate::store::CONFLICT_DEADLINE`]).
+pub const DEFAULT_DEADLINE: Duration = crate::store::CONFLICT_DEADLINE;
 
 pub use crate::model::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 
@@ -44,7 +43,7 @@ pub struct DispatchEngine {
     /// instead of racing each other in the store (a Lambda instance serves one event at a time,
     /// but the local server and a queue batch run many). Races between instances are still
     /// settled by the store's conditional write.
-    turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    turns: Turns,
     /// The CRM sync of `has_integration` routers (BEHAVIOR 7); `None` only when the HTTP client
     /// could not be built.
     crm: Option<Arc<CrmSync>>,
@@ -155,7 +154,7 @@ impl DispatchEngine {
             clock,
             catalogues,
             deadline: DEFAULT_DEADLINE,
-            turns: std::sync::Mutex::new(HashMap::new()),
+            turns: Turns::default(),
             crm: None,
             due,
             sealer: Arc::new(LocalSealer::development()),
@@ -360,12 +359,10 @@ impl DispatchEngine {
                 return Ok((Ended::Outcome(Outcome::AlreadyProcessed), false));
             }
         }
-        let turn = self.turn_lock(&request.router_id);
         let outcome = {
-            let _turn = turn.lock().await;
+            let _turn = self.turns.take(request.router_id.as_str()).await;
             self.dispatch_in_turn(&run, claim).await
         };
-        self.release_turn_lock(&request.router_id, turn);
         let Committed {
             mut outcome,
             crm: pending,
@@ -417,9 +414,8 @@ impl DispatchEngine {
         &self, run: &Run<'_>, claim: Option<&IdempotencyClaim>,
     ) -> Result<Committed, DomainError> {
         let cx = self.context();
-        let started = Instant::now();
         let deadline = self.deadline_of(run);
-        let mut attempt: u32 = 0;
+        let mut backoff = Backoff::until(deadline);
         // A lost race re-reads everything the race can have changed: the record, members,
         // rotation state, count, and the router too (a publish moves it to a new revision, and
         // the run is then evaluated again on that one: BEHAVIOR 15). The router is read in the
@@ -552,15 +548,11 @@ impl DispatchEngine {
                 Err(StoreError::LeaseLost) if run.sla.is_some() => {
                     return Ok(Committed::ended(Ended::CheckLost))
                 }
-                Err(StoreError::Conflict) if started.elapsed() < deadline => {
-                    attempt += 1;
-                    let cap = 5u64 << attempt.min(5); // 10..160 ms
-                    let pause = rand::thread_rng().gen_range(1..=cap);
-                    tokio::time::sleep(Duration::from_millis(pause)).await;
-                }
+                Err(StoreError::Conflict) if backoff.again().await => {}
                 Err(StoreError::Conflict) => {
                     return Err(DomainError::internal(format!(
-                        "dispatch lost {attempt} races in a row and gave up after {deadline:?}"
+                        "dispatch lost {} races in a row and gave up after {deadline:?}",
+                        backoff.lost()
                     )))
                 }
                 Err(e) => return Err(e.into()),
@@ -624,20 +616,5 @@ impl DispatchEngine {
         )
         .map_err(DomainError::internal)?;
         Ok(())
-    }
-
-    fn turn_lock(&self, router_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
-        turns.entry(router_id.to_string()).or_default().clone()
-    }
-
-    /// Drops the router's lock from the map when nobody else holds or waits for it, so the map
-    /// holds only routers being dispatched right now (whatever ids callers send).
-    fn release_turn_lock(&self, router_id: &str, turn: Arc<tokio::sync::Mutex<()>>) {
-        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
-        // Two references: the map's and ours.
-        if Arc::strong_count(&turn) == 2 {
-            turns.remove(router_id);
-        }
     }
 }

@@ -4,10 +4,12 @@
 //! Checks run in BEHAVIOR 2's order with section 15's additions: 400 (path) -> 404 -> 409
 //! (`Router is archived`) -> 412 / 428 (`If-Match`) -> 400 (body). Every write is one store
 //! write conditional on what was read (the router's version, the draft's tag, the rotation
-//! state's version); one that loses a race reads again and decides again, a few times. A
-//! publish reads in one round (router, draft, rotation state at once) and writes in a second.
+//! state's version); one that loses a race reads again and decides again until the retry
+//! deadline ([`crate::store::retry`]), then answers 409. A publish reads in one round (router,
+//! draft, rotation state at once) and writes in a second.
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
+use super::revision::{ensure_first_revision, first_revision_mended};
 use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
 use crate::calendars::read_holiday_calendars;
@@ -22,7 +24,8 @@ use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FI
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
-use crate::store::{keys, revision_position, Store, StoreError};
+use crate::store::retry::KEPT_CHANGING;
+use crate::store::{keys, revision_position, Backoff, Listed, Store, StoreError, Turns};
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, MemberId, RouterId};
 use serde::Deserialize;
@@ -50,8 +53,6 @@ pub const IF_MATCH_REQUIRED: &str = "If-Match required";
 pub const REVISION_CALENDAR_DELETED: &str =
     "Revision names a holiday calendar that no longer exists";
 
-/// Rounds of reading and writing again when a write lost a race.
-const ATTEMPTS: usize = 5;
 /// Member lookups by e-mail sent at once while a configuration is validated.
 const LOOKUPS_AT_ONCE: usize = 16;
 
@@ -79,6 +80,9 @@ pub struct RouterAdmin {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
+    /// Writes of one router, and the creates of one account (its router count), take turns
+    /// in this instance ([`Turns`]).
+    turns: Turns,
 }
 
 /// The configuration keys of a create or a draft body (BEHAVIOR 15).
@@ -105,6 +109,7 @@ impl RouterAdmin {
             store,
             clock,
             catalogues,
+            turns: Turns::default(),
         }
     }
 
@@ -112,7 +117,8 @@ impl RouterAdmin {
     /// `claim`'s answer (201) is stored with it.
     ///
     /// Errors: 400 naming the JSON path of the first problem of the body; 400 `Router limit
-    /// reached` at [`MAX_ROUTERS`]; 409 when the claim's lease was lost.
+    /// reached` at [`MAX_ROUTERS`]; 409 when the claim's lease was lost, or when the account's
+    /// router count kept changing until the retry deadline.
     pub async fn create(
         &self, actor: Actor<'_>, body: &Map<String, Value>, claim: Option<&IdempotencyClaim>,
     ) -> Result<RouterView, DomainError> {
@@ -148,15 +154,25 @@ impl RouterAdmin {
         };
         let view = RouterView::new(&router);
         let completion = completion(claim, 201, &view)?;
-        match self
-            .store
-            .create_router(&router, &revision, MAX_ROUTERS, completion.as_ref())
-            .await
-        {
-            Ok(()) => Ok(view),
-            Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(ROUTER_LIMIT_REACHED)),
-            Err(StoreError::UnknownHolidayCalendar) => Err(invalid_router_calendar()),
-            Err(e) => Err(e.into()),
+        // The account's router count is one item every create and archive moves: a create that
+        // lost the race to it writes again (its own items are new, nothing to read again).
+        let _turn = self.turns.take(format!("count:{}", actor.account_id)).await;
+        let mut backoff = Backoff::new();
+        loop {
+            match self
+                .store
+                .create_router(&router, &revision, MAX_ROUTERS, completion.as_ref())
+                .await
+            {
+                Ok(()) => return Ok(view),
+                Err(StoreError::Rejected(_)) => {
+                    return Err(DomainError::bad_request(ROUTER_LIMIT_REACHED))
+                }
+                Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(lost_races()),
+                Err(e) => return Err(e.into()),
+            }
         }
     }
 
@@ -185,7 +201,9 @@ impl RouterAdmin {
     ) -> Result<Tagged, DomainError> {
         let mut body = Some(body);
         let mut config: Option<RouterConfig> = None;
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             let config = match &config {
@@ -210,13 +228,13 @@ impl RouterAdmin {
                 .await
             {
                 Ok(()) => return Ok(tagged(&draft, router.object_type)),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(lost_races()),
                 // The calendar was deleted after the validator read it.
                 Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(lost_races())
     }
 
     /// `DELETE /routers/{id}/draft`.
@@ -227,7 +245,9 @@ impl RouterAdmin {
     pub async fn delete_draft(
         &self, account_id: AccountId, id: RouterId, if_match: Option<&IfMatch>,
     ) -> Result<(), DomainError> {
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, current) = self.writable_with_draft(account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             let current = current.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
@@ -241,11 +261,11 @@ impl RouterAdmin {
                 .await
             {
                 Ok(()) => return Ok(()),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(lost_races()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(lost_races())
     }
 
     /// `POST /routers/{id}/publish`: the draft becomes the next revision, live at once, and
@@ -260,7 +280,9 @@ impl RouterAdmin {
         body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
     ) -> Result<(RouterView, bool), DomainError> {
         let mut body = Some(body);
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, draft, rotation) = tokio::try_join!(
                 self.store.get_router(actor.account_id, id),
                 self.store.get_router_draft(actor.account_id, id),
@@ -276,6 +298,9 @@ impl RouterAdmin {
                     if !if_match.passes(Some(&draft.etag)) {
                         return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()));
                     }
+                    // Revision 1 of a router stored before revisions existed, kept before
+                    // revision 2 replaces its configuration.
+                    ensure_first_revision(self.store.as_ref(), &router).await?;
                     published(actor, &router, draft, &rotation, now)
                 }
                 None if if_match.is_some() => {
@@ -290,10 +315,10 @@ impl RouterAdmin {
             take_body(&mut body)?;
             match self.write(write, claim).await? {
                 Some(view) => return Ok((view, true)),
-                None => continue,
+                None if backoff.again().await => continue,
+                None => return Err(lost_races()),
             }
         }
-        Err(lost_races())
     }
 
     /// `POST /routers/{id}/unpublish`: dispatch answers `The router is unpublished` from now
@@ -306,7 +331,9 @@ impl RouterAdmin {
         claim: Option<&IdempotencyClaim>,
     ) -> Result<(RouterView, bool), DomainError> {
         let mut body = Some(body);
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let router = writable(self.store.get_router(actor.account_id, id).await?)?;
             take_body(&mut body)?;
             if !router.is_published {
@@ -316,17 +343,22 @@ impl RouterAdmin {
             if let Some(view) = self.write(write, claim).await? {
                 return Ok((view, true));
             }
+            if !backoff.again().await {
+                return Err(lost_races());
+            }
         }
-        Err(lost_races())
     }
 
     /// `DELETE /routers/{id}`: archives the router and drops its draft; dispatch answers
     /// `Router not found` from now on, and its pending SLA checks end `cancelled` when they
     /// come due (BEHAVIOR 14's check of an archived router). Revisions and history stay.
     ///
-    /// Errors: 404 for an unknown or already archived router.
+    /// Errors: 404 for an unknown or already archived router; 409 when it kept changing until
+    /// the retry deadline.
     pub async fn archive(&self, actor: Actor<'_>, id: RouterId) -> Result<RouterView, DomainError> {
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, draft) = tokio::try_join!(
                 self.store.get_router(actor.account_id, id),
                 self.store.get_router_draft(actor.account_id, id)
@@ -356,8 +388,10 @@ impl RouterAdmin {
             if let Some(view) = self.write(write, None).await? {
                 return Ok(view);
             }
+            if !backoff.again().await {
+                return Err(lost_races());
+            }
         }
-        Err(lost_races())
     }
 
     /// `GET /routers/{id}/revisions`: newest first, section 11's list rules. A page reads at
@@ -388,10 +422,17 @@ impl RouterAdmin {
             }
             _ => page.clone(),
         };
-        let listed = self
+        let mut listed = self
             .store
             .list_router_revisions(account_id, id, &read)
             .await?;
+        // A router always has revisions 1 to its live one: an empty first page is a router
+        // stored before revisions existed, whose revision 1 is stored now.
+        if listed.items.is_empty() && matches!(read.start, PageStart::Offset(0)) {
+            if let Some(first) = first_revision_mended(self.store.as_ref(), &router).await? {
+                listed = Listed::new(vec![first], None);
+            }
+        }
         Ok(cursors.answer(&list, &page, listed, RevisionView::new, revision_position))
     }
 
@@ -419,7 +460,9 @@ impl RouterAdmin {
     ) -> Result<Tagged, DomainError> {
         let (_, revision) = self.router_revision(actor.account_id, id, n).await?;
         let mut body = Some(body);
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             take_body(&mut body)?;
@@ -431,7 +474,8 @@ impl RouterAdmin {
                 .await
             {
                 Ok(()) => return Ok(answer),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(lost_races()),
                 // The revision names a holiday calendar deleted since it was published.
                 Err(StoreError::UnknownHolidayCalendar) => {
                     return Err(DomainError::conflict(REVISION_CALENDAR_DELETED))
@@ -439,7 +483,6 @@ impl RouterAdmin {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(lost_races())
     }
 
     /// The router (404 when unknown) and revision `n` of it (404 `Revision not found`).
@@ -454,7 +497,16 @@ impl RouterAdmin {
             }
         })?;
         let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
-        let revision = revision.ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?;
+        let revision = match revision {
+            Some(revision) => revision,
+            // Revision 1 of a router stored before revisions existed: stored now.
+            None if number == Some(FIRST_REVISION) => {
+                first_revision_mended(self.store.as_ref(), &router)
+                    .await?
+                    .ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?
+            }
+            None => return Err(DomainError::not_found(REVISION_NOT_FOUND)),
+        };
         Ok((router, revision))
     }
 
@@ -732,8 +784,9 @@ fn completion(
         .transpose()
 }
 
+/// The 409 of a write that kept losing races until the retry deadline (BEHAVIOR 12).
 fn lost_races() -> DomainError {
-    DomainError::internal("the router kept changing while it was written")
+    DomainError::conflict(KEPT_CHANGING)
 }
 
 /// A configuration problem as a 400 naming its path in `field`.

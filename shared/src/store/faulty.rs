@@ -320,6 +320,7 @@ delegate_store! {
         -> Option<RouterRevision>;
     fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
         -> Listed<RouterRevision>;
+    fn put_first_revision(revision: &RouterRevision) -> bool;
     fn write_router(write: &RouterWrite) -> ();
     ;
     /// Answers the router as changed ([`Faults::routers_as`]).

@@ -16,9 +16,8 @@ use crate::outbound::{OutboundPolicy, OutboundUrl};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
-use crate::store::{delivery_position, webhook_position, Store, StoreError};
+use crate::store::{delivery_position, webhook_position, Backoff, Store, StoreError, Turns};
 use crate::types::ids::{AccountId, DeliveryId, WebhookId};
-use rand::Rng;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -44,23 +43,16 @@ pub struct WebhookService {
     sealer: Arc<dyn Sealer>,
     policy: OutboundPolicy,
     due: Arc<DueWorker>,
+    /// Writes of one subscription (or delivery), and the creates and deletes of one account
+    /// (its subscription count), take turns in this instance ([`Turns`]).
+    turns: Turns,
 }
 
-/// Rounds of a write that finds the subscription (or delivery) changed since it read it: a
-/// delivery attempt disabling it, a concurrent `PATCH` or rotation, a DynamoDB transaction
-/// conflict. Each round reads it again and applies the request again; only after them does the
-/// request answer 409.
-const WRITE_ROUNDS: u32 = 5;
-
-/// The 409 of a subscription that kept changing through every round.
+/// The 409 of a subscription that kept changing until the retry deadline: a write that finds
+/// the subscription (or delivery) changed since it read it (a delivery attempt disabling it, a
+/// concurrent `PATCH` or rotation, a DynamoDB transaction conflict) reads it again and applies
+/// the request again until [`crate::store::CONFLICT_DEADLINE`] ([`Backoff`]).
 const KEPT_CHANGING: &str = "The webhook kept changing while the request applied; retry it";
-
-/// A short jittered pause between two rounds of a write (`round` from 1).
-async fn pause(round: u32) {
-    let cap = 5u64 << round.min(5);
-    let pause = rand::thread_rng().gen_range(1..=cap);
-    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
-}
 
 /// The fields a create or a change may hold.
 #[derive(Debug, Default, Clone)]
@@ -88,6 +80,7 @@ impl WebhookService {
             sealer,
             policy,
             due,
+            turns: Turns::default(),
         }
     }
 
@@ -192,7 +185,8 @@ impl WebhookService {
         };
         let secret = WebhookSecret::generate();
         subscription.secrets = vec![self.seal(&subscription, &secret, None).await?];
-        let mut round = 0;
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
         loop {
             match self
                 .store
@@ -206,10 +200,7 @@ impl WebhookService {
                     )))
                 }
                 // The account's count moved under a concurrent create or delete.
-                Err(StoreError::Conflict) if round + 1 < WRITE_ROUNDS => {
-                    round += 1;
-                    pause(round).await;
-                }
+                Err(StoreError::Conflict) if backoff.again().await => {}
                 Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
@@ -271,13 +262,14 @@ impl WebhookService {
     /// Enabling clears `disabled_reason` and the subscription's failing state; disabling ends
     /// the open deliveries (due work stored with the change, [`closing_item`]). A subscription
     /// that changed since it was read (a delivery disabled it, another request changed it) is
-    /// read again and the change applied again ([`WRITE_ROUNDS`]).
+    /// read again and the change applied again until the retry deadline ([`Backoff`]).
     ///
     /// Errors: 404 `Webhook not found`; 400 for an empty body, an unknown key or an invalid
-    /// value; 409 when it kept changing through every round.
+    /// value; 409 when it kept changing until the retry deadline.
     pub async fn patch(
         &self, account_id: AccountId, id: Option<WebhookId>, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
+        let _turn = self.turns.take(turn_key(id)).await;
         let mut stored = self.find(account_id, id).await?;
         if body.is_empty() {
             return Err(DomainError::bad_request(
@@ -285,9 +277,10 @@ impl WebhookService {
             ));
         }
         let changes = self.parse(body, true)?;
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
+        let mut backoff = Backoff::new();
+        let mut lost = false;
+        loop {
+            if lost {
                 stored = self.find(account_id, id).await?;
             }
             let mut next = stored.clone();
@@ -341,44 +334,51 @@ impl WebhookService {
                     }
                     return Ok(WebhookView::new(&next));
                 }
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => lost = true,
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `DELETE /webhooks/{id}`: gone, with its pending deliveries.
     ///
-    /// Errors: 404 `Webhook not found`.
+    /// Errors: 404 `Webhook not found`; 409 when the account's count kept changing until the
+    /// retry deadline.
     pub async fn delete(
         &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<(), DomainError> {
         let subscription = self.find(account_id, id).await?;
-        if !self
-            .store
-            .delete_webhook(account_id, subscription.id)
-            .await?
-        {
-            return Err(DomainError::not_found(WEBHOOK_NOT_FOUND));
+        // The account's subscription count is one item every create and delete moves.
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
+        loop {
+            match self.store.delete_webhook(account_id, subscription.id).await {
+                Ok(true) => return Ok(()),
+                Ok(false) => return Err(DomainError::not_found(WEBHOOK_NOT_FOUND)),
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
+                Err(e) => return Err(e.into()),
+            }
         }
-        Ok(())
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
     /// keeps signing beside it for 24 h. A subscription that changed meanwhile is read again and
-    /// the rotation applied again ([`WRITE_ROUNDS`]).
+    /// the rotation applied again until the retry deadline ([`Backoff`]).
     ///
-    /// Errors: 404 `Webhook not found`; 409 when it kept changing through every round.
+    /// Errors: 404 `Webhook not found`; 409 when it kept changing until the retry deadline.
     pub async fn rotate_secret(
         &self, account_id: AccountId, id: Option<WebhookId>,
     ) -> Result<WebhookView, DomainError> {
+        let _turn = self.turns.take(turn_key(id)).await;
         let mut stored = self.find(account_id, id).await?;
         let secret = WebhookSecret::generate();
         let fresh = self.seal(&stored, &secret, None).await?;
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
+        let mut backoff = Backoff::new();
+        let mut lost = false;
+        loop {
+            if lost {
                 stored = self.find(account_id, id).await?;
             }
             let now = self.clock.now();
@@ -409,11 +409,11 @@ impl WebhookService {
                         ..WebhookView::new(&next)
                     })
                 }
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => lost = true,
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `GET /webhooks/{id}/deliveries`: newest first, those of the last 30 days.
@@ -440,14 +440,13 @@ impl WebhookService {
     pub async fn retry(
         &self, account_id: AccountId, id: Option<WebhookId>, delivery_id: &str,
     ) -> Result<DeliveryView, DomainError> {
+        let _turn = self.turns.take(format!("delivery:{delivery_id}")).await;
         let subscription = self.find(account_id, id).await?;
         let Some(delivery_id) = DeliveryId::parse(delivery_id) else {
             return Err(DomainError::not_found(DELIVERY_NOT_FOUND));
         };
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
-            }
+        let mut backoff = Backoff::new();
+        loop {
             let now = self.clock.now();
             let delivery: WebhookDelivery = self
                 .store
@@ -484,12 +483,20 @@ impl WebhookService {
                     return Ok(DeliveryView::new(&shown));
                 }
                 // An attempt was recorded meanwhile: read the delivery again.
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => {
+                    return Err(DomainError::conflict(
+                        "The delivery kept changing while the request applied; retry it",
+                    ))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(
-            "The delivery kept changing while the request applied; retry it",
-        ))
     }
+}
+
+/// The key of a subscription's turn ([`Turns`]): its id (empty for a path id that is not a
+/// UUID, which names no subscription).
+fn turn_key(id: Option<WebhookId>) -> String {
+    id.map_or_else(String::new, |id| id.to_string())
 }

@@ -216,3 +216,112 @@ async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creat
         .await
         .unwrap();
 }
+
+/// Provisioning reruns (issue 47 point 5), on a backend of their own for the DynamoDB table.
+mod reruns {
+    use super::*;
+    use shared::model::holiday_calendar::CalendarRefs;
+    use shared::model::CalendarDeletion;
+    use shared::store::harness::Backend;
+
+    shared::on_both_stores!(
+        threads = 2;
+        a_provisioning_rerun_sets_calendar_references_from_what_names_them,
+    );
+
+    /// A rerun sets a calendar's reference count from what names it, never adds to it: after a
+    /// first run that stopped between the calendar (written with the count of the members that
+    /// name it) and the chunk of those members, the next run writes the members and the count
+    /// stays theirs; a reference made since by the API (a member moved onto the calendar) stays
+    /// counted. The calendar is in use until the last of them lets go, then deleted. On
+    /// DynamoDB the stop is made by removing the members' items after the first run
+    /// (provisioning writes in transactions of at most 100 items, so a large file can stop
+    /// between two); the embedded store provisions at once, so there the rerun follows a whole
+    /// run. Before the change the DynamoDB rerun counted the three members again: 409 "in use"
+    /// for ever.
+    async fn a_provisioning_rerun_sets_calendar_references_from_what_names_them(backend: Backend) {
+        let (store, table) = backend.fresh().await;
+        let acc = account(None);
+        let office = calendar(acc.id, "office");
+        let mut namers: Vec<Member> = (0..3)
+            .map(|i| {
+                let mut m = member(acc.id, &format!("named{i}@acme.example"), i);
+                m.holiday_calendar_id = Some(office.id);
+                m
+            })
+            .collect();
+        let other = member(acc.id, "other@acme.example", 9);
+        let mut plan = plan_of(&acc);
+        plan.members = namers.iter().cloned().chain([other.clone()]).collect();
+        plan.holiday_calendars = vec![office.clone()];
+        let plan = ProvisionPlan {
+            accounts: vec![plan],
+        };
+        store.provision(&plan).await.unwrap();
+
+        // The API moves another member onto the calendar: one more reference.
+        let mut moved = other.clone();
+        moved.holiday_calendar_id = Some(office.id);
+        moved.version = 2;
+        store
+            .update_member(&moved, 1, &CalendarRefs::moving(None, Some(office.id)))
+            .await
+            .unwrap();
+
+        // A stop before the members' chunk: their items are gone, the count still holds them.
+        if let Some(table) = &table {
+            for m in &namers {
+                let key = shared::store::keys::member(m.id);
+                table
+                    .store
+                    .client()
+                    .delete_item()
+                    .table_name(table.store.table_name())
+                    .key("PK", aws_sdk_dynamodb::types::AttributeValue::S(key.pk))
+                    .key("SK", aws_sdk_dynamodb::types::AttributeValue::S(key.sk))
+                    .send()
+                    .await
+                    .unwrap();
+            }
+            assert_eq!(store.get_member(acc.id, namers[0].id).await.unwrap(), None);
+        }
+        store.provision(&plan).await.unwrap();
+        store.provision(&plan).await.unwrap();
+
+        // Four references: three provisioned members and the moved one.
+        namers.push(moved);
+        for m in &namers {
+            assert_eq!(
+                store
+                    .delete_holiday_calendar(acc.id, office.id)
+                    .await
+                    .unwrap(),
+                CalendarDeletion::InUse,
+                "{} still names it",
+                m.email
+            );
+            let stored = store.get_member(acc.id, m.id).await.unwrap().unwrap();
+            let mut released = stored.clone();
+            released.holiday_calendar_id = None;
+            released.version = stored.version + 1;
+            store
+                .update_member(
+                    &released,
+                    stored.version,
+                    &CalendarRefs::moving(Some(office.id), None),
+                )
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store
+                .delete_holiday_calendar(acc.id, office.id)
+                .await
+                .unwrap(),
+            CalendarDeletion::Deleted
+        );
+        if let Some(table) = table {
+            table.delete().await;
+        }
+    }
+}

@@ -40,6 +40,14 @@ impl DynamoStore {
     }
 }
 
+/// The reference count a calendar item holds (0 when absent).
+fn references(item: &items::Item) -> i64 {
+    match item.get(items::REFERENCES) {
+        Some(AttributeValue::N(v)) => v.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 #[async_trait]
 impl CalendarStore for DynamoStore {
     async fn create_holiday_calendar(
@@ -105,13 +113,15 @@ impl CalendarStore for DynamoStore {
             .await
         {
             Ok(()) => Ok(CalendarDeletion::Deleted),
-            // Which condition failed: the calendar is gone, or something names it.
-            Err(StoreError::Conflict) => Ok(
+            // Which condition failed: the calendar is gone, or something names it; or neither
+            // (it kept meeting other transactions until the deadline: nothing was written).
+            Err(StoreError::Conflict) => {
                 match self.get(&keys::holiday_calendar(account_id, id)).await? {
-                    None => CalendarDeletion::NotFound,
-                    Some(_) => CalendarDeletion::InUse,
-                },
-            ),
+                    None => Ok(CalendarDeletion::NotFound),
+                    Some(item) if references(&item) > 0 => Ok(CalendarDeletion::InUse),
+                    Some(_) => Err(StoreError::Conflict),
+                }
+            }
             Err(e) => Err(e),
         }
     }

@@ -79,7 +79,11 @@ impl WebhookStore for DynamoStore {
             .await
         {
             Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
+            // Gone, or still there after meeting other transactions until the deadline.
+            Err(StoreError::Conflict) => match self.get(&keys::webhook(account_id, id)).await? {
+                None => Ok(false),
+                Some(_) => Err(StoreError::Conflict),
+            },
             Err(e) => Err(e),
         }
     }

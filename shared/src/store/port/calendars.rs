@@ -41,6 +41,9 @@ pub trait CalendarStore: Send + Sync + 'static {
 
     /// Deletes a holiday calendar that nothing names (its reference count is 0: BEHAVIOR 17's
     /// 409 otherwise) and lowers the account's count, in one atomic write.
+    ///
+    /// Errors: [`StoreError::Conflict`] when the write kept meeting concurrent writes until the
+    /// store's deadline (nothing written).
     async fn delete_holiday_calendar(
         &self, account_id: AccountId, id: HolidayCalendarId,
     ) -> StoreResult<CalendarDeletion>;

@@ -44,6 +44,9 @@ pub trait WebhookStore: Send + Sync + 'static {
 
     /// Deletes a subscription (its deliveries are left to expire; nothing delivers them any
     /// more) and lowers the account's count, in one atomic write. Returns whether it existed.
+    ///
+    /// Errors: [`StoreError::Conflict`] when the write kept meeting concurrent writes until the
+    /// store's deadline (nothing written).
     async fn delete_webhook(&self, account_id: AccountId, id: WebhookId) -> StoreResult<bool>;
 
     /// A delivery of a subscription by id.
