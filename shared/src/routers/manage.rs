@@ -8,7 +8,6 @@
 //! publish reads in one round (router, draft, rotation state at once) and writes in a second.
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
-use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
 use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
@@ -17,6 +16,7 @@ use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::RotationState;
 use crate::model::holiday_calendar::CalendarRefs;
+use crate::model::member::MemberIdentity;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
@@ -24,7 +24,7 @@ use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
 use crate::store::{keys, revision_position, Store, StoreError};
 use crate::types::etag::{ETag, IfMatch};
-use crate::types::ids::{AccountId, MemberId, RouterId};
+use crate::types::ids::{AccountId, RouterId};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -52,8 +52,6 @@ pub const REVISION_CALENDAR_DELETED: &str =
 
 /// Rounds of reading and writing again when a write lost a race.
 const ATTEMPTS: usize = 5;
-/// Member lookups by e-mail sent at once while a configuration is validated.
-const LOOKUPS_AT_ONCE: usize = 16;
 
 /// Who asks: the account of the token and its `sub` (written as `published_by`,
 /// `updated_by`, `archived_by`).
@@ -523,41 +521,48 @@ impl RouterAdmin {
         }
     }
 
-    /// Checks `body` against the account: the members it names (by e-mail or id, and the
-    /// members of the teams it names) are read first, at most [`LOOKUPS_AT_ONCE`] at a time.
+    /// Checks `body` against the account, at a cost bounded by the body's limits (issue 47
+    /// point 3): its counts, name and shapes first, before any read ([`config::check_counts`];
+    /// 400 without a store request); then the field catalogues and the teams; then the members
+    /// it names, by key ([`MemberStore::identify_members`]: its users, its backup user, the
+    /// members of the teams it names, and the worked values of an SLA on a `user` field, by
+    /// e-mail; such worked values given by id with [`MemberStore::get_members`]): at most 501
+    /// e-mails from the body besides those worked values.
+    ///
+    /// [`MemberStore::identify_members`]: crate::store::MemberStore::identify_members
+    /// [`MemberStore::get_members`]: crate::store::MemberStore::get_members
     async fn validate(
         &self, account_id: AccountId, object_type: ObjectType, body: ConfigBody,
     ) -> Result<RouterConfig, DomainError> {
+        config::check_counts(&body).map_err(invalid)?;
         let (catalogues, teams) = tokio::try_join!(
             self.catalogues.get(self.store.as_ref(), account_id),
             self.store.list_teams(account_id)
         )?;
-        let mut named = config::named_members(&body);
+        let catalogue = catalogues.get(object_type);
+        let mut named = config::named_members(&body, catalogue);
         for team in teams
             .iter()
             .filter(|t| body.teams.iter().any(|b| b.name == t.name))
         {
-            named.extend(team.members.iter().map(|e| e.as_str().to_string()));
-        }
-        named.sort();
-        named.dedup();
-        let ids: Vec<MemberId> = named
-            .iter()
-            .filter_map(|n| MemberId::try_parse(n))
-            .collect();
-        let emails: Vec<String> = named
-            .into_iter()
-            .filter(|n| MemberId::try_parse(n).is_none())
-            .collect();
-        let mut members = Vec::new();
-        for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
-            members.extend(members_by_email(self.store.as_ref(), account_id, chunk).await?);
-        }
-        if !ids.is_empty() {
-            for member in self.store.get_members(account_id, &ids).await? {
-                if !members.iter().any(|m| m.id == member.id) {
-                    members.push(member);
+            for email in &team.members {
+                if !named.emails.contains(email) {
+                    named.emails.push(email.clone());
                 }
+            }
+        }
+        let (mut members, by_id) = tokio::try_join!(
+            self.store.identify_members(account_id, &named.emails),
+            async {
+                match named.ids.is_empty() {
+                    true => Ok(Vec::new()),
+                    false => self.store.get_members(account_id, &named.ids).await,
+                }
+            }
+        )?;
+        for member in &by_id {
+            if !members.iter().any(|m| m.id == member.id) {
+                members.push(MemberIdentity::from(member));
             }
         }
         // BEHAVIOR 17: a named calendar must be one of the account's (at most 20, one read).
@@ -576,7 +581,7 @@ impl RouterAdmin {
         let account = config::Account {
             members: &members,
             teams: &teams,
-            catalogue: catalogues.get(object_type),
+            catalogue,
             holiday_calendars: &holiday_calendars,
         };
         config::parse(body, account).map_err(invalid)

@@ -29,6 +29,7 @@ pub mod keys;
 pub mod memory;
 pub mod port;
 mod position;
+pub mod size;
 pub mod tally;
 
 pub use crate::model::provision::ProvisionReport;

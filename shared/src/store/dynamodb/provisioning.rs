@@ -4,7 +4,6 @@
 use super::cancel::{classify, Outcome, Part, Precedence};
 use super::items;
 use super::items::{backend, n, Expr, Item};
-use super::limits;
 use super::query::{Query, SortCondition};
 use super::request::string_attr;
 use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
@@ -13,7 +12,7 @@ use crate::model::provision::{PlannedRecord, ProvisionPlan};
 use crate::model::router::RouterRevision;
 use crate::store::{
     keys::{self, Key},
-    ProvisionReport, ProvisionStore, StoreError, StoreResult,
+    size, ProvisionReport, ProvisionStore, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
@@ -31,7 +30,7 @@ struct Provisioned {
     /// The account of a non-archived router: it counts against the account's router limit
     /// (its count item grows in the router's transaction).
     counted_router_of: Option<AccountId>,
-    /// The item's and its guards' size as DynamoDB counts it ([`limits::check_item`]).
+    /// The item's and its guards' size as DynamoDB counts it ([`size::check_item`]).
     bytes: usize,
 }
 
@@ -134,7 +133,13 @@ impl ProvisionStore for DynamoStore {
                 );
             }
             for m in &a.members {
-                add(format!("member {}", m.id), items::member(m)?, vec![]);
+                // Its e-mail item in its transaction (issue 47 point 3).
+                let by_email = items::member_email(m)?;
+                add(
+                    format!("member {}", m.id),
+                    items::member(m)?,
+                    vec![by_email],
+                );
             }
             for t in &a.teams {
                 add(format!("team {}", t.id), items::team(t)?, vec![]);
@@ -181,7 +186,7 @@ impl ProvisionStore for DynamoStore {
         for e in &mut entries {
             let mut bytes = 0;
             for item in std::iter::once(&e.item).chain(e.guards.iter().map(|(_, g)| g)) {
-                bytes += limits::check_item(item).map_err(|why| {
+                bytes += size::check_item(item).map_err(|why| {
                     StoreError::Rejected(format!("{}: {why}; nothing was written", e.label))
                 })?;
             }
@@ -286,7 +291,7 @@ impl ProvisionStore for DynamoStore {
                 .is_some_and(|a| !chunk.iter().any(|c| c.counted_router_of == Some(a)));
             let size = 1 + e.guards.len() + usize::from(new_count);
             if chunk_items + size > MAX_TRANSACTION_ITEMS
-                || chunk_bytes + e.bytes > limits::MAX_TRANSACTION_BYTES
+                || chunk_bytes + e.bytes > size::MAX_TRANSACTION_BYTES
             {
                 if !chunk.is_empty() {
                     self.provision_chunk(&chunk, written).await?;
@@ -312,6 +317,16 @@ impl ProvisionStore for DynamoStore {
         }
         if !chunk.is_empty() {
             self.provision_chunk(&chunk, written).await?;
+        }
+        // Every member of the plan's accounts found by e-mail by key: a table written before
+        // member e-mail items existed gets them now (an account new in this plan has them all).
+        for a in &plan.accounts {
+            let fresh = !existing.contains_key(&keys::account(a.account.id))
+                && !a
+                    .members
+                    .iter()
+                    .any(|m| existing.contains_key(&keys::member(m.id)));
+            self.backfill_member_emails(a.account.id, fresh).await?;
         }
         for (account, late) in &late_refs {
             let (mut tx, mut parts) = (Vec::new(), Vec::new());
