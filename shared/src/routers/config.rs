@@ -487,42 +487,63 @@ fn resolve<M: Membership>(config: &RouterConfig, account: Account<'_, M>) -> Vec
         .collect()
 }
 
+/// Most distinct members a body may name by e-mail or id (issue 47 point 3): its 500 users and
+/// its backup user. The worked values of an SLA on a `user` field count too, so a body naming
+/// more members than a roster can hold is refused before anything is read.
+pub const MAX_NAMED_MEMBERS: usize = MAX_USERS + 1;
+
 /// The members a body names that the account must be asked about (issue 47 point 3): the
 /// e-mails of its users and of its backup user, and, when `sla.worked_field` is a `user` field
 /// of `catalogue`, the members its `worked_values` name (by e-mail or id); other worked values
 /// are field values, not members. Texts that are not e-mail addresses name nobody and are left
-/// out (the check answers them 400). After [`check_counts`], at most 501 e-mails besides the
-/// worked values, each once.
-pub fn named_members(body: &ConfigBody, catalogue: &Catalogue) -> NamedMembers {
+/// out (the check answers them 400). Each member once, at most [`MAX_NAMED_MEMBERS`].
+///
+/// Errors: `settings.sla.worked_values: at most 501 distinct members ...` past
+/// [`MAX_NAMED_MEMBERS`] (the users alone cannot pass it after [`check_counts`]).
+pub fn named_members(
+    body: &ConfigBody, catalogue: &Catalogue,
+) -> Result<NamedMembers, ConfigError> {
     let mut named = NamedMembers::default();
-    let mut add = |given: &str| match MemberRef::parse(given) {
-        MemberRef::Email(email) if !named.emails.contains(&email) => named.emails.push(email),
-        MemberRef::Id(id) if !named.ids.contains(&id) => named.ids.push(id),
+    let mut emails = std::collections::HashSet::new();
+    let mut ids = std::collections::HashSet::new();
+    let mut add = |named: &mut NamedMembers, given: &str| match MemberRef::parse(given) {
+        MemberRef::Email(email) if emails.insert(email.clone()) => named.emails.push(email),
+        MemberRef::Id(id) if ids.insert(id) => named.ids.push(id),
         _ => {}
     };
     for u in &body.users {
         if let Ok(email) = Email::parse(&u.email) {
-            add(email.as_str());
+            add(&mut named, email.as_str());
         }
     }
-    if let Some(s) = &body.settings {
-        if let Some(email) = s.default_user.as_deref().and_then(|e| Email::parse(e).ok()) {
-            add(email.as_str());
-        }
-        if let Some(sla) = &s.sla {
-            let user_field = catalogue
-                .get(&sla.worked_field)
-                .is_some_and(|f| f.field_type == FieldType::User);
-            if user_field {
-                for value in sla.worked_values.iter().flatten() {
-                    if let Some(given) = value.as_str() {
-                        add(given);
-                    }
+    let Some(s) = &body.settings else {
+        return Ok(named);
+    };
+    if let Some(email) = s.default_user.as_deref().and_then(|e| Email::parse(e).ok()) {
+        add(&mut named, email.as_str());
+    }
+    if let Some(sla) = &s.sla {
+        let user_field = catalogue
+            .get(&sla.worked_field)
+            .is_some_and(|f| f.field_type == FieldType::User);
+        if user_field {
+            for value in sla.worked_values.iter().flatten() {
+                if let Some(given) = value.as_str() {
+                    add(&mut named, given);
+                }
+                if named.emails.len() + named.ids.len() > MAX_NAMED_MEMBERS {
+                    return refused(
+                        "settings.sla.worked_values",
+                        format!(
+                            "with the users and the default user, at most {MAX_NAMED_MEMBERS} \
+                             distinct members"
+                        ),
+                    );
                 }
             }
         }
     }
-    named
+    Ok(named)
 }
 
 /// The members a body names ([`named_members`]), each once, in the order named.
@@ -532,4 +553,82 @@ pub struct NamedMembers {
     pub emails: Vec<Email>,
     /// Named by id (an SLA worked value of a `user` field).
     pub ids: Vec<MemberId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(value: Value) -> ConfigBody {
+        serde_json::from_value(value).expect("a body")
+    }
+
+    fn contacts() -> Catalogue {
+        Catalogue::standard(ObjectType::Contacts)
+    }
+
+    #[test]
+    fn worked_values_are_members_only_on_a_user_field() {
+        let sla = |field: &str| {
+            body(serde_json::json!({
+                "name": "r",
+                "settings": {"default_user": "Dora@Example.com", "sla": {
+                    "minutes": 10, "worked_field": field,
+                    "worked_values": ["ana@example.com", "1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01", "new"]
+                }},
+                "users": [{"email": "ben@example.com"}, {"email": "BEN@example.com"}, {"email": "not an address"}],
+                "teams": []
+            }))
+        };
+        let named = named_members(&sla("lead_status"), &contacts()).unwrap();
+        let emails: Vec<&str> = named.emails.iter().map(Email::as_str).collect();
+        assert_eq!(emails, ["ben@example.com", "dora@example.com"]);
+        assert!(named.ids.is_empty());
+        let named = named_members(&sla("contact_owner"), &contacts()).unwrap();
+        let emails: Vec<&str> = named.emails.iter().map(Email::as_str).collect();
+        assert_eq!(
+            emails,
+            ["ben@example.com", "dora@example.com", "ana@example.com"]
+        );
+        assert_eq!(named.ids.len(), 1);
+    }
+
+    #[test]
+    fn a_body_names_at_most_501_members_before_anything_is_read() {
+        let users: Vec<Value> = (0..MAX_USERS)
+            .map(|i| serde_json::json!({"email": format!("u{i}@example.com")}))
+            .collect();
+        let worked = |n: usize| -> Vec<Value> {
+            (0..n)
+                .map(|i| Value::String(format!("w{i}@example.com")))
+                .collect()
+        };
+        let make = |worked: Vec<Value>| {
+            body(serde_json::json!({
+                "name": "r",
+                "settings": {"default_user": "d@example.com", "sla": {
+                    "minutes": 10, "worked_field": "contact_owner", "worked_values": worked
+                }},
+                "users": users.clone(), "teams": []
+            }))
+        };
+        // The users' e-mails named again as worked values add nobody.
+        let again: Vec<Value> = (0..MAX_USERS)
+            .map(|i| Value::String(format!("U{i}@example.com")))
+            .collect();
+        let named = named_members(&make(again), &contacts()).unwrap();
+        assert_eq!(named.emails.len(), MAX_NAMED_MEMBERS);
+        let e = named_members(&make(worked(1)), &contacts()).unwrap_err();
+        assert_eq!(e.path, "settings.sla.worked_values");
+        // 50,000 worked values stop at the first one past the limit.
+        let e = named_members(&make(worked(50_000)), &contacts()).unwrap_err();
+        assert_eq!(e.path, "settings.sla.worked_values");
+        // Too many users is refused by the counts, before the members are named.
+        let mut many = make(Vec::new());
+        many.users.push(UserBody {
+            email: "one@example.com".into(),
+            percentage: None,
+        });
+        assert_eq!(check_counts(&many).unwrap_err().path, "users");
+    }
 }

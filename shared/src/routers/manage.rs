@@ -526,8 +526,8 @@ impl RouterAdmin {
     /// 400 without a store request); then the field catalogues and the teams; then the members
     /// it names, by key ([`MemberStore::identify_members`]: its users, its backup user, the
     /// members of the teams it names, and the worked values of an SLA on a `user` field, by
-    /// e-mail; such worked values given by id with [`MemberStore::get_members`]): at most 501
-    /// e-mails from the body besides those worked values.
+    /// e-mail; such worked values given by id with [`MemberStore::get_members`]): at most
+    /// [`config::MAX_NAMED_MEMBERS`] from the body, whatever the size of the account.
     ///
     /// [`MemberStore::identify_members`]: crate::store::MemberStore::identify_members
     /// [`MemberStore::get_members`]: crate::store::MemberStore::get_members
@@ -540,16 +540,16 @@ impl RouterAdmin {
             self.store.list_teams(account_id)
         )?;
         let catalogue = catalogues.get(object_type);
-        let mut named = config::named_members(&body, catalogue);
+        let mut named = config::named_members(&body, catalogue).map_err(invalid)?;
         for team in teams
             .iter()
             .filter(|t| body.teams.iter().any(|b| b.name == t.name))
         {
-            for email in &team.members {
-                if !named.emails.contains(email) {
-                    named.emails.push(email.clone());
-                }
-            }
+            named.emails.extend(team.members.iter().cloned());
+        }
+        {
+            let mut seen = std::collections::HashSet::new();
+            named.emails.retain(|e| seen.insert(e.clone()));
         }
         let (mut members, by_id) = tokio::try_join!(
             self.store.identify_members(account_id, &named.emails),
