@@ -911,11 +911,9 @@ mod member_reads {
             let requests = c.take();
             // 501 e-mails and the account's marker: 6 BatchGetItem requests of at most 100 keys.
             assert_eq!(requests.get("BatchGetItem"), Some(&6), "{requests:?}");
-            assert_eq!(
-                requests.get("Query").copied().unwrap_or(0),
-                0,
-                "{requests:?}"
-            );
+            // The teams' and the field catalogue's, none by e-mail (that would be 499).
+            let queries = requests.get("Query").copied().unwrap_or(0);
+            assert!(queries <= 2, "{requests:?}");
         }
     }
 }
