@@ -128,8 +128,16 @@ impl IdempotentRequests {
         }
     }
 
+    /// Stores an answer that has no effect to go with. One that the size rule refuses
+    /// (BEHAVIOR 12; none of the routes' answers can be, their bodies being bounded) releases
+    /// the key instead, as a 5xx does, on both stores.
     async fn store_alone(&self, claim: IdempotencyClaim, response: StoredResponse) {
         let completion = IdempotencyCompletion { claim, response };
+        if let Err(e) = crate::store::size::check_write(&completion) {
+            tracing::warn!(error = %e, "Idempotency-Key answer too large to store; key released");
+            self.release(&completion.claim).await;
+            return;
+        }
         match self.store.complete_idempotency_key(&completion).await {
             Ok(()) | Err(StoreError::LeaseLost) => {}
             Err(e) => tracing::warn!(

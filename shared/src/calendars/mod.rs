@@ -14,7 +14,7 @@ use crate::page::{ListView, Page, MAX_LIMIT};
 use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
-use crate::store::{holiday_calendar_position, Backoff, Store, StoreError, Turns};
+use crate::store::{holiday_calendar_position, size, Backoff, Store, StoreError, Turns};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use chrono::{DateTime, Utc};
@@ -28,6 +28,20 @@ pub const CALENDAR_NOT_FOUND: &str = "Holiday calendar not found";
 
 /// The 409 of a calendar that a member or a router names (BEHAVIOR 17).
 pub const CALENDAR_IN_USE: &str = "Holiday calendar in use";
+
+/// The 400 of a calendar whose stored item would pass the size rule (BEHAVIOR 12).
+pub const CALENDAR_TOO_LARGE: &str = "Holiday calendar too large";
+
+/// BEHAVIOR 12: `calendar`'s stored item within the size rule of every stored item
+/// ([`size::check_write`]): 500 holidays named with 200 four-byte characters each are about
+/// 430 KB, past DynamoDB's 400 KB. The API's writes and the provisioning loader check it.
+///
+/// Errors: `Holiday calendar too large` (its reason, for the loader).
+pub fn check_stored_size(calendar: &HolidayCalendar) -> Result<(), String> {
+    size::check_write(calendar)
+        .map(|_| ())
+        .map_err(|_| CALENDAR_TOO_LARGE.to_string())
+}
 
 /// The longest calendar `name`, in characters.
 pub const MAX_CALENDAR_NAME_CHARS: usize = 256;
@@ -302,14 +316,15 @@ impl HolidayCalendarService {
 
     /// `POST /holiday-calendars`: a new calendar.
     ///
-    /// Errors: 400 naming the path of the body's first problem; 400 when the account has 20
-    /// calendars already.
+    /// Errors: 400 naming the path of the body's first problem; 400 `Holiday calendar too large`;
+    /// 400 when the account has 20 calendars already.
     pub async fn create(
         &self, account_id: AccountId, body: &Map<String, Value>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let parsed = parse_body(body)?;
         let calendar =
             parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, self.clock.now());
+        check_stored_size(&calendar).map_err(DomainError::bad_request)?;
         let _turn = self.turns.take(format!("count:{account_id}")).await;
         let mut backoff = Backoff::new();
         loop {
@@ -357,6 +372,7 @@ impl HolidayCalendarService {
                 version: current.version + 1,
                 ..current.clone()
             };
+            check_stored_size(&next).map_err(DomainError::bad_request)?;
             match self
                 .store
                 .update_holiday_calendar(&next, current.version)

@@ -87,6 +87,9 @@ impl MemberService {
             let mut next = patch.apply_to(&current)?;
             next.updated_at = self.clock.now().max(current.updated_at);
             next.version = current.version + 1;
+            // BEHAVIOR 12: the member's item within the size rule of every stored item.
+            crate::store::size::check_write(&next)
+                .map_err(|_| DomainError::bad_request(crate::members::patch::USER_TOO_LARGE))?;
             // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
             let calendars =
                 CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);

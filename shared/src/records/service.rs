@@ -7,7 +7,9 @@
 //! it is reported in that order too.
 
 use super::view::{ExtraProperties, RecordView};
-use super::write::{apply, check_required, check_size, key_changes, unique_keys, RecordWrite};
+use super::write::{
+    apply, check_item, check_required, check_size, key_changes, unique_keys, RecordWrite,
+};
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::{AccountCatalogues, CatalogueCache};
@@ -160,6 +162,7 @@ impl RecordService {
             }),
             None => None,
         };
+        check_item(&record, None, completion.as_ref())?;
         match self
             .store
             .create_record_completing(&record, &keys, completion.as_ref())
@@ -206,6 +209,7 @@ impl RecordService {
             check_size(&current.values, &next.values)?;
             next.updated_at = now;
             next.version = current.version + 1;
+            check_item(&next, Some(&current), None)?;
             let (claimed, released) = key_changes(&catalogue, &current, &next);
             match self
                 .store

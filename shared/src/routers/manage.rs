@@ -10,7 +10,6 @@
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
 use super::revision::{ensure_first_revision, first_revision_mended};
-use super::roster::members_by_email;
 use super::view::{DraftView, RevisionView, RouterView};
 use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
@@ -19,6 +18,7 @@ use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
 use crate::model::dispatch::RotationState;
 use crate::model::holiday_calendar::CalendarRefs;
+use crate::model::member::MemberIdentity;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
@@ -27,7 +27,7 @@ use crate::page::{ListView, Page, PageStart, Position};
 use crate::store::retry::KEPT_CHANGING;
 use crate::store::{keys, revision_position, Backoff, Listed, Store, StoreError, Turns};
 use crate::types::etag::{ETag, IfMatch};
-use crate::types::ids::{AccountId, MemberId, RouterId};
+use crate::types::ids::{AccountId, RouterId};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -52,9 +52,6 @@ pub const IF_MATCH_REQUIRED: &str = "If-Match required";
 /// calendar only while a live or draft configuration names it, not a past revision).
 pub const REVISION_CALENDAR_DELETED: &str =
     "Revision names a holiday calendar that no longer exists";
-
-/// Member lookups by e-mail sent at once while a configuration is validated.
-const LOOKUPS_AT_ONCE: usize = 16;
 
 /// Who asks: the account of the token and its `sub` (written as `published_by`,
 /// `updated_by`, `archived_by`).
@@ -575,41 +572,48 @@ impl RouterAdmin {
         }
     }
 
-    /// Checks `body` against the account: the members it names (by e-mail or id, and the
-    /// members of the teams it names) are read first, at most [`LOOKUPS_AT_ONCE`] at a time.
+    /// Checks `body` against the account, at a cost bounded by the body's limits (issue 47
+    /// point 3): its counts, name and shapes first, before any read ([`config::check_counts`];
+    /// 400 without a store request); then the field catalogues and the teams; then the members
+    /// it names, by key ([`MemberStore::identify_members`]: its users, its backup user, the
+    /// members of the teams it names, and the worked values of an SLA on a `user` field, by
+    /// e-mail; such worked values given by id with [`MemberStore::get_members`]): at most
+    /// [`config::MAX_NAMED_MEMBERS`] from the body, whatever the size of the account.
+    ///
+    /// [`MemberStore::identify_members`]: crate::store::MemberStore::identify_members
+    /// [`MemberStore::get_members`]: crate::store::MemberStore::get_members
     async fn validate(
         &self, account_id: AccountId, object_type: ObjectType, body: ConfigBody,
     ) -> Result<RouterConfig, DomainError> {
+        config::check_counts(&body).map_err(invalid)?;
         let (catalogues, teams) = tokio::try_join!(
             self.catalogues.get(self.store.as_ref(), account_id),
             self.store.list_teams(account_id)
         )?;
-        let mut named = config::named_members(&body);
+        let catalogue = catalogues.get(object_type);
+        let mut named = config::named_members(&body, catalogue).map_err(invalid)?;
         for team in teams
             .iter()
             .filter(|t| body.teams.iter().any(|b| b.name == t.name))
         {
-            named.extend(team.members.iter().map(|e| e.as_str().to_string()));
+            named.emails.extend(team.members.iter().cloned());
         }
-        named.sort();
-        named.dedup();
-        let ids: Vec<MemberId> = named
-            .iter()
-            .filter_map(|n| MemberId::try_parse(n))
-            .collect();
-        let emails: Vec<String> = named
-            .into_iter()
-            .filter(|n| MemberId::try_parse(n).is_none())
-            .collect();
-        let mut members = Vec::new();
-        for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
-            members.extend(members_by_email(self.store.as_ref(), account_id, chunk).await?);
+        {
+            let mut seen = std::collections::HashSet::new();
+            named.emails.retain(|e| seen.insert(e.clone()));
         }
-        if !ids.is_empty() {
-            for member in self.store.get_members(account_id, &ids).await? {
-                if !members.iter().any(|m| m.id == member.id) {
-                    members.push(member);
+        let (mut members, by_id) = tokio::try_join!(
+            self.store.identify_members(account_id, &named.emails),
+            async {
+                match named.ids.is_empty() {
+                    true => Ok(Vec::new()),
+                    false => self.store.get_members(account_id, &named.ids).await,
                 }
+            }
+        )?;
+        for member in &by_id {
+            if !members.iter().any(|m| m.id == member.id) {
+                members.push(MemberIdentity::from(member));
             }
         }
         // BEHAVIOR 17: a named calendar must be one of the account's (at most 20, one read).
@@ -628,7 +632,7 @@ impl RouterAdmin {
         let account = config::Account {
             members: &members,
             teams: &teams,
-            catalogue: catalogues.get(object_type),
+            catalogue,
             holiday_calendars: &holiday_calendars,
         };
         config::parse(body, account).map_err(invalid)

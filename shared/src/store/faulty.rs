@@ -14,7 +14,7 @@ use crate::model::dispatch::{
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
-use crate::model::member::Member;
+use crate::model::member::{Member, MemberIdentity};
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
@@ -22,6 +22,7 @@ use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::types::email::Email;
 use crate::types::etag::ETag;
 use crate::types::ids::HolidayCalendarId;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
@@ -273,6 +274,7 @@ delegate_store! {
     fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
     fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
     fn update_member(member: &Member, version: u64, calendars: &CalendarRefs) -> ();
+    fn identify_members(account_id: AccountId, emails: &[Email]) -> Vec<MemberIdentity>;
     ;
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
     async fn list_members(&self, account_id: AccountId, page: &Page) -> StoreResult<Listed<Member>> {

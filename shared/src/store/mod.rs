@@ -31,6 +31,7 @@ pub mod memory;
 pub mod port;
 mod position;
 pub mod retry;
+pub mod size;
 pub mod tally;
 
 pub use crate::model::provision::ProvisionReport;

@@ -16,13 +16,27 @@ use crate::outbound::{OutboundPolicy, OutboundUrl};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
-use crate::store::{delivery_position, webhook_position, Backoff, Store, StoreError, Turns};
+use crate::store::{delivery_position, size, webhook_position, Backoff, Store, StoreError, Turns};
 use crate::types::ids::{AccountId, DeliveryId, WebhookId};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Subscriptions an account may have (BEHAVIOR 13).
 pub const MAX_SUBSCRIPTIONS: u64 = 20;
+
+/// The 400 of a subscription whose stored item would pass the size rule (BEHAVIOR 12; its
+/// fields' own limits keep it under 20 KB, so this guards their future changes).
+pub const SUBSCRIPTION_TOO_LARGE: &str = "Webhook subscription too large";
+
+/// BEHAVIOR 12: `subscription`'s stored item within the size rule of every stored item
+/// ([`size::check_write`]), checked before each write of it.
+///
+/// Errors: 400 `Webhook subscription too large`.
+fn check_stored_size(subscription: &WebhookSubscription) -> Result<(), DomainError> {
+    size::check_write(subscription)
+        .map(|_| ())
+        .map_err(|_| DomainError::bad_request(SUBSCRIPTION_TOO_LARGE))
+}
 
 /// The longest `description`, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
@@ -185,6 +199,7 @@ impl WebhookService {
         };
         let secret = WebhookSecret::generate();
         subscription.secrets = vec![self.seal(&subscription, &secret, None).await?];
+        check_stored_size(&subscription)?;
         let _turn = self.turns.take(format!("count:{account_id}")).await;
         let mut backoff = Backoff::new();
         loop {
@@ -304,6 +319,7 @@ impl WebhookService {
             let now = self.clock.now();
             next.updated_at = now;
             next.version += 1;
+            check_stored_size(&next)?;
             let mut due = DueChanges::none();
             // Disabling: the closing of the open deliveries is stored with the change, held by
             // this process, which runs its first page before answering (a short, bounded run;
@@ -398,6 +414,7 @@ impl WebhookService {
             next.secrets = std::iter::once(fresh.clone()).chain(retiring).collect();
             next.updated_at = now;
             next.version += 1;
+            check_stored_size(&next)?;
             match self
                 .store
                 .update_webhook(&next, stored.version, false, &DueChanges::none())

@@ -28,7 +28,6 @@ mod due;
 pub mod env;
 mod idempotency;
 pub mod items;
-pub mod limits;
 mod members;
 mod provisioning;
 mod query;

@@ -4,7 +4,6 @@
 use super::cancel::{classify, Outcome, Part, Precedence};
 use super::items;
 use super::items::{n, Expr, Item};
-use super::limits;
 use super::query::{Query, SortCondition};
 use super::request::string_attr;
 use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
@@ -13,7 +12,8 @@ use crate::model::router::RouterRevision;
 use crate::page::Page;
 use crate::store::{
     keys::{self, Key},
-    Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError, StoreResult,
+    size, Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError,
+    StoreResult,
 };
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
@@ -30,7 +30,7 @@ struct Provisioned {
     /// The account of a non-archived router: it counts against the account's router limit
     /// (its count item grows in the router's transaction).
     counted_router_of: Option<AccountId>,
-    /// The item's and its guards' size as DynamoDB counts it ([`limits::check_item`]).
+    /// The item's and its guards' size as DynamoDB counts it ([`size::check_item`]).
     bytes: usize,
 }
 
@@ -202,7 +202,13 @@ impl ProvisionStore for DynamoStore {
                 );
             }
             for m in &a.members {
-                add(format!("member {}", m.id), items::member(m)?, vec![]);
+                // Its e-mail item in its transaction (issue 47 point 3).
+                let by_email = items::member_email(m)?;
+                add(
+                    format!("member {}", m.id),
+                    items::member(m)?,
+                    vec![by_email],
+                );
             }
             for t in &a.teams {
                 add(format!("team {}", t.id), items::team(t)?, vec![]);
@@ -249,7 +255,7 @@ impl ProvisionStore for DynamoStore {
         for e in &mut entries {
             let mut bytes = 0;
             for item in std::iter::once(&e.item).chain(e.guards.iter().map(|(_, g)| g)) {
-                bytes += limits::check_item(item).map_err(|why| {
+                bytes += size::check_item(item).map_err(|why| {
                     StoreError::Rejected(format!("{}: {why}; nothing was written", e.label))
                 })?;
             }
@@ -350,7 +356,7 @@ impl ProvisionStore for DynamoStore {
                 .is_some_and(|a| !chunk.iter().any(|c| c.counted_router_of == Some(a)));
             let size = 1 + e.guards.len() + usize::from(new_count);
             if chunk_items + size > MAX_TRANSACTION_ITEMS
-                || chunk_bytes + e.bytes > limits::MAX_TRANSACTION_BYTES
+                || chunk_bytes + e.bytes > size::MAX_TRANSACTION_BYTES
             {
                 if !chunk.is_empty() {
                     self.provision_chunk(&chunk, written).await?;
@@ -376,6 +382,16 @@ impl ProvisionStore for DynamoStore {
         }
         if !chunk.is_empty() {
             self.provision_chunk(&chunk, written).await?;
+        }
+        // Every member of the plan's accounts found by e-mail by key: a table written before
+        // member e-mail items existed gets them now (an account new in this plan has them all).
+        for a in &plan.accounts {
+            let fresh = !existing.contains_key(&keys::account(a.account.id))
+                && !a
+                    .members
+                    .iter()
+                    .any(|m| existing.contains_key(&keys::member(m.id)));
+            self.backfill_member_emails(a.account.id, fresh).await?;
         }
         // Each calendar the file holds or names: its reference count is set from what names it
         // now, never added to (issue 47: a run that stopped after a calendar's chunk, which

@@ -10,6 +10,7 @@ use super::items::{backend, from_item, key_attributes, n, Expr, Item};
 use super::query::Query;
 use super::DynamoStore;
 use crate::store::keys::Key;
+use crate::store::size;
 use crate::store::Backoff;
 use crate::store::{Listed, Page, Position, StoreError, StoreResult};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -63,7 +64,12 @@ fn gave_up(backoff: &Backoff) -> StoreError {
 }
 
 impl DynamoStore {
+    /// The item of `key`, read consistently; absent without a request when the key cannot fit
+    /// DynamoDB's key sizes (no item has it: [`size::key_fits`]).
     pub(super) async fn get(&self, key: &Key) -> StoreResult<Option<Item>> {
+        if !size::key_fits(key) {
+            return Ok(None);
+        }
         let out = self
             .client
             .get_item()
@@ -92,6 +98,9 @@ impl DynamoStore {
     pub(super) async fn query_range(
         &self, q: &Query, offset: usize, limit: usize,
     ) -> StoreResult<Vec<Item>> {
+        if q.matches_nothing() {
+            return Ok(Vec::new());
+        }
         let mut out = Vec::new();
         let mut skipped = 0usize;
         let mut start: Option<Item> = None;
