@@ -2,9 +2,9 @@
 //! conflict retries) without a broken backend.
 
 use super::{
-    AccountStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, Listed, MemberStore,
-    Page, Position, ProvisionReport, ProvisionStore, RecordStore, RouterStore, Store, StoreError,
-    StoreResult, UniqueKey, WebhookStore,
+    AccountStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads, IdempotencyStore,
+    Listed, MemberStore, Page, Position, ProvisionReport, ProvisionStore, RecordStore, RouterStore,
+    Store, StoreError, StoreResult, UniqueKey, WebhookStore,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -365,6 +365,14 @@ delegate_store! {
     fn idempotency_key_used(key: &str) -> bool;
     fn commit_assignment(write: &AssignmentWrite) -> ();
     ;
+    /// Answers the router as changed ([`Faults::routers_as`]).
+    async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound> {
+        self.check("first_round_reads")?;
+        let found = self.observed("first_round_reads", self.inner.first_round_reads(reads));
+        let mut found = found.await?;
+        found.router = self.faults.router_as(found.router);
+        Ok(found)
+    }
 }
 
 delegate_store! {
@@ -412,6 +420,8 @@ delegate_store! {
     fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
     fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
         -> Option<HolidayCalendar>;
+    fn get_holiday_calendars(account_id: AccountId, ids: &[HolidayCalendarId])
+        -> Vec<HolidayCalendar>;
     fn update_holiday_calendar(calendar: &HolidayCalendar, version: u64) -> ();
     fn delete_holiday_calendar(account_id: AccountId, id: HolidayCalendarId) -> CalendarDeletion;
     ;
