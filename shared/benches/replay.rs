@@ -312,7 +312,7 @@ async fn main() {
                 end - Duration::days(30),
                 end,
                 after.as_ref(),
-                shared::dispatch::replay::REPLAY_PAGE,
+                shared::dispatch::replay::REPLAY_WINDOW,
             )
             .await
             .unwrap();
