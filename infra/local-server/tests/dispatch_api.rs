@@ -439,7 +439,7 @@ mod lambda_handler {
     }
 }
 
-/// Issue 21 point 3: the demo's CRM access token is stored sealed; no byte of the embedded
+/// Issue 21 point 3, issue 50: the demo's CRM credentials are stored sealed; no byte of the embedded
 /// store holds it in the clear.
 #[tokio::test]
 async fn the_embedded_store_holds_no_crm_token_in_the_clear() {
@@ -453,9 +453,11 @@ async fn the_embedded_store_holds_no_crm_token_in_the_clear() {
     )
     .await
     .unwrap();
-    let token = "demo-hubspot-private-app-token";
-    assert!(DEMO_SEED.contains(token), "the seed provisions it");
+    // Initech's HubSpot app: an OAuth client secret and a refresh token (BEHAVIOR 7).
     let stored = memory.snapshot();
-    assert!(stored.contains("local:"), "a sealed token is stored");
-    assert!(!stored.contains(token), "the token is stored in the clear");
+    assert!(stored.contains("local:"), "a sealed credential is stored");
+    for credential in ["initech-routing-app-secret", "initech-demo-refresh-token"] {
+        assert!(DEMO_SEED.contains(credential), "the seed provisions {credential}");
+        assert!(!stored.contains(credential), "{credential} is stored in the clear");
+    }
 }
