@@ -465,7 +465,11 @@ async fn main() {
     if benching && entries >= 10_000 {
         println!(
             "  target (issue 49): at most 128 MiB above the memory before the replay: {}",
-            if above <= 128.0 && heap_above <= 128.0 { "met" } else { "NOT met" }
+            if above <= 128.0 && heap_above <= 128.0 {
+                "met"
+            } else {
+                "NOT met"
+            }
         );
     }
     if let Some(table) = table {

@@ -457,7 +457,13 @@ async fn the_embedded_store_holds_no_crm_token_in_the_clear() {
     let stored = memory.snapshot();
     assert!(stored.contains("local:"), "a sealed credential is stored");
     for credential in ["initech-routing-app-secret", "initech-demo-refresh-token"] {
-        assert!(DEMO_SEED.contains(credential), "the seed provisions {credential}");
-        assert!(!stored.contains(credential), "{credential} is stored in the clear");
+        assert!(
+            DEMO_SEED.contains(credential),
+            "the seed provisions {credential}"
+        );
+        assert!(
+            !stored.contains(credential),
+            "{credential} is stored in the clear"
+        );
     }
 }
