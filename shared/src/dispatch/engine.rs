@@ -4,6 +4,7 @@
 
 use super::directory::DirectoryCache;
 use super::explain::{Explanation, Preview};
+use super::holidays::CalendarHints;
 use super::outcome::{Assigned, Outcome, Skip};
 use super::request::{AccountContext, DispatchRequest};
 use super::steps::{self, Context, Run, Stop, Trace};
@@ -55,6 +56,8 @@ pub struct DispatchEngine {
     history_retention: chrono::Duration,
     /// Accounts and their teams, cached for a short TTL.
     directory: DirectoryCache,
+    /// The calendars each router's members named at its last run on this instance.
+    calendars: CalendarHints,
     /// How long an SLA minute lasts (BEHAVIOR 14).
     sla_minute: SlaMinute,
 }
@@ -160,6 +163,7 @@ impl DispatchEngine {
             sealer: Arc::new(LocalSealer::development()),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
+            calendars: CalendarHints::default(),
             sla_minute: SlaMinute::default(),
         }
     }
@@ -344,6 +348,7 @@ impl DispatchEngine {
             clock: self.clock.as_ref(),
             catalogues: &self.catalogues,
             directory: &self.directory,
+            calendars: &self.calendars,
             sealer: self.sealer.as_ref(),
             history_retention: self.history_retention,
             sla_minute: self.sla_minute,

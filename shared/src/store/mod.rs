@@ -39,8 +39,8 @@ pub use crate::model::record::UniqueKey;
 pub use crate::page::{Listed, Page, PageStart, Position};
 pub use error::{StoreError, StoreResult};
 pub use port::{
-    AccountStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, MemberStore,
-    ProvisionStore, RecordStore, RouterStore, Store, WebhookStore, RECORD_BATCH_WAVE,
+    AccountStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads, IdempotencyStore,
+    MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore, RECORD_BATCH_WAVE,
 };
 pub use position::{
     delivery_position, dispatch_position, holiday_calendar_page, holiday_calendar_position,

@@ -7,6 +7,7 @@ shared::on_both_stores!(
     threads = 2; store:
     holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused,
     provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation,
+    calendars_are_read_by_key_each_once_fresh_and_only_the_accounts,
 );
 
 fn calendar(account_id: AccountId, name: &str) -> shared::model::HolidayCalendar {
@@ -215,6 +216,67 @@ async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creat
         .create_holiday_calendar(&calendar(acc.id, "third"), 2)
         .await
         .unwrap();
+}
+
+/// The calendars dispatch reads by key (BEHAVIOR 17): only those asked, each once however often
+/// asked, none of another account, an unknown id left out, no ids no calendar; a replacement is
+/// read at once (the read is strongly consistent: a calendar written a moment ago counts at the
+/// next dispatch).
+async fn calendars_are_read_by_key_each_once_fresh_and_only_the_accounts(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let other = account(None);
+    store
+        .provision(&ProvisionPlan {
+            accounts: vec![plan_of(&acc), plan_of(&other)],
+        })
+        .await
+        .unwrap();
+    let berlin = calendar(acc.id, "Berlin");
+    let munich = calendar(acc.id, "Munich");
+    let paris = calendar(acc.id, "Paris");
+    let elsewhere = calendar(other.id, "Elsewhere");
+    for c in [&berlin, &munich, &paris] {
+        store.create_holiday_calendar(c, 20).await.unwrap();
+    }
+    store.create_holiday_calendar(&elsewhere, 20).await.unwrap();
+    let by_name = |mut found: Vec<shared::model::HolidayCalendar>| {
+        found.sort_by(|a, b| a.name.cmp(&b.name));
+        found
+    };
+    let unknown = shared::types::HolidayCalendarId::new_v7();
+    let found = store
+        .get_holiday_calendars(
+            acc.id,
+            &[munich.id, berlin.id, munich.id, elsewhere.id, unknown],
+        )
+        .await
+        .unwrap();
+    assert_eq!(by_name(found), vec![berlin.clone(), munich.clone()]);
+    assert!(store
+        .get_holiday_calendars(acc.id, &[])
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .get_holiday_calendars(other.id, &[berlin.id, paris.id])
+        .await
+        .unwrap()
+        .is_empty());
+    let mut replaced = paris.clone();
+    replaced.name = "Paris office".into();
+    replaced.holidays = serde_json::from_value(serde_json::json!([
+        {"name": "Bastille Day", "date": "2026-07-14", "yearly": true}
+    ]))
+    .unwrap();
+    replaced.version = 2;
+    store.update_holiday_calendar(&replaced, 1).await.unwrap();
+    assert_eq!(
+        store
+            .get_holiday_calendars(acc.id, &[paris.id])
+            .await
+            .unwrap(),
+        vec![replaced]
+    );
 }
 
 /// Provisioning reruns (issue 47 point 5), on a backend of their own for the DynamoDB table.

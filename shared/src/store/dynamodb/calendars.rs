@@ -3,11 +3,12 @@
 
 use super::cancel::{Part, Precedence};
 use super::items;
-use super::items::{n, Expr};
+use super::items::{from_item, n, Expr};
 use super::query::{Query, SortCondition};
 use super::request::parse_items;
 use super::DynamoStore;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
+use crate::store::keys::Key;
 use crate::store::{
     holiday_calendar_page, keys, CalendarStore, Listed, Page, StoreError, StoreResult,
 };
@@ -83,6 +84,21 @@ impl CalendarStore for DynamoStore {
         &self, account_id: AccountId, id: HolidayCalendarId,
     ) -> StoreResult<Option<HolidayCalendar>> {
         self.get_as(&keys::holiday_calendar(account_id, id)).await
+    }
+
+    async fn get_holiday_calendars(
+        &self, account_id: AccountId, ids: &[HolidayCalendarId],
+    ) -> StoreResult<Vec<HolidayCalendar>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Key> = ids
+            .iter()
+            .map(|id| keys::holiday_calendar(account_id, *id))
+            .collect();
+        // Keyed by account: a calendar of another account has another key and is not found.
+        let found = self.batch_get_projected(&keys, false).await?;
+        found.into_values().map(from_item).collect()
     }
 
     async fn update_holiday_calendar(

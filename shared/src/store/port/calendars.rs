@@ -32,6 +32,16 @@ pub trait CalendarStore: Send + Sync + 'static {
         &self, account_id: AccountId, id: HolidayCalendarId,
     ) -> StoreResult<Option<HolidayCalendar>>;
 
+    /// The account's holiday calendars among `ids`, each once, in no particular order; an id
+    /// that names no calendar of the account is left out. Strongly consistent, like
+    /// [`Self::list_holiday_calendars`]: dispatch, explain and the what-if replay read the
+    /// calendars their router and members name through this, so a calendar written a moment
+    /// ago counts at the next dispatch (BEHAVIOR 17). No ids: no request. DynamoDB: consistent
+    /// `BatchGetItem`s of up to 100 keys (an account has at most 20 calendars: one request).
+    async fn get_holiday_calendars(
+        &self, account_id: AccountId, ids: &[HolidayCalendarId],
+    ) -> StoreResult<Vec<HolidayCalendar>>;
+
     /// Replaces a holiday calendar stored at `expected_version` (its references are kept).
     ///
     /// Errors: [`StoreError::Conflict`] when it changed or is gone (nothing written).

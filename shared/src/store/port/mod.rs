@@ -25,7 +25,7 @@ mod webhooks;
 
 pub use accounts::AccountStore;
 pub use calendars::CalendarStore;
-pub use dispatch::DispatchStore;
+pub use dispatch::{DispatchStore, FirstFound, FirstReads};
 pub use due::DueStore;
 pub use idempotency::IdempotencyStore;
 pub use members::MemberStore;
