@@ -13,7 +13,8 @@ medians of:
   latency), and the median of the warm invocations for comparison;
 - cold CPU: user + system time of all the process's threads when the first response arrives
   (`/proc/<pid>/task/*/schedstat`, nanoseconds); init CPU: the same when the process first asks
-  for an event (the part of the cold CPU spent in init);
+  for an event (the part of the cold CPU spent in init); warm CPU: what one warm invocation
+  spends (the CPU after the first response, over the warm invocations);
 - cold RSS: peak resident set (`VmHWM`) when the first response arrives; warm RSS: `VmRSS` after
   the warm invocations, and warm peak: `VmHWM` after them (the highest the process ever held);
 - TLS connections the process opened to the DynamoDB endpoint during init and during the first
@@ -21,7 +22,9 @@ medians of:
 
 Then ratios to the yardstick binary (the empty lambda_http function) and to the floor (the
 configuration's `floor`: AWS SDK, TLS and one GetItem during init), each a median over medians of
-the same interleaved runs.
+the same interleaved runs. And (issue 49 point 5) each function's init + first invocation against
+the floor's init + one warm invocation of the same function, in wall time and in CPU: what a cold
+start costs the first caller beyond what the SDK's own start and a warm request cost.
 
 With `--memory-warm N` it then starts each function once more and serves it N warm invocations
 (issue 36 point 4: peak RSS cold and after 1,000 warm invocations), and writes the peaks with
@@ -226,6 +229,7 @@ def one_cold_start(api, front, binary, env, event, warm, logdir, label, run):
                     raise RuntimeError(f"{label}: no answer within {limit:.0f} s; log: {log_path}")
             warm_rss = status_kib(proc.pid, "VmRSS")
             warm_hwm = status_kib(proc.pid, "VmHWM")
+            end_cpu = cpu_ns(proc.pid)
         finally:
             proc.kill()
             proc.wait()
@@ -244,6 +248,8 @@ def one_cold_start(api, front, binary, env, event, warm, logdir, label, run):
         "warm_invocation_ms": statistics.median(durations[1:]) * 1e3 if warm else float("nan"),
         "cold_cpu_ms": snapshot.get("cpu", 0) / 1e6,
         "init_cpu_ms": snapshot.get("init_cpu", 0) / 1e6,
+        # The CPU of one warm invocation: what the warm ones spent after the first response.
+        "warm_cpu_ms": (end_cpu - snapshot.get("cpu", 0)) / 1e6 / warm if warm else float("nan"),
         "cold_rss_mib": snapshot.get("hwm", 0) / 1024,
         "warm_rss_mib": warm_rss / 1024,
         "warm_peak_rss_mib": warm_hwm / 1024,
@@ -321,6 +327,7 @@ def main():
         ("warm_invocation_ms", "warm inv ms"),
         ("init_cpu_ms", "init CPU ms"),
         ("cold_cpu_ms", "cold CPU ms"),
+        ("warm_cpu_ms", "warm CPU ms"),
         ("cold_rss_mib", "cold RSS MiB"),
         ("warm_rss_mib", "warm RSS MiB"),
         ("warm_peak_rss_mib", "warm peak MiB"),
@@ -352,6 +359,24 @@ def main():
             if label in (baseline, floor):
                 continue
             print(f"{label:<14}" + "".join(f"{med(label, key) / med(floor, key):>11.2f}x" for key, _ in ratio_keys))
+        # Issue 49 point 5: what the first caller waits for (init + the first invocation) against
+        # what it would wait for if the function started as the floor does and its first request
+        # cost what a warm one does (the floor's init + this function's warm invocation), in wall
+        # time and in CPU; each round's own figures paired, then the median of the rounds' ratios.
+        if args.warm > 0:
+            print(f"\ninit + 1st invocation against the floor's init + one warm invocation of the same function")
+            print(f"{'function':<14}{'cold ms':>12}{'floor+warm ms':>15}{'ratio':>9}{'cold CPU ms':>13}{'floor+warm CPU':>16}{'ratio':>9}")
+            for function in functions:
+                label = function["label"]
+                if label in (baseline, floor):
+                    continue
+                rounds = list(zip(results[label], results[floor]))
+                wall = [(r["init_ms"] + r["first_invocation_ms"], f["init_ms"] + r["warm_invocation_ms"]) for r, f in rounds]
+                cpu = [(r["cold_cpu_ms"], f["init_cpu_ms"] + r["warm_cpu_ms"]) for r, f in rounds]
+                med_of = lambda pairs, i: statistics.median(p[i] for p in pairs)
+                ratio = lambda pairs: statistics.median(a / b for a, b in pairs)
+                print(f"{label:<14}{med_of(wall, 0):>12.2f}{med_of(wall, 1):>15.2f}{ratio(wall):>8.2f}x"
+                      f"{med_of(cpu, 0):>13.2f}{med_of(cpu, 1):>16.2f}{ratio(cpu):>8.2f}x")
         spread_keys = [("init_ms", "init ms"), ("init_cpu_ms", "init CPU ms"), ("cold_cpu_ms", "cold CPU ms")]
         print("\nspreads (min - max over the runs)")
         print(f"{'function':<14}" + "".join(f"{title:>20}" for _, title in spread_keys))

@@ -32,7 +32,10 @@ echo "==> building local-server and fake-crm at $RELEASE in $OLD" >&2
 
 # The development sealing key seals the CRM token and webhook secrets, as the current code reads
 # them without configuration; a run-specific cursor key is fine (cursors are not stored).
-unset EMULATOR_TRANSACTION_CONFLICTS LOCAL_SEALING_KEY SEALING_KMS_KEY_ID
+# The old release retried a cancelled transaction a fixed few times: conflicts off, so its run
+# writes the table that light use would have, not one shaped by this emulator's refusals.
+export EMULATOR_TRANSACTION_CONFLICTS=0
+unset LOCAL_SEALING_KEY SEALING_KMS_KEY_ID
 # shellcheck source=infra/scripts/emulator.sh
 source infra/scripts/emulator.sh
 WORK="$(mktemp -d)"

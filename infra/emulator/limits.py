@@ -8,8 +8,15 @@ BatchWriteItem) and the API reference of each operation:
   bytes, in every request that names a key (GetItem, PutItem, UpdateItem, DeleteItem, Query key
   conditions, the items of TransactWriteItems, TransactGetItems, BatchGetItem, BatchWriteItem);
   moto checks them only where an item is written;
-- an item at most 400 KB (moto checks PutItem, UpdateItem and transactional puts; the same check
-  runs here on every item a request carries, so batch writes are covered too);
+- an item at most 400 KB, sized as DynamoDB sizes it (`value_bytes`: attribute names and strings in
+  UTF-8 bytes, numbers by their significant digits, lists and maps with their overhead), checked
+  on every item a request carries (puts, transactional puts, batch writes); moto's own check
+  counts differently (a number as its text, no list or map overhead) and refuses from 405,000
+  bytes, so `install()` makes it count as DynamoDB does, up to 409,600 bytes (UpdateItem's result
+  is checked there);
+- the numbers of an item within DynamoDB's range (38 significant digits, magnitude 1E-130 to
+  9.99...E+125: moto compares rounded floats) and its values nested at most 32 levels (moto does
+  not check), with DynamoDB's messages;
 - TransactWriteItems and TransactGetItems at most 100 actions, and a TransactWriteItems at most
   4 MB in all (moto checks the count, not the size);
 - BatchGetItem at most 100 keys in all tables together (moto counts per table);
@@ -43,6 +50,19 @@ RANGE_KEY_TOO_LONG = (
     "the size limit of 1024 bytes"
 )
 ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+MAX_NESTING = 32
+MAX_NUMBER_DIGITS = 38
+NESTING_TOO_DEEP = (
+    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels "
+    "beyond supported limit"
+)
+NUMBER_OVERFLOW = (
+    "Number overflow. Attempting to store a number with magnitude larger than supported range"
+)
+NUMBER_UNDERFLOW = (
+    "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+)
+NUMBER_TOO_PRECISE = "Attempting to store more than 38 significant digits in a Number"
 TRANSACTION_TOO_LARGE = "Transaction request cannot be larger than 4 MB"
 
 
@@ -110,6 +130,63 @@ def key_pair(key_schema):
     return hash_key, range_key
 
 
+def number_parts(text):
+    """(negative, significant digits, power of ten of the leading one) of a number's text, or None
+    when it is not a decimal number. Zero has no significant digits (and power 0)."""
+    t = text.strip()
+    negative = t.startswith("-")
+    unsigned = t[1:] if t[:1] in ("-", "+") else t
+    mantissa, _, exponent = unsigned.replace("E", "e").partition("e")
+    try:
+        power = int(exponent) if _ else 0
+    except ValueError:
+        return None
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    stripped = digits.lstrip("0")
+    significant = stripped.rstrip("0")
+    if not significant:
+        return negative, "", 0
+    leading_zeros = len(digits) - len(stripped)
+    return negative, significant, power + len(whole) - 1 - leading_zeros
+
+
+def number_bytes(text):
+    """A number's size as DynamoDB counts it: leading and trailing zeros trimmed, one byte per two
+    significant digits before the decimal point and one per two after it (each half rounded up),
+    one more, and one more when negative ("Item sizes and formats" gives "about one byte per two
+    significant digits, plus one"; the split and the sign byte are DynamoDB's exact count,
+    measured at its 400 KB gate). Text that is not a number counts as its length."""
+    parts = number_parts(text)
+    if parts is None:
+        return len(text.encode("utf-8"))
+    negative, significant, leading = parts
+    if not significant:
+        return 1
+    before = min(max(leading + 1, 0), len(significant))
+    after = len(significant) - before
+    return (before + 1) // 2 + (after + 1) // 2 + 1 + (1 if negative else 0)
+
+
+def number_violation(text):
+    """DynamoDB's message for a number it cannot store, or None."""
+    parts = number_parts(text)
+    if parts is None:
+        return None  # moto answers its own ValidationException for a text that is not a number
+    _, significant, leading = parts
+    if not significant:
+        return None
+    if leading > 125:
+        return NUMBER_OVERFLOW
+    if leading < -130:
+        return NUMBER_UNDERFLOW
+    if len(significant) > MAX_NUMBER_DIGITS:
+        return NUMBER_TOO_PRECISE
+    return None
+
+
 def value_bytes(value):
     """The size of one attribute value as DynamoDB counts it."""
     if not isinstance(value, dict) or len(value) != 1:
@@ -118,8 +195,7 @@ def value_bytes(value):
     if kind == "S":
         return len(content.encode("utf-8"))
     if kind == "N":
-        digits = len(content.lstrip("-").replace(".", "").lstrip("0")) or 1
-        return (digits + 1) // 2 + 1
+        return number_bytes(content)
     if kind == "B":
         return len(base64.b64decode(content))
     if kind in ("BOOL", "NULL"):
@@ -127,7 +203,7 @@ def value_bytes(value):
     if kind == "SS":
         return sum(len(s.encode("utf-8")) for s in content)
     if kind == "NS":
-        return sum(value_bytes({"N": n}) for n in content)
+        return sum(number_bytes(n) for n in content)
     if kind == "BS":
         return sum(len(base64.b64decode(b)) for b in content)
     if kind == "L":
@@ -139,6 +215,27 @@ def value_bytes(value):
 
 def item_bytes(item):
     return sum(len(name.encode("utf-8")) + value_bytes(value) for name, value in item.items())
+
+
+def value_violation(value, level=1):
+    """DynamoDB's message for the first number it cannot store or value nested past 32 levels
+    (a top-level attribute's value is level 1), or None."""
+    if level > MAX_NESTING:
+        return NESTING_TOO_DEEP
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    (kind, content), = value.items()
+    if kind == "N" and isinstance(content, str):
+        return number_violation(content)
+    if kind == "NS" and isinstance(content, list):
+        return next((m for m in map(number_violation, content) if m), None)
+    if kind == "L" and isinstance(content, list):
+        return next((m for m in (value_violation(v, level + 1) for v in content) if m), None)
+    if kind == "M" and isinstance(content, dict):
+        return next(
+            (m for m in (value_violation(v, level + 1) for v in content.values()) if m), None
+        )
+    return None
 
 
 def key_violation(attributes, limits):
@@ -161,6 +258,10 @@ def table_key_limits(tables, table):
 
 
 def item_violation(tables, table, item):
+    for value in (item or {}).values():
+        refused = value_violation(value)
+        if refused:
+            return refused
     if item_bytes(item or {}) > MAX_ITEM_BYTES:
         return ITEM_TOO_LARGE
     return key_violation(item, tables.all_keys(table))
@@ -194,6 +295,10 @@ def update_violation(tables, table, request):
     limits = tables.all_keys(table)
     names = request.get("ExpressionAttributeNames") or {}
     values = request.get("ExpressionAttributeValues") or {}
+    for value in values.values():
+        refused = value_violation(value)
+        if refused:
+            return refused
     for attribute, placeholder in assigned_values(request.get("UpdateExpression"), names):
         limit = limits.get(attribute)
         if limit is not None and placeholder in values and value_bytes(values[placeholder]) > limit:
@@ -337,3 +442,43 @@ def violation(operation, request, tables):
                     return refused
         return None
     return None
+
+
+def dynamo_type_bytes(value):
+    """The size of one of moto's stored values (`DynamoType`) as DynamoDB counts it."""
+    kind, content = value.type, value.value
+    if kind == "L":
+        return 3 + sum(1 + dynamo_type_bytes(v) for v in content)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode("utf-8")) + dynamo_type_bytes(v) for k, v in content.items())
+    if kind in ("B", "BS"):
+        members = content if kind == "BS" else [content]
+        return sum(len(m) if isinstance(m, bytes) else len(base64.b64decode(m)) for m in members)
+    return value_bytes({kind: content})
+
+
+def install():
+    """Makes moto's own item-size check (a stored item's attributes, `LimitedSizeDict`, run on
+    every attribute a put or an update sets) count as DynamoDB does and refuse past 409,600
+    bytes. Moto counts a number as its text, lists and maps without their overhead, an attribute
+    that an update replaces twice, and refuses from 405,000 bytes: stricter than DynamoDB on
+    strings, more lenient on numbers and lists (the issue-47 property test found both)."""
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models import dynamo_type
+    from moto.dynamodb.models.utilities import bytesize
+
+    def size(self):
+        return dynamo_type_bytes(self)
+
+    def set_attribute(self, key, value):
+        def bytes_of(v):
+            return v.size() if isinstance(v, dynamo_type.DynamoType) else bytesize(str(v))
+
+        total = bytesize(key) + bytes_of(value)
+        total += sum(bytesize(k) + bytes_of(v) for k, v in self.items() if k != key)
+        if total > MAX_ITEM_BYTES:
+            raise ItemSizeTooLarge
+        dict.__setitem__(self, key, value)
+
+    dynamo_type.DynamoType.size = size
+    dynamo_type.LimitedSizeDict.__setitem__ = set_attribute

@@ -11,7 +11,10 @@ it refuses it: see "Transaction conflicts" below.
 Limits (see `limits.py`): moto checks key sizes only where an item is written, and no aggregate
 size of a transaction nor the number of requests of a BatchWriteItem. DynamoDB refuses those with a
 ValidationException; so does this wrapper, before moto sees the request, so a test on the emulator
-fails where production would.
+fails where production would. Item sizes are counted as DynamoDB counts them (numbers by their
+digits, lists and maps with their overhead), by the wrapper and, through `limits.install()`, by
+moto's own check of what a put or an update stores; numbers out of DynamoDB's range and values
+nested past 32 levels are refused with DynamoDB's messages.
 
 Answers: moto's serializer spends most of a large read's time searching each attribute value for
 its type under forty aliases; `attribute_values.py` takes it straight to the one it holds (the
@@ -47,6 +50,8 @@ from werkzeug.serving import make_server
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attribute_values  # noqa: E402
 import table_query  # noqa: E402
+import transaction_backup  # noqa: E402
+import limits  # noqa: E402
 from limits import Tables, violation  # noqa: E402
 from transactions import Registry  # noqa: E402
 
@@ -63,6 +68,8 @@ class DynamoDBFront:
     def __init__(self, app, conflicts=False):
         attribute_values.install()
         table_query.install()
+        transaction_backup.install()
+        limits.install()
         self.app = app
         self.tables = Tables()
         self.registry = Registry(self.tables) if conflicts else None

@@ -13,6 +13,7 @@ import botocore
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_testing  # noqa: E402
+import limits  # noqa: E402
 
 TABLE = "limits"
 
@@ -132,11 +133,10 @@ class Limits(unittest.TestCase):
 
     def test_an_item_over_400_kb_is_refused_by_puts_updates_transactions_and_batches(self):
         db = self.db
-        # The item's size counts attribute names and values (PK, SK, v and their values).
-        # DynamoDB takes 409,600 bytes; moto itself refuses from 405,000 (stricter, never reached:
-        # the project's own limits keep items under 300 KB), so "inside" stays below both.
+        # The item's size counts attribute names and values (PK, SK, v and their values):
+        # DynamoDB takes 409,600 bytes, not one more.
         overhead = len("PK") + len("p") + len("SK") + len("big") + len("v")
-        inside = {**self.key("p", "big"), "v": {"S": "x" * (400_000 - overhead)}}
+        inside = {**self.key("p", "big"), "v": {"S": "x" * (400 * 1024 - overhead)}}
         outside = {**self.key("p", "big"), "v": {"S": "x" * (400 * 1024 - overhead + 1)}}
         calls = {
             "PutItem": lambda item: db.put_item(TableName=TABLE, Item=item),
@@ -151,6 +151,69 @@ class Limits(unittest.TestCase):
             with self.subTest(name):
                 call(inside)
                 self.refused(lambda: call(outside), "Item size has exceeded")
+
+    def test_an_update_is_refused_when_the_item_it_leaves_is_over_400_kb(self):
+        db = self.db
+        overhead = len("PK") + len("p") + len("SK") + len("upd") + len("v")
+        db.put_item(TableName=TABLE, Item={**self.key("p", "upd"), "v": {"S": "x" * 300_000}})
+
+        def set_v(length):
+            db.update_item(
+                TableName=TABLE,
+                Key=self.key("p", "upd"),
+                UpdateExpression="SET #v = :v",
+                ExpressionAttributeNames={"#v": "v"},
+                ExpressionAttributeValues={":v": {"S": "y" * length}},
+            )
+
+        # The replaced value no longer counts: 300 KB replaced by 409,600 bytes in all is taken.
+        set_v(400 * 1024 - overhead)
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            set_v(400 * 1024 - overhead + 1)
+        self.assertEqual(caught.exception.response["Error"]["Code"], "ValidationException")
+
+    def test_numbers_lists_and_maps_are_sized_as_dynamodb_sizes_them(self):
+        db = self.db
+        # 1 + 1 + 2 + 3 (PK p, SK n) + name "v" (1) + list 3 + n x (1 + 2): single digits take
+        # 2 bytes each and 1 more as list elements.
+        fixed = len("PK") + len("p") + len("SK") + len("n") + len("v") + 3
+        count = (400 * 1024 - fixed) // 3
+        self.assertEqual(fixed + 3 * count, 400 * 1024)
+        item = {**self.key("p", "n"), "v": {"L": [{"N": "7"}] * count}}
+        db.put_item(TableName=TABLE, Item=item)
+        item["v"]["L"] = item["v"]["L"] + [{"N": "7"}]
+        self.refused(lambda: db.put_item(TableName=TABLE, Item=item), "Item size has exceeded")
+        self.assertEqual(
+            [limits.number_bytes(n) for n in ("1", "12", "123", "1.5", "-42", "100", "1E125", "0")],
+            [2, 2, 3, 3, 3, 2, 2, 1],
+        )
+
+    def test_numbers_out_of_range_and_values_nested_past_32_levels_are_refused(self):
+        db = self.db
+        for number, fragment in [
+            ("1E126", "Number overflow"),
+            ("1E-131", "Number underflow"),
+            ("1" * 39, "38 significant digits"),
+        ]:
+            with self.subTest(number):
+                self.refused(
+                    lambda: db.put_item(
+                        TableName=TABLE,
+                        Item={**self.key("p", "num"), "v": {"L": [{"N": number}]}},
+                    ),
+                    fragment,
+                )
+        for number in ("9.9999999999999999999999999999999999999E+125", "1E-130", "1" * 38):
+            db.put_item(TableName=TABLE, Item={**self.key("p", "num"), "v": {"N": number}})
+
+        def wrapped(levels):
+            value = {"S": "leaf"}
+            for _ in range(levels):
+                value = {"L": [value]}
+            return {**self.key("p", "deep"), "v": value}
+
+        db.put_item(TableName=TABLE, Item=wrapped(31))
+        self.refused(lambda: db.put_item(TableName=TABLE, Item=wrapped(32)), "Nesting Levels")
 
     def test_a_transaction_of_more_than_100_actions_or_4_mb_is_refused(self):
         db = self.db

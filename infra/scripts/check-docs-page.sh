@@ -70,7 +70,8 @@ fi
 
 # --- local server ------------------------------------------------------------------------------
 echo "==> cargo build -p local-server"
-cargo build -q -p local-server
+# Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
+[[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 server_bin=${CARGO_TARGET_DIR:-target}/debug/local-server
 
 "$server_bin" --addr 127.0.0.1:0 >"$work/server.log" 2>&1 </dev/null &

@@ -9,15 +9,16 @@
 # moto is installed with pip into .venv/ at the repository root the first time (about 40 s), and
 # reused afterwards. Needs only Python 3 and pip. Each test creates its own table.
 #
-# Transaction conflicts (infra/emulator/transactions.py), off by default:
-#
-#   EMULATOR_TRANSACTION_CONFLICTS=1 source infra/scripts/emulator.sh
-#
-# makes the emulator refuse what DynamoDB refuses to a request that meets a TransactWriteItems in
+# Transaction conflicts (infra/emulator/transactions.py), on unless turned off:
+# the emulator refuses what DynamoDB refuses to a request that meets a TransactWriteItems in
 # flight on one of its items: another TransactWriteItems is cancelled (TransactionCanceledException,
 # reason TransactionConflict), a PutItem/UpdateItem/DeleteItem fails with
 # TransactionConflictException, a TransactGetItems is cancelled. The emulator's log (moto.log in
-# $EMULATOR_DIR) has one "transaction conflict: ..." line per refusal.
+# $EMULATOR_DIR) has one "transaction conflict: ..." line per refusal. The test command
+# (infra/scripts/test.sh) runs on it. To have overlapping requests wait for each other instead
+# (as moto alone does; e.g. to drive an old release that did not retry them):
+#
+#   EMULATOR_TRANSACTION_CONFLICTS=0 source infra/scripts/emulator.sh
 
 _emulator_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
@@ -41,6 +42,7 @@ emulator_install() {
 emulator_start() {
     emulator_install || return 1
     local started=$SECONDS
+    export EMULATOR_TRANSACTION_CONFLICTS="${EMULATOR_TRANSACTION_CONFLICTS:-1}"
     EMULATOR_DIR="$(mktemp -d)"
     "$_emulator_root/.venv/bin/python" "$_emulator_root/infra/emulator/moto_server.py" \
         --host 127.0.0.1 --port 0 --port-file "$EMULATOR_DIR/port" >"$EMULATOR_DIR/moto.log" 2>&1 &
@@ -76,7 +78,7 @@ PY
     export AWS_DEFAULT_REGION=us-east-1
     export AWS_EC2_METADATA_DISABLED=true
     unset AWS_PROFILE AWS_SESSION_TOKEN
-    echo "==> moto listening on $AWS_ENDPOINT_URL (pid $EMULATOR_PID, up in $((SECONDS - started)) s; transaction conflicts ${EMULATOR_TRANSACTION_CONFLICTS:-off})" >&2
+    echo "==> moto listening on $AWS_ENDPOINT_URL (pid $EMULATOR_PID, up in $((SECONDS - started)) s; $(grep -o 'transaction conflicts o[nf]*' "$EMULATOR_DIR/moto.log" | head -n 1))" >&2
 }
 
 emulator_stop() {

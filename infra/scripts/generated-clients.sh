@@ -61,7 +61,8 @@ echo "==> redocly lint openapi.json (recommended rules as errors, $clients/redoc
   grep -v '║\|╔\|╚' || die "redocly lint found problems in openapi.json"
 
 # --- 2. local server ---------------------------------------------------------------------------
-cargo build -q -p local-server
+# Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
+[[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 work=$(mktemp -d)
 server=
 cleanup() {

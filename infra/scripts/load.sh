@@ -30,7 +30,8 @@ if ! command -v wrk >/dev/null; then
   fi
 fi
 
-cargo build -q -p local-server
+# Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
+[[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 work="$(mktemp -d)"
 # exec: $! is the server itself, whose /proc/<pid>/status the RSS is read from.
 (exec env RUST_LOG=warn ./target/debug/local-server --addr 127.0.0.1:0 >"$work/server.log" 2>&1) &

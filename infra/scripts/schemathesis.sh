@@ -14,7 +14,8 @@ cd "$(dirname "$0")/../.."
 source infra/scripts/tools-venv.sh
 tools_venv_require schemathesis
 
-cargo build -q -p local-server
+# Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
+[[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 log="$(mktemp)"
 ./target/debug/local-server --addr 127.0.0.1:0 >"$log" 2>&1 &
 server=$!

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${AWS_ENDPOINT_URL:?start the emulator first: source infra/scripts/emulator.sh}"
-cargo build -q -p local-server
+# Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
+[[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 work="$(mktemp -d)"
 TABLE_NAME="smoke-$(date +%s)-$RANDOM" target/debug/local-server --store dynamodb --addr 127.0.0.1:0 \
   >"$work/server.out" 2>"$work/server.err" &

@@ -8,5 +8,6 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=infra/scripts/tools-venv.sh
 source infra/scripts/tools-venv.sh
 tools_venv_require standardwebhooks
-cargo build -q -p local-server
+# Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
+[[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 "$VENV/bin/python" infra/scripts/webhooks_e2e.py target/debug/local-server

@@ -143,6 +143,8 @@ shared::on_both_stores!(
     round_robin_walks_users_then_team_members_and_skips_the_unavailable,
     a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list,
     a_warm_dispatch_makes_three_sequential_store_round_trips,
+    a_cold_dispatch_makes_three_sequential_store_round_trips_too,
+    holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_once,
     working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them,
     out_of_office_members_are_skipped,
     a_members_holiday_and_the_routers_holiday_make_members_unavailable,
@@ -666,20 +668,15 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
             Outcome::Assigned(_)
         ));
         let (rounds, calls) = faulty.faults.rounds.stop();
-        let mut expected = BTreeMap::from([
-            ("get_router", 1),
-            ("find_record", 1),
+        // Round 1: router, record, rotation state (and the count) by key in one read, with the
+        // account's webhook subscriptions (BEHAVIOR 13); round 2: the pool by key (no
+        // calendar is named: none is read); round 3: the assignment.
+        let expected = BTreeMap::from([
+            ("first_round_reads", 1),
             ("get_members", 1),
-            ("rotation_state", 1),
             ("commit_assignment", 1),
-            // The account's webhook subscriptions (BEHAVIOR 13), read in the first wave.
             ("list_webhooks", 1),
-            // The account's holiday calendars (BEHAVIOR 17), read with the pool.
-            ("list_holiday_calendars", 1),
         ]);
-        if quota.is_some() {
-            expected.insert("assignment_count", 1);
-        }
         assert_eq!(calls, expected, "quota {quota:?}");
         assert_eq!(rounds, 3, "quota {quota:?}: {calls:?}");
 
@@ -695,11 +692,218 @@ async fn a_warm_dispatch_makes_three_sequential_store_round_trips(backend: Backe
         let (_, calls) = faulty.faults.rounds.stop();
         let commits = calls["commit_assignment"];
         assert!(commits >= 2, "{calls:?}");
-        assert_eq!(calls["get_router"], commits, "{calls:?}");
-        assert_eq!(calls["find_record"], commits, "{calls:?}");
-        assert_eq!(calls["rotation_state"], commits, "{calls:?}");
+        assert_eq!(calls["first_round_reads"], commits, "{calls:?}");
         assert_eq!(calls["get_members"], commits, "{calls:?}");
     }
+}
+
+/// Issue 49 point 5: a cold instance's first dispatch makes no more sequential store rounds
+/// than a warm one's: what it caches (the account, its teams, its field definitions) is read in
+/// the first round with the router and the record (the account by key in the same read), and
+/// from then on it is a warm instance.
+async fn a_cold_dispatch_makes_three_sequential_store_round_trips_too(backend: Backend) {
+    use shared::store::faulty::FaultyStore;
+    use std::collections::BTreeMap;
+    for quota in [None, Some(1000)] {
+        let f = fixture(
+            backend,
+            seed(rr(), |s| {
+                s["accounts"][0]["assignment_quota"] = json!(quota)
+            }),
+        )
+        .await;
+        let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+        let engine = DispatchEngine::new(
+            faulty.clone(),
+            f.clock.clone(),
+            Arc::new(CatalogueCache::default()),
+        );
+        let contacts = f.contacts(2).await;
+        let dispatch = |contact: String| {
+            let engine = &engine;
+            async move {
+                let request = DispatchRequest {
+                    router_id: ROUTER.into(),
+                    object_id: contact,
+                    account_id: None,
+                };
+                engine
+                    .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+                    .await
+                    .unwrap()
+            }
+        };
+        faulty.faults.rounds.start();
+        assert!(matches!(
+            dispatch(contacts[0].clone()).await,
+            Outcome::Assigned(_)
+        ));
+        let (rounds, calls) = faulty.faults.rounds.stop();
+        let cold = BTreeMap::from([
+            ("first_round_reads", 1),
+            ("list_teams", 1),
+            ("field_definitions", 1),
+            ("list_webhooks", 1),
+            ("get_members", 1),
+            ("commit_assignment", 1),
+        ]);
+        assert_eq!(calls, cold, "quota {quota:?}");
+        assert_eq!(rounds, 3, "quota {quota:?}: {calls:?}");
+        // Warm now: the account, teams and definitions are not read again.
+        faulty.faults.rounds.start();
+        assert!(matches!(
+            dispatch(contacts[1].clone()).await,
+            Outcome::Assigned(_)
+        ));
+        let (rounds, calls) = faulty.faults.rounds.stop();
+        assert_eq!(rounds, 3, "quota {quota:?}: {calls:?}");
+        assert!(!calls.contains_key("list_teams") && !calls.contains_key("field_definitions"));
+        // The quota read with the account on the cold instance is applied: the count went up.
+        if quota.is_some() {
+            let count = f
+                .store
+                .assignment_count(id(ACCOUNT), "2026-11")
+                .await
+                .unwrap();
+            assert_eq!(count, 2);
+        }
+    }
+}
+
+/// Issue 49 point 4 and BEHAVIOR 17: dispatch reads holiday calendars by key, only those its
+/// router and its pool's members name, in the round that reads the pool; never the account's
+/// list. A member given a calendar since the router's last run costs that run one more round
+/// (its calendar is read then, and counts at once); the next run reads it with the pool again.
+/// A calendar changed a moment ago counts at the next dispatch.
+async fn holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_once(
+    backend: Backend,
+) {
+    use shared::model::CalendarRefs;
+    use shared::store::faulty::FaultyStore;
+    // m1 and m2, no teams: m1 is the first turn.
+    let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin"});
+    let f = fixture(
+        backend,
+        seed(settings, |s| {
+            with_calendar(s);
+            s["accounts"][0]["routers"][0]["teams"] = json!([]);
+        }),
+    )
+    .await;
+    let faulty = Arc::new(FaultyStore::new(f.store.clone()));
+    let engine = DispatchEngine::new(
+        faulty.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    );
+    let contacts = f.contacts(6).await;
+    let dispatch = |contact: String| {
+        let engine = &engine;
+        async move {
+            let request = DispatchRequest {
+                router_id: ROUTER.into(),
+                object_id: contact,
+                account_id: None,
+            };
+            engine
+                .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+                .await
+                .unwrap()
+        }
+    };
+    let turn = |outcome: Outcome| assigned(&outcome).0.to_string();
+    // Nobody names the calendar: none is read.
+    faulty.faults.rounds.start();
+    assert_eq!(turn(dispatch(contacts[0].clone()).await), email(1));
+    let (rounds, calls) = faulty.faults.rounds.stop();
+    assert_eq!(rounds, 3, "{calls:?}");
+    assert!(!calls.contains_key("get_holiday_calendars"), "{calls:?}");
+    assert!(!calls.contains_key("list_holiday_calendars"), "{calls:?}");
+    // m1 takes the calendar (its holiday is on at 10:00 UTC): the next dispatch sees it at once,
+    // in one more round (this instance had not seen it on the router).
+    let m1 = f
+        .store
+        .get_member(id(ACCOUNT), id(&Uuid::from_u128(0x1001).to_string()))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut on_holiday = m1.clone();
+    on_holiday.holiday_calendar_id = Some(id(CALENDAR));
+    on_holiday.version += 1;
+    let refs = CalendarRefs::moving(None, Some(id(CALENDAR)));
+    f.store
+        .update_member(&on_holiday, m1.version, &refs, None)
+        .await
+        .unwrap();
+    faulty.faults.rounds.start();
+    assert_eq!(
+        turn(dispatch(contacts[1].clone()).await),
+        email(2),
+        "m1 is on holiday"
+    );
+    let (rounds, calls) = faulty.faults.rounds.stop();
+    assert_eq!(rounds, 4, "{calls:?}");
+    assert_eq!(calls.get("get_holiday_calendars"), Some(&1), "{calls:?}");
+    // From now on it is read with the pool: three rounds.
+    faulty.faults.rounds.start();
+    assert_eq!(
+        turn(dispatch(contacts[2].clone()).await),
+        email(2),
+        "m1 is on holiday"
+    );
+    let (rounds, calls) = faulty.faults.rounds.stop();
+    assert_eq!(rounds, 3, "{calls:?}");
+    assert_eq!(calls.get("get_holiday_calendars"), Some(&1), "{calls:?}");
+    // The holiday is taken off the calendar: the next dispatch gives m1 its turn again.
+    let calendar = f
+        .store
+        .get_holiday_calendar(id(ACCOUNT), id(CALENDAR))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut cleared = calendar.clone();
+    cleared.holidays = serde_json::from_value(json!([])).unwrap();
+    cleared.version += 1;
+    f.store
+        .update_holiday_calendar(&cleared, calendar.version, None)
+        .await
+        .unwrap();
+    assert_eq!(turn(dispatch(contacts[3].clone()).await), email(1));
+    // The calendar has its holiday again, but m1 no longer names it: m1 keeps its turns, and
+    // a calendar nobody names is not read.
+    let mut holiday = cleared.clone();
+    holiday.holidays =
+        serde_json::from_value(json!([{"name": "Day off", "date": "2026-11-19"}])).unwrap();
+    holiday.version += 1;
+    f.store
+        .update_holiday_calendar(&holiday, cleared.version, None)
+        .await
+        .unwrap();
+    let mut off = on_holiday.clone();
+    off.holiday_calendar_id = None;
+    off.version += 1;
+    f.store
+        .update_member(
+            &off,
+            on_holiday.version,
+            &CalendarRefs::moving(Some(id(CALENDAR)), None),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(turn(dispatch(contacts[4].clone()).await), email(2));
+    faulty.faults.rounds.start();
+    assert_eq!(
+        turn(dispatch(contacts[5].clone()).await),
+        email(1),
+        "m1 keeps its turn"
+    );
+    let (rounds, calls) = faulty.faults.rounds.stop();
+    assert_eq!(rounds, 3, "{calls:?}");
+    assert!(
+        !calls.contains_key("get_holiday_calendars"),
+        "nobody names it: {calls:?}"
+    );
 }
 
 async fn working_hours_are_read_in_the_members_zone_unless_the_router_ignores_them(

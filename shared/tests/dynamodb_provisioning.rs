@@ -198,17 +198,30 @@ async fn running_an_interrupted_load_again_completes_it() {
             table.store.table_name(),
         )
     };
-    // 1 account + 250 members: transactions of 100, 100 and 51 items.
+    // 1 account + 250 members, each with its e-mail item: transactions of 99 items (the account
+    // and 49 members), then of 100 (50 members).
     let (acc, plan) = plan(250);
     let first = failing.provision(&plan).await;
     assert!(first.is_err(), "{first:?}");
     // The first transaction was written, the rest was not: a partial load.
     assert!(table.store.get_account(acc.id).await.unwrap().is_some());
-    assert_eq!(member_count(&table.store, acc.id).await, 99);
+    assert_eq!(member_count(&table.store, acc.id).await, 49);
 
     let again = table.store.provision(&plan).await.unwrap();
-    assert_eq!(again.inserted, 151);
-    assert_eq!(again.skipped.len(), 100);
+    assert_eq!(again.inserted, 201);
+    assert_eq!(again.skipped.len(), 50);
+    // Every member is found by e-mail by key, those of the interrupted load included.
+    let emails: Vec<Email> = plan.accounts[0]
+        .members
+        .iter()
+        .map(|m| m.email.clone())
+        .collect();
+    table.counter.take();
+    let found = table.store.identify_members(acc.id, &emails).await.unwrap();
+    assert_eq!(found.len(), 250);
+    let requests = table.counter.take();
+    assert_eq!(requests.get("BatchGetItem"), Some(&3), "{requests:?}");
+    assert_eq!(requests.get("Query"), None, "{requests:?}");
     assert_eq!(member_count(&table.store, acc.id).await, 250);
     let last = &plan.accounts[0].members[249];
     assert_eq!(
@@ -223,4 +236,151 @@ async fn running_an_interrupted_load_again_completes_it() {
     let third = table.store.provision(&plan).await.unwrap();
     assert_eq!((third.inserted, third.skipped.len()), (0, 251));
     table.delete().await;
+}
+
+/// An attribute value of DynamoDB JSON (the wire format the fixtures of `infra/compat` hold).
+fn wire_value(v: &serde_json::Value) -> aws_sdk_dynamodb::types::AttributeValue {
+    use aws_sdk_dynamodb::types::AttributeValue as A;
+    let (kind, content) = v.as_object().unwrap().iter().next().unwrap();
+    let text = || content.as_str().unwrap().to_string();
+    let texts = || {
+        content
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    match kind.as_str() {
+        "S" => A::S(text()),
+        "N" => A::N(text()),
+        "BOOL" => A::Bool(content.as_bool().unwrap()),
+        "NULL" => A::Null(true),
+        "SS" => A::Ss(texts()),
+        "NS" => A::Ns(texts()),
+        "L" => A::L(content.as_array().unwrap().iter().map(wire_value).collect()),
+        "M" => A::M(
+            content
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), wire_value(v)))
+                .collect(),
+        ),
+        other => panic!("attribute type {other} is not in the fixtures"),
+    }
+}
+
+/// Loads `infra/compat/<file>` into the test table as its README says (BatchWriteItem, 25 puts a
+/// request, unprocessed items sent again).
+async fn load_fixture(table: &TestTable, file: &str) {
+    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+    let path = format!("{}/../infra/compat/{file}", env!("CARGO_MANIFEST_DIR"));
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let items = fixture["Items"].as_array().unwrap();
+    for chunk in items.chunks(25) {
+        let mut requests: Vec<WriteRequest> = chunk
+            .iter()
+            .map(|item| {
+                let item = item
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), wire_value(v)))
+                    .collect();
+                let put = PutRequest::builder().set_item(Some(item)).build().unwrap();
+                WriteRequest::builder().put_request(put).build()
+            })
+            .collect();
+        while !requests.is_empty() {
+            let out = table
+                .store
+                .client()
+                .batch_write_item()
+                .request_items(table.store.table_name(), requests)
+                .send()
+                .await
+                .unwrap();
+            requests = out
+                .unprocessed_items
+                .and_then(|mut u| u.remove(table.store.table_name()))
+                .unwrap_or_default();
+        }
+    }
+}
+
+/// Issue 47 point 3: members are read by e-mail by key, from items the release before them never
+/// wrote. On its table the e-mails not found that way are looked up on the e-mail index (one
+/// Query each, bounded by the body's 501); provisioning writes the missing items and the
+/// account's marker, after which one BatchGetItem answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_of_a_table_of_the_last_release_are_found_by_email_then_backfilled() {
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    load_fixture(&table, "release-523e19a.json").await;
+    let northwind: AccountId = Uuid::parse_str("0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01")
+        .unwrap()
+        .into();
+    let emails: Vec<Email> = [
+        "ana.lopez@northwind.example",
+        "Ben.Okafor@northwind.example",
+        "nobody@northwind.example",
+    ]
+    .iter()
+    .map(|e| Email::parse(e).unwrap())
+    .collect();
+    let found = |ids: Vec<shared::model::MemberIdentity>| {
+        let mut emails: Vec<String> = ids.iter().map(|m| m.email.to_string()).collect();
+        emails.sort();
+        emails
+    };
+    let expected = [
+        "ana.lopez@northwind.example",
+        "ben.okafor@northwind.example",
+    ];
+    table.counter.take();
+    let before = table
+        .store
+        .identify_members(northwind, &emails)
+        .await
+        .unwrap();
+    assert_eq!(found(before), expected);
+    let requests = table.counter.take();
+    assert_eq!(requests.get("BatchGetItem"), Some(&1), "{requests:?}");
+    assert_eq!(requests.get("Query"), Some(&3), "{requests:?}");
+    // Another account's members are not found through this one.
+    let globex_member = table
+        .store
+        .identify_members(Uuid::new_v4().into(), &emails[..1])
+        .await
+        .unwrap();
+    assert!(globex_member.is_empty());
+
+    // Provisioning the account again (nothing new) backfills its members' e-mail items.
+    let account = table.store.get_account(northwind).await.unwrap().unwrap();
+    let rerun = ProvisionPlan {
+        accounts: vec![AccountPlan {
+            crm: None,
+            account,
+            clients: vec![],
+            roles: vec![],
+            members: vec![],
+            holiday_calendars: vec![],
+            teams: vec![],
+            field_definitions: vec![],
+            routers: vec![],
+            records: vec![],
+        }],
+    };
+    table.store.provision(&rerun).await.unwrap();
+    table.counter.take();
+    let after = table
+        .store
+        .identify_members(northwind, &emails)
+        .await
+        .unwrap();
+    assert_eq!(found(after), expected);
+    let requests = table.counter.take();
+    assert_eq!(requests.get("BatchGetItem"), Some(&1), "{requests:?}");
+    assert_eq!(requests.get("Query"), None, "{requests:?}");
 }

@@ -21,6 +21,7 @@ use shared::error::DomainError;
 use shared::fields::CatalogueCache;
 use shared::model::{RouterConfig, RouterDraft, RouterUser};
 use shared::routers::RevisionChoice;
+use shared::store::faulty::FaultyStore;
 use shared::store::Store;
 use shared::types::etag::ETag;
 use shared::types::{AccountId, Email, RouterId};
@@ -193,6 +194,57 @@ impl Fixture {
             .unwrap()
     }
 
+    /// Publishes or unpublishes `ROUTER` (its configuration unchanged).
+    async fn set_published(&self, published: bool) {
+        let current = self
+            .store
+            .get_router(id(ACCOUNT), id(ROUTER))
+            .await
+            .unwrap()
+            .unwrap();
+        let mut next = current.clone();
+        next.is_published = published;
+        next.version = current.version + 1;
+        self.store
+            .write_router(&shared::model::router_write::RouterWrite {
+                router: next,
+                expected_version: current.version,
+                revision: None,
+                draft: shared::model::router_write::DraftChange::Keep,
+                rotation: None,
+                archives: false,
+                completion: None,
+                calendars: Default::default(),
+                audit: None,
+            })
+            .await
+            .unwrap();
+    }
+
+    /// Dispatches contact `n` through `ROUTER` at `at`.
+    async fn dispatch_at(&self, n: usize, at: DateTime<Utc>) {
+        self.clock.set(at);
+        let request = DispatchRequest {
+            router_id: ROUTER.into(),
+            object_id: contact_id(n),
+            account_id: None,
+        };
+        self.engine
+            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+            .await
+            .unwrap();
+    }
+
+    /// A replayer over this fixture's store wrapped to count what it reads, replaying `window`
+    /// entries at a time and at most `cap`.
+    fn counted_replayer(&self, window: usize, cap: usize) -> (Arc<FaultyStore>, Replayer) {
+        let faulty = Arc::new(FaultyStore::new(self.store.clone()));
+        let replayer = Replayer::new(faulty.clone(), self.clock.clone(), Default::default())
+            .with_window(window)
+            .with_cap(cap);
+        (faulty, replayer)
+    }
+
     /// Stores a draft of `ROUTER` whose configuration is the live one changed by `edit`.
     async fn put_draft(&self, edit: impl FnOnce(&mut RouterConfig)) {
         let router = self
@@ -259,6 +311,8 @@ shared::on_both_stores!(
     draft_and_revision_not_found_and_router_not_found_are_404,
     a_replay_writes_nothing,
     explain_evaluates_a_chosen_revision_whatever_the_publication_state,
+    the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_record_once,
+    a_replay_reads_at_most_three_times_its_cap_in_entries_then_says_truncated,
 );
 
 async fn faithful(backend: Backend, model: (Value, Value), contacts: usize) -> Value {
@@ -475,43 +529,9 @@ async fn the_replay_set_leaves_out_early_outcomes_and_other_windows(backend: Bac
     let f = fixture(backend, seed(round_robin(), 6)).await;
     f.dispatch_all(0..2).await;
     // Unpublished: "The router is unpublished" entries are not replayed.
-    let router = f
-        .store
-        .get_router(id(ACCOUNT), id(ROUTER))
-        .await
-        .unwrap()
-        .unwrap();
-    let set_published = |published: bool| {
-        let store = f.store.clone();
-        let router = router.clone();
-        async move {
-            let current = store
-                .get_router(router.account_id, router.id)
-                .await
-                .unwrap()
-                .unwrap();
-            let mut next = current.clone();
-            next.is_published = published;
-            next.version = current.version + 1;
-            store
-                .write_router(&shared::model::router_write::RouterWrite {
-                    router: next,
-                    expected_version: current.version,
-                    revision: None,
-                    draft: shared::model::router_write::DraftChange::Keep,
-                    rotation: None,
-                    archives: false,
-                    completion: None,
-                    calendars: Default::default(),
-                    audit: None,
-                })
-                .await
-                .unwrap();
-        }
-    };
-    set_published(false).await;
+    f.set_published(false).await;
     f.dispatch_all(2..4).await;
-    set_published(true).await;
+    f.set_published(true).await;
     // An unknown record: `Object not found` entries are not replayed either.
     f.clock.set(start() + Duration::minutes(STEP_MINUTES * 4));
     let unknown = DispatchRequest {
@@ -747,4 +767,150 @@ async fn explain_evaluates_a_chosen_revision_whatever_the_publication_state(back
         .await
         .unwrap();
     assert_eq!(preview, Preview::Stop("Router not found"));
+}
+
+/// BEHAVIOR 16's calibration, with its clause for entries that assigned nobody (issue 49 point
+/// 3): the live revision replayed over a window of mixed outcomes (assignments by rotation and
+/// by account matching, trigger misses, and every contact dispatched a second time, which
+/// answered `The router can not overwrite`) changes nothing: an entry that assigned nobody
+/// replays with the record's current owner. Replayed 4 entries at a time, every contact is
+/// named in two windows and still read once (points 1 and 2), at most a window's worth at
+/// once; with no room for projections it is read again, and the answer is the same.
+async fn the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_record_once(
+    backend: Backend,
+) {
+    const CONTACTS: usize = 14;
+    let f = fixture(backend, seed(round_robin(), CONTACTS)).await;
+    let first = f.dispatch_all(0..CONTACTS).await;
+    for n in 0..CONTACTS {
+        f.dispatch_at(n, first + Duration::minutes(STEP_MINUTES * n as i64))
+            .await;
+    }
+    let end = first + Duration::minutes(STEP_MINUTES * CONTACTS as i64);
+    f.clock.set(end);
+    let (from, to) = window(start() - Duration::hours(1), end);
+    let body = json!({"revision": 1, "from": from, "to": to});
+    let (faulty, replayer) = f.counted_replayer(4, 10_000);
+    let answer = replayer
+        .simulate(
+            id(ACCOUNT),
+            id(ROUTER),
+            Ok(body.as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    let answer = serde_json::to_value(answer).unwrap();
+    let refused = (0..CONTACTS).filter(|n| n % 7 == 6).count() as u64;
+    let assigned = CONTACTS as u64 - refused;
+    assert_eq!(answer["replayed"], 2 * CONTACTS, "{answer}");
+    assert_eq!(
+        answer["outcomes"],
+        json!({
+            "Owner assigned": assigned,
+            "The router can not overwrite": assigned,
+            "Trigger did not match": 2 * refused
+        }),
+        "{answer}"
+    );
+    assert_eq!(answer["changed"], 0, "{answer}");
+    assert_eq!(answer["samples"], json!([]));
+    for (user, actual, simulated) in columns(&answer) {
+        assert_eq!(actual, simulated, "{user}: {answer}");
+    }
+    assert!(
+        columns(&answer)
+            .iter()
+            .any(|(u, a, _)| *u == email(5) && *a > 0),
+        "account matching took part: {answer}"
+    );
+    let volumes = faulty.faults.volumes.take();
+    let records = volumes["get_records"];
+    assert_eq!(
+        records.items, CONTACTS,
+        "each record read once: {volumes:?}"
+    );
+    assert!(records.largest <= 4, "a window at a time: {volumes:?}");
+    let entries = volumes["list_router_dispatches_between"];
+    assert!(entries.largest <= 4, "{volumes:?}");
+    assert_eq!(entries.items, 2 * CONTACTS, "{volumes:?}");
+
+    // No room for projections: a record named again in a later window is read again.
+    let again = Replayer::new(faulty.clone(), f.clock.clone(), Default::default())
+        .with_window(4)
+        .with_memo_bytes(0)
+        .simulate(
+            id(ACCOUNT),
+            id(ROUTER),
+            Ok(body.as_object().cloned().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(serde_json::to_value(again).unwrap(), answer);
+    let records = faulty.faults.volumes.take()["get_records"];
+    assert!(records.items > CONTACTS, "{records:?}");
+    assert!(records.largest <= 4, "{records:?}");
+}
+
+/// Issue 49 point 2: a flood of entries the replay skips (here `The router is unpublished`)
+/// costs at most [`READ_FACTOR`] times the cap in entries read: past that the replay stops and
+/// answers `truncated: true`, with what it replayed so far.
+async fn a_replay_reads_at_most_three_times_its_cap_in_entries_then_says_truncated(
+    backend: Backend,
+) {
+    use shared::dispatch::replay::READ_FACTOR;
+    let f = fixture(backend, seed(round_robin(), 4)).await;
+    f.dispatch_all(0..2).await;
+    f.set_published(false).await;
+    let flood = start() + Duration::minutes(STEP_MINUTES * 2);
+    for n in 0..20 {
+        f.dispatch_at(n % 4, flood + Duration::seconds(n as i64))
+            .await;
+    }
+    f.set_published(true).await;
+    let end = start() + Duration::minutes(STEP_MINUTES * 5);
+    for n in 2..4 {
+        f.dispatch_at(n, end - Duration::minutes(STEP_MINUTES * (4 - n as i64)))
+            .await;
+    }
+    f.clock.set(end);
+    let (from, to) = window(start() - Duration::hours(1), end);
+    let body = json!({"revision": 1, "from": from, "to": to});
+    let simulate = |replayer: Replayer| {
+        let body = body.as_object().cloned().unwrap();
+        async move {
+            replayer
+                .simulate(id(ACCOUNT), id(ROUTER), Ok(body))
+                .await
+                .unwrap()
+        }
+    };
+    // Without a bound in sight: the two entries before the flood and the two after it.
+    let (faulty, replayer) = f.counted_replayer(5, 10_000);
+    let all = simulate(replayer).await;
+    assert_eq!((all.replayed, all.truncated), (4, false));
+    assert_eq!(
+        faulty.faults.volumes.take()["list_router_dispatches_between"].items,
+        24
+    );
+    for cap in [3usize, 4, 7, 8] {
+        let (faulty, replayer) = f.counted_replayer(2, cap);
+        let capped = simulate(replayer).await;
+        let read = faulty.faults.volumes.take()["list_router_dispatches_between"].items;
+        assert!(read <= READ_FACTOR * cap, "cap {cap}: {read} entries read");
+        // 2 + 20 + 2 entries: the flood ends after entry 22, the replay reads 3 x cap.
+        let (replayed, truncated) = if READ_FACTOR * cap >= 24 {
+            (4, false)
+        } else {
+            (2, true)
+        };
+        assert_eq!(
+            (capped.replayed, capped.truncated),
+            (replayed as u64, truncated),
+            "cap {cap}"
+        );
+        assert_eq!(
+            capped.outcomes.get("Owner assigned"),
+            Some(&(replayed as u64))
+        );
+    }
 }

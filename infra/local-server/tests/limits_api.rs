@@ -27,6 +27,10 @@ shared::on_both_stores!(
     an_overlong_dispatch_id_is_a_400_that_records_nothing,
     an_error_answer_echoes_at_most_256_characters_and_replays_the_same,
     a_client_value_longer_than_a_dynamodb_key_is_a_4xx_on_every_route,
+    an_email_longer_than_a_key_in_a_router_is_the_same_400_on_both_stores,
+    a_restore_of_a_revision_longer_than_a_key_answers_as_without_an_idempotency_key,
+    a_router_whose_items_pass_400_kb_as_dynamodb_sizes_them_is_router_too_large,
+    a_calendar_whose_item_passes_400_kb_as_dynamodb_sizes_it_is_too_large,
 );
 
 const ANA: &str = "1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01";
@@ -633,4 +637,283 @@ async fn a_client_value_longer_than_a_dynamodb_key_is_a_4xx_on_every_route(app: 
         .await;
     assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{}", a.body);
     assert_eq!(a.body["error"], "invalid_client");
+}
+
+/// A round robin contacts router over Ben (a member of the demo's Northwind account).
+fn router_body(name: &str) -> Value {
+    json!({
+        "name": name,
+        "object_type": "contacts",
+        "settings": {"owner_field": "contact_owner", "distribution_model": "round robin"},
+        "users": [{"email": "ben.okafor@northwind.example"}],
+        "teams": []
+    })
+}
+
+/// Issue 47: a 1,100-character e-mail was a sort-key prefix over 1,024 bytes on DynamoDB (500).
+async fn an_email_longer_than_a_key_in_a_router_is_the_same_400_on_both_stores(app: TestApp) {
+    let t = app.northwind().await;
+    let long = format!("{}@northwind.example", "a".repeat(1_100));
+    let mut user = router_body("Long user");
+    user["users"][0]["email"] = json!(long);
+    let a = app.call(Method::POST, "/routers", &t, Some(user)).await;
+    assert_400(&a, Some("users[0].email"), "a long users[0].email");
+    let mut default_user = router_body("Long default user");
+    default_user["settings"]["default_user"] = json!(long);
+    let a = app
+        .call(Method::POST, "/routers", &t, Some(default_user))
+        .await;
+    assert_400(&a, Some("settings.default_user"), "a long default_user");
+    // Not an address at all, and as long: the same answers.
+    let mut user = router_body("Long text");
+    user["users"][0]["email"] = json!("é".repeat(1_100));
+    let a = app.call(Method::POST, "/routers", &t, Some(user)).await;
+    assert_400(&a, Some("users[0].email"), "a long non-address");
+}
+
+/// Issue 47: the raw path segment went into the idempotency item's sort key (500 on DynamoDB).
+async fn a_restore_of_a_revision_longer_than_a_key_answers_as_without_an_idempotency_key(
+    app: TestApp,
+) {
+    let t = app.northwind().await;
+    let created = app
+        .call(Method::POST, "/routers", &t, Some(router_body("Restored")))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let id = created.body["id"].as_str().unwrap();
+    let digits = "9".repeat(1_100);
+    let path = format!("/routers/{id}/revisions/{digits}/restore");
+    let without = app.call(Method::POST, &path, &t, None).await;
+    assert!(
+        [StatusCode::NOT_FOUND, StatusCode::BAD_REQUEST].contains(&without.status),
+        "{}",
+        without.body
+    );
+    for key in ["restore-1", "restore-1", "restore-2"] {
+        let with = app
+            .with_headers(Method::POST, &path, &t, &[("idempotency-key", key)], None)
+            .await;
+        assert_eq!(with.status, without.status, "{key}: {}", with.body);
+        assert_eq!(with.body, without.body, "{key}");
+    }
+    // The router's own revision restores under a key as before.
+    let path = format!("/routers/{id}/revisions/1/restore");
+    let restored = app
+        .with_headers(
+            Method::POST,
+            &path,
+            &t,
+            &[("idempotency-key", "restore-3")],
+            None,
+        )
+        .await;
+    assert_eq!(restored.status, StatusCode::OK, "{}", restored.body);
+}
+
+/// Issue 47: 150,000 small numbers are 300 KB of JSON but about 450 KB as DynamoDB sizes a
+/// list of numbers (3 bytes each); the router, draft and revision items each hold them.
+async fn a_router_whose_items_pass_400_kb_as_dynamodb_sizes_them_is_router_too_large(app: TestApp) {
+    let t = app.northwind().await;
+    let trigger = |n: usize| {
+        let values: Vec<u32> = (0..n).map(|i| (i % 9 + 1) as u32).collect();
+        json!({"groups": [{"conditions": [
+            {"field": "first_name", "operator": "in", "value": values}
+        ]}]})
+    };
+    let mut big = router_body("Numbers");
+    big["settings"]["trigger"] = trigger(150_000);
+    assert!(serde_json::to_vec(&big).unwrap().len() < 300 * 1024);
+    let a = app
+        .call(Method::POST, "/routers", &t, Some(big.clone()))
+        .await;
+    assert_400(&a, None, "150,000 numbers");
+    assert_eq!(a.body["message"], "Router too large");
+    // The same as a draft of an existing router; nothing written.
+    let created = app
+        .call(Method::POST, "/routers", &t, Some(router_body("Numbers")))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let id = created.body["id"].as_str().unwrap();
+    let draft = app
+        .call(Method::PUT, &format!("/routers/{id}/draft"), &t, Some(big))
+        .await;
+    assert_400(&draft, None, "150,000 numbers as a draft");
+    assert_eq!(draft.body["message"], "Router too large");
+    let none = app
+        .call(Method::GET, &format!("/routers/{id}/draft"), &t, None)
+        .await;
+    assert_eq!(none.status, StatusCode::NOT_FOUND, "{}", none.body);
+    // A list that fits is taken.
+    let mut fits = router_body("Numbers that fit");
+    fits["settings"]["trigger"] = trigger(100_000);
+    let a = app.call(Method::POST, "/routers", &t, Some(fits)).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+}
+
+/// Issue 47: 500 holidays named with 200 four-byte characters are about 430 KB (names were
+/// counted in characters): 201 on the embedded store, 500 on DynamoDB.
+async fn a_calendar_whose_item_passes_400_kb_as_dynamodb_sizes_it_is_too_large(app: TestApp) {
+    let t = app.northwind().await;
+    let calendar = |chars: usize| {
+        let holidays: Vec<Value> = (0..500)
+            .map(|i| {
+                let date =
+                    chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Days::new(i);
+                json!({"name": "😀".repeat(chars), "date": date.to_string()})
+            })
+            .collect();
+        json!({"name": "Emoji", "time_zone": "UTC", "holidays": holidays})
+    };
+    let a = app
+        .call(Method::POST, "/holiday-calendars", &t, Some(calendar(200)))
+        .await;
+    assert_400(&a, None, "500 holidays of 200 four-byte characters");
+    assert_eq!(a.body["message"], "Holiday calendar too large");
+    let listed = app.call(Method::GET, "/holiday-calendars", &t, None).await;
+    let names: Vec<&Value> = listed.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert!(!names.contains(&&json!("Emoji")), "{names:?}");
+    // 180 characters each fit (about 380 KB); replacing them by 200 does not.
+    let a = app
+        .call(Method::POST, "/holiday-calendars", &t, Some(calendar(180)))
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+    let id = a.body["id"].as_str().unwrap();
+    let a = app
+        .call(
+            Method::PUT,
+            &format!("/holiday-calendars/{id}"),
+            &t,
+            Some(calendar(200)),
+        )
+        .await;
+    assert_400(&a, None, "a replacement of 200 four-byte characters");
+    assert_eq!(a.body["message"], "Holiday calendar too large");
+}
+
+/// Issue 47 point 3: router validation reads members by key, boundedly, counted at the port
+/// (every store call) and, on DynamoDB, by request.
+mod member_reads {
+    use super::*;
+    use shared::store::faulty::FaultyStore;
+    use shared::store::harness::Backend;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    shared::on_both_stores!(
+        threads = 2;
+        a_body_naming_50000_members_is_refused_before_any_member_is_read,
+        a_roster_of_500_users_is_read_by_key_in_batches_of_100,
+    );
+
+    /// The app over `backend`'s store behind a counting [`FaultyStore`], and on DynamoDB the
+    /// table's request counter.
+    async fn counted(
+        backend: Backend,
+    ) -> (
+        TestApp,
+        Arc<FaultyStore>,
+        Option<shared::store::dynamodb::RequestCounter>,
+    ) {
+        let (inner, counter): (Arc<dyn shared::store::Store>, _) = match backend {
+            Backend::Memory => (backend.store().await, None),
+            Backend::Dynamo => {
+                let table = shared::store::dynamodb::test_table::TestTable::create()
+                    .await
+                    .unwrap();
+                (Arc::new(table.store.clone()), Some(table.counter))
+            }
+        };
+        let faulty = Arc::new(FaultyStore::new(inner));
+        let app = app_on(faulty.clone()).await;
+        (app, faulty, counter)
+    }
+
+    fn member_reads(calls: &BTreeMap<&'static str, usize>) -> usize {
+        [
+            "identify_members",
+            "find_member_by_email",
+            "get_members",
+            "get_member",
+            "list_members",
+        ]
+        .iter()
+        .map(|m| calls.get(m).copied().unwrap_or(0))
+        .sum()
+    }
+
+    async fn a_body_naming_50000_members_is_refused_before_any_member_is_read(backend: Backend) {
+        let (app, faulty, counter) = counted(backend).await;
+        let t = app.northwind().await;
+        // Short distinct addresses (`0a@b.io`): 50,000 users stay under the 1 MiB body limit.
+        const CHARS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        let address = |i: usize| {
+            let (a, b, c) = (i % 62, (i / 62) % 62, (i / 3_844) % 26);
+            let (a, b, c) = (CHARS[a] as char, CHARS[b] as char, (b'a' + c as u8) as char);
+            format!("{a}{b}@{c}.io")
+        };
+        let emails: Vec<String> = (0..50_000).map(address).collect();
+        let mut users = router_body("Crowd");
+        users["users"] = emails.iter().map(|e| json!({"email": e})).collect();
+        let mut worked = router_body("Crowd worked");
+        worked["settings"]["sla"] = json!({
+            "minutes": 10, "worked_field": "contact_owner", "worked_values": emails
+        });
+        for (body, field) in [(users, "users"), (worked, "settings.sla.worked_values")] {
+            assert!(serde_json::to_vec(&body).unwrap().len() < 1024 * 1024);
+            if let Some(c) = &counter {
+                c.take();
+            }
+            faulty.faults.rounds.start_calls_only();
+            let a = app.call(Method::POST, "/routers", &t, Some(body)).await;
+            let (_, calls) = faulty.faults.rounds.stop();
+            assert_400(&a, Some(field), field);
+            assert_eq!(member_reads(&calls), 0, "{field}: {calls:?}");
+            let total: usize = calls.values().sum();
+            assert!(total <= 4, "{field}: {calls:?}");
+            if let Some(c) = &counter {
+                let requests = c.take();
+                let sent: u64 = requests.values().sum();
+                assert!(sent <= 4, "{field}: {requests:?}");
+            }
+        }
+    }
+
+    async fn a_roster_of_500_users_is_read_by_key_in_batches_of_100(backend: Backend) {
+        let (app, faulty, counter) = counted(backend).await;
+        let t = app.northwind().await;
+        let mut body = router_body("Five hundred");
+        let mut users: Vec<Value> = (0..499)
+            .map(|i| json!({"email": format!("nobody{i}@northwind.example")}))
+            .collect();
+        users.push(json!({"email": "ben.okafor@northwind.example"}));
+        body["users"] = json!(users);
+        body["settings"]["default_user"] = json!("ana.lopez@northwind.example");
+        // A worked value of an enumeration field is a value, not a member to read.
+        body["settings"]["sla"] = json!({
+            "minutes": 10, "worked_field": "lead_status", "worked_values": ["in_progress"]
+        });
+        if let Some(c) = &counter {
+            c.take();
+        }
+        faulty.faults.rounds.start_calls_only();
+        let a = app.call(Method::POST, "/routers", &t, Some(body)).await;
+        let (_, calls) = faulty.faults.rounds.stop();
+        // 499 addresses that no member has: the first is named.
+        assert_400(&a, Some("users[0].email"), "unknown users");
+        assert_eq!(calls.get("identify_members"), Some(&1), "{calls:?}");
+        assert_eq!(member_reads(&calls), 1, "{calls:?}");
+        if let Some(c) = &counter {
+            let requests = c.take();
+            // 501 e-mails and the account's marker: 6 BatchGetItem requests of at most 100 keys.
+            assert_eq!(requests.get("BatchGetItem"), Some(&6), "{requests:?}");
+            // The teams' and the field catalogue's, none by e-mail (that would be 499).
+            let queries = requests.get("Query").copied().unwrap_or(0);
+            assert!(queries <= 2, "{requests:?}");
+        }
+    }
 }

@@ -69,8 +69,11 @@ impl IdempotentRequests {
             .store
             .claim_idempotency_key(&claim)
             .await
-            .map_err(DomainError::from)?
-        {
+            .map_err(|e| match e {
+                // The key kept changing hands until the retry deadline: others hold it.
+                StoreError::Conflict => DomainError::conflict(KEY_IN_FLIGHT),
+                e => DomainError::from(e),
+            })? {
             ClaimOutcome::Claimed => Ok(Begin::Run(Some(claim))),
             ClaimOutcome::Completed {
                 fingerprint,
@@ -125,8 +128,16 @@ impl IdempotentRequests {
         }
     }
 
+    /// Stores an answer that has no effect to go with. One that the size rule refuses
+    /// (BEHAVIOR 12; none of the routes' answers can be, their bodies being bounded) releases
+    /// the key instead, as a 5xx does, on both stores.
     async fn store_alone(&self, claim: IdempotencyClaim, response: StoredResponse) {
         let completion = IdempotencyCompletion { claim, response };
+        if let Err(e) = crate::store::size::check_write(&completion) {
+            tracing::warn!(error = %e, "Idempotency-Key answer too large to store; key released");
+            self.release(&completion.claim).await;
+            return;
+        }
         match self.store.complete_idempotency_key(&completion).await {
             Ok(()) | Err(StoreError::LeaseLost) => {}
             Err(e) => tracing::warn!(

@@ -17,7 +17,7 @@ use crate::page::{ListView, Page, MAX_LIMIT};
 use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
-use crate::store::{holiday_calendar_position, Store, StoreError};
+use crate::store::{holiday_calendar_position, size, Backoff, Store, StoreError, Turns};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use chrono::{DateTime, Utc};
@@ -31,6 +31,20 @@ pub const CALENDAR_NOT_FOUND: &str = "Holiday calendar not found";
 
 /// The 409 of a calendar that a member or a router names (BEHAVIOR 17).
 pub const CALENDAR_IN_USE: &str = "Holiday calendar in use";
+
+/// The 400 of a calendar whose stored item would pass the size rule (BEHAVIOR 12).
+pub const CALENDAR_TOO_LARGE: &str = "Holiday calendar too large";
+
+/// BEHAVIOR 12: `calendar`'s stored item within the size rule of every stored item
+/// ([`size::check_write`]): 500 holidays named with 200 four-byte characters each are about
+/// 430 KB, past DynamoDB's 400 KB. The API's writes and the provisioning loader check it.
+///
+/// Errors: `Holiday calendar too large` (its reason, for the loader).
+pub fn check_stored_size(calendar: &HolidayCalendar) -> Result<(), String> {
+    size::check_write(calendar)
+        .map(|_| ())
+        .map_err(|_| CALENDAR_TOO_LARGE.to_string())
+}
 
 /// The longest calendar `name`, in characters.
 pub const MAX_CALENDAR_NAME_CHARS: usize = 256;
@@ -257,17 +271,25 @@ pub async fn read_holiday_calendars(
     Ok(HolidayCalendars::new(calendars, router_calendar))
 }
 
-/// How many times a write that lost a race (a concurrent create, update or delete) is tried.
-const WRITE_ROUNDS: u32 = 5;
-
 /// The holiday calendar operations of one warm instance.
-#[derive(derive_more::Constructor)]
 pub struct HolidayCalendarService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
+    /// Writes of one calendar, and the creates and deletes of one account (its calendar
+    /// count), take turns in this instance ([`Turns`]).
+    turns: Turns,
 }
 
 impl HolidayCalendarService {
+    /// The operations over `store`, dating changes with `clock`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            store,
+            clock,
+            turns: Turns::default(),
+        }
+    }
+
     /// `GET /holiday-calendars`: the account's calendars, oldest first (BEHAVIOR 11 list
     /// rules; no `archived` filter).
     ///
@@ -298,14 +320,16 @@ impl HolidayCalendarService {
     /// `POST /holiday-calendars` by `actor`: a new calendar, recorded as
     /// `holiday_calendar.created` in the same write (BEHAVIOR 18).
     ///
-    /// Errors: 400 naming the path of the body's first problem; 400 when the account has 20
-    /// calendars already.
+    /// Errors: 400 naming the path of the body's first problem; 400 `Holiday calendar too large`;
+    /// 400 when the account has 20 calendars already.
     pub async fn create(
         &self, actor: Actor<'_>, body: &Map<String, Value>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let parsed = parse_body(body)?;
         let now = self.clock.now();
-        let calendar = parsed.into_calendar(HolidayCalendarId::new_v7(), actor.account_id, now);
+        let account_id = actor.account_id;
+        let calendar = parsed.into_calendar(HolidayCalendarId::new_v7(), account_id, now);
+        check_stored_size(&calendar).map_err(DomainError::bad_request)?;
         let event = calendar_event(
             actor,
             AuditAction::HolidayCalendarCreated,
@@ -313,7 +337,9 @@ impl HolidayCalendarService {
             Some(&calendar),
             now,
         );
-        for round in 1..=WRITE_ROUNDS {
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
+        loop {
             match self
                 .store
                 .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS, event.as_ref())
@@ -326,11 +352,11 @@ impl HolidayCalendarService {
                     )))
                 }
                 // The account's count moved under a concurrent create or delete.
-                Err(StoreError::Conflict) if round < WRITE_ROUNDS => {}
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `PUT /holiday-calendars/{id}` by `actor`: replaces name, time zone and holidays, recorded
@@ -344,9 +370,14 @@ impl HolidayCalendarService {
         body: Result<Map<String, Value>, DomainError>,
     ) -> Result<HolidayCalendarView, DomainError> {
         let account_id = actor.account_id;
+        let _turn = self
+            .turns
+            .take(id.map(|id| id.to_string()).unwrap_or_default())
+            .await;
         let mut current = self.find(account_id, id).await?;
         let parsed = parse_body(&body?)?;
-        for _ in 0..WRITE_ROUNDS {
+        let mut backoff = Backoff::new();
+        loop {
             let now = self.clock.now();
             let next = HolidayCalendar {
                 name: parsed.name.clone(),
@@ -356,6 +387,7 @@ impl HolidayCalendarService {
                 version: current.version + 1,
                 ..current.clone()
             };
+            check_stored_size(&next).map_err(DomainError::bad_request)?;
             let event = calendar_event(
                 actor,
                 AuditAction::HolidayCalendarUpdated,
@@ -369,11 +401,13 @@ impl HolidayCalendarService {
                 .await
             {
                 Ok(()) => return Ok(HolidayCalendarView::new(&next)),
-                Err(StoreError::Conflict) => current = self.find(account_id, id).await?,
+                Err(StoreError::Conflict) if backoff.again().await => {
+                    current = self.find(account_id, id).await?
+                }
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `DELETE /holiday-calendars/{id}` by `actor`, recorded as `holiday_calendar.deleted` in
@@ -386,7 +420,9 @@ impl HolidayCalendarService {
         &self, actor: Actor<'_>, id: Option<HolidayCalendarId>,
     ) -> Result<(), DomainError> {
         let account_id = actor.account_id;
-        for round in 1..=WRITE_ROUNDS {
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
+        loop {
             let current = self.find(account_id, id).await?;
             let event = calendar_event(
                 actor,
@@ -403,11 +439,11 @@ impl HolidayCalendarService {
                 Ok(CalendarDeletion::Deleted) => return Ok(()),
                 Ok(CalendarDeletion::NotFound) => return Err(not_found()),
                 Ok(CalendarDeletion::InUse) => return Err(DomainError::conflict(CALENDAR_IN_USE)),
-                Err(StoreError::Conflict) if round < WRITE_ROUNDS => {}
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     async fn find(
@@ -441,7 +477,7 @@ fn calendar_event(
     })
 }
 
-/// The 409 of a calendar that kept changing through every round.
+/// The 409 of a calendar that kept changing until the retry deadline ([`crate::store::retry`]).
 const KEPT_CHANGING: &str =
     "The holiday calendar kept changing while the request applied; retry it";
 

@@ -4,6 +4,7 @@
 
 use super::directory::DirectoryCache;
 use super::explain::{Explanation, Preview};
+use super::holidays::CalendarHints;
 use super::outcome::{Assigned, Outcome, Skip};
 use super::request::{AccountContext, DispatchRequest};
 use super::steps::{self, Context, Run, Stop, Trace};
@@ -21,16 +22,15 @@ use crate::model::webhook::EventType;
 use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
-use crate::store::{Store, StoreError};
+use crate::store::{Backoff, Store, StoreError, Turns};
 use crate::types::ids::AccountId;
 use crate::webhooks::{add_deliveries, Notify};
-use rand::Rng;
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Default time a dispatch keeps retrying lost races before failing with 500.
-pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
+/// Default time a dispatch keeps retrying lost races before failing with 500: the retry
+/// deadline of every write ([`crate::store::CONFLICT_DEADLINE`]).
+pub const DEFAULT_DEADLINE: Duration = crate::store::CONFLICT_DEADLINE;
 
 pub use crate::model::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 
@@ -44,7 +44,7 @@ pub struct DispatchEngine {
     /// instead of racing each other in the store (a Lambda instance serves one event at a time,
     /// but the local server and a queue batch run many). Races between instances are still
     /// settled by the store's conditional write.
-    turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    turns: Turns,
     /// The CRM sync of `has_integration` routers (BEHAVIOR 7); `None` only when the HTTP client
     /// could not be built.
     crm: Option<Arc<CrmSync>>,
@@ -56,6 +56,8 @@ pub struct DispatchEngine {
     history_retention: chrono::Duration,
     /// Accounts and their teams, cached for a short TTL.
     directory: DirectoryCache,
+    /// The calendars each router's members named at its last run on this instance.
+    calendars: CalendarHints,
     /// How long an SLA minute lasts (BEHAVIOR 14).
     sla_minute: SlaMinute,
 }
@@ -155,12 +157,13 @@ impl DispatchEngine {
             clock,
             catalogues,
             deadline: DEFAULT_DEADLINE,
-            turns: std::sync::Mutex::new(HashMap::new()),
+            turns: Turns::default(),
             crm: None,
             due,
             sealer: Arc::new(LocalSealer::development()),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
+            calendars: CalendarHints::default(),
             sla_minute: SlaMinute::default(),
         }
     }
@@ -345,6 +348,7 @@ impl DispatchEngine {
             clock: self.clock.as_ref(),
             catalogues: &self.catalogues,
             directory: &self.directory,
+            calendars: &self.calendars,
             sealer: self.sealer.as_ref(),
             history_retention: self.history_retention,
             sla_minute: self.sla_minute,
@@ -360,12 +364,10 @@ impl DispatchEngine {
                 return Ok((Ended::Outcome(Outcome::AlreadyProcessed), false));
             }
         }
-        let turn = self.turn_lock(&request.router_id);
         let outcome = {
-            let _turn = turn.lock().await;
+            let _turn = self.turns.take(request.router_id.as_str()).await;
             self.dispatch_in_turn(&run, claim).await
         };
-        self.release_turn_lock(&request.router_id, turn);
         let Committed {
             mut outcome,
             crm: pending,
@@ -417,9 +419,8 @@ impl DispatchEngine {
         &self, run: &Run<'_>, claim: Option<&IdempotencyClaim>,
     ) -> Result<Committed, DomainError> {
         let cx = self.context();
-        let started = Instant::now();
         let deadline = self.deadline_of(run);
-        let mut attempt: u32 = 0;
+        let mut backoff = Backoff::until(deadline);
         // A lost race re-reads everything the race can have changed: the record, members,
         // rotation state, count, and the router too (a publish moves it to a new revision, and
         // the run is then evaluated again on that one: BEHAVIOR 15). The router is read in the
@@ -462,6 +463,7 @@ impl DispatchEngine {
                         &entry,
                         None,
                     )?;
+                    check_stored_sizes(&entry, completion.as_ref())?;
                     // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
                     let snapshot = trace.explanation.snapshot();
                     match self
@@ -538,6 +540,7 @@ impl DispatchEngine {
                     response: StoredResponse::json(200, &answer)?,
                 });
             }
+            check_stored_sizes(&planned.write.entry, planned.write.completion.as_ref())?;
             match self.store.commit_assignment(&planned.write).await {
                 Ok(()) => {
                     // Leased items run here (the CRM's first attempt); the others are handed on.
@@ -562,15 +565,11 @@ impl DispatchEngine {
                 Err(StoreError::LeaseLost) if run.sla.is_some() => {
                     return Ok(Committed::ended(Ended::CheckLost))
                 }
-                Err(StoreError::Conflict) if started.elapsed() < deadline => {
-                    attempt += 1;
-                    let cap = 5u64 << attempt.min(5); // 10..160 ms
-                    let pause = rand::thread_rng().gen_range(1..=cap);
-                    tokio::time::sleep(Duration::from_millis(pause)).await;
-                }
+                Err(StoreError::Conflict) if backoff.again().await => {}
                 Err(StoreError::Conflict) => {
                     return Err(DomainError::internal(format!(
-                        "dispatch lost {attempt} races in a row and gave up after {deadline:?}"
+                        "dispatch lost {} races in a row and gave up after {deadline:?}",
+                        backoff.lost()
                     )))
                 }
                 Err(e) => return Err(e.into()),
@@ -635,19 +634,24 @@ impl DispatchEngine {
         .map_err(DomainError::internal)?;
         Ok(())
     }
+}
 
-    fn turn_lock(&self, router_id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
-        turns.entry(router_id.to_string()).or_default().clone()
-    }
+/// The 400 of a dispatch whose history entry or stored answer would pass the size rule.
+pub const HISTORY_ENTRY_TOO_LARGE: &str = "History entry too large";
 
-    /// Drops the router's lock from the map when nobody else holds or waits for it, so the map
-    /// holds only routers being dispatched right now (whatever ids callers send).
-    fn release_turn_lock(&self, router_id: &str, turn: Arc<tokio::sync::Mutex<()>>) {
-        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
-        // Two references: the map's and ours.
-        if Arc::strong_count(&turn) == 2 {
-            turns.remove(router_id);
-        }
+/// BEHAVIOR 12: a history entry and the stored answer of its `Idempotency-Key` request within
+/// the size rule of every stored item ([`crate::store::size::check_write`]) before they are
+/// written. The entry's fields are bounded (an `object_id` of 256 characters, a previous owner of
+/// at most a record value's 65,536 characters), so this guards their future changes.
+///
+/// Errors: 400 `History entry too large`; nothing is written.
+fn check_stored_sizes(
+    entry: &DispatchEntry, completion: Option<&IdempotencyCompletion>,
+) -> Result<(), DomainError> {
+    let too_large = |_| DomainError::bad_request(HISTORY_ENTRY_TOO_LARGE);
+    crate::store::size::check_write(entry).map_err(too_large)?;
+    if let Some(completion) = completion {
+        crate::store::size::check_write(completion).map_err(too_large)?;
     }
+    Ok(())
 }

@@ -16,6 +16,7 @@ pub mod directory;
 pub mod distribution;
 pub mod engine;
 pub mod explain;
+pub mod holidays;
 pub mod outcome;
 pub mod replay;
 pub mod request;

@@ -7,34 +7,46 @@
 //! ([`steps::settings`]) and step 6 ([`steps::record`]) functions. The replay only supplies
 //! the inputs differently: the instant is the entry's `dispatched_at` (availability, working
 //! hours and out-of-office of [`crate::schedule::availability`] at that instant), the record's
-//! owner field holds the entry's `previous_owner`, the rotation state lives in memory from empty
-//! and moves as each rotation assignment moves it, and [`Limits::Ignored`] leaves out the
-//! quota and capacity (the history does not hold their past values).
+//! owner field holds the entry's `previous_owner` (for an entry that assigned nobody, the
+//! record's current owner), the rotation state lives in memory from empty and moves as each
+//! rotation assignment moves it, and [`Limits::Ignored`] leaves out the quota and capacity
+//! (the history does not hold their past values).
 //!
-//! Cost: one pass over the window's entries (pages of [`REPLAY_PAGE`] of the router's
-//! history, oldest first, until [`MAX_REPLAYED`] + 1 entries of the replay set are found), each
-//! replayed record read once ([`crate::store::RecordStore::get_records`]: `BatchGetItem`s of 100
-//! keys in parallel waves), the configuration's roster and every member a trigger names read once
-//! by key, each distinct company domain looked up once (routers with `account_matching`), the
-//! account's teams and field catalogue once.
+//! Bounded cost (issue 49; `docs/performance.md`, "What-if replay in bounded memory"): the
+//! window's entries are read and replayed [`REPLAY_WINDOW`] at a time, oldest first, until
+//! [`MAX_REPLAYED`] of the replay set were replayed, and never more than [`READ_FACTOR`] times
+//! that many entries read, skipped ones included (then `truncated: true`). Each window's
+//! records no earlier window read are read together ([`crate::store::RecordStore::get_records`]:
+//! `BatchGetItem`s of 100 keys), and kept only as projections (the fields the evaluation reads:
+//! the trigger's, the owner field, `email`; [`MEMO_BYTES`] at most), so a record named by
+//! entries of several windows is read once; the whole records are dropped as soon as projected.
+//! Members, companies (their owner alone), owners and calendars a window names are read once
+//! for the replay, each set de-duplicated through hash sets, company lookups
+//! [`COMPANY_LOOKUPS_AT_ONCE`] at a time, owner lookups [`steps::OWNER_LOOKUPS_AT_ONCE`] at a
+//! time. Beyond that the replay keeps its running tallies and the first [`MAX_SAMPLES`] changed
+//! entries.
 
+use super::holidays;
 use super::outcome::{Skip, OWNER_ASSIGNED};
 use super::steps::{self, Evaluation, Limits, Stop, Trace};
-use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
+use crate::fields::catalogue::{Catalogue, FieldDef};
 use crate::history::stats::{parse_instant, StatsWindow, WindowError, MAX_WINDOW_DAYS};
 use crate::history::target_share;
+use crate::model::account::Team;
 use crate::model::dispatch::{DispatchEntry, DispatchSource, RotationState};
+use crate::model::member::Member;
 use crate::model::record::{Record, UniqueKey};
-use crate::model::router::Router;
+use crate::model::router::{Router, RouterSettings};
 use crate::routers::manage::ROUTER_NOT_FOUND;
 use crate::routers::revision::{RevisionChoice, REVISION_KEY};
-use crate::routers::roster::{read_roster, Named};
-use crate::store::{Position, Store};
+use crate::routers::roster::{read_roster, Named, Roster};
+use crate::schedule::availability::HolidayCalendars;
+use crate::store::{Position, Store, StoreError};
 use crate::timefmt::Timestamp;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -44,14 +56,23 @@ use utoipa::ToSchema;
 
 /// Most entries one replay replays (the oldest of the window; BEHAVIOR 16).
 pub const MAX_REPLAYED: usize = 10_000;
-/// Entries read per page of the router's history.
-pub const REPLAY_PAGE: usize = 1_000;
+/// Most entries one replay reads, as a multiple of the entries it may replay: skipped entries
+/// (`sla`, early outcomes such as `The router is unpublished`, expired ones) count too. A replay
+/// that reads this many before the window's end stops there and answers `truncated: true`.
+pub const READ_FACTOR: usize = 3;
+/// Entries read per page of the router's history and replayed together: the records of at most
+/// this many entries are held at once, whole, between their read and their projection.
+pub const REPLAY_WINDOW: usize = 500;
+/// Bytes of record projections a replay keeps for records named again in later windows
+/// (the fields the evaluation reads). Past it, a window's projections are dropped with the
+/// window, and a record named again later is read again.
+pub const MEMO_BYTES: usize = 16 << 20;
 /// The default window: the 30 days before `to` (BEHAVIOR 16).
 pub const DEFAULT_WINDOW_DAYS: i64 = 30;
 /// Changed entries the answer shows (the first, oldest first).
 pub const MAX_SAMPLES: usize = 20;
-/// Company lookups (by domain) sent at once.
-const COMPANY_LOOKUPS_AT_ONCE: usize = 16;
+/// Company lookups (by domain) in flight at once.
+pub const COMPANY_LOOKUPS_AT_ONCE: usize = 16;
 
 /// The body of `POST /routers/{id}/simulate`: `{revision?, from?, to?}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,14 +246,10 @@ pub struct Replayer {
     catalogues: Arc<CatalogueCache>,
     /// Most entries replayed ([`MAX_REPLAYED`]).
     cap: usize,
-}
-
-/// What one replay read before it evaluates anything.
-struct Inputs {
-    /// The replay set, oldest first.
-    entries: Vec<DispatchEntry>,
-    /// Whether the window held more.
-    truncated: bool,
+    /// Entries read and replayed together ([`REPLAY_WINDOW`]).
+    window: usize,
+    /// Bytes of record projections kept ([`MEMO_BYTES`]).
+    memo_bytes: usize,
 }
 
 impl Replayer {
@@ -246,13 +263,31 @@ impl Replayer {
             clock,
             catalogues,
             cap: MAX_REPLAYED,
+            window: REPLAY_WINDOW,
+            memo_bytes: MEMO_BYTES,
         }
     }
 
-    /// The same replayer replaying at most `cap` entries instead of [`MAX_REPLAYED`] (tests
-    /// show the cap's rule on a small window).
+    /// The same replayer replaying at most `cap` entries instead of [`MAX_REPLAYED`], and so
+    /// reading at most [`READ_FACTOR`] times `cap` (tests show the rules on a small window).
     pub fn with_cap(mut self, cap: usize) -> Self {
         self.cap = cap;
+        self
+    }
+
+    /// The same replayer reading and replaying `window` entries at a time instead of
+    /// [`REPLAY_WINDOW`] (at least 1; tests show that a record named in several windows is
+    /// still read once).
+    pub fn with_window(mut self, window: usize) -> Self {
+        self.window = window.max(1);
+        self
+    }
+
+    /// The same replayer keeping at most `bytes` of record projections instead of
+    /// [`MEMO_BYTES`] (tests show what happens past it: records named again are read again, the
+    /// answer is the same).
+    pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
+        self.memo_bytes = bytes;
         self
     }
 
@@ -273,7 +308,7 @@ impl Replayer {
             .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
         let now = self.clock.now();
         let request = SimulateRequest::parse(&body?, now)?;
-        let (config, teams, catalogues, inputs) = tokio::try_join!(
+        let (config, teams, catalogues) = tokio::try_join!(
             async {
                 Ok::<_, DomainError>(
                     request
@@ -284,237 +319,451 @@ impl Replayer {
             },
             async { Ok(self.store.list_teams(account_id).await?) },
             async { Ok(self.catalogues.get(self.store.as_ref(), account_id).await?) },
-            self.replay_set(account_id, router_id, request.window, now),
         )?;
         let router = request.revision.apply(&router, config.as_ref())?;
         let catalogue = catalogues.get(router.object_type);
-        let simulated = self
-            .replay(account_id, &router, catalogue, &teams, &inputs.entries)
-            .await?;
-        let pool = simulated.pool;
-        Ok(answer(
-            &router,
-            request,
-            &inputs,
-            &simulated.outcomes,
-            &pool,
-        ))
-    }
-
-    /// The window's replay set (BEHAVIOR 16): entries of `source` `api` or `queue` whose
-    /// outcome is `Trigger did not match` or later in BEHAVIOR 6's order, not expired, oldest
-    /// first, at most the cap ([`MAX_REPLAYED`]); read in pages until one more is found or the window
-    /// ends.
-    async fn replay_set(
-        &self, account_id: AccountId, router_id: RouterId, window: StatsWindow, now: DateTime<Utc>,
-    ) -> Result<Inputs, DomainError> {
-        let mut entries: Vec<DispatchEntry> = Vec::new();
-        let mut after: Option<Position> = None;
-        loop {
-            let page = self
-                .store
-                .list_router_dispatches_between(
-                    account_id,
-                    router_id,
-                    window.from,
-                    window.to,
-                    after.as_ref(),
-                    REPLAY_PAGE,
-                )
-                .await?;
-            for entry in page.items {
-                if !is_replayed(&entry, now) {
-                    continue;
-                }
-                if entries.len() == self.cap {
-                    return Ok(Inputs {
-                        entries,
-                        truncated: true,
-                    });
-                }
-                entries.push(entry);
-            }
-            match page.next {
-                Some(next) => after = Some(next),
-                None => {
-                    return Ok(Inputs {
-                        entries,
-                        truncated: false,
-                    })
-                }
-            }
-        }
-    }
-
-    /// Replays `entries` in order through `router`'s configuration: each one's outcome, and the
-    /// configuration's pool (active members, pool order).
-    async fn replay(
-        &self, account_id: AccountId, router: &Router, catalogue: &crate::fields::Catalogue,
-        teams: &[crate::model::account::Team], entries: &[DispatchEntry],
-    ) -> Result<Replayed, DomainError> {
-        let settings = steps::settings(router, catalogue);
-        let (settings, owner_field) = match settings {
-            Ok((settings, owner_field)) => (settings, owner_field),
-            Err(stop) => {
-                // Step 5 stops every run of this configuration; no record is read.
-                let skip = skip_of(stop)?;
-                let roster = read_roster(
-                    self.store.as_ref(),
-                    account_id,
-                    router,
-                    teams,
-                    Named::default(),
-                )
-                .await?;
-                return Ok(Replayed {
-                    outcomes: entries.iter().map(|_| Replay::stopped(skip)).collect(),
-                    pool: router
-                        .active_pool(teams, &roster.members)
-                        .into_iter()
-                        .map(str::to_string)
-                        .collect(),
-                });
-            }
-        };
-        // Each record once, as the replay sees it: its current fields, the owner field holding
-        // the entry's `previous_owner`.
-        let mut ids: Vec<RecordId> = entries
-            .iter()
-            .filter_map(DispatchEntry::record_id)
-            .collect();
-        let mut seen = HashSet::new();
-        ids.retain(|id| seen.insert(*id));
-        let records: HashMap<RecordId, Record> = self
-            .store
-            .get_records(account_id, &ids)
-            .await?
-            .into_iter()
-            .map(|r| (r.id, r))
-            .collect();
-        let owner = owner_field.internal_name.clone();
-        let replayed_record = |entry: &DispatchEntry| -> Option<Record> {
-            let mut record = records.get(&entry.record_id()?)?.clone();
-            match &entry.previous_owner {
-                Some(previous) => record.values.insert(owner.clone(), previous.clone()),
-                None => record.values.remove(&owner),
-            };
-            Some(record)
-        };
-        // Every member a trigger names, over every replayed record, with the roster: one read.
-        let mut named: Vec<MemberId> = Vec::new();
-        let mut domains: Vec<UniqueKey> = Vec::new();
-        for entry in entries {
-            if let Some(record) = replayed_record(entry) {
-                for id in steps::trigger_member_ids(settings, &record, catalogue) {
-                    if !named.contains(&id) {
-                        named.push(id);
-                    }
-                }
-                if let Some(key) = steps::company_key(router, settings, &record) {
-                    if !domains.contains(&key) {
-                        domains.push(key);
-                    }
-                }
-            }
-        }
-        let (mut roster, companies, holidays) = tokio::try_join!(
-            async {
-                let named = Named {
-                    ids: &named,
-                    emails: &[],
-                };
-                Ok::<_, DomainError>(
-                    read_roster(self.store.as_ref(), account_id, router, teams, named).await?,
-                )
-            },
-            self.companies(account_id, &domains),
-            read_holiday_calendars(
-                self.store.as_ref(),
-                account_id,
-                settings.holiday_calendar_id
-            ),
-        )?;
-        steps::add_company_owners(
+        let roster = read_roster(
             self.store.as_ref(),
             account_id,
-            &mut roster,
-            companies.values(),
+            &router,
+            &teams,
+            Named::default(),
         )
         .await?;
-        let members = roster.members;
-        let mut rotation = RotationState::default();
-        let mut outcomes = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let record = replayed_record(entry);
-            let record = match steps::record(record, router) {
-                Ok(record) => record,
-                Err(stop) => {
-                    outcomes.push(Replay::stopped(skip_of(stop)?));
-                    continue;
+        let mut tally = Tally::default();
+        let mut walk = Walk {
+            store: self.store.as_ref(),
+            account_id,
+            router_id: router.id,
+            window: request.window,
+            now,
+            page: self.window,
+            cap: self.cap,
+            budget: self.cap.saturating_mul(READ_FACTOR),
+            read: 0,
+            replayed: 0,
+            after: None,
+            ended: None,
+        };
+        match steps::settings(&router, catalogue) {
+            Ok((settings, owner_field)) => {
+                let config = Configuration {
+                    router: &router,
+                    settings,
+                    owner_field,
+                    catalogue,
+                    teams: &teams,
+                };
+                let mut replay =
+                    Replay::new(self.store.as_ref(), account_id, config, roster).await?;
+                replay.memo_bytes = self.memo_bytes;
+                while let Some(entries) = walk.next().await? {
+                    replay.window(&entries, &mut tally).await?;
                 }
-            };
-            let company = steps::company_key(router, settings, &record)
-                .and_then(|key| companies.get(&key.value));
-            let evaluation = Evaluation {
-                router,
-                settings,
-                owner_field,
-                catalogue,
-                record: &record,
-                members: &members,
-                teams,
-                company,
-                rotation: &rotation,
-                now: entry.dispatched_at,
-                limits: Limits::Ignored,
-                excluded: None,
-                holidays: &holidays,
-            };
-            let mut trace = Trace::default();
-            match steps::evaluate(&evaluation, &mut trace) {
-                Ok((user, _, moved)) => {
-                    if let Some((_, next, _)) = moved {
-                        rotation = next;
+                tally.pool = replay.pool();
+            }
+            Err(stop) => {
+                // Step 5 stops every run of this configuration: no record is read.
+                let message = skip_of(stop)?.message();
+                while let Some(entries) = walk.next().await? {
+                    for entry in &entries {
+                        tally.add(entry, None, message);
                     }
-                    outcomes.push(Replay {
-                        user: Some(user),
-                        message: OWNER_ASSIGNED,
-                    });
                 }
-                Err(stop) => outcomes.push(Replay::stopped(skip_of(stop)?)),
+                tally.pool = pool_of(&router, &teams, &roster.members);
             }
         }
-        Ok(Replayed {
-            outcomes,
-            pool: router
-                .active_pool(teams, &members)
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+        let truncated = walk.ended == Some(true);
+        Ok(tally.answer(&router, request, truncated))
+    }
+}
+
+/// The walk of a window's replay set (BEHAVIOR 16): entries of `source` `api` or `queue` whose
+/// outcome is `Trigger did not match` or later in BEHAVIOR 6's order, not expired, oldest
+/// first, one page of the router's history at a time, until the cap's worth were handed on or
+/// the window ends, reading at most [`READ_FACTOR`] times the cap in entries (skipped ones
+/// included).
+struct Walk<'a> {
+    store: &'a dyn Store,
+    account_id: AccountId,
+    router_id: RouterId,
+    window: StatsWindow,
+    now: DateTime<Utc>,
+    /// Entries per page (the replay's window).
+    page: usize,
+    cap: usize,
+    /// Most entries read.
+    budget: usize,
+    read: usize,
+    replayed: usize,
+    after: Option<Position>,
+    /// `Some(truncated)` once the walk is over: whether it stopped before the window's end, at
+    /// the cap (more entries of the set follow) or at the read bound (the window goes on).
+    ended: Option<bool>,
+}
+
+impl Walk<'_> {
+    /// The replay set's entries of the next page (possibly none), oldest first; `None` once
+    /// the walk is over.
+    ///
+    /// Errors: the store's.
+    async fn next(&mut self) -> Result<Option<Vec<DispatchEntry>>, StoreError> {
+        if self.ended.is_some() {
+            return Ok(None);
+        }
+        let page = self
+            .store
+            .list_router_dispatches_between(
+                self.account_id,
+                self.router_id,
+                self.window.from,
+                self.window.to,
+                self.after.as_ref(),
+                self.page.min(self.budget - self.read).max(1),
+            )
+            .await?;
+        self.read += page.items.len();
+        let mut entries = Vec::with_capacity(page.items.len());
+        let mut full = false;
+        for entry in page.items {
+            if !is_replayed(&entry, self.now) {
+                continue;
+            }
+            if self.replayed == self.cap {
+                full = true;
+                break;
+            }
+            self.replayed += 1;
+            entries.push(entry);
+        }
+        match page.next {
+            _ if full => self.ended = Some(true),
+            None => self.ended = Some(false),
+            Some(_) if self.read >= self.budget => self.ended = Some(true),
+            Some(next) => self.after = Some(next),
+        }
+        Ok(Some(entries))
+    }
+}
+
+/// The configuration replayed: the router (its draft or revision applied) with what step 5
+/// found, the catalogue of its type and the account's teams.
+#[derive(Clone, Copy)]
+struct Configuration<'a> {
+    router: &'a Router,
+    settings: &'a RouterSettings,
+    owner_field: &'a FieldDef,
+    catalogue: &'a Catalogue,
+    teams: &'a [Team],
+}
+
+/// A record as the replay keeps it once read: only what the evaluation reads of it
+/// ([`Replay::projection`]), or `None` when it is gone (not found, or another account's).
+type Kept = Option<Record>;
+
+/// What one replay holds while it walks the window: the rotation state, and what it read once
+/// for the whole replay, each bounded by the account or by the cap, never by the records'
+/// size: the members (the configuration's roster, those the records' triggers name, the
+/// matched companies' owners), the holiday calendars they and the router name, the companies
+/// of the contacts' domains (their owner alone), and the records' projections
+/// ([`MEMO_BYTES`] in all). The window's whole records are dropped as soon as projected.
+struct Replay<'a> {
+    store: &'a dyn Store,
+    account_id: AccountId,
+    config: Configuration<'a>,
+    /// The fields the evaluation reads of a record: the trigger's, the owner field, `email`.
+    fields: HashSet<String>,
+    roster: Roster,
+    /// Member ids read (found or not).
+    ids_asked: HashSet<MemberId>,
+    /// By domain: its active company (id and `company_owner` only), or `None`.
+    companies: HashMap<String, Option<Record>>,
+    holidays: HolidayCalendars,
+    calendars_asked: Vec<HolidayCalendarId>,
+    /// Records read, projected, by id.
+    records: HashMap<RecordId, Kept>,
+    /// The bytes the projections in `records` hold (`memo_bytes` at most).
+    kept_bytes: usize,
+    /// Most bytes of projections kept ([`MEMO_BYTES`]).
+    memo_bytes: usize,
+    rotation: RotationState,
+}
+
+impl<'a> Replay<'a> {
+    /// A replay of `config` whose roster (pool and backup) is `roster`: reads the calendars
+    /// the router and the roster name.
+    async fn new(
+        store: &'a dyn Store, account_id: AccountId, config: Configuration<'a>, roster: Roster,
+    ) -> Result<Replay<'a>, DomainError> {
+        let mut fields: HashSet<String> = config
+            .settings
+            .trigger
+            .iter()
+            .flat_map(|t| &t.groups)
+            .flat_map(|g| &g.conditions)
+            .map(|c| c.field.clone())
+            .collect();
+        fields.insert(config.owner_field.internal_name.clone());
+        fields.insert("email".into());
+        let mut calendars_asked = Vec::new();
+        let router_calendar = config.settings.holiday_calendar_id;
+        let mut wanted: Vec<HolidayCalendarId> = router_calendar.into_iter().collect();
+        wanted.extend(holidays::unasked(&roster.members, &wanted));
+        let calendars =
+            holidays::read_calendars(store, account_id, &wanted, &mut calendars_asked).await?;
+        Ok(Replay {
+            store,
+            account_id,
+            config,
+            fields,
+            ids_asked: roster.members.iter().map(|m| m.id).collect(),
+            roster,
+            companies: HashMap::new(),
+            holidays: HolidayCalendars::new(calendars, router_calendar),
+            calendars_asked,
+            records: HashMap::new(),
+            kept_bytes: 0,
+            memo_bytes: MEMO_BYTES,
+            rotation: RotationState::default(),
         })
     }
 
-    /// The active company of each of `keys` (distinct domains), looked up
-    /// [`COMPANY_LOOKUPS_AT_ONCE`] at a time, by domain.
-    async fn companies(
-        &self, account_id: AccountId, keys: &[UniqueKey],
-    ) -> Result<HashMap<String, Record>, DomainError> {
-        let mut found = HashMap::new();
-        for chunk in keys.chunks(COMPANY_LOOKUPS_AT_ONCE) {
-            let companies = futures_util::future::try_join_all(
-                chunk
-                    .iter()
-                    .map(|key| steps::find_company(self.store.as_ref(), account_id, key)),
-            )
-            .await?;
-            for (key, company) in chunk.iter().zip(companies) {
-                if let Some(company) = company {
-                    found.insert(key.value.clone(), company);
+    /// Replays `entries` (a window, oldest first) after the rotation so far, into `tally`:
+    /// reads the records no earlier window read (one [`RecordStore::get_records`] of at most
+    /// the window's entries), then the members, companies, owners and calendars they name that
+    /// no earlier window read, then evaluates each entry in order.
+    ///
+    /// Errors: the store's.
+    async fn window(
+        &mut self, entries: &[DispatchEntry], tally: &mut Tally,
+    ) -> Result<(), DomainError> {
+        let mut wanted = Vec::new();
+        let mut seen = HashSet::new();
+        for id in entries.iter().filter_map(DispatchEntry::record_id) {
+            if !self.records.contains_key(&id) && seen.insert(id) {
+                wanted.push(id);
+            }
+        }
+        // The window's own projections when the memo is full (read again if named again).
+        let mut this_window: HashMap<RecordId, Kept> = HashMap::new();
+        if !wanted.is_empty() {
+            let mut found: HashMap<RecordId, Record> = HashMap::with_capacity(wanted.len());
+            for record in self.store.get_records(self.account_id, &wanted).await? {
+                found.insert(record.id, self.projection(record));
+            }
+            for id in wanted {
+                let kept = found.remove(&id);
+                let bytes = kept.as_ref().map_or(0, projection_bytes);
+                if self.kept_bytes + bytes <= self.memo_bytes {
+                    self.kept_bytes += bytes;
+                    self.records.insert(id, kept);
+                } else {
+                    this_window.insert(id, kept);
                 }
             }
         }
-        Ok(found)
+        // What the window's records name that no earlier window read.
+        let config = self.config;
+        let mut ids = Vec::new();
+        let mut domains: Vec<UniqueKey> = Vec::new();
+        let mut domains_seen = HashSet::new();
+        for entry in entries {
+            let found = entry
+                .record_id()
+                .and_then(|id| kept(&self.records, &this_window, id));
+            let Some(record) = found else {
+                continue;
+            };
+            let record = replayed(record, entry, config.owner_field);
+            for id in steps::trigger_member_ids(config.settings, &record, config.catalogue) {
+                if self.ids_asked.insert(id) {
+                    ids.push(id);
+                }
+            }
+            if let Some(key) = steps::company_key(config.router, config.settings, &record) {
+                if !self.companies.contains_key(&key.value)
+                    && domains_seen.insert(key.value.clone())
+                {
+                    domains.push(key);
+                }
+            }
+        }
+        let (members, companies) = tokio::try_join!(
+            async {
+                match ids.is_empty() {
+                    true => Ok(Vec::new()),
+                    false => self.store.get_members(self.account_id, &ids).await,
+                }
+            },
+            companies(self.store, self.account_id, &domains),
+        )?;
+        for member in members {
+            self.roster.consistent.insert(member.id);
+            self.roster.add_indexed(member);
+        }
+        steps::add_company_owners(
+            self.store,
+            self.account_id,
+            &mut self.roster,
+            companies.iter().filter_map(|(_, c)| c.as_ref()),
+        )
+        .await?;
+        for (domain, company) in companies {
+            self.companies
+                .insert(domain, company.map(company_projection));
+        }
+        let missing = holidays::unasked(&self.roster.members, &self.calendars_asked);
+        if !missing.is_empty() {
+            let more = holidays::read_calendars(
+                self.store,
+                self.account_id,
+                &missing,
+                &mut self.calendars_asked,
+            )
+            .await?;
+            self.holidays = self.holidays.extended(more);
+        }
+        for entry in entries {
+            let record = entry
+                .record_id()
+                .and_then(|id| kept(&self.records, &this_window, id))
+                .map(|r| replayed(r, entry, config.owner_field));
+            let (user, message) = match self.evaluate(entry, record) {
+                Ok(decided) => decided,
+                Err(stop) => (None, skip_of(stop)?.message()),
+            };
+            tally.add(entry, user, message);
+        }
+        Ok(())
     }
+
+    /// The replay of one entry on its record as the replay sees it (`None`: gone): steps 6 to
+    /// 14 at the entry's instant, the rotation moving on. Whom it assigns and its outcome.
+    fn evaluate(
+        &mut self, entry: &DispatchEntry, record: Option<Record>,
+    ) -> Result<(Option<String>, &'static str), Stop> {
+        let config = self.config;
+        let record = steps::record(record, config.router)?;
+        let company = steps::company_key(config.router, config.settings, &record)
+            .and_then(|key| self.companies.get(&key.value))
+            .and_then(Option::as_ref);
+        let evaluation = Evaluation {
+            router: config.router,
+            settings: config.settings,
+            owner_field: config.owner_field,
+            catalogue: config.catalogue,
+            record: &record,
+            members: &self.roster.members,
+            teams: config.teams,
+            company,
+            rotation: &self.rotation,
+            now: entry.dispatched_at,
+            limits: Limits::Ignored,
+            excluded: None,
+            holidays: &self.holidays,
+        };
+        let mut trace = Trace::default();
+        let (user, _, moved) = steps::evaluate(&evaluation, &mut trace)?;
+        if let Some((_, next, _)) = moved {
+            self.rotation = next;
+        }
+        Ok((Some(user), OWNER_ASSIGNED))
+    }
+
+    /// What the replay keeps of `record`: its metadata and the values of the fields the
+    /// evaluation reads (a trigger reads only its conditions' fields; step 8 the owner field;
+    /// step 10 `email`), so a record named again in a later window is evaluated exactly as if
+    /// read again.
+    fn projection(&self, mut record: Record) -> Record {
+        record.values.retain(|field, _| self.fields.contains(field));
+        record
+    }
+
+    /// The configuration's pool in pool order (active members).
+    fn pool(&self) -> Vec<String> {
+        pool_of(self.config.router, self.config.teams, &self.roster.members)
+    }
+}
+
+/// The record `id` as the replay keeps it: from the memo, or from the window's own projections.
+fn kept<'m>(
+    records: &'m HashMap<RecordId, Kept>, this_window: &'m HashMap<RecordId, Kept>, id: RecordId,
+) -> Option<&'m Record> {
+    match records.get(&id) {
+        Some(kept) => kept.as_ref(),
+        None => this_window.get(&id).and_then(Option::as_ref),
+    }
+}
+
+/// `router`'s active pool among `members`, in pool order.
+fn pool_of(router: &Router, teams: &[Team], members: &[Member]) -> Vec<String> {
+    router
+        .active_pool(teams, members)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The record as the replay of `entry` sees it (BEHAVIOR 16): its current fields, the owner
+/// field holding the entry's `previous_owner` for an entry that assigned someone (absent when
+/// that is `null`), and the record's current owner for an entry that assigned nobody.
+fn replayed(record: &Record, entry: &DispatchEntry, owner_field: &FieldDef) -> Record {
+    let mut record = record.clone();
+    let owner = &owner_field.internal_name;
+    match (&entry.previous_owner, entry.success) {
+        (Some(previous), _) => {
+            record.values.insert(owner.clone(), previous.clone());
+        }
+        (None, true) => {
+            record.values.remove(owner);
+        }
+        (None, false) => {}
+    }
+    record
+}
+
+/// The bytes a projection holds, roughly: its values and a fixed share for the rest.
+fn projection_bytes(record: &Record) -> usize {
+    const FIXED: usize = 256;
+    FIXED
+        + record
+            .values
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 48)
+            .sum::<usize>()
+}
+
+/// What step 10 reads of a matched company: its id and `company_owner`.
+fn company_projection(mut company: Record) -> Record {
+    company.values.retain(|field, _| field == "company_owner");
+    company
+}
+
+/// The active company of each of `keys` (distinct domains), by domain, looked up
+/// [`COMPANY_LOOKUPS_AT_ONCE`] at a time (a buffered stream: never more in flight).
+///
+/// Errors: the store's.
+async fn companies(
+    store: &dyn Store, account_id: AccountId, keys: &[UniqueKey],
+) -> Result<Vec<(String, Option<Record>)>, StoreError> {
+    use futures_util::stream::{self, StreamExt, TryStreamExt};
+    // The lookups as values (not a closure over borrowed keys), so the future stays `Send`.
+    let lookups: Vec<_> = keys
+        .iter()
+        .map(|key| company_of(store, account_id, key))
+        .collect();
+    stream::iter(lookups)
+        .buffered(COMPANY_LOOKUPS_AT_ONCE)
+        .try_collect()
+        .await
+}
+
+/// The active company holding `key`, with the domain it was looked up by.
+async fn company_of(
+    store: &dyn Store, account_id: AccountId, key: &UniqueKey,
+) -> Result<(String, Option<Record>), StoreError> {
+    let company = steps::find_company(store, account_id, key).await?;
+    Ok((key.value.clone(), company))
 }
 
 /// Whether `entry` belongs to a replay set at `now`: not expired (BEHAVIOR 8: the store may
@@ -532,29 +781,6 @@ fn is_replayed(entry: &DispatchEntry, now: DateTime<Utc>) -> bool {
             || REPLAYED.iter().any(|s| s.message() == entry.message))
 }
 
-/// The replay of one entry.
-struct Replay {
-    /// Whom it assigns.
-    user: Option<String>,
-    /// Its outcome.
-    message: &'static str,
-}
-
-impl Replay {
-    fn stopped(skip: Skip) -> Self {
-        Self {
-            user: None,
-            message: skip.message(),
-        }
-    }
-}
-
-/// What a replay found: each entry's outcome (in order) and the configuration's pool.
-struct Replayed {
-    outcomes: Vec<Replay>,
-    pool: Vec<String>,
-}
-
 /// The outcome of a step that stopped a replayed run.
 ///
 /// Errors: the store failure or internal error the step stopped with.
@@ -568,84 +794,104 @@ fn skip_of(stop: Stop) -> Result<Skip, DomainError> {
     }
 }
 
-/// The answer: counts, shares, changes and samples of `outcomes` against `inputs`' entries.
-fn answer(
-    router: &Router, request: SimulateRequest, inputs: &Inputs, outcomes: &[Replay],
-    pool: &[String],
-) -> Simulation {
-    let mut counted: BTreeMap<String, u64> = BTreeMap::new();
-    let mut actual: HashMap<&str, u64> = HashMap::new();
-    let mut simulated: HashMap<&str, u64> = HashMap::new();
-    let mut changed = 0u64;
-    let mut samples = Vec::new();
-    for (entry, replay) in inputs.entries.iter().zip(outcomes) {
-        *counted.entry(replay.message.to_string()).or_default() += 1;
+/// The running tallies of a replay, all it keeps of the entries it replayed: counts by outcome
+/// and by member, the changed count and the first [`MAX_SAMPLES`] changed entries.
+#[derive(Default)]
+struct Tally {
+    replayed: u64,
+    outcomes: BTreeMap<&'static str, u64>,
+    /// By e-mail: the replayed entries' real assignments.
+    actual: HashMap<String, u64>,
+    /// By e-mail: the replay's assignments.
+    simulated: HashMap<String, u64>,
+    changed: u64,
+    samples: Vec<ReplaySample>,
+    /// The configuration's pool, in pool order.
+    pool: Vec<String>,
+}
+
+impl Tally {
+    /// Counts `entry`, whose replay assigned `user` (or nobody) with `message`.
+    fn add(&mut self, entry: &DispatchEntry, user: Option<String>, message: &'static str) {
+        self.replayed += 1;
+        *self.outcomes.entry(message).or_default() += 1;
         let real = entry.user.as_deref().filter(|_| entry.success);
-        if let Some(user) = real {
-            *actual.entry(user).or_default() += 1;
+        if let Some(real) = real {
+            *self.actual.entry(real.to_string()).or_default() += 1;
         }
-        if let Some(user) = &replay.user {
-            *simulated.entry(user.as_str()).or_default() += 1;
+        if let Some(user) = &user {
+            *self.simulated.entry(user.clone()).or_default() += 1;
         }
-        if real != replay.user.as_deref() {
-            changed += 1;
-            if samples.len() < MAX_SAMPLES {
-                samples.push(ReplaySample {
+        if real != user.as_deref() {
+            self.changed += 1;
+            if self.samples.len() < MAX_SAMPLES {
+                self.samples.push(ReplaySample {
                     entry_id: entry.id,
                     object_id: entry.object_id.clone(),
                     dispatched_at: Timestamp(entry.dispatched_at),
                     actual_user: real.map(str::to_string),
-                    simulated_user: replay.user.clone(),
-                    simulated_message: replay.message.to_string(),
+                    simulated_user: user,
+                    simulated_message: message.to_string(),
                 });
             }
         }
     }
-    let actual_total: u64 = actual.values().sum();
-    let simulated_total: u64 = simulated.values().sum();
-    let mut others: Vec<&str> = actual
-        .keys()
-        .chain(simulated.keys())
-        .copied()
-        .filter(|e| !pool.iter().any(|p| p == e))
-        .collect();
-    others.sort_unstable();
-    others.dedup();
-    let share = |n: u64, total: u64| {
-        if total == 0 {
-            0.0
-        } else {
-            n as f64 / total as f64
-        }
-    };
-    let members = pool
-        .iter()
-        .map(String::as_str)
-        .chain(others)
-        .map(|email| {
-            let a = actual.get(email).copied().unwrap_or(0);
-            let s = simulated.get(email).copied().unwrap_or(0);
-            ReplayMember {
-                user: email.to_string(),
-                actual: a,
-                simulated: s,
-                actual_share: share(a, actual_total),
-                simulated_share: share(s, simulated_total),
-                target_share: target_share(router, pool, email),
+
+    /// The answer: counts, shares, changes and samples.
+    fn answer(self, router: &Router, request: SimulateRequest, truncated: bool) -> Simulation {
+        let actual_total: u64 = self.actual.values().sum();
+        let simulated_total: u64 = self.simulated.values().sum();
+        let pool: HashSet<&str> = self.pool.iter().map(String::as_str).collect();
+        let mut others: Vec<&str> = self
+            .actual
+            .keys()
+            .chain(self.simulated.keys())
+            .map(String::as_str)
+            .filter(|e| !pool.contains(e))
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        let share = |n: u64, total: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                n as f64 / total as f64
             }
-        })
-        .collect();
-    Simulation {
-        router_id: router.id,
-        revision: request.revision,
-        from: Timestamp(request.window.from),
-        to: Timestamp(request.window.to),
-        replayed: inputs.entries.len() as u64,
-        truncated: inputs.truncated,
-        changed,
-        outcomes: counted,
-        members,
-        samples,
+        };
+        let members = self
+            .pool
+            .iter()
+            .map(String::as_str)
+            .chain(others)
+            .map(|email| {
+                let a = self.actual.get(email).copied().unwrap_or(0);
+                let s = self.simulated.get(email).copied().unwrap_or(0);
+                ReplayMember {
+                    user: email.to_string(),
+                    actual: a,
+                    simulated: s,
+                    actual_share: share(a, actual_total),
+                    simulated_share: share(s, simulated_total),
+                    target_share: target_share(router, &self.pool, email),
+                }
+            })
+            .collect();
+        Simulation {
+            router_id: router.id,
+            revision: request.revision,
+            from: Timestamp(request.window.from),
+            to: Timestamp(request.window.to),
+            replayed: self.replayed,
+            truncated,
+            changed: self.changed,
+            outcomes: self
+                .outcomes
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            members,
+            samples: self.samples,
+        }
     }
 }
 

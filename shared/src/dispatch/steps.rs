@@ -6,13 +6,13 @@ use super::capacity::{count_assignment, under_capacity};
 use super::directory::{AccountDirectory, DirectoryCache};
 use super::distribution;
 use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
+use super::holidays::{self, CalendarHints};
 use super::outcome::{Assigned, Skip, OWNER_ASSIGNED};
 use super::request::{AccountContext, DispatchRequest};
-use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::crm::{CrmSync, OwnerUpdate};
 use crate::error::DomainError;
-use crate::fields::cache::CatalogueCache;
+use crate::fields::cache::{AccountCatalogues, CatalogueCache};
 use crate::fields::catalogue::{Catalogue, FieldDef};
 use crate::fields::definition::FieldType;
 use crate::model::account::{Account, Team};
@@ -31,10 +31,10 @@ use crate::routers::revision::RevisionChoice;
 use crate::routers::roster::{members_by_email, read_roster, Named, Roster};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
-use crate::store::{Store, StoreError};
+use crate::store::{FirstReads, Store, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;
-use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use crate::webhooks::Notify;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -85,6 +85,8 @@ pub struct Context<'a> {
     pub catalogues: &'a CatalogueCache,
     /// The accounts and their teams (cached like the catalogues).
     pub directory: &'a DirectoryCache,
+    /// The calendars each router's members named at its last run here ([`super::holidays`]).
+    pub calendars: &'a CalendarHints,
     /// Opens the accounts' stored CRM tokens.
     pub sealer: &'a dyn crate::secrets::Sealer,
     /// How long a history entry is kept (BEHAVIOR 8: 400 days by default).
@@ -187,6 +189,8 @@ pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Pl
 /// What the first round of reads found, for the steps to check.
 struct Found {
     directory: Option<Arc<AccountDirectory>>,
+    /// The account's field catalogues (from the cache, or read in this round).
+    catalogues: Arc<AccountCatalogues>,
     router: Option<Router>,
     record: Option<Record>,
     rotation: RotationState,
@@ -197,9 +201,12 @@ struct Found {
 }
 
 /// The first round: whose account (the token's, or on the queue path the router's, read
-/// first), the account directory (cached), then at once whatever the steps may need that
-/// depends on no answer of theirs: router, record, rotation state, monthly count and (for a
-/// run that writes) the webhook subscriptions.
+/// first), then at once whatever the steps may need that depends on no answer of theirs:
+/// router, record, rotation state and monthly count by key in one request
+/// ([`crate::store::DispatchStore::first_round_reads`]), with them what this instance has not
+/// cached of the account (the account itself in the same request, its teams and its field
+/// definitions: a cold instance makes no more rounds than a warm one), and (for a run that
+/// writes) the webhook subscriptions.
 struct FirstRound {
     found: Found,
     subscriptions: Vec<WebhookSubscription>,
@@ -216,33 +223,34 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
             (router.account_id, Some(router))
         }
     };
-    let directory = cx.directory.get(cx.store, cx.sealer, account_id).await?; // cached
-    let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
+    let cached = cx.directory.cached(account_id);
+    let catalogues = cx.catalogues.cached(account_id);
     let known = run.known_router.cloned().or(owning_router);
-    let (router, record, rotation, count, subscriptions, chosen) = tokio::try_join!(
+    // The count matters only to an account with a quota; a cold instance does not know yet
+    // whether it has one, and reads it with the account rather than after it.
+    let count_wanted = cached
+        .as_ref()
+        .is_none_or(|d| d.account.assignment_quota.is_some());
+    let reads = FirstReads {
+        account_id,
+        account: cached.is_none(),
+        router: router_id.filter(|_| known.is_none()),
+        record: RecordId::try_parse(&request.object_id),
+        rotation: router_id,
+        month: count_wanted.then(|| month.clone()),
+    };
+    let (found, teams, definitions, subscriptions, chosen) = tokio::try_join!(
+        cx.store.first_round_reads(&reads),
         async {
-            match (known, router_id) {
-                (Some(router), _) => Ok(Some(router)),
-                (None, Some(id)) => cx.store.get_router(account_id, id).await,
-                (None, None) => Ok(None),
+            match cached {
+                Some(_) => Ok(None),
+                None => cx.store.list_teams(account_id).await.map(Some),
             }
         },
         async {
-            match RecordId::try_parse(&request.object_id) {
-                Some(id) => cx.store.find_record(account_id, id).await,
-                None => Ok(None),
-            }
-        },
-        async {
-            match router_id {
-                Some(id) => cx.store.rotation_state(id).await,
-                None => Ok(RotationState::default()),
-            }
-        },
-        async {
-            match quota {
-                Some(_) => cx.store.assignment_count(account_id, &month).await,
-                None => Ok(0),
+            match catalogues {
+                Some(_) => Ok(None),
+                None => cx.store.field_definitions(account_id).await.map(Some),
             }
         },
         async {
@@ -259,13 +267,29 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
             }
         },
     )?;
+    let directory = match cached {
+        Some(directory) => Some(directory),
+        None => cx
+            .directory
+            .fill(account_id, found.account, teams.unwrap_or_default()),
+    };
+    let catalogues = match (catalogues, definitions) {
+        (Some(catalogues), _) => catalogues,
+        // Kept only for an account that exists (one provisioned a moment later is read again).
+        (None, Some(definitions)) if directory.is_some() => {
+            cx.catalogues.insert(account_id, &definitions)
+        }
+        (None, definitions) => Arc::new(AccountCatalogues::build(&definitions.unwrap_or_default())),
+    };
+    let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
     Ok(FirstRound {
         found: Found {
             directory,
-            router,
-            record,
-            rotation,
-            count,
+            catalogues,
+            router: found.router.or(known),
+            record: found.record,
+            rotation: found.rotation,
+            count: quota.map_or(0, |_| found.count),
             month,
             chosen,
         },
@@ -288,15 +312,20 @@ struct Checked {
     roster: Roster,
     /// Step 10's company, read in the second round (contacts with `account_matching`).
     company: Option<Record>,
-    /// The account's holiday calendars with the router's named (BEHAVIOR 17), read in the
-    /// second round with the pool.
+    /// The holiday calendars the router and the roster name (BEHAVIOR 17), read by key in the
+    /// second round with the pool ([`super::holidays`]).
     holidays: HolidayCalendars,
+    /// The calendar ids read (found or not), so a member added later reads only the others.
+    calendars_asked: Vec<HolidayCalendarId>,
     month: String,
 }
 
 /// Steps 2 to 9 over what the first round found, and the second round of reads they make
-/// possible: the roster (the pool, the backup user and any member the trigger or an SLA
-/// reassignment names, by key: [`read_roster`]) and step 10's company, at once.
+/// possible, at once: the roster (the pool, the backup user and any member the trigger or an SLA
+/// reassignment names, by key: [`read_roster`]), step 10's company, the holiday calendars the
+/// router and (as this instance last saw them) its members name ([`super::holidays`]), and for a
+/// router with `has_integration` the account's CRM token, opened. A member that names a
+/// calendar not read costs one more round, for those calendars alone.
 async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace) -> Step<Checked> {
     let directory = found.directory;
     account(directory.as_deref())?; // step 2
@@ -307,12 +336,7 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         run.revision.map(|choice| (choice, found.chosen.as_ref())),
         trace,
     )?; // steps 3, 4
-    let catalogue = cx
-        .catalogues
-        .get(cx.store, account.id)
-        .await?
-        .get(router.object_type)
-        .clone();
+    let catalogue = found.catalogues.get(router.object_type).clone();
     let (settings, owner_field) = settings(&router, &catalogue)?; // step 5
     let (settings, owner_field) = (settings.clone(), owner_field.clone());
     let record = self::record(found.record, &router)?; // step 6
@@ -328,7 +352,15 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         ids: &trigger_ids,
         emails: &owner,
     };
-    let (roster, company, holidays) = tokio::try_join!(
+    let router_calendar = settings.holiday_calendar_id;
+    let mut predicted: Vec<HolidayCalendarId> = router_calendar.into_iter().collect();
+    for id in cx.calendars.predicted(router.id) {
+        if !predicted.contains(&id) {
+            predicted.push(id);
+        }
+    }
+    let mut asked = Vec::new();
+    let (roster, company, mut calendars, ()) = tokio::try_join!(
         async {
             read_roster(cx.store, account.id, &router, &directory.teams, named)
                 .await
@@ -336,11 +368,21 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         },
         matching_company(cx, account.id, &router, &settings, &record),
         async {
-            read_holiday_calendars(cx.store, account.id, settings.holiday_calendar_id)
+            holidays::read_calendars(cx.store, account.id, &predicted, &mut asked)
                 .await
                 .map_err(Stop::from)
         },
+        async {
+            if router.has_integration {
+                directory.crm(cx.sealer).await;
+            }
+            Ok(())
+        },
     )?;
+    cx.calendars
+        .remember(router.id, holidays::named_by(&roster.members));
+    let missing = holidays::unasked(&roster.members, &asked);
+    calendars.extend(holidays::read_calendars(cx.store, account.id, &missing, &mut asked).await?);
     let checked = Checked {
         directory,
         router,
@@ -352,7 +394,8 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         count: found.count,
         roster,
         company,
-        holidays,
+        holidays: HolidayCalendars::new(calendars, router_calendar),
+        calendars_asked: asked,
         month: found.month,
     };
     admit(
@@ -389,6 +432,10 @@ impl Checked {
     }
 }
 
+/// Company owners looked up by e-mail at once ([`add_company_owners`]; the what-if replay
+/// may name thousands).
+pub const OWNER_LOOKUPS_AT_ONCE: usize = 16;
+
 /// Step 10's company owners outside `roster`: the `company_owner` of each of `companies` that
 /// names no member read yet, each once, added from the e-mail index (eventually consistent: a
 /// chosen one is read again before it is written, [`choose_owner`]). Dispatch, explain and the
@@ -406,8 +453,10 @@ pub(crate) async fn add_company_owners<'c>(
         .collect();
     owners.sort_unstable();
     owners.dedup();
-    for member in members_by_email(store, account_id, &owners).await? {
-        roster.add_indexed(member);
+    for chunk in owners.chunks(OWNER_LOOKUPS_AT_ONCE) {
+        for member in members_by_email(store, account_id, chunk).await? {
+            roster.add_indexed(member);
+        }
     }
     Ok(())
 }
@@ -422,9 +471,21 @@ async fn choose_owner(
     let account = &checked.directory.account;
     let mut roster = checked.roster.clone();
     add_company_owners(cx.store, account.id, &mut roster, checked.company.as_ref()).await?;
+    let mut holidays = checked.holidays.clone();
+    let mut asked = checked.calendars_asked.clone();
     for _ in 0..MAX_STALE_CHOICES {
-        let (email, reason, rotation) =
-            decide(&checked.evaluation(run, &roster.members, now), trace)?;
+        // A member added since the second round (a company owner, a member read again) may
+        // name a calendar not read yet.
+        let missing = holidays::unasked(&roster.members, &asked);
+        if !missing.is_empty() {
+            let more = holidays::read_calendars(cx.store, account.id, &missing, &mut asked).await?;
+            holidays = holidays.extended(more);
+        }
+        let evaluation = Evaluation {
+            holidays: &holidays,
+            ..checked.evaluation(run, &roster.members, now)
+        };
+        let (email, reason, rotation) = decide(&evaluation, trace)?;
         let Some(listed) = roster
             .members
             .iter()
@@ -477,7 +538,7 @@ fn assign(
         None => reason,
     };
     let crm = checked.router.has_integration.then(|| {
-        let connection = checked.directory.crm.as_ref();
+        let connection = checked.directory.opened_crm();
         CrmSync::prepare(
             connection,
             checked.router.object_type,

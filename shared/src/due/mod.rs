@@ -16,8 +16,8 @@
 //!    write, conditional on the lease ([`Claimed::commit`]); then the worker hands the next
 //!    attempt on.
 //! 5. **Conflicts belong to the mechanism.** A job's write that fails its condition because
-//!    something else changed is run again on fresh reads ([`COMMIT_ROUNDS`] rounds); the item
-//!    stays due when it still conflicts. An item is dropped only when its job finds the subject
+//!    something else changed is run again on fresh reads (until
+//!    [`Claimed::commit_deadline`]); the item stays due when it still conflicts. An item is dropped only when its job finds the subject
 //!    gone or final ([`Commit::SubjectGone`]); a lost lease does nothing. State that many items
 //!    write (a subscription's `failing_since`) is written with conditions on that state alone.
 //! 6. **Bounded failure.** A run that fails (an error, a crash, a commit that keeps
@@ -41,5 +41,5 @@ pub use handoff::{Handoff, SqsHandoff, MAX_SQS_DELAY};
 pub use message::DueMessage;
 pub use worker::{
     Claimed, Commit, DueJob, DueSettings, DueWorker, InProcessHandoff, Ran, RoundError, RunOutcome,
-    SweepReport, COMMIT_ROUNDS, DEFAULT_LEASE,
+    SweepReport, DEFAULT_LEASE,
 };

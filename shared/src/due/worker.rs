@@ -5,10 +5,9 @@ use super::message::DueMessage;
 use crate::clock::Clock;
 use crate::error::{BoxError, DomainError, ErrorChain};
 use crate::model::due::{DueId, DueItem, DueKind, Lease, NextAttempt, Parking, Settlement};
-use crate::store::{Store, StoreError};
+use crate::store::{Backoff, Store, StoreError, CONFLICT_DEADLINE};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use rand::Rng;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -110,6 +109,13 @@ pub struct Claimed {
 }
 
 impl Claimed {
+    /// How long [`Self::commit`] runs a conflicting commit again: the retry deadline of every
+    /// write ([`crate::store::CONFLICT_DEADLINE`]), or half the lease when that is shorter, so
+    /// that the last round still commits on the lease it holds.
+    pub fn commit_deadline(&self) -> Duration {
+        CONFLICT_DEADLINE.min(self.lease / 2)
+    }
+
     /// The lease's id.
     pub fn lease_id(&self) -> &str {
         self.item.lease.as_ref().map_or("", |l| l.id.as_str())
@@ -193,9 +199,10 @@ impl Claimed {
     /// later"):
     ///
     /// - a write that fails its condition because something else changed
-    ///   ([`StoreError::Conflict`]) is run again on fresh reads, up to [`COMMIT_ROUNDS`] rounds
-    ///   with a jittered pause; when it still conflicts the item stays due (no attempt
-    ///   recorded; its runs grow, and it is parked after [`DueItem::MAX_RUNS`]);
+    ///   ([`StoreError::Conflict`]) is run again on fresh reads, with a jittered pause, until
+    ///   the commit deadline ([`Self::commit_deadline`]); when it still conflicts the item stays
+    ///   due (no attempt recorded; its runs grow, and it is parked after
+    ///   [`DueItem::MAX_RUNS`]);
     /// - [`Commit::SubjectGone`] (deleted, expired, already final) ends the item, and is the only
     ///   way an item ends without its job's write;
     /// - a lost lease ([`StoreError::LeaseLost`]: another worker holds the item) does nothing.
@@ -207,7 +214,9 @@ impl Claimed {
         F: FnMut(u32) -> Fut,
         Fut: std::future::Future<Output = Result<Commit, RoundError>>,
     {
-        for n in 0..COMMIT_ROUNDS {
+        let mut backoff = Backoff::until(self.commit_deadline());
+        let mut n = 0;
+        loop {
             match round(n).await {
                 Ok(Commit::Stored {
                     label,
@@ -215,10 +224,8 @@ impl Claimed {
                     spawned,
                 }) => return Ok(Ran::settled(label, &settlement).spawning(&spawned)),
                 Ok(Commit::SubjectGone) => return self.drop_item().await,
-                Err(RoundError::Store(StoreError::Conflict)) => {
-                    let pause = rand::thread_rng().gen_range(1..=(5u64 << n.min(5)));
-                    tokio::time::sleep(Duration::from_millis(pause)).await;
-                }
+                Err(RoundError::Store(StoreError::Conflict)) if backoff.again().await => n += 1,
+                Err(RoundError::Store(StoreError::Conflict)) => break,
                 Err(RoundError::Store(StoreError::LeaseLost)) => {
                     return Ok(Ran::nothing("lease_lost"))
                 }
@@ -227,7 +234,9 @@ impl Claimed {
             }
         }
         self.release(format!(
-            "the commit conflicted {COMMIT_ROUNDS} times in a row; the item stays due"
+            "the commit conflicted {} times in a row for {:?}; the item stays due",
+            n + 1,
+            backoff.elapsed()
         ))
         .await
         .map(|ran| Ran {
@@ -277,9 +286,6 @@ impl Claimed {
         }
     }
 }
-
-/// Rounds of a job's commit before the item is left due ([`Claimed::commit`]).
-pub const COMMIT_ROUNDS: u32 = 5;
 
 /// What one commit round of a job did ([`Claimed::commit`]).
 // One value a round, returned and matched at once: boxing the large variant would buy nothing.

@@ -5,6 +5,7 @@
 //! of on every request.
 
 use super::catalogue::Catalogue;
+use super::definition::FieldDefinition;
 use crate::model::object_type::ObjectType;
 use crate::store::account_cache::AccountCache;
 use crate::store::{Store, StoreResult};
@@ -18,6 +19,13 @@ pub struct AccountCatalogues {
 }
 
 impl AccountCatalogues {
+    /// The four catalogues built from the account's stored `definitions`.
+    pub fn build(definitions: &[FieldDefinition]) -> Self {
+        Self {
+            by_type: ObjectType::ALL.map(|t| Catalogue::build(t, definitions)),
+        }
+    }
+
     /// The catalogue of `object_type`.
     pub fn get(&self, object_type: ObjectType) -> &Catalogue {
         let index = ObjectType::ALL
@@ -41,15 +49,26 @@ impl CatalogueCache {
     pub async fn get(
         &self, store: &dyn Store, account_id: AccountId,
     ) -> StoreResult<Arc<AccountCatalogues>> {
-        if let Some(cached) = self.entries.fresh(account_id) {
+        if let Some(cached) = self.cached(account_id) {
             return Ok(cached);
         }
         let definitions = store.field_definitions(account_id).await?;
-        Ok(self.entries.insert(
-            account_id,
-            AccountCatalogues {
-                by_type: ObjectType::ALL.map(|t| Catalogue::build(t, &definitions)),
-            },
-        ))
+        Ok(self.insert(account_id, &definitions))
+    }
+
+    /// The account's catalogues when they were read less than the TTL ago (a caller that reads
+    /// the definitions together with other reads, dispatch's first round, fills the cache with
+    /// [`Self::insert`]).
+    pub fn cached(&self, account_id: AccountId) -> Option<Arc<AccountCatalogues>> {
+        self.entries.fresh(account_id)
+    }
+
+    /// Keeps the catalogues built from the account's stored `definitions`
+    /// ([`crate::store::AccountStore::field_definitions`]) and returns them.
+    pub fn insert(
+        &self, account_id: AccountId, definitions: &[FieldDefinition],
+    ) -> Arc<AccountCatalogues> {
+        self.entries
+            .insert(account_id, AccountCatalogues::build(definitions))
     }
 }

@@ -11,22 +11,30 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
-use crate::store::{member_position, Store, StoreError};
+use crate::store::retry::KEPT_CHANGING;
+use crate::store::{member_position, Backoff, Store, StoreError, Turns};
 use crate::types::ids::{AccountId, MemberId};
 use std::sync::Arc;
 
-/// How many times a PATCH that lost a race is re-read and re-applied.
-const CONFLICT_RETRIES: usize = 8;
-
 /// The member operations of one warm instance: `MemberService::new(store, clock)` reads and
 /// writes `store` and dates changes with `clock`.
-#[derive(derive_more::Constructor)]
 pub struct MemberService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
+    /// PATCHes of one member take turns in this instance ([`Turns`]).
+    turns: Turns,
 }
 
 impl MemberService {
+    /// The operations over `store`, dating changes with `clock`.
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            store,
+            clock,
+            turns: Turns::default(),
+        }
+    }
+
     /// `GET /users`: `{data, pagination}`, by e-mail; archived members only with
     /// `archived=true`; `after` cursors opened and sealed with `cursors` (BEHAVIOR 11).
     ///
@@ -60,11 +68,14 @@ impl MemberService {
     /// Errors, in order: 404; 409 `Cannot update an archived user`; 400 the body's error;
     /// 400 `Invalid role_id` for a role of no account or another one; 400 an out-of-office range
     /// that runs backwards in the resulting zone; 400 `Invalid holiday_calendar_id` for a
-    /// calendar that is not the account's (BEHAVIOR 17).
+    /// calendar that is not the account's (BEHAVIOR 17); 409 when the member kept changing
+    /// until the retry deadline ([`crate::store::retry`]: a PATCH that lost a race reads the
+    /// member again and applies again until then).
     pub async fn update(
         &self, actor: Actor<'_>, id: MemberId, patch: Result<MemberPatch, DomainError>,
     ) -> Result<MemberView, DomainError> {
         let account_id = actor.account_id;
+        let _turn = self.turns.take(id.to_string()).await;
         let mut current = self.find(account_id, id).await?;
         if !current.is_active() {
             return Err(archived());
@@ -77,11 +88,15 @@ impl MemberService {
         {
             return Err(DomainError::bad_field("role_id", "Invalid role_id"));
         }
-        for _ in 0..CONFLICT_RETRIES {
+        let mut backoff = Backoff::new();
+        loop {
             let mut next = patch.apply_to(&current)?;
             let now = self.clock.now();
             next.updated_at = now.max(current.updated_at);
             next.version = current.version + 1;
+            // BEHAVIOR 12: the member's item within the size rule of every stored item.
+            crate::store::size::check_write(&next)
+                .map_err(|_| DomainError::bad_request(crate::members::patch::USER_TOO_LARGE))?;
             // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
             let calendars =
                 CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);
@@ -103,18 +118,16 @@ impl MemberService {
                 Err(StoreError::UnknownHolidayCalendar) => {
                     return Err(crate::types::ids::invalid_holiday_calendar_id())
                 }
-                Err(StoreError::Conflict) => {
+                Err(StoreError::Conflict) if backoff.again().await => {
                     current = self.find(account_id, id).await?;
                     if !current.is_active() {
                         return Err(archived());
                     }
                 }
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::internal(
-            "member update kept conflicting with concurrent writes",
-        ))
     }
 
     async fn find(&self, account_id: AccountId, id: MemberId) -> Result<Member, DomainError> {

@@ -73,6 +73,69 @@ impl Member {
     }
 }
 
+/// Who a member is, as a router configuration names members (issue 47 point 3): the id, the
+/// e-mail and whether the membership is active. None of the three changes once the member is
+/// provisioned (e-mails are read-only; only provisioning creates and archives members), so the
+/// item that finds a member by e-mail holds them and a configuration is checked in one batched
+/// read by key ([`crate::store::MemberStore::identify_members`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberIdentity {
+    /// Member id.
+    pub id: MemberId,
+    /// Owning account.
+    pub account_id: AccountId,
+    /// E-mail (canonical form).
+    pub email: Email,
+    /// Whether the membership is active.
+    pub active: bool,
+}
+
+impl From<&Member> for MemberIdentity {
+    fn from(m: &Member) -> Self {
+        Self {
+            id: m.id,
+            account_id: m.account_id,
+            email: m.email.clone(),
+            active: m.is_active(),
+        }
+    }
+}
+
+/// What a name of a member ([`MemberRef`]) and a configuration's check match against: a whole
+/// [`Member`] or its [`MemberIdentity`].
+pub trait Membership {
+    /// The member's id.
+    fn member_id(&self) -> MemberId;
+    /// The member's e-mail.
+    fn member_email(&self) -> &Email;
+    /// Whether the membership is active.
+    fn is_active_member(&self) -> bool;
+}
+
+impl Membership for Member {
+    fn member_id(&self) -> MemberId {
+        self.id
+    }
+    fn member_email(&self) -> &Email {
+        &self.email
+    }
+    fn is_active_member(&self) -> bool {
+        self.is_active()
+    }
+}
+
+impl Membership for MemberIdentity {
+    fn member_id(&self) -> MemberId {
+        self.id
+    }
+    fn member_email(&self) -> &Email {
+        &self.email
+    }
+    fn is_active_member(&self) -> bool {
+        self.active
+    }
+}
+
 /// How an input names a member (a `user` field's value, an SLA's worked value): by id (a UUID in
 /// any of its text forms) or by e-mail (parsed to its canonical form, A-label domain, as members
 /// are stored). Anything else names nobody.
@@ -96,16 +159,18 @@ impl MemberRef {
     }
 
     /// Whether `member` is the member named.
-    pub fn names(&self, member: &Member) -> bool {
+    pub fn names<M: Membership>(&self, member: &M) -> bool {
         match self {
-            Self::Id(id) => member.id == *id,
-            Self::Email(email) => member.email == *email,
+            Self::Id(id) => member.member_id() == *id,
+            Self::Email(email) => member.member_email() == email,
             Self::Nobody => false,
         }
     }
 
     /// The active member of `members` named, if any.
-    pub fn find_active<'m>(&self, members: &'m [Member]) -> Option<&'m Member> {
-        members.iter().find(|m| m.is_active() && self.names(m))
+    pub fn find_active<'m, M: Membership>(&self, members: &'m [M]) -> Option<&'m M> {
+        members
+            .iter()
+            .find(|m| m.is_active_member() && self.names(*m))
     }
 }

@@ -32,7 +32,7 @@ pub use dispatch::{
 pub use holiday_calendar::{
     CalendarDeletion, CalendarRefs, HolidayCalendar, MAX_HOLIDAY_CALENDARS,
 };
-pub use member::Member;
+pub use member::{Member, MemberIdentity};
 pub use object_type::ObjectType;
 pub use provision::{AccountPlan, PlannedRecord, ProvisionPlan, ProvisionReport};
 pub use record::{Record, UniqueKey};

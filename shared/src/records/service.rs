@@ -7,7 +7,9 @@
 //! it is reported in that order too.
 
 use super::view::{ExtraProperties, RecordView};
-use super::write::{apply, check_required, check_size, key_changes, unique_keys, RecordWrite};
+use super::write::{
+    apply, check_item, check_required, check_size, key_changes, unique_keys, RecordWrite,
+};
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::{AccountCatalogues, CatalogueCache};
@@ -20,19 +22,19 @@ use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
-use crate::store::{record_position, Store, StoreError};
+use crate::store::retry::KEPT_CHANGING;
+use crate::store::{record_position, Backoff, Store, StoreError, Turns};
 use crate::types::ids::{AccountId, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// How many times a write that lost a race (version conflict) is re-read and re-applied.
-const CONFLICT_RETRIES: usize = 8;
 
 /// The record operations of one warm instance: the store, the clock and the catalogue cache.
 pub struct RecordService {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
+    /// Changes of one record take turns in this instance ([`Turns`]).
+    turns: Turns,
 }
 
 /// Who is writing: the account of the token and the actor recorded as `archived_by`.
@@ -53,6 +55,7 @@ impl RecordService {
             store,
             clock,
             catalogues,
+            turns: Turns::default(),
         }
     }
 
@@ -159,6 +162,7 @@ impl RecordService {
             }),
             None => None,
         };
+        check_item(&record, None, completion.as_ref())?;
         match self
             .store
             .create_record_completing(&record, &keys, completion.as_ref())
@@ -176,13 +180,16 @@ impl RecordService {
     /// parsed; its error is reported after 404 and 409 (BEHAVIOR 2).
     ///
     /// Errors, in this order: 400 invalid `properties`; 404; 409 `Cannot update an archived
-    /// object`; 400 body and field validation; 409 duplicate (`field` set).
+    /// object`; 400 body and field validation; 409 duplicate (`field` set); 409 when the
+    /// record kept changing until the retry deadline (a write that lost a race reads the record
+    /// again and applies again until then: [`crate::store::retry`]).
     pub async fn update(
         &self, caller: Caller<'_>, object_type: ObjectType, id: Option<RecordId>,
         properties: Option<&str>, write: Result<RecordWrite, DomainError>,
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
+        let _turn = self.turns.take(turn_key(id)).await;
         let mut current = self.find(caller.account_id, object_type, id).await?;
         if !current.is_active() {
             return Err(archived_conflict());
@@ -194,13 +201,15 @@ impl RecordService {
                 validate_fields(&catalogue, &write.fields)?,
             )
             .await?;
-        for _ in 0..CONFLICT_RETRIES {
+        let mut backoff = Backoff::new();
+        loop {
             let now = self.clock.now().max(current.updated_at);
             let mut next = current.clone();
             apply(&mut next.values, &catalogue, &inputs, now);
             check_size(&current.values, &next.values)?;
             next.updated_at = now;
             next.version = current.version + 1;
+            check_item(&next, Some(&current), None)?;
             let (claimed, released) = key_changes(&catalogue, &current, &next);
             match self
                 .store
@@ -209,7 +218,7 @@ impl RecordService {
             {
                 Ok(()) => return Ok(RecordView::new(&next, &catalogue, &extra)),
                 Err(StoreError::Duplicate { field }) => return Err(duplicate(object_type, field)),
-                Err(StoreError::Conflict) => {
+                Err(StoreError::Conflict) if backoff.again().await => {
                     current = self
                         .find(caller.account_id, object_type, Some(current.id))
                         .await?;
@@ -217,23 +226,24 @@ impl RecordService {
                         return Err(archived_conflict());
                     }
                 }
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::internal(
-            "record update kept conflicting with concurrent writes",
-        ))
     }
 
     /// `DELETE /{type}/{id}`: archives the record (retained), releasing its unique keys. Returns
     /// the record with default properties, `archived` set and `archived_by` = the caller's actor.
     ///
-    /// Errors: 404 when not found or already archived.
+    /// Errors: 404 when not found or already archived; 409 when the record kept changing until
+    /// the retry deadline.
     pub async fn archive(
         &self, caller: Caller<'_>, object_type: ObjectType, id: Option<RecordId>,
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
-        for _ in 0..CONFLICT_RETRIES {
+        let _turn = self.turns.take(turn_key(id)).await;
+        let mut backoff = Backoff::new();
+        loop {
             let current = self.find(caller.account_id, object_type, id).await?;
             if !current.is_active() {
                 return Err(DomainError::not_found(object_type.not_found_message()));
@@ -251,13 +261,11 @@ impl RecordService {
                 .await
             {
                 Ok(()) => return Ok(RecordView::new(&next, &catalogue, &PropertyList::none())),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::internal(
-            "record archive kept conflicting with concurrent writes",
-        ))
     }
 
     /// The record `id` of the account and type, as the store shares it (a `GET` only reads it).
@@ -305,6 +313,12 @@ impl RecordService {
         }
         resolve_inputs(inputs, |wanted| wanted.find_active(&named))
     }
+}
+
+/// The key of a record's turn ([`Turns`]): its id (empty for a path id that is not a UUID,
+/// which names no record).
+fn turn_key(id: Option<RecordId>) -> String {
+    id.map_or_else(String::new, |id| id.to_string())
 }
 
 fn archived_conflict() -> DomainError {

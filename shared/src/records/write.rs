@@ -2,8 +2,10 @@
 
 use crate::error::DomainError;
 use crate::fields::catalogue::Catalogue;
+use crate::idempotency::IdempotencyCompletion;
 use crate::model::object_type::ObjectType;
 use crate::model::record::{Record, UniqueKey};
+use crate::store::size;
 use crate::timefmt::rfc3339_millis;
 use crate::types::limits::{fits, json_size, MAX_RECORD_JSON_BYTES};
 use chrono::{DateTime, Utc};
@@ -125,6 +127,31 @@ pub fn check_size(
     } else {
         Err(DomainError::bad_request(RECORD_TOO_LARGE))
     }
+}
+
+/// BEHAVIOR 12: the record's stored item (and, with `answer`, the stored answer of its
+/// `Idempotency-Key` request) within the size rule of every stored item
+/// ([`size::check_write`]), unless the write does not grow the item (`before`: the record as
+/// stored), as [`check_size`] allows. Records within [`MAX_RECORD_JSON_BYTES`] of fields always
+/// pass (JSON text is never smaller than DynamoDB's count of the same strings); this is the
+/// rule every store write meets.
+///
+/// Errors: 400 `Record too large`.
+pub fn check_item(
+    record: &Record, before: Option<&Record>, answer: Option<&IdempotencyCompletion>,
+) -> Result<(), DomainError> {
+    let too_large = || DomainError::bad_request(RECORD_TOO_LARGE);
+    let after = size::stored_size(record).map_err(|_| too_large())?;
+    let before = before
+        .map_or(Ok(0), size::stored_size)
+        .map_err(|_| too_large())?;
+    if !fits(after, before, size::MAX_WRITE_BYTES) {
+        return Err(too_large());
+    }
+    if let Some(answer) = answer {
+        size::check_write(answer).map_err(|_| too_large())?;
+    }
+    Ok(())
 }
 
 /// The unique keys a record holds, in the spec's order (BEHAVIOR 3).

@@ -12,18 +12,27 @@
 
 use crate::fields::catalogue::Catalogue;
 use crate::fields::definition::FieldType;
+use crate::idempotency::{
+    Fingerprint, IdempotencyClaim, IdempotencyCompletion, IdempotencyKey, StoredResponse,
+};
 use crate::model::account::Team;
-use crate::model::member::Member;
+use crate::model::member::{Member, MemberRef, Membership};
+use crate::model::object_type::ObjectType;
 use crate::model::router::{
     DistributionModel, RosterMember, RotationType, RouterConfig, RouterSettings, RouterUser,
 };
+use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::routers::view::{DraftView, RouterView};
 use crate::sla::parse_setting;
+use crate::store::size;
 use crate::trigger::grammar::Trigger;
 use crate::types::email::Email;
+use crate::types::etag::ETag;
 use crate::types::ids::HolidayCalendarId;
-use crate::types::limits::MAX_ITEM_JSON_BYTES;
+use crate::types::ids::{AccountId, MemberId, RouterId};
 use serde::Deserialize;
 use serde_json::Value;
+use uuid::Uuid;
 
 /// Longest router `name`, in characters (BEHAVIOR 15).
 pub const MAX_NAME_CHARS: usize = 256;
@@ -133,11 +142,13 @@ fn refused<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, 
 }
 
 /// What a configuration is checked against: the account's members (those it names at least;
-/// archived ones included), its teams, and the field catalogue of the router's type.
-#[derive(Debug, Clone, Copy)]
-pub struct Account<'a> {
+/// archived ones included, whole [`Member`]s or their
+/// [`crate::model::member::MemberIdentity`]), its teams, and the
+/// field catalogue of the router's type.
+#[derive(Debug)]
+pub struct Account<'a, M = Member> {
     /// Members of the account.
-    pub members: &'a [Member],
+    pub members: &'a [M],
     /// Teams of the account.
     pub teams: &'a [Team],
     /// The field catalogue of the router's object type.
@@ -146,26 +157,36 @@ pub struct Account<'a> {
     pub holiday_calendars: &'a [HolidayCalendarId],
 }
 
+// By hand: a derive would ask `M: Copy` of the members a slice of which is copied.
+impl<M> Clone for Account<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for Account<'_, M> {}
+
 /// The e-mail of the account's member that `given` names (in any form [`Email::parse`] reads
 /// as the same address: case, U-label or A-label domain), archived or not.
 ///
 /// Errors: `no user with e-mail "<given>" in this account`.
-pub fn member_email(given: &str, members: &[Member]) -> Result<Email, String> {
+pub fn member_email<M: Membership>(given: &str, members: &[M]) -> Result<Email, String> {
     let wanted = Email::parse(given).ok();
     members
         .iter()
-        .find(|m| wanted.as_ref() == Some(&m.email))
-        .map(|m| m.email.clone())
+        .find(|m| wanted.as_ref() == Some(m.member_email()))
+        .map(|m| m.member_email().clone())
         .ok_or_else(|| format!("no user with e-mail \"{given}\" in this account"))
 }
 
-/// Checks `body` against `account` (BEHAVIOR 15's rules: members and teams exist, `owner_field`
-/// is a `user` field of the type, `default_user` a member, the trigger grammar and fields, the
-/// SLA, percentages, `rotation_type`, sizes) and returns the parsed configuration, with the
-/// member id of every e-mail it names resolved (active members only, as provisioning does).
+/// The checks of a body that need nothing from the store (BEHAVIOR 15): `name` 1 to 256
+/// characters, at most 500 users and 50 teams (the shape of `settings`, the trigger grammar and
+/// the shape of `sla` are checked when the body is read). The API runs them before reading
+/// anything, so a body's reads are bounded by these limits ([`named_members`]); [`parse`] runs
+/// them first too.
 ///
-/// Errors: the first problem, with its path relative to the configuration.
-pub fn parse(body: ConfigBody, account: Account<'_>) -> Result<RouterConfig, ConfigError> {
+/// Errors: the first problem, with its path.
+pub fn check_counts(body: &ConfigBody) -> Result<(), ConfigError> {
     let name_chars = body.name.chars().take(MAX_NAME_CHARS + 1).count();
     if name_chars == 0 || name_chars > MAX_NAME_CHARS {
         return refused("name", format!("must be 1 to {MAX_NAME_CHARS} characters"));
@@ -176,6 +197,19 @@ pub fn parse(body: ConfigBody, account: Account<'_>) -> Result<RouterConfig, Con
     if body.teams.len() > MAX_TEAMS {
         return refused("teams", format!("at most {MAX_TEAMS} teams"));
     }
+    Ok(())
+}
+
+/// Checks `body` against `account` (BEHAVIOR 15's rules: members and teams exist, `owner_field`
+/// is a `user` field of the type, `default_user` a member, the trigger grammar and fields, the
+/// SLA, percentages, `rotation_type`, sizes) and returns the parsed configuration, with the
+/// member id of every e-mail it names resolved (active members only, as provisioning does).
+///
+/// Errors: the first problem, with its path relative to the configuration.
+pub fn parse<M: Membership>(
+    body: ConfigBody, account: Account<'_, M>,
+) -> Result<RouterConfig, ConfigError> {
+    check_counts(&body)?;
     let mut users = Vec::with_capacity(body.users.len());
     for (j, u) in body.users.iter().enumerate() {
         let email = member_email(&u.email, account.members)
@@ -217,17 +251,102 @@ pub fn parse(body: ConfigBody, account: Account<'_>) -> Result<RouterConfig, Con
         member_ids: Vec::new(),
     };
     config.member_ids = resolve(&config, account);
-    if crate::types::limits::json_size(&config) > MAX_ITEM_JSON_BYTES {
-        return refused(
-            "",
-            format!("Router too large: at most {MAX_ITEM_JSON_BYTES} bytes of JSON"),
-        );
-    }
+    check_stored_size(&config, account.catalogue.object_type())?;
     Ok(config)
 }
 
+/// 400 of a configuration too large to store (BEHAVIOR 12).
+pub const ROUTER_TOO_LARGE: &str = "Router too large";
+
+/// BEHAVIOR 12 and 15: a configuration lands in a router's item, its revisions' and its
+/// draft's, and (as JSON text) in the stored answer of an `Idempotency-Key` create, publish,
+/// unpublish or restore; each of those items must pass the size rule
+/// ([`size::check_write`]), whichever is largest. They are sized here as the adapter writes
+/// them, with the smallest metadata (no archive, version 0, a client id `""`; the answers under
+/// the longest `Idempotency-Key` and route): what a later write of them adds (an archive's time
+/// and client id, numbers of up to 20 digits, a 256-character client id of 4-byte characters)
+/// stays within the rule's reserve ([`size::RESERVE_BYTES`]), so a configuration accepted once
+/// is accepted by every later write of it.
+///
+/// Errors: 400 `Router too large` (no one key to blame, so the path is empty).
+pub fn check_stored_size(
+    config: &RouterConfig, object_type: ObjectType,
+) -> Result<(), ConfigError> {
+    let at = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+    let (id, account_id) = (RouterId::from(Uuid::nil()), AccountId::from(Uuid::nil()));
+    let router = Router {
+        id,
+        account_id,
+        name: String::new(),
+        object_type,
+        has_integration: false,
+        is_published: false,
+        settings: None,
+        users: Vec::new(),
+        teams: Vec::new(),
+        created_at: at,
+        updated_at: at,
+        archived_at: None,
+        archived_by: None,
+        member_ids: Vec::new(),
+        revision: 0,
+        version: 0,
+    }
+    .with_config(config, 0);
+    let revision = RouterRevision {
+        router_id: id,
+        account_id,
+        revision: 0,
+        config: config.clone(),
+        published_at: at,
+        published_by: String::new(),
+    };
+    let draft = RouterDraft {
+        router_id: id,
+        account_id,
+        based_on_revision: 0,
+        config: config.clone(),
+        updated_at: at,
+        updated_by: String::new(),
+        etag: ETag::new_random(),
+    };
+    // The longest key and route an answer of these routes is stored under.
+    let key = "k".repeat(crate::idempotency::MAX_KEY_CHARS);
+    let route = format!("POST /routers/{id}/revisions/{}/restore", u64::MAX);
+    let answer = |body: Result<StoredResponse, crate::error::DomainError>| {
+        let claim = IdempotencyClaim::new(
+            account_id,
+            route.clone(),
+            IdempotencyKey::parse(key.as_bytes()).ok()?,
+            Fingerprint::of_body(b""),
+            at,
+        );
+        Some(IdempotencyCompletion {
+            claim,
+            response: body.ok()?,
+        })
+    };
+    let router_answer = answer(StoredResponse::json(200, &RouterView::new(&router)));
+    let draft_answer = answer(StoredResponse::json(
+        200,
+        &DraftView::new(&draft, object_type),
+    ));
+    let fits = size::check_write(&router).is_ok()
+        && size::check_write(&revision).is_ok()
+        && size::check_write(&draft).is_ok()
+        && router_answer.is_some_and(|a| size::check_write(&a).is_ok())
+        && draft_answer.is_some_and(|a| size::check_write(&a).is_ok());
+    if fits {
+        Ok(())
+    } else {
+        refused("", ROUTER_TOO_LARGE)
+    }
+}
+
 /// The settings checked against the account (paths under `settings.`).
-fn settings(s: SettingsBody, account: Account<'_>) -> Result<RouterSettings, ConfigError> {
+fn settings<M: Membership>(
+    s: SettingsBody, account: Account<'_, M>,
+) -> Result<RouterSettings, ConfigError> {
     let catalogue = account.catalogue;
     if let Some(owner) = &s.owner_field {
         match catalogue.get(owner) {
@@ -351,7 +470,7 @@ fn percentages(
 /// The member id of each e-mail the configuration's roster names (its users, its teams'
 /// members, its backup user), among the account's active members: what dispatch reads the
 /// pool by ([`crate::model::router::Router::member_ids`]).
-fn resolve(config: &RouterConfig, account: Account<'_>) -> Vec<RosterMember> {
+fn resolve<M: Membership>(config: &RouterConfig, account: Account<'_, M>) -> Vec<RosterMember> {
     config
         .roster_emails(account.teams)
         .iter()
@@ -359,28 +478,157 @@ fn resolve(config: &RouterConfig, account: Account<'_>) -> Vec<RosterMember> {
             account
                 .members
                 .iter()
-                .find(|m| m.email.as_str() == *email && m.is_active())
+                .find(|m| m.member_email().as_str() == *email && m.is_active_member())
                 .map(|m| RosterMember {
-                    email: m.email.clone(),
-                    id: m.id,
+                    email: m.member_email().clone(),
+                    id: m.member_id(),
                 })
         })
         .collect()
 }
 
-/// Every e-mail and member reference a body names that the account must be asked about: its
-/// users, its backup user, and the string values of an SLA's `worked_values` (a `user` field's
-/// values are member ids or e-mails). The API reads these members before [`parse`] (the seed
-/// loader has every member at hand).
-pub fn named_members(body: &ConfigBody) -> Vec<String> {
-    let mut named: Vec<String> = body.users.iter().map(|u| u.email.clone()).collect();
-    if let Some(s) = &body.settings {
-        named.extend(s.default_user.clone());
-        if let Some(values) = s.sla.as_ref().and_then(|sla| sla.worked_values.as_ref()) {
-            named.extend(values.iter().filter_map(|v| v.as_str().map(str::to_string)));
+/// Most distinct members a body may name by e-mail or id (issue 47 point 3): its 500 users and
+/// its backup user. The worked values of an SLA on a `user` field count too, so a body naming
+/// more members than a roster can hold is refused before anything is read.
+pub const MAX_NAMED_MEMBERS: usize = MAX_USERS + 1;
+
+/// The members a body names that the account must be asked about (issue 47 point 3): the
+/// e-mails of its users and of its backup user, and, when `sla.worked_field` is a `user` field
+/// of `catalogue`, the members its `worked_values` name (by e-mail or id); other worked values
+/// are field values, not members. Texts that are not e-mail addresses name nobody and are left
+/// out (the check answers them 400). Each member once, at most [`MAX_NAMED_MEMBERS`].
+///
+/// Errors: `settings.sla.worked_values: at most 501 distinct members ...` past
+/// [`MAX_NAMED_MEMBERS`] (the users alone cannot pass it after [`check_counts`]).
+pub fn named_members(
+    body: &ConfigBody, catalogue: &Catalogue,
+) -> Result<NamedMembers, ConfigError> {
+    let mut named = NamedMembers::default();
+    let mut emails = std::collections::HashSet::new();
+    let mut ids = std::collections::HashSet::new();
+    let mut add = |named: &mut NamedMembers, given: &str| match MemberRef::parse(given) {
+        MemberRef::Email(email) if emails.insert(email.clone()) => named.emails.push(email),
+        MemberRef::Id(id) if ids.insert(id) => named.ids.push(id),
+        _ => {}
+    };
+    for u in &body.users {
+        if let Ok(email) = Email::parse(&u.email) {
+            add(&mut named, email.as_str());
         }
     }
-    named.sort();
-    named.dedup();
-    named
+    let Some(s) = &body.settings else {
+        return Ok(named);
+    };
+    if let Some(email) = s.default_user.as_deref().and_then(|e| Email::parse(e).ok()) {
+        add(&mut named, email.as_str());
+    }
+    if let Some(sla) = &s.sla {
+        let user_field = catalogue
+            .get(&sla.worked_field)
+            .is_some_and(|f| f.field_type == FieldType::User);
+        if user_field {
+            for value in sla.worked_values.iter().flatten() {
+                if let Some(given) = value.as_str() {
+                    add(&mut named, given);
+                }
+                if named.emails.len() + named.ids.len() > MAX_NAMED_MEMBERS {
+                    return refused(
+                        "settings.sla.worked_values",
+                        format!(
+                            "with the users and the default user, at most {MAX_NAMED_MEMBERS} \
+                             distinct members"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(named)
+}
+
+/// The members a body names ([`named_members`]), each once, in the order named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamedMembers {
+    /// Named by e-mail (canonical form).
+    pub emails: Vec<Email>,
+    /// Named by id (an SLA worked value of a `user` field).
+    pub ids: Vec<MemberId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(value: Value) -> ConfigBody {
+        serde_json::from_value(value).expect("a body")
+    }
+
+    fn contacts() -> Catalogue {
+        Catalogue::standard(ObjectType::Contacts)
+    }
+
+    #[test]
+    fn worked_values_are_members_only_on_a_user_field() {
+        let sla = |field: &str| {
+            body(serde_json::json!({
+                "name": "r",
+                "settings": {"default_user": "Dora@Example.com", "sla": {
+                    "minutes": 10, "worked_field": field,
+                    "worked_values": ["ana@example.com", "1d7e8f90-a1b2-4c3d-8e4f-5a6b7c8d9e01", "new"]
+                }},
+                "users": [{"email": "ben@example.com"}, {"email": "BEN@example.com"}, {"email": "not an address"}],
+                "teams": []
+            }))
+        };
+        let named = named_members(&sla("lead_status"), &contacts()).unwrap();
+        let emails: Vec<&str> = named.emails.iter().map(Email::as_str).collect();
+        assert_eq!(emails, ["ben@example.com", "dora@example.com"]);
+        assert!(named.ids.is_empty());
+        let named = named_members(&sla("contact_owner"), &contacts()).unwrap();
+        let emails: Vec<&str> = named.emails.iter().map(Email::as_str).collect();
+        assert_eq!(
+            emails,
+            ["ben@example.com", "dora@example.com", "ana@example.com"]
+        );
+        assert_eq!(named.ids.len(), 1);
+    }
+
+    #[test]
+    fn a_body_names_at_most_501_members_before_anything_is_read() {
+        let users: Vec<Value> = (0..MAX_USERS)
+            .map(|i| serde_json::json!({"email": format!("u{i}@example.com")}))
+            .collect();
+        let worked = |n: usize| -> Vec<Value> {
+            (0..n)
+                .map(|i| Value::String(format!("w{i}@example.com")))
+                .collect()
+        };
+        let make = |worked: Vec<Value>| {
+            body(serde_json::json!({
+                "name": "r",
+                "settings": {"default_user": "d@example.com", "sla": {
+                    "minutes": 10, "worked_field": "contact_owner", "worked_values": worked
+                }},
+                "users": users.clone(), "teams": []
+            }))
+        };
+        // The users' e-mails named again as worked values add nobody.
+        let again: Vec<Value> = (0..MAX_USERS)
+            .map(|i| Value::String(format!("U{i}@example.com")))
+            .collect();
+        let named = named_members(&make(again), &contacts()).unwrap();
+        assert_eq!(named.emails.len(), MAX_NAMED_MEMBERS);
+        let e = named_members(&make(worked(1)), &contacts()).unwrap_err();
+        assert_eq!(e.path, "settings.sla.worked_values");
+        // 50,000 worked values stop at the first one past the limit.
+        let e = named_members(&make(worked(50_000)), &contacts()).unwrap_err();
+        assert_eq!(e.path, "settings.sla.worked_values");
+        // Too many users is refused by the counts, before the members are named.
+        let mut many = make(Vec::new());
+        many.users.push(UserBody {
+            email: "one@example.com".into(),
+            percentage: None,
+        });
+        assert_eq!(check_counts(&many).unwrap_err().path, "users");
+    }
 }

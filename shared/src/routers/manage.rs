@@ -4,11 +4,12 @@
 //! Checks run in BEHAVIOR 2's order with section 15's additions: 400 (path) -> 404 -> 409
 //! (`Router is archived`) -> 412 / 428 (`If-Match`) -> 400 (body). Every write is one store
 //! write conditional on what was read (the router's version, the draft's tag, the rotation
-//! state's version); one that loses a race reads again and decides again, a few times. A
-//! publish reads in one round (router, draft, rotation state at once) and writes in a second.
+//! state's version); one that loses a race reads again and decides again until the retry
+//! deadline ([`crate::store::retry`]), then answers 409. A publish reads in one round (router,
+//! draft, rotation state at once) and writes in a second.
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
-use super::roster::members_by_email;
+use super::revision::{ensure_first_revision, first_revision_mended};
 use super::view::{config_json, router_json, DraftView, RevisionView, RouterView};
 use crate::audit::diff::ROUTER;
 pub use crate::audit::Actor;
@@ -20,14 +21,16 @@ use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse
 use crate::model::audit::{AuditAction, AuditEvent, AuditTarget, TargetType};
 use crate::model::dispatch::RotationState;
 use crate::model::holiday_calendar::CalendarRefs;
+use crate::model::member::MemberIdentity;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
-use crate::store::{keys, revision_position, Store, StoreError};
+use crate::store::retry::KEPT_CHANGING;
+use crate::store::{keys, revision_position, Backoff, Listed, Store, StoreError, Turns};
 use crate::types::etag::{ETag, IfMatch};
-use crate::types::ids::{AccountId, MemberId, RouterId};
+use crate::types::ids::{AccountId, RouterId};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -53,11 +56,6 @@ pub const IF_MATCH_REQUIRED: &str = "If-Match required";
 pub const REVISION_CALENDAR_DELETED: &str =
     "Revision names a holiday calendar that no longer exists";
 
-/// Rounds of reading and writing again when a write lost a race.
-const ATTEMPTS: usize = 5;
-/// Member lookups by e-mail sent at once while a configuration is validated.
-const LOOKUPS_AT_ONCE: usize = 16;
-
 /// A draft and its tag, for the answer and its `ETag` header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tagged {
@@ -72,6 +70,9 @@ pub struct RouterAdmin {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
+    /// Writes of one router, and the creates of one account (its router count), take turns
+    /// in this instance ([`Turns`]).
+    turns: Turns,
 }
 
 /// The configuration keys of a create or a draft body (BEHAVIOR 15).
@@ -98,6 +99,7 @@ impl RouterAdmin {
             store,
             clock,
             catalogues,
+            turns: Turns::default(),
         }
     }
 
@@ -105,7 +107,8 @@ impl RouterAdmin {
     /// `claim`'s answer (201) is stored with it.
     ///
     /// Errors: 400 naming the JSON path of the first problem of the body; 400 `Router limit
-    /// reached` at [`MAX_ROUTERS`]; 409 when the claim's lease was lost.
+    /// reached` at [`MAX_ROUTERS`]; 409 when the claim's lease was lost, or when the account's
+    /// router count kept changing until the retry deadline.
     pub async fn create(
         &self, actor: Actor<'_>, body: &Map<String, Value>, claim: Option<&IdempotencyClaim>,
     ) -> Result<RouterView, DomainError> {
@@ -144,21 +147,31 @@ impl RouterAdmin {
         // BEHAVIOR 18: every configuration key, before `null`.
         let changes = ROUTER.changes(None, Some(&config_json(&revision.config)));
         let event = router_event(actor, AuditAction::RouterCreated, router.id, changes, now);
-        match self
-            .store
-            .create_router(
-                &router,
-                &revision,
-                MAX_ROUTERS,
-                completion.as_ref(),
-                Some(&event),
-            )
-            .await
-        {
-            Ok(()) => Ok(view),
-            Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(ROUTER_LIMIT_REACHED)),
-            Err(StoreError::UnknownHolidayCalendar) => Err(invalid_router_calendar()),
-            Err(e) => Err(e.into()),
+        // The account's router count is one item every create and archive moves: a create that
+        // lost the race to it writes again (its own items are new, nothing to read again).
+        let _turn = self.turns.take(format!("count:{}", actor.account_id)).await;
+        let mut backoff = Backoff::new();
+        loop {
+            match self
+                .store
+                .create_router(
+                    &router,
+                    &revision,
+                    MAX_ROUTERS,
+                    completion.as_ref(),
+                    Some(&event),
+                )
+                .await
+            {
+                Ok(()) => return Ok(view),
+                Err(StoreError::Rejected(_)) => {
+                    return Err(DomainError::bad_request(ROUTER_LIMIT_REACHED))
+                }
+                Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(lost_races()),
+                Err(e) => return Err(e.into()),
+            }
         }
     }
 
@@ -187,7 +200,9 @@ impl RouterAdmin {
     ) -> Result<Tagged, DomainError> {
         let mut body = Some(body);
         let mut config: Option<RouterConfig> = None;
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             let config = match &config {
@@ -220,13 +235,13 @@ impl RouterAdmin {
                 .await
             {
                 Ok(()) => return Ok(tagged(&draft, router.object_type)),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(lost_races()),
                 // The calendar was deleted after the validator read it.
                 Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(lost_races())
     }
 
     /// `DELETE /routers/{id}/draft`.
@@ -238,7 +253,9 @@ impl RouterAdmin {
         &self, actor: Actor<'_>, id: RouterId, if_match: Option<&IfMatch>,
     ) -> Result<(), DomainError> {
         let account_id = actor.account_id;
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, current) = self.writable_with_draft(account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             let current = current.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
@@ -261,11 +278,11 @@ impl RouterAdmin {
                 .await
             {
                 Ok(()) => return Ok(()),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(lost_races()),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(lost_races())
     }
 
     /// `POST /routers/{id}/publish`: the draft becomes the next revision, live at once, and
@@ -280,7 +297,9 @@ impl RouterAdmin {
         body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
     ) -> Result<(RouterView, bool), DomainError> {
         let mut body = Some(body);
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, draft, rotation) = tokio::try_join!(
                 self.store.get_router(actor.account_id, id),
                 self.store.get_router_draft(actor.account_id, id),
@@ -296,6 +315,9 @@ impl RouterAdmin {
                     if !if_match.passes(Some(&draft.etag)) {
                         return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()));
                     }
+                    // Revision 1 of a router stored before revisions existed, kept before
+                    // revision 2 replaces its configuration.
+                    ensure_first_revision(self.store.as_ref(), &router).await?;
                     published(actor, &router, draft, &rotation, now)
                 }
                 None if if_match.is_some() => {
@@ -314,10 +336,10 @@ impl RouterAdmin {
             let write = audited(actor, AuditAction::RouterPublished, &router, write, now);
             match self.write(write, claim).await? {
                 Some(view) => return Ok((view, true)),
-                None => continue,
+                None if backoff.again().await => continue,
+                None => return Err(lost_races()),
             }
         }
-        Err(lost_races())
     }
 
     /// `POST /routers/{id}/unpublish`: dispatch answers `The router is unpublished` from now
@@ -330,7 +352,9 @@ impl RouterAdmin {
         claim: Option<&IdempotencyClaim>,
     ) -> Result<(RouterView, bool), DomainError> {
         let mut body = Some(body);
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let router = writable(self.store.get_router(actor.account_id, id).await?)?;
             take_body(&mut body)?;
             if !router.is_published {
@@ -345,17 +369,22 @@ impl RouterAdmin {
             if let Some(view) = self.write(write, claim).await? {
                 return Ok((view, true));
             }
+            if !backoff.again().await {
+                return Err(lost_races());
+            }
         }
-        Err(lost_races())
     }
 
     /// `DELETE /routers/{id}`: archives the router and drops its draft; dispatch answers
     /// `Router not found` from now on, and its pending SLA checks end `cancelled` when they
     /// come due (BEHAVIOR 14's check of an archived router). Revisions and history stay.
     ///
-    /// Errors: 404 for an unknown or already archived router.
+    /// Errors: 404 for an unknown or already archived router; 409 when it kept changing until
+    /// the retry deadline.
     pub async fn archive(&self, actor: Actor<'_>, id: RouterId) -> Result<RouterView, DomainError> {
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, draft) = tokio::try_join!(
                 self.store.get_router(actor.account_id, id),
                 self.store.get_router_draft(actor.account_id, id)
@@ -387,8 +416,10 @@ impl RouterAdmin {
             if let Some(view) = self.write(write, None).await? {
                 return Ok(view);
             }
+            if !backoff.again().await {
+                return Err(lost_races());
+            }
         }
-        Err(lost_races())
     }
 
     /// `GET /routers/{id}/revisions`: newest first, section 11's list rules. A page reads at
@@ -419,10 +450,17 @@ impl RouterAdmin {
             }
             _ => page.clone(),
         };
-        let listed = self
+        let mut listed = self
             .store
             .list_router_revisions(account_id, id, &read)
             .await?;
+        // A router always has revisions 1 to its live one: an empty first page is a router
+        // stored before revisions existed, whose revision 1 is stored now.
+        if listed.items.is_empty() && matches!(read.start, PageStart::Offset(0)) {
+            if let Some(first) = first_revision_mended(self.store.as_ref(), &router).await? {
+                listed = Listed::new(vec![first], None);
+            }
+        }
         Ok(cursors.answer(&list, &page, listed, RevisionView::new, revision_position))
     }
 
@@ -450,7 +488,9 @@ impl RouterAdmin {
     ) -> Result<Tagged, DomainError> {
         let (_, revision) = self.router_revision(actor.account_id, id, n).await?;
         let mut body = Some(body);
-        for _ in 0..ATTEMPTS {
+        let _turn = self.turns.take(id.to_string()).await;
+        let mut backoff = Backoff::new();
+        loop {
             let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
             check_if_match(if_match, current.as_ref())?;
             take_body(&mut body)?;
@@ -476,7 +516,8 @@ impl RouterAdmin {
                 .await
             {
                 Ok(()) => return Ok(answer),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => continue,
+                Err(StoreError::Conflict) => return Err(lost_races()),
                 // The revision names a holiday calendar deleted since it was published.
                 Err(StoreError::UnknownHolidayCalendar) => {
                     return Err(DomainError::conflict(REVISION_CALENDAR_DELETED))
@@ -484,7 +525,6 @@ impl RouterAdmin {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(lost_races())
     }
 
     /// The router (404 when unknown) and revision `n` of it (404 `Revision not found`).
@@ -499,7 +539,16 @@ impl RouterAdmin {
             }
         })?;
         let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
-        let revision = revision.ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?;
+        let revision = match revision {
+            Some(revision) => revision,
+            // Revision 1 of a router stored before revisions existed: stored now.
+            None if number == Some(FIRST_REVISION) => {
+                first_revision_mended(self.store.as_ref(), &router)
+                    .await?
+                    .ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?
+            }
+            None => return Err(DomainError::not_found(REVISION_NOT_FOUND)),
+        };
         Ok((router, revision))
     }
 
@@ -587,41 +636,48 @@ impl RouterAdmin {
         }
     }
 
-    /// Checks `body` against the account: the members it names (by e-mail or id, and the
-    /// members of the teams it names) are read first, at most [`LOOKUPS_AT_ONCE`] at a time.
+    /// Checks `body` against the account, at a cost bounded by the body's limits (issue 47
+    /// point 3): its counts, name and shapes first, before any read ([`config::check_counts`];
+    /// 400 without a store request); then the field catalogues and the teams; then the members
+    /// it names, by key ([`MemberStore::identify_members`]: its users, its backup user, the
+    /// members of the teams it names, and the worked values of an SLA on a `user` field, by
+    /// e-mail; such worked values given by id with [`MemberStore::get_members`]): at most
+    /// [`config::MAX_NAMED_MEMBERS`] from the body, whatever the size of the account.
+    ///
+    /// [`MemberStore::identify_members`]: crate::store::MemberStore::identify_members
+    /// [`MemberStore::get_members`]: crate::store::MemberStore::get_members
     async fn validate(
         &self, account_id: AccountId, object_type: ObjectType, body: ConfigBody,
     ) -> Result<RouterConfig, DomainError> {
+        config::check_counts(&body).map_err(invalid)?;
         let (catalogues, teams) = tokio::try_join!(
             self.catalogues.get(self.store.as_ref(), account_id),
             self.store.list_teams(account_id)
         )?;
-        let mut named = config::named_members(&body);
+        let catalogue = catalogues.get(object_type);
+        let mut named = config::named_members(&body, catalogue).map_err(invalid)?;
         for team in teams
             .iter()
             .filter(|t| body.teams.iter().any(|b| b.name == t.name))
         {
-            named.extend(team.members.iter().map(|e| e.as_str().to_string()));
+            named.emails.extend(team.members.iter().cloned());
         }
-        named.sort();
-        named.dedup();
-        let ids: Vec<MemberId> = named
-            .iter()
-            .filter_map(|n| MemberId::try_parse(n))
-            .collect();
-        let emails: Vec<String> = named
-            .into_iter()
-            .filter(|n| MemberId::try_parse(n).is_none())
-            .collect();
-        let mut members = Vec::new();
-        for chunk in emails.chunks(LOOKUPS_AT_ONCE) {
-            members.extend(members_by_email(self.store.as_ref(), account_id, chunk).await?);
+        {
+            let mut seen = std::collections::HashSet::new();
+            named.emails.retain(|e| seen.insert(e.clone()));
         }
-        if !ids.is_empty() {
-            for member in self.store.get_members(account_id, &ids).await? {
-                if !members.iter().any(|m| m.id == member.id) {
-                    members.push(member);
+        let (mut members, by_id) = tokio::try_join!(
+            self.store.identify_members(account_id, &named.emails),
+            async {
+                match named.ids.is_empty() {
+                    true => Ok(Vec::new()),
+                    false => self.store.get_members(account_id, &named.ids).await,
                 }
+            }
+        )?;
+        for member in &by_id {
+            if !members.iter().any(|m| m.id == member.id) {
+                members.push(MemberIdentity::from(member));
             }
         }
         // BEHAVIOR 17: a named calendar must be one of the account's (at most 20, one read).
@@ -640,7 +696,7 @@ impl RouterAdmin {
         let account = config::Account {
             members: &members,
             teams: &teams,
-            catalogue: catalogues.get(object_type),
+            catalogue,
             holiday_calendars: &holiday_calendars,
         };
         config::parse(body, account).map_err(invalid)
@@ -839,8 +895,9 @@ fn completion(
         .transpose()
 }
 
+/// The 409 of a write that kept losing races until the retry deadline (BEHAVIOR 12).
 fn lost_races() -> DomainError {
-    DomainError::internal("the router kept changing while it was written")
+    DomainError::conflict(KEPT_CHANGING)
 }
 
 /// A configuration problem as a 400 naming its path in `field`.

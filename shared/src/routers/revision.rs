@@ -5,7 +5,7 @@
 
 use super::manage::{DRAFT_NOT_FOUND, REVISION_NOT_FOUND};
 use crate::error::DomainError;
-use crate::model::router::{Router, RouterConfig, FIRST_REVISION};
+use crate::model::router::{Router, RouterConfig, RouterRevision, FIRST_REVISION};
 use crate::store::{Store, StoreResult};
 use crate::types::ids::{AccountId, RouterId};
 use serde::{Serialize, Serializer};
@@ -76,7 +76,17 @@ impl RevisionChoice {
     pub fn apply(
         self, router: &Router, config: Option<&RouterConfig>,
     ) -> Result<Router, DomainError> {
-        let config = config.ok_or_else(|| self.not_found())?;
+        // A router stored before revisions existed has no revision-1 item (see
+        // [`first_revision_mended`]); its live configuration is revision 1's.
+        let live;
+        let config = match config {
+            Some(config) => config,
+            None if self == Self::Number(FIRST_REVISION) && router.revision == FIRST_REVISION => {
+                live = router.config();
+                &live
+            }
+            None => return Err(self.not_found()),
+        };
         let number = match self {
             Self::Draft => router.revision,
             Self::Number(n) => n,
@@ -91,6 +101,48 @@ impl RevisionChoice {
             Self::Number(_) => REVISION_NOT_FOUND,
         })
     }
+}
+
+/// Revision 1 of `router`, stored now when a read found none: a router stored before
+/// revisions existed (the release before router management wrote no revision items) reads as
+/// revision 1, and its live configuration is revision 1's, but it has no revision-1 item. It is
+/// mended where revision 1 is wanted: the revision list, `GET .../revisions/1`, a restore of
+/// revision 1, and the first publish of a draft (after which the live configuration is no longer
+/// revision 1's: [`ensure_first_revision`]). One write conditional on the item's absence
+/// ([`crate::store::RouterStore::put_first_revision`]), so concurrent menders write it once;
+/// the revision is [`RouterRevision::provisioned`], the same whoever writes it.
+///
+/// `None` for a router past revision 1: its first configuration is not known from it.
+///
+/// Errors: the store's.
+pub(crate) async fn first_revision_mended(
+    store: &dyn Store, router: &Router,
+) -> StoreResult<Option<RouterRevision>> {
+    if router.revision != FIRST_REVISION {
+        return Ok(None);
+    }
+    let first = RouterRevision::provisioned(router);
+    if store.put_first_revision(&first).await? {
+        tracing::info!(router_id = %router.id, "stored the missing revision 1 of a router");
+    }
+    Ok(Some(first))
+}
+
+/// Before a publish makes revision 2 of a router at revision 1: reads its revision 1 and
+/// mends it when missing ([`first_revision_mended`]), so that the configuration it ran stays
+/// listed and restorable. Nothing for a router past revision 1.
+///
+/// Errors: the store's.
+pub(crate) async fn ensure_first_revision(store: &dyn Store, router: &Router) -> StoreResult<()> {
+    if router.revision == FIRST_REVISION
+        && store
+            .get_router_revision(router.account_id, router.id, FIRST_REVISION)
+            .await?
+            .is_none()
+    {
+        first_revision_mended(store, router).await?;
+    }
+    Ok(())
 }
 
 impl Serialize for RevisionChoice {

@@ -7,8 +7,9 @@ use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The holiday calendars a run evaluates (BEHAVIOR 17): the account's calendars by id (read
-/// with the pool) and the router's calendar. Cheap to clone.
+/// The holiday calendars a run evaluates (BEHAVIOR 17): those its router and the members it
+/// evaluates name, by id (read by key with the pool), and the router's calendar. Cheap to
+/// clone.
 #[derive(Debug, Clone, Default)]
 pub struct HolidayCalendars {
     by_id: Arc<HashMap<HolidayCalendarId, HolidayCalendar>>,
@@ -21,7 +22,7 @@ impl HolidayCalendars {
         Self::default()
     }
 
-    /// The account's `calendars`, with `router` the router's calendar (an id that is not among
+    /// The `calendars` read, with `router` the router's calendar (an id that is not among
     /// them names no holidays).
     pub fn new(calendars: Vec<HolidayCalendar>, router: Option<HolidayCalendarId>) -> Self {
         Self {
@@ -30,12 +31,25 @@ impl HolidayCalendars {
         }
     }
 
-    /// The calendar `id`, if the account has it.
+    /// The same calendars and `more` (read later: a member read after the others names them).
+    pub fn extended(&self, more: Vec<HolidayCalendar>) -> Self {
+        if more.is_empty() {
+            return self.clone();
+        }
+        let mut by_id = (*self.by_id).clone();
+        by_id.extend(more.into_iter().map(|c| (c.id, c)));
+        Self {
+            by_id: Arc::new(by_id),
+            router: self.router,
+        }
+    }
+
+    /// The calendar `id`, if it was read.
     pub fn get(&self, id: HolidayCalendarId) -> Option<&HolidayCalendar> {
         self.by_id.get(&id)
     }
 
-    /// The ids of the account's calendars, in no particular order.
+    /// The ids of the calendars read, in no particular order.
     pub fn ids(&self) -> impl Iterator<Item = HolidayCalendarId> + '_ {
         self.by_id.keys().copied()
     }

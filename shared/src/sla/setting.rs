@@ -3,7 +3,7 @@
 
 use crate::fields::catalogue::Catalogue;
 use crate::fields::validate::{validate_value, FieldInput};
-use crate::model::member::{Member, MemberRef};
+use crate::model::member::{MemberRef, Membership};
 use crate::model::sla::{SlaMinutes, SlaSetting, WorkedValues};
 use serde_json::Value;
 
@@ -37,9 +37,9 @@ fn refused<T>(key: impl Into<String>, message: impl Into<String>) -> Result<T, S
 ///   both as given and in stored form.
 ///
 /// Errors: the first problem, naming its key.
-pub fn parse_setting(
+pub fn parse_setting<M: Membership>(
     minutes: i64, worked_field: &str, worked_values: Option<&[Value]>, catalogue: &Catalogue,
-    members: &[Member],
+    members: &[M],
 ) -> Result<SlaSetting, SlaSettingError> {
     let minutes = SlaMinutes::parse(minutes).or_else(|e| refused("minutes", e))?;
     let Some(field) = catalogue.get(worked_field) else {
@@ -95,10 +95,10 @@ pub fn parse_setting(
 }
 
 /// The e-mail of the active member named by `given` (an id or an e-mail).
-fn active_member(members: &[Member], given: &str) -> Option<String> {
+fn active_member<M: Membership>(members: &[M], given: &str) -> Option<String> {
     MemberRef::parse(given)
         .find_active(members)
-        .map(|m| m.email.as_str().to_string())
+        .map(|m| m.member_email().as_str().to_string())
 }
 
 #[cfg(test)]
@@ -109,7 +109,7 @@ mod tests {
 
     fn parse(minutes: i64, field: &str, values: Option<Value>) -> Result<SlaSetting, String> {
         let values = values.map(|v| v.as_array().cloned().unwrap_or_default());
-        parse_setting(
+        parse_setting::<crate::model::member::Member>(
             minutes,
             field,
             values.as_deref(),

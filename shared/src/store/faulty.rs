@@ -2,9 +2,9 @@
 //! conflict retries) without a broken backend.
 
 use super::{
-    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore, Listed,
-    MemberStore, Page, Position, ProvisionReport, ProvisionStore, RecordStore, RouterStore, Store,
-    StoreError, StoreResult, UniqueKey, WebhookStore,
+    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
+    IdempotencyStore, Listed, MemberStore, Page, Position, ProvisionReport, ProvisionStore,
+    RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey, WebhookStore,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -16,7 +16,7 @@ use crate::model::dispatch::{
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
-use crate::model::member::Member;
+use crate::model::member::{Member, MemberIdentity};
 use crate::model::object_type::ObjectType;
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
@@ -24,6 +24,7 @@ use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::RouterWrite;
 use crate::model::sla::SlaStatus;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::types::email::Email;
 use crate::types::etag::ETag;
 use crate::types::ids::HolidayCalendarId;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId, WebhookId};
@@ -49,6 +50,8 @@ pub struct Faults {
     pub crm_sync_updates_fail: AtomicBool,
     /// Counts the rounds of store calls (see [`Rounds`]).
     pub rounds: Rounds,
+    /// Counts the items answered by the reads that answer many (see [`Volumes`]).
+    pub volumes: Volumes,
     /// When set, `list_members` and `find_member_by_email` answer from these members (an index
     /// that lags behind the table, as DynamoDB's eventually consistent GSIs can); reads by key
     /// stay fresh.
@@ -152,6 +155,40 @@ impl Rounds {
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
         )
+    }
+}
+
+/// The items answered by the reads that answer many items (`get_records`,
+/// `list_router_dispatches_between`), by port method, always counted: what a bounded reader
+/// (the what-if replay) read, and at most how much at once.
+#[derive(Debug, Default)]
+pub struct Volumes {
+    by_method: std::sync::Mutex<std::collections::BTreeMap<&'static str, Volume>>,
+}
+
+/// The items one port method answered since [`Volumes::take`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Volume {
+    /// Its calls.
+    pub calls: usize,
+    /// The items they answered in all.
+    pub items: usize,
+    /// The most items one call answered.
+    pub largest: usize,
+}
+
+impl Volumes {
+    fn note(&self, method: &'static str, items: usize) {
+        let mut by_method = self.by_method.lock().unwrap_or_else(|e| e.into_inner());
+        let volume = by_method.entry(method).or_default();
+        volume.calls += 1;
+        volume.items += items;
+        volume.largest = volume.largest.max(items);
+    }
+
+    /// The volumes since the last call (by port method), counting from zero again.
+    pub fn take(&self) -> std::collections::BTreeMap<&'static str, Volume> {
+        std::mem::take(&mut *self.by_method.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -303,17 +340,25 @@ delegate_store! {
     fn update_record(
         record: &Record, version: u64, claimed: &[UniqueKey], released: &[UniqueKey]
     ) -> ();
-    fn get_records(account_id: AccountId, ids: &[RecordId]) -> Vec<Record>;
     fn find_by_unique_key(account_id: AccountId, object_type: ObjectType, key: &UniqueKey)
         -> Option<Record>;
     ;
     ;
+    /// Counted in [`Faults::volumes`].
+    async fn get_records(&self, account_id: AccountId, ids: &[RecordId]) -> StoreResult<Vec<Record>> {
+        self.check("get_records")?;
+        let records = self.observed("get_records", self.inner.get_records(account_id, ids));
+        let records = records.await?;
+        self.faults.volumes.note("get_records", records.len());
+        Ok(records)
+    }
 }
 
 delegate_store! {
     impl MemberStore;
     fn get_member(account_id: AccountId, member_id: MemberId) -> Option<Member>;
     fn get_members(account_id: AccountId, ids: &[MemberId]) -> Vec<Member>;
+    fn identify_members(account_id: AccountId, emails: &[Email]) -> Vec<MemberIdentity>;
     ;
     audited fn update_member(
         member: &Member, version: u64, calendars: &CalendarRefs, audit: Option<&AuditEvent>
@@ -354,6 +399,7 @@ delegate_store! {
         -> Option<RouterRevision>;
     fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
         -> Listed<RouterRevision>;
+    fn put_first_revision(revision: &RouterRevision) -> bool;
     ;
     audited fn create_router(
         router: &Router, revision: &RouterRevision, max: u64,
@@ -395,10 +441,6 @@ delegate_store! {
     ) -> ();
     fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
         -> Listed<DispatchEntry>;
-    fn list_router_dispatches_between(
-        account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
-        after: Option<&Position>, limit: usize
-    ) -> Listed<DispatchEntry>;
     fn list_record_dispatches(
         account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
     ) -> Listed<DispatchEntry>;
@@ -416,6 +458,30 @@ delegate_store! {
     fn commit_assignment(write: &AssignmentWrite) -> ();
     ;
     ;
+    /// Counted in [`Faults::volumes`].
+    async fn list_router_dispatches_between(
+        &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
+        after: Option<&Position>, limit: usize,
+    ) -> StoreResult<Listed<DispatchEntry>> {
+        self.check("list_router_dispatches_between")?;
+        let call = self
+            .inner
+            .list_router_dispatches_between(account_id, router_id, from, to, after, limit);
+        let listed = self.observed("list_router_dispatches_between", call).await?;
+        self.faults
+            .volumes
+            .note("list_router_dispatches_between", listed.items.len());
+        Ok(listed)
+    }
+
+    /// Answers the router as changed ([`Faults::routers_as`]).
+    async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound> {
+        self.check("first_round_reads")?;
+        let found = self.observed("first_round_reads", self.inner.first_round_reads(reads));
+        let mut found = found.await?;
+        found.router = self.faults.router_as(found.router);
+        Ok(found)
+    }
 }
 
 delegate_store! {
@@ -470,6 +536,8 @@ delegate_store! {
     fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
     fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
         -> Option<HolidayCalendar>;
+    fn get_holiday_calendars(account_id: AccountId, ids: &[HolidayCalendarId])
+        -> Vec<HolidayCalendar>;
     ;
     audited fn create_holiday_calendar(
         calendar: &HolidayCalendar, max: u64, audit: Option<&AuditEvent>

@@ -10,6 +10,8 @@
 //! | API client | `CLIENT#<client_id>` | `CLIENT` | | |
 //! | role | `ROLE#<id>` | `ROLE` | | `ACCOUNT#<a>#ROLES` / `<id>` |
 //! | member | `MEMBER#<id>` | `MEMBER` | `ACCOUNT#<a>#MEMBERS` / `<email>#<id>` | same |
+//! | member by e-mail | `MEMBER_EMAIL#<a>#<email>` | `MEMBER_EMAIL` | | |
+//! | member e-mails complete (marker) | `ACCOUNT#<a>` | `MEMBER_EMAILS` | | |
 //! | team | `TEAM#<id>` | `TEAM` | | `ACCOUNT#<a>#TEAMS` / `<created>#<id>` |
 //! | field definition | `ACCOUNT#<a>` | `FIELD#<type>#<internal_name>` | | |
 //! | router | `ROUTER#<id>` | `ROUTER` | `ACCOUNT#<a>#ROUTERS` / `<created>#<id>` | same |
@@ -23,6 +25,7 @@
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
+//! | `Idempotency-Key` request | `REQUEST#<a>#<key>` | `REQUEST#<route>` (`REQUEST#sha256:<hex>` past 1,024 bytes) | | |
 //! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>`; parked: `DUE#PARKED` / `<parked at>#<id>` | |
 //! | webhook subscription | `ACCOUNT#<a>` | `WEBHOOK#<id>` | | |
 //! | webhook subscriptions count | `ACCOUNT#<a>` | `WEBHOOK_COUNT` | | |
@@ -34,10 +37,17 @@
 //!
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
+//!
+//! A client's value that lands in a key is sized by the one key rule ([`super::size`]): a guard's
+//! value or an `Idempotency-Key` route that would not fit is replaced by its SHA-256
+//! ([`guard`], [`idempotent_request`]); any other key that cannot fit names no item, and the
+//! DynamoDB adapter answers a read of it as absent without sending it.
 
+use super::size;
 use super::tally::{Buckets, Span};
 use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
+use crate::types::email::Email;
 use crate::types::ids::{
     AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId,
 };
@@ -148,20 +158,25 @@ pub fn field_definition(
 }
 
 /// The uniqueness guard of `field` = `value` among active records of the account and type
-/// (`UNIQUE#<account>#<type>#<field>#<canonical value>`). Values longer than
-/// [`MAX_VERBATIM_VALUE`] bytes are replaced by `sha256:<hex>`.
+/// (`UNIQUE#<account>#<type>#<field>#<canonical value>`). A value longer than
+/// [`MAX_VERBATIM_VALUE`] bytes, or one that would make the key longer than a partition key
+/// fits ([`size::partition_key_fits`]), is replaced by `sha256:<hex>`.
 pub fn guard(account_id: AccountId, object_type: ObjectType, field: &str, value: &str) -> Key {
-    let value = if value.len() > MAX_VERBATIM_VALUE {
-        let digest = Sha256::digest(value.as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        format!("sha256:{hex}")
+    let prefix = format!("UNIQUE#{account_id}#{object_type}#{field}#");
+    let verbatim = format!("{prefix}{value}");
+    let pk = if value.len() > MAX_VERBATIM_VALUE || !size::partition_key_fits(&verbatim) {
+        format!("{prefix}{}", sha256(value))
     } else {
-        value.to_string()
+        verbatim
     };
-    Key::new(
-        format!("UNIQUE#{account_id}#{object_type}#{field}#{value}"),
-        "UNIQUE",
-    )
+    Key::new(pk, "UNIQUE")
+}
+
+/// `sha256:<lowercase hex>` of `value`: what stands in a key for a value too long for it.
+fn sha256(value: &str) -> String {
+    let digest = Sha256::digest(value.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 /// A router's rotation state, beside the router in its partition.
@@ -313,11 +328,20 @@ pub fn audit_target_index(
 /// partition key ends with the key after the fixed-length account id and the sort key holds the
 /// route, so no `#` in a key or route can make two scopes meet (and one key's items spread over
 /// partitions).
+///
+/// A route whose sort key would pass 1,024 bytes (a path segment of a thousand digits) is
+/// replaced by `sha256:<hex>`: the request is still claimed, answered and replayed.
 pub fn idempotent_request(account_id: AccountId, route: &str, key: &str) -> Key {
-    Key::new(
-        format!("REQUEST#{account_id}#{key}"),
-        &format!("REQUEST#{route}"),
-    )
+    let verbatim = format!("REQUEST#{route}");
+    let sk = if size::sort_key_fits(&verbatim) {
+        verbatim
+    } else {
+        format!("REQUEST#{}", sha256(route))
+    };
+    Key {
+        pk: format!("REQUEST#{account_id}#{key}"),
+        sk,
+    }
 }
 
 /// The idempotency marker of a queue message (its id).
@@ -466,6 +490,20 @@ pub fn record_index(
         by_creation(created_at, id),
         active,
     )
+}
+
+/// The item that finds a member by e-mail in its account (issue 47 point 3): one item per
+/// member, written with it by provisioning, read by key in batches ([`size::key_fits`]: an
+/// address fits, e-mails being at most 64 characters before the `@` and 253 after).
+pub fn member_email(account_id: AccountId, email: &Email) -> Key {
+    Key::new(format!("MEMBER_EMAIL#{account_id}#{email}"), "MEMBER_EMAIL")
+}
+
+/// The marker that every member of the account has its [`member_email`] item (written by
+/// provisioning once it has written or backfilled them all; a table written before these items
+/// existed has none until provisioning runs on it).
+pub fn member_emails_complete(account_id: AccountId) -> Key {
+    Key::new(account(account_id).pk, "MEMBER_EMAILS")
 }
 
 /// Index keys of a member: GSI1 only while active, GSI2 always.
@@ -631,6 +669,61 @@ mod tests {
         assert!(guard(id(1), ObjectType::Deals, "external_id", &short)
             .pk
             .ends_with(&short));
+    }
+
+    #[test]
+    fn a_guard_value_that_would_not_fit_a_partition_key_is_hashed_whatever_its_length() {
+        // A field name of 1,000 bytes leaves no room for a verbatim value of 1,024.
+        let field = "f".repeat(1000);
+        let value = "v".repeat(MAX_VERBATIM_VALUE);
+        let k = guard(id(1), ObjectType::Contacts, &field, &value);
+        assert!(size::partition_key_fits(&k.pk), "{}", k.pk.len());
+        assert!(k.pk.ends_with(&sha256(&value)));
+        // A short key keeps its value verbatim, as guards written by earlier releases do.
+        assert!(guard(id(1), ObjectType::Contacts, "email", &value)
+            .pk
+            .ends_with(&value));
+    }
+
+    #[test]
+    fn an_idempotent_route_too_long_for_a_sort_key_is_hashed_and_stays_distinct() {
+        let short = "POST /routers/x/revisions/12/restore";
+        assert_eq!(
+            idempotent_request(id(1), short, "k").sk,
+            format!("REQUEST#{short}")
+        );
+        let long = format!("POST /routers/x/revisions/{}/restore", "9".repeat(1100));
+        let longer = format!("POST /routers/x/revisions/{}/restore", "9".repeat(1101));
+        let a = idempotent_request(id(1), &long, "k");
+        assert!(size::key_fits(&a), "{}", a.sk.len());
+        assert!(a.sk.starts_with("REQUEST#sha256:"));
+        assert_ne!(a, idempotent_request(id(1), &longer, "k"));
+        assert_ne!(a, idempotent_request(id(2), &long, "k"));
+    }
+
+    #[test]
+    fn member_email_items_are_per_account_and_address() {
+        let email = Email::parse("Ana@Example.com").unwrap();
+        let k = member_email(id(1), &email);
+        assert_eq!(
+            k.pk,
+            "MEMBER_EMAIL#00000000-0000-0000-0000-000000000001#ana@example.com"
+        );
+        assert_ne!(k, member_email(id(2), &email));
+        assert_eq!(member_emails_complete(id(1)).pk, account(id(1)).pk);
+        // An address is at most 64 characters before the `@` (4 bytes each at most) and 253
+        // after it (an A-label host name): far inside a partition key.
+        let domain = [
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(61),
+        ]
+        .join(".");
+        assert_eq!(domain.len(), 253);
+        let longest = Email::parse(&format!("{}@{domain}", "x".repeat(64))).unwrap();
+        assert!(member_email(id(1), &longest).pk.len() + 3 * 64 < size::MAX_PARTITION_KEY_BYTES);
+        assert!(Email::parse(&format!("{}@{domain}", "x".repeat(65))).is_err());
     }
 
     #[test]

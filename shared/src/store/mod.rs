@@ -9,7 +9,8 @@
 //! - uniqueness of record keys: guard items claimed in the same transaction as the record
 //!   ([`RecordStore::create_record`], [`RecordStore::update_record`]);
 //! - lost updates: every mutable item carries a `version`; writes are conditional on the version
-//!   read ([`StoreError::Conflict`] otherwise).
+//!   read ([`StoreError::Conflict`] otherwise), and the services read again and apply again
+//!   until one deadline ([`retry`]).
 //!
 //! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
 //! fast tests') and [`dynamodb::DynamoStore`] (production: one DynamoDB table whose keys come
@@ -29,6 +30,8 @@ pub mod keys;
 pub mod memory;
 pub mod port;
 mod position;
+pub mod retry;
+pub mod size;
 pub mod tally;
 
 pub use crate::model::provision::ProvisionReport;
@@ -36,14 +39,16 @@ pub use crate::model::record::UniqueKey;
 pub use crate::page::{Listed, Page, PageStart, Position};
 pub use error::{StoreError, StoreResult};
 pub use port::{
-    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore,
-    MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore, RECORD_BATCH_WAVE,
+    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
+    IdempotencyStore, MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore,
+    RECORD_BATCH_WAVE,
 };
 pub use position::{
     audit_position, delivery_position, dispatch_position, holiday_calendar_page,
     holiday_calendar_position, member_position, record_position, revision_position,
     router_position, webhook_position,
 };
+pub use retry::{Backoff, Turns, CONFLICT_DEADLINE};
 
 /// Every trait of the port, for code that calls store methods on a concrete adapter
 /// (`MemoryStore`, `DynamoStore`) rather than through `dyn Store`: `use

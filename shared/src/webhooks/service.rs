@@ -19,14 +19,27 @@ use crate::outbound::{OutboundPolicy, OutboundUrl};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
-use crate::store::{delivery_position, webhook_position, Store, StoreError};
+use crate::store::{delivery_position, size, webhook_position, Backoff, Store, StoreError, Turns};
 use crate::types::ids::{AccountId, DeliveryId, WebhookId};
-use rand::Rng;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Subscriptions an account may have (BEHAVIOR 13).
 pub const MAX_SUBSCRIPTIONS: u64 = 20;
+
+/// The 400 of a subscription whose stored item would pass the size rule (BEHAVIOR 12; its
+/// fields' own limits keep it under 20 KB, so this guards their future changes).
+pub const SUBSCRIPTION_TOO_LARGE: &str = "Webhook subscription too large";
+
+/// BEHAVIOR 12: `subscription`'s stored item within the size rule of every stored item
+/// ([`size::check_write`]), checked before each write of it.
+///
+/// Errors: 400 `Webhook subscription too large`.
+fn check_stored_size(subscription: &WebhookSubscription) -> Result<(), DomainError> {
+    size::check_write(subscription)
+        .map(|_| ())
+        .map_err(|_| DomainError::bad_request(SUBSCRIPTION_TOO_LARGE))
+}
 
 /// The longest `description`, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
@@ -47,23 +60,16 @@ pub struct WebhookService {
     sealer: Arc<dyn Sealer>,
     policy: OutboundPolicy,
     due: Arc<DueWorker>,
+    /// Writes of one subscription (or delivery), and the creates and deletes of one account
+    /// (its subscription count), take turns in this instance ([`Turns`]).
+    turns: Turns,
 }
 
-/// Rounds of a write that finds the subscription (or delivery) changed since it read it: a
-/// delivery attempt disabling it, a concurrent `PATCH` or rotation, a DynamoDB transaction
-/// conflict. Each round reads it again and applies the request again; only after them does the
-/// request answer 409.
-const WRITE_ROUNDS: u32 = 5;
-
-/// The 409 of a subscription that kept changing through every round.
+/// The 409 of a subscription that kept changing until the retry deadline: a write that finds
+/// the subscription (or delivery) changed since it read it (a delivery attempt disabling it, a
+/// concurrent `PATCH` or rotation, a DynamoDB transaction conflict) reads it again and applies
+/// the request again until [`crate::store::CONFLICT_DEADLINE`] ([`Backoff`]).
 const KEPT_CHANGING: &str = "The webhook kept changing while the request applied; retry it";
-
-/// A short jittered pause between two rounds of a write (`round` from 1).
-async fn pause(round: u32) {
-    let cap = 5u64 << round.min(5);
-    let pause = rand::thread_rng().gen_range(1..=cap);
-    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
-}
 
 /// The audit event of a subscription write (BEHAVIOR 18), from the subscription `before` to the
 /// one `after` (`None`: created or deleted), over its shape without secrets ([`WEBHOOK`]).
@@ -112,6 +118,7 @@ impl WebhookService {
             sealer,
             policy,
             due,
+            turns: Turns::default(),
         }
     }
 
@@ -218,6 +225,7 @@ impl WebhookService {
         };
         let secret = WebhookSecret::generate();
         subscription.secrets = vec![self.seal(&subscription, &secret, None).await?];
+        check_stored_size(&subscription)?;
         let event = webhook_event(
             actor,
             AuditAction::WebhookCreated,
@@ -225,7 +233,8 @@ impl WebhookService {
             Some(&subscription),
             now,
         );
-        let mut round = 0;
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
         loop {
             match self
                 .store
@@ -239,10 +248,7 @@ impl WebhookService {
                     )))
                 }
                 // The account's count moved under a concurrent create or delete.
-                Err(StoreError::Conflict) if round + 1 < WRITE_ROUNDS => {
-                    round += 1;
-                    pause(round).await;
-                }
+                Err(StoreError::Conflict) if backoff.again().await => {}
                 Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
@@ -304,14 +310,15 @@ impl WebhookService {
     /// Enabling clears `disabled_reason` and the subscription's failing state; disabling ends
     /// the open deliveries (due work stored with the change, [`closing_item`]). A subscription
     /// that changed since it was read (a delivery disabled it, another request changed it) is
-    /// read again and the change applied again ([`WRITE_ROUNDS`]).
+    /// read again and the change applied again until the retry deadline ([`Backoff`]).
     ///
     /// Errors: 404 `Webhook not found`; 400 for an empty body, an unknown key or an invalid
-    /// value; 409 when it kept changing through every round.
+    /// value; 409 when it kept changing until the retry deadline.
     pub async fn patch(
         &self, actor: Actor<'_>, id: Option<WebhookId>, body: &Map<String, Value>,
     ) -> Result<WebhookView, DomainError> {
         let account_id = actor.account_id;
+        let _turn = self.turns.take(turn_key(id)).await;
         let mut stored = self.find(account_id, id).await?;
         if body.is_empty() {
             return Err(DomainError::bad_request(
@@ -319,9 +326,10 @@ impl WebhookService {
             ));
         }
         let changes = self.parse(body, true)?;
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
+        let mut backoff = Backoff::new();
+        let mut lost = false;
+        loop {
+            if lost {
                 stored = self.find(account_id, id).await?;
             }
             let mut next = stored.clone();
@@ -345,6 +353,7 @@ impl WebhookService {
             let now = self.clock.now();
             next.updated_at = now;
             next.version += 1;
+            check_stored_size(&next)?;
             let mut due = DueChanges::none();
             // Disabling: the closing of the open deliveries is stored with the change, held by
             // this process, which runs its first page before answering (a short, bounded run;
@@ -384,24 +393,26 @@ impl WebhookService {
                     }
                     return Ok(WebhookView::new(&next));
                 }
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => lost = true,
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `DELETE /webhooks/{id}` by `actor`: gone, with its pending deliveries, recorded as
     /// `webhook.deleted` in the same write (BEHAVIOR 18). A subscription that changed since it
     /// was read is read again ([`WRITE_ROUNDS`]).
     ///
-    /// Errors: 404 `Webhook not found`; 409 when it kept changing through every round.
+    /// Errors: 404 `Webhook not found`; 409 when it, or the account's count, kept changing until
+    /// the retry deadline.
     pub async fn delete(&self, actor: Actor<'_>, id: Option<WebhookId>) -> Result<(), DomainError> {
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
-            }
-            let subscription = self.find(actor.account_id, id).await?;
+        let account_id = actor.account_id;
+        // The account's subscription count is one item every create and delete moves.
+        let _turn = self.turns.take(format!("count:{account_id}")).await;
+        let mut backoff = Backoff::new();
+        loop {
+            let subscription = self.find(account_id, id).await?;
             let event = webhook_event(
                 actor,
                 AuditAction::WebhookDeleted,
@@ -412,7 +423,7 @@ impl WebhookService {
             match self
                 .store
                 .delete_webhook(
-                    actor.account_id,
+                    account_id,
                     subscription.id,
                     subscription.version,
                     Some(&event),
@@ -421,28 +432,30 @@ impl WebhookService {
             {
                 Ok(true) => return Ok(()),
                 Ok(false) => return Err(DomainError::not_found(WEBHOOK_NOT_FOUND)),
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
     /// keeps signing beside it for 24 h. A subscription that changed meanwhile is read again and
-    /// the rotation applied again ([`WRITE_ROUNDS`]).
+    /// the rotation applied again until the retry deadline ([`Backoff`]).
     ///
-    /// Errors: 404 `Webhook not found`; 409 when it kept changing through every round.
+    /// Errors: 404 `Webhook not found`; 409 when it kept changing until the retry deadline.
     pub async fn rotate_secret(
         &self, actor: Actor<'_>, id: Option<WebhookId>,
     ) -> Result<WebhookView, DomainError> {
         let account_id = actor.account_id;
+        let _turn = self.turns.take(turn_key(id)).await;
         let mut stored = self.find(account_id, id).await?;
         let secret = WebhookSecret::generate();
         let fresh = self.seal(&stored, &secret, None).await?;
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
+        let mut backoff = Backoff::new();
+        let mut lost = false;
+        loop {
+            if lost {
                 stored = self.find(account_id, id).await?;
             }
             let now = self.clock.now();
@@ -462,6 +475,7 @@ impl WebhookService {
             next.secrets = std::iter::once(fresh.clone()).chain(retiring).collect();
             next.updated_at = now;
             next.version += 1;
+            check_stored_size(&next)?;
             // BEHAVIOR 18: a rotation is on record, its secret never (`changes: []`).
             let target = AuditTarget::new(TargetType::Webhook, next.id);
             let event = actor.event(AuditAction::WebhookSecretRotated, target, Vec::new(), now);
@@ -482,11 +496,11 @@ impl WebhookService {
                         ..WebhookView::new(&next)
                     })
                 }
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => lost = true,
+                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(KEPT_CHANGING))
     }
 
     /// `GET /webhooks/{id}/deliveries`: newest first, those of the last 30 days.
@@ -513,14 +527,13 @@ impl WebhookService {
     pub async fn retry(
         &self, account_id: AccountId, id: Option<WebhookId>, delivery_id: &str,
     ) -> Result<DeliveryView, DomainError> {
+        let _turn = self.turns.take(format!("delivery:{delivery_id}")).await;
         let subscription = self.find(account_id, id).await?;
         let Some(delivery_id) = DeliveryId::parse(delivery_id) else {
             return Err(DomainError::not_found(DELIVERY_NOT_FOUND));
         };
-        for round in 0..WRITE_ROUNDS {
-            if round > 0 {
-                pause(round).await;
-            }
+        let mut backoff = Backoff::new();
+        loop {
             let now = self.clock.now();
             let delivery: WebhookDelivery = self
                 .store
@@ -557,12 +570,20 @@ impl WebhookService {
                     return Ok(DeliveryView::new(&shown));
                 }
                 // An attempt was recorded meanwhile: read the delivery again.
-                Err(StoreError::Conflict) => continue,
+                Err(StoreError::Conflict) if backoff.again().await => {}
+                Err(StoreError::Conflict) => {
+                    return Err(DomainError::conflict(
+                        "The delivery kept changing while the request applied; retry it",
+                    ))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(DomainError::conflict(
-            "The delivery kept changing while the request applied; retry it",
-        ))
     }
+}
+
+/// The key of a subscription's turn ([`Turns`]): its id (empty for a path id that is not a
+/// UUID, which names no subscription).
+fn turn_key(id: Option<WebhookId>) -> String {
+    id.map_or_else(String::new, |id| id.to_string())
 }

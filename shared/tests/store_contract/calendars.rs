@@ -7,6 +7,7 @@ shared::on_both_stores!(
     threads = 2; store:
     holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unused,
     provisioned_holiday_calendars_count_against_the_limit_and_list_by_creation,
+    calendars_are_read_by_key_each_once_fresh_and_only_the_accounts,
 );
 
 fn calendar(account_id: AccountId, name: &str) -> shared::model::HolidayCalendar {
@@ -226,4 +227,186 @@ async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creat
         .create_holiday_calendar(&calendar(acc.id, "third"), 2, None)
         .await
         .unwrap();
+}
+
+/// The calendars dispatch reads by key (BEHAVIOR 17): only those asked, each once however often
+/// asked, none of another account, an unknown id left out, no ids no calendar; a replacement is
+/// read at once (the read is strongly consistent: a calendar written a moment ago counts at the
+/// next dispatch).
+async fn calendars_are_read_by_key_each_once_fresh_and_only_the_accounts(store: Arc<dyn Store>) {
+    let acc = account(None);
+    let other = account(None);
+    store
+        .provision(&ProvisionPlan {
+            accounts: vec![plan_of(&acc), plan_of(&other)],
+        })
+        .await
+        .unwrap();
+    let berlin = calendar(acc.id, "Berlin");
+    let munich = calendar(acc.id, "Munich");
+    let paris = calendar(acc.id, "Paris");
+    let elsewhere = calendar(other.id, "Elsewhere");
+    for c in [&berlin, &munich, &paris] {
+        store.create_holiday_calendar(c, 20, None).await.unwrap();
+    }
+    store
+        .create_holiday_calendar(&elsewhere, 20, None)
+        .await
+        .unwrap();
+    let by_name = |mut found: Vec<shared::model::HolidayCalendar>| {
+        found.sort_by(|a, b| a.name.cmp(&b.name));
+        found
+    };
+    let unknown = shared::types::HolidayCalendarId::new_v7();
+    let found = store
+        .get_holiday_calendars(
+            acc.id,
+            &[munich.id, berlin.id, munich.id, elsewhere.id, unknown],
+        )
+        .await
+        .unwrap();
+    assert_eq!(by_name(found), vec![berlin.clone(), munich.clone()]);
+    assert!(store
+        .get_holiday_calendars(acc.id, &[])
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .get_holiday_calendars(other.id, &[berlin.id, paris.id])
+        .await
+        .unwrap()
+        .is_empty());
+    let mut replaced = paris.clone();
+    replaced.name = "Paris office".into();
+    replaced.holidays = serde_json::from_value(serde_json::json!([
+        {"name": "Bastille Day", "date": "2026-07-14", "yearly": true}
+    ]))
+    .unwrap();
+    replaced.version = 2;
+    store
+        .update_holiday_calendar(&replaced, 1, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_holiday_calendars(acc.id, &[paris.id])
+            .await
+            .unwrap(),
+        vec![replaced]
+    );
+}
+
+/// Provisioning reruns (issue 47 point 5), on a backend of their own for the DynamoDB table.
+mod reruns {
+    use super::*;
+    use shared::model::holiday_calendar::CalendarRefs;
+    use shared::model::CalendarDeletion;
+    use shared::store::harness::Backend;
+
+    shared::on_both_stores!(
+        threads = 2;
+        a_provisioning_rerun_sets_calendar_references_from_what_names_them,
+    );
+
+    /// A rerun sets a calendar's reference count from what names it, never adds to it: after a
+    /// first run that stopped between the calendar (written with the count of the members that
+    /// name it) and the chunk of those members, the next run writes the members and the count
+    /// stays theirs; a reference made since by the API (a member moved onto the calendar) stays
+    /// counted. The calendar is in use until the last of them lets go, then deleted. On
+    /// DynamoDB the stop is made by removing the members' items after the first run
+    /// (provisioning writes in transactions of at most 100 items, so a large file can stop
+    /// between two); the embedded store provisions at once, so there the rerun follows a whole
+    /// run. Before the change the DynamoDB rerun counted the three members again: 409 "in use"
+    /// for ever.
+    async fn a_provisioning_rerun_sets_calendar_references_from_what_names_them(backend: Backend) {
+        let (store, table) = backend.fresh().await;
+        let acc = account(None);
+        let office = calendar(acc.id, "office");
+        let mut namers: Vec<Member> = (0..3)
+            .map(|i| {
+                let mut m = member(acc.id, &format!("named{i}@acme.example"), i);
+                m.holiday_calendar_id = Some(office.id);
+                m
+            })
+            .collect();
+        let other = member(acc.id, "other@acme.example", 9);
+        let mut plan = plan_of(&acc);
+        plan.members = namers.iter().cloned().chain([other.clone()]).collect();
+        plan.holiday_calendars = vec![office.clone()];
+        let plan = ProvisionPlan {
+            accounts: vec![plan],
+        };
+        store.provision(&plan).await.unwrap();
+
+        // The API moves another member onto the calendar: one more reference.
+        let mut moved = other.clone();
+        moved.holiday_calendar_id = Some(office.id);
+        moved.version = 2;
+        store
+            .update_member(
+                &moved,
+                1,
+                &CalendarRefs::moving(None, Some(office.id)),
+                None,
+            )
+            .await
+            .unwrap();
+
+        // A stop before the members' chunk: their items are gone, the count still holds them.
+        if let Some(table) = &table {
+            for m in &namers {
+                let key = shared::store::keys::member(m.id);
+                table
+                    .store
+                    .client()
+                    .delete_item()
+                    .table_name(table.store.table_name())
+                    .key("PK", aws_sdk_dynamodb::types::AttributeValue::S(key.pk))
+                    .key("SK", aws_sdk_dynamodb::types::AttributeValue::S(key.sk))
+                    .send()
+                    .await
+                    .unwrap();
+            }
+            assert_eq!(store.get_member(acc.id, namers[0].id).await.unwrap(), None);
+        }
+        store.provision(&plan).await.unwrap();
+        store.provision(&plan).await.unwrap();
+
+        // Four references: three provisioned members and the moved one.
+        namers.push(moved);
+        for m in &namers {
+            assert_eq!(
+                store
+                    .delete_holiday_calendar(acc.id, office.id, office.version, None)
+                    .await
+                    .unwrap(),
+                CalendarDeletion::InUse,
+                "{} still names it",
+                m.email
+            );
+            let stored = store.get_member(acc.id, m.id).await.unwrap().unwrap();
+            let mut released = stored.clone();
+            released.holiday_calendar_id = None;
+            released.version = stored.version + 1;
+            store
+                .update_member(
+                    &released,
+                    stored.version,
+                    &CalendarRefs::moving(Some(office.id), None),
+                    None,
+                )
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store
+                .delete_holiday_calendar(acc.id, office.id, office.version, None)
+                .await
+                .unwrap(),
+            CalendarDeletion::Deleted
+        );
+        if let Some(table) = table {
+            table.delete().await;
+        }
+    }
 }

@@ -10,6 +10,7 @@ shared::on_both_stores!(
     a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account,
     a_member_lookup_by_email_matches_the_whole_address_never_a_prefix,
     a_member_update_is_conditional_on_version_and_activity,
+    members_are_identified_by_email_in_their_account_each_once,
 );
 
 async fn members_list_by_email_and_skip_archived_unless_asked(store: Arc<dyn Store>) {
@@ -202,4 +203,59 @@ async fn members_and_routers_walk_with_cursors(store: Arc<dyn Store>) {
     }
     let expected: Vec<String> = (0..9).map(|i| format!("R{i}")).collect();
     assert_eq!(names, expected);
+}
+
+/// Issue 47 point 3: [`MemberStore::identify_members`] answers who the account's members with
+/// the given e-mails are (archived ones included, with their state), each once, never another
+/// account's, whatever else the list holds.
+async fn members_are_identified_by_email_in_their_account_each_once(store: Arc<dyn Store>) {
+    use shared::model::MemberIdentity;
+    use shared::types::Email;
+    let acc = account(None);
+    let other = account(None);
+    let mut plan = plan_of(&acc);
+    let m = member(acc.id, "jo@x.co", 1);
+    let mut gone = member(acc.id, "gone@x.co", 2);
+    gone.archived_at = Some(at(5));
+    gone.archived_by = Some("provisioning".into());
+    let many: Vec<Member> = (0..120)
+        .map(|i| member(acc.id, &format!("m{i}@x.co"), 10 + i))
+        .collect();
+    plan.members = [vec![m.clone(), gone.clone()], many.clone()].concat();
+    let mut other_plan = plan_of(&other);
+    other_plan.members = vec![member(other.id, "elsewhere@x.co", 3)];
+    provision(&store, vec![plan, other_plan]).await;
+
+    let email = |e: &str| Email::parse(e).unwrap();
+    let asked: Vec<Email> = [
+        "JO@x.co",
+        "gone@x.co",
+        "jo@x.co",
+        "nobody@x.co",
+        "elsewhere@x.co",
+    ]
+    .iter()
+    .map(|e| email(e))
+    .chain(many.iter().map(|m| m.email.clone()))
+    .collect();
+    let mut found = store.identify_members(acc.id, &asked).await.unwrap();
+    found.sort_by(|a, b| a.email.cmp(&b.email));
+    let mut expected: Vec<MemberIdentity> = [&m, &gone]
+        .into_iter()
+        .chain(many.iter())
+        .map(MemberIdentity::from)
+        .collect();
+    expected.sort_by(|a, b| a.email.cmp(&b.email));
+    assert_eq!(found, expected);
+    assert!(!found.iter().find(|f| f.id == gone.id).unwrap().active);
+    assert!(store
+        .identify_members(acc.id, &[])
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .identify_members(other.id, &[email("jo@x.co")])
+        .await
+        .unwrap()
+        .is_empty());
 }

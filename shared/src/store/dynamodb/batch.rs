@@ -7,7 +7,7 @@ use super::request::string_attr;
 use super::DynamoStore;
 use crate::store::{
     keys::{self, Key},
-    StoreResult,
+    size, StoreResult,
 };
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 use std::collections::{HashMap, HashSet};
@@ -37,9 +37,13 @@ impl DynamoStore {
     pub(super) async fn batch_get_waves(
         &self, keys: &[Key], guards_only: bool, in_flight: usize,
     ) -> StoreResult<HashMap<Key, Item>> {
+        // A key that cannot fit DynamoDB's key sizes names no item: not sent.
         let unique: Vec<Key> = {
             let mut seen = HashSet::new();
-            keys.iter().filter(|k| seen.insert(*k)).cloned().collect()
+            keys.iter()
+                .filter(|k| size::key_fits(k) && seen.insert(*k))
+                .cloned()
+                .collect()
         };
         let chunks: Vec<&[Key]> = unique.chunks(MAX_BATCH_GET_KEYS).collect();
         let mut found = HashMap::with_capacity(unique.len());

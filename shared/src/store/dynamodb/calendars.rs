@@ -3,12 +3,13 @@
 
 use super::cancel::{Part, Precedence};
 use super::items;
-use super::items::{n, Expr};
+use super::items::{from_item, n, Expr};
 use super::query::{Query, SortCondition};
 use super::request::parse_items;
 use super::DynamoStore;
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
+use crate::store::keys::Key;
 use crate::store::{
     holiday_calendar_page, keys, CalendarStore, Listed, Page, StoreError, StoreResult,
 };
@@ -41,11 +42,12 @@ impl DynamoStore {
     }
 }
 
-/// The reference count of a stored calendar (BEHAVIOR 17; absent = 0).
-#[derive(serde::Deserialize)]
-struct HolidayCalendarRefs {
-    #[serde(default)]
-    references: Option<i64>,
+/// The reference count a calendar item holds (0 when absent).
+fn references(item: &items::Item) -> i64 {
+    match item.get(items::REFERENCES) {
+        Some(AttributeValue::N(v)) => v.parse().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 #[async_trait]
@@ -81,6 +83,21 @@ impl CalendarStore for DynamoStore {
         self.get_as(&keys::holiday_calendar(account_id, id)).await
     }
 
+    async fn get_holiday_calendars(
+        &self, account_id: AccountId, ids: &[HolidayCalendarId],
+    ) -> StoreResult<Vec<HolidayCalendar>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Key> = ids
+            .iter()
+            .map(|id| keys::holiday_calendar(account_id, *id))
+            .collect();
+        // Keyed by account: a calendar of another account has another key and is not found.
+        let found = self.batch_get_projected(&keys, false).await?;
+        found.into_values().map(from_item).collect()
+    }
+
     async fn update_holiday_calendar(
         &self, calendar: &HolidayCalendar, expected_version: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {
@@ -112,14 +129,12 @@ impl CalendarStore for DynamoStore {
         self.audit_write(audit, &mut tx, &mut parts)?;
         match self.transact(tx, &parts, Precedence::RecordFirst).await {
             Ok(()) => Ok(CalendarDeletion::Deleted),
-            // Which condition failed: the calendar is gone, something names it, or it changed.
+            // Which condition failed: the calendar is gone, something names it, or it changed;
+            // or none (it kept meeting other transactions until the deadline: nothing written).
             Err(StoreError::Conflict) => {
-                match self
-                    .get_as::<HolidayCalendarRefs>(&keys::holiday_calendar(account_id, id))
-                    .await?
-                {
+                match self.get(&keys::holiday_calendar(account_id, id)).await? {
                     None => Ok(CalendarDeletion::NotFound),
-                    Some(c) if c.references.unwrap_or(0) > 0 => Ok(CalendarDeletion::InUse),
+                    Some(item) if references(&item) > 0 => Ok(CalendarDeletion::InUse),
                     Some(_) => Err(StoreError::Conflict),
                 }
             }

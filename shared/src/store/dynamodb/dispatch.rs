@@ -15,17 +15,28 @@ use crate::model::dispatch::{
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
+use crate::model::record::Record;
+use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
+use crate::store::keys::Key;
 use crate::store::tally::{Buckets, Span};
 use crate::store::{
-    dispatch_position, keys, DispatchStore, Listed, Page, PageStart, Position, StoreError,
-    StoreResult,
+    dispatch_position, keys, DispatchStore, FirstFound, FirstReads, Listed, Page, PageStart,
+    Position, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use strum::IntoEnumIterator;
 use uuid::Uuid;
+
+/// The count a monthly count item holds (0 without one).
+fn count_of(item: &Item) -> StoreResult<u64> {
+    match item.get(items::COUNT) {
+        Some(AttributeValue::N(v)) => v.parse().map_err(backend),
+        _ => Ok(0),
+    }
+}
 
 /// How long an idempotency marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.
 const MARKER_LIFETIME_SECS: i64 = 15 * 24 * 3600;
@@ -276,13 +287,54 @@ impl DispatchStore for DynamoStore {
             .unwrap_or_default())
     }
 
+    async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound> {
+        let account_id = reads.account_id;
+        let account = reads.account.then(|| keys::account(account_id));
+        let router = reads.router.map(keys::router);
+        let record = reads.record.map(keys::record);
+        let rotation = reads.rotation.map(keys::rotation);
+        let month = reads
+            .month
+            .as_deref()
+            .map(|m| keys::monthly_count(account_id, m));
+        let wanted: Vec<Key> = [&account, &router, &record, &rotation, &month]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        if wanted.is_empty() {
+            return Ok(FirstFound::default());
+        }
+        // One consistent BatchGetItem (at most five keys, under its limit of 100).
+        let mut found = self.batch_get_projected(&wanted, false).await?;
+        let mut take = |key: &Option<Key>| key.as_ref().and_then(|k| found.remove(k));
+        let account = take(&account).map(from_item).transpose()?;
+        let router = take(&router)
+            .map(from_item::<Router>)
+            .transpose()?
+            .filter(|r| r.account_id == account_id);
+        let record = take(&record)
+            .map(from_item::<Record>)
+            .transpose()?
+            .filter(|r| r.account_id == account_id);
+        let rotation = take(&rotation)
+            .map(from_item)
+            .transpose()?
+            .unwrap_or_default();
+        let count = take(&month).map_or(Ok(0), |item| count_of(&item))?;
+        Ok(FirstFound {
+            account,
+            router,
+            record,
+            rotation,
+            count,
+        })
+    }
+
     async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64> {
-        let Some(item) = self.get(&keys::monthly_count(account_id, month)).await? else {
-            return Ok(0);
-        };
-        match item.get(items::COUNT) {
-            Some(AttributeValue::N(v)) => v.parse().map_err(backend),
-            _ => Ok(0),
+        match self.get(&keys::monthly_count(account_id, month)).await? {
+            Some(item) => count_of(&item),
+            None => Ok(0),
         }
     }
 

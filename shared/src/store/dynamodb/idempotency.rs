@@ -6,12 +6,9 @@ use super::items;
 use super::items::{s, Expr};
 use super::DynamoStore;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
-use crate::store::{IdempotencyStore, StoreError, StoreResult};
+use crate::store::{Backoff, IdempotencyStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
-
-/// Rounds of claiming an `Idempotency-Key` that a concurrent release or expiry kept freeing.
-const CLAIM_ATTEMPTS: usize = 3;
 
 impl DynamoStore {
     /// Appends to a transaction the answer of an `Idempotency-Key` request (BEHAVIOR 10),
@@ -36,8 +33,9 @@ impl IdempotencyStore for DynamoStore {
         let now = claim.claimed_at;
         let (key, item) = items::idempotency::request_claim(claim);
         // A claim lost to a key that then expires or is released between the two requests is
-        // tried again; anything else answers on the first round.
-        for _ in 0..CLAIM_ATTEMPTS {
+        // tried again until the retry deadline; anything else answers on the first round.
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
             match self
                 .put_conditional(item.clone(), items::idempotency::claimable(now))
                 .await
@@ -51,10 +49,10 @@ impl IdempotencyStore for DynamoStore {
                     return Ok(outcome);
                 }
             }
+            if !backoff.again().await {
+                return Err(StoreError::Conflict);
+            }
         }
-        Err(StoreError::Backend(
-            "an Idempotency-Key kept changing while it was claimed".into(),
-        ))
     }
 
     async fn complete_idempotency_key(

@@ -6,8 +6,10 @@
 //!   index GSI1 (active items) or GSI2 (archived included), in the contract's order.
 //! - Writes that must be atomic are one `TransactWriteItems` with conditions: record + guards,
 //!   the assignment (record, rotation state, member, monthly count, log, idempotency marker).
-//!   Cancellation reasons become domain errors ([`cancel::classify`]); transactions cancelled only
-//!   by `TransactionConflict` are retried a few times with jitter.
+//!   Cancellation reasons become domain errors ([`cancel::classify`]); a transaction cancelled
+//!   only by `TransactionConflict` (or throttling), and a single-item write refused with
+//!   `TransactionConflictException`, are sent again with jitter until the deadline of
+//!   [`crate::store::retry`], then answer [`StoreError::Conflict`].
 //! - Other SDK errors (after the SDK's standard retries) are [`StoreError::Backend`] with the
 //!   cause.
 //!
@@ -27,7 +29,6 @@ mod due;
 pub mod env;
 mod idempotency;
 pub mod items;
-pub mod limits;
 mod members;
 mod provisioning;
 mod query;
@@ -41,8 +42,9 @@ pub mod table;
 pub mod test_table;
 mod webhooks;
 
-use crate::store::{StoreError, StoreResult};
+use crate::store::{StoreError, StoreResult, CONFLICT_DEADLINE};
 use aws_sdk_dynamodb::Client;
+use std::time::Duration;
 
 #[cfg(any(test, feature = "test-util"))]
 pub use counter::RequestCounter;
@@ -55,15 +57,24 @@ pub const MAX_TRANSACTION_ITEMS: usize = 100;
 pub struct DynamoStore {
     client: Client,
     table: String,
+    /// How long a write refused for a transaction in flight is sent again.
+    conflict_deadline: Duration,
 }
 
 impl DynamoStore {
-    /// An adapter over `table`.
+    /// An adapter over `table`, retrying transaction conflicts until [`CONFLICT_DEADLINE`].
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Self {
             client,
             table: table.into(),
+            conflict_deadline: CONFLICT_DEADLINE,
         }
+    }
+
+    /// The same adapter retrying transaction conflicts until `deadline` (tests of the retry).
+    pub fn with_conflict_deadline(mut self, deadline: Duration) -> Self {
+        self.conflict_deadline = deadline;
+        self
     }
 
     /// The table name.

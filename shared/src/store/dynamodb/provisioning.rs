@@ -3,21 +3,20 @@
 
 use super::cancel::{classify, Outcome, Part, Precedence};
 use super::items;
-use super::items::{backend, n, Expr, Item};
-use super::limits;
+use super::items::{n, Expr, Item};
 use super::query::{Query, SortCondition};
 use super::request::string_attr;
 use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
-use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::provision::{PlannedRecord, ProvisionPlan};
 use crate::model::router::RouterRevision;
+use crate::page::Page;
 use crate::store::{
     keys::{self, Key},
-    ProvisionReport, ProvisionStore, StoreError, StoreResult,
+    size, Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError,
+    StoreResult,
 };
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -31,11 +30,93 @@ struct Provisioned {
     /// The account of a non-archived router: it counts against the account's router limit
     /// (its count item grows in the router's transaction).
     counted_router_of: Option<AccountId>,
-    /// The item's and its guards' size as DynamoDB counts it ([`limits::check_item`]).
+    /// The item's and its guards' size as DynamoDB counts it ([`size::check_item`]).
     bytes: usize,
 }
 
 impl DynamoStore {
+    /// Sets the reference count of calendar `id` to what names it now (BEHAVIOR 17: the
+    /// account's active members, and the live and draft configurations of its non-archived
+    /// routers), conditional on the count read: an API write that moved it meanwhile makes it
+    /// count again, until the retry deadline ([`crate::store::retry`]). Nothing for a calendar
+    /// that does not exist.
+    ///
+    /// Errors: [`StoreError::Conflict`] when the count kept moving until the deadline; the
+    /// SDK's.
+    async fn set_calendar_references(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<()> {
+        let key = keys::holiday_calendar(account_id, id);
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
+            let Some(item) = self.get(&key).await? else {
+                return Ok(());
+            };
+            let before = item.get(items::REFERENCES).cloned();
+            let named = self.calendar_namers(account_id, id).await?;
+            let mut e = Expr::new("SET #references = :named")
+                .name("#references", items::REFERENCES)
+                .name("#pk", keys::PK)
+                .value(":named", n(named));
+            let condition = match before {
+                Some(count) => {
+                    e.values.insert(":before".into(), count);
+                    "attribute_exists(#pk) AND #references = :before"
+                }
+                None => "attribute_exists(#pk) AND attribute_not_exists(#references)",
+            };
+            if self
+                .update_conditional(&key, &e, condition)
+                .await?
+                .is_some()
+            {
+                return Ok(());
+            }
+            if !backoff.again().await {
+                return Err(StoreError::Conflict);
+            }
+        }
+    }
+
+    /// How many things name calendar `id` (BEHAVIOR 17's references): active members, and the
+    /// live and draft configurations of non-archived routers, of the account.
+    async fn calendar_namers(
+        &self, account_id: AccountId, id: HolidayCalendarId,
+    ) -> StoreResult<u64> {
+        let mut named = 0u64;
+        let mut page = Page::first(crate::page::MAX_LIMIT, false);
+        loop {
+            let listed = self.list_members(account_id, &page).await?;
+            named += listed
+                .items
+                .iter()
+                .filter(|m| m.is_active() && m.holiday_calendar_id == Some(id))
+                .count() as u64;
+            match listed.next {
+                Some(next) => page = Page::after(crate::page::MAX_LIMIT, next, false),
+                None => break,
+            }
+        }
+        let mut page = Page::first(crate::page::MAX_LIMIT, false);
+        loop {
+            let listed = self.list_routers(account_id, &page).await?;
+            for router in &listed.items {
+                let draft = self.get_router_draft(account_id, router.id).await?;
+                named += router
+                    .calendar_refs_with(draft.as_ref())
+                    .changes()
+                    .filter(|(c, _)| *c == id)
+                    .map(|(_, n)| n.max(0) as u64)
+                    .sum::<u64>();
+            }
+            match listed.next {
+                Some(next) => page = Page::after(crate::page::MAX_LIMIT, next, false),
+                None => break,
+            }
+        }
+        Ok(named)
+    }
+
     /// Writes one provisioning chunk: every item insert-if-absent.
     async fn provision_chunk(&self, chunk: &[&Provisioned], written: usize) -> StoreResult<()> {
         let mut items = Vec::new();
@@ -61,40 +142,27 @@ impl DynamoStore {
             labels.push(format!("the router count of account {account}"));
         }
         let parts = vec![Part::Other; items.len()];
-        let sent = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
-        let err = match sent {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        if let Some(TransactWriteItemsError::TransactionCanceledException(c)) =
-            err.as_service_error()
-        {
-            let codes: Vec<Option<String>> = c
-                .cancellation_reasons()
-                .iter()
-                .map(|r| r.code().map(str::to_string))
-                .collect();
-            if let Outcome::Fail(StoreError::Conflict) =
-                classify(&parts, &codes, Precedence::GuardsFirst)
-            {
-                let what = codes
-                    .iter()
-                    .position(|c| c.as_deref() == Some("ConditionalCheckFailed"))
-                    .and_then(|i| labels.get(i))
-                    .cloned()
-                    .unwrap_or_else(|| "an item".into());
-                return Err(StoreError::Rejected(format!(
-                    "{what} was written concurrently while provisioning; {written} items were \
-                     inserted before; run the provisioning again (it inserts only what is missing)"
-                )));
+        // Cancelled by another transaction in flight (an API write of a router count or a
+        // calendar): sent again until the deadline, as every transaction is.
+        self.transact_with(items, |codes| {
+            match classify(&parts, codes, Precedence::GuardsFirst) {
+                Outcome::Fail(StoreError::Conflict) => {
+                    let what = codes
+                        .iter()
+                        .position(|c| c.as_deref() == Some("ConditionalCheckFailed"))
+                        .and_then(|i| labels.get(i))
+                        .cloned()
+                        .unwrap_or_else(|| "an item".into());
+                    Outcome::Fail(StoreError::Rejected(format!(
+                        "{what} was written concurrently while provisioning; {written} items \
+                         were inserted before; run the provisioning again (it inserts only what \
+                         is missing)"
+                    )))
+                }
+                other => other,
             }
-        }
-        Err(backend(err))
+        })
+        .await
     }
 }
 
@@ -134,7 +202,13 @@ impl ProvisionStore for DynamoStore {
                 );
             }
             for m in &a.members {
-                add(format!("member {}", m.id), items::member(m)?, vec![]);
+                // Its e-mail item in its transaction (issue 47 point 3).
+                let by_email = items::member_email(m)?;
+                add(
+                    format!("member {}", m.id),
+                    items::member(m)?,
+                    vec![by_email],
+                );
             }
             for t in &a.teams {
                 add(format!("team {}", t.id), items::team(t)?, vec![]);
@@ -181,7 +255,7 @@ impl ProvisionStore for DynamoStore {
         for e in &mut entries {
             let mut bytes = 0;
             for item in std::iter::once(&e.item).chain(e.guards.iter().map(|(_, g)| g)) {
-                bytes += limits::check_item(item).map_err(|why| {
+                bytes += size::check_item(item).map_err(|why| {
                     StoreError::Rejected(format!("{}: {why}; nothing was written", e.label))
                 })?;
             }
@@ -249,21 +323,17 @@ impl ProvisionStore for DynamoStore {
                 *refs.entry((a.account.id, id)).or_default() += 1;
             }
         }
-        let mut late_refs: HashMap<AccountId, CalendarRefs> = HashMap::new();
+        // A new calendar is written with the references of the new items that name it, so that
+        // nothing can delete it before they are written; its count is then set from what names
+        // it (below).
         for ((account, id), count) in &refs {
             let key = keys::holiday_calendar(*account, *id);
-            match entries.iter_mut().find(|e| e.key == key) {
-                Some(e) if !existing.contains_key(&key) => {
+            if let Some(e) = entries.iter_mut().find(|e| e.key == key) {
+                if !existing.contains_key(&key) {
                     e.item.insert(
                         items::REFERENCES.into(),
                         AttributeValue::N(count.to_string()),
                     );
-                }
-                _ => {
-                    let late = late_refs.entry(*account).or_default();
-                    for _ in 0..*count {
-                        late.add(Some(*id));
-                    }
                 }
             }
         }
@@ -286,7 +356,7 @@ impl ProvisionStore for DynamoStore {
                 .is_some_and(|a| !chunk.iter().any(|c| c.counted_router_of == Some(a)));
             let size = 1 + e.guards.len() + usize::from(new_count);
             if chunk_items + size > MAX_TRANSACTION_ITEMS
-                || chunk_bytes + e.bytes > limits::MAX_TRANSACTION_BYTES
+                || chunk_bytes + e.bytes > size::MAX_TRANSACTION_BYTES
             {
                 if !chunk.is_empty() {
                     self.provision_chunk(&chunk, written).await?;
@@ -313,10 +383,30 @@ impl ProvisionStore for DynamoStore {
         if !chunk.is_empty() {
             self.provision_chunk(&chunk, written).await?;
         }
-        for (account, late) in &late_refs {
-            let (mut tx, mut parts) = (Vec::new(), Vec::new());
-            self.calendar_ref_writes(*account, late, &mut tx, &mut parts)?;
-            self.transact(tx, &parts, Precedence::RecordFirst).await?;
+        // Every member of the plan's accounts found by e-mail by key: a table written before
+        // member e-mail items existed gets them now (an account new in this plan has them all).
+        for a in &plan.accounts {
+            let fresh = !existing.contains_key(&keys::account(a.account.id))
+                && !a
+                    .members
+                    .iter()
+                    .any(|m| existing.contains_key(&keys::member(m.id)));
+            self.backfill_member_emails(a.account.id, fresh).await?;
+        }
+        // Each calendar the file holds or names: its reference count is set from what names it
+        // now, never added to (issue 47: a run that stopped after a calendar's chunk, which
+        // counted members of a later chunk, would otherwise count them again when the next run
+        // writes them).
+        let mut calendars: Vec<(AccountId, HolidayCalendarId)> = plan
+            .accounts
+            .iter()
+            .flat_map(|a| a.holiday_calendars.iter().map(|c| (a.account.id, c.id)))
+            .chain(refs.keys().copied())
+            .collect();
+        calendars.sort();
+        calendars.dedup();
+        for (account, id) in calendars {
+            self.set_calendar_references(account, id).await?;
         }
         // Each account's calendar count (BEHAVIOR 17's limit of 20) is set from the calendars
         // it holds now: a provisioned calendar counts as a created one, and a run that stopped

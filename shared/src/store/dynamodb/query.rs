@@ -2,7 +2,7 @@
 //! sort key, the order.
 
 use super::items::{s, Expr};
-use crate::store::{keys, Page, PageStart};
+use crate::store::{keys, size, Page, PageStart};
 
 /// A key condition: the partition of the table or an index, optionally a condition on the
 /// sort key, read in ascending or descending order.
@@ -70,6 +70,15 @@ impl Query {
     pub(super) fn newest_first(mut self) -> Self {
         self.descending = true;
         self
+    }
+
+    /// Whether no item can match: the partition value, or a sort-key prefix, is longer than a
+    /// key can be ([`size`]): such a query is answered empty without being sent (DynamoDB would
+    /// refuse it with a `ValidationException`). Comparisons (`After`, `Before`, `Between`)
+    /// compare with positions the service issued, keys that exist.
+    pub(super) fn matches_nothing(&self) -> bool {
+        !size::partition_key_fits(&self.pk)
+            || matches!(&self.sk, SortCondition::Prefix(p) if !size::sort_key_fits(p))
     }
 
     /// The key condition expression, its names and values.

@@ -1,5 +1,6 @@
 //! The DynamoDB requests every aggregate's code is written with: consistent reads, paged
-//! queries, the transaction runner (cancellation reasons mapped, `TransactionConflict` retried),
+//! queries, the transaction runner (cancellation reasons mapped, `TransactionConflict` retried
+//! until the deadline of [`crate::store::retry`]),
 //! the items of a transaction (`Put`, `Delete`, `Update`, `ConditionCheck`) and single
 //! conditional writes.
 
@@ -9,17 +10,14 @@ use super::items::{backend, from_item, key_attributes, n, Expr, Item};
 use super::query::Query;
 use super::DynamoStore;
 use crate::store::keys::Key;
+use crate::store::size;
+use crate::store::Backoff;
 use crate::store::{Listed, Page, Position, StoreError, StoreResult};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
 };
-use rand::Rng;
-use std::time::Duration;
-
-/// Attempts of a transaction cancelled only by `TransactionConflict`.
-const TRANSACTION_ATTEMPTS: usize = 5;
 
 /// The string attribute `name` of `item`.
 ///
@@ -39,7 +37,7 @@ pub(super) fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> S
 }
 
 /// A conditional write's failure: [`StoreError::Conflict`] when `lost` says its condition
-/// failed (or a transaction held the item), the backend's error otherwise.
+/// failed, the backend's error otherwise.
 fn conditional_failure<E, R>(
     e: aws_sdk_dynamodb::error::SdkError<E, R>, lost: impl Fn(&E) -> bool,
 ) -> StoreError
@@ -54,8 +52,24 @@ where
     }
 }
 
+/// The answer of a write that kept meeting transactions until `backoff`'s deadline: a conflict
+/// (nothing written), logged.
+fn gave_up(backoff: &Backoff) -> StoreError {
+    tracing::warn!(
+        lost = backoff.lost(),
+        deadline_ms = backoff.deadline().as_millis() as u64,
+        "a write kept meeting concurrent transactions until the deadline"
+    );
+    StoreError::Conflict
+}
+
 impl DynamoStore {
+    /// The item of `key`, read consistently; absent without a request when the key cannot fit
+    /// DynamoDB's key sizes (no item has it: [`size::key_fits`]).
     pub(super) async fn get(&self, key: &Key) -> StoreResult<Option<Item>> {
+        if !size::key_fits(key) {
+            return Ok(None);
+        }
         let out = self
             .client
             .get_item()
@@ -84,6 +98,9 @@ impl DynamoStore {
     pub(super) async fn query_range(
         &self, q: &Query, offset: usize, limit: usize,
     ) -> StoreResult<Vec<Item>> {
+        if q.matches_nothing() {
+            return Ok(Vec::new());
+        }
         let mut out = Vec::new();
         let mut skipped = 0usize;
         let mut start: Option<Item> = None;
@@ -134,34 +151,128 @@ impl DynamoStore {
     pub(super) async fn transact(
         &self, items: Vec<TransactWriteItem>, parts: &[Part], precedence: Precedence,
     ) -> StoreResult<()> {
-        for attempt in 0..TRANSACTION_ATTEMPTS {
-            let sent = self
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(items.clone()))
-                .send()
-                .await;
-            let err = match sent {
-                Ok(_) => return Ok(()),
-                Err(e) => e,
+        self.transact_with(items, |codes| classify(parts, codes, precedence))
+            .await
+    }
+
+    /// Runs one transaction whose cancellation reasons (one code per item, in request order)
+    /// `outcome` maps. A transaction that `outcome` says to retry (cancelled only by
+    /// `TransactionConflict` or throttling: nothing was written) is sent again as it is, with a
+    /// jittered pause, until the adapter's deadline ([`crate::store::retry`]).
+    ///
+    /// Errors: what `outcome` answers; [`StoreError::Conflict`] when the deadline passed while
+    /// the transaction kept meeting others; the SDK's error otherwise.
+    pub(super) async fn transact_with(
+        &self, items: Vec<TransactWriteItem>, outcome: impl Fn(&[Option<String>]) -> Outcome,
+    ) -> StoreResult<()> {
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
+            let codes = match self.send_items(&items).await? {
+                None => return Ok(()),
+                Some(codes) => codes,
             };
-            let codes = match err.as_service_error() {
-                Some(TransactWriteItemsError::TransactionCanceledException(c)) => c
-                    .cancellation_reasons()
-                    .iter()
-                    .map(|r| r.code().map(str::to_string))
-                    .collect::<Vec<_>>(),
-                _ => return Err(backend(err)),
-            };
-            match classify(parts, &codes, precedence) {
+            match outcome(&codes) {
                 Outcome::Fail(e) => return Err(e),
-                Outcome::Retry => {
-                    let jitter = rand::thread_rng().gen_range(5..30u64) << attempt;
-                    tokio::time::sleep(Duration::from_millis(jitter)).await;
-                }
+                Outcome::Retry if backoff.again().await => {}
+                Outcome::Retry => return Err(gave_up(&backoff)),
             }
         }
-        Err(StoreError::Conflict)
+    }
+
+    /// Sends the items of a transaction once: `None` when written, else the cancellation
+    /// reasons (one code per item). One `Put`, `Update` or `Delete` alone is sent as that
+    /// single-item write, with the same condition and the same atomicity, at half the write
+    /// capacity of a transaction (developer guide, "Capacity management for transactions");
+    /// its `ConditionalCheckFailedException` and `TransactionConflictException` read as the
+    /// reasons `ConditionalCheckFailed` and `TransactionConflict` would.
+    ///
+    /// Errors: the SDK's error of anything else.
+    async fn send_items(
+        &self, items: &[TransactWriteItem],
+    ) -> StoreResult<Option<Vec<Option<String>>>> {
+        let single = match items {
+            [only] => self.send_single(only).await,
+            _ => None,
+        };
+        let err = match single {
+            Some(Ok(())) => return Ok(None),
+            Some(Err(code)) => return code.map(|c| Some(vec![Some(c.to_string())])),
+            None => match self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.to_vec()))
+                .send()
+                .await
+            {
+                Ok(_) => return Ok(None),
+                Err(e) => e,
+            },
+        };
+        match err.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(c)) => Ok(Some(
+                c.cancellation_reasons()
+                    .iter()
+                    .map(|r| r.code().map(str::to_string))
+                    .collect(),
+            )),
+            _ => Err(backend(err)),
+        }
+    }
+
+    /// `item` sent as its single-item write: `None` for a `ConditionCheck` (a transaction's
+    /// only), else `Ok(())` when written or `Err` with the cancellation reason its failure
+    /// stands for (or the SDK's error).
+    async fn send_single(
+        &self, item: &TransactWriteItem,
+    ) -> Option<Result<(), StoreResult<&'static str>>> {
+        use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+        let code = |meta: Option<&str>| match meta {
+            Some("ConditionalCheckFailedException") => Ok("ConditionalCheckFailed"),
+            Some("TransactionConflictException") => Ok("TransactionConflict"),
+            _ => Err(()),
+        };
+        let failed = |e: &dyn ProvideErrorMetadata| code(e.code());
+        let sent = if let Some(put) = item.put() {
+            self.client
+                .put_item()
+                .table_name(put.table_name())
+                .set_item(Some(put.item().clone()))
+                .set_condition_expression(put.condition_expression().map(str::to_string))
+                .set_expression_attribute_names(put.expression_attribute_names().cloned())
+                .set_expression_attribute_values(put.expression_attribute_values().cloned())
+                .send()
+                .await
+                .map(drop)
+                .map_err(|e| failed(&e).map_err(|()| backend(e)))
+        } else if let Some(update) = item.update() {
+            self.client
+                .update_item()
+                .table_name(update.table_name())
+                .set_key(Some(update.key().clone()))
+                .update_expression(update.update_expression())
+                .set_condition_expression(update.condition_expression().map(str::to_string))
+                .set_expression_attribute_names(update.expression_attribute_names().cloned())
+                .set_expression_attribute_values(update.expression_attribute_values().cloned())
+                .send()
+                .await
+                .map(drop)
+                .map_err(|e| failed(&e).map_err(|()| backend(e)))
+        } else if let Some(delete) = item.delete() {
+            self.client
+                .delete_item()
+                .table_name(delete.table_name())
+                .set_key(Some(delete.key().clone()))
+                .set_condition_expression(delete.condition_expression().map(str::to_string))
+                .set_expression_attribute_names(delete.expression_attribute_names().cloned())
+                .set_expression_attribute_values(delete.expression_attribute_values().cloned())
+                .send()
+                .await
+                .map(drop)
+                .map_err(|e| failed(&e).map_err(|()| backend(e)))
+        } else {
+            return None;
+        };
+        Some(sent)
     }
 
     pub(super) fn put(
@@ -264,42 +375,73 @@ impl DynamoStore {
         })
     }
 
-    /// A single conditional `PutItem`; a failed condition is a [`StoreError::Conflict`].
+    /// A single conditional `PutItem`; a failed condition is a [`StoreError::Conflict`]. Refused
+    /// because a transaction holds the item (`TransactionConflictException`, nothing written),
+    /// it is sent again until the adapter's deadline, then answers [`StoreError::Conflict`].
     pub(super) async fn put_conditional(&self, item: Item, condition: Expr) -> StoreResult<()> {
-        let sent = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression(&condition.text)
-            .set_expression_attribute_names(condition.names_opt())
-            .set_expression_attribute_values(condition.values_opt())
-            .send()
-            .await;
-        sent.map(drop).map_err(|e| {
-            conditional_failure(e, |s| {
-                s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
-            })
-        })
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
+            let sent = self
+                .client
+                .put_item()
+                .table_name(&self.table)
+                .set_item(Some(item.clone()))
+                .condition_expression(&condition.text)
+                .set_expression_attribute_names(condition.names_opt())
+                .set_expression_attribute_values(condition.values_opt())
+                .send()
+                .await;
+            match sent {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|s| s.is_transaction_conflict_exception()) =>
+                {
+                    if !backoff.again().await {
+                        return Err(gave_up(&backoff));
+                    }
+                }
+                Err(e) => {
+                    return Err(conditional_failure(e, |s| {
+                        s.is_conditional_check_failed_exception()
+                    }))
+                }
+            }
+        }
     }
 
     /// A single conditional `DeleteItem`; a failed condition is a [`StoreError::Conflict`].
+    /// Retried as [`Self::put_conditional`] while a transaction holds the item.
     pub(super) async fn delete_conditional(&self, key: &Key, condition: Expr) -> StoreResult<()> {
-        let sent = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(key)))
-            .condition_expression(&condition.text)
-            .set_expression_attribute_names(condition.names_opt())
-            .set_expression_attribute_values(condition.values_opt())
-            .send()
-            .await;
-        sent.map(drop).map_err(|e| {
-            conditional_failure(e, |s| {
-                s.is_conditional_check_failed_exception() || s.is_transaction_conflict_exception()
-            })
-        })
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
+            let sent = self
+                .client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(key_attributes(key)))
+                .condition_expression(&condition.text)
+                .set_expression_attribute_names(condition.names_opt())
+                .set_expression_attribute_values(condition.values_opt())
+                .send()
+                .await;
+            match sent {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if e.as_service_error()
+                        .is_some_and(|s| s.is_transaction_conflict_exception()) =>
+                {
+                    if !backoff.again().await {
+                        return Err(gave_up(&backoff));
+                    }
+                }
+                Err(e) => {
+                    return Err(conditional_failure(e, |s| {
+                        s.is_conditional_check_failed_exception()
+                    }))
+                }
+            }
+        }
     }
 
     /// A single conditional `UpdateItem` answering the item as updated; a failed condition is
@@ -316,32 +458,46 @@ impl DynamoStore {
     /// As [`Self::update_conditional`], but a failed condition returns the item as it is
     /// (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no extra read): `Ok(Ok(new))` when the
     /// update applied, `Ok(Err(Some(current)))` when the condition failed on an existing item,
-    /// `Ok(Err(None))` when it failed on an absent one or lost to a transaction.
+    /// `Ok(Err(None))` when it failed on an absent one, or when a transaction kept holding the
+    /// item until the adapter's deadline (retried as [`Self::put_conditional`] until then).
     pub(super) async fn update_conditional_or_current(
         &self, key: &Key, update: &Expr, condition: &str,
     ) -> StoreResult<Result<Item, Option<Item>>> {
-        let sent = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key_attributes(key)))
-            .update_expression(&update.text)
-            .condition_expression(condition)
-            .set_expression_attribute_names(update.names_opt())
-            .set_expression_attribute_values(update.values_opt())
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-            )
-            .send()
-            .await;
-        match sent {
-            Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
-            Err(e) => match e.into_service_error() {
-                UpdateItemError::ConditionalCheckFailedException(failed) => Ok(Err(failed.item)),
-                UpdateItemError::TransactionConflictException(_) => Ok(Err(None)),
-                other => Err(backend(other)),
-            },
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
+            let sent = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key_attributes(key)))
+                .update_expression(&update.text)
+                .condition_expression(condition)
+                .set_expression_attribute_names(update.names_opt())
+                .set_expression_attribute_values(update.values_opt())
+                .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+                .return_values_on_condition_check_failure(
+                    aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .send()
+                .await;
+            match sent {
+                Ok(out) => return Ok(Ok(out.attributes.unwrap_or_default())),
+                Err(e) => match e.into_service_error() {
+                    UpdateItemError::ConditionalCheckFailedException(failed) => {
+                        return Ok(Err(failed.item))
+                    }
+                    UpdateItemError::TransactionConflictException(_) => {
+                        if !backoff.again().await {
+                            tracing::warn!(
+                                lost = backoff.lost(),
+                                "an update kept meeting transactions until the deadline"
+                            );
+                            return Ok(Err(None));
+                        }
+                    }
+                    other => return Err(backend(other)),
+                },
+            }
         }
     }
 

@@ -14,7 +14,8 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::store::{
-    keys, revision_position, router_position, Listed, Page, PageStart, RouterStore, StoreResult,
+    keys, revision_position, router_position, Listed, Page, PageStart, RouterStore, StoreError,
+    StoreResult,
 };
 use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, RouterId};
@@ -157,6 +158,19 @@ impl RouterStore for DynamoStore {
             .get_as::<RouterRevision>(&keys::router_revision(router_id, revision))
             .await?
             .filter(|r| r.account_id == account_id))
+    }
+
+    async fn put_first_revision(&self, revision: &RouterRevision) -> StoreResult<bool> {
+        let (key, item) = items::router_revision(revision)?;
+        match self.put_conditional(item, items::absent()).await {
+            Ok(()) => Ok(true),
+            // There already, or still absent after meeting transactions until the deadline.
+            Err(StoreError::Conflict) => match self.get(&key).await? {
+                Some(_) => Ok(false),
+                None => Err(StoreError::Conflict),
+            },
+            Err(e) => Err(e),
+        }
     }
 
     async fn list_router_revisions(

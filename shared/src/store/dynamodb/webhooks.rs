@@ -79,7 +79,8 @@ impl WebhookStore for DynamoStore {
         self.audit_write(audit, &mut tx, &mut parts)?;
         match self.transact(tx, &parts, Precedence::RecordFirst).await {
             Ok(()) => Ok(true),
-            // Gone, or changed since it was read (read it again).
+            // Gone, changed since it was read (read it again), or still there after meeting
+            // other transactions until the deadline.
             Err(StoreError::Conflict) => match self.get(&key).await? {
                 None => Ok(false),
                 Some(_) => Err(StoreError::Conflict),

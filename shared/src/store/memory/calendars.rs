@@ -83,6 +83,19 @@ impl CalendarStore for MemoryStore {
             .map(|(c, _)| c.clone()))
     }
 
+    async fn get_holiday_calendars(
+        &self, account_id: AccountId, ids: &[HolidayCalendarId],
+    ) -> StoreResult<Vec<HolidayCalendar>> {
+        let state = self.lock();
+        let mut seen = std::collections::HashSet::new();
+        Ok(ids
+            .iter()
+            .filter(|id| seen.insert(**id))
+            .filter_map(|id| state.calendars.get(&(account_id, *id)))
+            .map(|(c, _)| c.clone())
+            .collect())
+    }
+
     async fn update_holiday_calendar(
         &self, calendar: &HolidayCalendar, expected_version: u64, audit: Option<&AuditEvent>,
     ) -> StoreResult<()> {

@@ -13,7 +13,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::sla::SlaStatus;
 use crate::store::tally::Span;
 use crate::store::{
-    dispatch_position, DispatchStore, Listed, Page, Position, StoreError, StoreResult,
+    dispatch_position, AccountStore, DispatchStore, FirstFound, FirstReads, Listed, Page, Position,
+    RecordStore, RouterStore, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
@@ -165,6 +166,37 @@ impl DispatchStore for MemoryStore {
             .get(&router_id)
             .cloned()
             .unwrap_or_default())
+    }
+
+    async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound> {
+        let account_id = reads.account_id;
+        let account = match reads.account {
+            true => self.get_account(account_id).await?,
+            false => None,
+        };
+        let router = match reads.router {
+            Some(id) => self.get_router(account_id, id).await?,
+            None => None,
+        };
+        let record = match reads.record {
+            Some(id) => self.find_record(account_id, id).await?,
+            None => None,
+        };
+        let rotation = match reads.rotation {
+            Some(id) => self.rotation_state(id).await?,
+            None => RotationState::default(),
+        };
+        let count = match &reads.month {
+            Some(month) => self.assignment_count(account_id, month).await?,
+            None => 0,
+        };
+        Ok(FirstFound {
+            account,
+            router,
+            record,
+            rotation,
+            count,
+        })
     }
 
     async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64> {

@@ -3,10 +3,12 @@
 use super::{read_page, MemoryStore, State};
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
-use crate::model::member::Member;
+use crate::model::member::{Member, MemberIdentity};
 use crate::store::{member_position, Listed, MemberStore, Page, StoreError, StoreResult};
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
 use async_trait::async_trait;
+use std::collections::HashSet;
 
 impl State {
     /// Stores `member` and indexes it in its list.
@@ -68,6 +70,19 @@ impl MemberStore for MemoryStore {
             .values()
             .find(|m| m.account_id == account_id && m.email.as_str() == wanted)
             .cloned())
+    }
+
+    async fn identify_members(
+        &self, account_id: AccountId, emails: &[Email],
+    ) -> StoreResult<Vec<MemberIdentity>> {
+        let wanted: HashSet<&Email> = emails.iter().collect();
+        Ok(self
+            .lock()
+            .members
+            .values()
+            .filter(|m| m.account_id == account_id && wanted.contains(&m.email))
+            .map(MemberIdentity::from)
+            .collect())
     }
 
     async fn update_member(

@@ -166,6 +166,16 @@ impl RouterStore for MemoryStore {
             .cloned())
     }
 
+    async fn put_first_revision(&self, revision: &RouterRevision) -> StoreResult<bool> {
+        let mut state = self.lock();
+        let revisions = state.revisions.entry(revision.router_id).or_default();
+        if revisions.contains_key(&revision.revision) {
+            return Ok(false);
+        }
+        revisions.insert(revision.revision, revision.clone());
+        Ok(true)
+    }
+
     async fn list_router_revisions(
         &self, account_id: AccountId, router_id: RouterId, page: &Page,
     ) -> StoreResult<Listed<RouterRevision>> {

@@ -34,6 +34,16 @@ pub trait CalendarStore: Send + Sync + 'static {
         &self, account_id: AccountId, id: HolidayCalendarId,
     ) -> StoreResult<Option<HolidayCalendar>>;
 
+    /// The account's holiday calendars among `ids`, each once, in no particular order; an id
+    /// that names no calendar of the account is left out. Strongly consistent, like
+    /// [`Self::list_holiday_calendars`]: dispatch, explain and the what-if replay read the
+    /// calendars their router and members name through this, so a calendar written a moment
+    /// ago counts at the next dispatch (BEHAVIOR 17). No ids: no request. DynamoDB: consistent
+    /// `BatchGetItem`s of up to 100 keys (an account has at most 20 calendars: one request).
+    async fn get_holiday_calendars(
+        &self, account_id: AccountId, ids: &[HolidayCalendarId],
+    ) -> StoreResult<Vec<HolidayCalendar>>;
+
     /// Replaces a holiday calendar stored at `expected_version` (its references are kept), with
     /// `audit` (BEHAVIOR 18) in the same atomic write.
     ///
@@ -46,7 +56,8 @@ pub trait CalendarStore: Send + Sync + 'static {
     /// count is 0: BEHAVIOR 17's 409 otherwise) and lowers the account's count, with `audit`
     /// (BEHAVIOR 18), in one atomic write.
     ///
-    /// Errors: [`StoreError::Conflict`] when it exists at another version (nothing written).
+    /// Errors: [`StoreError::Conflict`] when it exists at another version, or the write kept
+    /// meeting concurrent writes until the store's deadline (nothing written).
     async fn delete_holiday_calendar(
         &self, account_id: AccountId, id: HolidayCalendarId, expected_version: u64,
         audit: Option<&AuditEvent>,

@@ -2,12 +2,15 @@
 //! with its CRM sync and SLA states, the queue messages' markers and the stats counters.
 
 use crate::idempotency::IdempotencyCompletion;
+use crate::model::account::Account;
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
     DispatchEntryKey, ExplainedEntry, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
+use crate::model::record::Record;
+use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
 #[cfg(doc)]
 use crate::store::{dispatch_position, tally, StoreError};
@@ -16,6 +19,42 @@ use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+/// The reads by key of a dispatch's first round of reads (BEHAVIOR 6; `docs/performance.md`,
+/// "Dispatch: store round trips"): each optional, all sent at once, in one request where the
+/// store can (DynamoDB: one `BatchGetItem`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstReads {
+    /// The account the reads are scoped to (a router or record of another account is absent).
+    pub account_id: AccountId,
+    /// Whether to read the account itself (an instance that has not cached it yet).
+    pub account: bool,
+    /// The router to read.
+    pub router: Option<RouterId>,
+    /// The record to read, of any type.
+    pub record: Option<RecordId>,
+    /// The router whose rotation state to read.
+    pub rotation: Option<RouterId>,
+    /// The calendar month (`YYYY-MM`, UTC) whose assignment count to read.
+    pub month: Option<String>,
+}
+
+/// What [`DispatchStore::first_round_reads`] found: what each read alone would answer
+/// (`get_account`, `get_router`, `find_record`, `rotation_state`, `assignment_count`); the
+/// default for a read not asked.
+#[derive(Debug, Clone, Default)]
+pub struct FirstFound {
+    /// The account, when asked and found.
+    pub account: Option<Account>,
+    /// The router of the account, when asked and found.
+    pub router: Option<Router>,
+    /// The record of the account, when asked and found.
+    pub record: Option<Record>,
+    /// The rotation state (the default, version 0, before the first rotation or when not asked).
+    pub rotation: RotationState,
+    /// The month's assignment count (0 when none or not asked).
+    pub count: u64,
+}
+
 /// What dispatch writes and reads: a router's rotation state, the account's monthly count, the
 /// one atomic write of an assignment, the history entries (and the markers of the queue messages
 /// that made them), and their tallies.
@@ -23,6 +62,14 @@ use chrono::{DateTime, Utc};
 pub trait DispatchStore: Send + Sync + 'static {
     /// The router's rotation state (the default, version 0, before the first rotation).
     async fn rotation_state(&self, router_id: RouterId) -> StoreResult<RotationState>;
+
+    /// The reads of `reads` at once, strongly consistent, each answered as its own method
+    /// answers it (the account as `get_account`, the router as `get_router`, the record as
+    /// `find_record`, [`Self::rotation_state`], [`Self::assignment_count`]). Dispatch, explain
+    /// and SLA reassignment read their first round through it (with the account on a cold
+    /// instance). DynamoDB: one consistent `BatchGetItem` of at most five keys; nothing asked,
+    /// no request.
+    async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound>;
 
     /// The account's assignments in calendar month `month` (`YYYY-MM`, UTC).
     async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64>;

@@ -16,6 +16,9 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// in-flight claim whose lease lapsed), stores `claim` in flight and answers
     /// [`ClaimOutcome::Claimed`]; otherwise answers what holds it. One atomic conditional write:
     /// of concurrent claims exactly one is `Claimed`.
+    ///
+    /// Errors: [`crate::store::StoreError::Conflict`] when the key kept changing hands (claimed,
+    /// then freed again) until the store's retry deadline.
     async fn claim_idempotency_key(&self, claim: &IdempotencyClaim) -> StoreResult<ClaimOutcome>;
 
     /// Stores the response of a claim that had no effect to write (a 4xx, a dispatch that

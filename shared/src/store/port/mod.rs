@@ -27,7 +27,7 @@ mod webhooks;
 pub use accounts::AccountStore;
 pub use audit::AuditStore;
 pub use calendars::CalendarStore;
-pub use dispatch::DispatchStore;
+pub use dispatch::{DispatchStore, FirstFound, FirstReads};
 pub use due::DueStore;
 pub use idempotency::IdempotencyStore;
 pub use members::MemberStore;

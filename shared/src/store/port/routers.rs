@@ -81,6 +81,12 @@ pub trait RouterStore: Send + Sync + 'static {
         &self, account_id: AccountId, router_id: RouterId, revision: u64,
     ) -> StoreResult<Option<RouterRevision>>;
 
+    /// Stores `revision`, a router's first revision, when the router has none: the mending of
+    /// a router stored before revisions existed (it reads as revision 1 but has no revision
+    /// item; docs/dynamodb.md, "Data written by earlier releases"). One write conditional on
+    /// the revision's absence. Returns whether it wrote it (`false`: it was there already).
+    async fn put_first_revision(&self, revision: &RouterRevision) -> StoreResult<bool>;
+
     /// A page of a router's revisions, newest first (position: [`revision_position`]; a page
     /// after a position holds the revisions older than it). A page reads at most `limit` + 1
     /// items after a position (an offset's skipped items are read too: the service turns an

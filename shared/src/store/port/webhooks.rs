@@ -50,7 +50,8 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// nothing delivers them any more) and lowers the account's count, with `audit` (BEHAVIOR
     /// 18), in one atomic write. Returns whether it existed.
     ///
-    /// Errors: [`StoreError::Conflict`] when it exists at another version (nothing written).
+    /// Errors: [`StoreError::Conflict`] when it exists at another version, or the write kept
+    /// meeting concurrent writes until the store's deadline (nothing written).
     async fn delete_webhook(
         &self, account_id: AccountId, id: WebhookId, expected_version: u64,
         audit: Option<&AuditEvent>,

@@ -70,6 +70,13 @@ pub fn request_completed(completion: &IdempotencyCompletion) -> (Key, Item) {
     (key, item)
 }
 
+impl crate::store::size::StoredItem for IdempotencyCompletion {
+    /// The stored answer of an `Idempotency-Key` request (BEHAVIOR 10 and 12).
+    fn stored_item(&self) -> StoreResult<Item> {
+        Ok(request_completed(self).1)
+    }
+}
+
 /// The condition of claiming a key at `now`: no claim, an expired one (TTL deletes lazily), or
 /// an in-flight one whose lease lapsed.
 pub fn claimable(now: DateTime<Utc>) -> Expr {

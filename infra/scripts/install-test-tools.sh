@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs every tool the test command (infra/scripts/test.sh) needs beyond the Rust toolchain,
+# each only when missing, in the order and with the pins the scripts that use them ask for:
+#   - moto[server] (the AWS emulator, infra/scripts/emulator.sh) and the pinned Python tools
+#     (infra/scripts/tools-venv.sh: cfn-lint, aws-sam-cli, schemathesis, standardwebhooks,
+#     openapi-python-client, mypy, openapi-schema-validator) into .venv/;
+#   - the npm packages of infra/clients/ and infra/docs-check/ (npm ci, lock files);
+#   - Debian's chromium and wrk (apt-get, one update at most).
+# test.sh starts it in the background before clippy, so the downloads overlap the Rust build;
+# every script still installs what it needs itself when run on its own. Idempotent: a second run
+# installs nothing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+# shellcheck source=infra/scripts/emulator.sh
+source infra/scripts/emulator.sh
+emulator_install
+
+# shellcheck source=infra/scripts/tools-venv.sh
+source infra/scripts/tools-venv.sh
+# One group per script, as each script asks (they share .venv/ and coexist).
+tools_venv_require cfn-lint aws-sam-cli
+tools_venv_require standardwebhooks
+tools_venv_require schemathesis
+tools_venv_require openapi-python-client mypy openapi-schema-validator
+
+# npm ci only when the lock file changed since the last install (as the scripts do).
+npm_ci() {
+  local dir=$1
+  if [[ ! -f $dir/node_modules/.package-lock.json ||
+    $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]]; then
+    echo "==> npm ci in $dir"
+    (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+npm_ci infra/clients
+npm_ci infra/docs-check
+
+missing=()
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
+command -v wrk >/dev/null || missing+=(wrk)
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "==> installing Debian's ${missing[*]}"
+  sudo=()
+  [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+  apt_get=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q)
+  if ! "${apt_get[@]}" install -y "${missing[@]}"; then
+    "${apt_get[@]}" update
+    "${apt_get[@]}" install -y "${missing[@]}"
+  fi
+fi
+echo "==> test tools installed"

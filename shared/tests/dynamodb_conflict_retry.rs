@@ -1,0 +1,299 @@
+//! The DynamoDB adapter's retry of writes refused for a transaction in flight (issue 47 point 2,
+//! `shared::store::retry`), against a scripted DynamoDB: a loopback HTTP server that answers each
+//! request as a test says (no emulator needed), so the refusals are exactly those DynamoDB
+//! documents and their number is known.
+//!
+//! - a `TransactWriteItems` cancelled only by `TransactionConflict` is sent again, unchanged,
+//!   until it is written; one cancelled that way until the deadline gives up as
+//!   `StoreError::Conflict`, after the deadline and not long after it;
+//! - a failed condition (`ConditionalCheckFailed`) is never sent again by the adapter;
+//! - a single-item write refused with `TransactionConflictException` (a `PutItem`, and the
+//!   `UpdateItem` a one-item transaction is sent as) is sent again the same way.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+use chrono::{TimeZone, Utc};
+use shared::model::holiday_calendar::CalendarRefs;
+use shared::model::{HolidayCalendar, Member};
+use shared::schedule::holidays::Holidays;
+use shared::schedule::IanaTimeZone;
+use shared::store::dynamodb::DynamoStore;
+use shared::store::prelude::*;
+use shared::store::StoreError;
+use shared::types::{Email, NotificationPreferences};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use uuid::Uuid;
+
+const PREFIX: &str = "com.amazonaws.dynamodb.v20120810#";
+const ONGOING: &str = "Transaction is ongoing for the item";
+/// The deadline the adapter is given here.
+const DEADLINE: Duration = Duration::from_millis(400);
+
+/// What the scripted DynamoDB answers to the `n`th request (from 0) of operation `target`.
+type Script = dyn Fn(&str, usize) -> (u16, String) + Send + Sync;
+
+/// A scripted DynamoDB on a loopback port: every request's operation is recorded.
+struct Scripted {
+    endpoint: String,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Scripted {
+    async fn start(script: Box<Script>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let script: Arc<Script> = Arc::from(script);
+        let log = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let (script, log) = (script.clone(), log.clone());
+                tokio::spawn(async move {
+                    // One connection serves requests until the client closes it.
+                    while let Some(target) = read_request(&mut socket).await {
+                        let n = {
+                            let mut log = log.lock().unwrap();
+                            log.push(target.clone());
+                            log.iter().filter(|t| **t == target).count() - 1
+                        };
+                        let (status, body) = script(&target, n);
+                        let reason = if status == 200 { "OK" } else { "Bad Request" };
+                        let answer = format!(
+                            "HTTP/1.1 {status} {reason}\r\ncontent-type: application/x-amz-json-1.0\r\nx-amzn-requestid: test\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if socket.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Self { endpoint, seen }
+    }
+
+    /// The adapter over this server, retrying transaction conflicts for [`DEADLINE`] (the
+    /// SDK's own retries off, so every request is the adapter's).
+    fn store(&self) -> DynamoStore {
+        let conf = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .endpoint_url(&self.endpoint)
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "test", "test", None, None, "test",
+            ))
+            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+            .build();
+        DynamoStore::new(aws_sdk_dynamodb::Client::from_conf(conf), "table")
+            .with_conflict_deadline(DEADLINE)
+    }
+
+    /// The operations received, in order.
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Reads one HTTP request; its `X-Amz-Target` operation (`None` when the client closed).
+async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let header_end = loop {
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match socket.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..header_end]).to_string();
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+    };
+    let length: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while buffer.len() < header_end + length {
+        match socket.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let target = header("x-amz-target")?;
+    Some(target.rsplit('.').next()?.to_string())
+}
+
+/// `TransactionCanceledException` with `codes`, one per item.
+fn cancelled(codes: &[&str]) -> (u16, String) {
+    let reasons: Vec<serde_json::Value> = codes
+        .iter()
+        .map(|c| match *c {
+            "None" => serde_json::json!({"Code": "None"}),
+            c => serde_json::json!({"Code": c, "Message": ONGOING}),
+        })
+        .collect();
+    let body = serde_json::json!({
+        "__type": format!("{PREFIX}TransactionCanceledException"),
+        "Message": format!("Transaction cancelled, please refer cancellation reasons for specific reasons [{}]", codes.join(", ")),
+        "CancellationReasons": reasons,
+    });
+    (400, body.to_string())
+}
+
+/// `TransactionConflictException`, DynamoDB's answer to a single-item write of an item that a
+/// transaction in flight holds.
+fn in_transaction() -> (u16, String) {
+    let body = serde_json::json!({
+        "__type": format!("{PREFIX}TransactionConflictException"),
+        "message": ONGOING,
+    });
+    (400, body.to_string())
+}
+
+fn written() -> (u16, String) {
+    (200, "{}".into())
+}
+
+fn member() -> Member {
+    let at = Utc.with_ymd_and_hms(2026, 3, 10, 9, 0, 0).unwrap();
+    Member {
+        id: Uuid::new_v4().into(),
+        account_id: Uuid::new_v4().into(),
+        email: Email::parse("ana@x.example").unwrap(),
+        full_name: None,
+        first_name: None,
+        last_name: None,
+        role_id: None,
+        external_id: None,
+        phone: None,
+        office_status: true,
+        time_zone: IanaTimeZone::UTC,
+        working_hours: vec![],
+        out_office_dates: vec![],
+        calendars: BTreeMap::new(),
+        holiday_calendar_id: None,
+        capacity: vec![],
+        can_receive_notifications: false,
+        notification_preferences: NotificationPreferences::default(),
+        created_at: at,
+        updated_at: at,
+        archived_at: None,
+        archived_by: None,
+        version: 2,
+    }
+}
+
+/// A member PATCH that names a calendar: one `TransactWriteItems` of two items (the member,
+/// the calendar's reference count).
+async fn patch_naming_a_calendar(store: &DynamoStore) -> Result<(), StoreError> {
+    let mut m = member();
+    let calendar = Uuid::new_v4().into();
+    m.holiday_calendar_id = Some(calendar);
+    store
+        .update_member(&m, 1, &CalendarRefs::moving(None, Some(calendar)), None)
+        .await
+}
+
+#[tokio::test]
+async fn a_transaction_cancelled_by_a_transaction_conflict_is_sent_again_until_written() {
+    let server = Scripted::start(Box::new(|_, n| match n {
+        0..=2 => cancelled(&["None", "TransactionConflict"]),
+        _ => written(),
+    }))
+    .await;
+    let started = Instant::now();
+    patch_naming_a_calendar(&server.store()).await.unwrap();
+    assert!(started.elapsed() < DEADLINE, "{:?}", started.elapsed());
+    assert_eq!(server.seen(), vec!["TransactWriteItems"; 4]);
+}
+
+#[tokio::test]
+async fn a_transaction_that_keeps_meeting_others_gives_up_as_a_conflict_after_the_deadline() {
+    let server =
+        Scripted::start(Box::new(|_, _| cancelled(&["TransactionConflict", "None"]))).await;
+    let started = Instant::now();
+    let out = patch_naming_a_calendar(&server.store()).await;
+    let took = started.elapsed();
+    assert!(matches!(out, Err(StoreError::Conflict)), "{out:?}");
+    assert!(took >= DEADLINE, "gave up before the deadline: {took:?}");
+    assert!(
+        took < DEADLINE + Duration::from_millis(300),
+        "gave up long after the deadline: {took:?}"
+    );
+    let sent = server.seen().len();
+    assert!(sent >= 4, "sent {sent} times");
+}
+
+#[tokio::test]
+async fn a_failed_condition_is_answered_at_once_and_never_sent_again() {
+    let server = Scripted::start(Box::new(|_, _| {
+        cancelled(&["ConditionalCheckFailed", "None"])
+    }))
+    .await;
+    let out = patch_naming_a_calendar(&server.store()).await;
+    assert!(matches!(out, Err(StoreError::Conflict)), "{out:?}");
+    assert_eq!(server.seen(), vec!["TransactWriteItems"]);
+}
+
+#[tokio::test]
+async fn a_single_item_write_refused_for_a_transaction_in_flight_is_sent_again() {
+    // A member PATCH without a calendar: one conditional `PutItem`.
+    let server = Scripted::start(Box::new(|_, n| match n {
+        0 | 1 => in_transaction(),
+        _ => written(),
+    }))
+    .await;
+    let store = server.store();
+    store
+        .update_member(&member(), 1, &CalendarRefs::none(), None)
+        .await
+        .unwrap();
+    assert_eq!(server.seen(), vec!["PutItem"; 3]);
+
+    // Refused until the deadline: a conflict.
+    let server = Scripted::start(Box::new(|_, _| in_transaction())).await;
+    let started = Instant::now();
+    let out = server
+        .store()
+        .update_member(&member(), 1, &CalendarRefs::none(), None)
+        .await;
+    assert!(matches!(out, Err(StoreError::Conflict)), "{out:?}");
+    assert!(started.elapsed() >= DEADLINE);
+    assert!(server.seen().len() >= 3);
+}
+
+#[tokio::test]
+async fn a_one_item_transaction_is_sent_as_its_single_write_and_retried_the_same_way() {
+    // A calendar's PUT: one conditional update, sent as `UpdateItem`.
+    let server = Scripted::start(Box::new(|_, n| match n {
+        0 => in_transaction(),
+        _ => written(),
+    }))
+    .await;
+    let at = Utc.with_ymd_and_hms(2026, 3, 10, 9, 0, 0).unwrap();
+    let calendar = HolidayCalendar {
+        id: Uuid::new_v4().into(),
+        account_id: Uuid::new_v4().into(),
+        name: "Berlin".into(),
+        time_zone: IanaTimeZone::UTC,
+        holidays: Holidays::default(),
+        created_at: at,
+        updated_at: at,
+        version: 2,
+    };
+    server
+        .store()
+        .update_holiday_calendar(&calendar, 1, None)
+        .await
+        .unwrap();
+    assert_eq!(server.seen(), vec!["UpdateItem"; 2]);
+}
