@@ -13,8 +13,8 @@ The steps: a token (HTTP Basic), a contact with a custom field (`region`, an enu
 demo account added, given by its display name), read back with `properties`, patched, the
 contact list walked two pages with cursors, a deal (stage `On hold`, an option the account added)
 and a ticket, a webhook subscription, explain and dispatch through the "Inbound leads" router,
-the contact's routing history, the router's stats, the subscription's deliveries, and a 400 and
-a 404 read into the error model.
+the contact's routing history, the router's stats, the entry's explanation and the audit log,
+the subscription's deliveries, and a 400 and a 404 read into the error model.
 """
 
 from __future__ import annotations
@@ -40,10 +40,14 @@ from account_routing_api_client.api.records import (
     list_contacts,
     update_contact,
 )
-from account_routing_api_client.api.routing_history import get_router_stats, list_contact_dispatches
+from account_routing_api_client.api.audit import get_audit_event, list_audit_events
+from account_routing_api_client.api.routing_history import get_router_dispatch, get_router_stats, list_contact_dispatches
 from account_routing_api_client.api.token import issue_token
 from account_routing_api_client.api.webhooks import create_webhook, delete_webhook, list_webhook_deliveries
 from account_routing_api_client.models import (
+    AuditEvent,
+    ExplainedDispatchEntry,
+    ListViewAuditEvent,
     AssignedAnswer,
     Contact,
     ContactCreate,
@@ -207,6 +211,19 @@ def journey(base_url: str, log: TextIO) -> None:
         check(len(history.data) == 1, f"history: {history.to_dict()}")
         stats = expect(get_router_stats.sync_detailed(INBOUND_LEADS, client=api), 200, RouterStats)
         check(stats.total >= 1, f"stats: {stats.to_dict()}")
+
+        # 9b. Why the contact went where it went: the entry with its run's explanation (BEHAVIOR
+        #     18), and who created the subscription, from the audit log.
+        entry = expect(get_router_dispatch.sync_detailed(INBOUND_LEADS, history.data[0].id, client=api), 200, ExplainedDispatchEntry)
+        check(entry.user == assigned.user and entry.explanation is not None, f"entry: {entry.to_dict()}")
+        events = expect(
+            list_audit_events.sync_detailed(client=api, target_type="webhook", target_id=webhook.id),
+            200,
+            ListViewAuditEvent,
+        )
+        check([e.action for e in events.data] == ["webhook.created"], f"audit events: {events.to_dict()}")
+        event = expect(get_audit_event.sync_detailed(events.data[0].id, client=api), 200, AuditEvent)
+        check(event.id == events.data[0].id, f"audit event: {event.to_dict()}")
 
         # 10. The subscription's deliveries: the assignment is delivered to the receiver.
         deliveries = ListViewDeliveryView.from_dict({"data": [], "pagination": {"limit": 10, "offset": 0, "count": 0}})

@@ -12,8 +12,8 @@
 //
 // The steps are the Python journey's (journey.py): a token (HTTP Basic), a contact with a custom
 // field, read back, patched, two pages of the list with cursors, a deal and a ticket, a webhook
-// subscription, explain and dispatch, the routing history and stats, the deliveries, and a 400
-// and a 404 read into the error type.
+// subscription, explain and dispatch, the routing history and stats, the entry's explanation and
+// the audit log, the deliveries, and a 400 and a 404 read into the error type.
 
 import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -218,6 +218,29 @@ async function journey(baseUrl: string, log: string): Promise<void> {
       200,
     );
     check(stats.total >= 1, `stats: ${JSON.stringify(stats)}`);
+
+    // 9b. Why the contact went where it went: the entry with its run's explanation (BEHAVIOR 18),
+    //     and who created the subscription, from the audit log.
+    const entry = expect(
+      await api.GET("/routers/{routerId}/dispatches/{entryId}", {
+        params: { path: { routerId: INBOUND_LEADS, entryId: history.data[0].id } },
+      }),
+      200,
+    );
+    check(entry.user === dispatched.user && entry.explanation != null, `entry: ${JSON.stringify(entry)}`);
+    const events = expect(
+      await api.GET("/audit-events", { params: { query: { target_type: "webhook", target_id: webhookId } } }),
+      200,
+    );
+    check(
+      events.data.length === 1 && events.data[0].action === "webhook.created",
+      `audit events: ${JSON.stringify(events)}`,
+    );
+    const event = expect(
+      await api.GET("/audit-events/{id}", { params: { path: { id: events.data[0].id } } }),
+      200,
+    );
+    check(event.id === events.data[0].id, `audit event: ${JSON.stringify(event)}`);
 
     // 10. The subscription's deliveries: the assignment is delivered to the receiver.
     let deliveries: Schemas["ListView_DeliveryView"]["data"] = [];

@@ -428,13 +428,21 @@ async fn a_publish_takes_two_rounds_and_a_revision_page_reads_at_most_limit_plus
         assert_eq!(view.revision, n);
         publish_rounds.push(rounds);
         let requests = counter.take();
+        // The first publish of a router (revision 1 -> 2) reads its revision 1 first, one more
+        // GetItem in a round of its own: a router stored by the release before revisions has
+        // none, and it is mended before revision 2 replaces the configuration (issue 47).
+        let first_reads = u64::from(n == 2);
         assert_eq!(
             requests,
-            counts(&[("GetItem", 3), ("TransactWriteItems", 1)]),
+            counts(&[("GetItem", 3 + first_reads), ("TransactWriteItems", 1)]),
             "publish of revision {n}"
         );
     }
-    assert!(publish_rounds.iter().all(|r| *r <= 2), "{publish_rounds:?}");
+    assert!(publish_rounds[0] <= 3, "{publish_rounds:?}");
+    assert!(
+        publish_rounds[1..].iter().all(|r| *r <= 2),
+        "{publish_rounds:?}"
+    );
     let key = CursorKey::random();
     let mut pages = Vec::new();
     for (limit, start) in [

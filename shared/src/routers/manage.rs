@@ -10,6 +10,7 @@
 
 use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
 use super::revision::{ensure_first_revision, first_revision_mended};
+pub use super::revision::{DRAFT_NOT_FOUND, REVISION_NOT_FOUND};
 use super::view::{config_json, router_json, DraftView, RevisionView, RouterView};
 use crate::audit::diff::ROUTER;
 pub use crate::audit::Actor;
@@ -41,10 +42,6 @@ pub const MAX_ROUTERS: u64 = 1000;
 pub const ROUTER_LIMIT_REACHED: &str = "Router limit reached";
 /// 404 of an unknown router.
 pub const ROUTER_NOT_FOUND: &str = "Router not found";
-/// 404 of a router without a draft.
-pub const DRAFT_NOT_FOUND: &str = "Draft not found";
-/// 404 of an unknown revision (or a `{n}` that is not a positive integer).
-pub const REVISION_NOT_FOUND: &str = "Revision not found";
 /// 409 of a write to an archived router.
 pub const ROUTER_ARCHIVED: &str = "Router is archived";
 /// 412 of an `If-Match` that is not the draft's tag (or of any `If-Match` without a draft).

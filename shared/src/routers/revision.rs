@@ -3,13 +3,17 @@
 //! /routers/{id}/simulate` (BEHAVIOR 16), `"draft"` or a revision number (BEHAVIOR 15). One
 //! newtype and one `parse` for both routes.
 
-use super::manage::{DRAFT_NOT_FOUND, REVISION_NOT_FOUND};
 use crate::error::DomainError;
 use crate::model::router::{Router, RouterConfig, RouterRevision, FIRST_REVISION};
 use crate::store::{Store, StoreResult};
 use crate::types::ids::{AccountId, RouterId};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
+
+/// 404 of a router without a draft.
+pub const DRAFT_NOT_FOUND: &str = "Draft not found";
+/// 404 of an unknown revision (or a `{n}` that is not a positive integer).
+pub const REVISION_NOT_FOUND: &str = "Revision not found";
 
 /// The body key naming the configuration.
 pub const REVISION_KEY: &str = "revision";

@@ -38,12 +38,11 @@
 //! Entities are keyed by their own id (ids are unique across the store), so a get by id is one
 //! strongly consistent `GetItem`, and a router id resolves to its account without a scan.
 //!
-//! A client's value that lands in a key is sized by the one key rule ([`super::size`]): a guard's
+//! A client's value that lands in a key is sized by the one key rule ([`key_fits`]): a guard's
 //! value or an `Idempotency-Key` route that would not fit is replaced by its SHA-256
 //! ([`guard`], [`idempotent_request`]); any other key that cannot fit names no item, and the
 //! DynamoDB adapter answers a read of it as absent without sending it.
 
-use super::size;
 use super::tally::{Buckets, Span};
 use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
@@ -83,6 +82,32 @@ pub const DISPATCH_PREFIX: &str = "DISPATCH#";
 /// Canonical values longer than this (in bytes) are replaced by their SHA-256 in a guard key, so
 /// the key stays far below DynamoDB's 2048-byte partition key limit.
 pub const MAX_VERBATIM_VALUE: usize = 1024;
+
+/// Largest partition key value, bytes (table and index keys).
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Largest sort key value, bytes (table and index keys).
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// Whether `value` can be a partition key value (table or index): 1 to 2,048 bytes.
+pub fn partition_key_fits(value: &str) -> bool {
+    (1..=MAX_PARTITION_KEY_BYTES).contains(&value.len())
+}
+
+/// Whether `value` can be a sort key value (table or index), or a sort-key prefix that an item
+/// can begin with: 1 to 1,024 bytes.
+pub fn sort_key_fits(value: &str) -> bool {
+    (1..=MAX_SORT_KEY_BYTES).contains(&value.len())
+}
+
+/// Whether `key` can name an item: its partition and sort values fit.
+pub fn key_fits(key: &Key) -> bool {
+    partition_key_fits(&key.pk) && sort_key_fits(&key.sk)
+}
+
+/// Whether an index key fits.
+pub fn index_key_fits(key: &IndexKey) -> bool {
+    partition_key_fits(&key.pk) && sort_key_fits(&key.sk)
+}
 
 /// A primary key: `PK` and `SK`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -160,11 +185,11 @@ pub fn field_definition(
 /// The uniqueness guard of `field` = `value` among active records of the account and type
 /// (`UNIQUE#<account>#<type>#<field>#<canonical value>`). A value longer than
 /// [`MAX_VERBATIM_VALUE`] bytes, or one that would make the key longer than a partition key
-/// fits ([`size::partition_key_fits`]), is replaced by `sha256:<hex>`.
+/// fits ([`partition_key_fits`]), is replaced by `sha256:<hex>`.
 pub fn guard(account_id: AccountId, object_type: ObjectType, field: &str, value: &str) -> Key {
     let prefix = format!("UNIQUE#{account_id}#{object_type}#{field}#");
     let verbatim = format!("{prefix}{value}");
-    let pk = if value.len() > MAX_VERBATIM_VALUE || !size::partition_key_fits(&verbatim) {
+    let pk = if value.len() > MAX_VERBATIM_VALUE || !partition_key_fits(&verbatim) {
         format!("{prefix}{}", sha256(value))
     } else {
         verbatim
@@ -333,7 +358,7 @@ pub fn audit_target_index(
 /// replaced by `sha256:<hex>`: the request is still claimed, answered and replayed.
 pub fn idempotent_request(account_id: AccountId, route: &str, key: &str) -> Key {
     let verbatim = format!("REQUEST#{route}");
-    let sk = if size::sort_key_fits(&verbatim) {
+    let sk = if sort_key_fits(&verbatim) {
         verbatim
     } else {
         format!("REQUEST#{}", sha256(route))
@@ -493,7 +518,7 @@ pub fn record_index(
 }
 
 /// The item that finds a member by e-mail in its account (issue 47 point 3): one item per
-/// member, written with it by provisioning, read by key in batches ([`size::key_fits`]: an
+/// member, written with it by provisioning, read by key in batches ([`key_fits`]: an
 /// address fits, e-mails being at most 64 characters before the `@` and 253 after).
 pub fn member_email(account_id: AccountId, email: &Email) -> Key {
     Key::new(format!("MEMBER_EMAIL#{account_id}#{email}"), "MEMBER_EMAIL")
@@ -677,7 +702,7 @@ mod tests {
         let field = "f".repeat(1000);
         let value = "v".repeat(MAX_VERBATIM_VALUE);
         let k = guard(id(1), ObjectType::Contacts, &field, &value);
-        assert!(size::partition_key_fits(&k.pk), "{}", k.pk.len());
+        assert!(partition_key_fits(&k.pk), "{}", k.pk.len());
         assert!(k.pk.ends_with(&sha256(&value)));
         // A short key keeps its value verbatim, as guards written by earlier releases do.
         assert!(guard(id(1), ObjectType::Contacts, "email", &value)
@@ -695,7 +720,7 @@ mod tests {
         let long = format!("POST /routers/x/revisions/{}/restore", "9".repeat(1100));
         let longer = format!("POST /routers/x/revisions/{}/restore", "9".repeat(1101));
         let a = idempotent_request(id(1), &long, "k");
-        assert!(size::key_fits(&a), "{}", a.sk.len());
+        assert!(key_fits(&a), "{}", a.sk.len());
         assert!(a.sk.starts_with("REQUEST#sha256:"));
         assert_ne!(a, idempotent_request(id(1), &longer, "k"));
         assert_ne!(a, idempotent_request(id(2), &long, "k"));
@@ -722,7 +747,7 @@ mod tests {
         .join(".");
         assert_eq!(domain.len(), 253);
         let longest = Email::parse(&format!("{}@{domain}", "x".repeat(64))).unwrap();
-        assert!(member_email(id(1), &longest).pk.len() + 3 * 64 < size::MAX_PARTITION_KEY_BYTES);
+        assert!(member_email(id(1), &longest).pk.len() + 3 * 64 < MAX_PARTITION_KEY_BYTES);
         assert!(Email::parse(&format!("{}@{domain}", "x".repeat(65))).is_err());
     }
 

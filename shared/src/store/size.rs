@@ -51,17 +51,21 @@
 //! item (the adapter answers a read of it as absent, as the embedded store does), never a
 //! `ValidationException`.
 
-use super::dynamodb::items::Item;
-use super::keys::{self, IndexKey, Key};
+use super::keys;
+pub use super::keys::{
+    index_key_fits, key_fits, partition_key_fits, sort_key_fits, MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES,
+};
 use super::StoreError;
 use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// An item as the DynamoDB adapter sends it (attribute name to value; the adapter's
+/// `items::Item`).
+pub type Item = HashMap<String, AttributeValue>;
 
 /// Largest item, in DynamoDB's size units (bytes): 400 KB.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
-/// Largest partition key value, bytes (table and index keys).
-pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
-/// Largest sort key value, bytes (table and index keys).
-pub const MAX_SORT_KEY_BYTES: usize = 1024;
 /// Deepest nesting: the level of a top-level attribute's value is 1, each list or map around a
 /// value adds one.
 pub const MAX_NESTING: usize = 32;
@@ -246,27 +250,6 @@ pub fn number_size(text: &str) -> Result<usize, SizeError> {
     Ok(before_point.div_ceil(2) + after_point.div_ceil(2) + 1 + usize::from(negative))
 }
 
-/// Whether `value` can be a partition key value (table or index): 1 to 2,048 bytes.
-pub fn partition_key_fits(value: &str) -> bool {
-    (1..=MAX_PARTITION_KEY_BYTES).contains(&value.len())
-}
-
-/// Whether `value` can be a sort key value (table or index), or a sort-key prefix that an item
-/// can begin with: 1 to 1,024 bytes.
-pub fn sort_key_fits(value: &str) -> bool {
-    (1..=MAX_SORT_KEY_BYTES).contains(&value.len())
-}
-
-/// Whether `key` can name an item: its partition and sort values fit.
-pub fn key_fits(key: &Key) -> bool {
-    partition_key_fits(&key.pk) && sort_key_fits(&key.sk)
-}
-
-/// Whether an index key fits.
-pub fn index_key_fits(key: &IndexKey) -> bool {
-    partition_key_fits(&key.pk) && sort_key_fits(&key.sk)
-}
-
 /// A kind of item the domain writes: the item the DynamoDB adapter stores for the value, built
 /// by the adapter's own item format (so [`stored_size`] is what the adapter sends). Implemented
 /// next to each item format in `store/dynamodb/items/`.
@@ -307,6 +290,7 @@ pub fn check_write<T: StoredItem + ?Sized>(value: &T) -> Result<usize, SizeError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::keys::{IndexKey, Key};
 
     fn item(pairs: Vec<(&str, AttributeValue)>) -> Item {
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()

@@ -101,7 +101,7 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
         .unwrap();
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, first.id, first.version, None)
+            .delete_holiday_calendar(acc.id, first.id, renamed.version, None)
             .await
             .unwrap(),
         CalendarDeletion::InUse
@@ -145,14 +145,14 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
         .unwrap();
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, first.id, first.version, None)
+            .delete_holiday_calendar(acc.id, first.id, renamed.version, None)
             .await
             .unwrap(),
         CalendarDeletion::Deleted
     );
     assert_eq!(
         store
-            .delete_holiday_calendar(acc.id, first.id, first.version, None)
+            .delete_holiday_calendar(acc.id, first.id, renamed.version, None)
             .await
             .unwrap(),
         CalendarDeletion::NotFound
@@ -354,8 +354,15 @@ mod reruns {
 
         // A stop before the members' chunk: their items are gone, the count still holds them.
         if let Some(table) = &table {
-            for m in &namers {
-                let key = shared::store::keys::member(m.id);
+            // A member and its e-mail lookup item are written in one transaction: a stop
+            // leaves neither.
+            let keys = namers.iter().flat_map(|m| {
+                [
+                    shared::store::keys::member(m.id),
+                    shared::store::keys::member_email(acc.id, &m.email),
+                ]
+            });
+            for key in keys {
                 table
                     .store
                     .client()
