@@ -221,9 +221,13 @@ async function journey(baseUrl: string, log: string): Promise<void> {
 
     // 9b. Why the contact went where it went: the entry with its run's explanation (BEHAVIOR 18),
     //     and who created the subscription, from the audit log.
+    const listed = history.data[0];
+    if (listed === undefined) {
+      throw new Error("the history has no entry");
+    }
     const entry = expect(
       await api.GET("/routers/{routerId}/dispatches/{entryId}", {
-        params: { path: { routerId: INBOUND_LEADS, entryId: history.data[0].id } },
+        params: { path: { routerId: INBOUND_LEADS, entryId: listed.id } },
       }),
       200,
     );
@@ -232,15 +236,16 @@ async function journey(baseUrl: string, log: string): Promise<void> {
       await api.GET("/audit-events", { params: { query: { target_type: "webhook", target_id: webhookId } } }),
       200,
     );
-    check(
-      events.data.length === 1 && events.data[0].action === "webhook.created",
-      `audit events: ${JSON.stringify(events)}`,
-    );
+    const created = events.data[0];
+    if (created === undefined || events.data.length !== 1) {
+      throw new Error(`audit events: ${JSON.stringify(events)}`);
+    }
+    check(created.action === "webhook.created", `audit events: ${JSON.stringify(events)}`);
     const event = expect(
-      await api.GET("/audit-events/{id}", { params: { path: { id: events.data[0].id } } }),
+      await api.GET("/audit-events/{id}", { params: { path: { id: created.id } } }),
       200,
     );
-    check(event.id === events.data[0].id, `audit event: ${JSON.stringify(event)}`);
+    check(event.id === created.id, `audit event: ${JSON.stringify(event)}`);
 
     // 10. The subscription's deliveries: the assignment is delivered to the receiver.
     let deliveries: Schemas["ListView_DeliveryView"]["data"] = [];
