@@ -13,6 +13,8 @@ use crate::store::keys::Key;
 use crate::store::size;
 use crate::store::Backoff;
 use crate::store::{Listed, Page, Position, StoreError, StoreResult};
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
@@ -379,10 +381,8 @@ impl DynamoStore {
     /// because a transaction holds the item (`TransactionConflictException`, nothing written),
     /// it is sent again until the adapter's deadline, then answers [`StoreError::Conflict`].
     pub(super) async fn put_conditional(&self, item: Item, condition: Expr) -> StoreResult<()> {
-        let mut backoff = Backoff::until(self.conflict_deadline);
-        loop {
-            let sent = self
-                .client
+        let send = || {
+            self.client
                 .put_item()
                 .table_name(&self.table)
                 .set_item(Some(item.clone()))
@@ -390,33 +390,21 @@ impl DynamoStore {
                 .set_expression_attribute_names(condition.names_opt())
                 .set_expression_attribute_values(condition.values_opt())
                 .send()
-                .await;
-            match sent {
-                Ok(_) => return Ok(()),
-                Err(e)
-                    if e.as_service_error()
-                        .is_some_and(|s| s.is_transaction_conflict_exception()) =>
-                {
-                    if !backoff.again().await {
-                        return Err(gave_up(&backoff));
-                    }
-                }
-                Err(e) => {
-                    return Err(conditional_failure(e, |s| {
-                        s.is_conditional_check_failed_exception()
-                    }))
-                }
-            }
-        }
+        };
+        self.resend_while_held(
+            send,
+            PutItemError::is_transaction_conflict_exception,
+            PutItemError::is_conditional_check_failed_exception,
+        )
+        .await
+        .map(drop)
     }
 
     /// A single conditional `DeleteItem`; a failed condition is a [`StoreError::Conflict`].
     /// Retried as [`Self::put_conditional`] while a transaction holds the item.
     pub(super) async fn delete_conditional(&self, key: &Key, condition: Expr) -> StoreResult<()> {
-        let mut backoff = Backoff::until(self.conflict_deadline);
-        loop {
-            let sent = self
-                .client
+        let send = || {
+            self.client
                 .delete_item()
                 .table_name(&self.table)
                 .set_key(Some(key_attributes(key)))
@@ -424,22 +412,40 @@ impl DynamoStore {
                 .set_expression_attribute_names(condition.names_opt())
                 .set_expression_attribute_values(condition.values_opt())
                 .send()
-                .await;
-            match sent {
-                Ok(_) => return Ok(()),
-                Err(e)
-                    if e.as_service_error()
-                        .is_some_and(|s| s.is_transaction_conflict_exception()) =>
-                {
+        };
+        self.resend_while_held(
+            send,
+            DeleteItemError::is_transaction_conflict_exception,
+            DeleteItemError::is_conditional_check_failed_exception,
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Sends a single-item write (`send`) again, with a jittered pause, while `held` says a
+    /// transaction holds its item (`TransactionConflictException`), until the adapter's
+    /// deadline.
+    ///
+    /// Errors: [`StoreError::Conflict`] when `failed` says its condition failed, or when the
+    /// deadline passed; the SDK's error otherwise.
+    async fn resend_while_held<O, E, R, Fut>(
+        &self, send: impl Fn() -> Fut, held: impl Fn(&E) -> bool, failed: impl Fn(&E) -> bool,
+    ) -> StoreResult<O>
+    where
+        Fut: std::future::Future<Output = Result<O, aws_sdk_dynamodb::error::SdkError<E, R>>>,
+        E: std::error::Error + Send + Sync + 'static,
+        R: std::fmt::Debug + Send + Sync + 'static,
+    {
+        let mut backoff = Backoff::until(self.conflict_deadline);
+        loop {
+            match send().await {
+                Ok(out) => return Ok(out),
+                Err(e) if e.as_service_error().is_some_and(&held) => {
                     if !backoff.again().await {
                         return Err(gave_up(&backoff));
                     }
                 }
-                Err(e) => {
-                    return Err(conditional_failure(e, |s| {
-                        s.is_conditional_check_failed_exception()
-                    }))
-                }
+                Err(e) => return Err(conditional_failure(e, &failed)),
             }
         }
     }
