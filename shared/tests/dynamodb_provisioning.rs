@@ -238,78 +238,6 @@ async fn running_an_interrupted_load_again_completes_it() {
     table.delete().await;
 }
 
-/// An attribute value of DynamoDB JSON (the wire format the fixtures of `infra/compat` hold).
-fn wire_value(v: &serde_json::Value) -> aws_sdk_dynamodb::types::AttributeValue {
-    use aws_sdk_dynamodb::types::AttributeValue as A;
-    let (kind, content) = v.as_object().unwrap().iter().next().unwrap();
-    let text = || content.as_str().unwrap().to_string();
-    let texts = || {
-        content
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect()
-    };
-    match kind.as_str() {
-        "S" => A::S(text()),
-        "N" => A::N(text()),
-        "BOOL" => A::Bool(content.as_bool().unwrap()),
-        "NULL" => A::Null(true),
-        "SS" => A::Ss(texts()),
-        "NS" => A::Ns(texts()),
-        "L" => A::L(content.as_array().unwrap().iter().map(wire_value).collect()),
-        "M" => A::M(
-            content
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), wire_value(v)))
-                .collect(),
-        ),
-        other => panic!("attribute type {other} is not in the fixtures"),
-    }
-}
-
-/// Loads `infra/compat/<file>` into the test table as its README says (BatchWriteItem, 25 puts a
-/// request, unprocessed items sent again).
-async fn load_fixture(table: &TestTable, file: &str) {
-    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
-    let path = format!("{}/../infra/compat/{file}", env!("CARGO_MANIFEST_DIR"));
-    let fixture: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let items = fixture["Items"].as_array().unwrap();
-    for chunk in items.chunks(25) {
-        let mut requests: Vec<WriteRequest> = chunk
-            .iter()
-            .map(|item| {
-                let item = item
-                    .as_object()
-                    .unwrap()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), wire_value(v)))
-                    .collect();
-                let put = PutRequest::builder().set_item(Some(item)).build().unwrap();
-                WriteRequest::builder().put_request(put).build()
-            })
-            .collect();
-        while !requests.is_empty() {
-            let out = table
-                .store
-                .client()
-                .batch_write_item()
-                .request_items(table.store.table_name(), requests)
-                .send()
-                .await
-                .unwrap();
-            requests = out
-                .unprocessed_items
-                .and_then(|mut u| u.remove(table.store.table_name()))
-                .unwrap_or_default();
-        }
-    }
-}
-
 /// Issue 47 point 3: members are read by e-mail by key, from items the release before them never
 /// wrote. On its table the e-mails not found that way are looked up on the e-mail index (one
 /// Query each, bounded by the body's 501); provisioning writes the missing items and the
@@ -317,7 +245,16 @@ async fn load_fixture(table: &TestTable, file: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_of_a_table_of_the_last_release_are_found_by_email_then_backfilled() {
     let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
-    load_fixture(&table, "release-523e19a.json").await;
+    let path = format!(
+        "{}/../infra/compat/release-523e19a.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    table
+        .load(fixture["Items"].as_array().unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let northwind: AccountId = Uuid::parse_str("0f3c6d3e-2a8b-4c55-9d61-5f1c2b7a9e01")
         .unwrap()
         .into();
