@@ -15,7 +15,7 @@
 //! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
 //! fast tests') and [`dynamodb::DynamoStore`] (production: one DynamoDB table whose keys come
 //! from [`keys`]), each with one file per aggregate (`memory/records.rs`,
-//! `dynamodb/records.rs`, ...). Both pass the same contract suite (`shared/tests/store_contract/`,
+//! `dynamodb/records.rs`, ...). Both pass the same contract suite (`shared/tests/integration/store_contract/`,
 //! one module per aggregate). `docs/architecture.md` draws the ports, the adapters and which
 //! function uses which.
 

@@ -3,7 +3,7 @@
 //! window, so a call reads at most (days + 2 x 23 hours + 2 x 59 minutes) x members counters,
 //! and history entries only for the two partial minutes at the window's edges, whatever the
 //! volume. Each assignment's transaction adds one to its day's, hour's and minute's counter
-//! (the history entry stays the record of truth; `shared/tests/tally.rs` recounts them).
+//! (the history entry stays the record of truth; `shared/tests/integration/tally.rs` recounts them).
 
 use crate::model::dispatch::{AssignmentReason, AssignmentTally};
 use chrono::{DateTime, TimeDelta, Utc};

@@ -5,7 +5,7 @@
 //! cargo run -q -p local-server --bin openapi > openapi.json
 //! ```
 //!
-//! (`cargo test -p local-server --test openapi` fails while the committed file differs.)
+//! (`cargo test -p local-server --test api openapi::` fails while the committed file differs.)
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -63,6 +63,35 @@ pub struct TestApp {
 }
 
 impl TestApp {
+    /// `POST /contacts` of a contact named Lead with token `t`; asserts 201, returns its id.
+    pub async fn new_contact(&self, t: &str) -> String {
+        let a = self
+            .call(
+                Method::POST,
+                "/contacts",
+                t,
+                Some(serde_json::json!({"fields": {"first_name": "Lead"}})),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
+        a.body["id"].as_str().unwrap().to_string()
+    }
+
+    /// `POST /dispatch/router` of `object` through `router` with token `t`; asserts 200, returns
+    /// the answer's body.
+    pub async fn dispatch(&self, t: &str, router: &str, object: &str) -> Value {
+        let a = self
+            .call(
+                Method::POST,
+                "/dispatch/router",
+                t,
+                Some(serde_json::json!({"router_id": router, "object_id": object})),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        a.body
+    }
+
     /// The application over the demo seed.
     pub async fn spawn() -> Self {
         Self::with_seed(DEMO_SEED).await

@@ -8,7 +8,7 @@
 //! `fields` allows additional properties (the account's custom fields), an enumeration is a string
 //! with its standard options as `examples` (an account may add options, any letter case is read),
 //! a datetime any text the server parses, `properties` any names. Each field carries its
-//! catalogue type as `x-field-type`. `infra/local-server/tests/request_schemas.rs` holds the
+//! catalogue type as `x-field-type`. `infra/local-server/tests/api/request_schemas.rs` holds the
 //! schemas to the server.
 
 use super::WHITESPACE;

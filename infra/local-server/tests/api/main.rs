@@ -1,0 +1,38 @@
+//! The local server's integration tests, one test binary (each file a module: linking one binary
+//! instead of one per file saves most of the test build's time and disk). `iam_recording` (it sets
+//! the process environment) and `dispatch_cold_start` (it reads a process-wide count) stay binaries
+//! of their own beside this directory.
+//!
+//! Run one suite with `cargo test -p local-server --test api <module>::`, e.g.
+//! `cargo test -p local-server --test api sla_api::`.
+#![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
+
+mod audit_api;
+mod binary_e2e;
+#[path = "../common/mod.rs"]
+mod common;
+mod compat_release;
+mod concurrent_writes;
+mod differential;
+mod dispatch_api;
+mod due_concurrency;
+mod dynamodb_server;
+mod emf;
+mod encoding_api;
+mod events;
+mod history_api;
+mod holiday_calendars_api;
+mod idempotency_api;
+mod limits_api;
+mod openapi;
+mod prometheus;
+mod queue_e2e;
+mod readme_crm;
+mod records_api;
+mod request_log;
+mod request_schemas;
+mod router_management_api;
+mod sla_api;
+mod token_attacks;
+mod users_routers_api;
+mod webhooks_api;
