@@ -193,7 +193,9 @@ def value_bytes(value):
         return 0
     (kind, content), = value.items()
     if kind == "S":
-        return len(content.encode("utf-8"))
+        # An ASCII string is one byte per character; CPython keeps that flag on the string, so
+        # this sizes a 30 KB value without encoding a copy of it (items are sized on every read).
+        return len(content) if content.isascii() else len(content.encode("utf-8"))
     if kind == "N":
         return number_bytes(content)
     if kind == "B":

@@ -34,8 +34,9 @@ emulator_install() {
         python3 -m pip install --quiet --user virtualenv >&2
         python3 -m virtualenv --quiet "$venv" >&2
     fi
-    # Pinned: infra/emulator/attribute_values.py and table_query.py replace two of moto's internals
-    # (with tests comparing answers against moto's own code); a new moto is taken on purpose.
+    # Pinned: infra/emulator/attribute_values.py, table_query.py and request_id.py replace three
+    # of moto's internals (with tests comparing answers against moto's own code); a new moto is
+    # taken on purpose.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'moto[server]==5.2.5' >&2
 }
 

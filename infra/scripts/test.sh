@@ -39,7 +39,7 @@ tools_pid=$!
 # --all-targets -- -D warnings` applies (CLIPPY_ARGS, clippy's variable for its arguments) and
 # the same clippy.toml; dependencies compile with plain rustc, once. A separate `cargo clippy`
 # would first check every dependency again in check mode: measured on a fresh clone, clippy 355 s
-# plus the test build 350 s before, this one build 436 s (docs/performance.md, "The test
+# plus the test build 350 s before, this one build 485 s (docs/performance.md, "The test
 # command"). The variables stay exported so that every later cargo call reuses this build.
 clippy_driver="$(rustc --print sysroot)/bin/clippy-driver"
 if [[ ! -x $clippy_driver ]]; then
@@ -92,7 +92,7 @@ step "the emulator refuses what DynamoDB refuses (key sizes, item size, transact
 
 if [[ $runner == nextest ]]; then
   step "cargo nextest run (every test in a process of its own, binaries in parallel; DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
-  # Two tests per core: many wait on the emulator or on timers (measured on a fresh clone, 507 s
+  # Two tests per core: many wait on the emulator or on timers (measured on a fresh clone, 509 s
   # with nextest's default of one per core, 415 s with two).
   cargo nextest run --workspace --locked --test-threads "$(($(nproc) * 2))"
   # nextest does not run doctests; the workspace's doc comments hold no Rust examples, and this
