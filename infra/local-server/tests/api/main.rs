@@ -1,7 +1,8 @@
 //! The local server's integration tests, one test binary (each file a module: linking one binary
 //! instead of one per file saves most of the test build's time and disk). `iam_recording` (it sets
-//! the process environment) and `dispatch_cold_start` (it reads a process-wide count) stay binaries
-//! of their own beside this directory.
+//! the process environment), `dispatch_cold_start` (it reads a process-wide count), `emf` and
+//! `prometheus` (each installs the process's metrics recorder) stay binaries of their own beside
+//! this directory.
 //!
 //! Run one suite with `cargo test -p local-server --test api <module>::`, e.g.
 //! `cargo test -p local-server --test api sla_api::`.
@@ -17,7 +18,6 @@ mod differential;
 mod dispatch_api;
 mod due_concurrency;
 mod dynamodb_server;
-mod emf;
 mod encoding_api;
 mod events;
 mod history_api;
@@ -25,7 +25,6 @@ mod holiday_calendars_api;
 mod idempotency_api;
 mod limits_api;
 mod openapi;
-mod prometheus;
 mod queue_e2e;
 mod readme_crm;
 mod records_api;

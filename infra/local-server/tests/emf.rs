@@ -6,7 +6,7 @@
 //! invocation are flushed and parsed.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-use crate::common;
+mod common;
 
 use axum::body::Body;
 use http_body_util::BodyExt;

@@ -5,7 +5,7 @@
 //! In a test binary of its own: the recorder is process-wide.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
-use crate::common;
+mod common;
 
 use axum::http::{Method, StatusCode};
 use common::TestApp;
