@@ -1,7 +1,7 @@
 """`transaction_backup.py` changes what a `TransactWriteItems` costs, not what it does: a
 transaction that commits writes every item, one that is cancelled (a failed condition on its last
-item) leaves every table it named as it was, over one table and over two, and each table is
-copied once per transaction whatever the number of its items.
+item) or refused (an item named twice) leaves every table it named as it was, over one table and
+over two, its puts, updates and deletes undone, and no table is copied whole.
 
 Run: .venv/bin/python -m unittest discover -s infra/emulator -p 'test_*.py'
 (test.sh runs it). Serves the wrapper on a free loopback port in a thread of its own.
@@ -27,7 +27,22 @@ def put(table, pk, condition=None):
     return {"Put": action}
 
 
-class OneBackupPerTable(unittest.TestCase):
+def update(table, pk):
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": {"PK": {"S": pk}, "SK": {"S": "A"}},
+            "UpdateExpression": "SET v = :v, extra = :v",
+            "ExpressionAttributeValues": {":v": {"S": "changed"}},
+        }
+    }
+
+
+def delete(table, pk):
+    return {"Delete": {"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": "A"}}}}
+
+
+class ItemBackup(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.server, cls.db = emulator_testing.serve()
@@ -47,9 +62,9 @@ class OneBackupPerTable(unittest.TestCase):
         items = self.db.scan(TableName=table)["Items"]
         return sorted(items, key=lambda i: i["PK"]["S"])
 
-    def test_a_committed_transaction_writes_every_item_copying_its_table_once(self):
+    def test_a_committed_transaction_writes_every_item_copying_no_table(self):
         self.db.transact_write_items(TransactItems=[put(ONE, f"ok{i}") for i in range(8)])
-        self.assertEqual(transaction_backup.copies_made, 1)
+        self.assertEqual(transaction_backup.copies_made, 0)
         written = {i["PK"]["S"] for i in self.scan(ONE)}
         self.assertTrue({f"ok{i}" for i in range(8)} <= written)
 
@@ -63,8 +78,25 @@ class OneBackupPerTable(unittest.TestCase):
                 self.db.transact_write_items(TransactItems=items)
             reasons = raised.exception.response["CancellationReasons"]
             self.assertEqual([r["Code"] for r in reasons][-1], "ConditionalCheckFailed")
-            self.assertEqual(transaction_backup.copies_made, len(tables))
+            self.assertEqual(transaction_backup.copies_made, 0)
             self.assertEqual({t: self.scan(t) for t in (ONE, TWO)}, before, tables)
+
+    def test_cancelled_updates_and_deletes_are_undone(self):
+        before = {t: self.scan(t) for t in (ONE, TWO)}
+        items = [update(ONE, "seed10"), delete(ONE, "seed11"), update(TWO, "fresh"), delete(TWO, "seed12")]
+        items.append(put(TWO, "seed13", "attribute_not_exists(PK)"))
+        with self.assertRaises(botocore.exceptions.ClientError) as raised:
+            self.db.transact_write_items(TransactItems=items)
+        self.assertEqual(raised.exception.response["Error"]["Code"], "TransactionCanceledException")
+        self.assertEqual({t: self.scan(t) for t in (ONE, TWO)}, before)
+
+    def test_a_refused_transaction_naming_an_item_twice_is_undone(self):
+        before = {t: self.scan(t) for t in (ONE, TWO)}
+        items = [update(ONE, "seed20"), put(ONE, "twice"), delete(ONE, "seed21"), put(ONE, "twice")]
+        with self.assertRaises(botocore.exceptions.ClientError) as raised:
+            self.db.transact_write_items(TransactItems=items)
+        self.assertEqual(raised.exception.response["Error"]["Code"], "ValidationException")
+        self.assertEqual({t: self.scan(t) for t in (ONE, TWO)}, before)
 
     def test_an_item_is_still_copied_as_moto_copies_it(self):
         # A conditional single-item write (moto deep-copies the item it checks) is unchanged.

@@ -6,8 +6,9 @@
 #   ...                                  # run tests, the local server, provision
 #   emulator_stop                        # stops it (test.sh does this in an EXIT trap)
 #
-# moto is installed with pip into .venv/ at the repository root the first time (about 40 s), and
-# reused afterwards. Needs only Python 3 and pip. Each test creates its own table.
+# moto is installed into .venv/ at the repository root the first time (with uv, infra/scripts/
+# tools-venv.sh; a few seconds), and reused afterwards. Needs only Python 3 and pip. Each test
+# creates its own table.
 #
 # Transaction conflicts (infra/emulator/transactions.py), on unless turned off:
 # the emulator refuses what DynamoDB refuses to a request that meets a TransactWriteItems in
@@ -28,16 +29,12 @@ emulator_install() {
         return 0
     fi
     echo "==> installing moto[server] into .venv (first run only)" >&2
-    if ! python3 -m venv "$venv" >&2; then
-        # Some distributions ship Python without the venv module: fall back to virtualenv.
-        rm -rf "$venv"
-        python3 -m pip install --quiet --user virtualenv >&2
-        python3 -m virtualenv --quiet "$venv" >&2
-    fi
-    # Pinned: infra/emulator/attribute_values.py, table_query.py and request_id.py replace three
-    # of moto's internals (with tests comparing answers against moto's own code); a new moto is
-    # taken on purpose.
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'moto[server]==5.2.5' >&2
+    # Pinned (infra/scripts/tools-venv.sh): infra/emulator/attribute_values.py, table_query.py,
+    # request_id.py, host_dispatch.py and transaction_backup.py replace parts of moto's internals
+    # (with tests comparing answers against moto's own code); a new moto is taken on purpose.
+    # shellcheck source=infra/scripts/tools-venv.sh
+    VENV="$venv" source "$_emulator_root/infra/scripts/tools-venv.sh"
+    VENV="$venv" tools_venv_install "moto[server]==$(tools_pin moto)" >&2
 }
 
 emulator_start() {
@@ -95,8 +92,11 @@ emulator_stop() {
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-    # Sourced: start now, leave it running for the caller.
-    emulator_start
+    # Sourced: start now, leave it running for the caller (EMULATOR_FUNCTIONS_ONLY=1: define the
+    # functions only).
+    if [ -z "${EMULATOR_FUNCTIONS_ONLY:-}" ]; then
+        emulator_start
+    fi
 else
     # Run directly: start, print the environment, serve until interrupted.
     set -euo pipefail
