@@ -99,9 +99,13 @@ impl DispatchState {
     }
 }
 
-/// The described routes of the function, stateful (for the local server to merge).
-pub fn api(state: DispatchState) -> OpenApiRouter {
-    routes(state, Description::Full)
+/// The routes of the function, stateful (for the local server to merge).
+///
+/// With [`Description::Full`] the routes carry their OpenAPI description (what `openapi.json` is
+/// generated from); with [`Description::RoutesOnly`] the same routes without it (the local
+/// server, which serves the committed document).
+pub fn api(state: DispatchState, description: Description) -> OpenApiRouter {
+    routes(state, description)
 }
 
 /// The function's routes, with their OpenAPI description or without it ([`Description`]: the

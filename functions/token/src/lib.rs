@@ -118,10 +118,14 @@ impl TokenState {
     }
 }
 
-/// The described routes of the function: `POST /oauth2/token`, and `GET /openapi.json` (the
-/// API description, served without authentication).
-pub fn api(state: TokenState) -> OpenApiRouter {
-    routes(state, Description::Full)
+/// The routes of the function: `POST /oauth2/token`, and `GET /openapi.json` (the API
+/// description, served without authentication).
+///
+/// With [`Description::Full`] the routes carry their OpenAPI description (what `openapi.json` is
+/// generated from); with [`Description::RoutesOnly`] the same routes without it (the local
+/// server, which serves the committed document).
+pub fn api(state: TokenState, description: Description) -> OpenApiRouter {
+    routes(state, description)
 }
 
 /// The function's routes, with their OpenAPI description or without it ([`Description`]: the

@@ -61,16 +61,19 @@ async fn store() -> Arc<FaultyStore> {
 /// `store`, at a fixed time.
 fn app_with(store: Arc<FaultyStore>) -> Router {
     shared::api::finish(
-        api(TokenState {
-            store,
-            issuer: Arc::new(TokenIssuer::new(
-                dev_key(),
-                DEFAULT_ISSUER,
-                DEFAULT_AUDIENCE,
-                3600,
-            )),
-            clock: Arc::new(FixedClock::new(t0())),
-        })
+        api(
+            TokenState {
+                store,
+                issuer: Arc::new(TokenIssuer::new(
+                    dev_key(),
+                    DEFAULT_ISSUER,
+                    DEFAULT_AUDIENCE,
+                    3600,
+                )),
+                clock: Arc::new(FixedClock::new(t0())),
+            },
+            shared::api::openapi::Description::RoutesOnly,
+        )
         .split_for_parts()
         .0,
     )

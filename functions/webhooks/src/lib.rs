@@ -94,9 +94,13 @@ pub fn register_sender(deps: &Deps) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// The described routes of the function, stateful (for the local server to merge).
-pub fn api(state: WebhooksState) -> OpenApiRouter {
-    routes(state, Description::Full)
+/// The routes of the function, stateful (for the local server to merge).
+///
+/// With [`Description::Full`] the routes carry their OpenAPI description (what `openapi.json` is
+/// generated from); with [`Description::RoutesOnly`] the same routes without it (the local
+/// server, which serves the committed document).
+pub fn api(state: WebhooksState, description: Description) -> OpenApiRouter {
+    routes(state, description)
 }
 
 const ITEM_METHODS: &[(Method, Scope)] = &[

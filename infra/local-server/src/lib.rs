@@ -9,7 +9,7 @@ pub mod queue;
 
 use anyhow::Context;
 use axum::Router;
-use shared::api::openapi::finish_document;
+use shared::api::openapi::{finish_document, Description};
 use shared::auth::{
     SigningKey, TokenIssuer, TokenVerifier, DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM,
 };
@@ -70,11 +70,13 @@ pub struct App {
     pub router: Router,
     /// Each function's application alone, for tests that drive one handler.
     pub functions: Functions,
-    /// The described routes of every function, merged and not finished: what the API
-    /// description is generated from.
+    /// The routes of every function, merged and not finished (without their description: the
+    /// same routes [`App::openapi`] describes).
     pub routes: Router,
-    /// The API description generated from the routes.
-    pub openapi: OpenApi,
+    /// The dispatch function's state, from which [`App::openapi`] describes its routes.
+    dispatch_state: dispatch_function::DispatchState,
+    /// The webhooks function's state, likewise.
+    webhooks_state: webhooks_function::WebhooksState,
     /// What the functions are built from.
     pub deps: Deps,
     /// The dispatch engine (also fed by the queue poller).
@@ -85,6 +87,27 @@ pub struct App {
     pub demo_client: Option<String>,
     /// Its secret as written in the seed (only for the start-up hint).
     pub demo_secret: Option<String>,
+}
+
+impl App {
+    /// The API description generated from the routes (each function's routes built again with
+    /// their description, merged and finished by [`shared::api::openapi::finish_document`]):
+    /// what `openapi.json` holds. Built when asked, not with the application: a server serves the
+    /// committed document, and building the description was, in a debug build, about half of
+    /// the CPU of an in-process test application (perf).
+    ///
+    /// Errors: a function's state failing to build from the application's dependencies (never
+    /// once the application is built).
+    pub fn openapi(&self) -> anyhow::Result<OpenApi> {
+        let described = described_routes(
+            &self.deps,
+            self.dispatch_state.clone(),
+            self.webhooks_state.clone(),
+            Description::Full,
+        )?;
+        let (_, openapi) = described.split_for_parts();
+        Ok(finish_document(openapi))
+    }
 }
 
 /// Loads the seed into a fresh embedded store and mounts every function's routes.
@@ -141,9 +164,13 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
     let engine = dispatch_state.engine.clone();
     // One engine for both route sets: its jobs (CRM sync, SLA checks) are registered once.
     let dispatch_app = dispatch_function::app_of(dispatch_state.clone());
-    let described = described_routes(&deps, dispatch_state, webhooks_state)?;
-    let (routes, openapi) = described.split_for_parts();
-    let openapi = finish_document(openapi);
+    let described = described_routes(
+        &deps,
+        dispatch_state.clone(),
+        webhooks_state.clone(),
+        Description::RoutesOnly,
+    )?;
+    let (routes, _) = described.split_for_parts();
     let router = shared::api::finish(
         routes
             .clone()
@@ -161,7 +188,8 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
         router,
         functions,
         routes,
-        openapi,
+        dispatch_state,
+        webhooks_state,
         store: deps.store.clone(),
         deps,
         engine,
@@ -206,22 +234,30 @@ pub fn sweep_interval(
 /// Items one sweep round of the local server reads.
 pub const SWEEP_BATCH: usize = 500;
 
-/// Every function's described routes, merged.
+/// Every function's routes, merged, with their description or without it.
 fn described_routes(
     deps: &Deps, dispatch_state: dispatch_function::DispatchState,
-    webhooks_state: webhooks_function::WebhooksState,
+    webhooks_state: webhooks_function::WebhooksState, description: Description,
 ) -> anyhow::Result<OpenApiRouter> {
     Ok(OpenApiRouter::new()
-        .merge(token_function::api(token_function::TokenState::new(deps)?))
-        .merge(records_function::api(records_function::RecordsState::new(
-            deps,
-        )?))
-        .merge(users_function::api(users_function::UsersState::new(deps)?))
-        .merge(routers_function::api(routers_function::RoutersState::new(
-            deps,
-        )?))
-        .merge(dispatch_function::api(dispatch_state))
-        .merge(webhooks_function::api(webhooks_state)))
+        .merge(token_function::api(
+            token_function::TokenState::new(deps)?,
+            description,
+        ))
+        .merge(records_function::api(
+            records_function::RecordsState::new(deps)?,
+            description,
+        ))
+        .merge(users_function::api(
+            users_function::UsersState::new(deps)?,
+            description,
+        ))
+        .merge(routers_function::api(
+            routers_function::RoutersState::new(deps)?,
+            description,
+        ))
+        .merge(dispatch_function::api(dispatch_state, description))
+        .merge(webhooks_function::api(webhooks_state, description)))
 }
 
 /// The API description generated from the routes, as committed in `openapi.json` (pretty JSON
@@ -234,7 +270,7 @@ pub async fn generated_openapi_json() -> anyhow::Result<String> {
         signing_key_pem: None,
     })
     .await?;
-    Ok(format!("{}\n", app.openapi.to_pretty_json()?))
+    Ok(format!("{}\n", app.openapi()?.to_pretty_json()?))
 }
 
 /// `GET /docs`: Swagger UI (assets vendored into the build, no CDN) reading `/openapi.json`,

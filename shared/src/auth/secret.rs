@@ -4,10 +4,18 @@
 //! 1 lane; the OWASP recommendation) and a random 16-byte salt, kept as a PHC string
 //! (`$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`). Verification recomputes the hash with the
 //! parameters and salt stored in the PHC string and compares in constant time.
+//!
+//! Test suites only (the `test-util` feature): [`use_lowest_cost_for_tests`] makes the hashes of
+//! the process argon2id's lowest cost, as Devise's `stretches = 1` and Django's test password
+//! hasher do: every in-process test application hashes its seed's client secrets and verifies
+//! one per token request, which was 8 % of the CPU of the whole test run (perf). Production
+//! builds have no such function; the hashes keep the cost they were made with.
 
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{Output, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
+#[cfg(feature = "test-util")]
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::Semaphore;
@@ -23,13 +31,53 @@ const DUMMY_PHC: &str =
 #[error("could not hash the client secret: {0}")]
 pub struct SecretError(argon2::password_hash::Error);
 
+/// Set by [`use_lowest_cost_for_tests`]; read by [`hashing_params`].
+#[cfg(feature = "test-util")]
+static LOWEST_COST_FOR_TESTS: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later [`hash_secret`] of this process use argon2id's lowest cost (8 KiB, one
+/// pass, one lane) and [`burn_verification`] verify against a hash of that cost, so that an
+/// unknown client still costs what a known one does. For test suites that build applications in
+/// process and are not about the hashing cost (the hashes verify as before: the cost is read
+/// from each PHC string). Only with the `test-util` feature; idempotent.
+#[cfg(feature = "test-util")]
+pub fn use_lowest_cost_for_tests() {
+    LOWEST_COST_FOR_TESTS.store(true, Ordering::SeqCst);
+}
+
+/// The cost of the hashes [`hash_secret`] makes: the `argon2` crate's defaults (19 MiB, 2
+/// passes, 1 lane), unless a test suite asked for the lowest ([`use_lowest_cost_for_tests`]).
+fn hashing_params() -> Params {
+    #[cfg(feature = "test-util")]
+    if LOWEST_COST_FOR_TESTS.load(Ordering::SeqCst) {
+        if let Ok(lowest) = Params::new(Params::MIN_M_COST, Params::MIN_T_COST, 1, None) {
+            return lowest;
+        }
+    }
+    Params::default()
+}
+
+/// The PHC string [`burn_verification`] verifies against: [`DUMMY_PHC`], or in a test suite at
+/// the lowest cost a hash of that cost of a random secret.
+fn dummy_phc() -> &'static str {
+    #[cfg(feature = "test-util")]
+    if LOWEST_COST_FOR_TESTS.load(Ordering::SeqCst) {
+        static LOWEST: OnceLock<String> = OnceLock::new();
+        return LOWEST.get_or_init(|| {
+            let nobody_knows = SaltString::generate(&mut OsRng);
+            hash_secret(nobody_knows.as_str()).unwrap_or_else(|_| DUMMY_PHC.to_owned())
+        });
+    }
+    DUMMY_PHC
+}
+
 /// Hashes `secret` with argon2id and a fresh random salt; returns the PHC string to store.
 ///
 /// Costs about 20 ms of CPU in an optimised build. Errors: [`SecretError`] when the system's
 /// random source or argon2 fails (not for any particular secret).
 pub fn hash_secret(secret: &str) -> Result<String, SecretError> {
     let salt = SaltString::generate(&mut OsRng);
-    Argon2::default()
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, hashing_params())
         .hash_password(secret.as_bytes(), &salt)
         .map(|hash| hash.to_string())
         .map_err(SecretError)
@@ -96,7 +144,7 @@ pub fn verify_secret_in(secret: &str, phc: &str, memory: &mut Vec<Block>) -> boo
 /// exist.
 pub fn burn_verification() {
     // The result is meaningless by design; only the work matters.
-    let _ = std::hint::black_box(verify_secret("burn-verification", DUMMY_PHC));
+    let _ = std::hint::black_box(verify_secret("burn-verification", dummy_phc()));
 }
 
 /// Bounds how many argon2 computations run at once (issue 13 defect 11).
@@ -208,7 +256,7 @@ impl HashingLimit {
     /// Errors: as [`HashingLimit::run`].
     pub async fn burn(&self) -> Result<(), HashingTaskFailed> {
         let matched = self
-            .verify("burn-verification".to_owned(), DUMMY_PHC.to_owned())
+            .verify("burn-verification".to_owned(), dummy_phc().to_owned())
             .await?;
         std::hint::black_box(matched);
         Ok(())
@@ -236,7 +284,11 @@ mod tests {
     fn hashes_are_argon2id_phc_strings_with_a_fresh_salt_each_time() {
         let first = hash_secret("same secret").expect("hashing works");
         let second = hash_secret("same secret").expect("hashing works");
-        assert!(first.starts_with("$argon2id$v=19$"), "{first}");
+        // The production cost: no unit test of this crate lowers it.
+        assert!(
+            first.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{first}"
+        );
         assert_ne!(first, second, "each hash has its own salt");
         assert!(!first.contains("same secret"));
     }

@@ -882,6 +882,7 @@ mod atomic {
 
     async fn a_write_whose_event_cannot_be_stored_leaves_neither(store: Arc<dyn Store>) {
         let faulty = Arc::new(FaultyStore::new(store));
+        crate::common::cheap_secret_hashing();
         let built = local_server::build_app_on(
             local_server::AppConfig {
                 seed: local_server::DEMO_SEED.into(),

@@ -110,6 +110,7 @@ async fn every_release_fixture_reads_and_works_on_the_current_code() {
             .unwrap()
             .with_outbound(shared::outbound::OutboundPolicy::LOCAL)
             .with_clock(clock);
+        crate::common::cheap_secret_hashing();
         let built = local_server::build_app_with(
             local_server::AppConfig {
                 seed: EMPTY_SEED.into(),

@@ -805,6 +805,7 @@ fn kind(op: &Op) -> &'static str {
 
 async fn run_sequence(ops: &[Op], table: &TestTable, tally: &Tally) -> Result<(), TestCaseError> {
     let memory = Side::new(TestApp::spawn().await).await;
+    crate::common::cheap_secret_hashing();
     let built = local_server::build_app_on(
         local_server::AppConfig {
             seed: local_server::DEMO_SEED.into(),

@@ -156,6 +156,7 @@ fn sqs_fixture(name: &str) -> SqsEvent {
 
 #[tokio::test]
 async fn a_valid_sqs_message_assigns_and_is_not_reported_failed() {
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -180,6 +181,7 @@ async fn a_valid_sqs_message_assigns_and_is_not_reported_failed() {
 /// (nothing to claim), a malformed one is reported failed.
 #[tokio::test]
 async fn due_work_messages_are_processed_or_reported_failed_when_malformed() {
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -202,6 +204,7 @@ async fn due_work_messages_are_processed_or_reported_failed_when_malformed() {
 #[tokio::test]
 async fn the_scheduled_event_sweeps_overdue_due_work() {
     use shared::model::due::{DueChanges, DueId, DueItem, DueKind};
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -258,6 +261,7 @@ async fn the_scheduled_event_sweeps_overdue_due_work() {
 
 #[tokio::test]
 async fn invalid_sqs_bodies_are_reported_failed_so_they_reach_the_dead_letter_queue() {
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -289,6 +293,7 @@ async fn invalid_sqs_bodies_are_reported_failed_so_they_reach_the_dead_letter_qu
 #[tokio::test]
 async fn a_redelivered_sqs_message_assigns_once() {
     let seed = DEMO_SEED.replace("\"overwrite\": false", "\"overwrite\": true");
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed,
         signing_key_pem: None,
@@ -343,6 +348,7 @@ async fn a_store_failure_reports_the_message_failed_for_redelivery() {
     use shared::store::faulty::FaultyStore;
     use std::sync::atomic::Ordering;
     use std::sync::Arc;
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
@@ -375,6 +381,7 @@ mod lambda_handler {
     use serde_json::Value;
 
     async fn handler() -> (LambdaHandler, TestApp) {
+        crate::common::cheap_secret_hashing();
         let app = build_app(AppConfig {
             seed: DEMO_SEED.into(),
             signing_key_pem: None,
@@ -445,6 +452,7 @@ mod lambda_handler {
 #[tokio::test]
 async fn the_embedded_store_holds_no_crm_token_in_the_clear() {
     let memory = std::sync::Arc::new(shared::store::memory::MemoryStore::new());
+    crate::common::cheap_secret_hashing();
     local_server::build_app_on(
         AppConfig {
             seed: DEMO_SEED.into(),

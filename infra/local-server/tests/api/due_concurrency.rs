@@ -141,6 +141,7 @@ async fn app_over(store: Arc<dyn Store>, receiver: &str) -> App {
         .with_sla_minute(SlaMinute::parse("1").unwrap())
         .with_webhook_retry_delays(shared::webhooks::RetrySchedule::parse("0.3,0.3,0.3").unwrap())
         .with_crm_retry_delays(shared::crm::RetryDelays::parse("0.3,0.3,0.3").unwrap());
+    crate::common::cheap_secret_hashing();
     build_app_with(
         AppConfig {
             seed: seed(receiver),

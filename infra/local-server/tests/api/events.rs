@@ -34,6 +34,7 @@ async fn every_api_gateway_event_fixture_is_answered_by_its_function() {
             continue; // SQS batches and the schedule: driven by the dispatch function's tests.
         }
         // A fresh app per event, so a fixture's writes do not meet another's.
+        crate::common::cheap_secret_hashing();
         let app = build_app(AppConfig {
             seed: DEMO_SEED.into(),
             signing_key_pem: None,

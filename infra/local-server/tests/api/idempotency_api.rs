@@ -32,6 +32,7 @@ shared::on_both_stores!(
 /// The application over `store` with Initech's CRM unreachable, and the store (what each body
 /// takes).
 async fn app_and_store(store: Arc<dyn Store>) -> (TestApp, Arc<dyn Store>) {
+    crate::common::cheap_secret_hashing();
     let built = local_server::build_app_on(
         local_server::AppConfig {
             // Initech's CRM on a port where nothing listens (the discard port): every sync fails.

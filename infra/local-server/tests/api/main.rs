@@ -20,6 +20,7 @@ mod due_concurrency;
 mod dynamodb_server;
 mod encoding_api;
 mod events;
+mod hashing_cost;
 mod history_api;
 mod holiday_calendars_api;
 mod idempotency_api;

@@ -104,6 +104,7 @@ where
 async fn queued_messages_assign_once_and_poison_ends_in_the_dead_letter_queue() {
     let q = queues().await;
     let seed = DEMO_SEED.replace("\"overwrite\": false", "\"overwrite\": true");
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed,
         signing_key_pem: None,

@@ -29,13 +29,14 @@ use shared::model::object_type::ObjectType;
 
 /// The application over the demo seed, a Northwind token of every scope, and the document.
 async fn setup() -> (TestApp, String, Value) {
+    crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
         signing_key_pem: None,
     })
     .await
     .unwrap();
-    let document = serde_json::to_value(&app.openapi).unwrap();
+    let document = serde_json::to_value(app.openapi().unwrap()).unwrap();
     let test = TestApp { router: app.router };
     let token = test.northwind().await;
     (test, token, document)

@@ -108,6 +108,7 @@ async fn app_over(backend: Backend, seed: String) -> (TestApp, String) {
         .unwrap()
         .with_outbound(shared::outbound::OutboundPolicy::LOCAL)
         .with_sla_minute(SlaMinute::parse("1").unwrap());
+    crate::common::cheap_secret_hashing();
     let built = build_app_with(
         AppConfig {
             seed,

@@ -62,6 +62,7 @@ async fn spawn_initech(backend: Backend) -> Hooks {
 async fn spawn_on(
     deps: Deps, seed: String, client: (&str, &str), fake: FakeCrm, base: String,
 ) -> Hooks {
+    crate::common::cheap_secret_hashing();
     let built = build_app_with(
         AppConfig {
             seed,
@@ -795,6 +796,7 @@ async fn a_delivery_lost_between_the_commit_and_the_send_is_completed_by_the_swe
     assert_eq!(log[0]["status"], "pending", "the event is stored: {log:?}");
 
     // The next process, over the same store, sweeps at start.
+    crate::common::cheap_secret_hashing();
     let next = build_app_with(
         AppConfig {
             seed: DEMO_SEED.into(),

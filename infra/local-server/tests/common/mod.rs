@@ -27,6 +27,7 @@ pub const ALL_SCOPES: &str =
 
 /// The application over the demo seed on `store`.
 pub async fn app_on(store: Arc<dyn Store>) -> TestApp {
+    cheap_secret_hashing();
     let built = build_app_on(
         AppConfig {
             seed: DEMO_SEED.to_string(),
@@ -39,6 +40,15 @@ pub async fn app_on(store: Arc<dyn Store>) -> TestApp {
     TestApp {
         router: built.router,
     }
+}
+
+/// Makes this process hash secrets at argon2id's lowest cost
+/// (`shared::auth::secret::use_lowest_cost_for_tests`): these suites are about the API, not the
+/// hashing cost, and every application they build hashes its seed's client secrets and verifies
+/// one per token request. Called before each in-process application is built; the binaries the
+/// suites start (`local-server`) keep the production cost.
+pub fn cheap_secret_hashing() {
+    shared::auth::secret::use_lowest_cost_for_tests();
 }
 
 /// A plain HTTP client for the started binary (10 s timeout). reqwest is built with rustls and
@@ -99,6 +109,7 @@ impl TestApp {
 
     /// The application over `seed`.
     pub async fn with_seed(seed: &str) -> Self {
+        cheap_secret_hashing();
         let app = build_app(AppConfig {
             seed: seed.to_string(),
             signing_key_pem: None,
@@ -240,6 +251,7 @@ pub async fn spawn_on_faulty_store() -> (TestApp, std::sync::Arc<shared::store::
     use shared::store::memory::MemoryStore;
     use std::sync::Arc;
     let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
+    cheap_secret_hashing();
     let built = local_server::build_app_on(
         AppConfig {
             seed: DEMO_SEED.into(),
