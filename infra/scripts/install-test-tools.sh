@@ -16,12 +16,9 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=infra/scripts/tools-venv.sh
 source infra/scripts/tools-venv.sh
 # What each script asks for, in one resolution (they share .venv/ and coexist; the emulator's
-# moto as infra/scripts/emulator.sh checks it).
+# moto at the version infra/scripts/emulator.sh checks when it starts).
 tools_venv_require 'moto[server]' cfn-lint aws-sam-cli standardwebhooks schemathesis \
   openapi-python-client mypy openapi-schema-validator
-# shellcheck source=infra/scripts/emulator.sh
-EMULATOR_FUNCTIONS_ONLY=1 source infra/scripts/emulator.sh
-emulator_install
 
 # npm ci only when the lock file changed since the last install (as the scripts do).
 npm_ci() {
