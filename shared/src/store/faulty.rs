@@ -112,8 +112,9 @@ impl Faults {
 
 /// Counts sequential rounds of store calls: a round starts when a call begins while no other
 /// call is in flight; calls made together (concurrently) share one. When counting, every call
-/// also waits a few milliseconds first, so calls issued together are seen together even on the
-/// embedded store (whose calls complete at once).
+/// first yields to the executor once and then waits a few milliseconds, so calls issued together
+/// are seen together even on the embedded store (whose calls complete at once) and on a machine
+/// so loaded that the wait has passed before it is first polled.
 #[derive(Debug, Default)]
 pub struct Rounds {
     counting: AtomicBool,
@@ -227,6 +228,11 @@ impl FaultyStore {
             .entry(method)
             .or_default() += 1;
         if rounds.spaced.load(Ordering::SeqCst) {
+            // The yield always leaves once, so the calls polled together (a join) have all begun
+            // before any ends; the sleep alone did not: on a loaded machine the thread can lose
+            // its core for longer than the sleep between making it and polling it, and the sleep
+            // then completes at once (CI saw two rounds where one was made).
+            tokio::task::yield_now().await;
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         let out = call.await;
