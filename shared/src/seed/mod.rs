@@ -56,8 +56,11 @@ fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, Seed
     Err(SeedError::at(path, message))
 }
 
-/// Parses and validates a seed file. Items get consecutive creation times (1 ms apart) from
-/// `base`, in file order, so lists of seeded items follow the file. A CRM connection's
+/// Parses and validates a seed file. Items get consecutive creation times 1 ms apart, in file
+/// order, the last one 1 ms before `base` (the moment of loading): lists of seeded items follow
+/// the file, and whatever is created from `base` on lists after them (seeded times counted on
+/// from `base` put a large seed's items seconds into the future, so records created through the
+/// API at once listed before them). A CRM connection's
 /// `base_url` must pass the outbound guard under `outbound` ([`crate::outbound::OutboundUrl`]).
 ///
 /// Errors: the first problem with its JSON path; nothing is returned to write then.
@@ -77,7 +80,7 @@ pub fn load(
             message,
         }
     })?;
-    let mut loader = Loader::new(base, outbound);
+    let mut loader = Loader::new(base, creation_times(&file), outbound);
     let accounts = file
         .accounts
         .into_iter()
@@ -87,9 +90,29 @@ pub fn load(
     Ok(ProvisionPlan { accounts })
 }
 
+/// How many creation times loading `file` takes: one per account, holiday calendar, user, team,
+/// router and record (each [`Loader::next_time`] call).
+fn creation_times(file: &SeedFile) -> i64 {
+    let items: usize = file
+        .accounts
+        .iter()
+        .map(|a| {
+            1 + a.holiday_calendars.len()
+                + a.users.len()
+                + a.teams.len()
+                + a.routers.len()
+                + a.records.values().map(Vec::len).sum::<usize>()
+        })
+        .sum();
+    i64::try_from(items).unwrap_or(i64::MAX)
+}
+
 /// The state of one load: the creation clock and the ids seen so far.
 struct Loader {
+    /// The moment of loading: every creation time is before it.
     base: DateTime<Utc>,
+    /// How many creation times the file takes ([`creation_times`]).
+    times: i64,
     /// What provisioned URLs may point to (a CRM's `base_url`).
     outbound: OutboundPolicy,
     tick: i64,
@@ -99,9 +122,10 @@ struct Loader {
 }
 
 impl Loader {
-    fn new(base: DateTime<Utc>, outbound: OutboundPolicy) -> Self {
+    fn new(base: DateTime<Utc>, times: i64, outbound: OutboundPolicy) -> Self {
         Self {
             base,
+            times,
             outbound,
             tick: 0,
             ids: HashMap::new(),
@@ -109,10 +133,12 @@ impl Loader {
         }
     }
 
-    /// The next creation time: 1 ms after the previous one.
+    /// The next creation time: 1 ms after the previous one; the last of the file's
+    /// [`Self::times`] is 1 ms before [`Self::base`].
     fn next_time(&mut self) -> DateTime<Utc> {
         self.tick += 1;
-        self.base + Duration::milliseconds(self.tick)
+        debug_assert!(self.tick <= self.times, "creation_times missed an item");
+        self.base - Duration::milliseconds(self.times - self.tick + 1)
     }
 
     /// Records that `id` is used at `path`.
@@ -251,6 +277,35 @@ pub(crate) mod tests {
         let base = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
         let plan = load(&demo().to_string(), base, OutboundPolicy::LOCAL).unwrap();
         assert!(!plan.accounts.is_empty());
+    }
+
+    #[test]
+    fn seeded_items_are_created_one_ms_apart_and_before_the_moment_of_loading() {
+        let base = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
+        let plan = load(&demo().to_string(), base, OutboundPolicy::LOCAL).unwrap();
+        let mut times = Vec::new();
+        for a in &plan.accounts {
+            times.push(a.account.created_at);
+            times.extend(a.holiday_calendars.iter().map(|c| c.created_at));
+            times.extend(a.members.iter().map(|m| m.created_at));
+            times.extend(a.teams.iter().map(|t| t.created_at));
+            times.extend(a.routers.iter().map(|r| r.created_at));
+            times.extend(a.records.iter().map(|r| r.record.created_at));
+        }
+        times.sort();
+        assert!(times.len() > 10, "{}", times.len());
+        // A record created through the API at the moment of loading lists after every seeded one.
+        assert_eq!(times.last(), Some(&(base - Duration::milliseconds(1))));
+        assert_eq!(
+            times.first(),
+            Some(&(base - Duration::milliseconds(times.len() as i64)))
+        );
+        assert!(
+            times
+                .windows(2)
+                .all(|w| w[1] - w[0] == Duration::milliseconds(1)),
+            "one creation time per item, 1 ms apart: {times:?}"
+        );
     }
 
     #[test]
