@@ -4,7 +4,7 @@
 
 use super::directory::DirectoryCache;
 use super::explain::{Explanation, Preview};
-use super::holidays::CalendarHints;
+use super::hints::RouterHints;
 use super::outcome::{Assigned, Outcome, Skip};
 use super::request::{AccountContext, DispatchRequest};
 use super::steps::{self, Context, Run, Stop, Trace};
@@ -24,7 +24,7 @@ use crate::secrets::{LocalSealer, Sealer};
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
 use crate::store::{Backoff, Store, StoreError, Turns};
 use crate::types::ids::AccountId;
-use crate::webhooks::{add_deliveries, Notify};
+use crate::webhooks::{add_deliveries, Notify, SubscriptionCache};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,8 +56,11 @@ pub struct DispatchEngine {
     history_retention: chrono::Duration,
     /// Accounts and their teams, cached for a short TTL.
     directory: DirectoryCache,
-    /// The calendars each router's members named at its last run on this instance.
-    calendars: CalendarHints,
+    /// What each router's last run on this instance read after the router (its pool's members,
+    /// holiday calendars), read with the router by its next run.
+    hints: RouterHints,
+    /// The accounts' webhook subscriptions as this instance last read them, with their version.
+    subscriptions: SubscriptionCache,
     /// How long an SLA minute lasts (BEHAVIOR 14).
     sla_minute: SlaMinute,
 }
@@ -163,7 +166,8 @@ impl DispatchEngine {
             sealer: Arc::new(LocalSealer::development()),
             history_retention: chrono::Duration::days(DEFAULT_HISTORY_RETENTION_DAYS),
             directory: DirectoryCache::default(),
-            calendars: CalendarHints::default(),
+            hints: RouterHints::default(),
+            subscriptions: SubscriptionCache::default(),
             sla_minute: SlaMinute::default(),
         }
     }
@@ -338,6 +342,9 @@ impl DispatchEngine {
             Err(Stop::RecordMoved) => {
                 return Err(DomainError::internal("explain is not an SLA reassignment"))
             }
+            Err(Stop::AlreadyProcessed) => {
+                return Err(DomainError::internal("explain has no queue message"))
+            }
         };
         Ok((preview, trace.explanation))
     }
@@ -348,7 +355,8 @@ impl DispatchEngine {
             clock: self.clock.as_ref(),
             catalogues: &self.catalogues,
             directory: &self.directory,
-            calendars: &self.calendars,
+            hints: &self.hints,
+            subscriptions: &self.subscriptions,
             sealer: self.sealer.as_ref(),
             history_retention: self.history_retention,
             sla_minute: self.sla_minute,
@@ -359,11 +367,7 @@ impl DispatchEngine {
         &self, run: Run<'_>, claim: Option<&IdempotencyClaim>,
     ) -> Result<(Ended, bool), DomainError> {
         let request = run.request;
-        if let Some(key) = run.idempotency_key {
-            if self.store.idempotency_key_used(key).await? {
-                return Ok((Ended::Outcome(Outcome::AlreadyProcessed), false));
-            }
-        }
+        // A redelivered queue message (its marker) is found in the run's first round of reads.
         let outcome = {
             let _turn = self.turns.take(request.router_id.as_str()).await;
             self.dispatch_in_turn(&run, claim).await
@@ -374,9 +378,8 @@ impl DispatchEngine {
             answer_stored,
             handed,
         } = outcome?;
-        for item in &handed {
-            self.due.hand_off(item).await;
-        }
+        // One SendMessageBatch per 10 items (the events' deliveries), not one request each.
+        self.due.hand_off_all(&handed).await;
         // The CRM is called after the turn: a slow CRM never holds up the router's rotation.
         if let (Ended::Outcome(Outcome::Assigned(assigned)), Some(pending)) =
             (&mut outcome, pending)
@@ -441,6 +444,9 @@ impl DispatchEngine {
                     return Ok(Committed::nothing(Outcome::Skipped(skip)));
                 }
                 Err(Stop::RecordMoved) => return Ok(Committed::ended(Ended::RecordMoved)),
+                Err(Stop::AlreadyProcessed) => {
+                    return Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                }
                 Err(Stop::Skip(skip)) => {
                     let Some(router) = &trace.router else {
                         // Nothing written (BEHAVIOR 8): the caller stores the answer.

@@ -791,6 +791,7 @@ fn skip_of(stop: Stop) -> Result<Skip, DomainError> {
         Stop::RecordMoved => Err(DomainError::internal(
             "a replayed run is not an SLA reassignment",
         )),
+        Stop::AlreadyProcessed => Err(DomainError::internal("a replayed run has no queue message")),
     }
 }
 

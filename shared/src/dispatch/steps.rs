@@ -6,7 +6,8 @@ use super::capacity::{count_assignment, under_capacity};
 use super::directory::{AccountDirectory, DirectoryCache};
 use super::distribution;
 use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
-use super::holidays::{self, CalendarHints};
+use super::hints::{RouterHint, RouterHints};
+use super::holidays;
 use super::outcome::{Assigned, Skip, OWNER_ASSIGNED};
 use super::request::{AccountContext, DispatchRequest};
 use crate::clock::Clock;
@@ -28,14 +29,14 @@ use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
 use crate::page::Page;
 use crate::routers::revision::RevisionChoice;
-use crate::routers::roster::{members_by_email, read_roster, Named, Roster};
+use crate::routers::roster::{members_by_email, read_roster_with, Named, Roster, RosterKeys};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
 use crate::store::{FirstReads, Store, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
-use crate::webhooks::Notify;
+use crate::webhooks::{Notify, SubscriptionCache};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +52,9 @@ pub enum Stop {
     /// An SLA reassignment found the record changed since its check read it (BEHAVIOR 14):
     /// the check reads it again.
     RecordMoved,
+    /// The queue message's idempotency key was used by a committed assignment (its marker was
+    /// found in the first round): a redelivery, answered `Already processed`.
+    AlreadyProcessed,
 }
 
 impl From<DomainError> for Stop {
@@ -85,8 +89,10 @@ pub struct Context<'a> {
     pub catalogues: &'a CatalogueCache,
     /// The accounts and their teams (cached like the catalogues).
     pub directory: &'a DirectoryCache,
-    /// The calendars each router's members named at its last run here ([`super::holidays`]).
-    pub calendars: &'a CalendarHints,
+    /// What each router's last run here read after the router ([`super::hints`]).
+    pub hints: &'a RouterHints,
+    /// The accounts' webhook subscriptions as last read here, with their version.
+    pub subscriptions: &'a SubscriptionCache,
     /// Opens the accounts' stored CRM tokens.
     pub sealer: &'a dyn crate::secrets::Sealer,
     /// How long a history entry is kept (BEHAVIOR 8: 400 days by default).
@@ -151,9 +157,10 @@ pub struct Trace {
     pub router: Option<Router>,
     /// What explain shows.
     pub explanation: Explanation,
-    /// The account's webhook subscriptions (read with the first round, for a run that writes),
-    /// to make the run's events (BEHAVIOR 13).
-    pub subscriptions: Vec<WebhookSubscription>,
+    /// The account's enabled webhook subscriptions (for a run that writes), to make the run's
+    /// events (BEHAVIOR 13): those this instance kept at the version the first round read, or
+    /// listed after it.
+    pub subscriptions: Arc<Vec<WebhookSubscription>>,
 }
 
 /// An assignment ready to commit: the write and the answer it gives once committed.
@@ -180,10 +187,49 @@ pub struct Planned {
 pub async fn plan(cx: &Context<'_>, run: &Run<'_>, trace: &mut Trace) -> Step<Planned> {
     let now = cx.clock.now();
     let first = first_round(cx, run, now).await?;
-    trace.subscriptions = first.subscriptions;
-    let checked = check(cx, run, first.found, trace).await?; // steps 2 to 9
-    let (member, reason, rotation) = choose_owner(cx, run, &checked, now, trace).await?;
-    Ok(assign(cx, run, &checked, member, reason, rotation, now))
+    let account_id = first.account_id;
+    let mut subscriptions = first.subscriptions;
+    if let Subscriptions::Known(known) = &subscriptions {
+        trace.subscriptions = known.clone();
+    }
+    let planned = async {
+        let checked = check(cx, run, first.found, &mut subscriptions, trace).await?; // steps 2 to 9
+        let (member, reason, rotation) = choose_owner(cx, run, &checked, now, trace).await?;
+        Ok(assign(cx, run, &checked, member, reason, rotation, now))
+    }
+    .await;
+    if let Subscriptions::Known(known) = &subscriptions {
+        trace.subscriptions = known.clone();
+    }
+    match planned {
+        // A dispatch that stopped after the router was found appends a history entry, whose
+        // events go to the subscriptions: read them now if the run stopped before it did.
+        Err(Stop::Skip(skip)) if trace.router.is_some() && run.sla.is_none() => {
+            if let Subscriptions::Changed(version) = subscriptions {
+                trace.subscriptions = listed_subscriptions(cx, account_id, version).await?;
+            }
+            Err(Stop::Skip(skip))
+        }
+        planned => planned,
+    }
+}
+
+/// The account's webhook subscriptions for a run that writes, as its first round left them.
+enum Subscriptions {
+    /// Known: those this instance kept at the version read (or none: a run that writes nothing).
+    Known(Arc<Vec<WebhookSubscription>>),
+    /// Not kept at the version the first round read: to list (after that read).
+    Changed(u64),
+}
+
+/// The account's subscriptions listed now (strongly consistent; after `version` was read) and
+/// kept at `version` ([`crate::webhooks::cache`]): the enabled ones.
+async fn listed_subscriptions(
+    cx: &Context<'_>, account_id: AccountId, version: u64,
+) -> Step<Arc<Vec<WebhookSubscription>>> {
+    let page = Page::first(crate::page::MAX_LIMIT, false);
+    let listed = cx.store.list_webhooks(account_id, &page).await?.items;
+    Ok(cx.subscriptions.keep(account_id, version, listed))
 }
 
 /// What the first round of reads found, for the steps to check.
@@ -198,31 +244,53 @@ struct Found {
     month: String,
     /// For a run with `revision`: the chosen configuration (`None` when there is none).
     chosen: Option<RouterConfig>,
+    /// The members read with the first round (the router's roster as its last run here read
+    /// it), each once.
+    members: Vec<Member>,
+    /// The holiday calendars read with the first round, found.
+    calendars: Vec<crate::model::holiday_calendar::HolidayCalendar>,
+    /// The calendar ids read with the first round, found or not.
+    calendars_asked: Vec<HolidayCalendarId>,
 }
 
-/// The first round: whose account (the token's, or on the queue path the router's, read
-/// first), then at once whatever the steps may need that depends on no answer of theirs:
-/// router, record, rotation state and monthly count by key in one request
+/// The first round, the run's wave: whose account (the token's; on the queue path the router's,
+/// from the router's hint on a warm instance, else read first), then at once everything the steps
+/// may need that depends on no answer of theirs: router, record, rotation state, monthly count,
+/// and the keys the router's last run on this instance read after the router (its pool's members
+/// and the holiday calendars: [`super::hints`]) by key in one request
 /// ([`crate::store::DispatchStore::first_round_reads`]), with them what this instance has not
 /// cached of the account (the account itself in the same request, its teams and its field
-/// definitions: a cold instance makes no more rounds than a warm one), and (for a run that
-/// writes) the webhook subscriptions.
+/// definitions), and for a run that writes the version of the account's webhook subscriptions
+/// (the same request).
 struct FirstRound {
+    account_id: AccountId,
     found: Found,
-    subscriptions: Vec<WebhookSubscription>,
+    subscriptions: Subscriptions,
 }
 
 async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Step<FirstRound> {
     let request = run.request;
     let router_id = RouterId::try_parse(&request.router_id);
     let month = now.format("%Y-%m").to_string();
-    let (account_id, owning_router) = match run.context {
-        AccountContext::Token(account_id) => (account_id, None),
-        AccountContext::RouterOwner => {
+    let hint = router_id.and_then(|id| cx.hints.get(id));
+    let (account_id, owning_router) = match (run.context, run.known_router, &hint) {
+        (AccountContext::Token(account_id), _, _) => (account_id, None),
+        // The queue path on a warm instance: a router's account never changes, so its hint
+        // names it, and the router is read in the wave with the rest (step 3 finds it there or
+        // not, as a read of it would).
+        (AccountContext::RouterOwner, None, Some(hint)) => {
+            let expected = request.account_id.as_deref().map(AccountId::try_parse);
+            if expected.is_some_and(|e| e != Some(hint.account_id)) {
+                return Err(Skip::RouterNotFound.into());
+            }
+            (hint.account_id, None)
+        }
+        (AccountContext::RouterOwner, _, _) => {
             let router = owning_router(cx, run, router_id).await?;
             (router.account_id, Some(router))
         }
     };
+    let hint = hint.filter(|h| h.account_id == account_id);
     let cached = cx.directory.cached(account_id);
     let catalogues = cx.catalogues.cached(account_id);
     let known = run.known_router.cloned().or(owning_router);
@@ -231,15 +299,23 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
     let count_wanted = cached
         .as_ref()
         .is_none_or(|d| d.account.assignment_quota.is_some());
+    let (members, calendars) = match &hint {
+        Some(hint) => (hint.members.clone(), hint.calendars.clone()),
+        None => (Vec::new(), Vec::new()),
+    };
     let reads = FirstReads {
-        account_id,
         account: cached.is_none(),
         router: router_id.filter(|_| known.is_none()),
         record: RecordId::try_parse(&request.object_id),
         rotation: router_id,
         month: count_wanted.then(|| month.clone()),
+        members,
+        calendars,
+        webhooks_version: run.writes,
+        marker: run.idempotency_key.map(str::to_string),
+        ..FirstReads::of(account_id)
     };
-    let (found, teams, definitions, subscriptions, chosen) = tokio::try_join!(
+    let (found, teams, definitions, chosen) = tokio::try_join!(
         cx.store.first_round_reads(&reads),
         async {
             match cached {
@@ -254,19 +330,15 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
             }
         },
         async {
-            if !run.writes {
-                return Ok(Vec::new());
-            }
-            let page = Page::first(crate::page::MAX_LIMIT, false);
-            Ok(cx.store.list_webhooks(account_id, &page).await?.items)
-        },
-        async {
             match (run.revision, router_id) {
                 (Some(choice), Some(id)) => choice.read(cx.store, account_id, id).await,
                 _ => Ok(None),
             }
         },
     )?;
+    if found.marker_used {
+        return Err(Stop::AlreadyProcessed);
+    }
     let directory = match cached {
         Some(directory) => Some(directory),
         None => cx
@@ -281,8 +353,16 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
         }
         (None, definitions) => Arc::new(AccountCatalogues::build(&definitions.unwrap_or_default())),
     };
+    let subscriptions = match run.writes {
+        false => Subscriptions::Known(Arc::default()),
+        true => match cx.subscriptions.at(account_id, found.webhooks_version) {
+            Some(kept) => Subscriptions::Known(kept),
+            None => Subscriptions::Changed(found.webhooks_version),
+        },
+    };
     let quota = directory.as_ref().and_then(|d| d.account.assignment_quota);
     Ok(FirstRound {
+        account_id,
         found: Found {
             directory,
             catalogues,
@@ -292,6 +372,9 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
             count: quota.map_or(0, |_| found.count),
             month,
             chosen,
+            members: found.members,
+            calendars: found.calendars,
+            calendars_asked: reads.calendars,
         },
         subscriptions,
     })
@@ -320,13 +403,18 @@ struct Checked {
     month: String,
 }
 
-/// Steps 2 to 9 over what the first round found, and the second round of reads they make
-/// possible, at once: the roster (the pool, the backup user and any member the trigger or an SLA
-/// reassignment names, by key: [`read_roster`]), step 10's company, the holiday calendars the
-/// router and (as this instance last saw them) its members name ([`super::holidays`]), and for a
-/// router with `has_integration` the account's CRM token, opened. A member that names a
-/// calendar not read costs one more round, for those calendars alone.
-async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace) -> Step<Checked> {
+/// Steps 2 to 9 over what the first round found, and the second round of reads, for what the
+/// first round could not know to read: the roster's members and holiday calendars that the
+/// router's hint did not name (none on a warm instance whose router did not change:
+/// [`super::hints`]), the e-mails of a roster without resolved ids and any member a trigger or an
+/// SLA reassignment names ([`read_roster_with`]), step 10's company, the webhook subscriptions
+/// when their version moved (`subscriptions`), and for a router with `has_integration` the
+/// account's CRM token, opened. A member read in that round that names a calendar not read costs
+/// one more round, for those calendars alone. The router's hint is kept for its next run.
+async fn check(
+    cx: &Context<'_>, run: &Run<'_>, found: Found, subscriptions: &mut Subscriptions,
+    trace: &mut Trace,
+) -> Step<Checked> {
     let directory = found.directory;
     account(directory.as_deref())?; // step 2
     let directory = directory.ok_or(Skip::AccountNotFound)?;
@@ -352,25 +440,40 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
         ids: &trigger_ids,
         emails: &owner,
     };
+    let keys = RosterKeys::of(&router, &directory.teams, named);
     let router_calendar = settings.holiday_calendar_id;
-    let mut predicted: Vec<HolidayCalendarId> = router_calendar.into_iter().collect();
-    for id in cx.calendars.predicted(router.id) {
-        if !predicted.contains(&id) {
-            predicted.push(id);
+    // The calendars known to be named now: the router's and those of the members already read
+    // that the roster wants.
+    let mut asked = found.calendars_asked;
+    let mut named_now: Vec<HolidayCalendarId> = router_calendar.into_iter().collect();
+    for id in holidays::named_by(found.members.iter().filter(|m| keys.ids.contains(&m.id))) {
+        if !named_now.contains(&id) {
+            named_now.push(id);
         }
     }
-    let mut asked = Vec::new();
-    let (roster, company, mut calendars, ()) = tokio::try_join!(
+    let changed = match subscriptions {
+        Subscriptions::Changed(version) => Some(*version),
+        Subscriptions::Known(_) => None,
+    };
+    let (roster, company, more_calendars, listed, ()) = tokio::try_join!(
         async {
-            read_roster(cx.store, account.id, &router, &directory.teams, named)
+            read_roster_with(cx.store, account.id, &keys, found.members)
                 .await
                 .map_err(Stop::from)
         },
         matching_company(cx, account.id, &router, &settings, &record),
         async {
-            holidays::read_calendars(cx.store, account.id, &predicted, &mut asked)
+            holidays::read_calendars(cx.store, account.id, &named_now, &mut asked)
                 .await
                 .map_err(Stop::from)
+        },
+        async {
+            match changed {
+                Some(version) => listed_subscriptions(cx, account.id, version)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
         },
         async {
             if router.has_integration {
@@ -379,10 +482,33 @@ async fn check(cx: &Context<'_>, run: &Run<'_>, found: Found, trace: &mut Trace)
             Ok(())
         },
     )?;
-    cx.calendars
-        .remember(router.id, holidays::named_by(&roster.members));
+    if let Some(listed) = listed {
+        *subscriptions = Subscriptions::Known(listed);
+    }
+    let mut calendars = found.calendars;
+    calendars.extend(more_calendars);
     let missing = holidays::unasked(&roster.members, &asked);
     calendars.extend(holidays::read_calendars(cx.store, account.id, &missing, &mut asked).await?);
+    if run.revision.is_none() {
+        // The live configuration's keys, for the router's next run here.
+        let mut named_calendars: Vec<HolidayCalendarId> = router_calendar.into_iter().collect();
+        let roster_ids = keys.roster_ids();
+        let roster_members = roster.members.iter().filter(|m| roster_ids.contains(&m.id));
+        for id in holidays::named_by(roster_members) {
+            if !named_calendars.contains(&id) {
+                named_calendars.push(id);
+            }
+        }
+        cx.hints.remember(
+            router.id,
+            RouterHint {
+                account_id: account.id,
+                version: router.version,
+                members: roster_ids.to_vec(),
+                calendars: named_calendars,
+            },
+        );
+    }
     let checked = Checked {
         directory,
         router,

@@ -10,6 +10,26 @@ use std::time::Duration;
 /// The longest delay SQS gives one message (`DelaySeconds` at most 900).
 pub const MAX_SQS_DELAY: Duration = Duration::from_secs(900);
 
+/// The most messages one SQS `SendMessageBatch` carries (SQS's limit).
+pub const SQS_BATCH: usize = 10;
+
+/// The `DelaySeconds` that makes `message` arrive at its `due_at` (at once when past; at most
+/// [`MAX_SQS_DELAY`]).
+fn delay_seconds(message: &DueMessage) -> i32 {
+    let wait = (message.due_at - chrono::Utc::now())
+        .to_std()
+        .unwrap_or(Duration::ZERO)
+        .min(MAX_SQS_DELAY);
+    i32::try_from(wait.as_secs_f64().ceil() as u64).unwrap_or(900)
+}
+
+/// An SQS error as text.
+fn sqs_error<E: std::error::Error + 'static, R: std::fmt::Debug>(
+    e: aws_sdk_sqs::error::SdkError<E, R>,
+) -> BoxError {
+    BoxError::from(aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
+}
+
 /// Where handed-on due items wait until they are due.
 #[async_trait]
 pub trait Handoff: Send + Sync + 'static {
@@ -17,6 +37,17 @@ pub trait Handoff: Send + Sync + 'static {
     ///
     /// Errors: it could not be handed on (the item stays stored; the sweeper resumes it).
     async fn hand_off(&self, message: &DueMessage) -> Result<(), BoxError>;
+
+    /// Hands each of `messages` on, as [`Self::hand_off`] does it alone; one result per message,
+    /// in their order (a failed one stays stored; the sweeper resumes it). The default hands
+    /// them on one after another; [`SqsHandoff`] sends them in batches.
+    async fn hand_off_all(&self, messages: &[DueMessage]) -> Vec<Result<(), BoxError>> {
+        let mut results = Vec::with_capacity(messages.len());
+        for message in messages {
+            results.push(self.hand_off(message).await);
+        }
+        results
+    }
 
     /// How long after its due time a handed-on item may still be on its way before the sweeper
     /// resumes it.
@@ -70,6 +101,80 @@ impl SqsHandoff {
         self.client.get().is_some()
     }
 
+    /// One `SendMessageBatch` of the messages `indices` of `messages` to `queue` (at most
+    /// [`SQS_BATCH`]), the entries SQS failed for a reason of its own sent once more; the result
+    /// of each, by index.
+    async fn send_batch(
+        &self, queue: &str, messages: &[DueMessage], indices: &[usize],
+    ) -> Vec<(usize, Result<(), BoxError>)> {
+        let mut results = Vec::with_capacity(indices.len());
+        let mut pending: Vec<usize> = indices.to_vec();
+        for attempt in 0..2 {
+            if pending.is_empty() {
+                break;
+            }
+            let entries: Result<Vec<_>, _> = pending
+                .iter()
+                .map(|i| {
+                    aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .message_body(messages[*i].to_json())
+                        .delay_seconds(delay_seconds(&messages[*i]))
+                        .build()
+                })
+                .collect();
+            let sent = match entries {
+                Ok(entries) => self
+                    .client()
+                    .send_message_batch()
+                    .queue_url(queue)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+                    .map_err(sqs_error),
+                Err(e) => Err(BoxError::from(e.to_string())),
+            };
+            let output = match sent {
+                Ok(output) => output,
+                Err(error) => {
+                    let text = error.to_string();
+                    results.extend(pending.drain(..).map(|i| (i, Err(text.clone().into()))));
+                    break;
+                }
+            };
+            for ok in output.successful() {
+                if let Some(at) = pending.iter().position(|i| i.to_string() == ok.id()) {
+                    results.push((pending.remove(at), Ok(())));
+                }
+            }
+            let mut again = Vec::new();
+            for failed in output.failed() {
+                let Some(at) = pending.iter().position(|i| i.to_string() == failed.id()) else {
+                    continue;
+                };
+                let i = pending.remove(at);
+                if !failed.sender_fault() && attempt == 0 {
+                    again.push(i);
+                } else {
+                    let error = format!(
+                        "SendMessageBatch entry failed: {} ({})",
+                        failed.code(),
+                        failed.message().unwrap_or_default()
+                    );
+                    results.push((i, Err(error.into())));
+                }
+            }
+            // An entry the answer names neither way is reported failed rather than assumed sent.
+            results.extend(
+                pending
+                    .drain(..)
+                    .map(|i| (i, Err("SendMessageBatch answered nothing for it".into()))),
+            );
+            pending = again;
+        }
+        results
+    }
+
     /// The SQS client, built now if this is the first hand-off.
     fn client(&self) -> &aws_sdk_sqs::Client {
         self.client
@@ -80,20 +185,53 @@ impl SqsHandoff {
 #[async_trait]
 impl Handoff for SqsHandoff {
     async fn hand_off(&self, message: &DueMessage) -> Result<(), BoxError> {
-        let wait = (message.due_at - chrono::Utc::now())
-            .to_std()
-            .unwrap_or(Duration::ZERO)
-            .min(MAX_SQS_DELAY);
-        let seconds = i32::try_from(wait.as_secs_f64().ceil() as u64).unwrap_or(900);
         self.client()
             .send_message()
             .queue_url(self.queue_of(message.id.kind()))
             .message_body(message.to_json())
-            .delay_seconds(seconds)
+            .delay_seconds(delay_seconds(message))
             .send()
             .await
-            .map_err(|e| BoxError::from(aws_sdk_sqs::error::DisplayErrorContext(e).to_string()))?;
+            .map_err(sqs_error)?;
         Ok(())
+    }
+
+    /// The messages by queue, in `SendMessageBatch` requests of up to [`SQS_BATCH`], all sent
+    /// at once. A batch answers per message: a message the batch did not take for a reason of
+    /// SQS's own (`SenderFault` false: throttling, an internal error) is sent once more in one
+    /// more batch with the others like it; one refused for a fault of the request, or twice, is
+    /// reported failed (it stays stored, and the sweeper resumes it), as is every message of a
+    /// request that failed whole (after the SDK's own retries).
+    async fn hand_off_all(&self, messages: &[DueMessage]) -> Vec<Result<(), BoxError>> {
+        let mut by_queue: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (i, message) in messages.iter().enumerate() {
+            let queue = self.queue_of(message.id.kind());
+            match by_queue.iter_mut().find(|(q, _)| *q == queue) {
+                Some((_, indices)) => indices.push(i),
+                None => by_queue.push((queue, vec![i])),
+            }
+        }
+        let batches: Vec<(&str, &[usize])> = by_queue
+            .iter()
+            .flat_map(|(queue, indices)| indices.chunks(SQS_BATCH).map(move |c| (*queue, c)))
+            .collect();
+        let sent = futures_util::future::join_all(
+            batches
+                .iter()
+                .map(|(queue, indices)| self.send_batch(queue, messages, indices)),
+        )
+        .await;
+        let mut results: Vec<Option<Result<(), BoxError>>> =
+            messages.iter().map(|_| None).collect();
+        for outcome in sent {
+            for (i, result) in outcome {
+                results[i] = Some(result);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("not sent".into())))
+            .collect()
     }
 
     fn grace(&self) -> Duration {

@@ -37,7 +37,7 @@ mod handoff;
 mod message;
 mod worker;
 
-pub use handoff::{Handoff, SqsHandoff, MAX_SQS_DELAY};
+pub use handoff::{Handoff, SqsHandoff, MAX_SQS_DELAY, SQS_BATCH};
 pub use message::DueMessage;
 pub use worker::{
     Claimed, Commit, DueJob, DueSettings, DueWorker, InProcessHandoff, Ran, RoundError, RunOutcome,

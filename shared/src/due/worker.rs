@@ -543,6 +543,33 @@ impl DueWorker {
         self.hand_off_message(&DueMessage::of(item)).await;
     }
 
+    /// Hands stored items on together ([`Handoff::hand_off_all`]: SQS `SendMessageBatch`es of
+    /// up to 10), those the hand-off reaches. A failure is logged, not returned: each item is
+    /// stored, and the sweeper resumes the ones not handed on.
+    pub async fn hand_off_all(&self, items: &[DueItem]) {
+        let now = self.clock.now();
+        let reach = self.handoff.reach();
+        let messages: Vec<DueMessage> = items
+            .iter()
+            .map(DueMessage::of)
+            .filter(|m| carried(m.due_at, now, reach))
+            .collect();
+        if messages.is_empty() {
+            return;
+        }
+        let results = self.handoff.hand_off_all(&messages).await;
+        for (message, result) in messages.iter().zip(results) {
+            if let Err(error) = result {
+                tracing::warn!(
+                    due_id = %message.id,
+                    attempt = message.attempt,
+                    error = %ErrorChain(error.as_ref()),
+                    "due work not handed on; the sweeper resumes it"
+                );
+            }
+        }
+    }
+
     async fn hand_off_message(&self, message: &DueMessage) {
         if !carried(message.due_at, self.clock.now(), self.handoff.reach()) {
             return;

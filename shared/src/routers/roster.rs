@@ -49,6 +49,64 @@ pub struct Named<'a> {
     pub emails: &'a [&'a str],
 }
 
+/// Which members a run of a router reads, and how: the roster's e-mails
+/// ([`Router::roster_emails`] over the account's teams, then the e-mails a run names) with the id
+/// each resolves to ([`Router::roster`]), the ids to read by key (the resolved ones, then the ids
+/// the run names), and the e-mails without a resolved id (read by the e-mail index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RosterKeys<'a> {
+    /// Every e-mail the run may need, with its resolved id when it has one.
+    resolved: Vec<(&'a str, Option<MemberId>)>,
+    /// The ids to read by key, each once: the roster's resolved ids first, then `named.ids`.
+    pub ids: Vec<MemberId>,
+    /// How many of [`Self::ids`] are the roster's own (the others are named by the run).
+    roster_ids: usize,
+    /// The e-mails without a resolved id.
+    pub unresolved: Vec<&'a str>,
+}
+
+impl<'a> RosterKeys<'a> {
+    /// The keys of a run of `router` over the account's `teams` that names `named`.
+    pub fn of(router: &'a Router, teams: &'a [Team], named: Named<'a>) -> Self {
+        let mut emails = router.roster_emails(teams);
+        for email in named.emails {
+            if !emails.contains(email) {
+                emails.push(email);
+            }
+        }
+        let resolved = router.roster(&emails);
+        let mut ids: Vec<MemberId> = Vec::with_capacity(resolved.len() + named.ids.len());
+        for id in resolved.iter().filter_map(|(_, id)| *id) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        let roster_ids = ids.len();
+        for id in named.ids {
+            if !ids.contains(id) {
+                ids.push(*id);
+            }
+        }
+        let unresolved = resolved
+            .iter()
+            .filter(|(_, id)| id.is_none())
+            .map(|(email, _)| *email)
+            .collect();
+        Self {
+            resolved,
+            ids,
+            roster_ids,
+            unresolved,
+        }
+    }
+
+    /// The ids of the router's own roster (its pool and backup user as resolved), without the
+    /// ids the run names: what the router's next run will read again.
+    pub fn roster_ids(&self) -> &[MemberId] {
+        &self.ids[..self.roster_ids]
+    }
+}
+
 /// Reads the roster of `router` ([`Router::roster_emails`] over `teams`) and `named`: the ids
 /// known by key in one consistent batch read, the e-mails without a resolved id by the e-mail
 /// index, all at once. An id whose member is gone or archived while its e-mail is wanted is
@@ -59,33 +117,43 @@ pub struct Named<'a> {
 pub async fn read_roster(
     store: &dyn Store, account_id: AccountId, router: &Router, teams: &[Team], named: Named<'_>,
 ) -> StoreResult<Roster> {
-    let mut emails = router.roster_emails(teams);
-    for email in named.emails {
-        if !emails.contains(email) {
-            emails.push(email);
-        }
-    }
-    let resolved = router.roster(&emails);
-    let mut ids: Vec<MemberId> = resolved.iter().filter_map(|(_, id)| *id).collect();
-    for id in named.ids {
-        if !ids.contains(id) {
-            ids.push(*id);
-        }
-    }
-    let unresolved: Vec<&str> = resolved
+    read_roster_with(
+        store,
+        account_id,
+        &RosterKeys::of(router, teams, named),
+        Vec::new(),
+    )
+    .await
+}
+
+/// [`read_roster`] of `keys` when some members were read already, consistently by key (a
+/// dispatch's first round reads the members its instance expects): the members of `read` that
+/// `keys` asks for are taken as they are, only the others are read (none: no request). Members of
+/// `read` that `keys` does not ask for are left out.
+///
+/// Errors: the store's.
+pub async fn read_roster_with(
+    store: &dyn Store, account_id: AccountId, keys: &RosterKeys<'_>, read: Vec<Member>,
+) -> StoreResult<Roster> {
+    let missing: Vec<MemberId> = keys
+        .ids
         .iter()
-        .filter(|(_, id)| id.is_none())
-        .map(|(email, _)| *email)
+        .filter(|id| !read.iter().any(|m| m.id == **id))
+        .copied()
         .collect();
-    let (by_key, by_email) = tokio::try_join!(
+    let (fetched, by_email) = tokio::try_join!(
         async {
-            match ids.is_empty() {
+            match missing.is_empty() {
                 true => Ok(Vec::new()),
-                false => store.get_members(account_id, &ids).await,
+                false => store.get_members(account_id, &missing).await,
             }
         },
-        members_by_email(store, account_id, &unresolved)
+        members_by_email(store, account_id, &keys.unresolved)
     )?;
+    let mut by_id: std::collections::HashMap<MemberId, Member> =
+        read.into_iter().chain(fetched).map(|m| (m.id, m)).collect();
+    // In the order of the keys, as one read of them all answers.
+    let by_key: Vec<Member> = keys.ids.iter().filter_map(|id| by_id.remove(id)).collect();
     let mut roster = Roster {
         consistent: by_key.iter().map(|m| m.id).collect(),
         members: by_key,
@@ -93,7 +161,8 @@ pub async fn read_roster(
     for member in by_email {
         roster.add_indexed(member);
     }
-    let stale: Vec<&str> = resolved
+    let stale: Vec<&str> = keys
+        .resolved
         .iter()
         .filter(|(email, id)| {
             id.is_some() && !roster.by_email(email).is_some_and(Member::is_active)

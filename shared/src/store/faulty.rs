@@ -67,6 +67,9 @@ pub struct Faults {
     pub audit_collides: AtomicBool,
     /// How many event copies [`Self::audit_collides`] stored.
     pub audit_decoys: std::sync::atomic::AtomicUsize,
+    /// What each `first_round_reads` asked for while [`Self::rounds`] counted, in order (a test
+    /// takes them with [`Self::take_first_reads`]).
+    pub first_reads: std::sync::Mutex<Vec<FirstReads>>,
     /// By port method name, how many of its next calls answer [`StoreError::Conflict`] (a
     /// write whose condition failed because something else changed the item meanwhile), before
     /// the call reaches the inner store ([`Self::conflict_next`]).
@@ -74,6 +77,11 @@ pub struct Faults {
 }
 
 impl Faults {
+    /// What the `first_round_reads` calls since the last take asked for, in order.
+    pub fn take_first_reads(&self) -> Vec<FirstReads> {
+        std::mem::take(&mut *self.first_reads.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// The next `times` calls of the port method `method` answer [`StoreError::Conflict`].
     pub fn conflict_next(&self, method: &'static str, times: usize) {
         self.conflicts
@@ -483,6 +491,13 @@ delegate_store! {
     /// Answers the router as changed ([`Faults::routers_as`]).
     async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound> {
         self.check("first_round_reads")?;
+        if self.faults.rounds.counting.load(Ordering::SeqCst) {
+            self.faults
+                .first_reads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(reads.clone());
+        }
         let found = self.observed("first_round_reads", self.inner.first_round_reads(reads));
         let mut found = found.await?;
         found.router = self.faults.router_as(found.router);

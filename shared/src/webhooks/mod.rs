@@ -7,7 +7,10 @@
 //! - [`sender::WebhookSender`]: the job of those due items: one signed attempt through the
 //!   outbound guard, its outcome stored with the item's settlement, retries on the schedule.
 //! - [`signing`]: Standard Webhooks v1 signatures.
+//! - [`cache::SubscriptionCache`]: an instance's subscriptions, kept at the version they were
+//!   read at, for dispatch.
 
+pub mod cache;
 pub mod events;
 pub mod lifecycle;
 pub mod retry;
@@ -17,6 +20,7 @@ pub mod service;
 pub mod signing;
 pub mod view;
 
+pub use cache::SubscriptionCache;
 pub use events::{add_deliveries, DeliverySubject, Notify};
 pub use lifecycle::DeliveryCloser;
 pub use retry::RetrySchedule;

@@ -26,6 +26,7 @@ mod replay;
 mod router_store;
 mod seed_loader;
 mod sla;
+mod sqs_handoff;
 mod store_contract;
 mod tally;
 mod webhook_delivery;

@@ -34,5 +34,6 @@ mod request_schemas;
 mod router_management_api;
 mod sla_api;
 mod token_attacks;
+mod two_instances;
 mod users_routers_api;
 mod webhooks_api;

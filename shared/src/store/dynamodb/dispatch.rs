@@ -297,16 +297,31 @@ impl DispatchStore for DynamoStore {
             .month
             .as_deref()
             .map(|m| keys::monthly_count(account_id, m));
-        let wanted: Vec<Key> = [&account, &router, &record, &rotation, &month]
-            .into_iter()
-            .flatten()
-            .cloned()
+        let webhooks = reads
+            .webhooks_version
+            .then(|| keys::webhook_count(account_id));
+        let marker = reads.marker.as_deref().map(keys::idempotency);
+        let members: Vec<Key> = reads.members.iter().map(|id| keys::member(*id)).collect();
+        let calendars: Vec<Key> = reads
+            .calendars
+            .iter()
+            .map(|id| keys::holiday_calendar(account_id, *id))
             .collect();
+        let wanted: Vec<Key> = [
+            &account, &router, &record, &rotation, &month, &webhooks, &marker,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(&members)
+        .chain(&calendars)
+        .cloned()
+        .collect();
         if wanted.is_empty() {
             return Ok(FirstFound::default());
         }
-        // One consistent BatchGetItem (at most five keys, under its limit of 100).
-        let mut found = self.batch_get_projected(&wanted, false).await?;
+        // Consistent BatchGetItems of up to 100 keys, all sent at once: one round, one request
+        // for up to 100 keys.
+        let mut found = self.batch_get_waves(&wanted, false, usize::MAX).await?;
         let mut take = |key: &Option<Key>| key.as_ref().and_then(|k| found.remove(k));
         let account = take(&account).map(from_item).transpose()?;
         let router = take(&router)
@@ -322,12 +337,36 @@ impl DispatchStore for DynamoStore {
             .transpose()?
             .unwrap_or_default();
         let count = take(&month).map_or(Ok(0), |item| count_of(&item))?;
+        let webhooks_version = take(&webhooks).map_or(Ok(0), |item| {
+            super::webhooks::subscriptions_version_of(&item)
+        })?;
+        let marker_used = take(&marker).is_some();
+        let mut read_members = Vec::with_capacity(members.len());
+        for key in &members {
+            if let Some(item) = found.remove(key) {
+                let member: crate::model::member::Member = from_item(item)?;
+                if member.account_id == account_id {
+                    read_members.push(member);
+                }
+            }
+        }
+        // Keyed by account: a calendar of another account has another key and is not found.
+        let mut read_calendars = Vec::with_capacity(calendars.len());
+        for key in &calendars {
+            if let Some(item) = found.remove(key) {
+                read_calendars.push(from_item(item)?);
+            }
+        }
         Ok(FirstFound {
             account,
             router,
             record,
             rotation,
             count,
+            members: read_members,
+            calendars: read_calendars,
+            webhooks_version,
+            marker_used,
         })
     }
 

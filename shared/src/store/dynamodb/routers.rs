@@ -11,7 +11,7 @@ use super::DynamoStore;
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
-use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router::{Router, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::store::{
     keys, revision_position, router_position, Listed, Page, PageStart, RouterStore, StoreError,
@@ -210,6 +210,14 @@ impl RouterStore for DynamoStore {
             let (_, item) = items::router_revision(revision)?;
             tx.push(self.put(item, Some(items::absent()))?);
             parts.push(Part::Other);
+            // Revisions are numbered without gaps: n only while n - 1 is stored (the first
+            // publish of a router stored before revisions existed finds no revision 1).
+            if revision.revision > FIRST_REVISION {
+                let previous = keys::router_revision(w.router.id, revision.revision - 1);
+                let stored = Expr::new("attribute_exists(#pk)").name("#pk", keys::PK);
+                tx.push(self.condition_check(&previous, stored)?);
+                parts.push(Part::Other);
+            }
         }
         let draft_key = keys::router_draft(w.router.id);
         match &w.draft {

@@ -1,9 +1,13 @@
 //! The DynamoDB adapter's webhook subscriptions and deliveries ([`WebhookStore`], BEHAVIOR 13),
-//! and the account's subscription count.
+//! and the account's subscription count item, which also holds the account's subscriptions
+//! version: every write that changes what a dispatch makes of the subscriptions (create, update,
+//! delete, a delivery attempt that disables one) adds 1 to it in its own transaction, and a
+//! dispatch reads it by key in its first round ([`crate::store::DispatchStore::first_round_reads`])
+//! to know whether the subscriptions its instance keeps are still the account's.
 
 use super::cancel::{Part, Precedence};
 use super::items;
-use super::items::{n, Expr};
+use super::items::{n, Expr, Item};
 use super::query::{Query, SortCondition};
 use super::DynamoStore;
 use crate::model::audit::AuditEvent;
@@ -15,6 +19,48 @@ use crate::store::{
 };
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+
+/// The attribute of the subscriptions' count item ([`keys::webhook_count`]) that every write of
+/// a subscription moves (absent: 0, before the first such write).
+const SUBSCRIPTIONS_VERSION: &str = "subscriptions_version";
+
+/// The subscriptions version the count item `item` holds (0 without one).
+///
+/// Errors: a version that is not a number (a bug).
+pub(super) fn subscriptions_version_of(item: &Item) -> StoreResult<u64> {
+    match item.get(SUBSCRIPTIONS_VERSION) {
+        Some(AttributeValue::N(v)) => v.parse().map_err(items::backend),
+        _ => Ok(0),
+    }
+}
+
+impl DynamoStore {
+    /// The update of the account's subscription count item that a write of a subscription
+    /// makes: `delta` added to the count (conditional on staying below `max` when given) and 1
+    /// to the subscriptions version.
+    fn subscriptions_changed(
+        &self, account_id: AccountId, delta: i64, max: Option<u64>,
+    ) -> StoreResult<TransactWriteItem> {
+        let (text, delta) = match delta {
+            0 => ("ADD #version :one", None),
+            delta => ("ADD #count :delta, #version :one", Some(delta)),
+        };
+        let mut e = Expr::new(text)
+            .name("#version", SUBSCRIPTIONS_VERSION)
+            .value(":one", n(1));
+        if let Some(delta) = delta {
+            e = e
+                .name("#count", items::COUNT)
+                .value(":delta", AttributeValue::N(delta.to_string()));
+        }
+        let condition = max.map(|max| {
+            e.values.insert(":max".into(), n(max));
+            "attribute_not_exists(#count) OR #count < :max".to_string()
+        });
+        self.update_item(&keys::webhook_count(account_id), &e, condition)
+    }
+}
 
 #[async_trait]
 impl WebhookStore for DynamoStore {
@@ -24,7 +70,7 @@ impl WebhookStore for DynamoStore {
         let (_, item) = items::webhook(subscription)?;
         let count = keys::webhook_count(subscription.account_id);
         let mut tx = vec![
-            self.count_update(&count, 1, Some(max))?,
+            self.subscriptions_changed(subscription.account_id, 1, Some(max))?,
             self.put(item, Some(items::absent()))?,
         ];
         let mut parts = vec![Part::Quota, Part::Other];
@@ -59,8 +105,11 @@ impl WebhookStore for DynamoStore {
     ) -> StoreResult<()> {
         let key = keys::webhook(subscription.account_id, subscription.id);
         let update = items::webhook_update(subscription, reset_health)?;
-        let mut tx = vec![self.update_at_version(&key, update, expected_version)?];
-        let mut parts = vec![Part::Record];
+        let mut tx = vec![
+            self.update_at_version(&key, update, expected_version)?,
+            self.subscriptions_changed(subscription.account_id, 0, None)?,
+        ];
+        let mut parts = vec![Part::Record, Part::Other];
         self.due_writes(due, &mut tx, &mut parts)?;
         self.audit_write(audit, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await
@@ -73,7 +122,7 @@ impl WebhookStore for DynamoStore {
         let key = keys::webhook(account_id, id);
         let mut tx = vec![
             self.delete(&key, items::at_version(expected_version))?,
-            self.count_update(&keys::webhook_count(account_id), -1, None)?,
+            self.subscriptions_changed(account_id, -1, None)?,
         ];
         let mut parts = vec![Part::Record, Part::Other];
         self.audit_write(audit, &mut tx, &mut parts)?;
@@ -125,6 +174,11 @@ impl WebhookStore for DynamoStore {
             let key = keys::webhook(health.account_id, health.subscription_id);
             tx.push(self.update_item(&key, &update, Some(condition))?);
             parts.push(Part::Other);
+            if health.change.disables().is_some() {
+                // A disabled subscription gets no new deliveries (BEHAVIOR 13).
+                tx.push(self.subscriptions_changed(health.account_id, 0, None)?);
+                parts.push(Part::Other);
+            }
         }
         self.due_writes(due, &mut tx, &mut parts)?;
         self.transact(tx, &parts, Precedence::RecordFirst).await

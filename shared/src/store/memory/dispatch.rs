@@ -13,8 +13,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::sla::SlaStatus;
 use crate::store::tally::Span;
 use crate::store::{
-    dispatch_position, AccountStore, DispatchStore, FirstFound, FirstReads, Listed, Page, Position,
-    RecordStore, RouterStore, StoreError, StoreResult,
+    dispatch_position, AccountStore, CalendarStore, DispatchStore, FirstFound, FirstReads, Listed,
+    MemberStore, Page, Position, RecordStore, RouterStore, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
@@ -190,12 +190,35 @@ impl DispatchStore for MemoryStore {
             Some(month) => self.assignment_count(account_id, month).await?,
             None => 0,
         };
+        let members = match reads.members.is_empty() {
+            true => Vec::new(),
+            false => self.get_members(account_id, &reads.members).await?,
+        };
+        let calendars = match reads.calendars.is_empty() {
+            true => Vec::new(),
+            false => {
+                self.get_holiday_calendars(account_id, &reads.calendars)
+                    .await?
+            }
+        };
+        let webhooks_version = match reads.webhooks_version {
+            true => self.lock().subscriptions_version(account_id),
+            false => 0,
+        };
+        let marker_used = match &reads.marker {
+            Some(key) => self.idempotency_key_used(key).await?,
+            None => false,
+        };
         Ok(FirstFound {
             account,
             router,
             record,
             rotation,
             count,
+            members,
+            calendars,
+            webhooks_version,
+            marker_used,
         })
     }
 

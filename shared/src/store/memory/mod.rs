@@ -205,6 +205,9 @@ struct State {
     parked_index: BTreeSet<(DateTime<Utc>, DueId)>,
     /// Webhook subscriptions by account, then id (creation order).
     webhooks: BTreeMap<(AccountId, WebhookId), WebhookSubscription>,
+    /// By account, the version of its webhook subscriptions: every write that changes what a
+    /// dispatch makes of them adds 1 (absent: 0).
+    webhooks_versions: FastMap<AccountId, u64>,
     /// Webhook deliveries by subscription, then id (creation order).
     deliveries: BTreeMap<(WebhookId, String), WebhookDelivery>,
     /// Router revisions (BEHAVIOR 15) by router, then number.

@@ -4,7 +4,7 @@ use super::{read_page, MemoryStore, State};
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
-use crate::model::router::{Router, RouterDraft, RouterRevision};
+use crate::model::router::{Router, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::store::{
     revision_position, router_position, Listed, Page, PageStart, RouterStore, StoreError,
@@ -209,11 +209,12 @@ impl RouterStore for MemoryStore {
         }
         let router_id = w.router.id;
         let router_ok = state.router_at(router_id, w.expected_version);
+        // Revisions are numbered without gaps: n only while n - 1 is stored.
         let revision_ok = w.revision.as_ref().is_none_or(|r| {
-            state
-                .revisions
-                .get(&router_id)
-                .is_none_or(|stored| !stored.contains_key(&r.revision))
+            let stored = state.revisions.get(&router_id);
+            stored.is_none_or(|stored| !stored.contains_key(&r.revision))
+                && (r.revision <= FIRST_REVISION
+                    || stored.is_some_and(|stored| stored.contains_key(&(r.revision - 1))))
         });
         let draft_ok = match &w.draft {
             DraftChange::Publish(etag) => state

@@ -13,6 +13,22 @@ use crate::store::{
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
 
+impl super::State {
+    /// Moves the account's subscriptions version (every write of a subscription that changes
+    /// what a dispatch makes of them).
+    fn subscriptions_changed(&mut self, account_id: AccountId) {
+        *self.webhooks_versions.entry(account_id).or_default() += 1;
+    }
+
+    /// The account's subscriptions version.
+    pub(super) fn subscriptions_version(&self, account_id: AccountId) -> u64 {
+        self.webhooks_versions
+            .get(&account_id)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
 #[async_trait]
 impl WebhookStore for MemoryStore {
     async fn create_webhook(
@@ -37,6 +53,7 @@ impl WebhookStore for MemoryStore {
         state
             .webhooks
             .insert((account, subscription.id), subscription.clone());
+        state.subscriptions_changed(account);
         state.put_audit(audit);
         Ok(())
     }
@@ -86,6 +103,7 @@ impl WebhookStore for MemoryStore {
             ..subscription.clone()
         };
         state.webhooks.insert(key, next);
+        state.subscriptions_changed(subscription.account_id);
         state.apply_due(due);
         state.put_audit(audit);
         Ok(())
@@ -103,6 +121,7 @@ impl WebhookStore for MemoryStore {
         }
         state.check_audit(audit)?;
         state.webhooks.remove(&(account_id, id));
+        state.subscriptions_changed(account_id);
         state.put_audit(audit);
         Ok(true)
     }
@@ -172,6 +191,10 @@ impl WebhookStore for MemoryStore {
         state.check_due_puts(due)?;
         state.deliveries.insert(key, delivery.clone());
         if let Some(next) = healed {
+            if health.is_some_and(|h| h.change.disables().is_some()) {
+                // A disabled subscription gets no new deliveries (BEHAVIOR 13).
+                state.subscriptions_changed(next.account_id);
+            }
             state.webhooks.insert((next.account_id, next.id), next);
         }
         state.apply_due(due);

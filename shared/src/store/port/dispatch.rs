@@ -8,6 +8,8 @@ use crate::model::dispatch::{
     DispatchEntryKey, ExplainedEntry, RotationState,
 };
 use crate::model::due::DueChanges;
+use crate::model::holiday_calendar::HolidayCalendar;
+use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::model::router::Router;
@@ -15,13 +17,16 @@ use crate::model::sla::SlaStatus;
 #[cfg(doc)]
 use crate::store::{dispatch_position, tally, StoreError};
 use crate::store::{Listed, Page, Position, StoreResult};
-use crate::types::ids::{AccountId, RecordId, RouterId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-/// The reads by key of a dispatch's first round of reads (BEHAVIOR 6; `docs/performance.md`,
-/// "Dispatch: store round trips"): each optional, all sent at once, in one request where the
-/// store can (DynamoDB: one `BatchGetItem`).
+/// The reads by key of a dispatch's first round of reads, its wave (BEHAVIOR 6;
+/// `docs/performance.md`, "Dispatch: store round trips"): each optional, all sent at once, in one
+/// request where the store can (DynamoDB: one `BatchGetItem` per 100 keys, all sent together).
+/// Besides what the run names (router, record, rotation state, count), a warm instance adds the
+/// keys its last run of the router read ([`crate::dispatch::RouterHints`]): the pool's members,
+/// the holiday calendars, and the version of the account's webhook subscriptions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FirstReads {
     /// The account the reads are scoped to (a router or record of another account is absent).
@@ -36,11 +41,39 @@ pub struct FirstReads {
     pub rotation: Option<RouterId>,
     /// The calendar month (`YYYY-MM`, UTC) whose assignment count to read.
     pub month: Option<String>,
+    /// Members to read by key (of the account; archived ones too), as `get_members` reads them.
+    pub members: Vec<MemberId>,
+    /// Holiday calendars of the account to read by key, as `get_holiday_calendars` reads them.
+    pub calendars: Vec<HolidayCalendarId>,
+    /// Whether to read the version of the account's webhook subscriptions
+    /// ([`crate::store::WebhookStore`]: every write of a subscription moves it).
+    pub webhooks_version: bool,
+    /// The idempotency key (a queue message id) whose marker to look for, as
+    /// [`DispatchStore::idempotency_key_used`] does.
+    pub marker: Option<String>,
+}
+
+impl FirstReads {
+    /// Reads of nothing but in `account_id` (each read is then asked for by setting it).
+    pub fn of(account_id: AccountId) -> Self {
+        Self {
+            account_id,
+            account: false,
+            router: None,
+            record: None,
+            rotation: None,
+            month: None,
+            members: Vec::new(),
+            calendars: Vec::new(),
+            webhooks_version: false,
+            marker: None,
+        }
+    }
 }
 
 /// What [`DispatchStore::first_round_reads`] found: what each read alone would answer
-/// (`get_account`, `get_router`, `find_record`, `rotation_state`, `assignment_count`); the
-/// default for a read not asked.
+/// (`get_account`, `get_router`, `find_record`, `rotation_state`, `assignment_count`,
+/// `get_members`, `get_holiday_calendars`); the default for a read not asked.
 #[derive(Debug, Clone, Default)]
 pub struct FirstFound {
     /// The account, when asked and found.
@@ -53,6 +86,15 @@ pub struct FirstFound {
     pub rotation: RotationState,
     /// The month's assignment count (0 when none or not asked).
     pub count: u64,
+    /// The members asked for that exist in the account, in the order asked, each once.
+    pub members: Vec<Member>,
+    /// The holiday calendars asked for that exist in the account (in no particular order).
+    pub calendars: Vec<HolidayCalendar>,
+    /// The version of the account's webhook subscriptions (0 before the first write of one, or
+    /// when not asked).
+    pub webhooks_version: u64,
+    /// Whether the idempotency key asked for was used by a committed assignment.
+    pub marker_used: bool,
 }
 
 /// What dispatch writes and reads: a router's rotation state, the account's monthly count, the
@@ -65,10 +107,13 @@ pub trait DispatchStore: Send + Sync + 'static {
 
     /// The reads of `reads` at once, strongly consistent, each answered as its own method
     /// answers it (the account as `get_account`, the router as `get_router`, the record as
-    /// `find_record`, [`Self::rotation_state`], [`Self::assignment_count`]). Dispatch, explain
-    /// and SLA reassignment read their first round through it (with the account on a cold
-    /// instance). DynamoDB: one consistent `BatchGetItem` of at most five keys; nothing asked,
-    /// no request.
+    /// `find_record`, [`Self::rotation_state`], [`Self::assignment_count`], the members as
+    /// `get_members`, the calendars as `get_holiday_calendars`, the marker as
+    /// [`Self::idempotency_key_used`], and the webhook subscriptions' version). Dispatch, explain and SLA reassignment read their first round through it (with
+    /// the account on a cold instance). DynamoDB: consistent `BatchGetItem`s of up to 100 keys,
+    /// all sent at once (one request for up to 100 keys: a pool of up to 93 members besides the
+    /// router, record, rotation state, count, account and subscriptions' version); nothing
+    /// asked, no request.
     async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound>;
 
     /// The account's assignments in calendar month `month` (`YYYY-MM`, UTC).

@@ -96,13 +96,15 @@ pub trait RouterStore: Send + Sync + 'static {
     ) -> StoreResult<Listed<RouterRevision>>;
 
     /// Writes a router item (publish, unpublish, archive: [`RouterWrite`]) in one atomic
-    /// write: the router conditional on its version, the new revision (if absent), the draft's
+    /// write: the router conditional on its version, the new revision (if absent, and, past
+    /// revision 1, only while the revision before it is stored: a router stored before revisions
+    /// existed has no revision-1 item, and its first publish fails until it is mended), the draft's
     /// removal (a publish's conditional on its tag), the rotation state (conditional on its
     /// version), the account's router count (archive), the holiday calendars' references
     /// (BEHAVIOR 17), the `Idempotency-Key` answer and the audit event (BEHAVIOR 18).
     ///
     /// Errors: [`StoreError::Conflict`] when the router, the draft or the rotation state changed
-    /// (or the revision exists); [`StoreError::UnknownHolidayCalendar`] when a calendar gaining
+    /// (or the revision exists, or the one before it does not); [`StoreError::UnknownHolidayCalendar`] when a calendar gaining
     /// a reference is gone; [`StoreError::LeaseLost`] when the completion's lease is gone.
     /// Nothing is written then.
     async fn write_router(&self, write: &RouterWrite) -> StoreResult<()>;

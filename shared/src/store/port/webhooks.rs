@@ -11,6 +11,13 @@ use async_trait::async_trait;
 
 /// Webhook subscriptions (at most a number per account, counted in the same write) and the
 /// deliveries of their events.
+///
+/// Every write that changes what a dispatch makes of an account's subscriptions (create, update,
+/// delete, a delivery attempt that disables one) moves the account's subscriptions version in the
+/// same atomic write; dispatch reads it by key in its first round
+/// ([`crate::store::FirstReads::webhooks_version`]) to know whether the subscriptions its instance
+/// keeps are still the account's ([`crate::webhooks::cache`]). A delivery attempt that changes
+/// only `failing_since` does not move it.
 #[async_trait]
 pub trait WebhookStore: Send + Sync + 'static {
     /// Creates a webhook subscription (BEHAVIOR 13) when its account has fewer than `max`: the

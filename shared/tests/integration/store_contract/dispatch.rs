@@ -17,6 +17,8 @@ shared::on_both_stores!(
     a_reassignment_ends_its_check_in_its_own_write_and_only_once,
     monthly_counts_are_per_account_and_month,
     a_window_of_router_history_is_walked_oldest_first_in_pages,
+    a_first_round_reads_every_key_at_once_as_each_read_alone_would,
+    every_write_that_changes_what_dispatch_makes_of_subscriptions_moves_their_version,
 );
 
 pub(super) struct Scene {
@@ -731,4 +733,249 @@ async fn a_window_of_router_history_is_walked_oldest_first_in_pages(store: Arc<d
             .unwrap();
         assert!(page.items.is_empty(), "{account_id} {from} {to}");
     }
+}
+
+/// Issue 58: a dispatch's first round ([`shared::store::DispatchStore::first_round_reads`]) reads
+/// at once, by key, everything a warm dispatch needs, each answered as its own read would: the
+/// account, router, record, rotation state, count, the members asked (in the order asked, each
+/// once, only the account's, archived ones too, more than one `BatchGetItem` holds: 105), the
+/// holiday calendars asked (only the account's), the webhook subscriptions' version and a queue
+/// message's marker.
+async fn a_first_round_reads_every_key_at_once_as_each_read_alone_would(store: Arc<dyn Store>) {
+    use shared::store::FirstReads;
+    let acc = account(Some(100));
+    let other = account(None);
+    let stranger = member(other.id, "stranger@y.co", 1);
+    let chosen = member(acc.id, "rep@x.co", 1);
+    let many: Vec<Member> = (0..104)
+        .map(|i| member(acc.id, &format!("m{i:03}@x.co"), 10 + i))
+        .collect();
+    let r = router(acc.id, "R", 2);
+    let rec = record(acc.id, ObjectType::Contacts, 3, &[("email", "lead@x.co")]);
+    let mut plan = plan_of(&acc);
+    plan.members = std::iter::once(chosen.clone())
+        .chain(many.clone())
+        .collect();
+    plan.routers = vec![r.clone()];
+    plan.records = vec![planned(rec.clone(), "accounts[0].records.contacts[0]")];
+    let mut other_plan = plan_of(&other);
+    other_plan.members = vec![stranger.clone()];
+    provision(&store, vec![plan, other_plan]).await;
+    let s = Scene {
+        account: acc,
+        member: chosen,
+        router: r,
+        record: rec,
+    };
+    let calendar = |account_id: AccountId, name: &str| shared::model::HolidayCalendar {
+        id: shared::types::HolidayCalendarId::new_v7(),
+        account_id,
+        name: name.into(),
+        time_zone: IanaTimeZone::parse("Europe/Berlin").unwrap(),
+        holidays: serde_json::from_value(serde_json::json!([])).unwrap(),
+        created_at: base(),
+        updated_at: base(),
+        version: 1,
+    };
+    let berlin = calendar(s.account.id, "Berlin");
+    let elsewhere = calendar(other.id, "Elsewhere");
+    store
+        .create_holiday_calendar(&berlin, 20, None)
+        .await
+        .unwrap();
+    store
+        .create_holiday_calendar(&elsewhere, 20, None)
+        .await
+        .unwrap();
+    let w = assignment(&s, "2026-03", Some("msg-1"));
+    store.commit_assignment(&w).await.unwrap();
+    let mut asked: Vec<shared::types::MemberId> = vec![many[3].id, stranger.id, s.member.id];
+    asked.extend(many.iter().map(|m| m.id));
+    asked.push(s.member.id);
+    asked.push(new_id());
+    let reads = FirstReads {
+        account: true,
+        router: Some(s.router.id),
+        record: Some(s.record.id),
+        rotation: Some(s.router.id),
+        month: Some("2026-03".into()),
+        members: asked,
+        calendars: vec![elsewhere.id, berlin.id, berlin.id],
+        webhooks_version: true,
+        marker: Some("msg-1".into()),
+        ..FirstReads::of(s.account.id)
+    };
+    let found = store.first_round_reads(&reads).await.unwrap();
+    assert_eq!(found.account.as_ref().map(|a| a.id), Some(s.account.id));
+    assert_eq!(found.router.as_ref().map(|r| r.id), Some(s.router.id));
+    assert_eq!(
+        found.record.as_ref().map(|r| r.version),
+        Some(w.record.version)
+    );
+    assert_eq!(found.rotation.version, 1);
+    assert_eq!(found.count, 1);
+    let mut expected: Vec<shared::types::MemberId> = vec![many[3].id, s.member.id];
+    expected.extend(many.iter().filter(|m| m.id != many[3].id).map(|m| m.id));
+    let got: Vec<shared::types::MemberId> = found.members.iter().map(|m| m.id).collect();
+    assert_eq!(
+        got, expected,
+        "in the order asked, each once, only the account's"
+    );
+    let counted = found.members.iter().find(|m| m.id == s.member.id).unwrap();
+    assert_eq!(counted.version, s.member.version + 1, "read as it is now");
+    assert_eq!(found.calendars, vec![berlin.clone()]);
+    assert_eq!(
+        found.webhooks_version, 0,
+        "no subscription was ever written"
+    );
+    assert!(found.marker_used);
+    // Nothing asked but the account: nothing else answered.
+    let bare = store
+        .first_round_reads(&FirstReads {
+            marker: Some("msg-2".into()),
+            ..FirstReads::of(s.account.id)
+        })
+        .await
+        .unwrap();
+    assert!(bare.account.is_none() && bare.router.is_none() && bare.members.is_empty());
+    assert!(!bare.marker_used);
+    // Another account's router, record and rotation state are not this account's.
+    let foreign = store
+        .first_round_reads(&FirstReads {
+            router: Some(s.router.id),
+            record: Some(s.record.id),
+            members: vec![s.member.id],
+            ..FirstReads::of(other.id)
+        })
+        .await
+        .unwrap();
+    assert!(foreign.router.is_none() && foreign.record.is_none() && foreign.members.is_empty());
+}
+
+/// Issue 58, BEHAVIOR 13: every write that changes what a dispatch makes of an account's
+/// subscriptions moves the account's subscriptions version (create, update, delete, a delivery
+/// attempt that disables one), which dispatch reads by key to know whether the subscriptions its
+/// instance keeps are still the account's; an attempt that only marks one failing does not move
+/// it, and another account's version stays where it is.
+async fn every_write_that_changes_what_dispatch_makes_of_subscriptions_moves_their_version(
+    store: Arc<dyn Store>,
+) {
+    use shared::model::webhook::{
+        DeliveryStatus, EventType, HealthChange, SubscriptionHealth, WebhookDelivery,
+        WebhookSubscription,
+    };
+    use shared::store::FirstReads;
+    let acc = account(None);
+    let other = account(None);
+    provision(&store, vec![plan_of(&acc), plan_of(&other)]).await;
+    let version = |account_id: AccountId| {
+        let store = store.clone();
+        async move {
+            store
+                .first_round_reads(&FirstReads {
+                    webhooks_version: true,
+                    ..FirstReads::of(account_id)
+                })
+                .await
+                .unwrap()
+                .webhooks_version
+        }
+    };
+    let subscription = WebhookSubscription {
+        id: new_id_v7(),
+        account_id: acc.id,
+        url: "https://hooks.example/a".into(),
+        events: vec![EventType::AssignmentCreated],
+        description: None,
+        enabled: true,
+        disabled_reason: None,
+        secrets: Vec::new(),
+        failing_since: None,
+        created_at: base(),
+        updated_at: base(),
+        version: 1,
+    };
+    let mut seen = vec![version(acc.id).await];
+    store.create_webhook(&subscription, 20, None).await.unwrap();
+    seen.push(version(acc.id).await);
+    let changed = WebhookSubscription {
+        events: vec![EventType::DispatchUnassigned],
+        version: 2,
+        ..subscription.clone()
+    };
+    store
+        .update_webhook(&changed, 1, false, &Default::default(), None)
+        .await
+        .unwrap();
+    seen.push(version(acc.id).await);
+    // A delivery, then attempts: one marks the subscription failing (no move), one disables it.
+    let delivery = WebhookDelivery {
+        id: WebhookDelivery::new_id(),
+        subscription_id: subscription.id,
+        account_id: acc.id,
+        event_type: EventType::DispatchUnassigned,
+        payload: "{}".into(),
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        last_status_code: None,
+        last_error: None,
+        created_at: base(),
+        delivered_at: None,
+        expires_at: base() + Duration::days(30),
+    };
+    let entry = DispatchEntry::unassigned(
+        acc.id,
+        new_id(),
+        ObjectType::Contacts,
+        "x".into(),
+        "Trigger did not match".into(),
+        DispatchSource::Api,
+        base(),
+    );
+    let due = shared::model::due::DueChanges {
+        deliveries: vec![delivery.clone()],
+        ..Default::default()
+    };
+    store
+        .record_dispatch(&entry, None, None, None, &due)
+        .await
+        .unwrap();
+    let attempt = |attempts: u32, change: HealthChange| {
+        let store = store.clone();
+        let delivery = WebhookDelivery {
+            attempts,
+            status: DeliveryStatus::Retrying,
+            ..delivery.clone()
+        };
+        async move {
+            let health = SubscriptionHealth {
+                account_id: acc.id,
+                subscription_id: subscription.id,
+                change,
+            };
+            store
+                .record_delivery(&delivery, attempts - 1, Some(&health), &Default::default())
+                .await
+                .unwrap();
+        }
+    };
+    let before_failing = version(acc.id).await;
+    attempt(1, HealthChange::Failing { at: at(10) }).await;
+    assert_eq!(
+        version(acc.id).await,
+        before_failing,
+        "failing alone: no move"
+    );
+    attempt(2, HealthChange::DisableGone { at: at(20) }).await;
+    seen.push(version(acc.id).await);
+    assert!(store
+        .delete_webhook(acc.id, subscription.id, 3, None)
+        .await
+        .unwrap());
+    seen.push(version(acc.id).await);
+    assert!(
+        seen.windows(2).all(|w| w[1] > w[0]),
+        "create, update, disable, delete each move it: {seen:?}"
+    );
+    assert_eq!(version(other.id).await, 0, "another account's stays");
 }
