@@ -231,8 +231,10 @@ pub const MAX_SNAPSHOT_JSON_BYTES: usize = 300 * 1024;
 /// wrote the entry (BEHAVIOR 9's object, `sla` included), as JSON, built from the values that
 /// run read. Each `actual` string is cut to its first [`SNAPSHOT_ACTUAL_CHARS`] characters, and
 /// the whole is at most [`MAX_SNAPSHOT_JSON_BYTES`]: beyond, the conditions' `value`s are
-/// replaced by placeholders ([`crate::types::omitted`]) largest first, then the trigger's
-/// `groups`, then the `candidates` (`docs/decisions.md`, "Audit sizes").
+/// replaced by placeholders ([`crate::types::omitted`]) largest first, then the SLA's
+/// `worked_values`, then the trigger's `groups`, then the `candidates` (`docs/decisions.md`,
+/// "Audit sizes"). Its stored item passes the size rule of every item too
+/// ([`crate::store::size::check_write`], checked before each write on both stores).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct DecisionSnapshot(serde_json::Value);
@@ -274,6 +276,9 @@ impl DecisionSnapshot {
         let budget = MAX_SNAPSHOT_JSON_BYTES;
         for parts in [
             values,
+            // The one part of the router's configuration a snapshot carries whole: an SLA's
+            // worked values, which the router's own size rule bounds only at its item's size.
+            vec![pointer(&["sla", "worked_values"])],
             vec![pointer(&["trigger", "groups"])],
             vec![pointer(&["candidates"])],
         ] {
@@ -293,6 +298,17 @@ impl DecisionSnapshot {
     pub fn as_json(&self) -> &serde_json::Value {
         &self.0
     }
+}
+
+/// A decision snapshot with the history entry it explains: what the store keeps of a snapshot
+/// (one item naming the entry), which the size rule sizes as stored
+/// ([`crate::store::size::check_write`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotOf<'a> {
+    /// The entry the snapshot explains.
+    pub entry: &'a DispatchEntry,
+    /// The snapshot.
+    pub snapshot: &'a DecisionSnapshot,
 }
 
 /// A history entry with its decision snapshot (BEHAVIOR 18): `None` for an entry written before

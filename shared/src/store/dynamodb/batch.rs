@@ -7,11 +7,10 @@ use super::request::string_attr;
 use super::DynamoStore;
 use crate::store::{
     keys::{self, Key},
-    size, StoreResult,
+    size, Backoff, StoreError, StoreResult,
 };
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 /// DynamoDB's limit of keys in one `BatchGetItem`.
 const MAX_BATCH_GET_KEYS: usize = 100;
@@ -60,8 +59,13 @@ impl DynamoStore {
         Ok(found)
     }
 
-    /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys sent
-    /// again after a growing backoff until none is left.
+    /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys (what
+    /// DynamoDB could not read now: throttling, or the 16 MB answer limit) sent again after a
+    /// jittered backoff ([`Backoff`]) until none is left, within the adapter's deadline and the
+    /// request's.
+    ///
+    /// Errors: [`StoreError::Unavailable`] when keys are still unprocessed at the deadline; the
+    /// SDK's.
     async fn batch_get_chunk(
         &self, chunk: &[Key], guards_only: bool,
     ) -> StoreResult<Vec<(Key, Item)>> {
@@ -77,7 +81,7 @@ impl DynamoStore {
         }
         let mut found = Vec::with_capacity(chunk.len());
         let mut pending: Option<KeysAndAttributes> = Some(request.build().map_err(backend)?);
-        let mut attempt = 0u32;
+        let mut backoff = Backoff::until(self.conflict_deadline);
         while let Some(request) = pending.take() {
             let out = self
                 .client
@@ -101,9 +105,13 @@ impl DynamoStore {
                 .unprocessed_keys
                 .and_then(|mut u| u.remove(&self.table))
                 .filter(|k| !k.keys.is_empty());
-            if pending.is_some() {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(6))).await;
+            if let Some(left) = &pending {
+                if !backoff.again().await {
+                    return Err(StoreError::Unavailable(format!(
+                        "BatchGetItem left {} keys unprocessed until the deadline",
+                        left.keys.len()
+                    )));
+                }
             }
         }
         Ok(found)
