@@ -22,6 +22,8 @@
 //! # contact of its own company (a window of 500 entries names 500 companies)
 //! REPLAY_BENCH_ENTRIES=2000 REPLAY_BENCH_RECORD_KB=300 REPLAY_BENCH_COMPANIES=1 \
 //!   cargo bench -p shared --bench replay
+//! # the same, every window's records in one read (as before reads were bounded in bytes)
+//! REPLAY_BENCH_RECORDS_PER_READ=500 ... cargo bench -p shared --bench replay
 //! ```
 //!
 //! With 10,000 entries it prints whether the targets are met: the replay's peak resident memory
@@ -487,7 +489,16 @@ async fn main() {
 
     // The replay, measured.
     let clock = Arc::new(FixedClock::new(end));
-    let replayer = Replayer::new(store.clone(), clock, Arc::new(CatalogueCache::default()));
+    let mut replayer = Replayer::new(store.clone(), clock, Arc::new(CatalogueCache::default()));
+    // REPLAY_BENCH_RECORDS_PER_READ=500: the whole window's records in one read, as before
+    // reads were bounded in bytes (for the side-by-side figure of docs/performance.md).
+    if let Some(n) = std::env::var("REPLAY_BENCH_RECORDS_PER_READ")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        replayer = replayer.with_records_per_read(n);
+        println!("  records per read: {n}");
+    }
     if let Some(table) = &table {
         table.counter.take();
         table.counter.take_items_read();

@@ -241,7 +241,7 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
         let span = tracing::info_span!("sqs_message", message_id = %message_id);
         // One deadline per message, as per HTTP request: every write of it stops retrying by
         // then (`shared::store::retry`).
-        let deadline = tokio::time::Instant::now() + shared::store::CONFLICT_DEADLINE;
+        let deadline = tokio::time::Instant::now() + shared::store::REQUEST_DEADLINE;
         let processed = process_message(engine, &message_id, message.body.as_deref().unwrap_or(""));
         if shared::store::within_request_deadline(deadline, processed.instrument(span))
             .await

@@ -267,13 +267,14 @@ fn lambda_deadline(lambda: &lambda_http::Context) -> Option<tokio::time::Instant
     Some(tokio::time::Instant::now() + left)
 }
 
-/// Runs a request's `answer` within its deadlines (one deadline per request, passed down to every
-/// store call):
+/// Runs a request's `answer` within its deadline (one deadline per request, passed down to every
+/// store call): [`LAMBDA_ANSWER_MARGIN`] before the Lambda invocation ends, or
+/// [`crate::store::REQUEST_DEADLINE`] after the request's start outside Lambda.
 ///
-/// - every write of the request stops retrying a lost race by [`crate::store::CONFLICT_DEADLINE`]
-///   after the request's start ([`crate::store::within_request_deadline`]: a nested
-///   retry never starts a fresh one), or [`LAMBDA_ANSWER_MARGIN`] before the invocation ends,
-///   whichever is first; it then answers its 409 (or the dispatch's 500, BEHAVIOR 6);
+/// - every write of the request stops retrying a lost race by then, as well as by its own
+///   [`crate::store::CONFLICT_DEADLINE`] ([`crate::store::within_request_deadline`]: a nested
+///   retry never starts a fresh one past the request's); it then answers its 409 (or the
+///   dispatch's 500, BEHAVIOR 6);
 /// - in Lambda, a request still running [`LAMBDA_ANSWER_MARGIN`] before the invocation ends (a
 ///   store call that does not answer) is answered 503 with `Retry-After: 1` instead of being cut
 ///   off by the runtime: a write it made may or may not have been applied (an `Idempotency-Key`
@@ -283,12 +284,11 @@ async fn within_deadlines(
     answer: impl Future<Output = Result<Response, Infallible>>,
 ) -> Result<Response, Infallible> {
     let now = tokio::time::Instant::now();
-    let conflicts = now + crate::store::CONFLICT_DEADLINE;
     let ends = lambda
         .and_then(lambda_deadline)
         .map(|end| end.checked_sub(LAMBDA_ANSWER_MARGIN).unwrap_or(now));
     let requests = crate::store::within_request_deadline(
-        ends.map_or(conflicts, |end| end.min(conflicts)),
+        ends.unwrap_or(now + crate::store::REQUEST_DEADLINE),
         answer,
     );
     match ends {

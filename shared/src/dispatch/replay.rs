@@ -260,6 +260,8 @@ pub struct Replayer {
     window: usize,
     /// Bytes of record projections kept ([`MEMO_BYTES`]).
     memo_bytes: usize,
+    /// Records asked for in one read ([`RECORDS_PER_READ`]).
+    records_per_read: usize,
 }
 
 impl Replayer {
@@ -275,6 +277,7 @@ impl Replayer {
             cap: MAX_REPLAYED,
             window: REPLAY_WINDOW,
             memo_bytes: MEMO_BYTES,
+            records_per_read: RECORDS_PER_READ,
         }
     }
 
@@ -298,6 +301,14 @@ impl Replayer {
     /// answer is the same).
     pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
         self.memo_bytes = bytes;
+        self
+    }
+
+    /// The same replayer asking for at most `records` records in one read instead of
+    /// [`RECORDS_PER_READ`] (at least 1; the bench compares the whole window at once, as before
+    /// reads were bounded in bytes).
+    pub fn with_records_per_read(mut self, records: usize) -> Self {
+        self.records_per_read = records.max(1);
         self
     }
 
@@ -367,6 +378,7 @@ impl Replayer {
                 let mut replay =
                     Replay::new(self.store.as_ref(), account_id, config, roster).await?;
                 replay.memo_bytes = self.memo_bytes;
+                replay.records_per_read = self.records_per_read;
                 while let Some(entries) = walk.next().await? {
                     replay.window(&entries, &mut tally).await?;
                 }
@@ -496,6 +508,8 @@ struct Replay<'a> {
     kept_bytes: usize,
     /// Most bytes of projections kept ([`MEMO_BYTES`]).
     memo_bytes: usize,
+    /// Records asked for in one read ([`RECORDS_PER_READ`]).
+    records_per_read: usize,
     rotation: RotationState,
 }
 
@@ -534,6 +548,7 @@ impl<'a> Replay<'a> {
             records: HashMap::new(),
             kept_bytes: 0,
             memo_bytes: MEMO_BYTES,
+            records_per_read: RECORDS_PER_READ,
             rotation: RotationState::default(),
         })
     }
@@ -558,7 +573,7 @@ impl<'a> Replay<'a> {
         let mut this_window: HashMap<RecordId, Kept> = HashMap::new();
         if !wanted.is_empty() {
             let mut found: HashMap<RecordId, Record> = HashMap::with_capacity(wanted.len());
-            for chunk in wanted.chunks(RECORDS_PER_READ) {
+            for chunk in wanted.chunks(self.records_per_read) {
                 for record in self.store.get_records(self.account_id, chunk).await? {
                     found.insert(record.id, self.projection(record));
                 }

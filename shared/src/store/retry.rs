@@ -16,12 +16,13 @@
 //! BEHAVIOR 6 says. A service's deadline starts before the adapter's, so an adapter that used
 //! the whole deadline leaves the service no further round: the two never add up.
 //!
-//! One deadline per request: the HTTP layer ([`crate::api::finish`]) runs each request within
-//! [`within_request_deadline`], [`CONFLICT_DEADLINE`] from the request's start (earlier when the
-//! Lambda invocation ends first), and every [`Backoff`] of the request ends by it, however deeply
-//! it is nested: a service round that starts at 4.99 s leaves its adapter calls 10 ms, not a
-//! fresh 5 s. So a request that keeps meeting other writes answers its 409 (or the dispatch's
-//! 500) by then, before the function's timeout.
+//! One deadline per request: the HTTP layer (`finish` in the `api` module) runs each request within
+//! [`within_request_deadline`], half a second before its Lambda invocation ends (or
+//! [`REQUEST_DEADLINE`] after its start outside Lambda), and every [`Backoff`] of the request
+//! ends by it as well as by its own deadline, however deeply it is nested: a retry that starts
+//! late in the request gets what is left of the request, not a fresh [`CONFLICT_DEADLINE`]. So a
+//! request that keeps meeting other writes answers its 409 (or the dispatch's 500) before the
+//! function's timeout.
 //!
 //! Within one process, writes to one item take turns ([`Turns`]) rather than race: a Lambda
 //! instance serves one request at a time, but the local server (and a queue batch) serve many,
@@ -38,7 +39,7 @@ use tokio::time::Instant;
 
 tokio::task_local! {
     /// The instant by which the current request's writes stop retrying.
-    static REQUEST_DEADLINE: Instant;
+    static CURRENT_REQUEST_DEADLINE: Instant;
 }
 
 /// Runs `work` (one request, or one queue message) with `deadline` as the deadline of every
@@ -46,12 +47,12 @@ tokio::task_local! {
 /// of this function can only bring the deadline nearer.
 pub async fn within_request_deadline<F: Future>(deadline: Instant, work: F) -> F::Output {
     let deadline = request_deadline().map_or(deadline, |outer| outer.min(deadline));
-    REQUEST_DEADLINE.scope(deadline, work).await
+    CURRENT_REQUEST_DEADLINE.scope(deadline, work).await
 }
 
 /// The current request's deadline ([`within_request_deadline`]), if it has one.
 pub fn request_deadline() -> Option<Instant> {
-    REQUEST_DEADLINE.try_with(|d| *d).ok()
+    CURRENT_REQUEST_DEADLINE.try_with(|d| *d).ok()
 }
 
 /// How long a write that keeps losing races is tried again: BEHAVIOR 6's "deadline of a few
@@ -59,6 +60,11 @@ pub fn request_deadline() -> Option<Instant> {
 /// work, `Idempotency-Key` claims). API Gateway waits 29 s for an answer; every function's
 /// timeout in `template.yaml` is longer than this.
 pub const CONFLICT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// A request's (or a queue message's) deadline when the platform gives none (outside Lambda):
+/// the shortest function timeout of `template.yaml` (the records and users functions', 10 s)
+/// less the time to answer.
+pub const REQUEST_DEADLINE: Duration = Duration::from_millis(9_500);
 
 /// The first pause's upper bound; each lost race doubles it up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -235,6 +241,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn nested_retries_share_the_requests_deadline() {
         let started = Instant::now();
+        // A request whose deadline is the conflict deadline: the nested loop gets what is left.
         let request = started + CONFLICT_DEADLINE;
         let ended = within_request_deadline(request, async {
             let mut service = Backoff::new();

@@ -1,7 +1,7 @@
 //! One deadline per request, and no 500 from a write that kept meeting others.
 //!
-//! - The HTTP layer gives each request one deadline, [`shared::store::CONFLICT_DEADLINE`] from
-//!   its start, and every store call of the request sees that same deadline
+//! - The HTTP layer gives each request one deadline ([`shared::store::REQUEST_DEADLINE`] from
+//!   its start outside Lambda), and every store call of the request sees that same deadline
 //!   (`shared::store::retry`): a retry nested in another never starts a fresh one. Shown with the
 //!   fault-injecting store, which notes the deadline each call saw.
 //! - A router action that changes nothing (a publish of a published router without a draft)
@@ -11,7 +11,7 @@
 use crate::common::{self};
 use axum::http::{Method, StatusCode};
 use serde_json::json;
-use shared::store::CONFLICT_DEADLINE;
+use shared::store::REQUEST_DEADLINE;
 
 const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
 const BEN_ID: &str = "2e8f9a01-b2c3-4d4e-9f50-6b7c8d9e0f12";
@@ -57,7 +57,7 @@ async fn every_store_call_of_a_request_sees_the_requests_one_deadline() {
         }
         assert!(
             first > before
-                && first <= before + CONFLICT_DEADLINE + std::time::Duration::from_secs(1)
+                && first <= before + REQUEST_DEADLINE + std::time::Duration::from_secs(1)
         );
     }
     // Outside a request (a background job, a test calling the store), none.
