@@ -23,9 +23,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Subscriptions an instance keeps in all, at most (an account without any counts as one). A
-/// subscription is at most about 3.5 KB (a 2,048-character `url`, a description, two sealed
-/// secrets, three event types): at most about 7 MB.
-pub const MAX_KEPT_SUBSCRIPTIONS: usize = 2_048;
+/// subscription at its limits is about 7 KB (a 2,048-character `url`, a description of 1,000
+/// characters of up to 4 bytes, two sealed secrets of a few hundred bytes, three event types): at
+/// most about 7 MB in all; a usual one (a short `url`, no description, one secret) under 1 KB.
+pub const MAX_KEPT_SUBSCRIPTIONS: usize = 1_024;
 
 /// Per instance: by account, its enabled subscriptions and the version they were read at.
 #[derive(Debug, Default)]
