@@ -465,6 +465,57 @@ mod snapshot_size_tests {
         crate::types::limits::json_size(snapshot.as_json())
     }
 
+    /// An SLA's worked values are part of the snapshot that its router's size alone bounds:
+    /// past the budget they are the first part of the configuration replaced by a placeholder,
+    /// and the stored item (entry and snapshot) passes the size rule.
+    #[test]
+    fn an_slas_worked_values_are_fitted_and_the_stored_item_passes_the_size_rule() {
+        let mut run = explanation(500, 3, 20);
+        let worked: Vec<String> = (0..27_000).map(|i| format!("stage-{i:06}")).collect();
+        run["sla"] = json!({"minutes": 30, "worked_field": "lead_status", "worked_values": worked});
+        assert!(crate::types::limits::json_size(&run) > MAX_SNAPSHOT_JSON_BYTES);
+        let fitted = DecisionSnapshot::new(run);
+        assert!(
+            bytes(&fitted) <= MAX_SNAPSHOT_JSON_BYTES,
+            "{}",
+            bytes(&fitted)
+        );
+        assert!(crate::types::omitted::Omitted::is_placeholder(
+            &fitted.as_json()["sla"]["worked_values"]
+        ));
+        assert_eq!(fitted.as_json()["sla"]["minutes"], 30);
+        assert_eq!(
+            fitted.as_json()["candidates"].as_array().unwrap().len(),
+            500
+        );
+        let at = chrono::Utc::now();
+        let entry = DispatchEntry {
+            id: uuid::Uuid::now_v7(),
+            account_id: uuid::Uuid::new_v4().into(),
+            router_id: uuid::Uuid::new_v4().into(),
+            router_revision: 1,
+            object_type: crate::model::object_type::ObjectType::Contacts,
+            object_id: uuid::Uuid::new_v4().to_string(),
+            message: "Owner assigned".into(),
+            success: true,
+            user: Some("ana@example.com".into()),
+            reason: Some(AssignmentReason::Rotation),
+            previous_owner: None,
+            field_name: Some("Contact owner".into()),
+            owner_field: Some("contact_owner".into()),
+            source: DispatchSource::Api,
+            dispatched_at: at,
+            crm_sync: None,
+            sla: None,
+            expires_at: at,
+        };
+        let stored = SnapshotOf {
+            entry: &entry,
+            snapshot: &fitted,
+        };
+        assert!(crate::store::size::check_write(&stored).is_ok());
+    }
+
     #[test]
     fn a_snapshot_cuts_actual_values_and_stays_within_its_budget_at_a_pool_of_500() {
         // docs/performance.md ("Decision snapshots") quotes these sizes.

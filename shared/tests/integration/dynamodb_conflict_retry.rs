@@ -328,3 +328,37 @@ async fn a_batch_read_left_unprocessed_is_sent_again_until_the_deadline_then_is_
     let sent = server.seen().len();
     assert!(sent >= 3, "sent {sent} times");
 }
+
+/// An answer past the 16 MB limit of one `BatchGetItem` reads part of the keys and leaves the
+/// rest unprocessed: that is progress, not throttling, so the rest is asked for again at once,
+/// as many times as it takes, without spending the deadline's backoff.
+#[tokio::test]
+async fn a_batch_read_cut_by_the_answer_limit_goes_on_until_every_key_is_read() {
+    let server = Scripted::start(Box::new(|target, n| match target {
+        "BatchGetItem" => {
+            let item = |i: usize| {
+                serde_json::json!({"PK": {"S": format!("MEMBER#{i}")}, "SK": {"S": "MEMBER"}})
+            };
+            let unprocessed = if n < 30 {
+                serde_json::json!({"table": {"Keys": [item(n + 1)], "ConsistentRead": true}})
+            } else {
+                serde_json::json!({})
+            };
+            let body = serde_json::json!({
+                "Responses": {"table": [item(n)]},
+                "UnprocessedKeys": unprocessed,
+            });
+            (200, body.to_string())
+        }
+        _ => written(),
+    }))
+    .await;
+    let store = server.store();
+    // Items that are not members of the account are left out; what matters is that the read
+    // ends without an error after 31 answers.
+    let read = store
+        .get_members(Uuid::new_v4().into(), &[Uuid::new_v4().into()])
+        .await;
+    assert!(read.is_ok(), "{read:?}");
+    assert_eq!(server.seen().len(), 31);
+}

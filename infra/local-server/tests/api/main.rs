@@ -17,6 +17,7 @@ mod concurrent_writes;
 mod deadlines;
 mod differential;
 mod dispatch_api;
+mod dispatch_by_id;
 mod due_concurrency;
 mod dynamodb_server;
 mod encoding_api;

@@ -59,13 +59,13 @@ impl DynamoStore {
         Ok(found)
     }
 
-    /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys (what
-    /// DynamoDB could not read now: throttling, or the 16 MB answer limit) sent again after a
-    /// jittered backoff ([`Backoff`]) until none is left, within the adapter's deadline and the
-    /// request's.
+    /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys sent
+    /// again until none is left: at once after an answer that read some of them (the 16 MB
+    /// limit of one answer: progress), after a jittered backoff ([`Backoff`]) after one that
+    /// read none (throttling), within the adapter's deadline and the request's.
     ///
-    /// Errors: [`StoreError::Unavailable`] when keys are still unprocessed at the deadline; the
-    /// SDK's.
+    /// Errors: [`StoreError::Unavailable`] when answers kept reading nothing until the deadline;
+    /// the SDK's.
     async fn batch_get_chunk(
         &self, chunk: &[Key], guards_only: bool,
     ) -> StoreResult<Vec<(Key, Item)>> {
@@ -90,11 +90,12 @@ impl DynamoStore {
                 .send()
                 .await
                 .map_err(backend)?;
-            for item in out
+            let items = out
                 .responses
                 .and_then(|mut r| r.remove(&self.table))
-                .unwrap_or_default()
-            {
+                .unwrap_or_default();
+            let progressed = !items.is_empty();
+            for item in items {
                 let key = Key {
                     pk: string_attr(&item, keys::PK)?,
                     sk: string_attr(&item, keys::SK)?,
@@ -105,7 +106,7 @@ impl DynamoStore {
                 .unprocessed_keys
                 .and_then(|mut u| u.remove(&self.table))
                 .filter(|k| !k.keys.is_empty());
-            if let Some(left) = &pending {
+            if let Some(left) = pending.as_ref().filter(|_| !progressed) {
                 if !backoff.again().await {
                     return Err(StoreError::Unavailable(format!(
                         "BatchGetItem left {} keys unprocessed until the deadline",
