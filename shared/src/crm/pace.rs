@@ -10,15 +10,16 @@
 //!   waiting. When that is more than [`MAX_TURN`] away the request is deferred at once; a request
 //!   that waited and still has no turn when [`MAX_TURN`] has passed is deferred then.
 //! - HubSpot's `X-HubSpot-RateLimit-*` headers hold the account back when they say the portal's
-//!   allowance is spent ([`Pace::note_headers`]): `X-HubSpot-RateLimit-Remaining: 0` until the
+//!   allowance is spent ([`Pace::note`], read by the HubSpot adapter): `X-HubSpot-RateLimit-Remaining: 0` until the
 //!   window (`X-HubSpot-RateLimit-Interval-Milliseconds`, 10 s) has passed, and
 //!   `X-HubSpot-RateLimit-Secondly-Remaining: 0` for one second. A hold beyond [`MAX_TURN`]
 //!   defers the account's requests.
 
+use super::adapter::PaceSignal;
+use crate::model::account::CrmProvider;
 use crate::types::ids::AccountId;
 use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
-use reqwest::header::HeaderMap;
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Mutex;
@@ -30,37 +31,26 @@ pub const MAX_TURN: Duration = Duration::from_secs(3);
 /// Requests per second per account and instance (BEHAVIOR 7).
 pub const REQUESTS_PER_SECOND: u32 = 10;
 
-/// HubSpot's header: requests left in the current window (10 s) of the app's burst limit.
-pub const REMAINING: &str = "x-hubspot-ratelimit-remaining";
-/// HubSpot's header: the window of the burst limit, in milliseconds.
-pub const INTERVAL_MILLISECONDS: &str = "x-hubspot-ratelimit-interval-milliseconds";
-/// HubSpot's header: requests left in the current second.
-pub const SECONDLY_REMAINING: &str = "x-hubspot-ratelimit-secondly-remaining";
-/// HubSpot's header: requests left today (private apps only).
-pub const DAILY_REMAINING: &str = "x-hubspot-ratelimit-daily-remaining";
-
-/// The window assumed when `X-HubSpot-RateLimit-Remaining: 0` comes without its interval.
-const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
-
-/// A number header's value.
-pub fn header_number(headers: &HeaderMap, name: &str) -> Option<u64> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
+/// Whose requests are paced together: one account's to one CRM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PaceKey {
+    /// The account.
+    pub account: AccountId,
+    /// The CRM.
+    pub provider: CrmProvider,
 }
 
 /// The pace of one instance: the per-account limiter, who waits, and HubSpot's holds.
 #[derive(derive_more::Debug)]
 pub struct Pace {
     #[debug(skip)]
-    limiter: DefaultKeyedRateLimiter<AccountId>,
+    limiter: DefaultKeyedRateLimiter<PaceKey>,
     #[debug(skip)]
     clock: DefaultClock,
     /// The period between two requests of one account.
     interval: Duration,
-    waiting: Mutex<HashMap<AccountId, usize>>,
-    holds: Mutex<HashMap<AccountId, Instant>>,
+    waiting: Mutex<HashMap<PaceKey, usize>>,
+    holds: Mutex<HashMap<PaceKey, Instant>>,
 }
 
 impl Default for Pace {
@@ -72,7 +62,7 @@ impl Default for Pace {
 /// A request counted as waiting for its account's turn until dropped.
 struct Waiting<'a> {
     pace: &'a Pace,
-    account: AccountId,
+    account: PaceKey,
 }
 
 impl Drop for Waiting<'_> {
@@ -102,14 +92,14 @@ impl Pace {
         }
     }
 
-    fn hold(&self, account: AccountId) -> Option<Instant> {
+    fn hold(&self, account: PaceKey) -> Option<Instant> {
         let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
         holds.retain(|_, until| *until > now);
         holds.get(&account).copied()
     }
 
-    fn enter(&self, account: AccountId) -> (Waiting<'_>, usize) {
+    fn enter(&self, account: PaceKey) -> (Waiting<'_>, usize) {
         let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         let n = waiting.entry(account).or_default();
         let ahead = *n;
@@ -123,7 +113,7 @@ impl Pace {
         )
     }
 
-    fn ahead_of_me(&self, account: AccountId) -> usize {
+    fn ahead_of_me(&self, account: PaceKey) -> usize {
         let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         waiting
             .get(&account)
@@ -136,9 +126,9 @@ impl Pace {
     ///
     /// Errors: how far the turn is, when that is more than [`MAX_TURN`] away (nothing waited
     /// beyond that): the request is deferred.
-    pub async fn turn(&self, account: AccountId) -> Result<(), Duration> {
+    pub async fn turn(&self, account: PaceKey, until: Instant) -> Result<(), Duration> {
         let started = Instant::now();
-        let deadline = started + MAX_TURN;
+        let deadline = (started + MAX_TURN).min(until);
         if let Some(until) = self.hold(account) {
             if until > deadline {
                 return Err(until - started);
@@ -166,24 +156,17 @@ impl Pace {
         }
     }
 
-    /// Reads HubSpot's `X-HubSpot-RateLimit-*` headers of an answer for `account`: when the
-    /// portal's allowance is spent, the account's next requests wait (see the module's doc).
-    pub fn note_headers(&self, account: AccountId, headers: &HeaderMap) {
+    /// Applies what an answer's headers said (`signals`) to `account`'s pace: a hold keeps its
+    /// requests back for its time.
+    pub fn note(&self, account: PaceKey, signals: &[PaceSignal]) {
         let now = Instant::now();
-        let mut until = None;
-        if header_number(headers, REMAINING) == Some(0) {
-            let window = header_number(headers, INTERVAL_MILLISECONDS)
-                .map(Duration::from_millis)
-                .unwrap_or(DEFAULT_WINDOW)
-                .min(Duration::from_secs(60));
-            until = Some(now + window);
-        } else if header_number(headers, SECONDLY_REMAINING) == Some(0) {
-            until = Some(now + Duration::from_secs(1));
-        }
-        if let Some(until) = until {
-            let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
-            let held = holds.entry(account).or_insert(until);
-            *held = (*held).max(until);
+        for signal in signals {
+            if let PaceSignal::Hold(wait) = signal {
+                let until = now + (*wait).min(Duration::from_secs(60));
+                let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
+                let held = holds.entry(account).or_insert(until);
+                *held = (*held).max(until);
+            }
         }
     }
 }
@@ -191,10 +174,16 @@ impl Pace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
 
-    fn account(n: u128) -> AccountId {
-        uuid::Uuid::from_u128(n).into()
+    fn account(n: u128) -> PaceKey {
+        PaceKey {
+            account: uuid::Uuid::from_u128(n).into(),
+            provider: CrmProvider::HubSpot,
+        }
+    }
+
+    fn later() -> Instant {
+        Instant::now() + Duration::from_secs(60)
     }
 
     #[tokio::test]
@@ -202,12 +191,12 @@ mod tests {
         let pace = Pace::default();
         let started = Instant::now();
         for _ in 0..5 {
-            pace.turn(account(1)).await.unwrap();
+            pace.turn(account(1), later()).await.unwrap();
         }
         let took = started.elapsed();
         assert!(took >= Duration::from_millis(390), "5 turns in {took:?}");
         let other = Instant::now();
-        pace.turn(account(2)).await.unwrap();
+        pace.turn(account(2), later()).await.unwrap();
         assert!(
             other.elapsed() < Duration::from_millis(90),
             "not held by account 1"
@@ -222,7 +211,7 @@ mod tests {
             let pace = pace.clone();
             set.spawn(async move {
                 let asked = Instant::now();
-                (pace.turn(account(1)).await, asked.elapsed())
+                (pace.turn(account(1), later()).await, asked.elapsed())
             });
         }
         let (mut granted, mut deferred) = (0, 0);
@@ -243,20 +232,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_spent_hubspot_window_holds_the_account_back() {
+    async fn a_hold_keeps_the_account_back() {
         let pace = Pace::default();
-        let mut headers = HeaderMap::new();
-        headers.insert(REMAINING, HeaderValue::from_static("0"));
-        headers.insert(INTERVAL_MILLISECONDS, HeaderValue::from_static("10000"));
-        pace.note_headers(account(1), &headers);
-        let far = pace.turn(account(1)).await.unwrap_err();
+        pace.note(account(1), &[PaceSignal::Hold(Duration::from_secs(10))]);
+        let far = pace.turn(account(1), later()).await.unwrap_err();
         assert!(far > Duration::from_secs(9), "{far:?}");
-        assert!(pace.turn(account(2)).await.is_ok());
-        let mut second = HeaderMap::new();
-        second.insert(SECONDLY_REMAINING, HeaderValue::from_static("0"));
-        pace.note_headers(account(3), &second);
+        assert!(pace.turn(account(2), later()).await.is_ok());
+        pace.note(account(3), &[PaceSignal::Hold(Duration::from_secs(1))]);
         let started = Instant::now();
-        pace.turn(account(3)).await.unwrap();
+        pace.turn(account(3), later()).await.unwrap();
         assert!(started.elapsed() >= Duration::from_millis(900));
     }
 }

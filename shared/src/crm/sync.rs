@@ -61,6 +61,9 @@ pub fn next_midnight_utc(now: DateTime<Utc>) -> DateTime<Utc> {
     tomorrow.and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
+/// The longest an attempt takes in all (its requests each have 3 s).
+pub const ATTEMPT_BOUND: Duration = Duration::from_secs(25);
+
 /// How the sync of an assignment went, as far as the dispatch answer is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncResult {
@@ -211,7 +214,8 @@ impl CrmSync {
         &self, claimed: &Claimed, key: &DispatchEntryKey, from: &CrmSyncState, retries: u32,
         update: &OwnerUpdate,
     ) -> (CrmSyncState, Settlement) {
-        let failure = match self.client.set_owner(update).await {
+        let deadline = std::time::Instant::now() + ATTEMPT_BOUND;
+        let failure = match self.client.set_owner(update, deadline).await {
             Ok(()) => {
                 let synced = CrmSyncState {
                     status: CrmSyncStatus::Synced,
@@ -237,7 +241,7 @@ impl CrmSync {
                 retry_after.map_or_else(|| next_midnight_utc(now), after),
                 retries,
             )),
-            Next::Deferred { wait } => Some((after(wait), retries)),
+            Next::Wait { wait } => Some((after(wait), retries)),
         };
         match next {
             Some((due, spent)) => {

@@ -14,7 +14,8 @@ use fake_crm::portal::{OAuthApp, Object, Owner, PortalSpec, PrivateApp};
 use fake_crm::{FakeCrm, Scripted};
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
-use shared::crm::{CrmSync, HubSpotClient, HubSpotSettings, RetryDelays};
+use shared::crm::attempt::KeepFor;
+use shared::crm::{CrmSettings, CrmSync, HttpCrm, RetryDelays};
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
 use shared::due::{DueMessage, DueSettings, DueWorker, Handoff, Ran, RunOutcome};
 use shared::fields::CatalogueCache;
@@ -169,7 +170,7 @@ shared::on_both_stores!(
     the_stored_account_holds_the_access_token_only_sealed,
     a_retry_whose_hand_off_was_lost_is_resumed_by_the_sweeper_once,
     a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hour,
-    no_active_owner_with_the_members_email_is_final_and_remembered,
+    no_active_owner_with_the_members_email_is_final_and_not_remembered,
     owner_lookups_follow_the_paging_cursor,
     an_invalid_owner_id_from_the_owners_api_is_looked_up_once_more_and_sent_once_more,
     an_invalid_owner_id_typed_as_external_id_is_final,
@@ -220,11 +221,11 @@ fn quick() -> RetryDelays {
 async fn fixture_with(
     backend: Backend, delays: RetryDelays, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
-    fixture_set(backend, delays, HubSpotSettings::default(), edit).await
+    fixture_set(backend, delays, CrmSettings::default(), edit).await
 }
 
 async fn fixture_set(
-    backend: Backend, delays: RetryDelays, settings: HubSpotSettings, edit: impl FnOnce(&mut Value),
+    backend: Backend, delays: RetryDelays, settings: CrmSettings, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
     let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
     fixture_on_with(backend, delays, settings, fake, &base, edit).await
@@ -233,29 +234,21 @@ async fn fixture_set(
 async fn fixture_on(
     backend: Backend, delays: RetryDelays, fake: FakeCrm, base: &str, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
-    fixture_on_with(
-        backend,
-        delays,
-        HubSpotSettings::default(),
-        fake,
-        base,
-        edit,
-    )
-    .await
+    fixture_on_with(backend, delays, CrmSettings::default(), fake, base, edit).await
 }
 
-fn client(settings: HubSpotSettings) -> Arc<HubSpotClient> {
+fn client(settings: CrmSettings) -> Arc<HttpCrm> {
     let http = shared::outbound::OutboundClient::new(
         shared::outbound::OutboundPolicy::LOCAL,
         shared::crm::port::REQUEST_TIMEOUT,
         64 * 1024,
     )
     .unwrap();
-    Arc::new(HubSpotClient::with_settings(http, settings))
+    Arc::new(HttpCrm::with_settings(http, settings))
 }
 
 async fn fixture_on_with(
-    backend: Backend, delays: RetryDelays, settings: HubSpotSettings, fake: FakeCrm, base: &str,
+    backend: Backend, delays: RetryDelays, settings: CrmSettings, fake: FakeCrm, base: &str,
     edit: impl FnOnce(&mut Value),
 ) -> Fixture {
     let at = Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap();
@@ -806,7 +799,7 @@ fn queued(f: Fixture, store: Arc<dyn Store>) -> (Fixture, Arc<Recorder>) {
     )
     .with_due(worker)
     .with_crm(CrmSync::new(
-        Arc::new(HubSpotClient::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
+        Arc::new(HttpCrm::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
         store.clone(),
         f.clock.clone(),
         quick(),
@@ -950,13 +943,15 @@ async fn a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hou
     backend: Backend,
 ) {
     assert_eq!(
-        HubSpotSettings::default().owner_ttl,
+        KeepFor::default().owner_ttl,
         Duration::from_secs(3600),
         "remembered at most an hour"
     );
-    let settings = HubSpotSettings {
-        owner_ttl: Duration::from_millis(1500),
-        ..HubSpotSettings::default()
+    let settings = CrmSettings {
+        keep: KeepFor {
+            owner_ttl: Duration::from_millis(1500),
+            ..KeepFor::default()
+        },
     };
     let f = fixture_set(backend, quick(), settings, |s| {
         route_to(s, "nox@acme.example")
@@ -994,7 +989,7 @@ async fn a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hou
     assert_eq!(f.lookups().len(), 2);
 }
 
-async fn no_active_owner_with_the_members_email_is_final_and_remembered(backend: Backend) {
+async fn no_active_owner_with_the_members_email_is_final_and_not_remembered(backend: Backend) {
     let f = fixture_with(backend, quick(), |s| {
         s["accounts"][0]["users"]
             .as_array_mut()
@@ -1016,13 +1011,17 @@ async fn no_active_owner_with_the_members_email_is_final_and_remembered(backend:
     );
     assert!(f.fake.owner_updates().is_empty());
     assert_eq!(f.lookups().len(), 1);
-    // Remembered: the next assignment to them within the hour asks nothing.
+    // Not remembered: the next assignment to them asks again, and an owner added in HubSpot
+    // since is found (BEHAVIOR 7).
     assert_eq!(
         crm_error(&f.dispatch(ROUTER, SECOND).await).as_deref(),
         Some(expected)
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(f.lookups().len(), 1);
+    assert_eq!(f.lookups().len(), 2, "asked again");
+    f.fake.add_owner("71000100", "ghost@acme.example");
+    assert_eq!(crm_error(&f.dispatch(ROUTER, CONTACT).await), None);
+    assert_eq!(f.lookups().len(), 3);
+    assert_eq!(f.hubspot_owner(OBJECT).as_deref(), Some("71000100"));
 }
 
 async fn owner_lookups_follow_the_paging_cursor(backend: Backend) {
@@ -1205,7 +1204,12 @@ async fn the_stored_account_holds_the_oauth_secrets_only_sealed(backend: Backend
         shared::model::account::SealedCrmCredentials::OAuth { oauth } => {
             assert_eq!(oauth.client_id, APP);
             assert!(oauth.client_secret.as_str().starts_with("local:"));
-            assert!(oauth.refresh_token.as_str().starts_with("local:"));
+            assert!(oauth
+                .refresh_token
+                .as_ref()
+                .unwrap()
+                .as_str()
+                .starts_with("local:"));
         }
         other => panic!("not an OAuth connection: {other:?}"),
     }
@@ -1488,17 +1492,18 @@ async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
     use shared::model::account::{CrmCredentials, CrmSecret, OAuthApp as App};
     let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
     let _validated = Validated(fake.clone());
-    let crm = client(HubSpotSettings::default());
+    let crm = client(CrmSettings::default());
     let update = OwnerUpdate {
         connection: shared::secrets::OpenCrmConnection {
             account_id: id(ACCOUNT),
+            provider: shared::model::account::CrmProvider::HubSpot,
             base_url: base,
             credentials: CrmCredentials::OAuth(App {
                 client_id: APP.into(),
                 client_secret: CrmSecret::new(APP_SECRET),
-                refresh_token: CrmSecret::new(REFRESH),
+                refresh_token: Some(CrmSecret::new(REFRESH)),
             }),
-            id_properties: Default::default(),
+            options: Default::default(),
         },
         object_type: ObjectType::Contacts,
         record_external_id: OBJECT.into(),
@@ -1508,7 +1513,10 @@ async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
     for _ in 0..8 {
         let crm = crm.clone();
         let update = update.clone();
-        set.spawn(async move { crm.set_owner(&update).await });
+        set.spawn(async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            crm.set_owner(&update, deadline).await
+        });
     }
     while let Some(done) = set.join_next().await {
         assert_eq!(done.unwrap(), Ok(()));

@@ -1,0 +1,268 @@
+//! One owner update's requests, whatever the CRM: each waits for the account's turn
+//! ([`super::pace`]), goes through the outbound guard ([`crate::outbound::OutboundClient`]: the
+//! URL and the addresses it resolves to checked before every request, no redirects, at most
+//! 64 KiB of an answer read), and gives up at the attempt's deadline. Every answer's limit
+//! headers go to the pace; every text kept from an answer is redacted (every secret the update
+//! knows: the connection's and every access token granted since) and a refusal is read by the
+//! adapter's classification ([`super::adapter::CrmAdapter::classify`]).
+
+use super::adapter::{Classified, CrmAdapter, Remedy};
+use super::pace::{Pace, PaceKey};
+use super::port::{redact_all, CrmFailure, Next, OwnerUpdate, RATE_LIMIT_DEFERRED, TIMED_OUT};
+use crate::model::account::CrmSecret;
+use crate::outbound::{OutboundClient, OutboundError};
+use crate::secrets::OpenCrmConnection;
+use crate::types::ids::AccountId;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use reqwest::{Method, StatusCode};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Characters of an answer's detail kept in a `crm_error` (BEHAVIOR 7: at most 200, after
+/// redaction).
+pub const DETAIL_CHARS: usize = 200;
+
+/// One request to send.
+#[derive(Debug)]
+pub struct Request {
+    /// The method.
+    pub method: Method,
+    /// The whole URL.
+    pub url: String,
+    /// Headers (an `Authorization` header marked sensitive, [`bearer`]).
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Whether the body of a 2xx answer is read (a token, a page of owners); the owner update's
+    /// 2xx body is never read.
+    pub read_success: bool,
+    /// Which host the URL is on, for a refusal's message (`base_url`, `instance_url`).
+    pub host_of: &'static str,
+}
+
+/// An answer as far as it was read.
+#[derive(Debug)]
+pub struct Answer {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// At most 64 KiB of the body (empty for a 2xx answer not read).
+    pub body: Vec<u8>,
+}
+
+/// A refused request: the failure and what the attempt may still do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The failure, as final as the CRM's answer makes it.
+    pub failure: CrmFailure,
+    /// What the attempt may do once before giving the failure up.
+    pub remedy: Remedy,
+}
+
+impl From<CrmFailure> for Refusal {
+    fn from(failure: CrmFailure) -> Self {
+        Self {
+            failure,
+            remedy: Remedy::None,
+        }
+    }
+}
+
+/// The headers of a request presenting `token` (`Authorization: Bearer`, marked sensitive so
+/// it never reaches a log line).
+///
+/// Errors: a token that is not a valid header value (final; nothing sent).
+pub fn bearer(token: &CrmSecret) -> Result<HeaderMap, CrmFailure> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
+        CrmFailure::permanent("CRM request failed: the access token is not a valid header value")
+    })?;
+    value.set_sensitive(true);
+    let mut headers = HeaderMap::new();
+    headers.insert(AUTHORIZATION, value);
+    Ok(headers)
+}
+
+/// One owner update in progress: where it sends, by when, what it sent and which secrets it
+/// holds.
+pub struct Exchange<'a> {
+    http: &'a OutboundClient,
+    pace: &'a Pace,
+    adapter: &'a dyn CrmAdapter,
+    /// The update.
+    pub update: &'a OwnerUpdate,
+    deadline: Instant,
+    sent: bool,
+    secrets: Vec<String>,
+}
+
+impl<'a> Exchange<'a> {
+    /// An exchange of `update` through `http`, paced by `pace`, read by `adapter`, ending at
+    /// `deadline`.
+    pub fn new(
+        http: &'a OutboundClient, pace: &'a Pace, adapter: &'a dyn CrmAdapter,
+        update: &'a OwnerUpdate, deadline: Instant,
+    ) -> Self {
+        Self {
+            http,
+            pace,
+            adapter,
+            update,
+            deadline,
+            sent: false,
+            secrets: update
+                .connection
+                .credentials
+                .secrets()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// The connection.
+    pub fn connection(&self) -> &OpenCrmConnection {
+        &self.update.connection
+    }
+
+    /// The account.
+    pub fn account(&self) -> AccountId {
+        self.update.connection.account_id
+    }
+
+    /// The adapter.
+    pub fn adapter(&self) -> &'a dyn CrmAdapter {
+        self.adapter
+    }
+
+    /// Whether a request reached the CRM (or may have: a timeout, a connection error).
+    pub fn sent(&self) -> bool {
+        self.sent
+    }
+
+    /// `secret` is redacted from every text kept from now on (an access token just granted).
+    pub fn keep_secret(&mut self, secret: &str) {
+        self.secrets.push(secret.to_string());
+    }
+
+    /// `text` with every secret the exchange knows redacted.
+    pub fn redact(&self, text: &str) -> String {
+        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        redact_all(text, &secrets)
+    }
+
+    /// `failure`, marked as having sent a request when one was.
+    pub fn failure(&self, failure: CrmFailure) -> CrmFailure {
+        failure.sent(self.sent)
+    }
+
+    fn key(&self) -> PaceKey {
+        PaceKey {
+            account: self.account(),
+            provider: self.update.connection.provider,
+        }
+    }
+
+    /// Time left until the deadline; a failure `CRM request timed out` (retried) when none.
+    fn time_left(&self) -> Result<Duration, CrmFailure> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(CrmFailure::transient(TIMED_OUT, None).sent(self.sent));
+        }
+        Ok(left)
+    }
+
+    /// Sends `request` in the account's turn, before the deadline.
+    ///
+    /// Errors: deferred (the turn too far), refused by the guard (final, nothing sent), timed
+    /// out, or a connection or protocol error (both retried).
+    pub async fn send(&mut self, request: Request) -> Result<Answer, CrmFailure> {
+        self.time_left()?;
+        if let Err(wait) = self.pace.turn(self.key(), self.deadline).await {
+            return Err(CrmFailure {
+                error: RATE_LIMIT_DEFERRED.into(),
+                next: Next::Wait { wait },
+                sent: self.sent,
+            });
+        }
+        let left = self.time_left()?;
+        let sending = self
+            .http
+            .send(request.method, &request.url, request.headers, request.body);
+        let response = match tokio::time::timeout(left, sending).await {
+            Err(_) => {
+                self.sent = true;
+                return Err(CrmFailure::transient(TIMED_OUT, None).sent(true));
+            }
+            Ok(Ok(response)) => response,
+            Ok(Err(OutboundError::Refused(why))) => {
+                return Err(CrmFailure::permanent(format!(
+                    "CRM request failed: {} {why}",
+                    request.host_of
+                ))
+                .sent(self.sent))
+            }
+            Ok(Err(error)) => {
+                self.sent = true;
+                return Err(self.request_failure(&error));
+            }
+        };
+        self.sent = true;
+        let signals = self
+            .adapter
+            .limits(response.headers(), &self.update.connection);
+        self.pace.note(self.key(), &signals);
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = if status.is_success() && !request.read_success {
+            Vec::new()
+        } else {
+            let left = self.time_left()?;
+            match tokio::time::timeout(left, response.body()).await {
+                Err(_) => return Err(CrmFailure::transient(TIMED_OUT, None).sent(true)),
+                Ok(Ok(body)) => body,
+                Ok(Err(error)) => return Err(self.request_failure(&error)),
+            }
+        };
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// A request that got no (whole) answer: `CRM request timed out` or `CRM request failed:
+    /// <detail>` with the error's causes (never the URL, never a secret), both retried.
+    fn request_failure(&self, error: &OutboundError) -> CrmFailure {
+        let error = match error {
+            OutboundError::TimedOut => return CrmFailure::transient(TIMED_OUT, None).sent(true),
+            OutboundError::Refused(why) => {
+                return CrmFailure::permanent(format!("CRM request failed: {why}")).sent(self.sent)
+            }
+            OutboundError::Failed(error) => error,
+        };
+        let detail = self.redact(&crate::error::ErrorChain(&error).without_urls());
+        CrmFailure::transient(format!("CRM request failed: {detail}"), None).sent(true)
+    }
+
+    /// The refusal of a non-2xx `answer` (BEHAVIOR 7): `CRM answered <status>: <detail>`, the
+    /// detail as the adapter reads the (redacted) body, and what follows.
+    pub fn refusal(&self, answer: &Answer) -> Refusal {
+        let status = answer.status.as_u16();
+        let text = self.redact(&String::from_utf8_lossy(&answer.body));
+        let Classified {
+            detail,
+            next,
+            remedy,
+        } = self
+            .adapter
+            .classify(status, &answer.headers, &text, SystemTime::now());
+        Refusal {
+            failure: CrmFailure {
+                error: format!("CRM answered {status}: {detail}"),
+                next,
+                sent: true,
+            },
+            remedy,
+        }
+    }
+}
