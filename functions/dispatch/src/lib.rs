@@ -31,7 +31,7 @@ use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::Json;
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::crm::{CrmSync, LazyHttpCrm};
+use shared::crm::{CrmSettings, CrmSync, LazyHttpCrm};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::dispatch::request::ExplainRequest;
@@ -66,7 +66,10 @@ impl DispatchState {
     /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no sealer
     /// (`SEALING_KMS_KEY_ID` in Lambda).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        let client = Arc::new(LazyHttpCrm::new(deps.outbound));
+        let client = Arc::new(LazyHttpCrm::new(deps.outbound).with_settings(CrmSettings {
+            limit_wait: deps.crm_limit_wait.0,
+            ..CrmSettings::default()
+        }));
         let sealer = deps.sealer()?;
         let crm = CrmSync::new(
             client,

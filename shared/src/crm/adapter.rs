@@ -71,15 +71,16 @@ pub enum PaceSignal {
     /// The CRM's allowance is spent: no request of the account for this long (HubSpot's
     /// `X-HubSpot-RateLimit-Remaining: 0`, `-Secondly-Remaining: 0`).
     Hold(Duration),
-    /// The org's API usage (Salesforce's `Sforce-Limit-Info: api-usage=N/M`) and whether it
-    /// is at or above the connection's `max_api_share`.
+    /// The org's API usage (Salesforce's `Sforce-Limit-Info: api-usage=N/M`): at or above the
+    /// connection's `max_api_share` the account's syncs wait `hold`; below it, `hold` is `None`
+    /// and a usage hold ends.
     ApiUsage {
         /// Requests used (`N`).
         used: u64,
         /// The org's daily allowance (`M`).
         limit: u64,
-        /// Whether `used` is at or above the share of `limit`.
-        at_share: bool,
+        /// How long the account's syncs wait, when the usage is at or above the share.
+        hold: Option<Duration>,
     },
 }
 

@@ -79,9 +79,7 @@ pub async fn run(
     exchange: &mut Exchange<'_>, memos: &Memos, keep: KeepFor,
 ) -> Result<(), CrmFailure> {
     let adapter = exchange.adapter();
-    let standing = adapter
-        .standing_session(exchange.connection())
-        .map_err(|f| exchange.failure(f))?;
+    let standing = adapter.standing_session(exchange.connection())?;
     let renewable = standing.is_none();
     let mut session = match standing {
         Some(session) => session,
@@ -143,8 +141,7 @@ async fn session(
             |kept| kept.value.replace_at > Instant::now() && Some(&kept.value) != stale,
             || adapter.grant(exchange),
         )
-        .await
-        .map_err(|f| exchange.failure(f))?;
+        .await?;
     exchange.keep_secret(kept.token.expose());
     Ok(kept)
 }
@@ -178,10 +175,6 @@ async fn owner_id(
                 })
             },
         )
-        .await
-        .map_err(|mut refusal| {
-            refusal.failure = exchange.failure(refusal.failure);
-            refusal
-        })?;
+        .await?;
     Ok((found.id, true))
 }

@@ -7,7 +7,8 @@ use super::attempt::{self, KeepFor, Memos};
 use super::exchange::Exchange;
 use super::hubspot::HubSpot;
 use super::pace::Pace;
-use super::port::{CrmClient, CrmFailure, OwnerUpdate, REQUEST_TIMEOUT};
+use super::port::{CrmClient, CrmFailure, OwnerUpdate, Synced, REQUEST_TIMEOUT};
+use super::salesforce::Salesforce;
 use crate::model::account::CrmProvider;
 use crate::outbound::{ClientBuildError, OutboundClient, OutboundPolicy};
 use async_trait::async_trait;
@@ -18,10 +19,22 @@ use std::time::{Duration, Instant};
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// What an [`HttpCrm`] keeps and how it paces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CrmSettings {
     /// How long tokens and owners are kept.
     pub keep: KeepFor,
+    /// How long Salesforce's daily total and an API usage at the connection's share wait
+    /// (BEHAVIOR 7: 1 hour; `CRM_SYNC_LIMIT_WAIT`).
+    pub limit_wait: Duration,
+}
+
+impl Default for CrmSettings {
+    fn default() -> Self {
+        Self {
+            keep: KeepFor::default(),
+            limit_wait: super::salesforce::LIMIT_WAIT,
+        }
+    }
 }
 
 /// The CRM port over HTTP (see the module's doc).
@@ -33,6 +46,7 @@ pub struct HttpCrm {
     #[debug(skip)]
     memos: Memos,
     hubspot: HubSpot,
+    salesforce: Salesforce,
 }
 
 impl HttpCrm {
@@ -71,29 +85,38 @@ impl HttpCrm {
             hubspot: HubSpot {
                 token_margin: settings.keep.token_margin,
             },
+            salesforce: Salesforce {
+                limit_wait: settings.limit_wait,
+            },
         }
     }
 
     fn adapter(&self, provider: CrmProvider) -> &dyn CrmAdapter {
         match provider {
             CrmProvider::HubSpot => &self.hubspot,
-            CrmProvider::Salesforce => &self.hubspot,
+            CrmProvider::Salesforce => &self.salesforce,
         }
     }
 }
 
 #[async_trait]
 impl CrmClient for HttpCrm {
-    async fn set_owner(&self, update: &OwnerUpdate, deadline: Instant) -> Result<(), CrmFailure> {
+    async fn set_owner(
+        &self, update: &OwnerUpdate, deadline: Instant,
+    ) -> Result<Synced, CrmFailure> {
         let adapter = self.adapter(update.connection.provider);
         let mut exchange = Exchange::new(&self.http, &self.pace, adapter, update, deadline);
-        attempt::run(&mut exchange, &self.memos, self.settings.keep)
-            .await
-            .map_err(|failure| CrmFailure {
+        let ran = attempt::run(&mut exchange, &self.memos, self.settings.keep).await;
+        let updates = exchange.updates();
+        match ran {
+            Ok(()) => Ok(Synced { updates }),
+            Err(failure) => Err(CrmFailure {
                 // Every text kept is redacted once more, whatever produced it.
                 error: exchange.redact(&failure.error),
+                updates,
                 ..failure
-            })
+            }),
+        }
     }
 }
 
@@ -105,6 +128,7 @@ impl CrmClient for HttpCrm {
 pub struct LazyHttpCrm {
     policy: OutboundPolicy,
     timeout: Duration,
+    settings: CrmSettings,
     client: OnceLock<HttpCrm>,
 }
 
@@ -119,8 +143,15 @@ impl LazyHttpCrm {
         Self {
             policy,
             timeout,
+            settings: CrmSettings::default(),
             client: OnceLock::new(),
         }
+    }
+
+    /// The same client keeping and waiting as `settings` say.
+    pub fn with_settings(mut self, settings: CrmSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// The client, built now if this is the first request.
@@ -130,7 +161,8 @@ impl LazyHttpCrm {
         if let Some(client) = self.client.get() {
             return Ok(client);
         }
-        let built = HttpCrm::with_timeout(self.policy, self.timeout)?;
+        let http = OutboundClient::new(self.policy, self.timeout, MAX_BODY_BYTES)?;
+        let built = HttpCrm::with_settings(http, self.settings);
         Ok(self.client.get_or_init(|| built))
     }
 
@@ -142,7 +174,9 @@ impl LazyHttpCrm {
 
 #[async_trait]
 impl CrmClient for LazyHttpCrm {
-    async fn set_owner(&self, update: &OwnerUpdate, deadline: Instant) -> Result<(), CrmFailure> {
+    async fn set_owner(
+        &self, update: &OwnerUpdate, deadline: Instant,
+    ) -> Result<Synced, CrmFailure> {
         let client = self.client().map_err(|e| {
             CrmFailure::transient(format!("CRM request failed: no HTTP client: {e}"), None)
         })?;

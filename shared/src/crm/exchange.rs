@@ -7,7 +7,7 @@
 //! adapter's classification ([`super::adapter::CrmAdapter::classify`]).
 
 use super::adapter::{Classified, CrmAdapter, Remedy};
-use super::pace::{Pace, PaceKey};
+use super::pace::{Deferral, Pace, PaceKey};
 use super::port::{redact_all, CrmFailure, Next, OwnerUpdate, RATE_LIMIT_DEFERRED, TIMED_OUT};
 use crate::model::account::CrmSecret;
 use crate::outbound::{OutboundClient, OutboundError};
@@ -37,6 +37,8 @@ pub struct Request {
     pub read_success: bool,
     /// Which host the URL is on, for a refusal's message (`base_url`, `instance_url`).
     pub host_of: &'static str,
+    /// Whether it is the owner update (counted in `attempts`), not a grant or a look-up.
+    pub update: bool,
 }
 
 /// An answer as far as it was read.
@@ -91,7 +93,7 @@ pub struct Exchange<'a> {
     /// The update.
     pub update: &'a OwnerUpdate,
     deadline: Instant,
-    sent: bool,
+    updates: u32,
     secrets: Vec<String>,
 }
 
@@ -108,7 +110,7 @@ impl<'a> Exchange<'a> {
             adapter,
             update,
             deadline,
-            sent: false,
+            updates: 0,
             secrets: update
                 .connection
                 .credentials
@@ -134,9 +136,10 @@ impl<'a> Exchange<'a> {
         self.adapter
     }
 
-    /// Whether a request reached the CRM (or may have: a timeout, a connection error).
-    pub fn sent(&self) -> bool {
-        self.sent
+    /// Update requests sent so far (or that may have reached the CRM: a timeout, a connection
+    /// error), the resend included (BEHAVIOR 7 `attempts`).
+    pub fn updates(&self) -> u32 {
+        self.updates
     }
 
     /// `secret` is redacted from every text kept from now on (an access token just granted).
@@ -150,9 +153,11 @@ impl<'a> Exchange<'a> {
         redact_all(text, &secrets)
     }
 
-    /// `failure`, marked as having sent a request when one was.
-    pub fn failure(&self, failure: CrmFailure) -> CrmFailure {
-        failure.sent(self.sent)
+    /// Whether the outbound guard allows calling `url` (Salesforce's `instance_url`).
+    ///
+    /// Errors: why not.
+    pub fn check_url(&self, url: &str) -> Result<(), String> {
+        crate::outbound::OutboundUrl::parse(url, self.http.policy()).map(|_| ())
     }
 
     fn key(&self) -> PaceKey {
@@ -166,7 +171,7 @@ impl<'a> Exchange<'a> {
     fn time_left(&self) -> Result<Duration, CrmFailure> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(CrmFailure::transient(TIMED_OUT, None).sent(self.sent));
+            return Err(CrmFailure::transient(TIMED_OUT, None));
         }
         Ok(left)
     }
@@ -177,36 +182,40 @@ impl<'a> Exchange<'a> {
     /// out, or a connection or protocol error (both retried).
     pub async fn send(&mut self, request: Request) -> Result<Answer, CrmFailure> {
         self.time_left()?;
-        if let Err(wait) = self.pace.turn(self.key(), self.deadline).await {
+        if let Err(deferral) = self.pace.turn(self.key(), self.deadline).await {
+            let (error, wait) = match deferral {
+                Deferral::Turn(wait) => (RATE_LIMIT_DEFERRED.to_string(), wait),
+                Deferral::ApiUsage { used, limit, wait } => (
+                    format!("Salesforce API usage at {used}/{limit}: request deferred"),
+                    wait,
+                ),
+            };
             return Err(CrmFailure {
-                error: RATE_LIMIT_DEFERRED.into(),
+                error,
                 next: Next::Wait { wait },
-                sent: self.sent,
+                updates: 0,
             });
         }
         let left = self.time_left()?;
+        if request.update {
+            self.updates += 1;
+        }
         let sending = self
             .http
             .send(request.method, &request.url, request.headers, request.body);
         let response = match tokio::time::timeout(left, sending).await {
-            Err(_) => {
-                self.sent = true;
-                return Err(CrmFailure::transient(TIMED_OUT, None).sent(true));
-            }
+            Err(_) => return Err(CrmFailure::transient(TIMED_OUT, None)),
             Ok(Ok(response)) => response,
             Ok(Err(OutboundError::Refused(why))) => {
+                // Nothing was sent.
+                self.updates -= u32::from(request.update);
                 return Err(CrmFailure::permanent(format!(
                     "CRM request failed: {} {why}",
                     request.host_of
-                ))
-                .sent(self.sent))
+                )));
             }
-            Ok(Err(error)) => {
-                self.sent = true;
-                return Err(self.request_failure(&error));
-            }
+            Ok(Err(error)) => return Err(self.request_failure(&error)),
         };
-        self.sent = true;
         let signals = self
             .adapter
             .limits(response.headers(), &self.update.connection);
@@ -218,7 +227,7 @@ impl<'a> Exchange<'a> {
         } else {
             let left = self.time_left()?;
             match tokio::time::timeout(left, response.body()).await {
-                Err(_) => return Err(CrmFailure::transient(TIMED_OUT, None).sent(true)),
+                Err(_) => return Err(CrmFailure::transient(TIMED_OUT, None)),
                 Ok(Ok(body)) => body,
                 Ok(Err(error)) => return Err(self.request_failure(&error)),
             }
@@ -234,14 +243,14 @@ impl<'a> Exchange<'a> {
     /// <detail>` with the error's causes (never the URL, never a secret), both retried.
     fn request_failure(&self, error: &OutboundError) -> CrmFailure {
         let error = match error {
-            OutboundError::TimedOut => return CrmFailure::transient(TIMED_OUT, None).sent(true),
+            OutboundError::TimedOut => return CrmFailure::transient(TIMED_OUT, None),
             OutboundError::Refused(why) => {
-                return CrmFailure::permanent(format!("CRM request failed: {why}")).sent(self.sent)
+                return CrmFailure::permanent(format!("CRM request failed: {why}"))
             }
             OutboundError::Failed(error) => error,
         };
         let detail = self.redact(&crate::error::ErrorChain(&error).without_urls());
-        CrmFailure::transient(format!("CRM request failed: {detail}"), None).sent(true)
+        CrmFailure::transient(format!("CRM request failed: {detail}"), None)
     }
 
     /// The refusal of a non-2xx `answer` (BEHAVIOR 7): `CRM answered <status>: <detail>`, the
@@ -260,7 +269,7 @@ impl<'a> Exchange<'a> {
             failure: CrmFailure {
                 error: format!("CRM answered {status}: {detail}"),
                 next,
-                sent: true,
+                updates: 0,
             },
             remedy,
         }

@@ -32,9 +32,10 @@ pub mod memo;
 pub mod pace;
 pub mod port;
 pub mod retry;
+pub mod salesforce;
 pub mod sync;
 
 pub use client::{CrmSettings, HttpCrm, LazyHttpCrm};
-pub use port::{CrmClient, CrmFailure, Next, Owner, OwnerUpdate};
+pub use port::{CrmClient, CrmFailure, Next, Owner, OwnerUpdate, Synced};
 pub use retry::RetryDelays;
 pub use sync::{CrmSync, SyncResult};

@@ -40,6 +40,31 @@ pub struct PaceKey {
     pub provider: CrmProvider,
 }
 
+/// Why a request is not sent now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferral {
+    /// Its turn is more than [`MAX_TURN`] away (or past the attempt's deadline): this far.
+    Turn(Duration),
+    /// The org's API usage is at or above the connection's share (Salesforce): `used` of
+    /// `limit`, held for `wait` more.
+    ApiUsage {
+        /// Requests used.
+        used: u64,
+        /// The org's daily allowance.
+        limit: u64,
+        /// How long the hold lasts from now.
+        wait: Duration,
+    },
+}
+
+/// A hold on an account's requests because of its API usage.
+#[derive(Debug, Clone, Copy)]
+struct UsageHold {
+    used: u64,
+    limit: u64,
+    until: Instant,
+}
+
 /// The pace of one instance: the per-account limiter, who waits, and HubSpot's holds.
 #[derive(derive_more::Debug)]
 pub struct Pace {
@@ -51,6 +76,7 @@ pub struct Pace {
     interval: Duration,
     waiting: Mutex<HashMap<PaceKey, usize>>,
     holds: Mutex<HashMap<PaceKey, Instant>>,
+    usage: Mutex<HashMap<PaceKey, UsageHold>>,
 }
 
 impl Default for Pace {
@@ -89,6 +115,7 @@ impl Pace {
             interval,
             waiting: Mutex::new(HashMap::new()),
             holds: Mutex::new(HashMap::new()),
+            usage: Mutex::new(HashMap::new()),
         }
     }
 
@@ -126,12 +153,23 @@ impl Pace {
     ///
     /// Errors: how far the turn is, when that is more than [`MAX_TURN`] away (nothing waited
     /// beyond that): the request is deferred.
-    pub async fn turn(&self, account: PaceKey, until: Instant) -> Result<(), Duration> {
+    pub async fn turn(&self, account: PaceKey, until: Instant) -> Result<(), Deferral> {
         let started = Instant::now();
         let deadline = (started + MAX_TURN).min(until);
+        {
+            let mut usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+            usage.retain(|_, hold| hold.until > started);
+            if let Some(hold) = usage.get(&account) {
+                return Err(Deferral::ApiUsage {
+                    used: hold.used,
+                    limit: hold.limit,
+                    wait: hold.until - started,
+                });
+            }
+        }
         if let Some(until) = self.hold(account) {
             if until > deadline {
-                return Err(until - started);
+                return Err(Deferral::Turn(until - started));
             }
             tokio::time::sleep_until(until.into()).await;
         }
@@ -149,7 +187,9 @@ impl Pace {
             let now = Instant::now();
             if now + turn > deadline {
                 // How far the turn is from when it was asked for (more than MAX_TURN).
-                return Err((now + turn).saturating_duration_since(started));
+                return Err(Deferral::Turn(
+                    (now + turn).saturating_duration_since(started),
+                ));
             }
             tokio::time::sleep(wait).await;
             ahead = self.ahead_of_me(account);
@@ -161,11 +201,24 @@ impl Pace {
     pub fn note(&self, account: PaceKey, signals: &[PaceSignal]) {
         let now = Instant::now();
         for signal in signals {
-            if let PaceSignal::Hold(wait) = signal {
-                let until = now + (*wait).min(Duration::from_secs(60));
-                let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
-                let held = holds.entry(account).or_insert(until);
-                *held = (*held).max(until);
+            match *signal {
+                PaceSignal::Hold(wait) => {
+                    let until = now + wait.min(Duration::from_secs(60));
+                    let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
+                    let held = holds.entry(account).or_insert(until);
+                    *held = (*held).max(until);
+                }
+                PaceSignal::ApiUsage { used, limit, hold } => {
+                    let mut usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+                    match hold.and_then(|wait| now.checked_add(wait)) {
+                        Some(until) => {
+                            usage.insert(account, UsageHold { used, limit, until });
+                        }
+                        None => {
+                            usage.remove(&account);
+                        }
+                    }
+                }
             }
         }
     }
@@ -219,11 +272,12 @@ mod tests {
             let (turn, waited) = done.unwrap();
             match turn {
                 Ok(()) => granted += 1,
-                Err(far) => {
+                Err(Deferral::Turn(far)) => {
                     deferred += 1;
                     assert!(far > MAX_TURN, "{far:?}");
                     assert!(waited <= MAX_TURN + Duration::from_secs(1), "{waited:?}");
                 }
+                Err(other) => panic!("{other:?}"),
             }
         }
         // 3 s of turns 100 ms apart: about 30 (fewer on a loaded machine), never more.
@@ -235,7 +289,9 @@ mod tests {
     async fn a_hold_keeps_the_account_back() {
         let pace = Pace::default();
         pace.note(account(1), &[PaceSignal::Hold(Duration::from_secs(10))]);
-        let far = pace.turn(account(1), later()).await.unwrap_err();
+        let Err(Deferral::Turn(far)) = pace.turn(account(1), later()).await else {
+            panic!("deferred")
+        };
         assert!(far > Duration::from_secs(9), "{far:?}");
         assert!(pace.turn(account(2), later()).await.is_ok());
         pace.note(account(3), &[PaceSignal::Hold(Duration::from_secs(1))]);

@@ -99,6 +99,13 @@ pub enum Next {
     },
 }
 
+/// An owner update the CRM took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Synced {
+    /// Update requests sent, the resend included (BEHAVIOR 7 `attempts`).
+    pub updates: u32,
+}
+
 /// Why an owner update did not go through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrmFailure {
@@ -106,9 +113,9 @@ pub struct CrmFailure {
     pub error: String,
     /// What follows.
     pub next: Next,
-    /// Whether any request reached the CRM in this attempt (an attempt that sent nothing is not
-    /// counted in `crm_sync.attempts`).
-    pub sent: bool,
+    /// Update requests sent in this attempt, the resend included (BEHAVIOR 7 `attempts`:
+    /// token grants and owner look-ups are not counted).
+    pub updates: u32,
 }
 
 impl CrmFailure {
@@ -117,7 +124,7 @@ impl CrmFailure {
         Self {
             error: error.into(),
             next: Next::Final,
-            sent: false,
+            updates: 0,
         }
     }
 
@@ -126,14 +133,8 @@ impl CrmFailure {
         Self {
             error: error.into(),
             next: Next::Retry { at_least },
-            sent: false,
+            updates: 0,
         }
-    }
-
-    /// The same failure, marked as having sent a request (or not).
-    pub fn sent(mut self, sent: bool) -> Self {
-        self.sent = sent;
-        self
     }
 
     /// Whether nothing follows.
@@ -147,11 +148,13 @@ impl CrmFailure {
 pub trait CrmClient: Send + Sync + 'static {
     /// Sends `update` (with whatever the CRM needs first: an access token, the owner's id),
     /// giving up at `deadline` (BEHAVIOR 7: the first attempt has 3 s in all from the commit);
-    /// `Ok` on any 2xx answer to the update.
+    /// `Ok` on any 2xx answer to the update, with the update requests sent.
     ///
     /// Errors: a [`CrmFailure`] with the `crm_error` text of BEHAVIOR 7's table and what follows
     /// (`CRM request timed out`, retried, when the deadline passed first).
-    async fn set_owner(&self, update: &OwnerUpdate, deadline: Instant) -> Result<(), CrmFailure>;
+    async fn set_owner(
+        &self, update: &OwnerUpdate, deadline: Instant,
+    ) -> Result<Synced, CrmFailure>;
 }
 
 /// `text` with every secret of `secrets` redacted ([`redact`]), longest first (so a secret

@@ -216,17 +216,17 @@ impl CrmSync {
     ) -> (CrmSyncState, Settlement) {
         let deadline = std::time::Instant::now() + ATTEMPT_BOUND;
         let failure = match self.client.set_owner(update, deadline).await {
-            Ok(()) => {
+            Ok(done) => {
                 let synced = CrmSyncState {
                     status: CrmSyncStatus::Synced,
-                    attempts: from.attempts + 1,
+                    attempts: from.attempts + done.updates.max(1),
                     error: None,
                 };
                 return (synced, claimed.done());
             }
             Err(failure) => failure,
         };
-        let attempts = from.attempts + u32::from(failure.sent);
+        let attempts = from.attempts + failure.updates;
         let now = self.clock.now();
         let after = |wait: Duration| now + chrono::Duration::from_std(wait).unwrap_or_default();
         let next = match failure.next {

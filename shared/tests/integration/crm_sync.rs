@@ -952,6 +952,7 @@ async fn a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hou
             owner_ttl: Duration::from_millis(1500),
             ..KeepFor::default()
         },
+        ..CrmSettings::default()
     };
     let f = fixture_set(backend, quick(), settings, |s| {
         route_to(s, "nox@acme.example")
@@ -1006,8 +1007,8 @@ async fn no_active_owner_with_the_members_email_is_final_and_not_remembered(back
     assert_eq!(crm_error(&outcome).as_deref(), Some(expected));
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
-        Some(state(CrmSyncStatus::Failed, 1, Some(expected))),
-        "final at once; the lookup was a request"
+        Some(state(CrmSyncStatus::Failed, 0, Some(expected))),
+        "final at once; a look-up is no update (BEHAVIOR 7 attempts)"
     );
     assert!(f.fake.owner_updates().is_empty());
     assert_eq!(f.lookups().len(), 1);
@@ -1062,7 +1063,8 @@ async fn an_invalid_owner_id_from_the_owners_api_is_looked_up_once_more_and_sent
     assert_eq!(f.hubspot_owner(SECOND_OBJECT).as_deref(), Some("71000013"));
     assert_eq!(
         f.entry(SECOND).await.crm_sync,
-        Some(state(CrmSyncStatus::Synced, 1, None))
+        Some(state(CrmSyncStatus::Synced, 2, None)),
+        "the resend is counted (BEHAVIOR 7 attempts)"
     );
 }
 
@@ -1099,7 +1101,8 @@ async fn a_missing_scope_is_final_with_hubspots_message(backend: Backend) {
     );
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
-        Some(state(CrmSyncStatus::Failed, 1, Some(expected)))
+        Some(state(CrmSyncStatus::Failed, 0, Some(expected))),
+        "a refused look-up is no update (BEHAVIOR 7 attempts)"
     );
     assert!(f.fake.owner_updates().is_empty());
 }
@@ -1142,7 +1145,8 @@ async fn an_oauth_connection_refreshes_its_token_once_shares_it_and_refreshes_ag
     );
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
-        Some(state(CrmSyncStatus::Synced, 1, None))
+        Some(state(CrmSyncStatus::Synced, 2, None)),
+        "the resend is counted (BEHAVIOR 7 attempts)"
     );
 }
 
@@ -1181,7 +1185,8 @@ async fn a_refused_refresh_is_final_and_no_oauth_secret_leaks(backend: Backend) 
     // The retry meets HubSpot's refusal of the revoked refresh token: final.
     assert_eq!(
         f.final_state(CONTACT).await,
-        state(CrmSyncStatus::Failed, 2, Some("CRM authorization failed"))
+        state(CrmSyncStatus::Failed, 0, Some("CRM authorization failed")),
+        "token grants are no updates (BEHAVIOR 7 attempts)"
     );
     assert!(f.fake.owner_updates().is_empty());
     let entry = serde_json::to_string(&f.entry(CONTACT).await).unwrap();
@@ -1519,7 +1524,7 @@ async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
         });
     }
     while let Some(done) = set.join_next().await {
-        assert_eq!(done.unwrap(), Ok(()));
+        assert_eq!(done.unwrap().map(|s| s.updates), Ok(1));
     }
     assert_eq!(fake.requests_to("/oauth/v1/token").len(), 1);
     assert_eq!(fake.owner_updates().len(), 8);

@@ -255,6 +255,7 @@ impl CrmAdapter for HubSpot {
                 body: form.into_bytes(),
                 read_success: true,
                 host_of: "base_url",
+                update: false,
             })
             .await?;
         if !answer.status.is_success() {
@@ -264,7 +265,7 @@ impl CrmAdapter for HubSpot {
                     status = answer.status.as_u16(),
                     "HubSpot refused to refresh the OAuth access token"
                 );
-                return Err(CrmFailure::permanent(AUTHORIZATION_FAILED).sent(true));
+                return Err(CrmFailure::permanent(AUTHORIZATION_FAILED));
             }
             return Err(x.refusal(&answer).failure);
         }
@@ -273,7 +274,6 @@ impl CrmAdapter for HubSpot {
                 "CRM request failed: the token endpoint answered no access_token",
                 None,
             )
-            .sent(true)
         })?;
         x.keep_secret(&token.access_token);
         tracing::info!(
@@ -302,13 +302,14 @@ impl CrmAdapter for HubSpot {
                     body: Vec::new(),
                     read_success: true,
                     host_of: "base_url",
+                    update: false,
                 })
                 .await?;
             if !answer.status.is_success() {
                 return Err(x.refusal(&answer));
             }
             let page = OwnersPage::parse(&answer.body).map_err(|_| {
-                CrmFailure::transient("CRM request failed: unreadable owners page", None).sent(true)
+                CrmFailure::transient("CRM request failed: unreadable owners page", None)
             })?;
             if let Some(id) = page.active_with(email) {
                 return Ok(id.to_string());
@@ -322,7 +323,7 @@ impl CrmAdapter for HubSpot {
             account_id = %x.account(),
             "the owners API has no active owner with the member's e-mail"
         );
-        Err(CrmFailure::permanent(NO_OWNER_WITH_EMAIL).sent(true).into())
+        Err(CrmFailure::permanent(NO_OWNER_WITH_EMAIL).into())
     }
 
     async fn update(
@@ -340,6 +341,7 @@ impl CrmAdapter for HubSpot {
                 body,
                 read_success: false,
                 host_of: "base_url",
+                update: true,
             })
             .await?;
         // A 2xx is all we need to know: its body is never read.
