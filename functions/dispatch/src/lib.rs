@@ -66,10 +66,13 @@ impl DispatchState {
     /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no sealer
     /// (`SEALING_KMS_KEY_ID` in Lambda).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        let client = Arc::new(LazyHttpCrm::new(deps.outbound).with_settings(CrmSettings {
-            limit_wait: deps.crm_limit_wait.0,
-            ..CrmSettings::default()
-        }));
+        let pace: Arc<dyn shared::store::PaceStore> = deps.store.clone();
+        let client = Arc::new(
+            LazyHttpCrm::new(deps.outbound, pace).with_settings(CrmSettings {
+                limit_wait: deps.crm_limit_wait.0,
+                ..CrmSettings::default()
+            }),
+        );
         let sealer = deps.sealer()?;
         let crm = CrmSync::new(
             client,

@@ -11,8 +11,9 @@ use super::port::{CrmClient, CrmFailure, OwnerUpdate, Synced, REQUEST_TIMEOUT};
 use super::salesforce::Salesforce;
 use crate::model::account::CrmProvider;
 use crate::outbound::{ClientBuildError, OutboundClient, OutboundPolicy};
+use crate::store::PaceStore;
 use async_trait::async_trait;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Bytes of an answer's body read at most (a JSON `message`, a token, a page of owners fit).
@@ -50,37 +51,39 @@ pub struct HttpCrm {
 }
 
 impl HttpCrm {
-    /// A client under `policy` with BEHAVIOR 7's 3 s timeout per request.
+    /// A client under `policy` with BEHAVIOR 7's 3 s timeout per request, pacing the accounts'
+    /// requests in `pace` (the store every instance shares).
     ///
     /// Errors: the TLS configuration or the client cannot be built.
-    pub fn new(policy: OutboundPolicy) -> Result<Self, ClientBuildError> {
-        Self::with_timeout(policy, REQUEST_TIMEOUT)
+    pub fn new(policy: OutboundPolicy, pace: Arc<dyn PaceStore>) -> Result<Self, ClientBuildError> {
+        Self::with_timeout(policy, REQUEST_TIMEOUT, pace)
     }
 
     /// A client whose requests time out after `timeout` (connection and answer included).
     ///
     /// Errors: as [`Self::new`].
     pub fn with_timeout(
-        policy: OutboundPolicy, timeout: Duration,
+        policy: OutboundPolicy, timeout: Duration, pace: Arc<dyn PaceStore>,
     ) -> Result<Self, ClientBuildError> {
-        Ok(Self::over(OutboundClient::new(
-            policy,
-            timeout,
-            MAX_BODY_BYTES,
-        )?))
+        Ok(Self::over(
+            OutboundClient::new(policy, timeout, MAX_BODY_BYTES)?,
+            pace,
+        ))
     }
 
     /// A client over the guarded `http` client (tests give it a fixed resolver).
-    pub fn over(http: OutboundClient) -> Self {
-        Self::with_settings(http, CrmSettings::default())
+    pub fn over(http: OutboundClient, pace: Arc<dyn PaceStore>) -> Self {
+        Self::with_settings(http, CrmSettings::default(), pace)
     }
 
     /// A client over `http` keeping owners and tokens as `settings` say (tests shorten them).
-    pub fn with_settings(http: OutboundClient, settings: CrmSettings) -> Self {
+    pub fn with_settings(
+        http: OutboundClient, settings: CrmSettings, pace: Arc<dyn PaceStore>,
+    ) -> Self {
         Self {
             http,
             settings,
-            pace: Pace::default(),
+            pace: Pace::new(pace),
             memos: Memos::default(),
             hubspot: HubSpot {
                 token_margin: settings.keep.token_margin,
@@ -124,26 +127,31 @@ impl CrmClient for HttpCrm {
 /// builds the HTTP client, and a cold start does not pay for it. Built once and kept for the
 /// instance's life; a build that fails (the TLS configuration, never seen) fails that attempt
 /// as transient and is tried again at the next.
-#[derive(Debug)]
+#[derive(derive_more::Debug)]
 pub struct LazyHttpCrm {
     policy: OutboundPolicy,
     timeout: Duration,
     settings: CrmSettings,
+    #[debug(skip)]
+    pace: Arc<dyn PaceStore>,
     client: OnceLock<HttpCrm>,
 }
 
 impl LazyHttpCrm {
-    /// A client under `policy` with BEHAVIOR 7's 3 s timeout, not built yet.
-    pub fn new(policy: OutboundPolicy) -> Self {
-        Self::with_timeout(policy, REQUEST_TIMEOUT)
+    /// A client under `policy` with BEHAVIOR 7's 3 s timeout, pacing in `pace`, not built yet.
+    pub fn new(policy: OutboundPolicy, pace: Arc<dyn PaceStore>) -> Self {
+        Self::with_timeout(policy, REQUEST_TIMEOUT, pace)
     }
 
     /// A client whose requests time out after `timeout`, not built yet.
-    pub fn with_timeout(policy: OutboundPolicy, timeout: Duration) -> Self {
+    pub fn with_timeout(
+        policy: OutboundPolicy, timeout: Duration, pace: Arc<dyn PaceStore>,
+    ) -> Self {
         Self {
             policy,
             timeout,
             settings: CrmSettings::default(),
+            pace,
             client: OnceLock::new(),
         }
     }
@@ -162,7 +170,7 @@ impl LazyHttpCrm {
             return Ok(client);
         }
         let http = OutboundClient::new(self.policy, self.timeout, MAX_BODY_BYTES)?;
-        let built = HttpCrm::with_settings(http, self.settings);
+        let built = HttpCrm::with_settings(http, self.settings, self.pace.clone());
         Ok(self.client.get_or_init(|| built))
     }
 

@@ -7,9 +7,10 @@
 //! adapter's classification ([`super::adapter::CrmAdapter::classify`]).
 
 use super::adapter::{Classified, CrmAdapter, Remedy};
-use super::pace::{Deferral, Pace, PaceKey};
+use super::pace::{Deferral, Pace, BURST};
 use super::port::{redact_all, CrmFailure, Next, OwnerUpdate, RATE_LIMIT_DEFERRED, TIMED_OUT};
 use crate::model::account::CrmSecret;
+use crate::model::pace::{PaceKey, PaceRule};
 use crate::outbound::{OutboundClient, OutboundError};
 use crate::secrets::OpenCrmConnection;
 use crate::types::ids::AccountId;
@@ -167,6 +168,13 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    fn rule(&self) -> PaceRule {
+        PaceRule::per_second(
+            self.adapter.requests_per_second(&self.update.connection),
+            BURST,
+        )
+    }
+
     /// Time left until the deadline; a failure `CRM request timed out` (retried) when none.
     fn time_left(&self) -> Result<Duration, CrmFailure> {
         let left = self.deadline.saturating_duration_since(Instant::now());
@@ -182,7 +190,7 @@ impl<'a> Exchange<'a> {
     /// out, or a connection or protocol error (both retried).
     pub async fn send(&mut self, request: Request) -> Result<Answer, CrmFailure> {
         self.time_left()?;
-        if let Err(deferral) = self.pace.turn(self.key(), self.deadline).await {
+        if let Err(deferral) = self.pace.turn(self.key(), self.rule(), self.deadline).await {
             let (error, wait) = match deferral {
                 Deferral::Turn(wait) => (RATE_LIMIT_DEFERRED.to_string(), wait),
                 Deferral::ApiUsage { used, limit, wait } => (
@@ -219,7 +227,7 @@ impl<'a> Exchange<'a> {
         let signals = self
             .adapter
             .limits(response.headers(), &self.update.connection);
-        self.pace.note(self.key(), &signals);
+        self.pace.note(self.key(), self.rule(), &signals).await;
         let status = response.status();
         let headers = response.headers().clone();
         let body = if status.is_success() && !request.read_success {

@@ -218,7 +218,7 @@ async fn fixture_on(
     )
     .unwrap();
     let sync = CrmSync::new(
-        Arc::new(HttpCrm::with_settings(http, settings())),
+        Arc::new(HttpCrm::with_settings(http, settings(), store.clone())),
         store.clone(),
         clock.clone(),
         quick(),

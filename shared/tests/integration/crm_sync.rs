@@ -184,6 +184,7 @@ shared::on_both_stores!(
     a_daily_429_without_retry_after_waits_until_the_next_midnight_utc,
     a_request_whose_turn_is_more_than_3_seconds_away_is_deferred,
     an_account_sends_at_most_10_requests_a_second,
+    two_instances_on_one_store_share_the_accounts_pace,
     an_id_property_goes_out_as_hubspots_id_property_parameter,
     every_request_the_sync_sends_validates_against_hubspots_description,
 );
@@ -237,14 +238,14 @@ async fn fixture_on(
     fixture_on_with(backend, delays, CrmSettings::default(), fake, base, edit).await
 }
 
-fn client(settings: CrmSettings) -> Arc<HttpCrm> {
+fn client(settings: CrmSettings, pace: Arc<dyn shared::store::PaceStore>) -> Arc<HttpCrm> {
     let http = shared::outbound::OutboundClient::new(
         shared::outbound::OutboundPolicy::LOCAL,
         shared::crm::port::REQUEST_TIMEOUT,
         64 * 1024,
     )
     .unwrap();
-    Arc::new(HttpCrm::with_settings(http, settings))
+    Arc::new(HttpCrm::with_settings(http, settings, pace))
 }
 
 async fn fixture_on_with(
@@ -264,7 +265,7 @@ async fn fixture_on_with(
         .await
         .unwrap();
     let sync = CrmSync::new(
-        client(settings),
+        client(settings, store.clone()),
         store.clone(),
         clock.clone(),
         delays,
@@ -799,7 +800,7 @@ fn queued(f: Fixture, store: Arc<dyn Store>) -> (Fixture, Arc<Recorder>) {
     )
     .with_due(worker)
     .with_crm(CrmSync::new(
-        Arc::new(HttpCrm::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
+        Arc::new(HttpCrm::new(shared::outbound::OutboundPolicy::LOCAL, store.clone()).unwrap()),
         store.clone(),
         f.clock.clone(),
         quick(),
@@ -1414,6 +1415,120 @@ async fn an_account_sends_at_most_10_requests_a_second(backend: Backend) {
     assert!(started.elapsed() >= Duration::from_millis(2300));
 }
 
+/// BEHAVIOR 7 "Rate limits": the pace is the service's, not an instance's. Two instances (each
+/// its own engine and CRM client, as two Lambda instances) on one store dispatch 30 synced
+/// records of one account at once: the fake still receives at most 10 updates in any second.
+async fn two_instances_on_one_store_share_the_accounts_pace(backend: Backend) {
+    const N: u128 = 30;
+    let f = fixture_with(backend, quick(), |s| {
+        let contacts = s["accounts"][0]["records"]["contacts"]
+            .as_array_mut()
+            .unwrap();
+        for n in 0..N {
+            let (record, object) = paced_contact(n);
+            let email = format!("paced{n}@prospect.example");
+            contacts.push(json!({"id": record, "fields": {"email": email, "external_id": object}}));
+        }
+    })
+    .await;
+    for n in 0..N {
+        let (_, object) = paced_contact(n);
+        f.fake.add_object("contacts", Some(&object), &[]);
+    }
+    // The second instance: the same store and clock, an engine and a CRM client of its own.
+    let other = DispatchEngine::new(
+        f.store.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    )
+    .with_crm(CrmSync::new(
+        client(CrmSettings::default(), f.store.clone()),
+        f.store.clone(),
+        f.clock.clone(),
+        quick(),
+        Arc::new(LocalSealer::development()),
+    ));
+    let engines = [Arc::new(f.engine), Arc::new(other)];
+    // A first sync of each instance opens its connection (a first request's way to the fake is
+    // slower, and would reach it late, close to the next).
+    for (engine, record) in engines.iter().zip([CONTACT, SECOND]) {
+        let request = DispatchRequest {
+            router_id: ROUTER.into(),
+            object_id: record.into(),
+            account_id: None,
+        };
+        let outcome = engine
+            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+            .await
+            .unwrap();
+        assert_eq!(crm_error(&outcome), None);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    f.fake.reset();
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..N {
+        let engine = engines[(n % 2) as usize].clone();
+        set.spawn(async move {
+            let request = DispatchRequest {
+                router_id: ROUTER.into(),
+                object_id: paced_contact(n).0,
+                account_id: None,
+            };
+            engine
+                .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+                .await
+                .unwrap()
+        });
+    }
+    while let Some(done) = set.join_next().await {
+        done.unwrap();
+    }
+    // Every sync ends synced (the deferred ones through their retries).
+    let fixture_store = f.store.clone();
+    for n in 0..N {
+        let record = paced_contact(n).0;
+        let mut state = None;
+        for _ in 0..300 {
+            let entry = fixture_store
+                .list_record_dispatches(
+                    id::<AccountId>(ACCOUNT),
+                    ObjectType::Contacts,
+                    id::<RecordId>(&record),
+                    &Page::first(1, false),
+                )
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .next()
+                .unwrap();
+            state = entry.crm_sync.clone();
+            if state.as_ref().is_some_and(|s| s.status.is_final()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            state.map(|s| s.status),
+            Some(CrmSyncStatus::Synced),
+            "{record}"
+        );
+    }
+    let updates = f.fake.owner_updates();
+    assert_eq!(updates.len(), N as usize, "each sent once");
+    // Receive times at the fake: a request's way there (a busy machine's scheduling) may bring
+    // it up to 100 ms closer to the next than it was sent.
+    let mut times: Vec<u128> = updates.iter().map(|u| u.at_ms).collect();
+    times.sort_unstable();
+    for (i, t) in times.iter().enumerate() {
+        let within = times[i..].iter().filter(|u| **u < t + 900).count();
+        assert!(
+            within <= 10,
+            "{within} requests in the second from {t}: {times:?}"
+        );
+    }
+}
+
 async fn an_id_property_goes_out_as_hubspots_id_property_parameter(backend: Backend) {
     let legacy = |s: &mut Value| {
         s["accounts"][0]["records"]["contacts"][0]["fields"]["external_id"] = json!(LEGACY_ID);
@@ -1497,7 +1612,10 @@ async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
     use shared::model::account::{CrmCredentials, CrmSecret, OAuthApp as App};
     let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
     let _validated = Validated(fake.clone());
-    let crm = client(CrmSettings::default());
+    let crm = client(
+        CrmSettings::default(),
+        Arc::new(shared::store::memory::MemoryStore::new()),
+    );
     let update = OwnerUpdate {
         connection: shared::secrets::OpenCrmConnection {
             account_id: id(ACCOUNT),

@@ -14,6 +14,7 @@ use shared::model::account::{CrmCredentials, CrmSecret};
 use shared::model::ObjectType;
 use shared::outbound::{Lookup, OutboundClient, OutboundError, OutboundPolicy};
 use shared::secrets::OpenCrmConnection;
+use shared::store::memory::MemoryStore;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -203,7 +204,7 @@ fn update(base_url: &str, token: &str) -> OwnerUpdate {
 #[tokio::test]
 async fn the_crm_client_reports_a_refused_base_url_as_a_final_error_without_a_request() {
     let (port, hits) = server().await;
-    let crm = HttpCrm::new(OutboundPolicy::STRICT).unwrap();
+    let crm = HttpCrm::new(OutboundPolicy::STRICT, Arc::new(MemoryStore::new())).unwrap();
     let update = update(&format!("https://127.0.0.1:{port}"), "secret-token");
     let failure = crm.set_owner(&update, later()).await.unwrap_err();
     assert_eq!(
@@ -231,7 +232,12 @@ async fn a_2xx_answer_is_success_without_reading_its_body() {
         socket.write_all(head.as_bytes()).await.unwrap();
         tokio::time::sleep(Duration::from_secs(30)).await;
     });
-    let crm = HttpCrm::with_timeout(OutboundPolicy::LOCAL, Duration::from_millis(800)).unwrap();
+    let crm = HttpCrm::with_timeout(
+        OutboundPolicy::LOCAL,
+        Duration::from_millis(800),
+        Arc::new(MemoryStore::new()),
+    )
+    .unwrap();
     let update = update(&format!("http://127.0.0.1:{port}"), "t");
     assert!(crm.set_owner(&update, later()).await.is_ok());
 }
