@@ -63,6 +63,10 @@ pub struct Scripted {
     /// Only requests whose path starts with this get it (any when unset).
     #[serde(default)]
     pub path: Option<String>,
+    /// After the delay, answer as the CRM would (the status, body and headers are not used):
+    /// a slow CRM, not a failing one.
+    #[serde(default)]
+    pub pass: bool,
 }
 
 fn one() -> usize {
@@ -81,6 +85,15 @@ impl Scripted {
             times: 1,
             method: None,
             path: None,
+            pass: false,
+        }
+    }
+
+    /// No answer of its own: the CRM's answer, after `delay` (a slow CRM).
+    pub fn stall(delay: Duration) -> Self {
+        Self {
+            pass: true,
+            ..Self::status(200).delay(delay)
         }
     }
 
@@ -497,10 +510,12 @@ async fn answer(
             next
         })
     };
-    if let Some(s) = scripted {
+    if let Some(s) = &scripted {
         if s.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(s.delay_ms)).await;
         }
+    }
+    if let Some(s) = scripted.filter(|s| !s.pass) {
         let mut extra: Vec<(String, String)> = s.headers.into_iter().collect();
         if let Some(value) = s.retry_after {
             extra.push(("retry-after".to_string(), value));

@@ -61,7 +61,16 @@ pub fn next_midnight_utc(now: DateTime<Utc>) -> DateTime<Utc> {
     tomorrow.and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
-/// The longest an attempt takes in all (its requests each have 3 s).
+/// The least a `DAILY` 429 waits (BEHAVIOR 7: a `Retry-After` of 0 or in the past waits 60 s).
+pub const MIN_DAILY_WAIT: Duration = Duration::from_secs(60);
+
+/// The first attempt's time in all, counted from the assignment's commit (BEHAVIOR 7: token
+/// grant, owner look-up, the update and any resend together); what is not done by then
+/// continues as a background retry, `CRM request timed out`.
+pub const FIRST_ATTEMPT_BOUND: Duration = Duration::from_secs(3);
+
+/// A background attempt's time in all (its requests each have 3 s; well within the due item's
+/// lease of 60 s).
 pub const ATTEMPT_BOUND: Duration = Duration::from_secs(25);
 
 /// How the sync of an assignment went, as far as the dispatch answer is concerned.
@@ -179,15 +188,19 @@ impl CrmSync {
     }
 
     /// The first attempt, right after the assignment `entry` committed `pending` with its due
-    /// item `claimed` by this process: `update` was prepared from what the assignment read. The
-    /// answer says what the CRM did even when the new state could not be stored (logged; the
-    /// item stays, and the sweeper makes the attempt again).
+    /// item `claimed` by this process: `update` was prepared from what the assignment read, and
+    /// the attempt gives up at `deadline` ([`FIRST_ATTEMPT_BOUND`] after the commit). The answer
+    /// says what the CRM did even when the new state could not be stored (logged; the item
+    /// stays, and the sweeper makes the attempt again).
     pub async fn first_attempt(
         &self, claimed: &Claimed, entry: &DispatchEntry, update: &OwnerUpdate,
+        deadline: std::time::Instant,
     ) -> (SyncResult, Ran) {
         let key = &entry.key();
         let from = CrmSyncState::pending();
-        let (to, settlement) = self.attempt(claimed, &entry.key(), &from, 0, update).await;
+        let (to, settlement) = self
+            .attempt(claimed, &entry.key(), &from, 0, update, deadline)
+            .await;
         let ran = match self
             .store_state(claimed, entry, &from, &to, settlement)
             .await
@@ -212,9 +225,8 @@ impl CrmSync {
     /// when a request reached the CRM.
     async fn attempt(
         &self, claimed: &Claimed, key: &DispatchEntryKey, from: &CrmSyncState, retries: u32,
-        update: &OwnerUpdate,
+        update: &OwnerUpdate, deadline: std::time::Instant,
     ) -> (CrmSyncState, Settlement) {
-        let deadline = std::time::Instant::now() + ATTEMPT_BOUND;
         let failure = match self.client.set_owner(update, deadline).await {
             Ok(done) => {
                 let synced = CrmSyncState {
@@ -237,10 +249,10 @@ impl CrmSync {
                     .after_attempt(spent)
                     .map(|delay| (after(delay.max(at_least.unwrap_or_default())), spent))
             }
-            Next::Daily { retry_after } => Some((
-                retry_after.map_or_else(|| next_midnight_utc(now), after),
-                retries,
-            )),
+            Next::Daily { retry_after } => {
+                let due = retry_after.map_or_else(|| next_midnight_utc(now), after);
+                Some((due.max(after(MIN_DAILY_WAIT)), retries))
+            }
             Next::Wait { wait } => Some((after(wait), retries)),
         };
         match next {
@@ -384,7 +396,10 @@ impl CrmSync {
         match self.prepare_again(&entry, record.as_ref()).await? {
             Ok(update) => {
                 let retries = subject.retries.unwrap_or(from.attempts);
-                let (to, settlement) = self.attempt(claimed, &key, &from, retries, &update).await;
+                let deadline = std::time::Instant::now() + ATTEMPT_BOUND;
+                let (to, settlement) = self
+                    .attempt(claimed, &key, &from, retries, &update, deadline)
+                    .await;
                 self.store_state(claimed, &entry, &from, &to, settlement)
                     .await
             }

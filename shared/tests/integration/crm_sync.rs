@@ -180,11 +180,12 @@ shared::on_both_stores!(
     a_refused_refresh_is_final_and_no_oauth_secret_leaks,
     the_stored_account_holds_the_oauth_secrets_only_sealed,
     a_423_is_retried_after_at_least_2_seconds_and_a_477_after_its_retry_after,
-    a_daily_429_waits_without_spending_a_retry,
+    a_daily_429_waits_at_least_60_seconds_without_spending_a_retry,
     a_daily_429_without_retry_after_waits_until_the_next_midnight_utc,
     a_request_whose_turn_is_more_than_3_seconds_away_is_deferred,
     an_account_sends_at_most_10_requests_a_second,
     two_instances_on_one_store_share_the_accounts_pace,
+    the_first_attempt_has_3_seconds_in_all_and_the_rest_continues_in_the_background,
     an_id_property_goes_out_as_hubspots_id_property_parameter,
     every_request_the_sync_sends_validates_against_hubspots_description,
 );
@@ -1280,27 +1281,57 @@ fn daily_limit() -> Scripted {
         .for_updates()
 }
 
-async fn a_daily_429_waits_without_spending_a_retry(backend: Backend) {
-    let f = fixture(backend).await;
-    // Five daily refusals: more than the three retries the delays allow.
-    f.fake.push(daily_limit().retry_after("1").times(5));
-    let outcome = f.dispatch(ROUTER, CONTACT).await;
-    assert_eq!(
-        crm_error(&outcome).as_deref(),
-        Some("CRM answered 429: You have reached your daily limit.")
-    );
-    assert_eq!(
-        f.final_state(CONTACT).await,
-        state(CrmSyncStatus::Synced, 6, None)
-    );
-    let updates = f.fake.owner_updates();
-    for pair in updates.windows(2) {
-        let gap = pair[1].at_ms - pair[0].at_ms;
-        assert!(
-            gap >= 950,
-            "a retry {gap} ms after a DAILY 429 (Retry-After: 1)"
+/// BEHAVIOR 7 "Rate limits": a `DAILY` 429 waits for its `Retry-After` and at least 60 s (a
+/// `Retry-After` of 0 or in the past waits 60 s, never a loop of immediate retries), and the
+/// wait spends none of the retries.
+async fn a_daily_429_waits_at_least_60_seconds_without_spending_a_retry(backend: Backend) {
+    let now = Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap();
+    let past = httpdate::fmt_http_date(std::time::SystemTime::UNIX_EPOCH);
+    for (retry_after, wait) in [("0", 60), (past.as_str(), 60), ("600", 600)] {
+        let f = fixture(backend).await;
+        f.fake.push(daily_limit().retry_after(retry_after));
+        let outcome = f.dispatch(ROUTER, CONTACT).await;
+        assert_eq!(
+            crm_error(&outcome).as_deref(),
+            Some("CRM answered 429: You have reached your daily limit.")
         );
+        let entry = f.entry(CONTACT).await;
+        assert_eq!(
+            entry.crm_sync.as_ref().map(|s| s.status),
+            Some(CrmSyncStatus::Retrying)
+        );
+        let item = f
+            .store
+            .get_due(&CrmSync::due_id(&entry.key()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            item.due_at,
+            now + chrono::Duration::seconds(wait),
+            "Retry-After: {retry_after}"
+        );
+        let subject: shared::crm::sync::SyncSubject = serde_json::from_value(item.subject).unwrap();
+        assert_eq!(subject.attempts, Some(1));
+        assert_eq!(subject.retries, Some(0), "no retry spent");
     }
+    // A 503 spends one, for comparison.
+    let f = fixture(backend).await;
+    f.fake.push(
+        Scripted::status(503)
+            .body(json!({"message": "down"}))
+            .for_updates(),
+    );
+    f.dispatch(ROUTER, CONTACT).await;
+    let entry = f.entry(CONTACT).await;
+    let item = f
+        .store
+        .get_due(&CrmSync::due_id(&entry.key()))
+        .await
+        .unwrap()
+        .unwrap();
+    let subject: shared::crm::sync::SyncSubject = serde_json::from_value(item.subject).unwrap();
+    assert_eq!(subject.retries, Some(1));
 }
 
 async fn a_daily_429_without_retry_after_waits_until_the_next_midnight_utc(backend: Backend) {
@@ -1602,6 +1633,115 @@ async fn every_request_the_sync_sends_validates_against_hubspots_description(bac
             .any(|v| v.contains("query parameter id_property"))
             && violations.iter().any(|v| v.contains("body")),
         "{violations:?}"
+    );
+}
+
+/// BEHAVIOR 7: the dispatch answer waits for the first attempt at most 3 s in all, counted from
+/// the commit (token grant, owner look-up, update and resend together); what is not done by then
+/// continues as a background retry, `CRM request timed out`.
+async fn the_first_attempt_has_3_seconds_in_all_and_the_rest_continues_in_the_background(
+    backend: Backend,
+) {
+    let f = fixture_with(backend, quick(), |s| {
+        oauth(s);
+        route_to(s, "nox@acme.example");
+    })
+    .await;
+    // A slow HubSpot: the grant, the look-up and the update each take 2.5 s (each within its
+    // own 3 s; 7.5 s together).
+    for (method, path) in [
+        ("POST", "/oauth/v1/token"),
+        ("GET", "/crm/v3/owners"),
+        ("PATCH", "/crm/v3/objects/"),
+    ] {
+        f.fake
+            .push(Scripted::stall(Duration::from_millis(2500)).on(method, path));
+    }
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let answered_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let first_request = f.fake.requests()[0].at_ms;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM request timed out")
+    );
+    // From the first request (right after the commit) to the answer: 3 s and the state's
+    // write, far from the 7.5 s the three requests take one after the other.
+    let took = answered_ms - first_request;
+    assert!(took < 5000, "answered {took} ms after the first request");
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Retrying,
+            0,
+            Some("CRM request timed out")
+        )),
+        "no update was sent within the 3 s"
+    );
+    // The background retry keeps the token granted meanwhile and ends synced.
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 1, None)
+    );
+    assert_eq!(f.token_requests().len(), 1);
+    assert_eq!(f.hubspot_owner(OBJECT).as_deref(), Some(NOX_OWNER));
+}
+
+/// BEHAVIOR 7 (memos never hold a lock across a failing load): during a token-endpoint outage,
+/// concurrent syncs of one account wait for the one failing grant in flight and share its
+/// failure, instead of queueing to fail one after the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_syncs_share_one_failing_grant_instead_of_queueing_behind_it() {
+    use shared::crm::{CrmClient, Owner, OwnerUpdate};
+    use shared::model::account::{CrmCredentials, CrmSecret, OAuthApp as App};
+    let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
+    let _validated = Validated(fake.clone());
+    fake.push(
+        Scripted::status(503)
+            .hubspot_error("INTERNAL_ERROR", "token service down")
+            .delay(Duration::from_millis(1200))
+            .on("POST", "/oauth/v1/token")
+            .times(8),
+    );
+    let crm = client(
+        CrmSettings::default(),
+        Arc::new(shared::store::memory::MemoryStore::new()),
+    );
+    let update = OwnerUpdate {
+        connection: shared::secrets::OpenCrmConnection {
+            account_id: id(ACCOUNT),
+            provider: shared::model::account::CrmProvider::HubSpot,
+            base_url: base,
+            credentials: CrmCredentials::OAuth(App {
+                client_id: APP.into(),
+                client_secret: CrmSecret::new(APP_SECRET),
+                refresh_token: Some(CrmSecret::new(REFRESH)),
+            }),
+            options: Default::default(),
+        },
+        object_type: ObjectType::Contacts,
+        record_external_id: OBJECT.into(),
+        owner: Owner::Id(OWNER_1.into()),
+    };
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..6 {
+        let crm = crm.clone();
+        let update = update.clone();
+        set.spawn(async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            crm.set_owner(&update, deadline).await
+        });
+    }
+    while let Some(done) = set.join_next().await {
+        let failure = done.unwrap().unwrap_err();
+        assert_eq!(failure.error, "CRM answered 503: token service down");
+    }
+    assert_eq!(
+        fake.requests_to("/oauth/v1/token").len(),
+        1,
+        "one failing grant for six concurrent syncs"
     );
 }
 

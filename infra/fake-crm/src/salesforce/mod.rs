@@ -263,10 +263,12 @@ async fn answer(
             next
         })
     };
-    if let Some(s) = scripted {
+    if let Some(s) = &scripted {
         if s.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(s.delay_ms)).await;
         }
+    }
+    if let Some(s) = scripted.filter(|s| !s.pass) {
         let mut extra: Vec<(String, String)> = s.headers.into_iter().collect();
         if let Some(value) = s.retry_after {
             extra.push(("retry-after".to_string(), value));
