@@ -22,6 +22,12 @@ use std::time::{Duration, Instant, SystemTime};
 /// redaction).
 pub const DETAIL_CHARS: usize = 200;
 
+/// The first [`DETAIL_CHARS`] characters of `detail` (already redacted: a secret is never cut
+/// in two).
+pub fn cut(detail: &str) -> String {
+    detail.chars().take(DETAIL_CHARS).collect()
+}
+
 /// One request to send.
 #[derive(Debug)]
 pub struct Request {
@@ -258,7 +264,7 @@ impl<'a> Exchange<'a> {
             OutboundError::Failed(error) => error,
         };
         let detail = self.redact(&crate::error::ErrorChain(&error).without_urls());
-        CrmFailure::transient(format!("CRM request failed: {detail}"), None)
+        CrmFailure::transient(format!("CRM request failed: {}", cut(&detail)), None)
     }
 
     /// The refusal of a non-2xx `answer` (BEHAVIOR 7): `CRM answered <status>: <detail>`, the
@@ -275,7 +281,7 @@ impl<'a> Exchange<'a> {
             .classify(status, &answer.headers, &text, SystemTime::now());
         Refusal {
             failure: CrmFailure {
-                error: format!("CRM answered {status}: {detail}"),
+                error: format!("CRM answered {status}: {}", cut(&detail)),
                 next,
                 updates: 0,
             },

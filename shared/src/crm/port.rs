@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 pub const NO_CONNECTION: &str = "No CRM connection for the account";
 /// `crm_error` when the record has no `external_id`.
 pub const RECORD_WITHOUT_EXTERNAL_ID: &str = "Record has no external_id";
+/// `crm_error` when the record's `external_id` is `.` or `..`: a dot segment, which the URL
+/// parser would resolve (no CRM id can be one; final, no request).
+pub const RECORD_EXTERNAL_ID_INVALID: &str = "Record external_id is not a valid CRM id";
 /// `crm_error` when the assigned member is gone before a retry (no `external_id` nor e-mail to
 /// find their owner by).
 pub const OWNER_WITHOUT_EXTERNAL_ID: &str = "Owner has no external_id";

@@ -15,7 +15,7 @@
 
 use super::port::{
     CrmClient, Next, Owner, OwnerUpdate, NO_CONNECTION, OWNER_WITHOUT_EXTERNAL_ID,
-    RECORD_WITHOUT_EXTERNAL_ID,
+    RECORD_EXTERNAL_ID_INVALID, RECORD_WITHOUT_EXTERNAL_ID,
 };
 use super::retry::RetryDelays;
 use crate::clock::Clock;
@@ -60,6 +60,9 @@ pub fn next_midnight_utc(now: DateTime<Utc>) -> DateTime<Utc> {
     let tomorrow = now.date_naive() + chrono::Days::new(1);
     tomorrow.and_time(chrono::NaiveTime::MIN).and_utc()
 }
+
+/// The longest any wait before a retry (a `Retry-After`, a hold, the limit wait): a day.
+pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// The least a `DAILY` 429 waits (BEHAVIOR 7: a `Retry-After` of 0 or in the past waits 60 s).
 pub const MIN_DAILY_WAIT: Duration = Duration::from_secs(60);
@@ -140,7 +143,8 @@ impl CrmSync {
     /// the member's `external_id` when set, else the member's e-mail to look the owner up by
     /// (BEHAVIOR 7 "HubSpot as it is", "Owner").
     ///
-    /// Errors: the `crm_error` of the first that is missing (final at once, no request); secrets
+    /// Errors: the `crm_error` of the first that is missing (final at once, no request), or
+    /// `Record external_id is not a valid CRM id` for a dot segment (`.`, `..`); secrets
     /// that did not open are [`crate::secrets::TOKEN_NOT_OPENED`] or
     /// [`crate::secrets::OAUTH_NOT_OPENED`].
     pub fn prepare(
@@ -155,6 +159,9 @@ impl CrmSync {
             .value("external_id")
             .filter(|v| !v.trim().is_empty())
             .ok_or(RECORD_WITHOUT_EXTERNAL_ID)?;
+        if matches!(record_external_id, "." | "..") {
+            return Err(RECORD_EXTERNAL_ID_INVALID.into());
+        }
         let owner = match owner
             .external_id
             .as_deref()
@@ -240,7 +247,14 @@ impl CrmSync {
         };
         let attempts = from.attempts + failure.updates;
         let now = self.clock.now();
-        let after = |wait: Duration| now + chrono::Duration::from_std(wait).unwrap_or_default();
+        // Every wait comes from outside (a `Retry-After`, a hold): at most a day, added with
+        // checked arithmetic: no CRM answer can panic the process.
+        let after = |wait: Duration| {
+            chrono::Duration::from_std(wait.min(MAX_WAIT))
+                .ok()
+                .and_then(|wait| now.checked_add_signed(wait))
+                .unwrap_or(now)
+        };
         let next = match failure.next {
             Next::Final => None,
             Next::Retry { at_least } => {

@@ -330,6 +330,7 @@ shared::on_both_stores!(
     the_daily_total_waits_without_spending_a_retry,
     api_usage_at_the_share_defers_further_syncs_until_the_wait_passes,
     the_stored_connection_holds_its_secrets_only_sealed,
+    a_dot_segment_external_id_and_a_huge_message_never_reach_a_crm_error,
 );
 
 async fn a_sync_grants_a_token_on_the_my_domain_and_patches_the_owner_on_the_instance(
@@ -778,4 +779,43 @@ async fn the_stored_connection_holds_its_secrets_only_sealed(backend: Backend) {
     }
     assert!(stored.contains("\"provider\":\"salesforce\""), "{stored}");
     assert!(stored.contains(APP), "the client id is no secret");
+}
+
+/// BEHAVIOR 7: a record `external_id` of `.` or `..` is refused before any request (it would be
+/// a dot segment of the sObject's path), and an error's detail is at most 200 characters, cut
+/// after the secrets are redacted.
+async fn a_dot_segment_external_id_and_a_huge_message_never_reach_a_crm_error(backend: Backend) {
+    for dots in [".", ".."] {
+        let f = fixture_with(backend, |s| {
+            s["accounts"][0]["records"]["contacts"][0]["fields"]["external_id"] = json!(dots);
+        })
+        .await;
+        let expected = "Record external_id is not a valid CRM id";
+        assert_eq!(
+            crm_error(&f.dispatch(CONTACTS, CONTACT).await).as_deref(),
+            Some(expected)
+        );
+        assert_eq!(
+            f.state(CONTACT).await,
+            state(CrmSyncStatus::Failed, 0, Some(expected))
+        );
+        assert!(f.fake.requests().is_empty());
+    }
+    let f = fixture(backend).await;
+    // `FIELD_CUSTOM_VALIDATION_EXCEPTION: ` is 35 characters: the secret straddles the cut.
+    let message = format!("{}{APP_SECRET}{}", "x".repeat(160), "y".repeat(65_000));
+    f.fake
+        .push(sf_error(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", &message));
+    let error = crm_error(&f.dispatch(CONTACTS, CONTACT).await).unwrap();
+    let detail = error.strip_prefix("CRM answered 400: ").unwrap();
+    assert_eq!(detail.chars().count(), 200, "{error}");
+    let redacted = format!(
+        "FIELD_CUSTOM_VALIDATION_EXCEPTION: {}[REDACTED]",
+        "x".repeat(160)
+    );
+    assert_eq!(
+        detail,
+        redacted.chars().take(200).collect::<String>(),
+        "redacted first, then cut: no piece of the secret"
+    );
 }

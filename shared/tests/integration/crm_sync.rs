@@ -186,6 +186,9 @@ shared::on_both_stores!(
     an_account_sends_at_most_10_requests_a_second,
     two_instances_on_one_store_share_the_accounts_pace,
     the_first_attempt_has_3_seconds_in_all_and_the_rest_continues_in_the_background,
+    a_token_lifetime_beyond_any_clock_is_kept_at_most_24_hours,
+    a_huge_error_message_is_cut_to_200_characters_after_redaction,
+    a_record_external_id_that_is_a_dot_segment_is_refused_before_any_request,
     an_id_property_goes_out_as_hubspots_id_property_parameter,
     every_request_the_sync_sends_validates_against_hubspots_description,
 );
@@ -1687,6 +1690,79 @@ async fn the_first_attempt_has_3_seconds_in_all_and_the_rest_continues_in_the_ba
     );
     assert_eq!(f.token_requests().len(), 1);
     assert_eq!(f.hubspot_owner(OBJECT).as_deref(), Some(NOX_OWNER));
+}
+
+/// No CRM answer stops the process: a token answer's `expires_in` of 2^64 - 1 seconds (HubSpot's schema says
+/// only "integer") overflowed the instant it was added to and stopped the process; it is clamped
+/// to 24 h and added with checked arithmetic.
+async fn a_token_lifetime_beyond_any_clock_is_kept_at_most_24_hours(backend: Backend) {
+    let f = fixture_with(backend, quick(), oauth).await;
+    f.fake
+        .portal(|p| p.spec_mut().oauth_apps[0].expires_in = u64::MAX);
+    assert_eq!(crm_error(&f.dispatch(ROUTER, CONTACT).await), None);
+    assert_eq!(crm_error(&f.dispatch(ROUTER, SECOND).await), None);
+    assert_eq!(f.token_requests().len(), 1, "the token is kept");
+    assert_eq!(
+        f.entry(SECOND).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 1, None))
+    );
+    assert_eq!(
+        shared::crm::adapter::MAX_TOKEN_LIFETIME,
+        Duration::from_secs(24 * 3600)
+    );
+}
+
+/// BEHAVIOR 7: a `crm_error`'s detail is at most 200 characters, cut after the secrets are
+/// redacted (a 65,000-character `message` made a 195 KB answer, history entry and webhook; a
+/// token near the cut must not leave a piece of itself).
+async fn a_huge_error_message_is_cut_to_200_characters_after_redaction(backend: Backend) {
+    let f = fixture(backend).await;
+    let message = format!("{}{TOKEN}{}", "x".repeat(190), "y".repeat(65_000));
+    f.fake
+        .push(Scripted::status(400).hubspot_error("VALIDATION_ERROR", &message));
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let error = crm_error(&outcome).unwrap();
+    let detail = error.strip_prefix("CRM answered 400: ").unwrap();
+    assert_eq!(detail.chars().count(), 200, "{error}");
+    assert_eq!(detail, format!("{}[REDACTED]", "x".repeat(190)));
+    let entry = f.entry(CONTACT).await;
+    assert_eq!(
+        entry.crm_sync.unwrap().error.as_deref(),
+        Some(error.as_str())
+    );
+    // Not JSON: the body's first 200 characters, as before.
+    let g = fixture(backend).await;
+    g.fake
+        .push(Scripted::status(500).body(Value::String("z".repeat(70_000))));
+    let error = crm_error(&g.dispatch(ROUTER, CONTACT).await).unwrap();
+    assert_eq!(error, format!("CRM answered 500: {}", "z".repeat(200)));
+}
+
+/// BEHAVIOR 7: a record `external_id` of `.` or `..` is a dot segment (the URL parser
+/// resolves it: the PATCH went to `/crm/v3/objects/` and a 2xx counted as synced); it is
+/// refused before any request, final.
+async fn a_record_external_id_that_is_a_dot_segment_is_refused_before_any_request(
+    backend: Backend,
+) {
+    for dots in [".", ".."] {
+        let f = fixture_with(backend, quick(), |s| {
+            s["accounts"][0]["records"]["contacts"][0]["fields"]["external_id"] = json!(dots);
+        })
+        .await;
+        // The portal answers 200 to anything under the objects path.
+        f.fake.push(Scripted::status(200).body(json!({})).times(5));
+        let expected = "Record external_id is not a valid CRM id";
+        assert_eq!(
+            crm_error(&f.dispatch(ROUTER, CONTACT).await).as_deref(),
+            Some(expected),
+            "{dots}"
+        );
+        assert_eq!(
+            f.entry(CONTACT).await.crm_sync,
+            Some(state(CrmSyncStatus::Failed, 0, Some(expected)))
+        );
+        assert!(f.fake.requests().is_empty(), "{:?}", f.fake.requests());
+    }
 }
 
 /// BEHAVIOR 7 (memos never hold a lock across a failing load): during a token-endpoint outage,

@@ -118,16 +118,16 @@ pub fn classify(status: u16, headers: &HeaderMap, text: &str, now: SystemTime) -
 }
 
 /// The detail of a non-2xx answer whose (redacted) body is `text` (BEHAVIOR 7): the JSON body's
-/// `message` when it is a string, else the body's first 200 characters.
+/// `message` when it is a string, else the body; its first 200 characters either way.
 pub fn detail_of(text: &str) -> String {
-    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) {
-        if let Some(serde_json::Value::String(message)) = map.get("message") {
-            return message.clone();
-        }
-    }
-    text.chars()
-        .take(super::super::exchange::DETAIL_CHARS)
-        .collect()
+    let message = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(mut map)) => match map.remove("message") {
+            Some(serde_json::Value::String(message)) => Some(message),
+            _ => None,
+        },
+        _ => None,
+    };
+    super::super::exchange::cut(message.as_deref().unwrap_or(text))
 }
 
 /// What HubSpot's `X-HubSpot-RateLimit-*` headers say: `Remaining: 0` holds the account for the
@@ -160,6 +160,10 @@ mod tests {
         );
         let long = "é".repeat(250);
         assert_eq!(detail_of(&long).chars().count(), 200);
+        let message = serde_json::json!({"message": "m".repeat(65_000)}).to_string();
+        assert_eq!(detail_of(&message), "m".repeat(200));
+        let message = serde_json::json!({"message": "m".repeat(65_000)}).to_string();
+        assert_eq!(detail_of(&message), "m".repeat(200));
         assert_eq!(detail_of(""), "");
         assert_eq!(detail_of(r#"{"message": 5}"#), r#"{"message": 5}"#);
     }
