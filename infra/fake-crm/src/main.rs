@@ -3,7 +3,7 @@
 //! HubSpot holds the demo portal (Initech's HubSpot: the OAuth app, owners and contacts the demo
 //! seed expects) unless `--portal FILE` gives another (`--portal none`: an empty portal); the
 //! Salesforce (`--salesforce-addr`, default `127.0.0.1:4011`; its My Domain is
-//! `http://localhost:<port>`) holds the demo org (Globex's) unless `--salesforce-org FILE`
+//! `http://localhost:<port>`) holds the demo org (Umbrella's) unless `--salesforce-org FILE`
 //! gives another.
 
 use clap::Parser;

@@ -7,12 +7,12 @@
 //! [`super::client::HttpCrm`].
 
 use super::exchange::{Exchange, Refusal};
-use super::port::{CrmFailure, Next};
+use super::port::CrmFailure;
+use super::reading::ReadAnswers;
 use crate::model::account::{CrmProvider, CrmSecret};
 use crate::secrets::OpenCrmConnection;
 use async_trait::async_trait;
-use reqwest::header::HeaderMap;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// The longest an access token is kept, whatever its grant says (a CRM answer's `expires_in`
 /// is clamped to this; BEHAVIOR 7: a token lifetime at most 24 h).
@@ -40,55 +40,14 @@ impl Session {
     }
 }
 
-/// What the attempt may do about a refusal, once, before giving the failure up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Remedy {
-    /// Nothing: the failure stands.
-    None,
-    /// The access token was refused (HubSpot's 401, Salesforce's `INVALID_SESSION_ID`): take a
-    /// new one and send once more (an OAuth app's connection only).
-    Reauthenticate,
-    /// The owner id was refused (HubSpot's `INVALID_OWNER_ID`): when it was found by e-mail,
-    /// forget it, look it up once more and send once more.
-    LookUpOwnerAgain,
-}
-
-/// How a non-2xx answer reads: the detail of `CRM answered <status>: <detail>` (at most 200
-/// characters, from a redacted body), what follows, and what the attempt may do first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Classified {
-    /// The detail.
-    pub detail: String,
-    /// What follows when the failure stands.
-    pub next: Next,
-    /// What the attempt may do once first.
-    pub remedy: Remedy,
-}
-
-/// What an answer's headers say about the account's pace.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PaceSignal {
-    /// The CRM's allowance is spent: no request of the account for this long (HubSpot's
-    /// `X-HubSpot-RateLimit-Remaining: 0`, `-Secondly-Remaining: 0`).
-    Hold(Duration),
-    /// The org's API usage (Salesforce's `Sforce-Limit-Info: api-usage=N/M`): at or above the
-    /// connection's `max_api_share` the account's syncs wait `hold`; below it, `hold` is `None`
-    /// and a usage hold ends.
-    ApiUsage {
-        /// Requests used (`N`).
-        used: u64,
-        /// The org's daily allowance (`M`).
-        limit: u64,
-        /// How long the account's syncs wait, when the usage is at or above the share.
-        hold: Option<Duration>,
-    },
-}
-
-/// One CRM's rules (see the module's doc).
+/// One CRM's rules (see the module's doc); how its answers read is its [`ReadAnswers`].
 #[async_trait]
-pub trait CrmAdapter: Send + Sync + 'static {
+pub trait CrmAdapter: ReadAnswers + 'static {
     /// The CRM.
     fn provider(&self) -> CrmProvider;
+
+    /// The adapter as the reader of its answers (what the exchange holds).
+    fn reader(&self) -> &dyn ReadAnswers;
 
     /// The session the credentials give without a grant (a HubSpot private app's token), or
     /// `None` when a grant is needed (an OAuth app: a refused token may then be replaced).
@@ -116,16 +75,4 @@ pub trait CrmAdapter: Send + Sync + 'static {
     async fn update(
         &self, exchange: &mut Exchange<'_>, session: &Session, owner_id: &str,
     ) -> Result<(), Refusal>;
-
-    /// How a non-2xx answer `status` with `headers` and the redacted body `text` reads: the
-    /// provider's retry classification table.
-    fn classify(&self, status: u16, headers: &HeaderMap, text: &str, now: SystemTime)
-        -> Classified;
-
-    /// What an answer's headers say about the account's pace.
-    fn limits(&self, headers: &HeaderMap, connection: &OpenCrmConnection) -> Vec<PaceSignal>;
-
-    /// Requests per second per account the connection allows (BEHAVIOR 7: 10, or HubSpot's
-    /// `max_requests_per_second`).
-    fn requests_per_second(&self, connection: &OpenCrmConnection) -> u32;
 }

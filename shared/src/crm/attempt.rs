@@ -5,10 +5,11 @@
 //! when an owner found by e-mail was refused. The adapter says how each step is done and how
 //! each answer reads ([`super::adapter::CrmAdapter`]).
 
-use super::adapter::{Remedy, Session};
+use super::adapter::{CrmAdapter, Session};
 use super::exchange::{Exchange, Refusal};
 use super::memo::Memo;
 use super::port::{CrmFailure, Owner};
+use super::reading::Remedy;
 use crate::model::account::{CrmCredentials, CrmProvider};
 use crate::types::ids::{AccountId, MemberId};
 use sha2::{Digest, Sha256};
@@ -72,24 +73,23 @@ fn credentials_digest(credentials: &CrmCredentials) -> [u8; 32] {
     hash.finalize().into()
 }
 
-/// One attempt over `exchange` (see the module's doc).
+/// One attempt over `exchange`, as `adapter` does each step (see the module's doc).
 ///
 /// Errors: the failure that stands (its `crm_error` and what follows).
 pub async fn run(
-    exchange: &mut Exchange<'_>, memos: &Memos, keep: KeepFor,
+    exchange: &mut Exchange<'_>, adapter: &dyn CrmAdapter, memos: &Memos, keep: KeepFor,
 ) -> Result<(), CrmFailure> {
-    let adapter = exchange.adapter();
     let standing = adapter.standing_session(exchange.connection())?;
     let renewable = standing.is_none();
     let mut session = match standing {
         Some(session) => session,
-        None => session(exchange, memos, None).await?,
+        None => session(exchange, adapter, memos, None).await?,
     };
     let mut renewed = false;
     let mut looked_again = false;
     let mut forget: Option<String> = None;
     loop {
-        let owner = owner_id(exchange, memos, keep, &session, forget.take()).await;
+        let owner = owner_id(exchange, adapter, memos, keep, &session, forget.take()).await;
         let refusal = match owner {
             Ok((owner_id, looked_up)) => {
                 match adapter.update(exchange, &session, &owner_id).await {
@@ -115,7 +115,7 @@ pub async fn run(
         };
         if refusal.remedy == Remedy::Reauthenticate && renewable && !renewed {
             renewed = true;
-            session = self::session(exchange, memos, Some(&session)).await?;
+            session = self::session(exchange, adapter, memos, Some(&session)).await?;
             continue;
         }
         return Err(refusal.failure);
@@ -125,7 +125,7 @@ pub async fn run(
 /// The access token to present: a kept one, or a new grant when none is kept, it is about to
 /// expire, or it is `stale` (the one just refused).
 async fn session(
-    exchange: &mut Exchange<'_>, memos: &Memos, stale: Option<&Session>,
+    exchange: &mut Exchange<'_>, adapter: &dyn CrmAdapter, memos: &Memos, stale: Option<&Session>,
 ) -> Result<Session, CrmFailure> {
     let connection = exchange.connection();
     let key = (
@@ -133,7 +133,6 @@ async fn session(
         connection.provider,
         credentials_digest(&connection.credentials),
     );
-    let adapter = exchange.adapter();
     let kept = memos
         .sessions
         .get_or_load(
@@ -149,14 +148,13 @@ async fn session(
 /// The owner id to set and whether it was found by e-mail; a kept one equal to `forget` is
 /// looked up again.
 async fn owner_id(
-    exchange: &mut Exchange<'_>, memos: &Memos, keep: KeepFor, session: &Session,
-    forget: Option<String>,
+    exchange: &mut Exchange<'_>, adapter: &dyn CrmAdapter, memos: &Memos, keep: KeepFor,
+    session: &Session, forget: Option<String>,
 ) -> Result<(String, bool), Refusal> {
     let (member_id, email) = match &exchange.update.owner {
         Owner::Id(id) => return Ok((id.clone(), false)),
         Owner::ByEmail { member_id, email } => (*member_id, email.clone()),
     };
-    let adapter = exchange.adapter();
     let key = (exchange.account(), member_id);
     let found = memos
         .owners

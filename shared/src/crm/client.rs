@@ -108,8 +108,9 @@ impl CrmClient for HttpCrm {
         &self, update: &OwnerUpdate, deadline: Instant,
     ) -> Result<Synced, CrmFailure> {
         let adapter = self.adapter(update.connection.provider);
-        let mut exchange = Exchange::new(&self.http, &self.pace, adapter, update, deadline);
-        let ran = attempt::run(&mut exchange, &self.memos, self.settings.keep).await;
+        let mut exchange =
+            Exchange::new(&self.http, &self.pace, adapter.reader(), update, deadline);
+        let ran = attempt::run(&mut exchange, adapter, &self.memos, self.settings.keep).await;
         let updates = exchange.updates();
         match ran {
             Ok(()) => Ok(Synced { updates }),

@@ -4,11 +4,11 @@
 //! 64 KiB of an answer read), and gives up at the attempt's deadline. Every answer's limit
 //! headers go to the pace; every text kept from an answer is redacted (every secret the update
 //! knows: the connection's and every access token granted since) and a refusal is read by the
-//! adapter's classification ([`super::adapter::CrmAdapter::classify`]).
+//! adapter's classification ([`super::reading::ReadAnswers::classify`]).
 
-use super::adapter::{Classified, CrmAdapter, Remedy};
 use super::pace::{Deferral, Pace, BURST};
 use super::port::{redact_all, CrmFailure, Next, OwnerUpdate, RATE_LIMIT_DEFERRED, TIMED_OUT};
+use super::reading::{cut, Classified, ReadAnswers, Remedy};
 use crate::model::account::CrmSecret;
 use crate::model::pace::{PaceKey, PaceRule};
 use crate::outbound::{OutboundClient, OutboundError};
@@ -18,14 +18,27 @@ use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use reqwest::{Method, StatusCode};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Characters of an answer's detail kept in a `crm_error` (BEHAVIOR 7: at most 200, after
-/// redaction).
-pub const DETAIL_CHARS: usize = 200;
+/// Characters of an id kept as they are in a path segment: RFC 3986's unreserved set
+/// (`ALPHA / DIGIT / "-" / "." / "_" / "~"`); every other byte is percent-encoded, so the id is
+/// always exactly one segment (`/`, `?`, `#`, `%`, spaces and `+` included).
+pub const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
-/// The first [`DETAIL_CHARS`] characters of `detail` (already redacted: a secret is never cut
-/// in two).
-pub fn cut(detail: &str) -> String {
-    detail.chars().take(DETAIL_CHARS).collect()
+/// A base URL without its query, fragment and trailing `/` (what request paths are appended
+/// to).
+///
+/// Errors: a base URL that is not an absolute http(s) URL.
+pub fn base_prefix(base_url: &str) -> Result<String, String> {
+    let mut base = url::Url::parse(base_url).map_err(|e| format!("invalid base_url: {e}"))?;
+    if !matches!(base.scheme(), "http" | "https") {
+        return Err("invalid base_url: not an http(s) URL".into());
+    }
+    base.set_query(None);
+    base.set_fragment(None);
+    Ok(base.as_str().trim_end_matches('/').to_string())
 }
 
 /// One request to send.
@@ -96,7 +109,7 @@ pub fn bearer(token: &CrmSecret) -> Result<HeaderMap, CrmFailure> {
 pub struct Exchange<'a> {
     http: &'a OutboundClient,
     pace: &'a Pace,
-    adapter: &'a dyn CrmAdapter,
+    reader: &'a dyn ReadAnswers,
     /// The update.
     pub update: &'a OwnerUpdate,
     deadline: Instant,
@@ -105,16 +118,16 @@ pub struct Exchange<'a> {
 }
 
 impl<'a> Exchange<'a> {
-    /// An exchange of `update` through `http`, paced by `pace`, read by `adapter`, ending at
-    /// `deadline`.
+    /// An exchange of `update` through `http`, paced by `pace`, its answers read by `reader`
+    /// (the CRM's adapter), ending at `deadline`.
     pub fn new(
-        http: &'a OutboundClient, pace: &'a Pace, adapter: &'a dyn CrmAdapter,
+        http: &'a OutboundClient, pace: &'a Pace, reader: &'a dyn ReadAnswers,
         update: &'a OwnerUpdate, deadline: Instant,
     ) -> Self {
         Self {
             http,
             pace,
-            adapter,
+            reader,
             update,
             deadline,
             updates: 0,
@@ -136,11 +149,6 @@ impl<'a> Exchange<'a> {
     /// The account.
     pub fn account(&self) -> AccountId {
         self.update.connection.account_id
-    }
-
-    /// The adapter.
-    pub fn adapter(&self) -> &'a dyn CrmAdapter {
-        self.adapter
     }
 
     /// Update requests sent so far (or that may have reached the CRM: a timeout, a connection
@@ -176,7 +184,7 @@ impl<'a> Exchange<'a> {
 
     fn rule(&self) -> PaceRule {
         PaceRule::per_second(
-            self.adapter.requests_per_second(&self.update.connection),
+            self.reader.requests_per_second(&self.update.connection),
             BURST,
         )
     }
@@ -231,7 +239,7 @@ impl<'a> Exchange<'a> {
             Ok(Err(error)) => return Err(self.request_failure(&error)),
         };
         let signals = self
-            .adapter
+            .reader
             .limits(response.headers(), &self.update.connection);
         self.pace.note(self.key(), self.rule(), &signals).await;
         let status = response.status();
@@ -277,7 +285,7 @@ impl<'a> Exchange<'a> {
             next,
             remedy,
         } = self
-            .adapter
+            .reader
             .classify(status, &answer.headers, &text, SystemTime::now());
         Refusal {
             failure: CrmFailure {

@@ -31,6 +31,7 @@ pub mod hubspot;
 pub mod memo;
 pub mod pace;
 pub mod port;
+pub mod reading;
 pub mod retry;
 pub mod salesforce;
 pub mod sync;

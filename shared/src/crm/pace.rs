@@ -8,7 +8,7 @@
 //!   per account and CRM, [`crate::model::pace`]): each request reserves its turn with one
 //!   conditional update and waits for it here. No burst: turns are one interval apart (100 ms at
 //!   10 per second), so any T seconds hold at most 10·T + 1 of an account's requests.
-//! - The CRM's own signals ([`super::adapter::PaceSignal`], read from every answer) hold the
+//! - The CRM's own signals ([`super::reading::PaceSignal`], read from every answer) hold the
 //!   account in the store too: HubSpot's spent window moves the TAT past it; Salesforce's API
 //!   usage at the connection's share stores a usage hold, during which syncs wait
 //!   (`Salesforce API usage at N/M: request deferred`) and which a later answer below the share
@@ -16,7 +16,7 @@
 //! - The instance keeps only hints: the TAT it saw last per key (which update form to try
 //!   first) and the keys it saw held.
 
-use super::adapter::PaceSignal;
+use super::reading::PaceSignal;
 use crate::model::pace::{PaceKey, PaceRule, Turn, TurnAsk, UsageHold};
 use crate::store::PaceStore;
 use std::collections::{HashMap, HashSet};

@@ -9,8 +9,9 @@
 
 use proptest::prelude::*;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use shared::crm::adapter::{PaceSignal, Session, MAX_TOKEN_LIFETIME};
+use shared::crm::adapter::{Session, MAX_TOKEN_LIFETIME};
 use shared::crm::hubspot::{answers as hubspot, OwnersPage, TokenAnswer};
+use shared::crm::reading::{parse_retry_after, PaceSignal};
 use shared::crm::salesforce::{answers as salesforce, QueryAnswer};
 use shared::model::pace::{PaceRule, PaceState, TurnAsk, UsageHold};
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -129,7 +130,7 @@ proptest! {
                 _ => {}
             }
         }
-        if let Some(wait) = hubspot::parse_retry_after(&retry, now) {
+        if let Some(wait) = parse_retry_after(&retry, now) {
             prop_assert!(wait <= day);
         }
         for signal in hubspot::limits(&map)

@@ -819,3 +819,55 @@ async fn a_dot_segment_external_id_and_a_huge_message_never_reach_a_crm_error(ba
         "redacted first, then cut: no piece of the secret"
     );
 }
+
+/// No Salesforce secret appears in a log line, at any level, even when Salesforce echoes it: the
+/// consumer secret, the refresh token, the access tokens it gives.
+#[tokio::test]
+async fn no_salesforce_secret_reaches_a_log_line() {
+    let logs = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let writer = {
+        let logs = logs.clone();
+        move || LogWriter(logs.clone())
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(writer)
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let f = fixture_with(Backend::Memory, |s| {
+        s["accounts"][0]["crm"]["oauth"]["refresh_token"] = json!(REFRESH);
+    })
+    .await;
+    f.fake.push(
+        Scripted::status(503)
+            .body(Value::String(format!("{APP_SECRET} {REFRESH}")))
+            .on("POST", "/services/oauth2/token"),
+    );
+    f.dispatch(CONTACTS, CONTACT).await;
+    f.final_state(CONTACT).await;
+    // A session that expires: the refused request's answer and the new grant are logged too.
+    f.fake.org(|o| o.expire_sessions());
+    f.dispatch(CONTACTS, SECOND).await;
+    let text = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("Salesforce access token granted"), "{text}");
+    assert!(text.contains("CRM sync state"), "the sync logged: {text}");
+    for secret in [APP_SECRET, REFRESH, "fake-session"] {
+        assert!(
+            !text.contains(secret),
+            "{secret} leaked into the logs:\n{text}"
+        );
+    }
+}
+
+struct LogWriter(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -63,7 +63,7 @@ impl FakeSalesforce {
         Self::serve(org, SocketAddr::from(([127, 0, 0, 1], 0))).await
     }
 
-    /// Serves a fake holding the demo org (Globex's Salesforce of the demo seed).
+    /// Serves a fake holding the demo org (Umbrella's Salesforce of the demo seed).
     ///
     /// Errors: no loopback port can be bound.
     pub async fn start_demo() -> std::io::Result<(Self, String)> {

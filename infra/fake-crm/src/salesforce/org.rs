@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
-/// The demo org (README "CRM sync"): Globex's Salesforce, matching the demo seed.
+/// The demo org (README "CRM sync"): Umbrella's Salesforce, matching the demo seed.
 pub const DEMO_ORG: &str = include_str!("../../demo-org.json");
 
 /// An External Client App of the org.

@@ -2,9 +2,9 @@
 //! API-usage guides): the retry classification table, the detail of a refusal, `Retry-After`,
 //! and the `X-HubSpot-RateLimit-*` headers.
 
-use super::super::adapter::{Classified, PaceSignal, Remedy};
 use super::super::port::Next;
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use super::super::reading::{cut, retry_after, Classified, PaceSignal, Remedy, MAX_RETRY_AFTER};
+use reqwest::header::HeaderMap;
 use std::time::{Duration, SystemTime};
 
 /// HubSpot's header: requests left in the current window (10 s) of the app's burst limit.
@@ -22,10 +22,6 @@ const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
 /// The longest hold a rate-limit header may put on an account.
 const MAX_HOLD: Duration = Duration::from_secs(60);
 
-/// The longest `Retry-After` honoured; a longer one is cut to this (BEHAVIOR 7: 477's wait is at
-/// most 24 h).
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
-
 /// The least wait after HubSpot's 423 Locked (its error guide: at least 2 s).
 pub const LOCKED_WAIT: Duration = Duration::from_secs(2);
 
@@ -35,28 +31,6 @@ pub fn header_number(headers: &HeaderMap, name: &str) -> Option<u64> {
         .get(name)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
-}
-
-/// A `Retry-After` value (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date, as a
-/// duration from `now` (a date in the past is zero), at most [`MAX_RETRY_AFTER`].
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
-    let value = value.trim();
-    let delay = match value.parse::<u64>() {
-        Ok(seconds) => Duration::from_secs(seconds.min(MAX_RETRY_AFTER.as_secs())),
-        Err(_) => {
-            let at = httpdate::parse_http_date(value).ok()?;
-            at.duration_since(now).unwrap_or(Duration::ZERO)
-        }
-    };
-    Some(delay.min(MAX_RETRY_AFTER))
-}
-
-/// The `Retry-After` of `headers`, read at `now`.
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    headers
-        .get(RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse_retry_after(v, now))
 }
 
 /// What follows a non-2xx answer `status` with `headers` and the (redacted) body `text`, and
@@ -127,7 +101,7 @@ pub fn detail_of(text: &str) -> String {
         },
         _ => None,
     };
-    super::super::exchange::cut(message.as_deref().unwrap_or(text))
+    cut(message.as_deref().unwrap_or(text))
 }
 
 /// What HubSpot's `X-HubSpot-RateLimit-*` headers say: `Remaining: 0` holds the account for the
@@ -166,21 +140,6 @@ mod tests {
         assert_eq!(detail_of(&message), "m".repeat(200));
         assert_eq!(detail_of(""), "");
         assert_eq!(detail_of(r#"{"message": 5}"#), r#"{"message": 5}"#);
-    }
-
-    #[test]
-    fn retry_after_reads_seconds_and_http_dates() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
-        let later = httpdate::fmt_http_date(now + Duration::from_secs(120));
-        assert_eq!(
-            parse_retry_after(&later, now),
-            Some(Duration::from_secs(120))
-        );
-        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(120));
-        assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("soon", now), None);
-        assert_eq!(parse_retry_after("99999999", now), Some(MAX_RETRY_AFTER));
     }
 
     #[test]

@@ -15,45 +15,24 @@
 
 pub mod answers;
 
-use super::adapter::{Classified, CrmAdapter, PaceSignal, Session};
-use super::exchange::{bearer, Exchange, Refusal, Request};
+use super::adapter::{CrmAdapter, Session};
+use super::exchange::{base_prefix, bearer, Exchange, Refusal, Request, SEGMENT};
 use super::port::{CrmFailure, OwnerUpdate, AUTHORIZATION_FAILED, NO_OWNER_WITH_EMAIL};
+use super::reading::{Classified, PaceSignal, ReadAnswers};
 use crate::model::account::{CrmCredentials, CrmProvider, CrmSecret, OAuthApp};
 use crate::secrets::OpenCrmConnection;
 use async_trait::async_trait;
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use percent_encoding::utf8_percent_encode;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::Method;
 use serde::Deserialize;
 use std::time::{Duration, Instant, SystemTime};
-
-/// Characters of an id kept as they are in a path segment: RFC 3986's unreserved set
-/// (`ALPHA / DIGIT / "-" / "." / "_" / "~"`); every other byte is percent-encoded, so the id is
-/// always exactly one segment (`/`, `?`, `#`, `%`, spaces and `+` included).
-pub const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// Pages of the owners API read at most for one look-up.
 const MAX_OWNER_PAGES: usize = 20;
 
 /// Requests per second per account when the connection names none (BEHAVIOR 7).
 pub const REQUESTS_PER_SECOND: u32 = 10;
-
-/// The base URL without its query, fragment and trailing `/`.
-///
-/// Errors: a base URL that is not an absolute http(s) URL.
-pub fn base_prefix(base_url: &str) -> Result<String, String> {
-    let mut base = url::Url::parse(base_url).map_err(|e| format!("invalid base_url: {e}"))?;
-    if !matches!(base.scheme(), "http" | "https") {
-        return Err("invalid base_url: not an http(s) URL".into());
-    }
-    base.set_query(None);
-    base.set_fragment(None);
-    Ok(base.as_str().trim_end_matches('/').to_string())
-}
 
 /// The request URL: `{base_url}/crm/v3/objects/{type}/{external_id}`, the id percent-encoded as
 /// one path segment, with `?idProperty=<name>` when the connection names the type's id property.
@@ -207,10 +186,34 @@ impl HubSpot {
     }
 }
 
+impl ReadAnswers for HubSpot {
+    fn classify(
+        &self, status: u16, headers: &HeaderMap, text: &str, now: SystemTime,
+    ) -> Classified {
+        answers::classify(status, headers, text, now)
+    }
+
+    fn limits(&self, headers: &HeaderMap, _connection: &OpenCrmConnection) -> Vec<PaceSignal> {
+        answers::limits(headers)
+    }
+
+    fn requests_per_second(&self, connection: &OpenCrmConnection) -> u32 {
+        connection
+            .options
+            .max_requests_per_second
+            .unwrap_or(REQUESTS_PER_SECOND)
+            .clamp(1, REQUESTS_PER_SECOND)
+    }
+}
+
 #[async_trait]
 impl CrmAdapter for HubSpot {
     fn provider(&self) -> CrmProvider {
         CrmProvider::HubSpot
+    }
+
+    fn reader(&self) -> &dyn ReadAnswers {
+        self
     }
 
     fn standing_session(
@@ -349,24 +352,6 @@ impl CrmAdapter for HubSpot {
             return Ok(());
         }
         Err(x.refusal(&answer))
-    }
-
-    fn classify(
-        &self, status: u16, headers: &HeaderMap, text: &str, now: SystemTime,
-    ) -> Classified {
-        answers::classify(status, headers, text, now)
-    }
-
-    fn limits(&self, headers: &HeaderMap, _connection: &OpenCrmConnection) -> Vec<PaceSignal> {
-        answers::limits(headers)
-    }
-
-    fn requests_per_second(&self, connection: &OpenCrmConnection) -> u32 {
-        connection
-            .options
-            .max_requests_per_second
-            .unwrap_or(REQUESTS_PER_SECOND)
-            .clamp(1, REQUESTS_PER_SECOND)
     }
 }
 

@@ -2,10 +2,8 @@
 //! guide, "Status Codes and Error Responses" and "Limit Info Header", and its OAuth 2.0 guide):
 //! the retry classification table, the detail of a refusal, and `Sforce-Limit-Info`.
 
-use super::super::adapter::{Classified, PaceSignal, Remedy};
-use super::super::exchange::DETAIL_CHARS;
-use super::super::hubspot::answers::retry_after;
 use super::super::port::Next;
+use super::super::reading::{retry_after, Classified, PaceSignal, Remedy, DETAIL_CHARS};
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use std::time::{Duration, SystemTime};

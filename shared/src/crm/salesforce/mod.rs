@@ -22,13 +22,13 @@
 pub mod answers;
 pub mod soql;
 
-use super::adapter::{Classified, CrmAdapter, PaceSignal, Session, MAX_TOKEN_LIFETIME};
-use super::exchange::{bearer, Exchange, Refusal, Request};
-use super::hubspot::{base_prefix, SEGMENT};
+use super::adapter::{CrmAdapter, Session, MAX_TOKEN_LIFETIME};
+use super::exchange::{base_prefix, bearer, Exchange, Refusal, Request, SEGMENT};
 use super::port::{
     CrmFailure, AUTHORIZATION_FAILED, NO_SALESFORCE_USER_WITH_EMAIL,
     SEVERAL_SALESFORCE_USERS_WITH_EMAIL,
 };
+use super::reading::{Classified, PaceSignal, ReadAnswers};
 use crate::model::account::{CrmCredentials, CrmProvider, MAX_API_SHARE, SALESFORCE_API_VERSION};
 use crate::model::object_type::ObjectType;
 use crate::secrets::OpenCrmConnection;
@@ -152,10 +152,31 @@ fn data_url(session: &Session, connection: &OpenCrmConnection, rest: &str) -> St
     )
 }
 
+impl ReadAnswers for Salesforce {
+    fn classify(
+        &self, status: u16, headers: &HeaderMap, text: &str, now: SystemTime,
+    ) -> Classified {
+        answers::classify(status, headers, text, now, self.limit_wait)
+    }
+
+    fn limits(&self, headers: &HeaderMap, connection: &OpenCrmConnection) -> Vec<PaceSignal> {
+        let share = connection.options.max_api_share.unwrap_or(MAX_API_SHARE);
+        answers::limits(headers, share, self.limit_wait)
+    }
+
+    fn requests_per_second(&self, _connection: &OpenCrmConnection) -> u32 {
+        REQUESTS_PER_SECOND
+    }
+}
+
 #[async_trait]
 impl CrmAdapter for Salesforce {
     fn provider(&self) -> CrmProvider {
         CrmProvider::Salesforce
+    }
+
+    fn reader(&self) -> &dyn ReadAnswers {
+        self
     }
 
     fn standing_session(
@@ -308,21 +329,6 @@ impl CrmAdapter for Salesforce {
             return Ok(());
         }
         Err(x.refusal(&answer))
-    }
-
-    fn classify(
-        &self, status: u16, headers: &HeaderMap, text: &str, now: SystemTime,
-    ) -> Classified {
-        answers::classify(status, headers, text, now, self.limit_wait)
-    }
-
-    fn limits(&self, headers: &HeaderMap, connection: &OpenCrmConnection) -> Vec<PaceSignal> {
-        let share = connection.options.max_api_share.unwrap_or(MAX_API_SHARE);
-        answers::limits(headers, share, self.limit_wait)
-    }
-
-    fn requests_per_second(&self, _connection: &OpenCrmConnection) -> u32 {
-        REQUESTS_PER_SECOND
     }
 }
 
