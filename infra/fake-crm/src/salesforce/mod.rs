@@ -273,6 +273,14 @@ async fn answer(
         if let Some(value) = s.retry_after {
             extra.push(("retry-after".to_string(), value));
         }
+        // Every REST answer carries the org's usage, scripted ones too (unless they set it).
+        if path.starts_with("/services/data/")
+            && !extra
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("sforce-limit-info"))
+        {
+            extra.push(fake.org(|o| o.limit_info()));
+        }
         return respond(s.status, s.body, &extra);
     }
     if !salesforce {

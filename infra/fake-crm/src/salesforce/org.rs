@@ -248,6 +248,15 @@ impl Org {
         self.sessions.clear();
     }
 
+    /// The `Sforce-Limit-Info` of the org's usage now (every REST answer carries it).
+    pub fn limit_info(&self) -> (String, String) {
+        let limit = self.spec.api_limit.unwrap_or(15_000);
+        (
+            "Sforce-Limit-Info".to_string(),
+            format!("api-usage={}/{limit}", self.spec.api_used.min(limit)),
+        )
+    }
+
     /// A record.
     pub fn record(&self, sobject: &str, id: &str) -> Option<&Record> {
         self.spec.records.get(sobject)?.iter().find(|r| r.id == id)
@@ -386,10 +395,7 @@ impl Org {
                 ),
             }
         };
-        answer.headers.push((
-            "Sforce-Limit-Info".to_string(),
-            format!("api-usage={}/{limit}", self.spec.api_used.min(limit)),
-        ));
+        answer.headers.push(self.limit_info());
         answer
     }
 
@@ -636,6 +642,126 @@ mod tests {
         ] {
             assert!(parse_user_query(bad).is_err(), "{bad}");
         }
+    }
+
+    fn request<'a>(
+        method: &'a str, path: &'a str, host: &'a str, auth: Option<&'a str>, body: &'a [u8],
+    ) -> Request<'a> {
+        Request {
+            method,
+            path,
+            query: None,
+            host: Some(host),
+            authorization: auth,
+            auto_assign: None,
+            body,
+        }
+    }
+
+    /// The token endpoint as Salesforce documents it: client credentials only on the My
+    /// Domain, no refresh token nor lifetime in the answer, `invalid_client` and
+    /// `invalid_grant`; a revoked token is `INVALID_SESSION_ID`; an update without
+    /// `Sforce-Auto-Assign: FALSE` lets the Lead's assignment rule take the owner.
+    #[test]
+    fn tokens_sessions_and_assignment_rules_behave_as_salesforce_documents() {
+        let mut org = Org::new(OrgSpec::demo(), "localhost:1", "http://127.0.0.1:1");
+        let app = org.spec().apps[0].clone();
+        let grant = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}",
+            app.client_id, app.client_secret
+        );
+        let elsewhere = org.answer(&request(
+            "POST",
+            "/services/oauth2/token",
+            "login.salesforce.com",
+            None,
+            grant.as_bytes(),
+        ));
+        assert_eq!(
+            (elsewhere.status, elsewhere.body["error"].as_str()),
+            (400, Some("invalid_grant"))
+        );
+        let wrong = format!(
+            "grant_type=client_credentials&client_id={}&client_secret=x",
+            app.client_id
+        );
+        let refused = org.answer(&request(
+            "POST",
+            "/services/oauth2/token",
+            "localhost:1",
+            None,
+            wrong.as_bytes(),
+        ));
+        assert_eq!(refused.body["error"], "invalid_client");
+        let refresh = format!(
+            "grant_type=refresh_token&client_id={}&client_secret={}&refresh_token=nope",
+            app.client_id, app.client_secret
+        );
+        let refused = org.answer(&request(
+            "POST",
+            "/services/oauth2/token",
+            "localhost:1",
+            None,
+            refresh.as_bytes(),
+        ));
+        assert_eq!(refused.body["error"], "invalid_grant");
+        let granted = org.answer(&request(
+            "POST",
+            "/services/oauth2/token",
+            "localhost:1",
+            None,
+            grant.as_bytes(),
+        ));
+        assert_eq!(granted.status, 200);
+        assert_eq!(granted.body["instance_url"], "http://127.0.0.1:1");
+        assert!(
+            granted.body.get("refresh_token").is_none() && granted.body.get("expires_in").is_none()
+        );
+        let token = granted.body["access_token"].as_str().unwrap().to_string();
+        let bearer = format!("Bearer {token}");
+        let lead = org.spec().records["Lead"][0].id.clone();
+        let path = format!("/services/data/v66.0/sobjects/Lead/{lead}");
+        let body = json!({"OwnerId": "0055g0000000001"}).to_string();
+        let updated = org.answer(&request(
+            "PATCH",
+            &path,
+            "127.0.0.1:1",
+            Some(&bearer),
+            body.as_bytes(),
+        ));
+        assert_eq!(updated.status, 204);
+        assert!(updated
+            .headers
+            .iter()
+            .any(|(k, v)| k == "Sforce-Limit-Info" && v.starts_with("api-usage=")));
+        assert_eq!(
+            org.record("Lead", &lead).unwrap().owner_id.as_deref(),
+            Some("00G5g0000000001"),
+            "without Sforce-Auto-Assign: FALSE the Lead rule takes it"
+        );
+        let revoke = format!("token={token}");
+        assert_eq!(
+            org.answer(&request(
+                "POST",
+                "/services/oauth2/revoke",
+                "localhost:1",
+                None,
+                revoke.as_bytes()
+            ))
+            .status,
+            200
+        );
+        let refused = org.answer(&request(
+            "PATCH",
+            &path,
+            "127.0.0.1:1",
+            Some(&bearer),
+            body.as_bytes(),
+        ));
+        assert_eq!(
+            (refused.status, refused.body[0]["errorCode"].as_str()),
+            (401, Some("INVALID_SESSION_ID"))
+        );
     }
 
     #[test]
