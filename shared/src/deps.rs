@@ -78,6 +78,9 @@ pub struct Deps {
     pub cursors: Option<Arc<CursorKeySource>>,
     /// Delays between CRM sync attempts (BEHAVIOR 7).
     pub crm_retry_delays: RetryDelays,
+    /// How long Salesforce's daily total and an API usage at the share wait (BEHAVIOR 7,
+    /// `CRM_SYNC_LIMIT_WAIT`).
+    pub crm_limit_wait: crate::crm::retry::LimitWait,
     /// Delays between webhook delivery attempts (BEHAVIOR 13, `WEBHOOK_RETRY_DELAYS`).
     pub webhook_retry_delays: crate::webhooks::RetrySchedule,
     /// The worker of due work (DESIGN "Work that happens later"): hand-offs on the dispatch
@@ -111,6 +114,7 @@ impl Deps {
             aws: None,
             cursors: Some(Arc::new(CursorKeySource::ready(CursorKey::random()))),
             crm_retry_delays: RetryDelays::default(),
+            crm_limit_wait: crate::crm::retry::LimitWait::default(),
             webhook_retry_delays: crate::webhooks::RetrySchedule::default(),
             due: DueWorker::in_process(
                 store.clone(),
@@ -322,6 +326,7 @@ impl Deps {
     /// Errors: the first variable with an invalid value, named.
     fn with_settings_from_env(mut self, outbound: OutboundPolicy) -> Result<Self, ConfigError> {
         self.crm_retry_delays = RetryDelays::from_env().map_err(ConfigError)?;
+        self.crm_limit_wait = crate::crm::retry::LimitWait::from_env().map_err(ConfigError)?;
         self.outbound = outbound;
         if let Some(text) = var("DISPATCH_HISTORY_RETENTION_DAYS") {
             let days = text

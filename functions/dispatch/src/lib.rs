@@ -31,7 +31,7 @@ use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::Json;
 use shared::api::{with_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
-use shared::crm::{CrmSync, LazyHubSpotClient};
+use shared::crm::{CrmSettings, CrmSync, LazyHttpCrm};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::dispatch::request::ExplainRequest;
@@ -58,7 +58,7 @@ pub struct DispatchState {
 }
 
 impl DispatchState {
-    /// The state over `deps`: the engine with its CRM sync (one HubSpot client, built at the
+    /// The state over `deps`: the engine with its CRM sync (one CRM client, built at the
     /// first sync: a cold start builds no HTTP client, issue 36) and its SLA checks
     /// (BEHAVIOR 14), both registered as jobs of the due-work worker of `deps` (queue or
     /// timers).
@@ -66,7 +66,13 @@ impl DispatchState {
     /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no sealer
     /// (`SEALING_KMS_KEY_ID` in Lambda).
     pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        let client = Arc::new(LazyHubSpotClient::new(deps.outbound));
+        let pace: Arc<dyn shared::store::PaceStore> = deps.store.clone();
+        let client = Arc::new(
+            LazyHttpCrm::new(deps.outbound, pace).with_settings(CrmSettings {
+                limit_wait: deps.crm_limit_wait.0,
+                ..CrmSettings::default()
+            }),
+        );
         let sealer = deps.sealer()?;
         let crm = CrmSync::new(
             client,

@@ -1,5 +1,5 @@
 //! A fake HubSpot (BEHAVIOR 7, "HubSpot as it is"), in process for tests and as a binary for
-//! the demo. It answers as HubSpot documents ([`portal`]: numeric object ids, the owners API,
+//! the demo; a fake Salesforce beside it ([`salesforce::FakeSalesforce`], "Salesforce as it is"). It answers as HubSpot documents ([`portal`]: numeric object ids, the owners API,
 //! `INVALID_OWNER_ID`, tokens and scopes, the OAuth token endpoint, rate-limit headers and 429s,
 //! error bodies in HubSpot's shape), validates every request on a HubSpot path against HubSpot's
 //! published API description ([`spec`]; a request that does not validate is answered 400 and its
@@ -20,6 +20,7 @@
 //! and `GET /_fake/objects/{type}/{id}` (an object as the portal holds it).
 
 pub mod portal;
+pub mod salesforce;
 pub mod spec;
 
 use axum::body::Bytes;
@@ -62,6 +63,10 @@ pub struct Scripted {
     /// Only requests whose path starts with this get it (any when unset).
     #[serde(default)]
     pub path: Option<String>,
+    /// After the delay, answer as the CRM would (the status, body and headers are not used):
+    /// a slow CRM, not a failing one.
+    #[serde(default)]
+    pub pass: bool,
 }
 
 fn one() -> usize {
@@ -80,6 +85,15 @@ impl Scripted {
             times: 1,
             method: None,
             path: None,
+            pass: false,
+        }
+    }
+
+    /// No answer of its own: the CRM's answer, after `delay` (a slow CRM).
+    pub fn stall(delay: Duration) -> Self {
+        Self {
+            pass: true,
+            ..Self::status(200).delay(delay)
         }
     }
 
@@ -135,7 +149,7 @@ impl Scripted {
         }))
     }
 
-    fn applies_to(&self, method: &str, path: &str) -> bool {
+    pub(crate) fn applies_to(&self, method: &str, path: &str) -> bool {
         self.method
             .as_deref()
             .is_none_or(|m| m.eq_ignore_ascii_case(method))
@@ -380,18 +394,31 @@ impl FakeCrm {
     }
 }
 
-fn now_ms() -> u128 {
+pub(crate) fn now_ms() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0)
 }
 
+/// Every header as (lowercase name, value) pairs (a value that is not UTF-8 read lossily).
+pub(crate) fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-fn respond(status: u16, body: Option<Value>, headers: &[(String, String)]) -> Response {
+pub(crate) fn respond(status: u16, body: Option<Value>, headers: &[(String, String)]) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = match body {
         Some(Value::String(text)) => (status, text).into_response(),
@@ -418,12 +445,18 @@ async fn answer(
     let path = uri.path().to_string();
     let hubspot = spec::is_hubspot_path(&path);
     let violations = if hubspot {
+        let pairs = header_pairs(&headers);
+        let pairs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         spec::violations(&spec::Request {
             method: method.as_str(),
             path: &path,
             query: uri.query(),
             content_type: header(&headers, "content-type"),
             authorization: header(&headers, "authorization"),
+            headers: &pairs,
             body: &body,
         })
     } else {
@@ -477,10 +510,12 @@ async fn answer(
             next
         })
     };
-    if let Some(s) = scripted {
+    if let Some(s) = &scripted {
         if s.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(s.delay_ms)).await;
         }
+    }
+    if let Some(s) = scripted.filter(|s| !s.pass) {
         let mut extra: Vec<(String, String)> = s.headers.into_iter().collect();
         if let Some(value) = s.retry_after {
             extra.push(("retry-after".to_string(), value));

@@ -589,7 +589,9 @@ impl Portal {
             Issued {
                 client_id: app.client_id.clone(),
                 scopes: app.scopes.clone(),
-                expires_at: Instant::now() + Duration::from_secs(app.expires_in),
+                expires_at: Instant::now()
+                    .checked_add(Duration::from_secs(app.expires_in))
+                    .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 86_400)),
             },
         );
         Answer::json(

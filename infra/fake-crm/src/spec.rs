@@ -1,11 +1,13 @@
-//! Validation of requests against HubSpot's published API description (issue 50 point 6):
-//! `infra/fake-crm/hubspot-api.json`, a schema written from HubSpot's OpenAPI descriptions of
-//! CRM objects v3, owners v3 and OAuth v1 (their source repository and commit are in the file;
-//! HubSpot's files themselves are not licensed for reuse). Every request the fake receives on a
-//! HubSpot path is checked: an operation with its method and path template, the path and query
-//! parameters declared (no other) with their types, the required ones present, the body's media
-//! type and its JSON Schema (form bodies as an object of strings), and a bearer token where the
-//! operation is secured.
+//! Validation of requests against a CRM's published API description: HubSpot's
+//! (`infra/fake-crm/hubspot-api.json`, a schema written from HubSpot's OpenAPI descriptions of
+//! CRM objects v3, owners v3 and OAuth v1; their source repository and commit are in the file,
+//! HubSpot's files themselves are not licensed for reuse) and Salesforce's
+//! (`infra/fake-crm/salesforce-api.json`, written from Salesforce's REST API and OAuth 2.0
+//! guides, the pages named in the file). Every request a fake receives on a CRM path is checked:
+//! an operation with its method and path template, the path and query parameters declared (no
+//! other) with their types, the required ones present, declared headers against their schema
+//! when sent (and present when required), the body's media type and its JSON Schema (form bodies
+//! as an object of strings), and a bearer token where the operation is secured.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -14,8 +16,11 @@ use std::sync::OnceLock;
 /// What the violation of an operation's security says (a request without a bearer token).
 pub const NEEDS_BEARER: &str = "needs Authorization: Bearer <token>";
 
-/// The schema's text.
+/// HubSpot's schema's text.
 pub const SCHEMA: &str = include_str!("../hubspot-api.json");
+
+/// Salesforce's schema's text.
+pub const SALESFORCE_SCHEMA: &str = include_str!("../salesforce-api.json");
 
 /// One described operation.
 #[derive(Debug, Clone, Deserialize)]
@@ -68,14 +73,46 @@ struct Document {
     operations: Vec<Operation>,
 }
 
-/// The described operations.
+/// A CRM's described operations.
+#[derive(Debug)]
+pub struct Description {
+    /// The CRM, as violations name it.
+    pub name: &'static str,
+    /// Its operations.
+    pub operations: Vec<Operation>,
+}
+
+impl Description {
+    fn parse(name: &'static str, text: &str) -> Self {
+        Self {
+            name,
+            operations: serde_json::from_str::<Document>(text)
+                .map(|d| d.operations)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// HubSpot's description.
+    pub fn hubspot() -> &'static Self {
+        static HUBSPOT: OnceLock<Description> = OnceLock::new();
+        HUBSPOT.get_or_init(|| Self::parse("HubSpot", SCHEMA))
+    }
+
+    /// Salesforce's description.
+    pub fn salesforce() -> &'static Self {
+        static SALESFORCE: OnceLock<Description> = OnceLock::new();
+        SALESFORCE.get_or_init(|| Self::parse("Salesforce", SALESFORCE_SCHEMA))
+    }
+}
+
+/// HubSpot's described operations.
 pub fn operations() -> &'static [Operation] {
-    static OPERATIONS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPERATIONS.get_or_init(|| {
-        serde_json::from_str::<Document>(SCHEMA)
-            .map(|d| d.operations)
-            .unwrap_or_default()
-    })
+    &Description::hubspot().operations
+}
+
+/// Whether `path` is one of Salesforce's (its OAuth endpoints and its REST API).
+pub fn is_salesforce_path(path: &str) -> bool {
+    path.starts_with("/services/")
 }
 
 /// Whether `path` is one of HubSpot's (the fake's other paths are its control routes and the
@@ -97,6 +134,8 @@ pub struct Request<'a> {
     pub content_type: Option<&'a str>,
     /// `Authorization`.
     pub authorization: Option<&'a str>,
+    /// Every header, lowercase names (the declared ones are checked).
+    pub headers: &'a [(&'a str, &'a str)],
     /// Body.
     pub body: &'a [u8],
 }
@@ -157,18 +196,23 @@ fn check(schema: &Value, value: &Value, what: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Everything `request` does that the description does not allow (empty: it validates).
+/// Everything `request` does that HubSpot's description does not allow (empty: it validates).
 pub fn violations(request: &Request<'_>) -> Vec<String> {
+    violations_of(Description::hubspot(), request)
+}
+
+/// Everything `request` does that `description` does not allow (empty: it validates).
+pub fn violations_of(description: &Description, request: &Request<'_>) -> Vec<String> {
     let mut out = Vec::new();
-    let found = operations().iter().find_map(|op| {
+    let found = description.operations.iter().find_map(|op| {
         (op.method.eq_ignore_ascii_case(request.method))
             .then(|| matches(&op.path, request.path).map(|params| (op, params)))
             .flatten()
     });
     let Some((op, path_values)) = found else {
         out.push(format!(
-            "no operation {} {} in HubSpot's description",
-            request.method, request.path
+            "no operation {} {} in {}'s description",
+            request.method, request.path, description.name
         ));
         return out;
     };
@@ -223,6 +267,19 @@ pub fn violations(request: &Request<'_>) -> Vec<String> {
     {
         if !query.iter().any(|(n, _)| n == &p.name) {
             out.push(format!("query parameter {} is required", p.name));
+        }
+    }
+    for p in op.parameters.iter().filter(|p| p.location == "header") {
+        let name = p.name.to_ascii_lowercase();
+        match request.headers.iter().find(|(n, _)| *n == name) {
+            Some((_, value)) => check(
+                &p.schema,
+                &typed(value, &p.schema),
+                &format!("header {}", p.name),
+                &mut out,
+            ),
+            None if p.required => out.push(format!("header {} is required", p.name)),
+            None => {}
         }
     }
     match &op.request_body {
@@ -287,6 +344,7 @@ mod tests {
             query,
             content_type: Some("application/json"),
             authorization: Some("Bearer t"),
+            headers: &[],
             body,
         }
     }
@@ -408,6 +466,97 @@ mod tests {
         ];
         for (request, expected) in cases {
             let found = violations(&request);
+            assert!(
+                found.iter().any(|v| v.contains(expected)),
+                "{request:?}: {found:?} should name {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn salesforces_schema_reads_and_the_syncs_requests_validate_and_others_do_not() {
+        let salesforce = Description::salesforce();
+        assert_eq!(salesforce.operations.len(), 4);
+        let form = |body: &'static [u8]| Request {
+            content_type: Some("application/x-www-form-urlencoded"),
+            authorization: None,
+            ..request("POST", "/services/oauth2/token", None, body)
+        };
+        for ok in [
+            form(b"grant_type=client_credentials&client_id=c&client_secret=s"),
+            form(b"grant_type=refresh_token&client_id=c&client_secret=s&refresh_token=r"),
+        ] {
+            assert_eq!(violations_of(salesforce, &ok), Vec::<String>::new());
+        }
+        let query = request(
+            "GET",
+            "/services/data/v66.0/query",
+            Some("q=SELECT%20Id%20FROM%20User%20WHERE%20Email%20%3D%20%27a%40b.example%27%20AND%20IsActive%20%3D%20true"),
+            b"",
+        );
+        assert_eq!(violations_of(salesforce, &query), Vec::<String>::new());
+        let patch = Request {
+            headers: &[("sforce-auto-assign", "FALSE")],
+            ..request(
+                "PATCH",
+                "/services/data/v66.0/sobjects/Lead/00Q5g0000000001",
+                None,
+                br#"{"OwnerId": "0055g0000000001"}"#,
+            )
+        };
+        assert_eq!(violations_of(salesforce, &patch), Vec::<String>::new());
+        let cases: Vec<(Request<'_>, &str)> = vec![
+            (form(b"grant_type=client_credentials&client_id=c"), "body"),
+            (form(b"grant_type=password_x&client_id=c"), "body"),
+            (form(b"grant_type=refresh_token&client_id=c"), "body"),
+            (
+                request("GET", "/services/data/v66.0/query", None, b""),
+                "query parameter q is required",
+            ),
+            (
+                request("GET", "/services/data/66.0/query", Some("q=x"), b""),
+                "path parameter version",
+            ),
+            (
+                Request {
+                    headers: &[("sforce-auto-assign", "no")],
+                    ..request(
+                        "PATCH",
+                        "/services/data/v66.0/sobjects/Lead/00Q5g0000000001",
+                        None,
+                        br#"{"OwnerId": "0055g0000000001"}"#,
+                    )
+                },
+                "header Sforce-Auto-Assign",
+            ),
+            (
+                request(
+                    "PATCH",
+                    "/services/data/v66.0/sobjects/Lead/00Q5g0000000001",
+                    None,
+                    br#"{"OwnerId": 5}"#,
+                ),
+                "body",
+            ),
+            (
+                request(
+                    "PUT",
+                    "/services/data/v66.0/sobjects/Lead/00Q5g0000000001",
+                    None,
+                    b"{}",
+                ),
+                "no operation",
+            ),
+            (
+                Request {
+                    authorization: None,
+                    ..query
+                },
+                "Bearer",
+            ),
+        ];
+        for (request, expected) in cases {
+            let found = violations_of(salesforce, &request);
             assert!(
                 found.iter().any(|v| v.contains(expected)),
                 "{request:?}: {found:?} should name {expected}"

@@ -1,189 +1,201 @@
-//! The pace of one instance's CRM requests per account (BEHAVIOR 7 "Rate limits"): at most 10
-//! requests per second per account, and a request whose turn is more than 3 s away is not sent
-//! (it goes to the background retry at once).
+//! The pace of the service's CRM requests per account (BEHAVIOR 7 "Rate limits"): the service
+//! as a whole, every Lambda instance and local server sharing one store, sends at most 10
+//! requests per second per account and CRM (or a HubSpot connection's
+//! `max_requests_per_second`), and a request whose turn is more than 3 s away (or past its
+//! attempt's deadline) is not sent: it goes to the background retry at once.
 //!
-//! - The rate is a GCRA limiter per account (the `governor` crate): one request every 100 ms,
-//!   no burst, so no second of wall time ever holds more than 10 of an account's requests.
-//!   HubSpot's burst limits (100 to 190 requests per 10 s) are shared by every app of the
-//!   customer's portal; 10 per second keeps this service at most at the 100 a free portal has.
-//! - A request's turn is the limiter's wait plus 100 ms per request of the account already
-//!   waiting. When that is more than [`MAX_TURN`] away the request is deferred at once; a request
-//!   that waited and still has no turn when [`MAX_TURN`] has passed is deferred then.
-//! - HubSpot's `X-HubSpot-RateLimit-*` headers hold the account back when they say the portal's
-//!   allowance is spent ([`Pace::note_headers`]): `X-HubSpot-RateLimit-Remaining: 0` until the
-//!   window (`X-HubSpot-RateLimit-Interval-Milliseconds`, 10 s) has passed, and
-//!   `X-HubSpot-RateLimit-Secondly-Remaining: 0` for one second. A hold beyond [`MAX_TURN`]
-//!   defers the account's requests.
+//! - The rate is a GCRA limiter kept in the store ([`crate::store::PaceStore`], one small item
+//!   per account and CRM, [`crate::model::pace`]): each request reserves its turn with one
+//!   conditional update and waits for it here. No burst: turns are one interval apart (100 ms at
+//!   10 per second), so any T seconds hold at most 10·T + 1 of an account's requests.
+//! - The CRM's own signals ([`super::reading::PaceSignal`], read from every answer) hold the
+//!   account in the store too: HubSpot's spent window moves the TAT past it; Salesforce's API
+//!   usage at the connection's share stores a usage hold, during which syncs wait
+//!   (`Salesforce API usage at N/M: request deferred`) and which a later answer below the share
+//!   ends.
+//! - The instance keeps only hints: the TAT it saw last per key (which update form to try
+//!   first) and the keys it saw held.
 
-use crate::types::ids::AccountId;
-use governor::clock::{Clock as _, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
-use reqwest::header::HeaderMap;
-use std::collections::HashMap;
-use std::num::NonZeroU32;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use super::reading::PaceSignal;
+use crate::model::pace::{PaceKey, PaceRule, Turn, TurnAsk, UsageHold};
+use crate::store::PaceStore;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The longest a request waits for its turn before it is deferred (BEHAVIOR 7).
 pub const MAX_TURN: Duration = Duration::from_secs(3);
 
-/// Requests per second per account and instance (BEHAVIOR 7).
-pub const REQUESTS_PER_SECOND: u32 = 10;
+/// Requests at once after an idle time (1: none ahead of its interval).
+pub const BURST: u32 = 1;
 
-/// HubSpot's header: requests left in the current window (10 s) of the app's burst limit.
-pub const REMAINING: &str = "x-hubspot-ratelimit-remaining";
-/// HubSpot's header: the window of the burst limit, in milliseconds.
-pub const INTERVAL_MILLISECONDS: &str = "x-hubspot-ratelimit-interval-milliseconds";
-/// HubSpot's header: requests left in the current second.
-pub const SECONDLY_REMAINING: &str = "x-hubspot-ratelimit-secondly-remaining";
-/// HubSpot's header: requests left today (private apps only).
-pub const DAILY_REMAINING: &str = "x-hubspot-ratelimit-daily-remaining";
+/// The longest hold a CRM's rate-limit header may put on an account.
+const MAX_HOLD: Duration = Duration::from_secs(60);
 
-/// The window assumed when `X-HubSpot-RateLimit-Remaining: 0` comes without its interval.
-const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
+/// How long a request waits when the store could not give it a turn (it is deferred).
+const STORE_UNAVAILABLE_WAIT: Duration = Duration::from_secs(1);
 
-/// A number header's value.
-pub fn header_number(headers: &HeaderMap, name: &str) -> Option<u64> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
+/// Most hints kept (past that, they are dropped: a hint only saves a round trip).
+const MAX_HINTS: usize = 10_000;
+
+/// Why a request is not sent now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferral {
+    /// Its turn is more than [`MAX_TURN`] away (or past the attempt's deadline): this far.
+    Turn(Duration),
+    /// The org's API usage is at or above the connection's share (Salesforce): `used` of
+    /// `limit`, held for `wait` more.
+    ApiUsage {
+        /// Requests used.
+        used: u64,
+        /// The org's daily allowance.
+        limit: u64,
+        /// How long the hold lasts from now.
+        wait: Duration,
+    },
 }
 
-/// The pace of one instance: the per-account limiter, who waits, and HubSpot's holds.
+/// Microseconds since the Unix epoch, now.
+fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn duration_us(us: i64) -> Duration {
+    Duration::from_micros(u64::try_from(us).unwrap_or(0))
+}
+
+/// The pace, over the store that keeps it.
 #[derive(derive_more::Debug)]
 pub struct Pace {
     #[debug(skip)]
-    limiter: DefaultKeyedRateLimiter<AccountId>,
-    #[debug(skip)]
-    clock: DefaultClock,
-    /// The period between two requests of one account.
-    interval: Duration,
-    waiting: Mutex<HashMap<AccountId, usize>>,
-    holds: Mutex<HashMap<AccountId, Instant>>,
-}
-
-impl Default for Pace {
-    fn default() -> Self {
-        Self::new(REQUESTS_PER_SECOND)
-    }
-}
-
-/// A request counted as waiting for its account's turn until dropped.
-struct Waiting<'a> {
-    pace: &'a Pace,
-    account: AccountId,
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        let mut waiting = self.pace.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = waiting.get_mut(&self.account) {
-            *n -= 1;
-            if *n == 0 {
-                waiting.remove(&self.account);
-            }
-        }
-    }
+    store: Arc<dyn PaceStore>,
+    /// The TAT each key's last turn showed.
+    seen: Mutex<HashMap<PaceKey, i64>>,
+    /// Keys this instance saw held for their API usage.
+    held: Mutex<HashSet<PaceKey>>,
 }
 
 impl Pace {
-    /// A pace of `per_second` requests per second per account (no burst).
-    pub fn new(per_second: u32) -> Self {
-        let per_second = NonZeroU32::new(per_second).unwrap_or(NonZeroU32::MIN);
-        let interval = Duration::from_secs(1) / per_second.get();
-        let quota = Quota::per_second(per_second).allow_burst(NonZeroU32::MIN);
+    /// The pace kept in `store`.
+    pub fn new(store: Arc<dyn PaceStore>) -> Self {
         Self {
-            limiter: DefaultKeyedRateLimiter::hashmap(quota),
-            clock: DefaultClock::default(),
-            interval,
-            waiting: Mutex::new(HashMap::new()),
-            holds: Mutex::new(HashMap::new()),
+            store,
+            seen: Mutex::new(HashMap::new()),
+            held: Mutex::new(HashSet::new()),
         }
     }
 
-    fn hold(&self, account: AccountId) -> Option<Instant> {
-        let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        holds.retain(|_, until| *until > now);
-        holds.get(&account).copied()
+    fn hint(&self, key: &PaceKey) -> Option<i64> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get(key).copied()
     }
 
-    fn enter(&self, account: AccountId) -> (Waiting<'_>, usize) {
-        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        let n = waiting.entry(account).or_default();
-        let ahead = *n;
-        *n += 1;
-        (
-            Waiting {
-                pace: self,
-                account,
-            },
-            ahead,
-        )
+    fn saw(&self, key: PaceKey, tat_us: i64) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= MAX_HINTS && !seen.contains_key(&key) {
+            seen.clear();
+        }
+        seen.insert(key, tat_us);
     }
 
-    fn ahead_of_me(&self, account: AccountId) -> usize {
-        let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        waiting
-            .get(&account)
-            .copied()
-            .unwrap_or(1)
-            .saturating_sub(1)
+    fn held(&self) -> std::sync::MutexGuard<'_, HashSet<PaceKey>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits for `account`'s next turn (at most [`MAX_TURN`]).
+    /// Waits for `key`'s next turn under `rule`, at most [`MAX_TURN`] and not past `until`.
     ///
-    /// Errors: how far the turn is, when that is more than [`MAX_TURN`] away (nothing waited
-    /// beyond that): the request is deferred.
-    pub async fn turn(&self, account: AccountId) -> Result<(), Duration> {
-        let started = Instant::now();
-        let deadline = started + MAX_TURN;
-        if let Some(until) = self.hold(account) {
-            if until > deadline {
-                return Err(until - started);
+    /// Errors: the turn is further (nothing reserved, nothing waited), the account is held for
+    /// its API usage, or the store could not give a turn (logged): the request is deferred.
+    pub async fn turn(&self, key: PaceKey, rule: PaceRule, until: Instant) -> Result<(), Deferral> {
+        let asked = Instant::now();
+        let now = now_us();
+        let horizon = MAX_TURN.min(until.saturating_duration_since(asked));
+        let ask = TurnAsk {
+            now_us: now,
+            rule,
+            horizon_us: micros(horizon),
+            hint_us: self.hint(&key),
+        };
+        match self.store.take_turn(&key, &ask).await {
+            Ok(Turn::Granted { at_us, tat_us }) => {
+                self.saw(key, tat_us);
+                let wait = duration_us(at_us.saturating_sub(now));
+                if !wait.is_zero() {
+                    tokio::time::sleep_until((asked + wait).into()).await;
+                }
+                Ok(())
             }
-            tokio::time::sleep_until(until.into()).await;
-        }
-        if self.limiter.len() > 10_000 {
-            self.limiter.retain_recent();
-        }
-        let (_waiting, ahead) = self.enter(account);
-        let mut ahead = ahead;
-        loop {
-            let wait = match self.limiter.check_key(&account) {
-                Ok(()) => return Ok(()),
-                Err(not_until) => not_until.wait_time_from(self.clock.now()),
-            };
-            let turn = wait + self.interval * u32::try_from(ahead).unwrap_or(u32::MAX);
-            let now = Instant::now();
-            if now + turn > deadline {
-                // How far the turn is from when it was asked for (more than MAX_TURN).
-                return Err((now + turn).saturating_duration_since(started));
+            Ok(Turn::TooFar { at_us, tat_us }) => {
+                self.saw(key, tat_us);
+                Err(Deferral::Turn(duration_us(at_us.saturating_sub(now))))
             }
-            tokio::time::sleep(wait).await;
-            ahead = self.ahead_of_me(account);
+            Ok(Turn::UsageHeld(hold)) => {
+                self.held().insert(key);
+                Err(Deferral::ApiUsage {
+                    used: hold.used,
+                    limit: hold.limit,
+                    wait: duration_us(hold.until_us.saturating_sub(now)),
+                })
+            }
+            Err(error) => {
+                tracing::error!(
+                    account_id = %key.account,
+                    error = %crate::error::ErrorChain(&error),
+                    "CRM pace not available; the request is deferred"
+                );
+                Err(Deferral::Turn(STORE_UNAVAILABLE_WAIT))
+            }
         }
     }
 
-    /// Reads HubSpot's `X-HubSpot-RateLimit-*` headers of an answer for `account`: when the
-    /// portal's allowance is spent, the account's next requests wait (see the module's doc).
-    pub fn note_headers(&self, account: AccountId, headers: &HeaderMap) {
-        let now = Instant::now();
-        let mut until = None;
-        if header_number(headers, REMAINING) == Some(0) {
-            let window = header_number(headers, INTERVAL_MILLISECONDS)
-                .map(Duration::from_millis)
-                .unwrap_or(DEFAULT_WINDOW)
-                .min(Duration::from_secs(60));
-            until = Some(now + window);
-        } else if header_number(headers, SECONDLY_REMAINING) == Some(0) {
-            until = Some(now + Duration::from_secs(1));
-        }
-        if let Some(until) = until {
-            let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
-            let held = holds.entry(account).or_insert(until);
-            *held = (*held).max(until);
+    /// Applies what an answer's headers said (`signals`) to `key`'s stored pace under `rule`:
+    /// a hold keeps its requests back for its time (at most 60 s); an API usage at the share
+    /// holds its syncs, one below it ends a hold this instance saw. A store failure is logged
+    /// (the pace stays as it was).
+    pub async fn note(&self, key: PaceKey, rule: PaceRule, signals: &[PaceSignal]) {
+        let now = now_us();
+        for signal in signals {
+            let stored = match *signal {
+                PaceSignal::Hold(wait) => {
+                    let until = now.saturating_add(micros(wait.min(MAX_HOLD)));
+                    self.store
+                        .hold_pace(&key, until.saturating_add(rule.tolerance_us()))
+                        .await
+                }
+                PaceSignal::ApiUsage {
+                    used,
+                    limit,
+                    hold: Some(wait),
+                } => {
+                    self.held().insert(key);
+                    let hold = UsageHold {
+                        used,
+                        limit,
+                        until_us: now.saturating_add(micros(wait)),
+                    };
+                    self.store.set_usage_hold(&key, Some(&hold)).await
+                }
+                PaceSignal::ApiUsage { hold: None, .. } => {
+                    if !self.held().remove(&key) {
+                        continue;
+                    }
+                    self.store.set_usage_hold(&key, None).await
+                }
+            };
+            if let Err(error) = stored {
+                tracing::error!(
+                    account_id = %key.account,
+                    error = %crate::error::ErrorChain(&error),
+                    "CRM pace signal not stored"
+                );
+            }
         }
     }
 }
@@ -191,23 +203,40 @@ impl Pace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
+    use crate::model::account::CrmProvider;
+    use crate::store::memory::MemoryStore;
 
-    fn account(n: u128) -> AccountId {
-        uuid::Uuid::from_u128(n).into()
+    fn account(n: u128) -> PaceKey {
+        PaceKey {
+            account: uuid::Uuid::from_u128(n).into(),
+            provider: CrmProvider::HubSpot,
+        }
     }
+
+    fn later() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
+    fn pace() -> Pace {
+        Pace::new(Arc::new(MemoryStore::new()))
+    }
+
+    const TEN: PaceRule = PaceRule {
+        interval_us: 100_000,
+        burst: 1,
+    };
 
     #[tokio::test]
     async fn an_account_gets_one_turn_per_interval_and_others_are_not_held_up() {
-        let pace = Pace::default();
+        let pace = pace();
         let started = Instant::now();
         for _ in 0..5 {
-            pace.turn(account(1)).await.unwrap();
+            pace.turn(account(1), TEN, later()).await.unwrap();
         }
         let took = started.elapsed();
         assert!(took >= Duration::from_millis(390), "5 turns in {took:?}");
         let other = Instant::now();
-        pace.turn(account(2)).await.unwrap();
+        pace.turn(account(2), TEN, later()).await.unwrap();
         assert!(
             other.elapsed() < Duration::from_millis(90),
             "not held by account 1"
@@ -216,13 +245,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_turn_more_than_3_seconds_away_is_refused_at_once() {
-        let pace = std::sync::Arc::new(Pace::default());
+        let pace = Arc::new(pace());
         let mut set = tokio::task::JoinSet::new();
         for _ in 0..45 {
             let pace = pace.clone();
             set.spawn(async move {
                 let asked = Instant::now();
-                (pace.turn(account(1)).await, asked.elapsed())
+                (pace.turn(account(1), TEN, later()).await, asked.elapsed())
             });
         }
         let (mut granted, mut deferred) = (0, 0);
@@ -230,33 +259,68 @@ mod tests {
             let (turn, waited) = done.unwrap();
             match turn {
                 Ok(()) => granted += 1,
-                Err(far) => {
+                Err(Deferral::Turn(far)) => {
                     deferred += 1;
                     assert!(far > MAX_TURN, "{far:?}");
-                    assert!(waited <= MAX_TURN + Duration::from_secs(1), "{waited:?}");
+                    assert!(
+                        waited < Duration::from_secs(1),
+                        "refused at once: {waited:?}"
+                    );
                 }
+                Err(other) => panic!("{other:?}"),
             }
         }
-        // 3 s of turns 100 ms apart: about 30 (fewer on a loaded machine), never more.
-        assert!((20..=32).contains(&granted), "{granted} granted");
+        // Turns 100 ms apart within 3 s: 31 (the first now, the last 3 s from it), never more.
+        assert!((25..=32).contains(&granted), "{granted} granted");
         assert_eq!(granted + deferred, 45);
     }
 
     #[tokio::test]
-    async fn a_spent_hubspot_window_holds_the_account_back() {
-        let pace = Pace::default();
-        let mut headers = HeaderMap::new();
-        headers.insert(REMAINING, HeaderValue::from_static("0"));
-        headers.insert(INTERVAL_MILLISECONDS, HeaderValue::from_static("10000"));
-        pace.note_headers(account(1), &headers);
-        let far = pace.turn(account(1)).await.unwrap_err();
+    async fn a_turn_past_the_deadline_is_refused() {
+        let pace = pace();
+        pace.turn(account(1), TEN, later()).await.unwrap();
+        let soon = Instant::now() + Duration::from_millis(20);
+        assert!(matches!(
+            pace.turn(account(1), TEN, soon).await,
+            Err(Deferral::Turn(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_hold_keeps_the_account_back_and_a_usage_hold_defers_until_released() {
+        let pace = pace();
+        pace.note(
+            account(1),
+            TEN,
+            &[PaceSignal::Hold(Duration::from_secs(10))],
+        )
+        .await;
+        let Err(Deferral::Turn(far)) = pace.turn(account(1), TEN, later()).await else {
+            panic!("deferred")
+        };
         assert!(far > Duration::from_secs(9), "{far:?}");
-        assert!(pace.turn(account(2)).await.is_ok());
-        let mut second = HeaderMap::new();
-        second.insert(SECONDLY_REMAINING, HeaderValue::from_static("0"));
-        pace.note_headers(account(3), &second);
+        assert!(pace.turn(account(2), TEN, later()).await.is_ok());
+        pace.note(account(3), TEN, &[PaceSignal::Hold(Duration::from_secs(1))])
+            .await;
         let started = Instant::now();
-        pace.turn(account(3)).await.unwrap();
+        pace.turn(account(3), TEN, later()).await.unwrap();
         assert!(started.elapsed() >= Duration::from_millis(900));
+        let usage = |hold| PaceSignal::ApiUsage {
+            used: 95,
+            limit: 100,
+            hold,
+        };
+        pace.note(account(4), TEN, &[usage(Some(Duration::from_secs(3600)))])
+            .await;
+        assert!(matches!(
+            pace.turn(account(4), TEN, later()).await,
+            Err(Deferral::ApiUsage {
+                used: 95,
+                limit: 100,
+                ..
+            })
+        ));
+        pace.note(account(4), TEN, &[usage(None)]).await;
+        assert!(pace.turn(account(4), TEN, later()).await.is_ok());
     }
 }

@@ -5,19 +5,29 @@ use crate::model::object_type::ObjectType;
 use crate::secrets::OpenCrmConnection;
 use crate::types::ids::MemberId;
 use async_trait::async_trait;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `crm_error` when the account has no CRM connection (BEHAVIOR 7).
 pub const NO_CONNECTION: &str = "No CRM connection for the account";
 /// `crm_error` when the record has no `external_id`.
 pub const RECORD_WITHOUT_EXTERNAL_ID: &str = "Record has no external_id";
+/// `crm_error` when the record's `external_id` is `.` or `..`: a dot segment, which the URL
+/// parser would resolve (no CRM id can be one; final, no request).
+pub const RECORD_EXTERNAL_ID_INVALID: &str = "Record external_id is not a valid CRM id";
 /// `crm_error` when the assigned member is gone before a retry (no `external_id` nor e-mail to
 /// find their owner by).
 pub const OWNER_WITHOUT_EXTERNAL_ID: &str = "Owner has no external_id";
 /// `crm_error` when the owners API knows no active owner with the member's e-mail (BEHAVIOR 7
 /// "HubSpot as it is", final).
 pub const NO_OWNER_WITH_EMAIL: &str = "No HubSpot owner with the member's e-mail";
-/// `crm_error` when the CRM refused to refresh an OAuth app's access token (final).
+/// `crm_error` when a SOQL query over Salesforce's `User` finds no active user with the member's
+/// e-mail (BEHAVIOR 7 "Salesforce as it is", final).
+pub const NO_SALESFORCE_USER_WITH_EMAIL: &str =
+    "No active Salesforce user with the member's e-mail";
+/// `crm_error` when more than one active Salesforce user has the member's e-mail (final).
+pub const SEVERAL_SALESFORCE_USERS_WITH_EMAIL: &str =
+    "Several active Salesforce users have the member's e-mail";
+/// `crm_error` when the CRM refused to grant an access token (final).
 pub const AUTHORIZATION_FAILED: &str = "CRM authorization failed";
 /// `crm_error` when the account's pace put the request more than 3 s away: it goes to the
 /// background retry at once, nothing sent (BEHAVIOR 7 "Rate limits").
@@ -30,10 +40,12 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 /// Who the record's new owner is in the CRM.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Owner {
-    /// The member's `external_id`: the HubSpot owner id as the customer typed it.
+    /// The member's `external_id`: the CRM's id of the user (HubSpot's owner id, Salesforce's
+    /// User Id) as the customer typed it.
     Id(String),
-    /// A member without `external_id`: the owner the owners API finds by their e-mail
-    /// (remembered per account and member for at most an hour).
+    /// A member without `external_id`: the user the CRM finds by their e-mail (HubSpot's owners
+    /// API, a SOQL query over Salesforce's `User`), remembered per account and member for at
+    /// most an hour when found.
     ByEmail {
         /// The member (the key the owner is remembered by, with the account).
         member_id: MemberId,
@@ -47,10 +59,10 @@ pub enum Owner {
 pub struct OwnerUpdate {
     /// The account's connection, secrets opened (their `Debug` redacted).
     pub connection: OpenCrmConnection,
-    /// The router's object type: the `{type}` of the path.
+    /// The router's object type (HubSpot's `{type}` of the path; Salesforce's sObject).
     pub object_type: ObjectType,
     /// The record's `external_id`: the `{id}` of the path, percent-encoded as one segment (an
-    /// object id, or the value of the connection's id property for the type).
+    /// object id, or the value of the HubSpot connection's id property for the type).
     pub record_external_id: String,
     /// The owner to set.
     pub owner: Owner,
@@ -59,7 +71,7 @@ pub struct OwnerUpdate {
 impl OwnerUpdate {
     /// The id property the PATCH names (`?idProperty=`), if the connection has one for the type.
     pub fn id_property(&self) -> Option<&str> {
-        self.connection.id_properties.get(self.object_type)
+        self.connection.options.id_properties.get(self.object_type)
     }
 }
 
@@ -81,12 +93,20 @@ pub enum Next {
         /// The CRM's `Retry-After`, when it gave one.
         retry_after: Option<Duration>,
     },
-    /// Not sent: the account's turn was more than 3 s away. A retry after `wait` that spends
-    /// none of the retries.
-    Deferred {
-        /// How far the turn was.
+    /// A retry after `wait` that spends none of the retries: a request not sent because the
+    /// account's turn was more than 3 s away or its Salesforce API usage is at its share, or
+    /// Salesforce's daily total reached (`REQUEST_LIMIT_EXCEEDED`).
+    Wait {
+        /// How long to wait.
         wait: Duration,
     },
+}
+
+/// An owner update the CRM took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Synced {
+    /// Update requests sent, the resend included (BEHAVIOR 7 `attempts`).
+    pub updates: u32,
 }
 
 /// Why an owner update did not go through.
@@ -96,9 +116,9 @@ pub struct CrmFailure {
     pub error: String,
     /// What follows.
     pub next: Next,
-    /// Whether any request reached the CRM in this attempt (an attempt that sent nothing is not
-    /// counted in `crm_sync.attempts`).
-    pub sent: bool,
+    /// Update requests sent in this attempt, the resend included (BEHAVIOR 7 `attempts`:
+    /// token grants and owner look-ups are not counted).
+    pub updates: u32,
 }
 
 impl CrmFailure {
@@ -107,7 +127,7 @@ impl CrmFailure {
         Self {
             error: error.into(),
             next: Next::Final,
-            sent: false,
+            updates: 0,
         }
     }
 
@@ -116,14 +136,8 @@ impl CrmFailure {
         Self {
             error: error.into(),
             next: Next::Retry { at_least },
-            sent: false,
+            updates: 0,
         }
-    }
-
-    /// The same failure, marked as having sent a request (or not).
-    pub fn sent(mut self, sent: bool) -> Self {
-        self.sent = sent;
-        self
     }
 
     /// Whether nothing follows.
@@ -135,11 +149,15 @@ impl CrmFailure {
 /// The CRM port: sets a record's owner in the account's CRM.
 #[async_trait]
 pub trait CrmClient: Send + Sync + 'static {
-    /// Sends `update` (with whatever the CRM needs first: an access token, the owner's id);
-    /// `Ok` on any 2xx answer to the update.
+    /// Sends `update` (with whatever the CRM needs first: an access token, the owner's id),
+    /// giving up at `deadline` (BEHAVIOR 7: the first attempt has 3 s in all from the commit);
+    /// `Ok` on any 2xx answer to the update, with the update requests sent.
     ///
-    /// Errors: a [`CrmFailure`] with the `crm_error` text of BEHAVIOR 7's table and what follows.
-    async fn set_owner(&self, update: &OwnerUpdate) -> Result<(), CrmFailure>;
+    /// Errors: a [`CrmFailure`] with the `crm_error` text of BEHAVIOR 7's table and what follows
+    /// (`CRM request timed out`, retried, when the deadline passed first).
+    async fn set_owner(
+        &self, update: &OwnerUpdate, deadline: Instant,
+    ) -> Result<Synced, CrmFailure>;
 }
 
 /// `text` with every secret of `secrets` redacted ([`redact`]), longest first (so a secret
@@ -227,17 +245,18 @@ mod tests {
 
     #[test]
     fn an_owner_update_never_prints_its_secrets() {
-        use crate::model::account::{CrmCredentials, CrmSecret, OAuthApp};
+        use crate::model::account::{CrmCredentials, CrmProvider, CrmSecret, OAuthApp};
         let update = OwnerUpdate {
             connection: OpenCrmConnection {
                 account_id: uuid::Uuid::nil().into(),
+                provider: CrmProvider::HubSpot,
                 base_url: "http://crm.example".into(),
                 credentials: CrmCredentials::OAuth(OAuthApp {
                     client_id: "app".into(),
                     client_secret: CrmSecret::new("cs-secret"),
-                    refresh_token: CrmSecret::new("rt-secret"),
+                    refresh_token: Some(CrmSecret::new("rt-secret")),
                 }),
-                id_properties: Default::default(),
+                options: Default::default(),
             },
             object_type: ObjectType::Contacts,
             record_external_id: "1".into(),

@@ -15,7 +15,7 @@
 
 use super::port::{
     CrmClient, Next, Owner, OwnerUpdate, NO_CONNECTION, OWNER_WITHOUT_EXTERNAL_ID,
-    RECORD_WITHOUT_EXTERNAL_ID,
+    RECORD_EXTERNAL_ID_INVALID, RECORD_WITHOUT_EXTERNAL_ID,
 };
 use super::retry::RetryDelays;
 use crate::clock::Clock;
@@ -60,6 +60,21 @@ pub fn next_midnight_utc(now: DateTime<Utc>) -> DateTime<Utc> {
     let tomorrow = now.date_naive() + chrono::Days::new(1);
     tomorrow.and_time(chrono::NaiveTime::MIN).and_utc()
 }
+
+/// The longest any wait before a retry (a `Retry-After`, a hold, the limit wait): a day.
+pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// The least a `DAILY` 429 waits (BEHAVIOR 7: a `Retry-After` of 0 or in the past waits 60 s).
+pub const MIN_DAILY_WAIT: Duration = Duration::from_secs(60);
+
+/// The first attempt's time in all, counted from the assignment's commit (BEHAVIOR 7: token
+/// grant, owner look-up, the update and any resend together); what is not done by then
+/// continues as a background retry, `CRM request timed out`.
+pub const FIRST_ATTEMPT_BOUND: Duration = Duration::from_secs(3);
+
+/// A background attempt's time in all (its requests each have 3 s; well within the due item's
+/// lease of 60 s).
+pub const ATTEMPT_BOUND: Duration = Duration::from_secs(25);
 
 /// How the sync of an assignment went, as far as the dispatch answer is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,7 +143,8 @@ impl CrmSync {
     /// the member's `external_id` when set, else the member's e-mail to look the owner up by
     /// (BEHAVIOR 7 "HubSpot as it is", "Owner").
     ///
-    /// Errors: the `crm_error` of the first that is missing (final at once, no request); secrets
+    /// Errors: the `crm_error` of the first that is missing (final at once, no request), or
+    /// `Record external_id is not a valid CRM id` for a dot segment (`.`, `..`); secrets
     /// that did not open are [`crate::secrets::TOKEN_NOT_OPENED`] or
     /// [`crate::secrets::OAUTH_NOT_OPENED`].
     pub fn prepare(
@@ -143,6 +159,9 @@ impl CrmSync {
             .value("external_id")
             .filter(|v| !v.trim().is_empty())
             .ok_or(RECORD_WITHOUT_EXTERNAL_ID)?;
+        if matches!(record_external_id, "." | "..") {
+            return Err(RECORD_EXTERNAL_ID_INVALID.into());
+        }
         let owner = match owner
             .external_id
             .as_deref()
@@ -176,15 +195,19 @@ impl CrmSync {
     }
 
     /// The first attempt, right after the assignment `entry` committed `pending` with its due
-    /// item `claimed` by this process: `update` was prepared from what the assignment read. The
-    /// answer says what the CRM did even when the new state could not be stored (logged; the
-    /// item stays, and the sweeper makes the attempt again).
+    /// item `claimed` by this process: `update` was prepared from what the assignment read, and
+    /// the attempt gives up at `deadline` ([`FIRST_ATTEMPT_BOUND`] after the commit). The answer
+    /// says what the CRM did even when the new state could not be stored (logged; the item
+    /// stays, and the sweeper makes the attempt again).
     pub async fn first_attempt(
         &self, claimed: &Claimed, entry: &DispatchEntry, update: &OwnerUpdate,
+        deadline: std::time::Instant,
     ) -> (SyncResult, Ran) {
         let key = &entry.key();
         let from = CrmSyncState::pending();
-        let (to, settlement) = self.attempt(claimed, &entry.key(), &from, 0, update).await;
+        let (to, settlement) = self
+            .attempt(claimed, &entry.key(), &from, 0, update, deadline)
+            .await;
         let ran = match self
             .store_state(claimed, entry, &from, &to, settlement)
             .await
@@ -209,22 +232,29 @@ impl CrmSync {
     /// when a request reached the CRM.
     async fn attempt(
         &self, claimed: &Claimed, key: &DispatchEntryKey, from: &CrmSyncState, retries: u32,
-        update: &OwnerUpdate,
+        update: &OwnerUpdate, deadline: std::time::Instant,
     ) -> (CrmSyncState, Settlement) {
-        let failure = match self.client.set_owner(update).await {
-            Ok(()) => {
+        let failure = match self.client.set_owner(update, deadline).await {
+            Ok(done) => {
                 let synced = CrmSyncState {
                     status: CrmSyncStatus::Synced,
-                    attempts: from.attempts + 1,
+                    attempts: from.attempts + done.updates.max(1),
                     error: None,
                 };
                 return (synced, claimed.done());
             }
             Err(failure) => failure,
         };
-        let attempts = from.attempts + u32::from(failure.sent);
+        let attempts = from.attempts + failure.updates;
         let now = self.clock.now();
-        let after = |wait: Duration| now + chrono::Duration::from_std(wait).unwrap_or_default();
+        // Every wait comes from outside (a `Retry-After`, a hold): at most a day, added with
+        // checked arithmetic: no CRM answer can panic the process.
+        let after = |wait: Duration| {
+            chrono::Duration::from_std(wait.min(MAX_WAIT))
+                .ok()
+                .and_then(|wait| now.checked_add_signed(wait))
+                .unwrap_or(now)
+        };
         let next = match failure.next {
             Next::Final => None,
             Next::Retry { at_least } => {
@@ -233,11 +263,11 @@ impl CrmSync {
                     .after_attempt(spent)
                     .map(|delay| (after(delay.max(at_least.unwrap_or_default())), spent))
             }
-            Next::Daily { retry_after } => Some((
-                retry_after.map_or_else(|| next_midnight_utc(now), after),
-                retries,
-            )),
-            Next::Deferred { wait } => Some((after(wait), retries)),
+            Next::Daily { retry_after } => {
+                let due = retry_after.map_or_else(|| next_midnight_utc(now), after);
+                Some((due.max(after(MIN_DAILY_WAIT)), retries))
+            }
+            Next::Wait { wait } => Some((after(wait), retries)),
         };
         match next {
             Some((due, spent)) => {
@@ -380,7 +410,10 @@ impl CrmSync {
         match self.prepare_again(&entry, record.as_ref()).await? {
             Ok(update) => {
                 let retries = subject.retries.unwrap_or(from.attempts);
-                let (to, settlement) = self.attempt(claimed, &key, &from, retries, &update).await;
+                let deadline = std::time::Instant::now() + ATTEMPT_BOUND;
+                let (to, settlement) = self
+                    .attempt(claimed, &key, &from, retries, &update, deadline)
+                    .await;
                 self.store_state(claimed, &entry, &from, &to, settlement)
                     .await
             }

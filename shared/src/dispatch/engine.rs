@@ -372,6 +372,8 @@ impl DispatchEngine {
             let _turn = self.turns.take(request.router_id.as_str()).await;
             self.dispatch_in_turn(&run, claim).await
         };
+        // BEHAVIOR 7: the first CRM attempt has 3 s in all, counted from the commit.
+        let crm_deadline = std::time::Instant::now() + crate::crm::sync::FIRST_ATTEMPT_BOUND;
         let Committed {
             mut outcome,
             crm: pending,
@@ -391,7 +393,9 @@ impl DispatchEngine {
                     let (claimed, entry, update) = *attempt;
                     match &self.crm {
                         Some(crm) => {
-                            let (result, ran) = crm.first_attempt(&claimed, &entry, &update).await;
+                            let (result, ran) = crm
+                                .first_attempt(&claimed, &entry, &update, crm_deadline)
+                                .await;
                             self.due.follow_up(&claimed.item.id, &ran).await;
                             match result {
                                 SyncResult::Synced => None,

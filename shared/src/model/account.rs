@@ -23,24 +23,90 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
 }
 
-/// A HubSpot-compatible CRM connection (BEHAVIOR 7), as stored: every secret sealed
-/// ([`crate::secrets::Sealer`]), never as sent.
+/// The CRM a connection speaks to (BEHAVIOR 7): stored as `hubspot` or `salesforce`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CrmProvider {
+    /// HubSpot CRM v3 ("HubSpot as it is").
+    HubSpot,
+    /// Salesforce's REST API ("Salesforce as it is").
+    Salesforce,
+}
+
+impl CrmProvider {
+    /// The name as the seed and the store spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::HubSpot => "hubspot",
+            Self::Salesforce => "salesforce",
+        }
+    }
+
+    /// The provider named `name` (`hubspot`, `salesforce`), if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "hubspot" => Some(Self::HubSpot),
+            "salesforce" => Some(Self::Salesforce),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for CrmProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A CRM connection (BEHAVIOR 7), as stored: every secret sealed ([`crate::secrets::Sealer`]),
+/// never as sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrmConnection {
-    /// Always `hubspot` for now.
-    pub provider: String,
-    /// Base URL of the CRM's API (checked by the outbound guard when provisioned and before
-    /// every request).
+    /// The CRM.
+    pub provider: CrmProvider,
+    /// Base URL of the CRM's API (HubSpot), or the org's My Domain URL (Salesforce); checked by
+    /// the outbound guard when provisioned and before every request.
     pub base_url: String,
     /// How requests are authorized: a private app's access token, or an OAuth app's
     /// credentials. Stored as the seed gives them (`access_token`, or `oauth`), sealed.
     #[serde(flatten)]
     pub credentials: SealedCrmCredentials,
-    /// The id property per object type (`id_properties`, BEHAVIOR 7 "Object ids"): the record's
-    /// `external_id` is that property's value, sent as `?idProperty=<name>`. Empty: object ids.
+    /// What the connection says beyond its URL and credentials.
+    #[serde(flatten)]
+    pub options: CrmOptions,
+}
+
+/// What a connection says beyond its URL and credentials (the seed format's optional `crm`
+/// keys); each key belongs to one provider and is refused on the other's connection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrmOptions {
+    /// HubSpot: the id property per object type (`id_properties`, BEHAVIOR 7 "Object ids"): the
+    /// record's `external_id` is that property's value, sent as `?idProperty=<name>`. Empty:
+    /// object ids.
     #[serde(default, skip_serializing_if = "IdProperties::is_empty")]
     pub id_properties: IdProperties,
+    /// HubSpot: requests per second per account, 1 to 10 (`max_requests_per_second`; default
+    /// 10, BEHAVIOR 7 "Rate limits").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_requests_per_second: Option<u32>,
+    /// Salesforce: the REST API version, `NN.N` (`api_version`; default [`SALESFORCE_API_VERSION`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Salesforce: the sObject of contacts, `Contact` (default) or `Lead` (`objects.contacts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contacts_object: Option<String>,
+    /// Salesforce: the share of the org's daily API requests (`Sforce-Limit-Info`) at or above
+    /// which syncs wait, 0 to 1 (`max_api_share`; default [`MAX_API_SHARE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_api_share: Option<f64>,
 }
+
+/// The Salesforce REST API version used when the connection names none (BEHAVIOR 7).
+pub const SALESFORCE_API_VERSION: &str = "66.0";
+
+/// The share of the org's daily API requests at or above which syncs wait, when the connection
+/// names none (BEHAVIOR 7).
+pub const MAX_API_SHARE: f64 = 0.9;
 
 /// The credentials of a stored connection, sealed (BEHAVIOR 7 "OAuth apps").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,7 +117,8 @@ pub enum SealedCrmCredentials {
         /// The sealed access token.
         access_token: SealedSecret,
     },
-    /// An OAuth app (`oauth` in the seed): access tokens come from the refresh-token grant.
+    /// An OAuth app (`oauth` in the seed): access tokens come from a grant (HubSpot's
+    /// refresh-token grant; Salesforce's client-credentials or refresh-token grant).
     OAuth {
         /// The app's credentials, secrets sealed.
         oauth: SealedOAuthApp,
@@ -62,12 +129,15 @@ pub enum SealedCrmCredentials {
 /// [`crate::secrets::crm_oauth_context`] of their purpose and the account.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SealedOAuthApp {
-    /// The app's client id (not a secret: HubSpot shows it in the app's install URL).
+    /// The app's client id (HubSpot: shown in the app's install URL; Salesforce: the External
+    /// Client App's consumer key). Not a secret.
     pub client_id: String,
     /// The sealed client secret.
     pub client_secret: SealedSecret,
-    /// The sealed refresh token of the app's install in the customer's portal.
-    pub refresh_token: SealedSecret,
+    /// The sealed refresh token of the app's install (always for HubSpot; for Salesforce only
+    /// when the connection uses the refresh-token grant instead of client credentials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<SealedSecret>,
 }
 
 /// A connection's credentials in the clear, in memory only: as the seed gives them before
@@ -85,20 +155,25 @@ impl CrmCredentials {
     pub fn secrets(&self) -> Vec<&str> {
         match self {
             Self::PrivateApp(token) => vec![token.expose()],
-            Self::OAuth(app) => vec![app.client_secret.expose(), app.refresh_token.expose()],
+            Self::OAuth(app) => {
+                let mut secrets = vec![app.client_secret.expose()];
+                secrets.extend(app.refresh_token.as_ref().map(CrmSecret::expose));
+                secrets
+            }
         }
     }
 }
 
-/// An OAuth app's credentials in the clear (BEHAVIOR 7 "OAuth apps"; RFC 6749 section 6).
+/// An OAuth app's credentials in the clear (BEHAVIOR 7; RFC 6749 sections 4.4 and 6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OAuthApp {
     /// The app's client id.
     pub client_id: String,
     /// The app's client secret.
     pub client_secret: CrmSecret,
-    /// The refresh token of the app's install in the customer's portal.
-    pub refresh_token: CrmSecret,
+    /// The refresh token of the app's install: HubSpot's always; Salesforce's when the
+    /// connection uses the refresh-token grant (else the client-credentials grant).
+    pub refresh_token: Option<CrmSecret>,
 }
 
 /// The id property per object type of a connection (`id_properties`): a HubSpot property whose

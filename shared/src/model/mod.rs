@@ -13,6 +13,7 @@ pub mod due;
 pub mod holiday_calendar;
 pub mod member;
 pub mod object_type;
+pub mod pace;
 pub mod provision;
 pub mod record;
 pub mod router;

@@ -1,7 +1,7 @@
 //! A validated provisioning plan (`docs/seed-format.md`): what the seed loader produces and
 //! [`crate::store::ProvisionStore::provision`] writes, insert-if-absent by id, all-or-nothing.
 
-use super::account::{Account, ApiClient, CrmCredentials, IdProperties, Role, Team};
+use super::account::{Account, ApiClient, CrmCredentials, CrmOptions, CrmProvider, Role, Team};
 use super::member::Member;
 use super::record::{Record, UniqueKey};
 use super::router::Router;
@@ -43,14 +43,14 @@ pub struct AccountPlan {
 /// A CRM connection to provision, before its secrets are sealed.
 #[derive(Debug, Clone)]
 pub struct PlannedCrm {
-    /// The provider (`hubspot`).
-    pub provider: String,
+    /// The CRM.
+    pub provider: CrmProvider,
     /// The base URL (already checked by the outbound guard).
     pub base_url: String,
     /// The credentials as provisioned (a private app's token or an OAuth app's secrets).
     pub credentials: CrmCredentials,
-    /// The id property per object type.
-    pub id_properties: IdProperties,
+    /// What the connection says beyond its URL and credentials.
+    pub options: CrmOptions,
 }
 
 /// A record to provision, with the unique keys it claims.

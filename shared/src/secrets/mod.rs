@@ -297,12 +297,14 @@ pub const OAUTH_NOT_OPENED: &str = "CRM request failed: the OAuth app's secrets 
 pub struct OpenCrmConnection {
     /// The account it belongs to (the key of the sync's per-account caches and pace).
     pub account_id: crate::types::ids::AccountId,
-    /// The base URL.
+    /// The CRM.
+    pub provider: crate::model::account::CrmProvider,
+    /// The base URL (Salesforce: the org's My Domain URL).
     pub base_url: String,
     /// The credentials in the clear (their `Debug` redacted).
     pub credentials: crate::model::account::CrmCredentials,
-    /// The id property per object type.
-    pub id_properties: crate::model::account::IdProperties,
+    /// What the connection says beyond its URL and credentials.
+    pub options: crate::model::account::CrmOptions,
 }
 
 /// The CRM connection of `account` with its secrets opened by `sealer`: `None` without a
@@ -326,17 +328,21 @@ pub async fn open_crm(
                     &crm_oauth_context(account.id, OAuthSecret::ClientSecret),
                 )
                 .await;
-            let refresh = sealer
-                .open(
-                    &oauth.refresh_token,
-                    &crm_oauth_context(account.id, OAuthSecret::RefreshToken),
-                )
-                .await;
+            let refresh = match &oauth.refresh_token {
+                Some(sealed) => sealer
+                    .open(
+                        sealed,
+                        &crm_oauth_context(account.id, OAuthSecret::RefreshToken),
+                    )
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            };
             match (secret, refresh) {
                 (Ok(secret), Ok(refresh)) => Ok(CrmCredentials::OAuth(OAuthApp {
                     client_id: oauth.client_id.clone(),
                     client_secret: CrmSecret::new(secret),
-                    refresh_token: CrmSecret::new(refresh),
+                    refresh_token: refresh.map(CrmSecret::new),
                 })),
                 (Err(e), _) | (_, Err(e)) => Err((e, OAUTH_NOT_OPENED)),
             }
@@ -345,9 +351,10 @@ pub async fn open_crm(
     Some(match credentials {
         Ok(credentials) => Ok(OpenCrmConnection {
             account_id: account.id,
+            provider: connection.provider,
             base_url: connection.base_url.clone(),
             credentials,
-            id_properties: connection.id_properties.clone(),
+            options: connection.options.clone(),
         }),
         Err((error, crm_error)) => {
             tracing::error!(account_id = %account.id, error = %error, "CRM secrets not opened");

@@ -1,20 +1,17 @@
 //! An account with its clients, roles, members, teams, field definitions, routers and records.
 
 use super::field::field_definition;
-use super::file::{SeedAccount, SeedCrm};
+use super::file::SeedAccount;
 use super::{err, member_email, object_type_key, Loader, SeedError};
 use crate::auth::secret::hash_secret;
 use crate::calendars::CalendarBody;
 use crate::fields::catalogue::Catalogue;
-use crate::model::account::{
-    Account, ApiClient, CrmCredentials, CrmSecret, IdProperties, OAuthApp, Role, Team,
-};
+use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::holiday_calendar::{HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::provision::{AccountPlan, PlannedCrm};
+use crate::model::provision::AccountPlan;
 use crate::model::record::UniqueKey;
-use crate::outbound::OutboundUrl;
 use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
 use std::collections::HashMap;
 
@@ -25,7 +22,11 @@ impl Loader {
         let created_at = self.next_time();
         let crm = match a.crm {
             None => None,
-            Some(c) => Some(crm_connection(&format!("{path}.crm"), c, self.outbound)?),
+            Some(c) => Some(super::crm::connection(
+                &format!("{path}.crm"),
+                c,
+                self.outbound,
+            )?),
         };
         let account = Account {
             id: a.id,
@@ -197,95 +198,6 @@ impl Loader {
     }
 }
 
-/// A connection of the seed (`docs/seed-format.md` `crm`, BEHAVIOR 7): the provider, the base
-/// URL under the outbound guard's `policy`, exactly one of `access_token` and `oauth` (no
-/// secret empty), and `id_properties` keyed by object type, each a property name.
-///
-/// Errors: the first problem, at its path under `path`.
-fn crm_connection(
-    path: &str, c: SeedCrm, policy: crate::outbound::OutboundPolicy,
-) -> Result<PlannedCrm, SeedError> {
-    if c.provider != "hubspot" {
-        return err(
-            format!("{path}.provider"),
-            format!("unknown provider \"{}\"; expected \"hubspot\"", c.provider),
-        );
-    }
-    if let Err(why) = OutboundUrl::parse(&c.base_url, policy) {
-        return err(format!("{path}.base_url"), why);
-    }
-    let secret = |p: String, value: String| {
-        if value.trim().is_empty() {
-            return err(p, "must not be empty");
-        }
-        check_chars(&value, MAX_SECRET_CHARS).or_else(|why| err(p, why))?;
-        Ok(CrmSecret::new(value))
-    };
-    let credentials = match (c.access_token, c.oauth) {
-        (Some(token), None) => {
-            CrmCredentials::PrivateApp(secret(format!("{path}.access_token"), token)?)
-        }
-        (None, Some(o)) => {
-            if o.client_id.trim().is_empty() {
-                return err(format!("{path}.oauth.client_id"), "must not be empty");
-            }
-            check_chars(&o.client_id, MAX_SECRET_CHARS)
-                .or_else(|why| err(format!("{path}.oauth.client_id"), why))?;
-            CrmCredentials::OAuth(OAuthApp {
-                client_id: o.client_id,
-                client_secret: secret(format!("{path}.oauth.client_secret"), o.client_secret)?,
-                refresh_token: secret(format!("{path}.oauth.refresh_token"), o.refresh_token)?,
-            })
-        }
-        (Some(_), Some(_)) => {
-            return err(
-                path.to_string(),
-                "give either access_token (a private app) or oauth (an OAuth app), not both",
-            )
-        }
-        (None, None) => {
-            return err(
-                path.to_string(),
-                "needs access_token (a private app) or oauth (an OAuth app)",
-            )
-        }
-    };
-    let mut id_properties = Vec::new();
-    for (type_name, property) in c.id_properties {
-        let p = format!("{path}.id_properties.{type_name}");
-        let object_type = object_type_key(&p, &type_name)?;
-        if !is_property_name(&property) {
-            return err(
-                p,
-                format!(
-                    "\"{property}\" is not a HubSpot property name (letters, digits and _, at most {MAX_PROPERTY_NAME_CHARS} characters)"
-                ),
-            );
-        }
-        id_properties.push((object_type, property));
-    }
-    Ok(PlannedCrm {
-        provider: c.provider,
-        base_url: c.base_url,
-        credentials,
-        id_properties: IdProperties::new(id_properties),
-    })
-}
-
-/// The longest secret or client id a connection takes, in characters (HubSpot's tokens are a
-/// few hundred).
-const MAX_SECRET_CHARS: usize = 4096;
-
-/// The longest id property name taken.
-const MAX_PROPERTY_NAME_CHARS: usize = 100;
-
-/// Whether `name` can be a HubSpot property's internal name: ASCII letters, digits and `_`.
-fn is_property_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.chars().count() <= MAX_PROPERTY_NAME_CHARS
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// BEHAVIOR 12 for the items only a seed writes: each at most [`MAX_ITEM_JSON_BYTES`] of JSON
 /// (members and records have their own limits, checked as they are read), so both stores take
 /// the same plans. Field definitions are checked as they are read, routers by the size rule of
@@ -361,7 +273,7 @@ mod tests {
             ),
             (
                 |s| {
-                    s["accounts"][0]["crm"] = json!({"provider": "salesforce", "base_url": "http://x", "access_token": "t"})
+                    s["accounts"][0]["crm"] = json!({"provider": "pipedrive", "base_url": "http://x", "access_token": "t"})
                 },
                 "accounts[0].crm.provider",
             ),
@@ -440,9 +352,10 @@ mod tests {
         .unwrap();
         let crm = plan.accounts[0].crm.as_ref().unwrap();
         assert!(matches!(crm.credentials, CrmCredentials::OAuth(_)));
-        assert_eq!(crm.id_properties.get(ObjectType::Contacts), Some("email"));
-        assert_eq!(crm.id_properties.get(ObjectType::Deals), Some("deal_key"));
-        assert_eq!(crm.id_properties.get(ObjectType::Tickets), None);
+        let id_properties = &crm.options.id_properties;
+        assert_eq!(id_properties.get(ObjectType::Contacts), Some("email"));
+        assert_eq!(id_properties.get(ObjectType::Deals), Some("deal_key"));
+        assert_eq!(id_properties.get(ObjectType::Tickets), None);
     }
 
     /// BEHAVIOR 17 in the provisioning file: a calendar is checked as `POST /holiday-calendars`

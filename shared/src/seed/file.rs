@@ -169,15 +169,27 @@ pub(super) struct SeedField {
 pub(super) struct SeedCrm {
     pub(super) provider: String,
     pub(super) base_url: String,
-    /// A private app's token; exactly one of this and `oauth`.
+    /// A private app's token; exactly one of this and `oauth` (HubSpot).
     #[serde(default)]
     pub(super) access_token: Option<String>,
-    /// An OAuth app's credentials (BEHAVIOR 7 "OAuth apps").
+    /// An OAuth app's credentials (BEHAVIOR 7 "OAuth apps"; Salesforce's External Client App).
     #[serde(default)]
     pub(super) oauth: Option<SeedOAuth>,
-    /// The id property per object type (BEHAVIOR 7 "Object ids").
+    /// HubSpot: the id property per object type (BEHAVIOR 7 "Object ids").
     #[serde(default)]
-    pub(super) id_properties: BTreeMap<String, String>,
+    pub(super) id_properties: Option<BTreeMap<String, String>>,
+    /// HubSpot: requests per second per account, 1 to 10.
+    #[serde(default)]
+    pub(super) max_requests_per_second: Option<Value>,
+    /// Salesforce: the REST API version, `NN.N`.
+    #[serde(default)]
+    pub(super) api_version: Option<Value>,
+    /// Salesforce: the sObject per record type (`contacts`: `Contact` or `Lead`).
+    #[serde(default)]
+    pub(super) objects: Option<BTreeMap<String, Value>>,
+    /// Salesforce: the share of the org's daily API requests at or above which syncs wait.
+    #[serde(default)]
+    pub(super) max_api_share: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -185,7 +197,8 @@ pub(super) struct SeedCrm {
 pub(super) struct SeedOAuth {
     pub(super) client_id: String,
     pub(super) client_secret: String,
-    pub(super) refresh_token: String,
+    #[serde(default)]
+    pub(super) refresh_token: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -13,6 +13,7 @@
 //! - [`member`], [`router`], [`record`], [`field`]: one item of each kind.
 
 pub mod account;
+mod crm;
 pub mod field;
 pub mod file;
 pub mod member;
@@ -197,29 +198,37 @@ pub async fn seal(
                 CrmCredentials::PrivateApp(token) => SealedCrmCredentials::PrivateApp {
                     access_token: sealer.seal(token.expose(), &crm_token_context(id)).await?,
                 },
-                CrmCredentials::OAuth(app) => SealedCrmCredentials::OAuth {
-                    oauth: SealedOAuthApp {
-                        client_id: app.client_id.clone(),
-                        client_secret: sealer
-                            .seal(
-                                app.client_secret.expose(),
-                                &crm_oauth_context(id, OAuthSecret::ClientSecret),
-                            )
-                            .await?,
-                        refresh_token: sealer
-                            .seal(
-                                app.refresh_token.expose(),
-                                &crm_oauth_context(id, OAuthSecret::RefreshToken),
-                            )
-                            .await?,
-                    },
-                },
+                CrmCredentials::OAuth(app) => {
+                    let refresh_token = match &app.refresh_token {
+                        Some(token) => Some(
+                            sealer
+                                .seal(
+                                    token.expose(),
+                                    &crm_oauth_context(id, OAuthSecret::RefreshToken),
+                                )
+                                .await?,
+                        ),
+                        None => None,
+                    };
+                    SealedCrmCredentials::OAuth {
+                        oauth: SealedOAuthApp {
+                            client_id: app.client_id.clone(),
+                            client_secret: sealer
+                                .seal(
+                                    app.client_secret.expose(),
+                                    &crm_oauth_context(id, OAuthSecret::ClientSecret),
+                                )
+                                .await?,
+                            refresh_token,
+                        },
+                    }
+                }
             };
             account.account.crm = Some(CrmConnection {
                 provider: crm.provider,
                 base_url: crm.base_url,
                 credentials,
-                id_properties: crm.id_properties,
+                options: crm.options,
             });
         }
     }

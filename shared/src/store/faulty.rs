@@ -3,8 +3,9 @@
 
 use super::{
     AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
-    IdempotencyStore, Listed, MemberStore, Page, Position, ProvisionReport, ProvisionStore,
-    RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey, WebhookStore,
+    IdempotencyStore, Listed, MemberStore, PaceStore, Page, Position, ProvisionReport,
+    ProvisionStore, RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey,
+    WebhookStore,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -18,6 +19,7 @@ use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::model::member::{Member, MemberIdentity};
 use crate::model::object_type::ObjectType;
+use crate::model::pace::{PaceKey, Turn, TurnAsk, UsageHold};
 use crate::model::provision::ProvisionPlan;
 use crate::model::record::Record;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
@@ -583,6 +585,15 @@ delegate_store! {
 delegate_store! {
     impl ProvisionStore;
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    ;
+    ;
+}
+
+delegate_store! {
+    impl PaceStore;
+    fn take_turn(key: &PaceKey, ask: &TurnAsk) -> Turn;
+    fn hold_pace(key: &PaceKey, tat_us: i64) -> ();
+    fn set_usage_hold(key: &PaceKey, hold: Option<&UsageHold>) -> ();
     ;
     ;
 }

@@ -26,6 +26,7 @@
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
 //! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
 //! | `Idempotency-Key` request | `REQUEST#<a>#<key>` | `REQUEST#<route>` (`REQUEST#sha256:<hex>` past 1,024 bytes) | | |
+//! | CRM pace | `PACE#<a>#<provider>` | `PACE` | | |
 //! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>`; parked: `DUE#PARKED` / `<parked at>#<id>` | |
 //! | webhook subscription | `ACCOUNT#<a>` | `WEBHOOK#<id>` | | |
 //! | webhook subscriptions count | `ACCOUNT#<a>` | `WEBHOOK_COUNT` | | |
@@ -377,6 +378,15 @@ pub fn idempotency(key: &str) -> Key {
 /// Index partitions (GSI1) of the due-work index: items spread over this many partitions by a
 /// hash of their id, so the index takes writes at any dispatch rate; the sweeper queries each.
 pub const DUE_SHARDS: u8 = 8;
+
+/// The CRM pace of an account's requests to one CRM ([`crate::model::pace`]): one small item
+/// that every instance moves with one conditional update per request.
+pub fn crm_pace(key: &crate::model::pace::PaceKey) -> Key {
+    Key::new(
+        format!("PACE#{}#{}", key.account, key.provider.as_str()),
+        "PACE",
+    )
+}
 
 /// A due item ([`crate::model::due`]).
 pub fn due_item(id: &DueId) -> Key {

@@ -40,8 +40,8 @@ pub use crate::page::{Listed, Page, PageStart, Position};
 pub use error::{StoreError, StoreResult};
 pub use port::{
     AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
-    IdempotencyStore, MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore,
-    RECORD_BATCH_WAVE,
+    IdempotencyStore, MemberStore, PaceStore, ProvisionStore, RecordStore, RouterStore, Store,
+    WebhookStore, RECORD_BATCH_WAVE,
 };
 pub use position::{
     audit_position, delivery_position, dispatch_position, holiday_calendar_page,

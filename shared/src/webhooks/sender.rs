@@ -135,7 +135,7 @@ impl WebhookSender {
             .then(|| answer.headers().get(RETRY_AFTER).cloned())
             .flatten()
             .and_then(|v| v.to_str().ok().map(str::to_string))
-            .and_then(|v| crate::crm::hubspot::parse_retry_after(&v, SystemTime::now()));
+            .and_then(|v| crate::crm::reading::parse_retry_after(&v, SystemTime::now()));
         let body = answer.body().await.unwrap_or_default();
         let detail: String = String::from_utf8_lossy(&body).chars().take(200).collect();
         let error = if detail.trim().is_empty() {

@@ -14,7 +14,8 @@ use fake_crm::portal::{OAuthApp, Object, Owner, PortalSpec, PrivateApp};
 use fake_crm::{FakeCrm, Scripted};
 use serde_json::{json, Value};
 use shared::clock::FixedClock;
-use shared::crm::{CrmSync, HubSpotClient, HubSpotSettings, RetryDelays};
+use shared::crm::attempt::KeepFor;
+use shared::crm::{CrmSettings, CrmSync, HttpCrm, RetryDelays};
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
 use shared::due::{DueMessage, DueSettings, DueWorker, Handoff, Ran, RunOutcome};
 use shared::fields::CatalogueCache;
@@ -169,7 +170,7 @@ shared::on_both_stores!(
     the_stored_account_holds_the_access_token_only_sealed,
     a_retry_whose_hand_off_was_lost_is_resumed_by_the_sweeper_once,
     a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hour,
-    no_active_owner_with_the_members_email_is_final_and_remembered,
+    no_active_owner_with_the_members_email_is_final_and_not_remembered,
     owner_lookups_follow_the_paging_cursor,
     an_invalid_owner_id_from_the_owners_api_is_looked_up_once_more_and_sent_once_more,
     an_invalid_owner_id_typed_as_external_id_is_final,
@@ -179,10 +180,15 @@ shared::on_both_stores!(
     a_refused_refresh_is_final_and_no_oauth_secret_leaks,
     the_stored_account_holds_the_oauth_secrets_only_sealed,
     a_423_is_retried_after_at_least_2_seconds_and_a_477_after_its_retry_after,
-    a_daily_429_waits_without_spending_a_retry,
+    a_daily_429_waits_at_least_60_seconds_without_spending_a_retry,
     a_daily_429_without_retry_after_waits_until_the_next_midnight_utc,
     a_request_whose_turn_is_more_than_3_seconds_away_is_deferred,
     an_account_sends_at_most_10_requests_a_second,
+    two_instances_on_one_store_share_the_accounts_pace,
+    the_first_attempt_has_3_seconds_in_all_and_the_rest_continues_in_the_background,
+    a_token_lifetime_beyond_any_clock_is_kept_at_most_24_hours,
+    a_huge_error_message_is_cut_to_200_characters_after_redaction,
+    a_record_external_id_that_is_a_dot_segment_is_refused_before_any_request,
     an_id_property_goes_out_as_hubspots_id_property_parameter,
     every_request_the_sync_sends_validates_against_hubspots_description,
 );
@@ -220,11 +226,11 @@ fn quick() -> RetryDelays {
 async fn fixture_with(
     backend: Backend, delays: RetryDelays, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
-    fixture_set(backend, delays, HubSpotSettings::default(), edit).await
+    fixture_set(backend, delays, CrmSettings::default(), edit).await
 }
 
 async fn fixture_set(
-    backend: Backend, delays: RetryDelays, settings: HubSpotSettings, edit: impl FnOnce(&mut Value),
+    backend: Backend, delays: RetryDelays, settings: CrmSettings, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
     let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
     fixture_on_with(backend, delays, settings, fake, &base, edit).await
@@ -233,29 +239,21 @@ async fn fixture_set(
 async fn fixture_on(
     backend: Backend, delays: RetryDelays, fake: FakeCrm, base: &str, edit: impl FnOnce(&mut Value),
 ) -> Fixture {
-    fixture_on_with(
-        backend,
-        delays,
-        HubSpotSettings::default(),
-        fake,
-        base,
-        edit,
-    )
-    .await
+    fixture_on_with(backend, delays, CrmSettings::default(), fake, base, edit).await
 }
 
-fn client(settings: HubSpotSettings) -> Arc<HubSpotClient> {
+fn client(settings: CrmSettings, pace: Arc<dyn shared::store::PaceStore>) -> Arc<HttpCrm> {
     let http = shared::outbound::OutboundClient::new(
         shared::outbound::OutboundPolicy::LOCAL,
         shared::crm::port::REQUEST_TIMEOUT,
         64 * 1024,
     )
     .unwrap();
-    Arc::new(HubSpotClient::with_settings(http, settings))
+    Arc::new(HttpCrm::with_settings(http, settings, pace))
 }
 
 async fn fixture_on_with(
-    backend: Backend, delays: RetryDelays, settings: HubSpotSettings, fake: FakeCrm, base: &str,
+    backend: Backend, delays: RetryDelays, settings: CrmSettings, fake: FakeCrm, base: &str,
     edit: impl FnOnce(&mut Value),
 ) -> Fixture {
     let at = Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap();
@@ -271,7 +269,7 @@ async fn fixture_on_with(
         .await
         .unwrap();
     let sync = CrmSync::new(
-        client(settings),
+        client(settings, store.clone()),
         store.clone(),
         clock.clone(),
         delays,
@@ -806,7 +804,7 @@ fn queued(f: Fixture, store: Arc<dyn Store>) -> (Fixture, Arc<Recorder>) {
     )
     .with_due(worker)
     .with_crm(CrmSync::new(
-        Arc::new(HubSpotClient::new(shared::outbound::OutboundPolicy::LOCAL).unwrap()),
+        Arc::new(HttpCrm::new(shared::outbound::OutboundPolicy::LOCAL, store.clone()).unwrap()),
         store.clone(),
         f.clock.clone(),
         quick(),
@@ -950,13 +948,16 @@ async fn a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hou
     backend: Backend,
 ) {
     assert_eq!(
-        HubSpotSettings::default().owner_ttl,
+        KeepFor::default().owner_ttl,
         Duration::from_secs(3600),
         "remembered at most an hour"
     );
-    let settings = HubSpotSettings {
-        owner_ttl: Duration::from_millis(1500),
-        ..HubSpotSettings::default()
+    let settings = CrmSettings {
+        keep: KeepFor {
+            owner_ttl: Duration::from_millis(1500),
+            ..KeepFor::default()
+        },
+        ..CrmSettings::default()
     };
     let f = fixture_set(backend, quick(), settings, |s| {
         route_to(s, "nox@acme.example")
@@ -994,7 +995,7 @@ async fn a_member_without_external_id_is_matched_by_email_with_one_lookup_an_hou
     assert_eq!(f.lookups().len(), 2);
 }
 
-async fn no_active_owner_with_the_members_email_is_final_and_remembered(backend: Backend) {
+async fn no_active_owner_with_the_members_email_is_final_and_not_remembered(backend: Backend) {
     let f = fixture_with(backend, quick(), |s| {
         s["accounts"][0]["users"]
             .as_array_mut()
@@ -1011,18 +1012,22 @@ async fn no_active_owner_with_the_members_email_is_final_and_remembered(backend:
     assert_eq!(crm_error(&outcome).as_deref(), Some(expected));
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
-        Some(state(CrmSyncStatus::Failed, 1, Some(expected))),
-        "final at once; the lookup was a request"
+        Some(state(CrmSyncStatus::Failed, 0, Some(expected))),
+        "final at once; a look-up is no update (BEHAVIOR 7 attempts)"
     );
     assert!(f.fake.owner_updates().is_empty());
     assert_eq!(f.lookups().len(), 1);
-    // Remembered: the next assignment to them within the hour asks nothing.
+    // Not remembered: the next assignment to them asks again, and an owner added in HubSpot
+    // since is found (BEHAVIOR 7).
     assert_eq!(
         crm_error(&f.dispatch(ROUTER, SECOND).await).as_deref(),
         Some(expected)
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(f.lookups().len(), 1);
+    assert_eq!(f.lookups().len(), 2, "asked again");
+    f.fake.add_owner("71000100", "ghost@acme.example");
+    assert_eq!(crm_error(&f.dispatch(ROUTER, CONTACT).await), None);
+    assert_eq!(f.lookups().len(), 3);
+    assert_eq!(f.hubspot_owner(OBJECT).as_deref(), Some("71000100"));
 }
 
 async fn owner_lookups_follow_the_paging_cursor(backend: Backend) {
@@ -1063,7 +1068,8 @@ async fn an_invalid_owner_id_from_the_owners_api_is_looked_up_once_more_and_sent
     assert_eq!(f.hubspot_owner(SECOND_OBJECT).as_deref(), Some("71000013"));
     assert_eq!(
         f.entry(SECOND).await.crm_sync,
-        Some(state(CrmSyncStatus::Synced, 1, None))
+        Some(state(CrmSyncStatus::Synced, 2, None)),
+        "the resend is counted (BEHAVIOR 7 attempts)"
     );
 }
 
@@ -1100,7 +1106,8 @@ async fn a_missing_scope_is_final_with_hubspots_message(backend: Backend) {
     );
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
-        Some(state(CrmSyncStatus::Failed, 1, Some(expected)))
+        Some(state(CrmSyncStatus::Failed, 0, Some(expected))),
+        "a refused look-up is no update (BEHAVIOR 7 attempts)"
     );
     assert!(f.fake.owner_updates().is_empty());
 }
@@ -1143,7 +1150,8 @@ async fn an_oauth_connection_refreshes_its_token_once_shares_it_and_refreshes_ag
     );
     assert_eq!(
         f.entry(CONTACT).await.crm_sync,
-        Some(state(CrmSyncStatus::Synced, 1, None))
+        Some(state(CrmSyncStatus::Synced, 2, None)),
+        "the resend is counted (BEHAVIOR 7 attempts)"
     );
 }
 
@@ -1182,7 +1190,8 @@ async fn a_refused_refresh_is_final_and_no_oauth_secret_leaks(backend: Backend) 
     // The retry meets HubSpot's refusal of the revoked refresh token: final.
     assert_eq!(
         f.final_state(CONTACT).await,
-        state(CrmSyncStatus::Failed, 2, Some("CRM authorization failed"))
+        state(CrmSyncStatus::Failed, 0, Some("CRM authorization failed")),
+        "token grants are no updates (BEHAVIOR 7 attempts)"
     );
     assert!(f.fake.owner_updates().is_empty());
     let entry = serde_json::to_string(&f.entry(CONTACT).await).unwrap();
@@ -1205,7 +1214,12 @@ async fn the_stored_account_holds_the_oauth_secrets_only_sealed(backend: Backend
         shared::model::account::SealedCrmCredentials::OAuth { oauth } => {
             assert_eq!(oauth.client_id, APP);
             assert!(oauth.client_secret.as_str().starts_with("local:"));
-            assert!(oauth.refresh_token.as_str().starts_with("local:"));
+            assert!(oauth
+                .refresh_token
+                .as_ref()
+                .unwrap()
+                .as_str()
+                .starts_with("local:"));
         }
         other => panic!("not an OAuth connection: {other:?}"),
     }
@@ -1270,27 +1284,57 @@ fn daily_limit() -> Scripted {
         .for_updates()
 }
 
-async fn a_daily_429_waits_without_spending_a_retry(backend: Backend) {
-    let f = fixture(backend).await;
-    // Five daily refusals: more than the three retries the delays allow.
-    f.fake.push(daily_limit().retry_after("1").times(5));
-    let outcome = f.dispatch(ROUTER, CONTACT).await;
-    assert_eq!(
-        crm_error(&outcome).as_deref(),
-        Some("CRM answered 429: You have reached your daily limit.")
-    );
-    assert_eq!(
-        f.final_state(CONTACT).await,
-        state(CrmSyncStatus::Synced, 6, None)
-    );
-    let updates = f.fake.owner_updates();
-    for pair in updates.windows(2) {
-        let gap = pair[1].at_ms - pair[0].at_ms;
-        assert!(
-            gap >= 950,
-            "a retry {gap} ms after a DAILY 429 (Retry-After: 1)"
+/// BEHAVIOR 7 "Rate limits": a `DAILY` 429 waits for its `Retry-After` and at least 60 s (a
+/// `Retry-After` of 0 or in the past waits 60 s, never a loop of immediate retries), and the
+/// wait spends none of the retries.
+async fn a_daily_429_waits_at_least_60_seconds_without_spending_a_retry(backend: Backend) {
+    let now = Utc.with_ymd_and_hms(2026, 11, 18, 10, 0, 0).unwrap();
+    let past = httpdate::fmt_http_date(std::time::SystemTime::UNIX_EPOCH);
+    for (retry_after, wait) in [("0", 60), (past.as_str(), 60), ("600", 600)] {
+        let f = fixture(backend).await;
+        f.fake.push(daily_limit().retry_after(retry_after));
+        let outcome = f.dispatch(ROUTER, CONTACT).await;
+        assert_eq!(
+            crm_error(&outcome).as_deref(),
+            Some("CRM answered 429: You have reached your daily limit.")
         );
+        let entry = f.entry(CONTACT).await;
+        assert_eq!(
+            entry.crm_sync.as_ref().map(|s| s.status),
+            Some(CrmSyncStatus::Retrying)
+        );
+        let item = f
+            .store
+            .get_due(&CrmSync::due_id(&entry.key()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            item.due_at,
+            now + chrono::Duration::seconds(wait),
+            "Retry-After: {retry_after}"
+        );
+        let subject: shared::crm::sync::SyncSubject = serde_json::from_value(item.subject).unwrap();
+        assert_eq!(subject.attempts, Some(1));
+        assert_eq!(subject.retries, Some(0), "no retry spent");
     }
+    // A 503 spends one, for comparison.
+    let f = fixture(backend).await;
+    f.fake.push(
+        Scripted::status(503)
+            .body(json!({"message": "down"}))
+            .for_updates(),
+    );
+    f.dispatch(ROUTER, CONTACT).await;
+    let entry = f.entry(CONTACT).await;
+    let item = f
+        .store
+        .get_due(&CrmSync::due_id(&entry.key()))
+        .await
+        .unwrap()
+        .unwrap();
+    let subject: shared::crm::sync::SyncSubject = serde_json::from_value(item.subject).unwrap();
+    assert_eq!(subject.retries, Some(1));
 }
 
 async fn a_daily_429_without_retry_after_waits_until_the_next_midnight_utc(backend: Backend) {
@@ -1405,6 +1449,120 @@ async fn an_account_sends_at_most_10_requests_a_second(backend: Backend) {
     assert!(started.elapsed() >= Duration::from_millis(2300));
 }
 
+/// BEHAVIOR 7 "Rate limits": the pace is the service's, not an instance's. Two instances (each
+/// its own engine and CRM client, as two Lambda instances) on one store dispatch 30 synced
+/// records of one account at once: the fake still receives at most 10 updates in any second.
+async fn two_instances_on_one_store_share_the_accounts_pace(backend: Backend) {
+    const N: u128 = 30;
+    let f = fixture_with(backend, quick(), |s| {
+        let contacts = s["accounts"][0]["records"]["contacts"]
+            .as_array_mut()
+            .unwrap();
+        for n in 0..N {
+            let (record, object) = paced_contact(n);
+            let email = format!("paced{n}@prospect.example");
+            contacts.push(json!({"id": record, "fields": {"email": email, "external_id": object}}));
+        }
+    })
+    .await;
+    for n in 0..N {
+        let (_, object) = paced_contact(n);
+        f.fake.add_object("contacts", Some(&object), &[]);
+    }
+    // The second instance: the same store and clock, an engine and a CRM client of its own.
+    let other = DispatchEngine::new(
+        f.store.clone(),
+        f.clock.clone(),
+        Arc::new(CatalogueCache::default()),
+    )
+    .with_crm(CrmSync::new(
+        client(CrmSettings::default(), f.store.clone()),
+        f.store.clone(),
+        f.clock.clone(),
+        quick(),
+        Arc::new(LocalSealer::development()),
+    ));
+    let engines = [Arc::new(f.engine), Arc::new(other)];
+    // A first sync of each instance opens its connection (a first request's way to the fake is
+    // slower, and would reach it late, close to the next).
+    for (engine, record) in engines.iter().zip([CONTACT, SECOND]) {
+        let request = DispatchRequest {
+            router_id: ROUTER.into(),
+            object_id: record.into(),
+            account_id: None,
+        };
+        let outcome = engine
+            .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+            .await
+            .unwrap();
+        assert_eq!(crm_error(&outcome), None);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    f.fake.reset();
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..N {
+        let engine = engines[(n % 2) as usize].clone();
+        set.spawn(async move {
+            let request = DispatchRequest {
+                router_id: ROUTER.into(),
+                object_id: paced_contact(n).0,
+                account_id: None,
+            };
+            engine
+                .dispatch(AccountContext::Token(id(ACCOUNT)), &request, None)
+                .await
+                .unwrap()
+        });
+    }
+    while let Some(done) = set.join_next().await {
+        done.unwrap();
+    }
+    // Every sync ends synced (the deferred ones through their retries).
+    let fixture_store = f.store.clone();
+    for n in 0..N {
+        let record = paced_contact(n).0;
+        let mut state = None;
+        for _ in 0..300 {
+            let entry = fixture_store
+                .list_record_dispatches(
+                    id::<AccountId>(ACCOUNT),
+                    ObjectType::Contacts,
+                    id::<RecordId>(&record),
+                    &Page::first(1, false),
+                )
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .next()
+                .unwrap();
+            state = entry.crm_sync.clone();
+            if state.as_ref().is_some_and(|s| s.status.is_final()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            state.map(|s| s.status),
+            Some(CrmSyncStatus::Synced),
+            "{record}"
+        );
+    }
+    let updates = f.fake.owner_updates();
+    assert_eq!(updates.len(), N as usize, "each sent once");
+    // Receive times at the fake: a request's way there (a busy machine's scheduling) may bring
+    // it up to 100 ms closer to the next than it was sent.
+    let mut times: Vec<u128> = updates.iter().map(|u| u.at_ms).collect();
+    times.sort_unstable();
+    for (i, t) in times.iter().enumerate() {
+        let within = times[i..].iter().filter(|u| **u < t + 900).count();
+        assert!(
+            within <= 10,
+            "{within} requests in the second from {t}: {times:?}"
+        );
+    }
+}
+
 async fn an_id_property_goes_out_as_hubspots_id_property_parameter(backend: Backend) {
     let legacy = |s: &mut Value| {
         s["accounts"][0]["records"]["contacts"][0]["fields"]["external_id"] = json!(LEGACY_ID);
@@ -1481,6 +1639,188 @@ async fn every_request_the_sync_sends_validates_against_hubspots_description(bac
     );
 }
 
+/// BEHAVIOR 7: the dispatch answer waits for the first attempt at most 3 s in all, counted from
+/// the commit (token grant, owner look-up, update and resend together); what is not done by then
+/// continues as a background retry, `CRM request timed out`.
+async fn the_first_attempt_has_3_seconds_in_all_and_the_rest_continues_in_the_background(
+    backend: Backend,
+) {
+    let f = fixture_with(backend, quick(), |s| {
+        oauth(s);
+        route_to(s, "nox@acme.example");
+    })
+    .await;
+    // A slow HubSpot: the grant, the look-up and the update each take 2.5 s (each within its
+    // own 3 s; 7.5 s together).
+    for (method, path) in [
+        ("POST", "/oauth/v1/token"),
+        ("GET", "/crm/v3/owners"),
+        ("PATCH", "/crm/v3/objects/"),
+    ] {
+        f.fake
+            .push(Scripted::stall(Duration::from_millis(2500)).on(method, path));
+    }
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let answered_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let first_request = f.fake.requests()[0].at_ms;
+    assert_eq!(
+        crm_error(&outcome).as_deref(),
+        Some("CRM request timed out")
+    );
+    // From the first request (right after the commit) to the answer: 3 s and the state's
+    // write, far from the 7.5 s the three requests take one after the other.
+    let took = answered_ms - first_request;
+    assert!(took < 5000, "answered {took} ms after the first request");
+    assert_eq!(
+        f.entry(CONTACT).await.crm_sync,
+        Some(state(
+            CrmSyncStatus::Retrying,
+            0,
+            Some("CRM request timed out")
+        )),
+        "no update was sent within the 3 s"
+    );
+    // The background retry keeps the token granted meanwhile and ends synced.
+    assert_eq!(
+        f.final_state(CONTACT).await,
+        state(CrmSyncStatus::Synced, 1, None)
+    );
+    assert_eq!(f.token_requests().len(), 1);
+    assert_eq!(f.hubspot_owner(OBJECT).as_deref(), Some(NOX_OWNER));
+}
+
+/// No CRM answer stops the process: a token answer's `expires_in` of 2^64 - 1 seconds (HubSpot's schema says
+/// only "integer") overflowed the instant it was added to and stopped the process; it is clamped
+/// to 24 h and added with checked arithmetic.
+async fn a_token_lifetime_beyond_any_clock_is_kept_at_most_24_hours(backend: Backend) {
+    let f = fixture_with(backend, quick(), oauth).await;
+    f.fake
+        .portal(|p| p.spec_mut().oauth_apps[0].expires_in = u64::MAX);
+    assert_eq!(crm_error(&f.dispatch(ROUTER, CONTACT).await), None);
+    assert_eq!(crm_error(&f.dispatch(ROUTER, SECOND).await), None);
+    assert_eq!(f.token_requests().len(), 1, "the token is kept");
+    assert_eq!(
+        f.entry(SECOND).await.crm_sync,
+        Some(state(CrmSyncStatus::Synced, 1, None))
+    );
+    assert_eq!(
+        shared::crm::adapter::MAX_TOKEN_LIFETIME,
+        Duration::from_secs(24 * 3600)
+    );
+}
+
+/// BEHAVIOR 7: a `crm_error`'s detail is at most 200 characters, cut after the secrets are
+/// redacted (a 65,000-character `message` made a 195 KB answer, history entry and webhook; a
+/// token near the cut must not leave a piece of itself).
+async fn a_huge_error_message_is_cut_to_200_characters_after_redaction(backend: Backend) {
+    let f = fixture(backend).await;
+    let message = format!("{}{TOKEN}{}", "x".repeat(190), "y".repeat(65_000));
+    f.fake
+        .push(Scripted::status(400).hubspot_error("VALIDATION_ERROR", &message));
+    let outcome = f.dispatch(ROUTER, CONTACT).await;
+    let error = crm_error(&outcome).unwrap();
+    let detail = error.strip_prefix("CRM answered 400: ").unwrap();
+    assert_eq!(detail.chars().count(), 200, "{error}");
+    assert_eq!(detail, format!("{}[REDACTED]", "x".repeat(190)));
+    let entry = f.entry(CONTACT).await;
+    assert_eq!(
+        entry.crm_sync.unwrap().error.as_deref(),
+        Some(error.as_str())
+    );
+    // Not JSON: the body's first 200 characters, as before.
+    let g = fixture(backend).await;
+    g.fake
+        .push(Scripted::status(500).body(Value::String("z".repeat(70_000))));
+    let error = crm_error(&g.dispatch(ROUTER, CONTACT).await).unwrap();
+    assert_eq!(error, format!("CRM answered 500: {}", "z".repeat(200)));
+}
+
+/// BEHAVIOR 7: a record `external_id` of `.` or `..` is a dot segment (the URL parser
+/// resolves it: the PATCH went to `/crm/v3/objects/` and a 2xx counted as synced); it is
+/// refused before any request, final.
+async fn a_record_external_id_that_is_a_dot_segment_is_refused_before_any_request(
+    backend: Backend,
+) {
+    for dots in [".", ".."] {
+        let f = fixture_with(backend, quick(), |s| {
+            s["accounts"][0]["records"]["contacts"][0]["fields"]["external_id"] = json!(dots);
+        })
+        .await;
+        // The portal answers 200 to anything under the objects path.
+        f.fake.push(Scripted::status(200).body(json!({})).times(5));
+        let expected = "Record external_id is not a valid CRM id";
+        assert_eq!(
+            crm_error(&f.dispatch(ROUTER, CONTACT).await).as_deref(),
+            Some(expected),
+            "{dots}"
+        );
+        assert_eq!(
+            f.entry(CONTACT).await.crm_sync,
+            Some(state(CrmSyncStatus::Failed, 0, Some(expected)))
+        );
+        assert!(f.fake.requests().is_empty(), "{:?}", f.fake.requests());
+    }
+}
+
+/// BEHAVIOR 7 (memos never hold a lock across a failing load): during a token-endpoint outage,
+/// concurrent syncs of one account wait for the one failing grant in flight and share its
+/// failure, instead of queueing to fail one after the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_syncs_share_one_failing_grant_instead_of_queueing_behind_it() {
+    use shared::crm::{CrmClient, Owner, OwnerUpdate};
+    use shared::model::account::{CrmCredentials, CrmSecret, OAuthApp as App};
+    let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
+    let _validated = Validated(fake.clone());
+    fake.push(
+        Scripted::status(503)
+            .hubspot_error("INTERNAL_ERROR", "token service down")
+            .delay(Duration::from_millis(1200))
+            .on("POST", "/oauth/v1/token")
+            .times(8),
+    );
+    let crm = client(
+        CrmSettings::default(),
+        Arc::new(shared::store::memory::MemoryStore::new()),
+    );
+    let update = OwnerUpdate {
+        connection: shared::secrets::OpenCrmConnection {
+            account_id: id(ACCOUNT),
+            provider: shared::model::account::CrmProvider::HubSpot,
+            base_url: base,
+            credentials: CrmCredentials::OAuth(App {
+                client_id: APP.into(),
+                client_secret: CrmSecret::new(APP_SECRET),
+                refresh_token: Some(CrmSecret::new(REFRESH)),
+            }),
+            options: Default::default(),
+        },
+        object_type: ObjectType::Contacts,
+        record_external_id: OBJECT.into(),
+        owner: Owner::Id(OWNER_1.into()),
+    };
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..6 {
+        let crm = crm.clone();
+        let update = update.clone();
+        set.spawn(async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            crm.set_owner(&update, deadline).await
+        });
+    }
+    while let Some(done) = set.join_next().await {
+        let failure = done.unwrap().unwrap_err();
+        assert_eq!(failure.error, "CRM answered 503: token service down");
+    }
+    assert_eq!(
+        fake.requests_to("/oauth/v1/token").len(),
+        1,
+        "one failing grant for six concurrent syncs"
+    );
+}
+
 /// The instance's concurrent syncs of one OAuth connection share one token: one refresh.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
@@ -1488,17 +1828,21 @@ async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
     use shared::model::account::{CrmCredentials, CrmSecret, OAuthApp as App};
     let (fake, base) = FakeCrm::start_with(portal()).await.unwrap();
     let _validated = Validated(fake.clone());
-    let crm = client(HubSpotSettings::default());
+    let crm = client(
+        CrmSettings::default(),
+        Arc::new(shared::store::memory::MemoryStore::new()),
+    );
     let update = OwnerUpdate {
         connection: shared::secrets::OpenCrmConnection {
             account_id: id(ACCOUNT),
+            provider: shared::model::account::CrmProvider::HubSpot,
             base_url: base,
             credentials: CrmCredentials::OAuth(App {
                 client_id: APP.into(),
                 client_secret: CrmSecret::new(APP_SECRET),
-                refresh_token: CrmSecret::new(REFRESH),
+                refresh_token: Some(CrmSecret::new(REFRESH)),
             }),
-            id_properties: Default::default(),
+            options: Default::default(),
         },
         object_type: ObjectType::Contacts,
         record_external_id: OBJECT.into(),
@@ -1508,10 +1852,13 @@ async fn concurrent_syncs_of_an_oauth_connection_refresh_its_token_once() {
     for _ in 0..8 {
         let crm = crm.clone();
         let update = update.clone();
-        set.spawn(async move { crm.set_owner(&update).await });
+        set.spawn(async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            crm.set_owner(&update, deadline).await
+        });
     }
     while let Some(done) = set.join_next().await {
-        assert_eq!(done.unwrap(), Ok(()));
+        assert_eq!(done.unwrap().map(|s| s.updates), Ok(1));
     }
     assert_eq!(fake.requests_to("/oauth/v1/token").len(), 1);
     assert_eq!(fake.owner_updates().len(), 8);

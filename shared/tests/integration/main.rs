@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
+mod crm_parsers;
+mod crm_salesforce;
 mod crm_sync;
 mod dispatch_engine;
 mod due_policy;

@@ -9,11 +9,12 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use reqwest::dns::{Addrs, Resolving};
 use reqwest::header::HeaderMap;
-use shared::crm::{CrmClient, HubSpotClient, Owner, OwnerUpdate};
+use shared::crm::{CrmClient, HttpCrm, Owner, OwnerUpdate};
 use shared::model::account::{CrmCredentials, CrmSecret};
 use shared::model::ObjectType;
 use shared::outbound::{Lookup, OutboundClient, OutboundError, OutboundPolicy};
 use shared::secrets::OpenCrmConnection;
+use shared::store::memory::MemoryStore;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -179,14 +180,20 @@ async fn redirects_are_answers_answers_are_capped_and_slow_ones_time_out() {
     );
 }
 
+/// A deadline far enough for any attempt here.
+fn later() -> std::time::Instant {
+    std::time::Instant::now() + Duration::from_secs(30)
+}
+
 /// An owner update of contact 1 to owner 2 through a private app's `token`.
 fn update(base_url: &str, token: &str) -> OwnerUpdate {
     OwnerUpdate {
         connection: OpenCrmConnection {
             account_id: uuid::Uuid::nil().into(),
+            provider: shared::model::account::CrmProvider::HubSpot,
             base_url: base_url.into(),
             credentials: CrmCredentials::PrivateApp(CrmSecret::new(token)),
-            id_properties: Default::default(),
+            options: Default::default(),
         },
         object_type: ObjectType::Contacts,
         record_external_id: "1".into(),
@@ -197,15 +204,15 @@ fn update(base_url: &str, token: &str) -> OwnerUpdate {
 #[tokio::test]
 async fn the_crm_client_reports_a_refused_base_url_as_a_final_error_without_a_request() {
     let (port, hits) = server().await;
-    let crm = HubSpotClient::new(OutboundPolicy::STRICT).unwrap();
+    let crm = HttpCrm::new(OutboundPolicy::STRICT, Arc::new(MemoryStore::new())).unwrap();
     let update = update(&format!("https://127.0.0.1:{port}"), "secret-token");
-    let failure = crm.set_owner(&update).await.unwrap_err();
+    let failure = crm.set_owner(&update, later()).await.unwrap_err();
     assert_eq!(
         failure.error,
         "CRM request failed: base_url must not point to a loopback address"
     );
     assert!(failure.is_final(), "a refusal does not pass by itself");
-    assert!(!failure.sent, "nothing was sent");
+    assert_eq!(failure.updates, 0, "nothing was sent");
     assert_eq!(hits.load(Ordering::SeqCst), 0);
 }
 
@@ -225,10 +232,14 @@ async fn a_2xx_answer_is_success_without_reading_its_body() {
         socket.write_all(head.as_bytes()).await.unwrap();
         tokio::time::sleep(Duration::from_secs(30)).await;
     });
-    let crm =
-        HubSpotClient::with_timeout(OutboundPolicy::LOCAL, Duration::from_millis(800)).unwrap();
+    let crm = HttpCrm::with_timeout(
+        OutboundPolicy::LOCAL,
+        Duration::from_millis(800),
+        Arc::new(MemoryStore::new()),
+    )
+    .unwrap();
     let update = update(&format!("http://127.0.0.1:{port}"), "t");
-    assert_eq!(crm.set_owner(&update).await, Ok(()));
+    assert!(crm.set_owner(&update, later()).await.is_ok());
 }
 
 /// A hand-off that keeps the messages for the test to deliver.

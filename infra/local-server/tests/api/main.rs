@@ -14,6 +14,7 @@ mod binary_e2e;
 mod common;
 mod compat_release;
 mod concurrent_writes;
+mod crm_pace_servers;
 mod deadlines;
 mod differential;
 mod dispatch_api;

@@ -174,3 +174,123 @@ async fn the_readme_crm_journey_syncs_through_an_oauth_connection_with_members_m
     drop(server);
     let _ = std::fs::remove_file(seed_file);
 }
+
+/// The README's Salesforce steps, run: the demo seed's Umbrella is connected to the fake
+/// Salesforce holding the demo org (`fake_crm::salesforce::FakeSalesforce::start_demo`, what
+/// `cargo run -p fake-crm` serves on port 4011) through an External Client App's client
+/// credentials, and its members are matched by e-mail: the token comes from the My Domain, the
+/// user from a SOQL query on the instance, and the Lead's owner is set without the org's
+/// assignment rule (which would give it to a queue) overwriting it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_crm_journey_syncs_to_salesforce_with_a_member_matched_by_email() {
+    const SF_ROUTER: &str = "e5a6b7c8-d9e0-4f1a-8b23-c4d5e6f7a893";
+    const JILL: &str = "01936b2a-7c00-7a00-8000-000000000031";
+    const UMBRELLA: (&str, &str) = ("umbrella-integration", "umbrella-dev-secret-2f7c");
+    let (fake, sf) = fake_crm::salesforce::FakeSalesforce::start_demo()
+        .await
+        .unwrap();
+    let seed = local_server::DEMO_SEED.replace("http://localhost:4011", &sf);
+    let seed_file =
+        std::env::temp_dir().join(format!("readme-sf-seed-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&seed_file, seed).unwrap();
+    let server = common::start_server(
+        &["--seed", seed_file.to_str().unwrap()],
+        &[("CRM_SYNC_RETRY_DELAYS", "1,1,1")],
+    );
+    let http = common::http();
+    let token = server
+        .token_response_of(UMBRELLA, "service-api/read service-api/update")
+        .await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let answer: Value = http
+        .post(format!("{}/dispatch/router", server.base))
+        .bearer_auth(&token)
+        .json(&json!({"router_id": SF_ROUTER, "object_id": JILL}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["message"], "Owner assigned", "{answer}");
+    assert!(answer.get("crm_error").is_none(), "{answer}");
+    // What the README's `curl -s $SF/_fake/requests | jq ...` shows.
+    let requests: Value = http
+        .get(format!("{sf}/_fake/requests"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let port = sf.rsplit(':').next().unwrap();
+    let seen: Vec<(String, String, String, bool)> = requests
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["method"].as_str().unwrap().to_string(),
+                r["path"].as_str().unwrap().to_string(),
+                r["headers"]["host"].as_str().unwrap().to_string(),
+                r["violations"] == json!([]),
+            )
+        })
+        .collect();
+    let expected = [
+        (
+            "POST",
+            "/services/oauth2/token",
+            format!("localhost:{port}"),
+        ),
+        (
+            "GET",
+            "/services/data/v66.0/query",
+            format!("127.0.0.1:{port}"),
+        ),
+        (
+            "PATCH",
+            "/services/data/v66.0/sobjects/Lead/00Q5g0000000001",
+            format!("127.0.0.1:{port}"),
+        ),
+    ];
+    assert_eq!(
+        seen,
+        expected.map(|(m, p, h)| (m.to_string(), p.to_string(), h, true)),
+        "{requests}"
+    );
+    assert_eq!(requests[2]["headers"]["sforce-auto-assign"], "FALSE");
+    let user = if answer["user"] == "ada.wong@umbrella.example" {
+        "0055g0000000001"
+    } else {
+        "0055g0000000002"
+    };
+    // `curl -s $SF/_fake/records/Lead/00Q5g0000000001 | jq .OwnerId`
+    let lead: Value = http
+        .get(format!("{sf}/_fake/records/Lead/00Q5g0000000001"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(lead["OwnerId"], user, "{lead}");
+    let history: Value = http
+        .get(format!("{}/contacts/{JILL}/dispatches", server.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        history["data"][0]["crm_sync"],
+        json!({"status": "synced", "attempts": 1, "error": null})
+    );
+    assert!(fake.violations().is_empty(), "{:?}", fake.violations());
+    drop(server);
+    let _ = std::fs::remove_file(seed_file);
+}

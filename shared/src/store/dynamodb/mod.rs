@@ -30,6 +30,7 @@ pub mod env;
 mod idempotency;
 pub mod items;
 mod members;
+mod pace;
 mod provisioning;
 mod query;
 #[cfg(any(test, feature = "test-util"))]

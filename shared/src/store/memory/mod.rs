@@ -20,6 +20,7 @@ mod dispatch;
 mod due;
 mod idempotency;
 mod members;
+mod pace;
 mod provisioning;
 mod records;
 mod routers;
@@ -233,6 +234,9 @@ struct State {
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
+    /// The CRM pace of each account ([`crate::store::PaceStore`]), apart from the rest: every
+    /// CRM request takes it, and nothing else ever waits for it.
+    pace: Mutex<HashMap<crate::model::pace::PaceKey, crate::model::pace::PaceState>>,
 }
 
 impl MemoryStore {

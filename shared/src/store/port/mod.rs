@@ -19,6 +19,7 @@ mod dispatch;
 mod due;
 mod idempotency;
 mod members;
+mod pace;
 mod provisioning;
 mod records;
 mod routers;
@@ -31,6 +32,7 @@ pub use dispatch::{DispatchStore, FirstFound, FirstReads};
 pub use due::DueStore;
 pub use idempotency::IdempotencyStore;
 pub use members::MemberStore;
+pub use pace::PaceStore;
 pub use provisioning::ProvisionStore;
 pub use records::{RecordStore, RECORD_BATCH_WAVE};
 pub use routers::RouterStore;
@@ -52,6 +54,7 @@ pub trait Store:
     + CalendarStore
     + ProvisionStore
     + AuditStore
+    + PaceStore
 {
 }
 
@@ -67,5 +70,6 @@ impl<T> Store for T where
         + CalendarStore
         + ProvisionStore
         + AuditStore
+        + PaceStore
 {
 }

@@ -99,12 +99,12 @@ async fn field_definitions_read_back_in_definition_order_per_account(store: Arc<
 async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
     let mut acc = account(Some(100));
     acc.crm = Some(shared::model::CrmConnection {
-        provider: "hubspot".into(),
+        provider: shared::model::account::CrmProvider::HubSpot,
         base_url: "http://127.0.0.1:9/crm".into(),
         credentials: shared::model::account::SealedCrmCredentials::PrivateApp {
             access_token: shared::model::account::SealedSecret::new("local:c2VhbGVk"),
         },
-        id_properties: Default::default(),
+        options: Default::default(),
     });
     let mut plan = plan_of(&acc);
     let client = ApiClient {
@@ -122,21 +122,59 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
     // An OAuth app's connection with id properties (BEHAVIOR 7) reads back as stored.
     let mut oauth = account(None);
     oauth.crm = Some(shared::model::CrmConnection {
-        provider: "hubspot".into(),
+        provider: shared::model::account::CrmProvider::HubSpot,
         base_url: "http://127.0.0.1:9/crm".into(),
         credentials: shared::model::account::SealedCrmCredentials::OAuth {
             oauth: shared::model::account::SealedOAuthApp {
                 client_id: "routing-app".into(),
                 client_secret: shared::model::account::SealedSecret::new("local:c2VjcmV0"),
-                refresh_token: shared::model::account::SealedSecret::new("local:cmVmcmVzaA=="),
+                refresh_token: Some(shared::model::account::SealedSecret::new(
+                    "local:cmVmcmVzaA==",
+                )),
             },
         },
-        id_properties: shared::model::account::IdProperties::new([(
-            shared::model::ObjectType::Contacts,
-            "email".to_string(),
-        )]),
+        options: shared::model::account::CrmOptions {
+            id_properties: shared::model::account::IdProperties::new([(
+                shared::model::ObjectType::Contacts,
+                "email".to_string(),
+            )]),
+            max_requests_per_second: Some(4),
+            ..Default::default()
+        },
     });
-    provision(&store, vec![plan, plan_of(&inactive), plan_of(&oauth)]).await;
+    // A Salesforce connection (client credentials: no refresh token) with its options.
+    let mut salesforce = account(None);
+    salesforce.crm = Some(shared::model::CrmConnection {
+        provider: shared::model::account::CrmProvider::Salesforce,
+        base_url: "https://acme.my.salesforce.com".into(),
+        credentials: shared::model::account::SealedCrmCredentials::OAuth {
+            oauth: shared::model::account::SealedOAuthApp {
+                client_id: "3MVG9-consumer-key".into(),
+                client_secret: shared::model::account::SealedSecret::new("local:c2VjcmV0"),
+                refresh_token: None,
+            },
+        },
+        options: shared::model::account::CrmOptions {
+            api_version: Some("61.0".into()),
+            contacts_object: Some("Lead".into()),
+            max_api_share: Some(0.75),
+            ..Default::default()
+        },
+    });
+    provision(
+        &store,
+        vec![
+            plan,
+            plan_of(&inactive),
+            plan_of(&oauth),
+            plan_of(&salesforce),
+        ],
+    )
+    .await;
+    assert_eq!(
+        store.get_account(salesforce.id).await.unwrap(),
+        Some(salesforce)
+    );
     assert_eq!(store.get_account(oauth.id).await.unwrap(), Some(oauth));
     assert_eq!(store.get_account(acc.id).await.unwrap(), Some(acc));
     assert_eq!(

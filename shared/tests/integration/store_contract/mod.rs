@@ -32,6 +32,7 @@ mod calendars;
 mod dispatch;
 mod idempotency;
 mod members;
+mod pace;
 mod provisioning;
 mod records;
 mod routers;
