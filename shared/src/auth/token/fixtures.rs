@@ -51,7 +51,9 @@ pub(crate) fn claims() -> Claims {
 pub(crate) fn sign(key: &SigningKey, kid: Option<&str>, claims: &Claims) -> String {
     let mut header = Header::new(Algorithm::ES256);
     header.kid = kid.map(str::to_owned);
-    jsonwebtoken::encode(&header, claims, key.encoding_key()).expect("signs")
+    super::signature::low_s(
+        jsonwebtoken::encode(&header, claims, key.encoding_key()).expect("signs"),
+    )
 }
 
 pub(crate) fn segment(value: &serde_json::Value) -> String {

@@ -83,6 +83,8 @@ impl TokenIssuer {
         header.kid = Some(self.key.kid().to_owned());
         let access_token = jsonwebtoken::encode(&header, &claims, self.key.encoding_key())
             .map_err(IssueError::Signing)?;
+        // aws-lc signs with either `s`; the verifier accepts the low-S form only.
+        let access_token = super::signature::low_s(access_token);
         Ok(IssuedToken {
             access_token,
             expires_in: self.ttl_seconds,
@@ -134,6 +136,21 @@ mod tests {
 
     fn issuer() -> TokenIssuer {
         TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600)
+    }
+
+    /// Issue 55 point 6: the verifier refuses high-S signatures, so every issued token must be
+    /// low-S (aws-lc signs with either half: 64 tokens all low-S by chance is 2^-64).
+    #[test]
+    fn every_issued_token_has_a_low_s_signature() {
+        let issuer = issuer();
+        for _ in 0..64 {
+            let token = issuer
+                .issue("c", ACCOUNT, &[Scope::Read], t0())
+                .expect("issues")
+                .access_token;
+            let segment = token.rsplit('.').next().expect("a signature");
+            assert!(!super::super::signature::is_high_s(segment), "{token}");
+        }
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! Verification follows RFC 8725 (JWT best current practices): the algorithm is pinned to ES256
 //! (`alg: none`, HMAC and every other algorithm are refused, so a public key can never be used
 //! as an HMAC secret), the header's `kid` must name a configured key, and the signature, `exp`,
-//! `iss` and `aud` are checked with a leeway of [`CLOCK_LEEWAY_SECONDS`].
+//! `iss` and `aud` are checked with a leeway of [`CLOCK_LEEWAY_SECONDS`]; a lifetime
+//! (`exp - iat`) over 24 h, any `crit` header (RFC 7515 section 4.1.11) and a high-S signature
+//! ([`signature`]) are refused.
 //!
 //! - [`claims`]: the claims; [`issue`]: signing them; [`verify`]: checking a token against the
 //!   configured public keys; [`principal`]: who the caller is; [`bearer`]: the header.
@@ -18,6 +20,7 @@ pub mod bearer;
 pub mod claims;
 pub mod issue;
 pub mod principal;
+pub mod signature;
 pub mod verify;
 
 pub use bearer::bearer_token;
