@@ -14,7 +14,7 @@ use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
 use crate::model::webhook::{
     DeliveryStatus, HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
-use crate::outbound::{OutboundClient, OutboundError};
+use crate::outbound::OutboundClient;
 use crate::secrets::cache::CachingSealer;
 use crate::secrets::Sealer;
 use crate::store::Store;
@@ -27,7 +27,8 @@ use std::time::{Duration, SystemTime};
 /// The longest a delivery attempt may take (BEHAVIOR 13): a 2xx within it is delivered.
 pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Bytes of a receiver's answer read at most (and kept nowhere but in `last_error`'s detail).
+/// Bytes of a receiver's answer read at most (written to the operator's log only, never to
+/// `last_error`).
 pub const MAX_ANSWER_BYTES: usize = 1024;
 
 /// How long a subscription's deliveries may all fail before it is disabled (`failing`).
@@ -107,21 +108,15 @@ impl WebhookSender {
             .await;
         let answer = match sent {
             Ok(answer) => answer,
-            Err(OutboundError::TimedOut) => {
-                return Answer::Failed(None, "Request timed out".into(), None)
-            }
-            Err(OutboundError::Refused(why)) => {
-                return Answer::Failed(None, format!("Request refused: url {why}"), None)
-            }
-            Err(OutboundError::Failed(error)) => {
-                return Answer::Failed(
-                    None,
-                    format!(
-                        "Request failed: {}",
-                        crate::error::ErrorChain(&error).without_urls()
-                    ),
-                    None,
-                )
+            Err(error) => {
+                // The account sees the class; the operator's log has the detail (issue 55).
+                tracing::info!(
+                    subscription_id = %subscription.id,
+                    delivery_id = %delivery.id,
+                    error = %crate::error::ErrorChain(&error).without_urls(),
+                    "webhook request failed"
+                );
+                return Answer::Failed(None, error.class(), None);
             }
         };
         let status = answer.status().as_u16();
@@ -138,11 +133,14 @@ impl WebhookSender {
             .and_then(|v| crate::crm::hubspot::parse_retry_after(&v, SystemTime::now()));
         let body = answer.body().await.unwrap_or_default();
         let detail: String = String::from_utf8_lossy(&body).chars().take(200).collect();
-        let error = if detail.trim().is_empty() {
-            format!("Receiver answered {status}")
-        } else {
-            format!("Receiver answered {status}: {detail}")
-        };
+        tracing::info!(
+            subscription_id = %subscription.id,
+            delivery_id = %delivery.id,
+            status,
+            answer = ?detail,
+            "webhook receiver refused the delivery"
+        );
+        let error = format!("HTTP {status}");
         Answer::Failed(Some(status), error, retry_after)
     }
 
@@ -294,7 +292,7 @@ impl WebhookSender {
                     next.status = DeliveryStatus::Failed;
                 }
                 next.last_status_code = Some(410);
-                next.last_error = Some("Receiver answered 410: subscription disabled".into());
+                next.last_error = Some("HTTP 410".into());
                 let health = subscription
                     .enabled
                     .then_some(HealthChange::DisableGone { at: now });
@@ -325,7 +323,12 @@ impl WebhookSender {
                 if let Some(delay) = delay {
                     let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
                     next.status = DeliveryStatus::Retrying;
-                    let due = now + chrono::Duration::from_std(delay).unwrap_or_default();
+                    // Checked: the delay is the schedule's or the receiver's (clamped to a day), and a
+                    // sum out of chrono's range must not stop the process.
+                    let due = chrono::Duration::from_std(delay)
+                        .ok()
+                        .and_then(|delay| now.checked_add_signed(delay))
+                        .unwrap_or(now);
                     return Ok(Decided {
                         delivery: next,
                         settlement: claimed.again(due),

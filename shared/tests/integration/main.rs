@@ -29,3 +29,4 @@ mod sla;
 mod store_contract;
 mod tally;
 mod webhook_delivery;
+mod webhook_errors;
