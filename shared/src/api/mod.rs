@@ -102,8 +102,9 @@ pub fn missing_path_parameter(name: &'static str) -> DomainError {
 }
 
 /// Finishes a router of routes: unknown routes -> 404 in the contract shape, an `x-request-id`
-/// on every response (API Gateway's request id when there is one), one tracing span and one log
-/// line per request. The local server applies it once to the merged routes of every function.
+/// on every response (API Gateway's request id when there is one), `Cache-Control: no-store`
+/// and `X-Content-Type-Options: nosniff` on every response, one tracing span and one log line
+/// per request. The local server applies it once to the merged routes of every function.
 pub fn finish(routes: Router) -> Router {
     routes
         .fallback(|| async { DomainError::not_found("Not found") })
@@ -250,7 +251,19 @@ async fn request_span(
     if let Ok(value) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
+    protect(response.headers_mut());
     Ok(response)
+}
+
+/// What every answer tells a browser (issue 55): no cache keeps it (`Cache-Control: no-store`,
+/// unless the route set its own: answers carry tokens and personal data), and its body is never
+/// sniffed into a script or a page (`X-Content-Type-Options: nosniff`).
+fn protect(headers: &mut axum::http::HeaderMap) {
+    use axum::http::header::{CACHE_CONTROL, X_CONTENT_TYPE_OPTIONS};
+    if !headers.contains_key(CACHE_CONTROL) {
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 }
 
 fn api_gateway_request_id(req: &Request) -> Option<String> {

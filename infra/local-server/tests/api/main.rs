@@ -32,6 +32,7 @@ mod records_api;
 mod request_log;
 mod request_schemas;
 mod router_management_api;
+mod security_api;
 mod sla_api;
 mod token_attacks;
 mod users_routers_api;
