@@ -9,6 +9,7 @@ pub mod json;
 pub mod openapi;
 mod path;
 mod query;
+pub mod source;
 
 pub use auth::Authenticated;
 pub use body::{Body, MAX_BODY_BYTES};
@@ -16,6 +17,7 @@ pub use error::{ApiError, ErrorBody};
 pub use json::Json;
 pub use path::{PathId, PathIds};
 pub use query::{audit_query, item_properties, stats_window, ListQuery, QueryParams};
+pub use source::Source;
 
 use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;

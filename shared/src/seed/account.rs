@@ -18,6 +18,9 @@ use crate::outbound::OutboundUrl;
 use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
 use std::collections::HashMap;
 
+/// The shortest client secret provisioning accepts, in characters (BEHAVIOR 1).
+pub const MIN_CLIENT_SECRET_CHARS: usize = 16;
+
 impl Loader {
     /// Loads one account with everything it owns, in the format's order.
     pub(super) fn account(&mut self, path: &str, a: SeedAccount) -> Result<AccountPlan, SeedError> {
@@ -50,8 +53,13 @@ impl Loader {
                     format!("client_id \"{}\" is used twice", c.client_id),
                 );
             }
-            if c.client_secret.is_empty() {
-                return err(format!("{p}.client_secret"), "must not be empty");
+            // BEHAVIOR 1: a guessable secret is refused (the limit on failed attempts slows
+            // guessing; it cannot make a short secret safe).
+            if c.client_secret.chars().count() < MIN_CLIENT_SECRET_CHARS {
+                return err(
+                    format!("{p}.client_secret"),
+                    format!("must be at least {MIN_CLIENT_SECRET_CHARS} characters"),
+                );
             }
             let secret_hash = hash_secret(&c.client_secret).map_err(|e| SeedError {
                 path: format!("{p}.client_secret"),
@@ -569,6 +577,38 @@ mod tests {
         assert!(
             refused.ends_with("must not point to a loopback address"),
             "{refused}"
+        );
+    }
+
+    /// Issue 55 point 3 (BEHAVIOR 1): a client secret shorter than 16 characters is refused;
+    /// 16 characters (counted as characters, not bytes) are enough.
+    #[test]
+    fn a_client_secret_shorter_than_16_characters_is_refused() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["clients"][0]["client_secret"] = json!("s"),
+                "accounts[0].clients[0].client_secret: must be at least 16 characters",
+            ),
+            (
+                |s| s["accounts"][0]["clients"][1]["client_secret"] = json!("fifteen-chars!!"),
+                "accounts[0].clients[1].client_secret: must be at least 16 characters",
+            ),
+            (
+                |s| s["accounts"][0]["clients"][0]["client_secret"] = json!("ééééééééééééééé"),
+                "accounts[0].clients[0].client_secret: must be at least 16 characters",
+            ),
+        ]);
+        let mut seed = super::super::tests::demo();
+        seed["accounts"][0]["clients"][0]["client_secret"] = json!("sixteen-chars!!!");
+        let base = chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 11, 22, 9, 0, 0).unwrap();
+        assert!(
+            crate::seed::load(
+                &seed.to_string(),
+                base,
+                crate::outbound::OutboundPolicy::LOCAL
+            )
+            .is_ok(),
+            "16 characters are enough"
         );
     }
 }

@@ -2,14 +2,16 @@
 //! conflict retries) without a broken backend.
 
 use super::{
-    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
-    IdempotencyStore, Listed, MemberStore, Page, Position, ProvisionReport, ProvisionStore,
-    RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey, WebhookStore,
+    AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore, FirstFound,
+    FirstReads, IdempotencyStore, Listed, MemberStore, Page, Position, ProvisionReport,
+    ProvisionStore, RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey,
+    WebhookStore,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::audit::{AuditEvent, AuditFilter};
+use crate::model::auth_attempt::{AttemptKey, FailureWindow};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
     DispatchEntryKey, ExplainedEntry, RotationState,
@@ -560,6 +562,16 @@ delegate_store! {
 delegate_store! {
     impl ProvisionStore;
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    ;
+    ;
+}
+
+delegate_store! {
+    impl AuthAttemptStore;
+    fn failed_authentications(key: &AttemptKey, now: DateTime<Utc>) -> Option<FailureWindow>;
+    fn count_failed_authentication(
+        key: &AttemptKey, now: DateTime<Utc>, window: chrono::Duration
+    ) -> FailureWindow;
     ;
     ;
 }

@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod audit_api;
+mod auth_limits;
 mod binary_e2e;
 #[path = "../common/mod.rs"]
 mod common;

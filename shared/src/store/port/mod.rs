@@ -14,6 +14,7 @@
 
 mod accounts;
 mod audit;
+mod auth_attempts;
 mod calendars;
 mod dispatch;
 mod due;
@@ -26,6 +27,7 @@ mod webhooks;
 
 pub use accounts::AccountStore;
 pub use audit::AuditStore;
+pub use auth_attempts::AuthAttemptStore;
 pub use calendars::CalendarStore;
 pub use dispatch::{DispatchStore, FirstFound, FirstReads};
 pub use due::DueStore;
@@ -52,6 +54,7 @@ pub trait Store:
     + CalendarStore
     + ProvisionStore
     + AuditStore
+    + AuthAttemptStore
 {
 }
 
@@ -67,5 +70,6 @@ impl<T> Store for T where
         + CalendarStore
         + ProvisionStore
         + AuditStore
+        + AuthAttemptStore
 {
 }

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 mod accounts;
+mod auth_attempts;
 mod calendars;
 mod dispatch;
 mod idempotency;
