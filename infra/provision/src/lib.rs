@@ -84,10 +84,14 @@ pub async fn provision(
 /// A human summary of a run: counts, then every skipped item.
 pub fn summary(report: &ProvisionReport) -> String {
     let mut out = format!(
-        "inserted {} items, skipped {} already present\n",
+        "inserted {} items, skipped {} already present, updated {} clients\n",
         report.inserted,
-        report.skipped.len()
+        report.skipped.len(),
+        report.updated.len()
     );
+    for updated in &report.updated {
+        let _ = writeln!(out, "  updated {updated}");
+    }
     for skipped in &report.skipped {
         let _ = writeln!(out, "  skipped {skipped}");
     }

@@ -12,8 +12,8 @@
 //! 3. Client authentication (RFC 6749 section 2.3.1): HTTP Basic with the form-urlencoded id and
 //!    secret, or the `client_id` and `client_secret` form parameters. Both at once -> 400
 //!    `invalid_request` (section 2.3), as is a form `client_id` that differs from the Basic one.
-//!    No credentials, a malformed or non-Basic `Authorization` header, an unknown client or a
-//!    wrong secret -> 401 `invalid_client`, with `WWW-Authenticate: Basic` when an
+//!    No credentials, a malformed or non-Basic `Authorization` header, an unknown or disabled
+//!    client or a wrong secret -> 401 `invalid_client`, with `WWW-Authenticate: Basic` when an
 //!    `Authorization` header was sent (section 5.2). A `client_id` that failed to authenticate
 //!    [`MAX_FAILURES`] times from the request's source within [`WINDOW`] -> 429
 //!    `temporarily_unavailable` with `Retry-After`, before its secret is checked
@@ -220,7 +220,13 @@ pub async fn token_endpoint(
 
     // The issuer drops duplicates, keeping the requested order.
     let issued = issuer
-        .issue(&client.client_id, client.account_id, &granted, clock.now())
+        .issue_at_generation(
+            &client.client_id,
+            client.account_id,
+            &granted,
+            client.generation,
+            clock.now(),
+        )
         .map_err(|e| {
             tracing::error!(error = %e, client_id = %client.client_id, "could not issue a token");
             OAuthError::server_error()
@@ -414,9 +420,10 @@ async fn authenticate(
         }
         Err(OAuthError::invalid_client(header))
     };
-    let Some(client) = client else {
+    // A disabled client authenticates no more, exactly as an unknown one (BEHAVIOR 1).
+    let Some(client) = client.filter(|c| !c.disabled) else {
         HashingLimit::global().burn().await.map_err(task_failed)?;
-        return failed("token request for an unknown client id").await;
+        return failed("token request for an unknown or disabled client id").await;
     };
     let matched = HashingLimit::global()
         .verify(secret, client.secret_hash.clone())

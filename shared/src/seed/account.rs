@@ -12,7 +12,7 @@ use crate::model::account::{
 use crate::model::holiday_calendar::{HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::provision::{AccountPlan, PlannedCrm};
+use crate::model::provision::{AccountPlan, PlannedCrm, PresentedSecret};
 use crate::model::record::UniqueKey;
 use crate::outbound::OutboundUrl;
 use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
@@ -40,6 +40,7 @@ impl Loader {
         };
 
         let mut clients = Vec::new();
+        let mut client_secrets = Vec::new();
         for (i, c) in a.clients.into_iter().enumerate() {
             let p = format!("{path}.clients[{i}]");
             if c.client_id.trim().is_empty() {
@@ -70,7 +71,10 @@ impl Loader {
                 account_id: a.id,
                 secret_hash,
                 scopes: c.scopes,
+                disabled: c.disabled,
+                generation: 0,
             });
+            client_secrets.push(PresentedSecret::new(c.client_secret));
         }
 
         let mut roles = Vec::new();
@@ -192,6 +196,7 @@ impl Loader {
             account,
             crm,
             clients,
+            client_secrets,
             roles,
             holiday_calendars,
             members,

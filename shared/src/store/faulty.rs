@@ -562,6 +562,7 @@ delegate_store! {
 delegate_store! {
     impl ProvisionStore;
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    fn replace_client(client: &ApiClient, expected_generation: u64) -> bool;
     ;
     ;
 }

@@ -11,6 +11,7 @@
 mod audit_api;
 mod auth_limits;
 mod binary_e2e;
+mod client_lifecycle;
 #[path = "../common/mod.rs"]
 mod common;
 mod compat_release;

@@ -44,6 +44,7 @@ pub(crate) fn claims() -> Claims {
         exp: t0().timestamp() + 3600,
         nbf: None,
         jti: Uuid::new_v4().to_string(),
+        r#gen: None,
     }
 }
 

@@ -3,7 +3,8 @@
 //! token endpoint.
 //!
 //! Claims (BEHAVIOR 1): `iss`, `aud`, `sub` (the client id), `account_id` (the account context),
-//! `scope` (space-separated), `iat`, `exp` (seconds since the epoch) and `jti` (a random UUID).
+//! `scope` (space-separated), `iat`, `exp` (seconds since the epoch), `jti` (a random UUID) and
+//! `gen` (the client's key generation: [`clients`] refuses a token its client moved past).
 //! The header has `alg: ES256`, `typ: JWT` and the signing key's `kid`.
 //!
 //! Verification follows RFC 8725 (JWT best current practices): the algorithm is pinned to ES256
@@ -18,6 +19,7 @@
 
 pub mod bearer;
 pub mod claims;
+pub mod clients;
 pub mod issue;
 pub mod principal;
 pub mod signature;
@@ -25,6 +27,7 @@ pub mod verify;
 
 pub use bearer::bearer_token;
 pub use claims::Claims;
+pub use clients::ClientGenerations;
 pub use issue::{IssueError, IssuedToken, TokenIssuer};
 pub use principal::{AuthError, Principal};
 pub use verify::{TokenVerifier, CLOCK_LEEWAY_SECONDS};

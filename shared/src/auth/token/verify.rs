@@ -62,6 +62,9 @@ pub struct TokenVerifier {
     keys: HashMap<String, DecodingKey>,
     validation: Validation,
     cache: Arc<VerifiedTokens>,
+    /// The clients' key generations a token must still match (BEHAVIOR 1); `None` checks
+    /// nothing (a verifier alone, in tests and benchmarks).
+    clients: Option<Arc<super::clients::ClientGenerations>>,
 }
 
 /// Tokens that passed every check of [`TokenVerifier::verify_uncached`], by their exact text,
@@ -191,6 +194,7 @@ impl TokenVerifier {
             keys,
             validation: validation(issuer, audience),
             cache: Arc::new(VerifiedTokens::new(DEFAULT_CACHE_CAPACITY)),
+            clients: None,
         })
     }
 
@@ -199,6 +203,25 @@ impl TokenVerifier {
     pub fn with_cache_capacity(mut self, capacity: usize) -> Self {
         self.cache = Arc::new(VerifiedTokens::new(capacity));
         self
+    }
+
+    /// The same verifier (sharing its cache) also checking every principal's client against
+    /// `clients` ([`TokenVerifier::check_client`]): how a function's verifier is built
+    /// ([`crate::deps::Deps`]).
+    pub fn checking_clients(mut self, clients: Arc<super::clients::ClientGenerations>) -> Self {
+        self.clients = Some(clients);
+        self
+    }
+
+    /// `Ok` when the client of `principal` still admits its token (not re-keyed past it, not
+    /// disabled, BEHAVIOR 1), or when this verifier checks no clients.
+    ///
+    /// Errors: as [`super::clients::ClientGenerations::check`].
+    pub async fn check_client(&self, principal: &Principal) -> Result<(), DomainError> {
+        match &self.clients {
+            Some(clients) => clients.check(principal).await,
+            None => Ok(()),
+        }
     }
 
     /// How many verified tokens are remembered now.
@@ -326,6 +349,7 @@ impl TokenVerifier {
                 account_id,
                 scopes,
                 jti: claims.jti,
+                generation: claims.r#gen.unwrap_or(0),
             }),
             exp: claims.exp,
             not_before,

@@ -30,6 +30,7 @@ use uuid::Uuid;
 mod accounts;
 mod auth_attempts;
 mod calendars;
+mod clients;
 mod dispatch;
 mod idempotency;
 mod members;
@@ -159,6 +160,7 @@ fn plan_of(account: &Account) -> AccountPlan {
         crm: None,
         account: account.clone(),
         clients: vec![],
+        client_secrets: vec![],
         roles: vec![],
         members: vec![],
         holiday_calendars: vec![],
