@@ -321,14 +321,8 @@ impl WebhookSender {
                     .then(|| self.schedule.after_attempt(next.attempts))
                     .flatten();
                 if let Some(delay) = delay {
-                    let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
                     next.status = DeliveryStatus::Retrying;
-                    // Checked: the delay is the schedule's or the receiver's (clamped to a day), and a
-                    // sum out of chrono's range must not stop the process.
-                    let due = chrono::Duration::from_std(delay)
-                        .ok()
-                        .and_then(|delay| now.checked_add_signed(delay))
-                        .unwrap_or(now);
+                    let due = retry_due(now, delay, *retry_after);
                     return Ok(Decided {
                         delivery: next,
                         settlement: claimed.again(due),
@@ -349,6 +343,18 @@ impl WebhookSender {
             }
         }
     }
+}
+
+/// When a failed attempt is tried again: `delay` (the schedule's) after `now`, or the
+/// receiver's longer `Retry-After` (already clamped to a day by its parser). Checked: whatever
+/// the receiver answered and whatever the clock says, the sum cannot stop the process; out of
+/// chrono's range it is `now` (issue 55 point 1).
+fn retry_due(now: DateTime<Utc>, delay: Duration, retry_after: Option<Duration>) -> DateTime<Utc> {
+    let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|delay| now.checked_add_signed(delay))
+        .unwrap_or(now)
 }
 
 /// A delivery and its subscription, as read.
@@ -403,5 +409,43 @@ impl DueJob for WebhookSender {
             .map_err(DomainError::internal)?;
         let answer = self.post(subscription, delivery, &secrets).await;
         self.record(claimed, &subject, answer, read.clone()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Issue 55 point 1: whatever a receiver puts in `Retry-After` (any text, huge numbers,
+        /// dates before the epoch or in year 9999) and whatever the clock says (up to chrono's
+        /// last instant), the next attempt's time is computed without a panic, never before
+        /// `now`, and at most a day past the schedule's delay.
+        #[test]
+        fn any_retry_after_and_any_clock_give_a_due_time(
+            header in prop_oneof![
+                any::<u64>().prop_map(|n| n.to_string()),
+                "[0-9]{1,40}",
+                Just("Fri, 31 Dec 9999 23:59:59 GMT".to_owned()),
+                Just("Thu, 01 Jan 1970 00:00:00 GMT".to_owned()),
+                Just("-5".to_owned()),
+                ".{0,40}",
+            ],
+            now_ms in prop_oneof![
+                Just(DateTime::<Utc>::MAX_UTC.timestamp_millis()),
+                Just(DateTime::<Utc>::MAX_UTC.timestamp_millis() - 1_000),
+                Just(DateTime::<Utc>::MIN_UTC.timestamp_millis()),
+                -8_000_000_000_000_000i64..8_000_000_000_000_000i64,
+            ],
+            delay_s in 0u64..=86_400,
+        ) {
+            let now = DateTime::from_timestamp_millis(now_ms).unwrap_or(DateTime::<Utc>::MAX_UTC);
+            let retry_after =
+                crate::crm::hubspot::parse_retry_after(&header, SystemTime::now());
+            let due = retry_due(now, Duration::from_secs(delay_s), retry_after);
+            prop_assert!(due >= now);
+            prop_assert!(due - now <= chrono::Duration::seconds(86_400 * 2));
+        }
     }
 }
