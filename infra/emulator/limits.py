@@ -154,20 +154,22 @@ def number_parts(text):
 
 
 def number_bytes(text):
-    """A number's size as DynamoDB counts it: leading and trailing zeros trimmed, one byte per two
-    significant digits before the decimal point and one per two after it (each half rounded up),
-    one more, and one more when negative ("Item sizes and formats" gives "about one byte per two
-    significant digits, plus one"; the split and the sign byte are DynamoDB's exact count,
-    measured at its 400 KB gate). Text that is not a number counts as its length."""
+    """A number's size as DynamoDB counts it: DynamoDB stores a number as base-100 digits (one
+    byte per pair of decimal digits, the pairs aligned on the decimal point) after an exponent
+    byte, the pairs of zeros at either end dropped, and one more byte when negative. So: one byte
+    per pair from the first significant pair to the last, one more, one more when negative
+    (`110` is 3 bytes, `12000` 3, `0.011` 3, `-0.5` 3; "Item sizes and formats" gives "about one
+    byte per two significant digits, plus one"). Text that is not a number counts as its
+    length."""
     parts = number_parts(text)
     if parts is None:
         return len(text.encode("utf-8"))
     negative, significant, leading = parts
     if not significant:
         return 1
-    before = min(max(leading + 1, 0), len(significant))
-    after = len(significant) - before
-    return (before + 1) // 2 + (after + 1) // 2 + 1 + (1 if negative else 0)
+    last = leading - len(significant) + 1
+    pairs = leading // 2 - last // 2 + 1
+    return pairs + 1 + (1 if negative else 0)
 
 
 def number_violation(text):

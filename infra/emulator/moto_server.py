@@ -56,6 +56,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attribute_values  # noqa: E402
+from client_tokens import ClientTokens  # noqa: E402
 import host_dispatch  # noqa: E402
 import request_id  # noqa: E402
 import table_query  # noqa: E402
@@ -84,11 +85,13 @@ class DynamoDBFront:
         self.app = app
         self.tables = Tables()
         self.registry = Registry(self.tables) if conflicts else None
+        self.client_tokens = ClientTokens()
 
     def __call__(self, environ, start_response):
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         if environ.get("PATH_INFO", "") == "/moto-api/reset":
             self.tables.clear()
+            self.client_tokens.clear()
         if not target.startswith("DynamoDB"):
             return self.app(environ, start_response)
         length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -123,7 +126,18 @@ class DynamoDBFront:
             doomed = ticket.doomed() if ticket is not None else None
             if doomed is not None:
                 return refuse(start_response, doomed, operation)
-            result = self.app(environ, start_response)
+            tokened = operation == "TransactWriteItems" and isinstance(request, dict)
+            if tokened:
+                repeated = self.client_tokens.repeat(request)
+                if repeated is not None:
+                    return answer_with(start_response, *repeated)
+            status = []
+
+            def recording_start_response(line, headers, exc_info=None):
+                status.append(line)
+                return start_response(line, headers, exc_info)
+
+            result = self.app(environ, recording_start_response)
             try:
                 answer = b"".join(result)
             finally:
@@ -132,7 +146,18 @@ class DynamoDBFront:
                     close()
             if isinstance(request, dict):
                 self.tables.observe(operation, request, answer)
+            if tokened and status:
+                self.client_tokens.remember(request, status[0], answer)
             return [answer]
+
+
+def answer_with(start_response, status, body):
+    """An answer of DynamoDB's JSON protocol with `status` and `body`."""
+    start_response(
+        status,
+        [("Content-Type", "application/x-amz-json-1.0"), ("Content-Length", str(len(body)))],
+    )
+    return [body]
 
 
 def validation_exception(start_response, message):

@@ -187,6 +187,11 @@ class Limits(unittest.TestCase):
             [limits.number_bytes(n) for n in ("1", "12", "123", "1.5", "-42", "100", "1E125", "0")],
             [2, 2, 3, 3, 3, 2, 2, 1],
         )
+        # Base-100 digit pairs aligned on the decimal point: a zero inside a pair is stored.
+        self.assertEqual(
+            [limits.number_bytes(n) for n in ("110", "12000", "0.011", "1e125", "-0.5", "10.01")],
+            [3, 3, 3, 2, 3, 3],
+        )
 
     def test_numbers_out_of_range_and_values_nested_past_32_levels_are_refused(self):
         db = self.db

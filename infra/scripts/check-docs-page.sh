@@ -74,17 +74,12 @@ echo "==> cargo build -p local-server"
 [[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
 server_bin=${CARGO_TARGET_DIR:-target}/debug/local-server
 
+# shellcheck source=infra/scripts/local-server-address.sh
+source infra/scripts/local-server-address.sh
+: >"$work/server.log"
 "$server_bin" --addr 127.0.0.1:0 >"$work/server.log" 2>&1 </dev/null &
 server_pid=$!
-addr=
-for _ in $(seq 300); do
-  addr=$(grep -m1 -o 'listening on http://[0-9.]*:[0-9]*' "$work/server.log" | sed 's#.*http://##' || true)
-  [[ -n $addr ]] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; die "local-server exited at start-up"; }
-  sleep 0.1
-done
-[[ -n $addr ]] || { cat "$work/server.log" >&2; die "local-server printed no address within 30 s"; }
-base=http://$addr
+base=$(local_server_address "$work/server.log" "$server_pid") || die "local-server did not start"
 status=
 for _ in $(seq 100); do
   status=$(curl -sS -o "$work/openapi.json" -w '%{http_code}' "$base/openapi.json" 2>/dev/null || true)

@@ -73,16 +73,12 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# shellcheck source=infra/scripts/local-server-address.sh
+source infra/scripts/local-server-address.sh
+: >"$work/server.log"
 "${CARGO_TARGET_DIR:-target}/debug/local-server" --addr 127.0.0.1:0 >"$work/server.log" 2>&1 </dev/null &
 server=$!
-base=""
-for _ in $(seq 1 300); do
-  base="$(sed -n 's/^account routing API listening on \(http:[^ ]*\)$/\1/p' "$work/server.log" | head -1)"
-  [[ -n $base ]] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; die "local-server exited at start-up"; }
-  sleep 0.1
-done
-[[ -n $base ]] || { cat "$work/server.log" >&2; die "the local server did not start"; }
+base=$(local_server_address "$work/server.log" "$server") || die "the local server did not start"
 curl -sf "$base/openapi.json" -o "$work/openapi.json" || die "$base/openapi.json does not answer"
 echo "    local server on $base"
 

@@ -32,18 +32,15 @@ fi
 
 # Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
 [[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
+# shellcheck source=infra/scripts/local-server-address.sh
+source infra/scripts/local-server-address.sh
 work="$(mktemp -d)"
+: >"$work/server.log"
 # exec: $! is the server itself, whose /proc/<pid>/status the RSS is read from.
 (exec env RUST_LOG=warn ./target/debug/local-server --addr 127.0.0.1:0 >"$work/server.log" 2>&1) &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-base=""
-for _ in $(seq 1 100); do
-  base="$(sed -n 's/^account routing API listening on \(http:[^ ]*\)$/\1/p' "$work/server.log" | head -1)"
-  [ -n "$base" ] && break
-  sleep 0.1
-done
-[ -n "$base" ] || { cat "$work/server.log"; echo "the local server did not start" >&2; exit 1; }
+base=$(local_server_address "$work/server.log" "$server")
 case "$base" in
   http://127.0.0.1:*) ;;
   *) echo "refusing to load anything but loopback: $base" >&2; exit 1 ;;

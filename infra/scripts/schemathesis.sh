@@ -16,17 +16,13 @@ tools_venv_require schemathesis
 
 # Built once with the tests when infra/scripts/test.sh runs this (LOCAL_SERVER_PREBUILT=1).
 [[ ${LOCAL_SERVER_PREBUILT:-} == 1 ]] || cargo build -q -p local-server
+# shellcheck source=infra/scripts/local-server-address.sh
+source infra/scripts/local-server-address.sh
 log="$(mktemp)"
 ./target/debug/local-server --addr 127.0.0.1:0 >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
-base=""
-for _ in $(seq 1 100); do
-  base="$(sed -n 's/^account routing API listening on \(http:[^ ]*\)$/\1/p' "$log" | head -1)"
-  [ -n "$base" ] && break
-  sleep 0.1
-done
-[ -n "$base" ] || { cat "$log"; echo "the local server did not start" >&2; exit 1; }
+base=$(local_server_address "$log" "$server")
 
 token="$(curl -sf -X POST "$base/oauth2/token" -u 'northwind-integration:dev-secret-change-me' \
   -d grant_type=client_credentials \

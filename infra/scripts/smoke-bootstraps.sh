@@ -68,7 +68,13 @@ JWKS="$(cargo run -q -p local-server --bin jwks)"
 
 "$VENV/bin/cargo-lambda" lambda watch --only-lambda-apis --invoke-port "$PORT" >"$work/watch.log" 2>&1 &
 pids+=($!)
-sleep 2
+# Ready when its port accepts a connection (not after a guessed pause: a loaded machine starts
+# it late).
+for _ in $(seq 1 300); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+  kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/watch.log" >&2; exit 1; }
+  sleep 0.1
+done
 
 current=""
 start() { # start <bin> <VAR=value>...: the bootstrap as the one function of the runtime API

@@ -18,6 +18,12 @@
 //! REPLAY_BENCH_STORE=dynamodb cargo bench -p shared --bench replay    # emulator (AWS_ENDPOINT_URL)
 //! REPLAY_BENCH_ENTRIES=1000 cargo bench -p shared --bench replay      # another size
 //! REPLAY_BENCH_RECORD_KB=1 cargo bench -p shared --bench replay       # records of about 1 KB
+//! # records and companies at the record limit (300 KB), the draft matching accounts: each
+//! # contact of its own company (a window of 500 entries names 500 companies)
+//! REPLAY_BENCH_ENTRIES=2000 REPLAY_BENCH_RECORD_KB=300 REPLAY_BENCH_COMPANIES=1 \
+//!   cargo bench -p shared --bench replay
+//! # the same, every window's records in one read (as before reads were bounded in bytes)
+//! REPLAY_BENCH_RECORDS_PER_READ=500 ... cargo bench -p shared --bench replay
 //! ```
 //!
 //! With 10,000 entries it prints whether the targets are met: the replay's peak resident memory
@@ -139,11 +145,13 @@ fn seed() -> String {
 
 /// Contact `n`, as dispatch left it (owned by whom its entry assigned), with `notes` of
 /// `notes_bytes` characters (the bulk of the record: a long text the trigger never reads).
-fn contact(n: usize, owner: Option<&str>, at: chrono::DateTime<Utc>, notes_bytes: usize) -> Record {
+fn contact(
+    n: usize, owner: Option<&str>, at: chrono::DateTime<Utc>, notes_bytes: usize, domains: usize,
+) -> Record {
     let mut values: std::collections::BTreeMap<String, String> = [
         ("first_name", format!("Lead {n}")),
         ("last_name", "Bench".to_string()),
-        ("email", format!("lead{n}@leads{}.example", n % 97)),
+        ("email", format!("lead{n}@leads{}.example", n % domains)),
         ("country", if n % 10 == 9 { "FR" } else { "US" }.to_string()),
         ("job_title", "Head of Operations".to_string()),
         ("company_name", format!("Company {}", n % 211)),
@@ -174,11 +182,38 @@ fn contact(n: usize, owner: Option<&str>, at: chrono::DateTime<Utc>, notes_bytes
     }
 }
 
+/// Company `k` of the domain `leads<k>.example`, owned by a member, with `notes` of
+/// `notes_bytes` characters (for account matching: the replay reads it, keeps its owner).
+fn company(k: usize, notes_bytes: usize) -> Record {
+    let line = format!("Account notes of company {k}: renewal in March, two open tickets. ");
+    let values = [
+        ("name", format!("Company {k}")),
+        ("website_url", format!("leads{k}.example")),
+        ("company_owner", email(k % MEMBERS)),
+        ("notes", line.chars().cycle().take(notes_bytes).collect()),
+    ];
+    let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+    Record {
+        id: Uuid::from_u128(0x01936b2a_7c00_7a00_8000_000000900000 + k as u128).into(),
+        account_id: id(ACCOUNT),
+        object_type: ObjectType::Companies,
+        values: values
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        created_at: at,
+        updated_at: at,
+        archived_at: None,
+        archived_by: None,
+        version: 1,
+    }
+}
+
 /// The history: `entries` dispatches spread evenly over the 30 days before `end`, each of its
 /// own contact; every tenth contact is from France (`Trigger did not match`), the others were
 /// assigned in turn.
 fn history(
-    entries: usize, end: chrono::DateTime<Utc>, notes_bytes: usize,
+    entries: usize, end: chrono::DateTime<Utc>, notes_bytes: usize, domains: usize,
 ) -> (Vec<Record>, Vec<DispatchEntry>) {
     let span = Duration::days(30).num_milliseconds() - 1;
     let mut records = Vec::with_capacity(entries);
@@ -192,7 +227,7 @@ fn history(
             turn += 1;
             email(turn % MEMBERS)
         });
-        records.push(contact(n, user.as_deref(), at, notes_bytes));
+        records.push(contact(n, user.as_deref(), at, notes_bytes, domains));
         log.push(DispatchEntry {
             id: Uuid::now_v7(),
             account_id: id(ACCOUNT),
@@ -303,6 +338,10 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
     let on_dynamodb = std::env::var("REPLAY_BENCH_STORE").as_deref() == Ok("dynamodb");
+    // With companies, each contact is of its own domain and company (at most 500 in a window,
+    // every one read); without, 97 domains and no company.
+    let with_companies = std::env::var("REPLAY_BENCH_COMPANIES").as_deref() == Ok("1");
+    let domains = if with_companies { entries.max(1) } else { 97 };
     let table = if on_dynamodb {
         Some(TestTable::create().await.unwrap_or_else(|e| panic!("{e}")))
     } else {
@@ -317,7 +356,16 @@ async fn main() {
     let plan =
         shared::seed::load(&seed(), end - Duration::days(60), OutboundPolicy::LOCAL).unwrap();
     store.provision(&plan).await.unwrap();
-    let (records, log) = history(entries, end, (record_kb * 1000).saturating_sub(400));
+    let notes_bytes = (record_kb * 1000).saturating_sub(400);
+    let (records, log) = history(entries, end, notes_bytes, domains);
+    if with_companies {
+        let catalogue = shared::fields::catalogue::Catalogue::standard(ObjectType::Companies);
+        for k in 0..domains {
+            let c = company(k, notes_bytes);
+            let keys = shared::records::unique_keys(&catalogue, &c);
+            store.create_record(&c, &keys).await.unwrap();
+        }
+    }
     let record_bytes = records
         .iter()
         .map(|r| serde_json::to_vec(&r.values).map_or(0, |v| v.len()))
@@ -363,6 +411,11 @@ async fn main() {
     config
         .member_ids
         .retain(|m| config.users.iter().any(|u| u.email == m.email));
+    if with_companies {
+        if let Some(settings) = config.settings.as_mut() {
+            settings.account_matching = true;
+        }
+    }
     let draft = RouterDraft {
         router_id: router.id,
         account_id: router.account_id,
@@ -384,8 +437,13 @@ async fn main() {
         .await
         .unwrap();
     println!(
-        "What-if replay: {entries} history entries of one router over 30 days, records of {:.1} KB of fields each, {} store (setup {:.1} s)",
+        "What-if replay: {entries} history entries of one router over 30 days, records of {:.1} KB of fields each{}, {} store (setup {:.1} s)",
         record_bytes as f64 / 1000.0,
+        if with_companies {
+            format!(", matching {domains} companies of the same size")
+        } else {
+            String::new()
+        },
         if on_dynamodb { "DynamoDB (emulator)" } else { "embedded" },
         setup.elapsed().as_secs_f64()
     );
@@ -431,7 +489,16 @@ async fn main() {
 
     // The replay, measured.
     let clock = Arc::new(FixedClock::new(end));
-    let replayer = Replayer::new(store.clone(), clock, Arc::new(CatalogueCache::default()));
+    let mut replayer = Replayer::new(store.clone(), clock, Arc::new(CatalogueCache::default()));
+    // REPLAY_BENCH_RECORDS_PER_READ=500: the whole window's records in one read, as before
+    // reads were bounded in bytes (for the side-by-side figure of docs/performance.md).
+    if let Some(n) = std::env::var("REPLAY_BENCH_RECORDS_PER_READ")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        replayer = replayer.with_records_per_read(n);
+        println!("  records per read: {n}");
+    }
     if let Some(table) = &table {
         table.counter.take();
         table.counter.take_items_read();

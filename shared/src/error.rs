@@ -56,6 +56,12 @@ pub enum DomainError {
         /// The offending key or header, when one caused it.
         field: Option<String>,
     },
+    /// The service cannot finish the request now (503, with `Retry-After`): the store kept
+    /// refusing (throttled) until the request's deadline, or the function's time ran out before
+    /// an answer. Retrying later is safe for an idempotent request; a write may or may not have
+    /// been applied (send an `Idempotency-Key`, BEHAVIOR 10).
+    #[error("{0}")]
+    Unavailable(String),
     /// Anything unexpected (500). The cause is logged, never sent.
     #[error("Internal server error")]
     Internal(#[source] BoxError),

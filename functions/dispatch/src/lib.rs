@@ -239,8 +239,11 @@ pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBa
     for message in event.records {
         let message_id = message.message_id.clone().unwrap_or_default();
         let span = tracing::info_span!("sqs_message", message_id = %message_id);
-        if process_message(engine, &message_id, message.body.as_deref().unwrap_or(""))
-            .instrument(span)
+        // One deadline per message, as per HTTP request: every write of it stops retrying by
+        // then (`shared::store::retry`).
+        let deadline = tokio::time::Instant::now() + shared::store::REQUEST_DEADLINE;
+        let processed = process_message(engine, &message_id, message.body.as_deref().unwrap_or(""));
+        if shared::store::within_request_deadline(deadline, processed.instrument(span))
             .await
             .is_err()
         {

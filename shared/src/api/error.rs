@@ -70,6 +70,7 @@ impl ApiError {
                 DomainError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
                 DomainError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
                 DomainError::PreconditionRequired(_) => StatusCode::PRECONDITION_REQUIRED,
+                DomainError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
                 DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -95,8 +96,14 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let Self::Domain(DomainError::Internal(_)) = &self {
-            tracing::error!(error = %ErrorChain(&self), "internal error");
+        match &self {
+            Self::Domain(DomainError::Internal(_)) => {
+                tracing::error!(error = %ErrorChain(&self), "internal error");
+            }
+            Self::Domain(DomainError::Unavailable(why)) => {
+                tracing::warn!(reason = %why, "answered 503");
+            }
+            _ => {}
         }
         let mut response = (self.status(), axum::Json(self.body())).into_response();
         let headers = response.headers_mut();
@@ -113,6 +120,9 @@ impl IntoResponse for ApiError {
             }
             Self::MethodNotAllowed { allow } => {
                 headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            Self::Domain(DomainError::Unavailable(_)) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}
         }
@@ -184,6 +194,7 @@ mod tests {
             (DomainError::conflict("x"), 409),
             (DomainError::PreconditionFailed("x".into()), 412),
             (DomainError::PreconditionRequired("x".into()), 428),
+            (DomainError::Unavailable("x".into()), 503),
             (
                 DomainError::Unprocessable {
                     message: "x".into(),

@@ -24,7 +24,7 @@ use crate::auth::token::verify::TokenVerifier;
 use crate::error::DomainError;
 use axum::extract::{FromRef, MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::MethodRouter;
 use axum::Router;
 use std::convert::Infallible;
@@ -220,6 +220,7 @@ async fn request_span(
         span.record("xray_trace_id", id.as_str());
     }
     let started = std::time::Instant::now();
+    let answer = within_deadlines(lambda.as_ref(), answer);
     let Ok(mut response) = if span.is_disabled() {
         answer.await
     } else {
@@ -266,6 +267,57 @@ fn protect(headers: &mut axum::http::HeaderMap) {
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+}
+
+/// How long before the Lambda invocation's end a request that is still running is answered 503:
+/// time for the answer to reach API Gateway before the function is stopped.
+pub const LAMBDA_ANSWER_MARGIN: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The time left before the invocation of `lambda` ends, as an instant of tokio's clock.
+fn lambda_deadline(lambda: &lambda_http::Context) -> Option<tokio::time::Instant> {
+    let left = lambda
+        .deadline()
+        .duration_since(std::time::SystemTime::now())
+        .ok()?;
+    Some(tokio::time::Instant::now() + left)
+}
+
+/// Runs a request's `answer` within its deadline (one deadline per request, passed down to every
+/// store call): [`LAMBDA_ANSWER_MARGIN`] before the Lambda invocation ends, or
+/// [`crate::store::REQUEST_DEADLINE`] after the request's start outside Lambda.
+///
+/// - every write of the request stops retrying a lost race by then, as well as by its own
+///   [`crate::store::CONFLICT_DEADLINE`] ([`crate::store::within_request_deadline`]: a nested
+///   retry never starts a fresh one past the request's); it then answers its 409 (or the
+///   dispatch's 500, BEHAVIOR 6);
+/// - in Lambda, a request still running [`LAMBDA_ANSWER_MARGIN`] before the invocation ends (a
+///   store call that does not answer) is answered 503 with `Retry-After: 1` instead of being cut
+///   off by the runtime: a write it made may or may not have been applied (an `Idempotency-Key`
+///   makes the retry safe, BEHAVIOR 10).
+async fn within_deadlines(
+    lambda: Option<&lambda_http::Context>,
+    answer: impl Future<Output = Result<Response, Infallible>>,
+) -> Result<Response, Infallible> {
+    let now = tokio::time::Instant::now();
+    let ends = lambda
+        .and_then(lambda_deadline)
+        .map(|end| end.checked_sub(LAMBDA_ANSWER_MARGIN).unwrap_or(now));
+    let requests = crate::store::within_request_deadline(
+        ends.unwrap_or(now + crate::store::REQUEST_DEADLINE),
+        answer,
+    );
+    match ends {
+        None => requests.await,
+        Some(end) => match tokio::time::timeout_at(end, requests).await {
+            Ok(answered) => answered,
+            Err(_) => Ok(DomainError::Unavailable(
+                "Service unavailable: the request did not finish in time and may or may not \
+                 have been applied; try again later"
+                    .into(),
+            )
+            .into_response()),
+        },
+    }
 }
 
 fn api_gateway_request_id(req: &Request) -> Option<String> {

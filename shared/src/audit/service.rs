@@ -8,7 +8,7 @@ use crate::model::audit::{
     AuditAction, AuditActor, AuditChange, AuditEvent, AuditFilter, AuditTarget, TargetType,
 };
 use crate::page::cursor::{CursorKey, ListRequest};
-use crate::page::{ListView, Listed};
+use crate::page::ListView;
 use crate::store::{audit_position, Store};
 use crate::timefmt::Timestamp;
 use crate::types::ids::AccountId;
@@ -68,8 +68,6 @@ impl AuditEventView {
 pub struct AuditQuery {
     /// The store's filter.
     pub filter: AuditFilter,
-    /// `false` when the filter names a target id that is not a UUID: no event is about it.
-    pub can_match: bool,
     /// The list's name, which a cursor is bound to (the filters included).
     list_name: String,
 }
@@ -81,9 +79,10 @@ fn invalid(name: &str, why: &str) -> DomainError {
 impl AuditQuery {
     /// Checks the decoded filter parameters (the API layer decodes the query string).
     ///
-    /// Errors: 400 naming `target_id` (or `target_type`) when only the other is given; 400
-    /// naming `target_type` for an unknown type; 400 naming `from` or `to` for a value that is
-    /// not an RFC 3339 instant; 400 naming `from` unless `from < to`.
+    /// Errors (BEHAVIOR 18): 400 naming `target_id` (or `target_type`) when only the other is
+    /// given; 400 naming `target_type` for an unknown type; 400 naming `target_id` for an id
+    /// that is not a UUID; 400 naming `from` or `to` for a value that is not an RFC 3339
+    /// instant; 400 naming `from` unless `from < to`.
     pub fn parse(
         target_type: Option<&str>, target_id: Option<&str>, from: Option<&str>, to: Option<&str>,
     ) -> Result<Self, DomainError> {
@@ -98,7 +97,8 @@ impl AuditQuery {
                         "must be one of router, member, holiday_calendar, webhook",
                     )
                 })?;
-                Some((t, id))
+                let id = Uuid::try_parse(id).map_err(|_| invalid("target_id", "must be a UUID"))?;
+                Some(AuditTarget::new(t, id))
             }
         };
         let instant = |name: &str, text: Option<&str>| {
@@ -113,23 +113,19 @@ impl AuditQuery {
                 return Err(invalid("from", "must be before to"));
             }
         }
-        let parsed_id = target.map(|(t, id)| (t, Uuid::try_parse(id).ok()));
         let list_name = format!(
             "audit-events:{}:{}:{}:{}",
-            target.map_or("", |(t, _)| t.as_str()),
-            target.map_or("", |(_, id)| id),
+            target.as_ref().map_or("", |t| t.target_type.as_str()),
+            target
+                .as_ref()
+                .map_or_else(String::new, |t| t.id.to_string()),
             from.map(|f| f.timestamp_nanos_opt().unwrap_or(0))
                 .unwrap_or(0),
             to.map(|t| t.timestamp_nanos_opt().unwrap_or(0))
                 .unwrap_or(0),
         );
         Ok(Self {
-            filter: AuditFilter {
-                target: parsed_id.and_then(|(t, id)| id.map(|id| AuditTarget::new(t, id))),
-                from,
-                to,
-            },
-            can_match: parsed_id.is_none_or(|(_, id)| id.is_some()),
+            filter: AuditFilter { target, from, to },
             list_name,
         })
     }
@@ -153,13 +149,10 @@ impl AuditService {
         cursors: &CursorKey,
     ) -> Result<ListView<AuditEventView>, DomainError> {
         let (list, page) = request.open_unfiltered(cursors, account_id, &query.list_name)?;
-        let mut listed = if query.can_match {
-            self.store
-                .list_audit_events(account_id, &query.filter, &page)
-                .await?
-        } else {
-            Listed::new(Vec::new(), None)
-        };
+        let mut listed = self
+            .store
+            .list_audit_events(account_id, &query.filter, &page)
+            .await?;
         let now = self.clock.now();
         listed.items.retain(|e| e.expires_at > now);
         Ok(cursors.answer(&list, &page, listed, AuditEventView::new, audit_position))
@@ -203,11 +196,18 @@ mod tests {
             field(AuditQuery::parse(Some("team"), Some("x"), None, None)).as_deref(),
             Some("target_type")
         );
-        let q = AuditQuery::parse(Some("member"), Some("not-a-uuid"), None, None).unwrap();
-        assert!(!q.can_match);
+        assert_eq!(
+            field(AuditQuery::parse(
+                Some("member"),
+                Some("not-a-uuid"),
+                None,
+                None
+            ))
+            .as_deref(),
+            Some("target_id")
+        );
         let id = Uuid::new_v4().to_string();
         let q = AuditQuery::parse(Some("webhook"), Some(&id), None, None).unwrap();
-        assert!(q.can_match);
         assert_eq!(q.filter.target.unwrap().target_type, TargetType::Webhook);
     }
 

@@ -463,9 +463,9 @@ impl DispatchEngine {
                         &entry,
                         None,
                     )?;
-                    check_stored_sizes(&entry, completion.as_ref())?;
                     // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
                     let snapshot = trace.explanation.snapshot();
+                    check_stored_sizes(&entry, Some(&snapshot), completion.as_ref())?;
                     match self
                         .store
                         .record_dispatch(
@@ -540,7 +540,11 @@ impl DispatchEngine {
                     response: StoredResponse::json(200, &answer)?,
                 });
             }
-            check_stored_sizes(&planned.write.entry, planned.write.completion.as_ref())?;
+            check_stored_sizes(
+                &planned.write.entry,
+                planned.write.snapshot.as_ref(),
+                planned.write.completion.as_ref(),
+            )?;
             match self.store.commit_assignment(&planned.write).await {
                 Ok(()) => {
                     // Leased items run here (the CRM's first attempt); the others are handed on.
@@ -639,17 +643,24 @@ impl DispatchEngine {
 /// The 400 of a dispatch whose history entry or stored answer would pass the size rule.
 pub const HISTORY_ENTRY_TOO_LARGE: &str = "History entry too large";
 
-/// BEHAVIOR 12: a history entry and the stored answer of its `Idempotency-Key` request within
-/// the size rule of every stored item ([`crate::store::size::check_write`]) before they are
-/// written. The entry's fields are bounded (an `object_id` of 256 characters, a previous owner of
-/// at most a record value's 65,536 characters), so this guards their future changes.
+/// BEHAVIOR 12: a history entry, its decision snapshot (BEHAVIOR 18) and the stored answer of its
+/// `Idempotency-Key` request within the size rule of every stored item
+/// ([`crate::store::size::check_write`]) before they are written, on either store. The entry's
+/// fields are bounded (an `object_id` of 256 characters, a previous owner of at most a record
+/// value's 65,536 characters) and the snapshot is fitted when it is made
+/// ([`crate::model::dispatch::DecisionSnapshot::new`]), so this guards their future changes.
 ///
 /// Errors: 400 `History entry too large`; nothing is written.
 fn check_stored_sizes(
-    entry: &DispatchEntry, completion: Option<&IdempotencyCompletion>,
+    entry: &DispatchEntry, snapshot: Option<&crate::model::dispatch::DecisionSnapshot>,
+    completion: Option<&IdempotencyCompletion>,
 ) -> Result<(), DomainError> {
     let too_large = |_| DomainError::bad_request(HISTORY_ENTRY_TOO_LARGE);
     crate::store::size::check_write(entry).map_err(too_large)?;
+    if let Some(snapshot) = snapshot {
+        let item = crate::model::dispatch::SnapshotOf { entry, snapshot };
+        crate::store::size::check_write(&item).map_err(too_large)?;
+    }
     if let Some(completion) = completion {
         crate::store::size::check_write(completion).map_err(too_large)?;
     }

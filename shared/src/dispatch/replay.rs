@@ -16,10 +16,13 @@
 //! window's entries are read and replayed [`REPLAY_WINDOW`] at a time, oldest first, until
 //! [`MAX_REPLAYED`] of the replay set were replayed, and never more than [`READ_FACTOR`] times
 //! that many entries read, skipped ones included (then `truncated: true`). Each window's
-//! records no earlier window read are read together ([`crate::store::RecordStore::get_records`]:
-//! `BatchGetItem`s of 100 keys), and kept only as projections (the fields the evaluation reads:
-//! the trigger's, the owner field, `email`; [`MEMO_BYTES`] at most), so a record named by
-//! entries of several windows is read once; the whole records are dropped as soon as projected.
+//! records no earlier window read are read [`RECORDS_PER_READ`] at a time
+//! ([`crate::store::RecordStore::get_records`]), bounded in bytes as well as in entries: at most
+//! [`RECORD_READ_BYTES`] of whole records at DynamoDB's record limit are held at once, each read
+//! projected before the next (the fields the evaluation reads: the trigger's, the owner field,
+//! `email`; the projections kept for later windows [`MEMO_BYTES`] at most), so a record named by
+//! entries of several windows is read once. A company is projected onto its owner as soon as it
+//! is found ([`COMPANY_LOOKUPS_AT_ONCE`] whole companies at most in flight).
 //! Members, companies (their owner alone), owners and calendars a window names are read once
 //! for the replay, each set de-duplicated through hash sets, company lookups
 //! [`COMPANY_LOOKUPS_AT_ONCE`] at a time, owner lookups [`steps::OWNER_LOOKUPS_AT_ONCE`] at a
@@ -60,9 +63,16 @@ pub const MAX_REPLAYED: usize = 10_000;
 /// (`sla`, early outcomes such as `The router is unpublished`, expired ones) count too. A replay
 /// that reads this many before the window's end stops there and answers `truncated: true`.
 pub const READ_FACTOR: usize = 3;
-/// Entries read per page of the router's history and replayed together: the records of at most
-/// this many entries are held at once, whole, between their read and their projection.
+/// Entries read per page of the router's history and replayed together (their records are read
+/// [`RECORDS_PER_READ`] at a time).
 pub const REPLAY_WINDOW: usize = 500;
+/// Bytes of whole records one read of a window's records may bring, at the record limit
+/// (BEHAVIOR 12: a record's fields at most 300 KB of JSON): the records held at once between a
+/// read and their projection.
+pub const RECORD_READ_BYTES: usize = 16 << 20;
+/// Records one read of a window's records asks for: as many as [`RECORD_READ_BYTES`] holds at
+/// the record limit (53).
+pub const RECORDS_PER_READ: usize = RECORD_READ_BYTES / crate::types::limits::MAX_RECORD_JSON_BYTES;
 /// Bytes of record projections a replay keeps for records named again in later windows
 /// (the fields the evaluation reads). Past it, a window's projections are dropped with the
 /// window, and a record named again later is read again.
@@ -250,6 +260,8 @@ pub struct Replayer {
     window: usize,
     /// Bytes of record projections kept ([`MEMO_BYTES`]).
     memo_bytes: usize,
+    /// Records asked for in one read ([`RECORDS_PER_READ`]).
+    records_per_read: usize,
 }
 
 impl Replayer {
@@ -265,6 +277,7 @@ impl Replayer {
             cap: MAX_REPLAYED,
             window: REPLAY_WINDOW,
             memo_bytes: MEMO_BYTES,
+            records_per_read: RECORDS_PER_READ,
         }
     }
 
@@ -288,6 +301,14 @@ impl Replayer {
     /// answer is the same).
     pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
         self.memo_bytes = bytes;
+        self
+    }
+
+    /// The same replayer asking for at most `records` records in one read instead of
+    /// [`RECORDS_PER_READ`] (at least 1; the bench compares the whole window at once, as before
+    /// reads were bounded in bytes).
+    pub fn with_records_per_read(mut self, records: usize) -> Self {
+        self.records_per_read = records.max(1);
         self
     }
 
@@ -357,6 +378,7 @@ impl Replayer {
                 let mut replay =
                     Replay::new(self.store.as_ref(), account_id, config, roster).await?;
                 replay.memo_bytes = self.memo_bytes;
+                replay.records_per_read = self.records_per_read;
                 while let Some(entries) = walk.next().await? {
                     replay.window(&entries, &mut tally).await?;
                 }
@@ -486,6 +508,8 @@ struct Replay<'a> {
     kept_bytes: usize,
     /// Most bytes of projections kept ([`MEMO_BYTES`]).
     memo_bytes: usize,
+    /// Records asked for in one read ([`RECORDS_PER_READ`]).
+    records_per_read: usize,
     rotation: RotationState,
 }
 
@@ -524,6 +548,7 @@ impl<'a> Replay<'a> {
             records: HashMap::new(),
             kept_bytes: 0,
             memo_bytes: MEMO_BYTES,
+            records_per_read: RECORDS_PER_READ,
             rotation: RotationState::default(),
         })
     }
@@ -548,8 +573,10 @@ impl<'a> Replay<'a> {
         let mut this_window: HashMap<RecordId, Kept> = HashMap::new();
         if !wanted.is_empty() {
             let mut found: HashMap<RecordId, Record> = HashMap::with_capacity(wanted.len());
-            for record in self.store.get_records(self.account_id, &wanted).await? {
-                found.insert(record.id, self.projection(record));
+            for chunk in wanted.chunks(self.records_per_read) {
+                for record in self.store.get_records(self.account_id, chunk).await? {
+                    found.insert(record.id, self.projection(record));
+                }
             }
             for id in wanted {
                 let kept = found.remove(&id);
@@ -609,8 +636,7 @@ impl<'a> Replay<'a> {
         )
         .await?;
         for (domain, company) in companies {
-            self.companies
-                .insert(domain, company.map(company_projection));
+            self.companies.insert(domain, company);
         }
         let missing = holidays::unasked(&self.roster.members, &self.calendars_asked);
         if !missing.is_empty() {
@@ -758,12 +784,13 @@ async fn companies(
         .await
 }
 
-/// The active company holding `key`, with the domain it was looked up by.
+/// The active company holding `key`, projected onto its owner ([`company_projection`]: the
+/// whole company is dropped at once), with the domain it was looked up by.
 async fn company_of(
     store: &dyn Store, account_id: AccountId, key: &UniqueKey,
 ) -> Result<(String, Option<Record>), StoreError> {
     let company = steps::find_company(store, account_id, key).await?;
-    Ok((key.value.clone(), company))
+    Ok((key.value.clone(), company.map(company_projection)))
 }
 
 /// Whether `entry` belongs to a replay set at `now`: not expired (BEHAVIOR 8: the store may

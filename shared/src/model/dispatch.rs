@@ -231,8 +231,10 @@ pub const MAX_SNAPSHOT_JSON_BYTES: usize = 300 * 1024;
 /// wrote the entry (BEHAVIOR 9's object, `sla` included), as JSON, built from the values that
 /// run read. Each `actual` string is cut to its first [`SNAPSHOT_ACTUAL_CHARS`] characters, and
 /// the whole is at most [`MAX_SNAPSHOT_JSON_BYTES`]: beyond, the conditions' `value`s are
-/// replaced by placeholders ([`crate::types::omitted`]) largest first, then the trigger's
-/// `groups`, then the `candidates` (`docs/decisions.md`, "Audit sizes").
+/// replaced by placeholders ([`crate::types::omitted`]) largest first, then the SLA's
+/// `worked_values`, then the trigger's `groups`, then the `candidates` (`docs/decisions.md`,
+/// "Audit sizes"). Its stored item passes the size rule of every item too
+/// ([`crate::store::size::check_write`], checked before each write on both stores).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct DecisionSnapshot(serde_json::Value);
@@ -274,6 +276,9 @@ impl DecisionSnapshot {
         let budget = MAX_SNAPSHOT_JSON_BYTES;
         for parts in [
             values,
+            // The one part of the router's configuration a snapshot carries whole: an SLA's
+            // worked values, which the router's own size rule bounds only at its item's size.
+            vec![pointer(&["sla", "worked_values"])],
             vec![pointer(&["trigger", "groups"])],
             vec![pointer(&["candidates"])],
         ] {
@@ -293,6 +298,17 @@ impl DecisionSnapshot {
     pub fn as_json(&self) -> &serde_json::Value {
         &self.0
     }
+}
+
+/// A decision snapshot with the history entry it explains: what the store keeps of a snapshot
+/// (one item naming the entry), which the size rule sizes as stored
+/// ([`crate::store::size::check_write`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotOf<'a> {
+    /// The entry the snapshot explains.
+    pub entry: &'a DispatchEntry,
+    /// The snapshot.
+    pub snapshot: &'a DecisionSnapshot,
 }
 
 /// A history entry with its decision snapshot (BEHAVIOR 18): `None` for an entry written before
@@ -447,6 +463,57 @@ mod snapshot_size_tests {
 
     fn bytes(snapshot: &DecisionSnapshot) -> usize {
         crate::types::limits::json_size(snapshot.as_json())
+    }
+
+    /// An SLA's worked values are part of the snapshot that its router's size alone bounds:
+    /// past the budget they are the first part of the configuration replaced by a placeholder,
+    /// and the stored item (entry and snapshot) passes the size rule.
+    #[test]
+    fn an_slas_worked_values_are_fitted_and_the_stored_item_passes_the_size_rule() {
+        let mut run = explanation(500, 3, 20);
+        let worked: Vec<String> = (0..27_000).map(|i| format!("stage-{i:06}")).collect();
+        run["sla"] = json!({"minutes": 30, "worked_field": "lead_status", "worked_values": worked});
+        assert!(crate::types::limits::json_size(&run) > MAX_SNAPSHOT_JSON_BYTES);
+        let fitted = DecisionSnapshot::new(run);
+        assert!(
+            bytes(&fitted) <= MAX_SNAPSHOT_JSON_BYTES,
+            "{}",
+            bytes(&fitted)
+        );
+        assert!(crate::types::omitted::Omitted::is_placeholder(
+            &fitted.as_json()["sla"]["worked_values"]
+        ));
+        assert_eq!(fitted.as_json()["sla"]["minutes"], 30);
+        assert_eq!(
+            fitted.as_json()["candidates"].as_array().unwrap().len(),
+            500
+        );
+        let at = chrono::Utc::now();
+        let entry = DispatchEntry {
+            id: uuid::Uuid::now_v7(),
+            account_id: uuid::Uuid::new_v4().into(),
+            router_id: uuid::Uuid::new_v4().into(),
+            router_revision: 1,
+            object_type: crate::model::object_type::ObjectType::Contacts,
+            object_id: uuid::Uuid::new_v4().to_string(),
+            message: "Owner assigned".into(),
+            success: true,
+            user: Some("ana@example.com".into()),
+            reason: Some(AssignmentReason::Rotation),
+            previous_owner: None,
+            field_name: Some("Contact owner".into()),
+            owner_field: Some("contact_owner".into()),
+            source: DispatchSource::Api,
+            dispatched_at: at,
+            crm_sync: None,
+            sla: None,
+            expires_at: at,
+        };
+        let stored = SnapshotOf {
+            entry: &entry,
+            snapshot: &fitted,
+        };
+        assert!(crate::store::size::check_write(&stored).is_ok());
     }
 
     #[test]

@@ -546,6 +546,53 @@ pub fn named_members(
     Ok(named)
 }
 
+/// The fewest bytes one member of a router's roster takes in the router's item as DynamoDB
+/// counts it ([`RosterMember`] in `member_ids`: a list element of 1 byte, a map of 3, the names
+/// `email` and `id` with their bytes of 1 each, an e-mail of at least 6 characters such as
+/// `a@b.co`, and a 36-character id).
+///
+/// [`RosterMember`]: crate::model::router::RosterMember
+const MIN_ROSTER_ENTRY_BYTES: usize = 1 + 3 + (1 + 5 + 6) + (1 + 2 + 36);
+
+/// Most distinct e-mails a configuration's roster may name: its users, its backup user and the
+/// members of the teams it names, archived members included. Past it the router's item could
+/// not hold the ids the roster resolves to, each at least [`MIN_ROSTER_ENTRY_BYTES`], within
+/// [`size::MAX_WRITE_BYTES`], and the size rule would refuse the router after reading every
+/// member; counted right after the one read of the account's teams instead, so a body naming
+/// large teams costs that read and no member read (7,410).
+pub const MAX_ROSTER_EMAILS: usize = size::MAX_WRITE_BYTES / MIN_ROSTER_ENTRY_BYTES;
+
+/// `named` ([`named_members`]) with the members of the account's `teams` that `body` names, in
+/// team order, each e-mail once.
+///
+/// Errors: 400 `Router too large` naming `teams` when the roster names more than
+/// [`MAX_ROSTER_EMAILS`] distinct e-mails (counted before any member is read).
+pub fn with_team_members(
+    mut named: NamedMembers, body: &ConfigBody, teams: &[Team],
+) -> Result<NamedMembers, ConfigError> {
+    let mut seen: std::collections::HashSet<Email> = named.emails.iter().cloned().collect();
+    for team in teams
+        .iter()
+        .filter(|t| body.teams.iter().any(|b| b.name == t.name))
+    {
+        for email in &team.members {
+            if seen.insert(email.clone()) {
+                named.emails.push(email.clone());
+                if named.emails.len() > MAX_ROSTER_EMAILS {
+                    return refused(
+                        "teams",
+                        format!(
+                            "{ROUTER_TOO_LARGE}: its users and teams name more than \
+                             {MAX_ROSTER_EMAILS} members"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(named)
+}
+
 /// The members a body names ([`named_members`]), each once, in the order named.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NamedMembers {
@@ -591,6 +638,51 @@ mod tests {
             ["ben@example.com", "dora@example.com", "ana@example.com"]
         );
         assert_eq!(named.ids.len(), 1);
+    }
+
+    #[test]
+    fn a_roster_naming_more_members_than_a_router_can_hold_is_refused_before_they_are_read() {
+        let team = |name: &str, members: usize| Team {
+            id: Uuid::new_v4().into(),
+            account_id: Uuid::new_v4().into(),
+            name: name.into(),
+            members: (0..members)
+                .map(|i| Email::parse(&format!("{name}{i}@example.com")).unwrap())
+                .collect(),
+            created_at: chrono::Utc::now(),
+        };
+        let teams: Vec<Team> = (0..50).map(|t| team(&format!("t{t}"), 10_000)).collect();
+        let names: Vec<Value> = teams
+            .iter()
+            .map(|t| serde_json::json!({"name": t.name}))
+            .collect();
+        let b = body(serde_json::json!({
+            "name": "r", "settings": null,
+            "users": [{"email": "t00@example.com"}], "teams": names.clone()
+        }));
+        let named = named_members(&b, &contacts()).unwrap();
+        let e = with_team_members(named, &b, &teams).unwrap_err();
+        assert_eq!(e.path, "teams");
+        assert!(e.message.starts_with(ROUTER_TOO_LARGE), "{}", e.message);
+        // Members shared by users and teams count once; a roster within the limit passes.
+        let small: Vec<Team> = vec![team("t", 3), team("u", 2)];
+        let b = body(serde_json::json!({
+            "name": "r", "settings": null,
+            "users": [{"email": "t0@example.com"}], "teams": [{"name": "t"}, {"name": "u"}]
+        }));
+        let named = with_team_members(named_members(&b, &contacts()).unwrap(), &b, &small).unwrap();
+        let emails: Vec<&str> = named.emails.iter().map(Email::as_str).collect();
+        assert_eq!(
+            emails,
+            [
+                "t0@example.com",
+                "t1@example.com",
+                "t2@example.com",
+                "u0@example.com",
+                "u1@example.com"
+            ]
+        );
+        assert_eq!(MAX_ROSTER_EMAILS, 7_410);
     }
 
     #[test]

@@ -314,7 +314,9 @@ impl RouterAdmin {
                     }
                     // Revision 1 of a router stored before revisions existed, kept before
                     // revision 2 replaces its configuration.
-                    ensure_first_revision(self.store.as_ref(), &router).await?;
+                    ensure_first_revision(self.store.as_ref(), &router)
+                        .await
+                        .map_err(kept_changing)?;
                     published(actor, &router, draft, &rotation, now)
                 }
                 None if if_match.is_some() => {
@@ -454,7 +456,10 @@ impl RouterAdmin {
         // A router always has revisions 1 to its live one: an empty first page is a router
         // stored before revisions existed, whose revision 1 is stored now.
         if listed.items.is_empty() && matches!(read.start, PageStart::Offset(0)) {
-            if let Some(first) = first_revision_mended(self.store.as_ref(), &router).await? {
+            if let Some(first) = first_revision_mended(self.store.as_ref(), &router)
+                .await
+                .map_err(kept_changing)?
+            {
                 listed = Listed::new(vec![first], None);
             }
         }
@@ -541,7 +546,8 @@ impl RouterAdmin {
             // Revision 1 of a router stored before revisions existed: stored now.
             None if number == Some(FIRST_REVISION) => {
                 first_revision_mended(self.store.as_ref(), &router)
-                    .await?
+                    .await
+                    .map_err(kept_changing)?
                     .ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?
             }
             None => return Err(DomainError::not_found(REVISION_NOT_FOUND)),
@@ -589,7 +595,8 @@ impl RouterAdmin {
         let event = router_event(actor, action, router.id, Vec::new(), self.clock.now());
         self.store
             .append_audit_event(&event, completion.as_ref())
-            .await?;
+            .await
+            .map_err(kept_changing)?;
         Ok((view, true))
     }
 
@@ -619,8 +626,10 @@ impl RouterAdmin {
     }
 
     /// Stores `write` with `claim`'s answer (200, the router's view): the view, or `None` when
-    /// it lost a race (read again). A publish gains no calendar reference (the draft held it),
-    /// so [`StoreError::UnknownHolidayCalendar`] cannot happen here but would be a 500.
+    /// it lost a race (read again). A publish, an unpublish and an archive gain no calendar
+    /// reference (a publish's draft held it already), and a reference released from a calendar
+    /// that is gone is left out by the store, so [`StoreError::UnknownHolidayCalendar`] cannot
+    /// happen here.
     async fn write(
         &self, mut write: RouterWrite, claim: Option<&IdempotencyClaim>,
     ) -> Result<Option<RouterView>, DomainError> {
@@ -639,7 +648,8 @@ impl RouterAdmin {
     /// it names, by key ([`MemberStore::identify_members`]: its users, its backup user, the
     /// members of the teams it names, and the worked values of an SLA on a `user` field, by
     /// e-mail; such worked values given by id with [`MemberStore::get_members`]): at most
-    /// [`config::MAX_NAMED_MEMBERS`] from the body, whatever the size of the account.
+    /// [`config::MAX_NAMED_MEMBERS`] from the body and [`config::MAX_ROSTER_EMAILS`] with the
+    /// teams' members, counted before any member is read, whatever the size of the account.
     ///
     /// [`MemberStore::identify_members`]: crate::store::MemberStore::identify_members
     /// [`MemberStore::get_members`]: crate::store::MemberStore::get_members
@@ -652,17 +662,8 @@ impl RouterAdmin {
             self.store.list_teams(account_id)
         )?;
         let catalogue = catalogues.get(object_type);
-        let mut named = config::named_members(&body, catalogue).map_err(invalid)?;
-        for team in teams
-            .iter()
-            .filter(|t| body.teams.iter().any(|b| b.name == t.name))
-        {
-            named.emails.extend(team.members.iter().cloned());
-        }
-        {
-            let mut seen = std::collections::HashSet::new();
-            named.emails.retain(|e| seen.insert(e.clone()));
-        }
+        let named = config::named_members(&body, catalogue).map_err(invalid)?;
+        let named = config::with_team_members(named, &body, &teams).map_err(invalid)?;
         let (mut members, by_id) = tokio::try_join!(
             self.store.identify_members(account_id, &named.emails),
             async {
@@ -895,6 +896,16 @@ fn completion(
 /// The 409 of a write that kept losing races until the retry deadline (BEHAVIOR 12).
 fn lost_races() -> DomainError {
     DomainError::conflict(KEPT_CHANGING)
+}
+
+/// A store failure of a write that has no retry loop of its own: a write that kept meeting
+/// others until the deadline ([`StoreError::Conflict`]) is the 409 of a router that kept
+/// changing (BEHAVIOR 12: never a 500), anything else as usual.
+fn kept_changing(e: StoreError) -> DomainError {
+    match e {
+        StoreError::Conflict => lost_races(),
+        e => e.into(),
+    }
 }
 
 /// A configuration problem as a 400 naming its path in `field`.

@@ -33,6 +33,10 @@ pub enum StoreError {
     /// nothing was written.
     #[error("no such holiday calendar")]
     UnknownHolidayCalendar,
+    /// The backend kept refusing part of the work (throttled: a `BatchGetItem`'s unprocessed
+    /// keys) until the request's deadline ([`crate::store::retry`]); the text says what.
+    #[error("{0}")]
+    Unavailable(String),
     /// The backend failed (I/O, throttling after retries, malformed item).
     #[error("store backend failure")]
     Backend(#[source] BoxError),
@@ -45,6 +49,10 @@ impl From<StoreError> for DomainError {
         match e {
             // Another request holds the key now (BEHAVIOR 10's 409).
             StoreError::LeaseLost => DomainError::conflict(crate::idempotency::KEY_IN_FLIGHT),
+            // Throttled until the request's deadline: 503, try again later.
+            StoreError::Unavailable(_) => {
+                DomainError::Unavailable("Service unavailable: try again later".into())
+            }
             e => DomainError::internal(e),
         }
     }

@@ -73,6 +73,9 @@ pub struct Faults {
     /// write whose condition failed because something else changed the item meanwhile), before
     /// the call reaches the inner store ([`Self::conflict_next`]).
     pub conflicts: std::sync::Mutex<std::collections::HashMap<&'static str, usize>>,
+    /// Every call's request deadline ([`crate::store::request_deadline`]) as the call saw it:
+    /// the one deadline a request passes down to each store call.
+    pub deadlines: std::sync::Mutex<Vec<(&'static str, Option<tokio::time::Instant>)>>,
 }
 
 impl Faults {
@@ -243,7 +246,12 @@ impl FaultyStore {
     }
 
     /// The faults switched on for `method` that strike before its call (not counted as a call).
-    fn check(&self, method: &str) -> StoreResult<()> {
+    fn check(&self, method: &'static str) -> StoreResult<()> {
+        self.faults
+            .deadlines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((method, crate::store::request_deadline()));
         let on = |switch: &AtomicBool| switch.load(Ordering::SeqCst);
         let faults = &self.faults;
         let failure = if on(&faults.backend_down) {

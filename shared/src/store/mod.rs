@@ -48,7 +48,9 @@ pub use position::{
     holiday_calendar_position, member_position, record_position, revision_position,
     router_position, webhook_position,
 };
-pub use retry::{Backoff, Turns, CONFLICT_DEADLINE};
+pub use retry::{
+    request_deadline, within_request_deadline, Backoff, Turns, CONFLICT_DEADLINE, REQUEST_DEADLINE,
+};
 
 /// Every trait of the port, for code that calls store methods on a concrete adapter
 /// (`MemoryStore`, `DynamoStore`) rather than through `dyn Store`: `use

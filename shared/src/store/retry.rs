@@ -16,6 +16,14 @@
 //! BEHAVIOR 6 says. A service's deadline starts before the adapter's, so an adapter that used
 //! the whole deadline leaves the service no further round: the two never add up.
 //!
+//! One deadline per request: the HTTP layer (`finish` in the `api` module) runs each request within
+//! [`within_request_deadline`], half a second before its Lambda invocation ends (or
+//! [`REQUEST_DEADLINE`] after its start outside Lambda), and every [`Backoff`] of the request
+//! ends by it as well as by its own deadline, however deeply it is nested: a retry that starts
+//! late in the request gets what is left of the request, not a fresh [`CONFLICT_DEADLINE`]. So a
+//! request that keeps meeting other writes answers its 409 (or the dispatch's 500) before the
+//! function's timeout.
+//!
 //! Within one process, writes to one item take turns ([`Turns`]) rather than race: a Lambda
 //! instance serves one request at a time, but the local server (and a queue batch) serve many,
 //! and optimistic writers of one item cost each other a read and a write per lost race (16
@@ -24,14 +32,39 @@
 
 use rand::Rng;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
+
+tokio::task_local! {
+    /// The instant by which the current request's writes stop retrying.
+    static CURRENT_REQUEST_DEADLINE: Instant;
+}
+
+/// Runs `work` (one request, or one queue message) with `deadline` as the deadline of every
+/// [`Backoff`] inside it: none retries past it, whatever its own deadline says. An inner call
+/// of this function can only bring the deadline nearer.
+pub async fn within_request_deadline<F: Future>(deadline: Instant, work: F) -> F::Output {
+    let deadline = request_deadline().map_or(deadline, |outer| outer.min(deadline));
+    CURRENT_REQUEST_DEADLINE.scope(deadline, work).await
+}
+
+/// The current request's deadline ([`within_request_deadline`]), if it has one.
+pub fn request_deadline() -> Option<Instant> {
+    CURRENT_REQUEST_DEADLINE.try_with(|d| *d).ok()
+}
 
 /// How long a write that keeps losing races is tried again: BEHAVIOR 6's "deadline of a few
 /// seconds", for every write (dispatch, router, member, record, calendar, webhook writes, due
 /// work, `Idempotency-Key` claims). API Gateway waits 29 s for an answer; every function's
 /// timeout in `template.yaml` is longer than this.
 pub const CONFLICT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// A request's (or a queue message's) deadline when the platform gives none (outside Lambda):
+/// the shortest function timeout of `template.yaml` (the records and users functions', 10 s)
+/// less the time to answer.
+pub const REQUEST_DEADLINE: Duration = Duration::from_millis(9_500);
 
 /// The first pause's upper bound; each lost race doubles it up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -48,6 +81,9 @@ const MAX_PAUSE: Duration = Duration::from_millis(160);
 pub struct Backoff {
     started: Instant,
     deadline: Duration,
+    /// When the retries stop: `deadline` after `started`, or the request's deadline when that
+    /// comes first.
+    ends: Instant,
     lost: u32,
 }
 
@@ -63,11 +99,15 @@ impl Backoff {
         Self::until(CONFLICT_DEADLINE)
     }
 
-    /// The retries of a write starting now, until `deadline` has passed.
+    /// The retries of a write starting now, until `deadline` has passed or the request's
+    /// deadline ([`within_request_deadline`]) has come, whichever is first.
     pub fn until(deadline: Duration) -> Self {
+        let started = Instant::now();
+        let own = started + deadline;
         Self {
-            started: Instant::now(),
+            started,
             deadline,
+            ends: request_deadline().map_or(own, |request| request.min(own)),
             lost: 0,
         }
     }
@@ -76,8 +116,8 @@ impl Backoff {
     /// time for another attempt, `false` (at once) when it has passed. A pause never runs past
     /// the deadline.
     pub async fn again(&mut self) -> bool {
-        let elapsed = self.started.elapsed();
-        if elapsed >= self.deadline {
+        let now = Instant::now();
+        if now >= self.ends {
             return false;
         }
         self.lost += 1;
@@ -85,8 +125,13 @@ impl Backoff {
             .saturating_mul(1 << (self.lost - 1).min(8))
             .min(MAX_PAUSE);
         let pause = rand::thread_rng().gen_range(Duration::from_millis(1)..=bound);
-        tokio::time::sleep(pause.min(self.deadline - elapsed)).await;
+        tokio::time::sleep(pause.min(self.ends - now)).await;
         true
+    }
+
+    /// Whether the deadline has passed (no attempt is left).
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.ends
     }
 
     /// Races lost so far (each [`Self::again`] that answered `true`).
@@ -170,7 +215,7 @@ pub const KEPT_CHANGING: &str = "The item kept changing while the request applie
 mod tests {
     use super::*;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn pauses_until_the_deadline_then_stops_at_once() {
         let mut backoff = Backoff::until(Duration::from_millis(120));
         let mut rounds = 0;
@@ -179,15 +224,58 @@ mod tests {
             assert!(rounds < 1000);
         }
         assert!(backoff.elapsed() >= Duration::from_millis(120));
+        // The last pause is cut at the deadline: none runs past it.
         assert!(
-            backoff.elapsed() < Duration::from_millis(400),
+            backoff.elapsed() <= Duration::from_millis(120) + MAX_PAUSE,
             "{backoff:?}"
         );
         assert_eq!(backoff.lost(), rounds);
         assert!(rounds >= 2, "{rounds}");
         let before = Instant::now();
         assert!(!backoff.again().await);
-        assert!(before.elapsed() < Duration::from_millis(5));
+        assert_eq!(before.elapsed(), Duration::ZERO);
+    }
+
+    /// A retry loop inside another (an adapter's inside a service's round) that starts late in
+    /// the request ends with the request, not a whole deadline later.
+    #[tokio::test(start_paused = true)]
+    async fn nested_retries_share_the_requests_deadline() {
+        let started = Instant::now();
+        // A request whose deadline is the conflict deadline: the nested loop gets what is left.
+        let request = started + CONFLICT_DEADLINE;
+        let ended = within_request_deadline(request, async {
+            let mut service = Backoff::new();
+            tokio::time::sleep(Duration::from_millis(4_990)).await;
+            assert!(service.again().await);
+            let mut adapter = Backoff::until(CONFLICT_DEADLINE);
+            while adapter.again().await {}
+            assert!(adapter.expired());
+            assert!(!service.again().await);
+            Instant::now()
+        })
+        .await;
+        assert_eq!(
+            ended, request,
+            "the adapter stopped at the request's deadline"
+        );
+        // Without a request deadline, the inner loop has its own whole deadline.
+        let mut service = Backoff::new();
+        tokio::time::sleep(Duration::from_millis(4_990)).await;
+        assert!(service.again().await);
+        let inner_start = Instant::now();
+        let mut adapter = Backoff::until(CONFLICT_DEADLINE);
+        while adapter.again().await {}
+        assert_eq!(Instant::now() - inner_start, CONFLICT_DEADLINE);
+        // A nested request deadline only comes nearer.
+        let outer = Instant::now() + Duration::from_secs(1);
+        within_request_deadline(outer, async {
+            within_request_deadline(outer + Duration::from_secs(10), async {
+                assert_eq!(request_deadline(), Some(outer));
+            })
+            .await;
+        })
+        .await;
+        assert_eq!(request_deadline(), None);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -11,13 +11,15 @@
 //! its attribute names (UTF-8 bytes) and values:
 //!
 //! - a string: its UTF-8 bytes; a binary value: its raw bytes;
-//! - a number: leading and trailing zeros trimmed, one byte per two significant digits before
-//!   the decimal point, one per two after it (each half rounded up), one more, and one more for
-//!   a negative number (`1` and `12` take 2 bytes, `1.5` 3, `-42` 3, `1E125` 2, `0` 1). The
-//!   guide gives "about one byte per two significant digits, plus one"; the split at the
-//!   decimal point and the sign byte are how DynamoDB counts byte for byte (measured at the
-//!   400 KB gate by the dynoxide project, `src/types.rs` `number_size`), never less than the
-//!   guide's figure;
+//! - a number: DynamoDB stores a number as base-100 digits (each byte one pair of decimal
+//!   digits, the pairs aligned on the decimal point, as Oracle's NUMBER does) after an exponent
+//!   byte, with the pairs of zeros at either end dropped, and one more byte for a negative
+//!   number. So a number takes one byte per pair of digits from its first significant pair to
+//!   its last, plus one, plus one when negative: `1` and `12` take 2 bytes, `110` 3 (`01 10`),
+//!   `12000` 3 (`01 20`, the `00` dropped), `0.011` 3 (`.01 10`), `1.5` 3, `-42` 3, `-0.5` 3,
+//!   `1E125` 2, `0` 1. The guide gives "about one byte per two significant digits, plus one";
+//!   counting by pairs is exact where the guide is approximate (public item-size calculators
+//!   count the same way), and never less than DynamoDB's size, which is what the rule needs;
 //! - a boolean or `NULL`: 1 byte;
 //! - a list or a map: 3 bytes, plus for each element 1 byte and its size (a map's element also
 //!   its name);
@@ -207,10 +209,10 @@ fn sized(value: &AttributeValue, level: usize) -> Result<usize, SizeError> {
     })
 }
 
-/// A number's size (module documentation: its significant digits on each side of the decimal
-/// point, one byte, one more when negative), after checking on its decimal text (not a rounded
-/// double) that DynamoDB holds it: zero, or at most 38 significant digits with the leading one
-/// from 10^-130 to 10^125.
+/// A number's size (module documentation: one byte per base-100 digit pair from the first
+/// significant pair to the last, the pairs aligned on the decimal point, one byte more, one more
+/// when negative), after checking on its decimal text (not a rounded double) that DynamoDB holds
+/// it: zero, or at most 38 significant digits with the leading one from 10^-130 to 10^125.
 ///
 /// Errors: [`SizeError::NumberRange`] for a text that is not a decimal number or is out of
 /// range; [`SizeError::NumberDigits`] past 38 significant digits.
@@ -244,10 +246,11 @@ pub fn number_size(text: &str) -> Result<usize, SizeError> {
     if significant > MAX_NUMBER_DIGITS {
         return Err(SizeError::NumberDigits(text.to_string()));
     }
-    // How many significant digits stand before the decimal point.
-    let before_point = (leading + 1).clamp(0, significant as i64) as usize;
-    let after_point = significant - before_point;
-    Ok(before_point.div_ceil(2) + after_point.div_ceil(2) + 1 + usize::from(negative))
+    // The digit of power p is in pair floor(p / 2): pairs run from the leading digit's to the
+    // last significant digit's (its power `leading - significant + 1`).
+    let last = leading - significant as i64 + 1;
+    let pairs = (leading.div_euclid(2) - last.div_euclid(2) + 1) as usize;
+    Ok(pairs + 1 + usize::from(negative))
 }
 
 /// A kind of item the domain writes: the item the DynamoDB adapter stores for the value, built
@@ -317,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_sized_by_their_significant_digits_on_each_side_of_the_point() {
+    fn numbers_are_sized_by_their_base_100_digit_pairs() {
         // Byte counts measured at DynamoDB's 400 KB gate (module documentation).
         for (n, bytes) in [
             ("1", 2),
@@ -345,6 +348,21 @@ mod tests {
             ("-0", 1),
             ("+7", 2),
             ("12.5e3", 3),
+            // Zeros inside a digit pair are stored: 01 10, 01 20 (00 dropped), .01 10, .50.
+            ("110", 3),
+            ("12000", 3),
+            ("0.011", 3),
+            ("1e125", 2),
+            ("-0.5", 3),
+            ("10", 2),
+            ("1000", 2),
+            ("0.1", 2),
+            ("0.01", 2),
+            ("0.001", 2),
+            ("101", 3),
+            ("10.01", 3),
+            ("9.9999999999999999999999999999999999999E+125", 20),
+            ("-1E-130", 3),
         ] {
             assert_eq!(number_size(n), Ok(bytes), "{n}");
         }

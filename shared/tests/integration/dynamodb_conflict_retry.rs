@@ -8,7 +8,10 @@
 //!   `StoreError::Conflict`, after the deadline and not long after it;
 //! - a failed condition (`ConditionalCheckFailed`) is never sent again by the adapter;
 //! - a single-item write refused with `TransactionConflictException` (a `PutItem`, and the
-//!   `UpdateItem` a one-item transaction is sent as) is sent again the same way.
+//!   `UpdateItem` a one-item transaction is sent as) is sent again the same way;
+//! - a `BatchGetItem` whose keys keep coming back unprocessed (a throttled table) is sent again
+//!   with backoff until the deadline, then answers `StoreError::Unavailable` (the request's
+//!   503), never looping on.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use chrono::{TimeZone, Utc};
@@ -296,4 +299,66 @@ async fn a_one_item_transaction_is_sent_as_its_single_write_and_retried_the_same
         .await
         .unwrap();
     assert_eq!(server.seen(), vec!["UpdateItem"; 2]);
+}
+
+#[tokio::test]
+async fn a_batch_read_left_unprocessed_is_sent_again_until_the_deadline_then_is_unavailable() {
+    let server = Scripted::start(Box::new(|target, _| match target {
+        "BatchGetItem" => {
+            let key = serde_json::json!({"PK": {"S": "MEMBER#x"}, "SK": {"S": "MEMBER"}});
+            let body = serde_json::json!({
+                "Responses": {"table": []},
+                "UnprocessedKeys": {"table": {"Keys": [key], "ConsistentRead": true}},
+            });
+            (200, body.to_string())
+        }
+        _ => written(),
+    }))
+    .await;
+    let store = server.store();
+    let started = Instant::now();
+    let read = tokio::time::timeout(
+        Duration::from_secs(20),
+        store.get_members(Uuid::new_v4().into(), &[Uuid::new_v4().into()]),
+    )
+    .await
+    .expect("the read gives up at its deadline");
+    assert!(matches!(read, Err(StoreError::Unavailable(_))), "{read:?}");
+    assert!(started.elapsed() >= DEADLINE);
+    let sent = server.seen().len();
+    assert!(sent >= 3, "sent {sent} times");
+}
+
+/// An answer past the 16 MB limit of one `BatchGetItem` reads part of the keys and leaves the
+/// rest unprocessed: that is progress, not throttling, so the rest is asked for again at once,
+/// as many times as it takes, without spending the deadline's backoff.
+#[tokio::test]
+async fn a_batch_read_cut_by_the_answer_limit_goes_on_until_every_key_is_read() {
+    let server = Scripted::start(Box::new(|target, n| match target {
+        "BatchGetItem" => {
+            let item = |i: usize| {
+                serde_json::json!({"PK": {"S": format!("MEMBER#{i}")}, "SK": {"S": "MEMBER"}})
+            };
+            let unprocessed = if n < 30 {
+                serde_json::json!({"table": {"Keys": [item(n + 1)], "ConsistentRead": true}})
+            } else {
+                serde_json::json!({})
+            };
+            let body = serde_json::json!({
+                "Responses": {"table": [item(n)]},
+                "UnprocessedKeys": unprocessed,
+            });
+            (200, body.to_string())
+        }
+        _ => written(),
+    }))
+    .await;
+    let store = server.store();
+    // Items that are not members of the account are left out; what matters is that the read
+    // ends without an error after 31 answers.
+    let read = store
+        .get_members(Uuid::new_v4().into(), &[Uuid::new_v4().into()])
+        .await;
+    assert!(read.is_ok(), "{read:?}");
+    assert_eq!(server.seen().len(), 31);
 }

@@ -72,6 +72,34 @@ fn number(edge: bool) -> impl Strategy<Value = String> {
         })
 }
 
+/// A number of one to three significant digits with zeros on either side, the shape where a zero
+/// shares a base-100 digit pair with a significant digit (`110`, `12000`, `0.011`, `-0.5`,
+/// `1e125`): the decimal point anywhere, an exponent or none.
+fn sparse_number() -> impl Strategy<Value = String> {
+    (
+        any::<bool>(),
+        proptest::collection::vec(1u8..10, 1..4),
+        0usize..6,
+        0usize..6,
+        proptest::option::of(-130i32..126),
+    )
+        .prop_map(
+            |(negative, significant, zeros_after, zeros_before, exponent)| {
+                let digits: String = significant.iter().map(|d| char::from(b'0' + d)).collect();
+                let sign = if negative { "-" } else { "" };
+                let body = if zeros_before > 0 {
+                    format!("0.{}{digits}", "0".repeat(zeros_before - 1))
+                } else {
+                    format!("{digits}{}", "0".repeat(zeros_after))
+                };
+                match exponent {
+                    Some(e) => format!("{sign}{body}e{e}"),
+                    None => format!("{sign}{body}"),
+                }
+            },
+        )
+}
+
 /// A value: scalars, and lists and maps of them a few levels deep.
 fn value() -> impl Strategy<Value = AttributeValue> {
     let leaf = prop_oneof![
@@ -116,11 +144,13 @@ fn item() -> impl Strategy<Value = Item> {
         proptest::option::weighted(0.3, deep()),
         proptest::collection::vec(number(false), 0..200),
         proptest::collection::vec(number(true), 0..2),
+        proptest::collection::vec(sparse_number(), 0..200),
         -8i64..8,
         any::<u64>(),
     )
-        .prop_map(|(values, deep, mut numbers, edge, slack, seed)| {
+        .prop_map(|(values, deep, mut numbers, edge, sparse, slack, seed)| {
             numbers.extend(edge);
+            numbers.extend(sparse);
             let mut item: Item = Item::new();
             item.insert("PK".into(), AttributeValue::S(format!("p{seed}")));
             item.insert("SK".into(), AttributeValue::S("s".into()));

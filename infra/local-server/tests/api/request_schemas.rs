@@ -28,7 +28,7 @@ use shared::fields::definition::FieldType;
 use shared::model::object_type::ObjectType;
 
 /// The application over the demo seed, a Northwind token of every scope, and the document.
-async fn setup() -> (TestApp, String, Value) {
+pub(crate) async fn setup() -> (TestApp, String, Value) {
     crate::common::cheap_secret_hashing();
     let app = build_app(AppConfig {
         seed: DEMO_SEED.into(),
@@ -43,7 +43,7 @@ async fn setup() -> (TestApp, String, Value) {
 }
 
 /// `schema` with its `$ref`s followed (references within the document only).
-fn resolve<'a>(document: &'a Value, schema: &'a Value) -> &'a Value {
+pub(crate) fn resolve<'a>(document: &'a Value, schema: &'a Value) -> &'a Value {
     let mut schema = schema;
     for _ in 0..16 {
         let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
@@ -163,7 +163,9 @@ fn key_of(at: &[Step]) -> Option<&str> {
 
 /// A JSON request body of an operation: its schema and its example (the media type's, else the
 /// schema's).
-fn json_body<'a>(document: &'a Value, operation: &'a Value) -> Option<(&'a Value, Value)> {
+pub(crate) fn json_body<'a>(
+    document: &'a Value, operation: &'a Value,
+) -> Option<(&'a Value, Value)> {
     let media = operation.pointer("/requestBody/content/application~1json")?;
     let schema = media.get("schema")?;
     let resolved = resolve(document, schema);

@@ -7,11 +7,10 @@ use super::request::string_attr;
 use super::DynamoStore;
 use crate::store::{
     keys::{self, Key},
-    size, StoreResult,
+    size, Backoff, StoreError, StoreResult,
 };
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 /// DynamoDB's limit of keys in one `BatchGetItem`.
 const MAX_BATCH_GET_KEYS: usize = 100;
@@ -61,7 +60,12 @@ impl DynamoStore {
     }
 
     /// One `BatchGetItem` of at most [`MAX_BATCH_GET_KEYS`] keys, its unprocessed keys sent
-    /// again after a growing backoff until none is left.
+    /// again until none is left: at once after an answer that read some of them (the 16 MB
+    /// limit of one answer: progress), after a jittered backoff ([`Backoff`]) after one that
+    /// read none (throttling), within the adapter's deadline and the request's.
+    ///
+    /// Errors: [`StoreError::Unavailable`] when answers kept reading nothing until the deadline;
+    /// the SDK's.
     async fn batch_get_chunk(
         &self, chunk: &[Key], guards_only: bool,
     ) -> StoreResult<Vec<(Key, Item)>> {
@@ -77,7 +81,7 @@ impl DynamoStore {
         }
         let mut found = Vec::with_capacity(chunk.len());
         let mut pending: Option<KeysAndAttributes> = Some(request.build().map_err(backend)?);
-        let mut attempt = 0u32;
+        let mut backoff = Backoff::until(self.conflict_deadline);
         while let Some(request) = pending.take() {
             let out = self
                 .client
@@ -86,11 +90,12 @@ impl DynamoStore {
                 .send()
                 .await
                 .map_err(backend)?;
-            for item in out
+            let items = out
                 .responses
                 .and_then(|mut r| r.remove(&self.table))
-                .unwrap_or_default()
-            {
+                .unwrap_or_default();
+            let progressed = !items.is_empty();
+            for item in items {
                 let key = Key {
                     pk: string_attr(&item, keys::PK)?,
                     sk: string_attr(&item, keys::SK)?,
@@ -101,9 +106,13 @@ impl DynamoStore {
                 .unprocessed_keys
                 .and_then(|mut u| u.remove(&self.table))
                 .filter(|k| !k.keys.is_empty());
-            if pending.is_some() {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(20u64 << attempt.min(6))).await;
+            if let Some(left) = pending.as_ref().filter(|_| !progressed) {
+                if !backoff.again().await {
+                    return Err(StoreError::Unavailable(format!(
+                        "BatchGetItem left {} keys unprocessed until the deadline",
+                        left.keys.len()
+                    )));
+                }
             }
         }
         Ok(found)

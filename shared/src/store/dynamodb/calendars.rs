@@ -19,9 +19,11 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 impl DynamoStore {
     /// Appends to a transaction the `ADD` of each change of `refs` to its holiday calendar's
-    /// references, each conditional on the calendar existing (BEHAVIOR 17: a write cannot name a
-    /// deleted one), as [`Part::Calendar`]. Every write that moves a reference (a member, a
-    /// router, a draft, provisioning) adds them through here.
+    /// references, each conditional on the calendar existing: a gain as [`Part::Calendar`]
+    /// (BEHAVIOR 17: a write cannot name a deleted calendar), a loss as
+    /// [`Part::CalendarRelease`] (a calendar that is gone has nothing to release: the write
+    /// goes on without it, as the embedded store does). Every write that moves a reference (a
+    /// member, a router, a draft, provisioning) adds them through here.
     pub(super) fn calendar_ref_writes(
         &self, account_id: AccountId, refs: &CalendarRefs, tx: &mut Vec<TransactWriteItem>,
         parts: &mut Vec<Part>,
@@ -36,7 +38,11 @@ impl DynamoStore {
                 &e,
                 Some("attribute_exists(#pk)".into()),
             )?);
-            parts.push(Part::Calendar);
+            parts.push(if delta > 0 {
+                Part::Calendar
+            } else {
+                Part::CalendarRelease
+            });
         }
         Ok(())
     }

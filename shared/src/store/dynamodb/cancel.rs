@@ -28,6 +28,9 @@ pub enum Part {
     Lease,
     /// A holiday calendar gaining a reference (it must exist: BEHAVIOR 17).
     Calendar,
+    /// A holiday calendar losing a reference: when it is gone (its condition, that it exists,
+    /// failed), there is nothing to release, and the write goes on without this item.
+    CalendarRelease,
     /// Any other item (e.g. the assignment log, a provisioned item).
     Other,
 }
@@ -48,6 +51,9 @@ pub enum Outcome {
     Fail(StoreError),
     /// Only transient reasons (`TransactionConflict`, throttling): nothing was written, try again.
     Retry,
+    /// Only these items (by index) failed, each a [`Part::CalendarRelease`] of a calendar that
+    /// is gone: nothing was written; send the transaction again without them.
+    Without(Vec<usize>),
 }
 
 const CONDITION_FAILED: &str = "ConditionalCheckFailed";
@@ -78,6 +84,15 @@ pub fn classify(parts: &[Part], codes: &[Option<String>], precedence: Precedence
     if failed(&|p| *p == Part::Calendar) {
         return Outcome::Fail(StoreError::UnknownHolidayCalendar);
     }
+    let failed_at = |i: usize| codes.get(i).and_then(Option::as_deref) == Some(CONDITION_FAILED);
+    let released: Vec<usize> = (0..parts.len())
+        .filter(|&i| parts[i] == Part::CalendarRelease && failed_at(i))
+        .collect();
+    if !released.is_empty()
+        && (0..parts.len()).all(|i| parts[i] == Part::CalendarRelease || !failed_at(i))
+    {
+        return Outcome::Without(released);
+    }
     let first_taken = parts.iter().zip(codes).find_map(|(p, c)| match p {
         Part::Guard(field) if c.as_deref() == Some(CONDITION_FAILED) => Some(field.clone()),
         _ => None,
@@ -93,8 +108,17 @@ pub fn classify(parts: &[Part], codes: &[Option<String>], precedence: Precedence
         .filter_map(|c| c.as_deref())
         .filter(|c| *c != "None" && !TRANSIENT.contains(c))
         .collect();
-    if other.is_empty() {
+    let transient = codes
+        .iter()
+        .any(|c| c.as_deref().is_some_and(|c| TRANSIENT.contains(&c)));
+    if other.is_empty() && transient {
         Outcome::Retry
+    } else if other.is_empty() {
+        // No reason at all (an empty list, or `None` for every item): nothing says a retry
+        // could pass, so it is the backend's failure, not a conflict to wait out.
+        Outcome::Fail(StoreError::Backend(
+            "transaction cancelled without a cancellation reason".into(),
+        ))
     } else {
         Outcome::Fail(StoreError::Backend(
             format!("transaction cancelled: {}", other.join(", ")).into(),
@@ -112,6 +136,64 @@ mod tests {
 
     fn guard(f: &str) -> Part {
         Part::Guard(f.into())
+    }
+
+    #[test]
+    fn a_release_of_a_gone_calendar_is_left_out_unless_something_else_failed() {
+        let parts = [
+            Part::Record,
+            Part::CalendarRelease,
+            Part::Calendar,
+            Part::CalendarRelease,
+        ];
+        let out = classify(
+            &parts,
+            &codes(&["None", CONDITION_FAILED, "None", CONDITION_FAILED]),
+            Precedence::RecordFirst,
+        );
+        assert!(
+            matches!(out, Outcome::Without(ref i) if *i == vec![1, 3]),
+            "{out:?}"
+        );
+        let out = classify(
+            &parts,
+            &codes(&[CONDITION_FAILED, CONDITION_FAILED, "None", "None"]),
+            Precedence::RecordFirst,
+        );
+        assert!(
+            matches!(out, Outcome::Fail(StoreError::Conflict)),
+            "{out:?}"
+        );
+        let out = classify(
+            &parts,
+            &codes(&["None", CONDITION_FAILED, CONDITION_FAILED, "None"]),
+            Precedence::RecordFirst,
+        );
+        assert!(
+            matches!(out, Outcome::Fail(StoreError::UnknownHolidayCalendar)),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_cancellation_without_a_transient_reason_is_not_retried() {
+        for reasons in [codes(&[]), codes(&["None", "None"]), vec![None, None]] {
+            let out = classify(
+                &[Part::Record, Part::Other],
+                &reasons,
+                Precedence::RecordFirst,
+            );
+            assert!(
+                matches!(out, Outcome::Fail(StoreError::Backend(_))),
+                "{reasons:?}: {out:?}"
+            );
+        }
+        let out = classify(
+            &[Part::Record, Part::Other],
+            &codes(&["None", "TransactionConflict"]),
+            Precedence::RecordFirst,
+        );
+        assert!(matches!(out, Outcome::Retry));
     }
 
     #[test]
@@ -183,8 +265,6 @@ mod tests {
             &codes(&["TransactionConflict", "None"]),
             Precedence::GuardsFirst,
         );
-        assert!(matches!(out, Outcome::Retry));
-        let out = classify(&parts, &[None, None], Precedence::GuardsFirst);
         assert!(matches!(out, Outcome::Retry));
     }
 

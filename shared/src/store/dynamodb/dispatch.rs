@@ -69,6 +69,10 @@ struct ReasonOnly {
 /// dispatch's retry deadline (or an SLA run's lease) after the run's `dispatched_at`.
 const UNEXPLAINED_LOOKBACK: chrono::Duration = chrono::Duration::minutes(5);
 
+/// The keys one look-up of an entry without a snapshot reads ([`DynamoStore::find_unexplained`]):
+/// one page, keys only.
+const UNEXPLAINED_PAGE: i32 = 200;
+
 impl DynamoStore {
     /// Appends to a transaction the `Put` of `entry`'s decision snapshot (BEHAVIOR 18; an item
     /// of its own, `keys::dispatch_explanation`), when there is one.
@@ -87,7 +91,9 @@ impl DynamoStore {
     /// The key of the router's entry `entry_id` written before decision snapshots existed (so
     /// without a snapshot item naming it): looked up by the time its UUIDv7 id carries, newest
     /// first from just after it, within [`UNEXPLAINED_LOOKBACK`] before it (a key range of the
-    /// router's partition, no filter expression). `None` for an id that is not a UUIDv7.
+    /// router's partition, no filter expression), one page of [`UNEXPLAINED_PAGE`] keys at
+    /// most, then the entry by its key. `None` for an id that is not a UUIDv7 or not found in
+    /// that page.
     async fn find_unexplained(
         &self, router_id: RouterId, entry_id: Uuid,
     ) -> StoreResult<Option<DispatchEntryKey>> {
@@ -117,34 +123,38 @@ impl DynamoStore {
             ),
             ..Query::table(keys::router(router_id).pk).newest_first()
         };
-        let mut start: Option<Item> = None;
-        loop {
-            let expr = q.expr();
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression(&expr.text)
-                .set_expression_attribute_names(expr.names_opt())
-                .set_expression_attribute_values(expr.values_opt())
-                .consistent_read(true)
-                .scan_index_forward(false)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(backend)?;
-            let suffix = format!("#{entry_id}");
-            for item in page.items.unwrap_or_default() {
-                if string_attr(&item, keys::SK)?.ends_with(&suffix) {
-                    let entry: DispatchEntry = from_item(item)?;
-                    return Ok(Some(entry.key()));
-                }
-            }
-            match page.last_evaluated_key {
-                Some(key) => start = Some(key),
-                None => return Ok(None),
+        // One page of keys, newest first from the id's time: the entry was dispatched at most
+        // a retry deadline before its id was made, so it is among the first few; an id no entry
+        // has (any id newer than snapshots, whose entries all have one) costs this one read.
+        let expr = q.expr();
+        let page = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression(&expr.text)
+            .set_expression_attribute_names(expr.names_opt())
+            .set_expression_attribute_values(expr.values_opt())
+            .projection_expression("#pk, #sk")
+            .consistent_read(true)
+            .scan_index_forward(false)
+            .limit(UNEXPLAINED_PAGE)
+            .send()
+            .await
+            .map_err(backend)?;
+        let suffix = format!("#{entry_id}");
+        for item in page.items.unwrap_or_default() {
+            let sk = string_attr(&item, keys::SK)?;
+            if sk.ends_with(&suffix) {
+                return Ok(self
+                    .get_as::<DispatchEntry>(&Key {
+                        pk: keys::router(router_id).pk,
+                        sk,
+                    })
+                    .await?
+                    .map(|entry| entry.key()));
             }
         }
+        Ok(None)
     }
 
     /// The update of the SLA check of the history entry `key` to `to` (BEHAVIOR 14),

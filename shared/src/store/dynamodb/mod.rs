@@ -42,6 +42,7 @@ pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_table;
 mod webhooks;
+pub mod write_token;
 
 use crate::store::{StoreError, StoreResult, CONFLICT_DEADLINE};
 use aws_sdk_dynamodb::Client;

@@ -7,18 +7,18 @@ use super::items::{n, Expr, Item};
 use super::query::{Query, SortCondition};
 use super::request::string_attr;
 use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
-use crate::model::provision::{PlannedRecord, ProvisionPlan};
-use crate::model::router::RouterRevision;
+use crate::model::provision::{AccountPlan, PlannedRecord, ProvisionPlan};
+use crate::model::router::{Router, RouterRevision};
 use crate::page::Page;
 use crate::store::{
     keys::{self, Key},
     size, Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError,
     StoreResult,
 };
-use crate::types::ids::{AccountId, HolidayCalendarId};
+use crate::types::ids::{AccountId, HolidayCalendarId, MemberId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// One provisioned item with the items written in the same transaction: a record's guards, a
 /// router's first revision.
@@ -37,14 +37,16 @@ struct Provisioned {
 impl DynamoStore {
     /// Sets the reference count of calendar `id` to what names it now (BEHAVIOR 17: the
     /// account's active members, and the live and draft configurations of its non-archived
-    /// routers), conditional on the count read: an API write that moved it meanwhile makes it
-    /// count again, until the retry deadline ([`crate::store::retry`]). Nothing for a calendar
-    /// that does not exist.
+    /// routers), counted from strongly consistent reads of their items
+    /// ([`Self::calendar_namers`]), conditional on the count read before them: an API write that
+    /// moved it meanwhile makes it count again, until the retry deadline
+    /// ([`crate::store::retry`]). Nothing for a calendar that does not exist. `plan` names the
+    /// members and routers this run wrote, which the indexes may not list yet.
     ///
-    /// Errors: [`StoreError::Conflict`] when the count kept moving until the deadline; the
-    /// SDK's.
+    /// Errors: [`StoreError::Conflict`] when the count kept moving (or the router index stayed
+    /// behind) until the deadline; the SDK's.
     async fn set_calendar_references(
-        &self, account_id: AccountId, id: HolidayCalendarId,
+        &self, account_id: AccountId, id: HolidayCalendarId, plan: &[&AccountPlan],
     ) -> StoreResult<()> {
         let key = keys::holiday_calendar(account_id, id);
         let mut backoff = Backoff::until(self.conflict_deadline);
@@ -53,7 +55,13 @@ impl DynamoStore {
                 return Ok(());
             };
             let before = item.get(items::REFERENCES).cloned();
-            let named = self.calendar_namers(account_id, id).await?;
+            let Some(named) = self.calendar_namers(account_id, id, plan).await? else {
+                // The router index has not caught up with the routers the count holds.
+                if !backoff.again().await {
+                    return Err(StoreError::Conflict);
+                }
+                continue;
+            };
             let mut e = Expr::new("SET #references = :named")
                 .name("#references", items::REFERENCES)
                 .name("#pk", keys::PK)
@@ -79,42 +87,74 @@ impl DynamoStore {
     }
 
     /// How many things name calendar `id` (BEHAVIOR 17's references): active members, and the
-    /// live and draft configurations of non-archived routers, of the account.
+    /// live and draft configurations of non-archived routers, of the account. Which members and
+    /// routers exist comes from the account's indexes (eventually consistent) and from `plan`
+    /// (what this run wrote); what each names is read by key, strongly consistent, so a change
+    /// made just before (a member moved off the calendar by the API) is counted as it is now.
+    /// `None` while the router index lists fewer non-archived routers than the account's router
+    /// count holds (a router created just now, not indexed yet): count again later.
     async fn calendar_namers(
-        &self, account_id: AccountId, id: HolidayCalendarId,
-    ) -> StoreResult<u64> {
+        &self, account_id: AccountId, id: HolidayCalendarId, plan: &[&AccountPlan],
+    ) -> StoreResult<Option<u64>> {
         let mut named = 0u64;
+        let mut member_ids: BTreeSet<MemberId> = plan
+            .iter()
+            .filter(|a| a.account.id == account_id)
+            .flat_map(|a| a.members.iter().map(|m| m.id))
+            .collect();
         let mut page = Page::first(crate::page::MAX_LIMIT, false);
         loop {
             let listed = self.list_members(account_id, &page).await?;
-            named += listed
-                .items
-                .iter()
-                .filter(|m| m.is_active() && m.holiday_calendar_id == Some(id))
-                .count() as u64;
+            member_ids.extend(listed.items.iter().map(|m| m.id));
             match listed.next {
                 Some(next) => page = Page::after(crate::page::MAX_LIMIT, next, false),
                 None => break,
             }
         }
+        let member_ids: Vec<MemberId> = member_ids.into_iter().collect();
+        named += self
+            .get_members(account_id, &member_ids)
+            .await?
+            .iter()
+            .filter(|m| m.is_active() && m.holiday_calendar_id == Some(id))
+            .count() as u64;
+
+        let counted = self.count_of(&keys::router_count(account_id)).await?;
+        let mut router_keys: BTreeSet<Key> = plan
+            .iter()
+            .filter(|a| a.account.id == account_id)
+            .flat_map(|a| a.routers.iter().map(|r| keys::router(r.id)))
+            .collect();
         let mut page = Page::first(crate::page::MAX_LIMIT, false);
         loop {
             let listed = self.list_routers(account_id, &page).await?;
-            for router in &listed.items {
-                let draft = self.get_router_draft(account_id, router.id).await?;
-                named += router
-                    .calendar_refs_with(draft.as_ref())
-                    .changes()
-                    .filter(|(c, _)| *c == id)
-                    .map(|(_, n)| n.max(0) as u64)
-                    .sum::<u64>();
-            }
+            router_keys.extend(listed.items.iter().map(|r| keys::router(r.id)));
             match listed.next {
                 Some(next) => page = Page::after(crate::page::MAX_LIMIT, next, false),
                 None => break,
             }
         }
-        Ok(named)
+        let router_keys: Vec<Key> = router_keys.into_iter().collect();
+        let mut active = Vec::new();
+        for (_, item) in self.batch_get_projected(&router_keys, false).await? {
+            let router: Router = items::from_item(item)?;
+            if router.account_id == account_id && !router.is_archived() {
+                active.push(router);
+            }
+        }
+        if (active.len() as u64) < counted {
+            return Ok(None);
+        }
+        for router in &active {
+            let draft = self.get_router_draft(account_id, router.id).await?;
+            named += router
+                .calendar_refs_with(draft.as_ref())
+                .changes()
+                .filter(|(c, _)| *c == id)
+                .map(|(_, n)| n.max(0) as u64)
+                .sum::<u64>();
+        }
+        Ok(Some(named))
     }
 
     /// Writes one provisioning chunk: every item insert-if-absent.
@@ -427,7 +467,8 @@ impl ProvisionStore for DynamoStore {
         calendars.sort();
         calendars.dedup();
         for (account, id) in calendars {
-            self.set_calendar_references(account, id).await?;
+            let plans: Vec<&AccountPlan> = plan.accounts.iter().collect();
+            self.set_calendar_references(account, id, &plans).await?;
         }
         // Each account's calendar count (BEHAVIOR 17's limit of 20) is set from the calendars
         // it holds now: a provisioned calendar counts as a created one, and a run that stopped

@@ -2,23 +2,25 @@
 //! queries, the transaction runner (cancellation reasons mapped, `TransactionConflict` retried
 //! until the deadline of [`crate::store::retry`]),
 //! the items of a transaction (`Put`, `Delete`, `Update`, `ConditionCheck`) and single
-//! conditional writes.
+//! conditional writes, each with a write token of its own so that a re-send of a write whose
+//! answer was lost counts as done ([`super::write_token`]).
 
 use super::cancel::{classify, Outcome, Part, Precedence};
 use super::items;
 use super::items::{backend, from_item, key_attributes, n, Expr, Item};
 use super::query::Query;
+use super::write_token::WriteToken;
 use super::DynamoStore;
 use crate::store::keys::Key;
 use crate::store::size;
 use crate::store::Backoff;
 use crate::store::{Listed, Page, Position, StoreError, StoreResult};
-use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update,
 };
 
 /// The string attribute `name` of `item`.
@@ -36,22 +38,6 @@ pub(super) fn string_attr(item: &Item, name: &str) -> StoreResult<String> {
 /// Errors: a backend error for an item that does not read as one.
 pub(super) fn parse_items<T: serde::de::DeserializeOwned>(items: Vec<Item>) -> StoreResult<Vec<T>> {
     items.into_iter().map(from_item).collect()
-}
-
-/// A conditional write's failure: [`StoreError::Conflict`] when `lost` says its condition
-/// failed, the backend's error otherwise.
-fn conditional_failure<E, R>(
-    e: aws_sdk_dynamodb::error::SdkError<E, R>, lost: impl Fn(&E) -> bool,
-) -> StoreError
-where
-    E: std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
-{
-    if e.as_service_error().is_some_and(lost) {
-        StoreError::Conflict
-    } else {
-        backend(e)
-    }
 }
 
 /// The answer of a write that kept meeting transactions until `backoff`'s deadline: a conflict
@@ -160,7 +146,9 @@ impl DynamoStore {
     /// Runs one transaction whose cancellation reasons (one code per item, in request order)
     /// `outcome` maps. A transaction that `outcome` says to retry (cancelled only by
     /// `TransactionConflict` or throttling: nothing was written) is sent again as it is, with a
-    /// jittered pause, until the adapter's deadline ([`crate::store::retry`]).
+    /// jittered pause, until the adapter's deadline ([`crate::store::retry`]); one that failed
+    /// only on items `outcome` says to leave out ([`Outcome::Without`]) is sent again without
+    /// them (their codes read `None` from then on).
     ///
     /// Errors: what `outcome` answers; [`StoreError::Conflict`] when the deadline passed while
     /// the transaction kept meeting others; the SDK's error otherwise.
@@ -168,47 +156,59 @@ impl DynamoStore {
         &self, items: Vec<TransactWriteItem>, outcome: impl Fn(&[Option<String>]) -> Outcome,
     ) -> StoreResult<()> {
         let mut backoff = Backoff::until(self.conflict_deadline);
+        let mut sent = items.clone();
+        let mut kept: Vec<usize> = (0..items.len()).collect();
         loop {
-            let codes = match self.send_items(&items).await? {
+            let codes = match self.send_items(&sent).await? {
                 None => return Ok(()),
                 Some(codes) => codes,
             };
-            match outcome(&codes) {
+            let mut all = vec![None; items.len()];
+            for (code, &i) in codes.into_iter().zip(&kept) {
+                all[i] = code;
+            }
+            match outcome(&all) {
                 Outcome::Fail(e) => return Err(e),
                 Outcome::Retry if backoff.again().await => {}
                 Outcome::Retry => return Err(gave_up(&backoff)),
+                Outcome::Without(left_out) => {
+                    kept.retain(|i| !left_out.contains(i));
+                    if kept.is_empty() {
+                        return Ok(());
+                    }
+                    sent = kept.iter().map(|&i| items[i].clone()).collect();
+                }
             }
         }
     }
 
     /// Sends the items of a transaction once: `None` when written, else the cancellation
-    /// reasons (one code per item). One `Put`, `Update` or `Delete` alone is sent as that
-    /// single-item write, with the same condition and the same atomicity, at half the write
-    /// capacity of a transaction (developer guide, "Capacity management for transactions");
-    /// its `ConditionalCheckFailedException` and `TransactionConflictException` read as the
-    /// reasons `ConditionalCheckFailed` and `TransactionConflict` would.
+    /// reasons (one code per item). One `Put` or `Update` alone is sent as that single-item
+    /// write, with the same condition and the same atomicity, at half the write capacity of a
+    /// transaction (developer guide, "Capacity management for transactions"), and a write token
+    /// of its own in place of the transaction's client token ([`super::write_token`]); its
+    /// `ConditionalCheckFailedException` and `TransactionConflictException` read as the reasons
+    /// `ConditionalCheckFailed` and `TransactionConflict` would. A `Delete` or a
+    /// `ConditionCheck` alone stays a transaction (a delete leaves no token to find).
     ///
     /// Errors: the SDK's error of anything else.
     async fn send_items(
         &self, items: &[TransactWriteItem],
     ) -> StoreResult<Option<Vec<Option<String>>>> {
-        let single = match items {
-            [only] => self.send_single(only).await,
-            _ => None,
-        };
-        let err = match single {
-            Some(Ok(())) => return Ok(None),
-            Some(Err(code)) => return code.map(|c| Some(vec![Some(c.to_string())])),
-            None => match self
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(items.to_vec()))
-                .send()
-                .await
-            {
-                Ok(_) => return Ok(None),
-                Err(e) => e,
-            },
+        if let [only] = items {
+            if let Some(sent) = self.send_single(only).await {
+                return sent.map(|w| w.reason().map(|reason| vec![Some(reason.to_string())]));
+            }
+        }
+        let err = match self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items.to_vec()))
+            .send()
+            .await
+        {
+            Ok(_) => return Ok(None),
+            Err(e) => e,
         };
         match err.as_service_error() {
             Some(TransactWriteItemsError::TransactionCanceledException(c)) => Ok(Some(
@@ -221,56 +221,84 @@ impl DynamoStore {
         }
     }
 
-    /// `item` sent as its single-item write: `None` for a `ConditionCheck` (a transaction's
-    /// only), else `Ok(())` when written or `Err` with the cancellation reason its failure
-    /// stands for (or the SDK's error).
-    async fn send_single(
-        &self, item: &TransactWriteItem,
-    ) -> Option<Result<(), StoreResult<&'static str>>> {
-        use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-        let code = |meta: Option<&str>| match meta {
-            Some("ConditionalCheckFailedException") => Ok("ConditionalCheckFailed"),
-            Some("TransactionConflictException") => Ok("TransactionConflict"),
-            _ => Err(()),
-        };
-        let failed = |e: &dyn ProvideErrorMetadata| code(e.code());
+    /// `item` sent as its single-item write with a write token of its own: `None` for an item
+    /// that is not a `Put` or an `Update` (it goes as a transaction), else what became of it.
+    async fn send_single(&self, item: &TransactWriteItem) -> Option<StoreResult<SingleWrite>> {
+        let token = WriteToken::new();
         let sent = if let Some(put) = item.put() {
-            self.client
+            let condition = token.guard(Some(&Expr {
+                text: put.condition_expression().unwrap_or_default().to_string(),
+                names: put
+                    .expression_attribute_names()
+                    .cloned()
+                    .unwrap_or_default(),
+                values: put
+                    .expression_attribute_values()
+                    .cloned()
+                    .unwrap_or_default(),
+            }));
+            let sent = self
+                .client
                 .put_item()
                 .table_name(put.table_name())
-                .set_item(Some(put.item().clone()))
-                .set_condition_expression(put.condition_expression().map(str::to_string))
-                .set_expression_attribute_names(put.expression_attribute_names().cloned())
-                .set_expression_attribute_values(put.expression_attribute_values().cloned())
+                .set_item(Some(token.stamp(put.item().clone())))
+                .condition_expression(&condition.text)
+                .set_expression_attribute_names(condition.names_opt())
+                .set_expression_attribute_values(condition.values_opt())
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
                 .send()
-                .await
-                .map(drop)
-                .map_err(|e| failed(&e).map_err(|()| backend(e)))
+                .await;
+            match sent {
+                Ok(_) => Ok(SingleWrite::Written),
+                Err(e) => match e.into_service_error() {
+                    PutItemError::ConditionalCheckFailedException(f) => {
+                        Ok(SingleWrite::refused_unless_ours(&token, f.item()))
+                    }
+                    PutItemError::TransactionConflictException(_) => Ok(SingleWrite::Held),
+                    other => Err(backend(other)),
+                },
+            }
         } else if let Some(update) = item.update() {
-            self.client
+            let stamped = token.stamp_update(&Expr {
+                text: update.update_expression().to_string(),
+                names: update
+                    .expression_attribute_names()
+                    .cloned()
+                    .unwrap_or_default(),
+                values: update
+                    .expression_attribute_values()
+                    .cloned()
+                    .unwrap_or_default(),
+            });
+            let condition = token.guard(Some(&Expr::new(
+                update.condition_expression().unwrap_or_default(),
+            )));
+            let sent = self
+                .client
                 .update_item()
                 .table_name(update.table_name())
                 .set_key(Some(update.key().clone()))
-                .update_expression(update.update_expression())
-                .set_condition_expression(update.condition_expression().map(str::to_string))
-                .set_expression_attribute_names(update.expression_attribute_names().cloned())
-                .set_expression_attribute_values(update.expression_attribute_values().cloned())
+                .update_expression(&stamped.text)
+                .condition_expression(&condition.text)
+                .set_expression_attribute_names(stamped.names_opt())
+                .set_expression_attribute_values(stamped.values_opt())
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
                 .send()
-                .await
-                .map(drop)
-                .map_err(|e| failed(&e).map_err(|()| backend(e)))
-        } else if let Some(delete) = item.delete() {
-            self.client
-                .delete_item()
-                .table_name(delete.table_name())
-                .set_key(Some(delete.key().clone()))
-                .set_condition_expression(delete.condition_expression().map(str::to_string))
-                .set_expression_attribute_names(delete.expression_attribute_names().cloned())
-                .set_expression_attribute_values(delete.expression_attribute_values().cloned())
-                .send()
-                .await
-                .map(drop)
-                .map_err(|e| failed(&e).map_err(|()| backend(e)))
+                .await;
+            match sent {
+                Ok(_) => Ok(SingleWrite::Written),
+                Err(e) => match e.into_service_error() {
+                    UpdateItemError::ConditionalCheckFailedException(f) => {
+                        Ok(SingleWrite::refused_unless_ours(&token, f.item()))
+                    }
+                    UpdateItemError::TransactionConflictException(_) => Ok(SingleWrite::Held),
+                    other => Err(backend(other)),
+                },
+            }
         } else {
             return None;
         };
@@ -367,7 +395,7 @@ impl DynamoStore {
     }
 
     /// The number a count item holds (0 when absent).
-    async fn count_of(&self, key: &Key) -> StoreResult<u64> {
+    pub(super) async fn count_of(&self, key: &Key) -> StoreResult<u64> {
         Ok(match self.get(key).await? {
             Some(item) => match item.get(items::COUNT) {
                 Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
@@ -377,77 +405,37 @@ impl DynamoStore {
         })
     }
 
-    /// A single conditional `PutItem`; a failed condition is a [`StoreError::Conflict`]. Refused
-    /// because a transaction holds the item (`TransactionConflictException`, nothing written),
-    /// it is sent again until the adapter's deadline, then answers [`StoreError::Conflict`].
+    /// A single conditional `PutItem` with a write token of its own ([`super::write_token`]:
+    /// a re-send of an applied put is done, not a conflict); a failed condition is a
+    /// [`StoreError::Conflict`]. Refused because a transaction holds the item
+    /// (`TransactionConflictException`, nothing written), it is sent again until the adapter's
+    /// deadline, then answers [`StoreError::Conflict`].
     pub(super) async fn put_conditional(&self, item: Item, condition: Expr) -> StoreResult<()> {
-        let send = || {
-            self.client
-                .put_item()
-                .table_name(&self.table)
-                .set_item(Some(item.clone()))
-                .condition_expression(&condition.text)
-                .set_expression_attribute_names(condition.names_opt())
-                .set_expression_attribute_values(condition.values_opt())
-                .send()
-        };
-        self.resend_while_held(
-            send,
-            PutItemError::is_transaction_conflict_exception,
-            PutItemError::is_conditional_check_failed_exception,
-        )
-        .await
-        .map(drop)
-    }
-
-    /// A single conditional `DeleteItem`; a failed condition is a [`StoreError::Conflict`].
-    /// Retried as [`Self::put_conditional`] while a transaction holds the item.
-    pub(super) async fn delete_conditional(&self, key: &Key, condition: Expr) -> StoreResult<()> {
-        let send = || {
-            self.client
-                .delete_item()
-                .table_name(&self.table)
-                .set_key(Some(key_attributes(key)))
-                .condition_expression(&condition.text)
-                .set_expression_attribute_names(condition.names_opt())
-                .set_expression_attribute_values(condition.values_opt())
-                .send()
-        };
-        self.resend_while_held(
-            send,
-            DeleteItemError::is_transaction_conflict_exception,
-            DeleteItemError::is_conditional_check_failed_exception,
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Sends a single-item write (`send`) again, with a jittered pause, while `held` says a
-    /// transaction holds its item (`TransactionConflictException`), until the adapter's
-    /// deadline.
-    ///
-    /// Errors: [`StoreError::Conflict`] when `failed` says its condition failed, or when the
-    /// deadline passed; the SDK's error otherwise.
-    async fn resend_while_held<O, E, R, Fut>(
-        &self, send: impl Fn() -> Fut, held: impl Fn(&E) -> bool, failed: impl Fn(&E) -> bool,
-    ) -> StoreResult<O>
-    where
-        Fut: std::future::Future<Output = Result<O, aws_sdk_dynamodb::error::SdkError<E, R>>>,
-        E: std::error::Error + Send + Sync + 'static,
-        R: std::fmt::Debug + Send + Sync + 'static,
-    {
+        let put = self.put(item, Some(condition))?;
         let mut backoff = Backoff::until(self.conflict_deadline);
         loop {
-            match send().await {
-                Ok(out) => return Ok(out),
-                Err(e) if e.as_service_error().is_some_and(&held) => {
-                    if !backoff.again().await {
-                        return Err(gave_up(&backoff));
-                    }
-                }
-                Err(e) => return Err(conditional_failure(e, &failed)),
+            match self.send_single(&put).await {
+                Some(Ok(SingleWrite::Written)) => return Ok(()),
+                Some(Ok(SingleWrite::Refused)) => return Err(StoreError::Conflict),
+                Some(Ok(SingleWrite::Held)) if backoff.again().await => {}
+                Some(Ok(SingleWrite::Held)) => return Err(gave_up(&backoff)),
+                Some(Err(e)) => return Err(e),
+                None => return Err(backend("a put that is not a put")),
             }
         }
+    }
+
+    /// A single conditional delete, sent as a one-item transaction (whose client token makes a
+    /// re-send after a lost answer count as done; a single `DeleteItem` re-sent would find no
+    /// item and fail its own condition); a failed condition is a [`StoreError::Conflict`],
+    /// retried as [`Self::put_conditional`] while a transaction holds the item.
+    pub(super) async fn delete_conditional(&self, key: &Key, condition: Expr) -> StoreResult<()> {
+        self.transact(
+            vec![self.delete(key, condition)?],
+            &[Part::Other],
+            Precedence::RecordFirst,
+        )
+        .await
     }
 
     /// A single conditional `UpdateItem` answering the item as updated; a failed condition is
@@ -469,6 +457,9 @@ impl DynamoStore {
     pub(super) async fn update_conditional_or_current(
         &self, key: &Key, update: &Expr, condition: &str,
     ) -> StoreResult<Result<Item, Option<Item>>> {
+        let token = WriteToken::new();
+        let update = token.stamp_update(update);
+        let condition = token.guard(Some(&Expr::new(condition)));
         let mut backoff = Backoff::until(self.conflict_deadline);
         loop {
             let sent = self
@@ -477,18 +468,25 @@ impl DynamoStore {
                 .table_name(&self.table)
                 .set_key(Some(key_attributes(key)))
                 .update_expression(&update.text)
-                .condition_expression(condition)
+                .condition_expression(&condition.text)
                 .set_expression_attribute_names(update.names_opt())
                 .set_expression_attribute_values(update.values_opt())
                 .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
                 .return_values_on_condition_check_failure(
-                    aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+                    ReturnValuesOnConditionCheckFailure::AllOld,
                 )
                 .send()
                 .await;
             match sent {
                 Ok(out) => return Ok(Ok(out.attributes.unwrap_or_default())),
                 Err(e) => match e.into_service_error() {
+                    // The write's own earlier success, whose answer was lost: the item as it
+                    // left it is the item as updated.
+                    UpdateItemError::ConditionalCheckFailedException(failed)
+                        if token.is_ours(failed.item()) =>
+                    {
+                        return Ok(Ok(failed.item.unwrap_or_default()))
+                    }
                     UpdateItemError::ConditionalCheckFailedException(failed) => {
                         return Ok(Err(failed.item))
                     }
@@ -524,5 +522,37 @@ impl DynamoStore {
             .build()
             .map_err(backend)?;
         Ok(TransactWriteItem::builder().update(update).build())
+    }
+}
+
+/// What became of a single-item write ([`DynamoStore::send_single`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SingleWrite {
+    /// Applied (now, or by an earlier send whose answer was lost).
+    Written,
+    /// Its condition failed: nothing written.
+    Refused,
+    /// A transaction holds the item (`TransactionConflictException`): nothing written.
+    Held,
+}
+
+impl SingleWrite {
+    /// A failed condition: [`Self::Written`] when `old` (the item as the failure found it)
+    /// carries `token`, else [`Self::Refused`].
+    fn refused_unless_ours(token: &WriteToken, old: Option<&Item>) -> Self {
+        if token.is_ours(old) {
+            Self::Written
+        } else {
+            Self::Refused
+        }
+    }
+
+    /// The transaction cancellation reason this outcome stands for (`None` when written).
+    fn reason(self) -> Option<&'static str> {
+        match self {
+            Self::Written => None,
+            Self::Refused => Some("ConditionalCheckFailed"),
+            Self::Held => Some("TransactionConflict"),
+        }
     }
 }

@@ -306,7 +306,160 @@ mod reruns {
     shared::on_both_stores!(
         threads = 2;
         a_provisioning_rerun_sets_calendar_references_from_what_names_them,
+        a_write_that_releases_a_calendar_that_is_gone_goes_on_without_it,
+        a_rerun_counts_what_names_a_calendar_as_it_is_now_whatever_the_index_says,
     );
+
+    /// A member moved off a calendar just before a provisioning rerun, while the account's
+    /// member index still lists it on the calendar (DynamoDB's indexes are eventually
+    /// consistent; on the emulator the index is made to lag with
+    /// `recording::lagging_index`): the rerun counts from the member as stored, so the calendar
+    /// is free and can be deleted. Before the change the rerun counted from the index: the
+    /// member was counted back, 409 "in use" for ever.
+    async fn a_rerun_counts_what_names_a_calendar_as_it_is_now_whatever_the_index_says(
+        backend: Backend,
+    ) {
+        let (store, table) = backend.fresh().await;
+        let acc = account(None);
+        let office = calendar(acc.id, "office");
+        let mut m = member(acc.id, "leaving@acme.example", 1);
+        m.holiday_calendar_id = Some(office.id);
+        let mut plan = plan_of(&acc);
+        plan.members = vec![m.clone()];
+        plan.holiday_calendars = vec![office.clone()];
+        let plan = ProvisionPlan {
+            accounts: vec![plan],
+        };
+        store.provision(&plan).await.unwrap();
+        // From here the index answers as it did at the next rerun's reads.
+        if let Some(table) = &table {
+            shared::store::dynamodb::recording::lagging_index(table.store.table_name());
+        }
+        store.provision(&plan).await.unwrap();
+        let stored = store.get_member(acc.id, m.id).await.unwrap().unwrap();
+        let mut moved = stored.clone();
+        moved.holiday_calendar_id = None;
+        moved.version = stored.version + 1;
+        store
+            .update_member(
+                &moved,
+                stored.version,
+                &CalendarRefs::moving(Some(office.id), None),
+                None,
+            )
+            .await
+            .unwrap();
+        store.provision(&plan).await.unwrap();
+        if let Some(table) = &table {
+            shared::store::dynamodb::recording::current_index(table.store.table_name());
+        }
+        assert_eq!(
+            store
+                .delete_holiday_calendar(acc.id, office.id, office.version, None)
+                .await
+                .unwrap(),
+            CalendarDeletion::Deleted
+        );
+        if let Some(table) = table {
+            table.delete().await;
+        }
+    }
+
+    /// BEHAVIOR 17: a calendar that is gone (deleted while a miscount said nothing named it)
+    /// has no reference to release. A member moved off it, and a router archived while it named
+    /// one, are written, their other reference changes applied; only gaining a reference needs
+    /// the calendar. Before the change, DynamoDB cancelled such a write on the calendar's
+    /// existence condition: `UnknownHolidayCalendar`, a 500 on the archive of the router and the
+    /// member's PATCH.
+    async fn a_write_that_releases_a_calendar_that_is_gone_goes_on_without_it(backend: Backend) {
+        let (store, table) = backend.fresh().await;
+        let acc = account(None);
+        let office = calendar(acc.id, "office");
+        let gone = shared::types::HolidayCalendarId::new_v7();
+        let mut m = member(acc.id, "moving@acme.example", 1);
+        m.holiday_calendar_id = Some(gone);
+        let r = router(acc.id, "archived", 2);
+        let mut plan = plan_of(&acc);
+        plan.members = vec![m.clone()];
+        plan.holiday_calendars = vec![office.clone()];
+        store
+            .provision(&ProvisionPlan {
+                accounts: vec![plan],
+            })
+            .await
+            .unwrap();
+        // Moved from the gone calendar onto the office's: the gain is counted.
+        let mut moved = store.get_member(acc.id, m.id).await.unwrap().unwrap();
+        let version = moved.version;
+        moved.holiday_calendar_id = Some(office.id);
+        moved.version = version + 1;
+        store
+            .update_member(
+                &moved,
+                version,
+                &CalendarRefs::moving(Some(gone), Some(office.id)),
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .get_member(acc.id, m.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .holiday_calendar_id,
+            Some(office.id)
+        );
+        assert_eq!(
+            store
+                .delete_holiday_calendar(acc.id, office.id, office.version, None)
+                .await
+                .unwrap(),
+            CalendarDeletion::InUse
+        );
+        // A router archived while its configuration named a gone calendar.
+        store
+            .provision(&ProvisionPlan {
+                accounts: vec![{
+                    let mut p = plan_of(&acc);
+                    p.routers = vec![r.clone()];
+                    p
+                }],
+            })
+            .await
+            .unwrap();
+        let stored = store.get_router(acc.id, r.id).await.unwrap().unwrap();
+        let mut archived = stored.clone();
+        archived.archived_at = Some(base());
+        archived.archived_by = Some("admin".into());
+        archived.version = stored.version + 1;
+        let mut released = CalendarRefs::none();
+        released.remove(Some(gone));
+        store
+            .write_router(&shared::model::RouterWrite {
+                router: archived,
+                expected_version: stored.version,
+                revision: None,
+                draft: shared::model::DraftChange::Keep,
+                rotation: None,
+                archives: true,
+                completion: None,
+                calendars: released,
+                audit: None,
+            })
+            .await
+            .unwrap();
+        assert!(store
+            .get_router(acc.id, r.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_archived());
+        if let Some(table) = table {
+            table.delete().await;
+        }
+    }
 
     /// A rerun sets a calendar's reference count from what names it, never adds to it: after a
     /// first run that stopped between the calendar (written with the count of the members that

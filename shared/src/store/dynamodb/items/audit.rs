@@ -113,6 +113,12 @@ pub fn snapshot(entry: &DispatchEntry, snapshot: &DecisionSnapshot) -> StoreResu
     Ok((key, item))
 }
 
+impl crate::store::size::StoredItem for crate::model::dispatch::SnapshotOf<'_> {
+    fn stored_item(&self) -> StoreResult<Item> {
+        snapshot(self.entry, self.snapshot).map(|(_, item)| item)
+    }
+}
+
 /// What a snapshot item says: its account, the key of its entry and the snapshot.
 ///
 /// Errors: an item of another shape.
