@@ -253,9 +253,15 @@ impl Stack {
 /// A live token of `account` with every scope (signed locally: no AWS call).
 fn token(account: &str) -> String {
     let key = SigningKey::from_pem(shared::auth::DEV_SIGNING_KEY_PEM).unwrap();
+    // The account's provisioned client: every function checks that a token's client exists
+    // and admits it (BEHAVIOR 1).
+    let client = match account {
+        INITECH => "initech-integration",
+        _ => "northwind-integration",
+    };
     TokenIssuer::new(key, DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600)
         .issue(
-            "iam-recording",
+            client,
             account.parse::<uuid::Uuid>().unwrap().into(),
             &[Scope::Read, Scope::Create, Scope::Update, Scope::Delete],
             chrono::Utc::now(),
