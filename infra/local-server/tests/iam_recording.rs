@@ -342,6 +342,12 @@ async fn token_function() {
     for (name, event) in fixtures(&["token-", "openapi-"]) {
         assert_eq!(serve(&app, &event).await, 200, "{name}");
     }
+    // A wrong secret: the failure is counted in the table (BEHAVIOR 1, an UpdateItem).
+    let (_, mut wrong) = fixtures(&["token-"]).remove(0);
+    wrong["body"] = json!(
+        "grant_type=client_credentials&client_id=northwind-integration&client_secret=not-the-secret-0123&scope=service-api%2Fread"
+    );
+    assert_eq!(serve(&app, &wrong).await, 401);
 }
 
 async fn records_function() {
