@@ -58,7 +58,7 @@ trap cleanup EXIT
 
 export TABLE_NAME="coldstart-$RANDOM" FUNCTION_NAMES="${FUNCTIONS[*]}"
 # The demo seed's CRM is a local http URL: allowed for provisioning the bench's table only.
-ALLOW_INSECURE_OUTBOUND=true cargo run -q --locked -p provision --bin provision -- --seed infra/seed/demo.json --create-table
+ALLOW_INSECURE_OUTBOUND=true cargo run -q --locked -p provision --bin provision -- --seed infra/seed/demo.json --create-table --development-sealing
 JWKS="$(cargo run -q --locked -p local-server --bin jwks)"
 # The resources of the stack that the functions' environment names, made on the emulator.
 "$_emulator_root/.venv/bin/python" - "$work/resources.json" <<'PY'

@@ -63,7 +63,7 @@ PY
 )
 # As in a deployment: the CRM token sealed with the KMS key; the demo's CRM is a local fake.
 SEALING_KMS_KEY_ID="$KEY_ID" ALLOW_INSECURE_OUTBOUND=true \
-  cargo run -q -p provision -- --seed infra/seed/demo.json --create-table
+  cargo run -q -p provision -- --seed infra/seed/demo.json --create-table --development-sealing
 JWKS="$(cargo run -q -p local-server --bin jwks)"
 
 "$VENV/bin/cargo-lambda" lambda watch --only-lambda-apis --invoke-port "$PORT" >"$work/watch.log" 2>&1 &

@@ -2,7 +2,8 @@
 //! `docs/performance.md`):
 //!
 //! - `token_verify`: an access token verified in full (ES256 signature with aws-lc-rs, claims)
-//!   against the same token answered by the verified-token cache;
+//!   against the same token answered by the verified-token cache, and that plus the warm check
+//!   of its client's key generation (issue 55);
 //! - `record_validation`: the `fields` of a contact create body validated against the standard
 //!   catalogue ([`validate_fields`]), 5 keys and as many as the standard catalogue accepts of a
 //!   list of 20 (16 today);
@@ -18,18 +19,24 @@
 use chrono::{DateTime, TimeZone, Utc};
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::{json, Map, Value};
+use shared::auth::token::ClientGenerations;
 use shared::auth::{Scope, SigningKey, TokenIssuer, TokenVerifier};
 use shared::auth::{DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM};
+use shared::clock::SystemClock;
 use shared::dispatch::distribution;
 use shared::fields::validate::validate_fields;
 use shared::fields::Catalogue;
 use shared::model::{Member, ObjectType, RotationState};
+use shared::outbound::OutboundPolicy;
 use shared::schedule::{
     is_available, IanaTimeZone, OutOfOffice, OutOfOfficeText, WorkingHours, WorkingHoursText,
 };
+use shared::store::memory::MemoryStore;
+use shared::store::Store;
 use shared::types::email::Email;
 use shared::types::notification_preferences::NotificationPreferences;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 fn token_verify(c: &mut Criterion) {
@@ -52,6 +59,31 @@ fn token_verify(c: &mut Criterion) {
     });
     group.bench_function("cached", |b| {
         b.iter(|| verifier.verify(black_box(&token), now).unwrap())
+    });
+    // Issue 55: what every request adds to check its client's key generation once the
+    // instance has read it (a map look-up; the store is read once per client and minute).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let seed = json!({"accounts": [{"id": Uuid::from_u128(1), "name": "A", "clients": [
+        {"client_id": "northwind-integration", "client_secret": "bench-secret-0123456789",
+         "scopes": ["service-api/read"]}]}]});
+    let plan = shared::seed::load(&seed.to_string(), now, OutboundPolicy::LOCAL).unwrap();
+    runtime.block_on(async { store.provision(&plan).await.unwrap() });
+    let checking = verifier
+        .clone()
+        .checking_clients(Arc::new(ClientGenerations::new(
+            store,
+            Arc::new(SystemClock),
+        )));
+    let principal = checking.verify(&token, now).unwrap();
+    runtime.block_on(checking.check_client(&principal)).unwrap();
+    group.bench_function("cached + client check (warm)", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let principal = checking.verify(black_box(&token), now).unwrap();
+            checking.check_client(&principal).await.unwrap();
+        })
     });
     group.finish();
 }

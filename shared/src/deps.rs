@@ -209,9 +209,14 @@ impl Deps {
         self
     }
 
-    /// The same deps verifying tokens with `verifier`.
+    /// The same deps verifying tokens with `verifier`, which also checks every token's client
+    /// against the store (a re-keyed or disabled client's earlier tokens are refused within a
+    /// minute, BEHAVIOR 1: [`crate::auth::token::ClientGenerations`], on this deps' store and
+    /// clock).
     pub fn with_verifier(mut self, verifier: TokenVerifier) -> Self {
-        self.verifier = Some(Arc::new(verifier));
+        let clients =
+            crate::auth::token::ClientGenerations::new(self.store.clone(), self.clock.clone());
+        self.verifier = Some(Arc::new(verifier.checking_clients(Arc::new(clients))));
         self
     }
 
@@ -227,6 +232,10 @@ impl Deps {
     /// [`Self::with_due_queues`] after this one for a queue).
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        // The clients' generations age on the new clock too.
+        if let Some(verifier) = self.verifier.take() {
+            self = self.with_verifier(TokenVerifier::clone(&verifier));
+        }
         let settings = self.due.settings();
         self.with_due_in_process(settings)
     }

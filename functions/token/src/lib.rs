@@ -8,8 +8,10 @@
 //!
 //! Responses:
 //! - 200 `{access_token, expires_in, token_type: "Bearer", scope}`;
-//! - 400/401/500 `{error, error_description}` (RFC 6749 section 5.2), a 401 to a client that
-//!   sent an `Authorization` header with `WWW-Authenticate: Basic realm="account-routing-api"`;
+//! - 400/401/429/500 `{error, error_description}` (RFC 6749 section 5.2), a 401 to a client that
+//!   sent an `Authorization` header with `WWW-Authenticate: Basic realm="account-routing-api"`,
+//!   a 429 (too many failed authentications of the client from the request's source address,
+//!   BEHAVIOR 1) with `Retry-After`;
 //!
 //! both with `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 section 5.1).
 //! Transport-level errors use the common body `{message, error: true}` (BEHAVIOR 2): 405 with
@@ -26,7 +28,7 @@ use shared::api::openapi::responses::{InternalError, PayloadTooLarge, Throttled}
 use shared::api::openapi::Description;
 use shared::api::openapi::{TAG_META, TAG_TOKEN};
 use shared::api::Json;
-use shared::api::{with_405, ApiError, Body};
+use shared::api::{with_405, ApiError, Body, Source};
 use shared::auth::{
     token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenRequestForm, TokenResponse,
 };
@@ -164,12 +166,16 @@ pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
         (status = 200, description = "The access token (an ES256 JWT)", body = TokenResponse),
         (status = 400, description = "`invalid_request`, `unsupported_grant_type` or `invalid_scope`", body = OAuthErrorBody),
         (status = 401, description = "`invalid_client`; with `WWW-Authenticate: Basic` after HTTP Basic", body = OAuthErrorBody),
+        (status = 429, description = "`temporarily_unavailable`: 20 failed client authentications of this `client_id` from this source address within 60 s; every attempt of the pair, a correct secret included, is refused until the window ends", body = OAuthErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the window ends")),
+            example = json!({"error": "temporarily_unavailable", "error_description": "Too many failed attempts"})),
         PayloadTooLarge,
         (status = 500, description = "`server_error`", body = OAuthErrorBody)
     )
 )]
 pub async fn token(
-    State(state): State<TokenState>, headers: HeaderMap, body: Result<Body, ApiError>,
+    State(state): State<TokenState>, Source(source): Source, headers: HeaderMap,
+    body: Result<Body, ApiError>,
 ) -> Response {
     let body = match body {
         Ok(body) => body,
@@ -180,6 +186,7 @@ pub async fn token(
                 error: "invalid_request",
                 error_description: "The request body could not be read".to_owned(),
                 www_authenticate_basic: false,
+                retry_after: None,
             })
         }
     };
@@ -192,6 +199,7 @@ pub async fn token(
         content_type.as_deref(),
         authorization.as_deref(),
         body.bytes(),
+        &source,
     )
     .await;
     shared::telemetry::token_request(result.is_ok());
@@ -243,6 +251,11 @@ fn oauth_error(error: OAuthError) -> Response {
             header::WWW_AUTHENTICATE,
             HeaderValue::from_static(BASIC_CHALLENGE),
         );
+    }
+    if let Some(seconds) = error.retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }

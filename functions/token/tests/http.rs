@@ -407,3 +407,49 @@ async fn a_burst_of_token_requests_runs_at_most_the_limit_of_argon2_verification
         limit.limit()
     );
 }
+
+/// Issue 55 point 3 (BEHAVIOR 1): in Lambda the source address is API Gateway's
+/// `requestContext.http.sourceIp`, never the client's `X-Forwarded-For`: 20 wrong secrets from
+/// one source shut that source out (429 with `Retry-After`, a correct secret included, whatever
+/// `X-Forwarded-For` claims), another source still gets its token.
+#[tokio::test]
+async fn failed_authentications_count_per_api_gateway_source_ip() {
+    let store = store().await;
+    let event = |source_ip: &str, forwarded_for: &str, secret: &str| {
+        let mut event: Value =
+            serde_json::from_str(include_str!("../../../events/token-post.json")).unwrap();
+        event["requestContext"]["http"]["sourceIp"] = json!(source_ip);
+        event["headers"]["x-forwarded-for"] = json!(forwarded_for);
+        event["body"] = json!(format!(
+            "grant_type=client_credentials&client_id={CLIENT_ID}&client_secret={secret}&scope=service-api%2Fread"
+        ));
+        lambda_http::request::from_str(&event.to_string()).expect("the event parses")
+    };
+    for n in 0..20 {
+        let forwarded = format!("198.51.100.{n}");
+        let (response, body) = send(
+            app_with(store.clone()),
+            event("203.0.113.10", &forwarded, "wrong-secret-0123456789"),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{n}: {body}");
+    }
+    let (response, body) = send(
+        app_with(store.clone()),
+        event("203.0.113.10", "198.51.100.99", SECRET),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(header_of(&response, "retry-after"), Some("60"));
+    assert_eq!(header_of(&response, "cache-control"), Some("no-store"));
+    assert_eq!(
+        body,
+        json!({"error": "temporarily_unavailable", "error_description": "Too many failed attempts"})
+    );
+    let (response, body) = send(
+        app_with(store.clone()),
+        event("203.0.113.11", "203.0.113.10", SECRET),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK, "another source: {body}");
+}

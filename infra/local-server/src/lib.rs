@@ -83,9 +83,10 @@ pub struct App {
     pub engine: Arc<DispatchEngine>,
     /// The store behind it.
     pub store: Arc<dyn Store>,
-    /// First client id of the seed, for the start-up hint.
+    /// The demo seed's first client id, when the seed is the demo seed (the start-up hint and
+    /// `/docs`); `None` for any other seed.
     pub demo_client: Option<String>,
-    /// Its secret as written in the seed (only for the start-up hint).
+    /// Its secret as written in the demo seed; `None` for any other seed.
     pub demo_secret: Option<String>,
 }
 
@@ -107,6 +108,18 @@ impl App {
         )?;
         let (_, openapi) = described.split_for_parts();
         Ok(finish_document(openapi))
+    }
+
+    /// The application as served on `addr`: [`App::router`], except that `/docs` is pre-filled
+    /// with the demo client's secret only when `addr` is a loopback address (issue 55: a page
+    /// other hosts can reach gives no secret away, not even the demo's).
+    pub fn serving(&self, addr: std::net::SocketAddr) -> Router {
+        let (client, secret) = if addr.ip().is_loopback() {
+            (self.demo_client.as_deref(), self.demo_secret.as_deref())
+        } else {
+            (None, None)
+        };
+        shared::api::finish(self.routes.clone().merge(docs_page(client, secret)))
     }
 }
 
@@ -155,7 +168,12 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
         skipped = report.skipped.len(),
         "seed loaded"
     );
-    let (demo_client, demo_secret) = first_client(&config.seed);
+    // Only the committed demo seed's client is ever shown (the start-up hint, `/docs`).
+    let (demo_client, demo_secret) = if config.seed == DEMO_SEED {
+        first_client(&config.seed)
+    } else {
+        (None, None)
+    };
 
     // The webhooks state registers the delivery job on the shared due-work worker first, so
     // deliveries the dispatch engine hands on run in this process.
@@ -273,9 +291,20 @@ pub async fn generated_openapi_json() -> anyhow::Result<String> {
     Ok(format!("{}\n", app.openapi()?.to_pretty_json()?))
 }
 
+/// The Content-Security-Policy of `/docs` (issue 55): scripts, styles, fonts and calls from
+/// the page's own origin only (Swagger UI's bundle is vendored; its React views set inline
+/// `style` attributes and its icons are `data:` images), no plug-ins, no `<base>` rewriting,
+/// forms posting nowhere else, and no framing by another site.
+pub const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; \
+     connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+     frame-ancestors 'none'";
+
 /// `GET /docs`: Swagger UI (assets vendored into the build, no CDN) reading `/openapi.json`,
 /// with the OAuth 2.0 client-credentials flow wired to `POST /oauth2/token` so a reader can get
-/// a token from the page and try a call; the seed's first client is filled in.
+/// a token from the page and try a call; the demo client is filled in when given (the demo seed
+/// on a loopback address: [`App::serving`]). Every answer carries
+/// [`DOCS_CONTENT_SECURITY_POLICY`].
 fn docs_page(client_id: Option<&str>, client_secret: Option<&str>) -> Router {
     let config = Config::new(["/openapi.json"])
         .persist_authorization(true)
@@ -299,7 +328,33 @@ fn docs_page(client_id: Option<&str>, client_secret: Option<&str>) -> Router {
             "service-api/delete".to_string(),
         ])
         .app_name("Account routing API");
-    SwaggerUi::new(DOCS_PATH).config(config).oauth(oauth).into()
+    let page: Router = SwaggerUi::new(DOCS_PATH).config(config).oauth(oauth).into();
+    page.layer(axum::middleware::map_response(
+        |mut response: axum::response::Response| async move {
+            response.headers_mut().insert(
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                axum::http::HeaderValue::from_static(DOCS_CONTENT_SECURITY_POLICY),
+            );
+            response
+        },
+    ))
+}
+
+/// The local server's log: text lines filtered by `filter`, written to `writer`, every field
+/// escaped ([`shared::logging`]: a value from a request cannot forge a line), with colours when
+/// `ansi`.
+pub fn log_subscriber<W>(
+    filter: tracing_subscriber::EnvFilter, writer: W, ansi: bool,
+) -> impl tracing::Subscriber + Send + Sync + 'static
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(writer)
+        .fmt_fields(shared::logging::escaped_fields())
+        .finish()
 }
 
 fn first_client(seed: &str) -> (Option<String>, Option<String>) {

@@ -59,14 +59,14 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| local_server::DEFAULT_LOG_FILTER.into()),
-        )
+    tracing_subscriber::util::SubscriberInitExt::try_init(local_server::log_subscriber(
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| local_server::DEFAULT_LOG_FILTER.into()),
+        std::io::stdout,
         // Colours for a terminal only: a log written to a file or a pipe holds no escape codes.
-        .with_ansi(std::io::stdout().is_terminal())
-        .init();
+        std::io::stdout().is_terminal(),
+    ))
+    .map_err(|e| anyhow::anyhow!("cannot install the log subscriber: {e}"))?;
     // Metrics go to `GET /metrics` (Prometheus text), never to the log.
     let metrics = local_server::prometheus::install()
         .map_err(|e| anyhow::anyhow!("cannot install the metrics recorder: {e}"))?;
@@ -127,7 +127,7 @@ async fn main() -> anyhow::Result<()> {
     );
     if let Some(client) = &app.demo_client {
         println!("demo client id: {client}");
-        if let Some(secret) = &app.demo_secret {
+        if let Some(secret) = app.demo_secret.as_ref().filter(|_| addr.ip().is_loopback()) {
             println!(
                 "get a token:\n  curl -s -X POST http://{addr}/oauth2/token -u '{client}:{secret}' \
                  -d grant_type=client_credentials -d 'scope=service-api/read service-api/create service-api/update service-api/delete'"
@@ -161,9 +161,13 @@ async fn main() -> anyhow::Result<()> {
         ),
         stop.subscribe(),
     ));
+    // The peer address reaches the handlers (`ConnectInfo`): the token endpoint counts failed
+    // client authentications per source address (BEHAVIOR 1).
     axum::serve(
         listener,
-        app.router.merge(local_server::prometheus::router(metrics)),
+        app.serving(addr)
+            .merge(local_server::prometheus::router(metrics))
+            .into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(shutdown)
     .await

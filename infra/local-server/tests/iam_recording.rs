@@ -254,9 +254,15 @@ impl Stack {
 /// A live token of `account` with every scope (signed locally: no AWS call).
 fn token(account: &str) -> String {
     let key = SigningKey::from_pem(shared::auth::DEV_SIGNING_KEY_PEM).unwrap();
+    // The account's provisioned client: every function checks that a token's client exists
+    // and admits it (BEHAVIOR 1).
+    let client = match account {
+        INITECH => "initech-integration",
+        _ => "northwind-integration",
+    };
     TokenIssuer::new(key, DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600)
         .issue(
-            "iam-recording",
+            client,
             account.parse::<uuid::Uuid>().unwrap().into(),
             &[Scope::Read, Scope::Create, Scope::Update, Scope::Delete],
             chrono::Utc::now(),
@@ -337,6 +343,12 @@ async fn token_function() {
     for (name, event) in fixtures(&["token-", "openapi-"]) {
         assert_eq!(serve(&app, &event).await, 200, "{name}");
     }
+    // A wrong secret: the failure is counted in the table (BEHAVIOR 1, an UpdateItem).
+    let (_, mut wrong) = fixtures(&["token-"]).remove(0);
+    wrong["body"] = json!(
+        "grant_type=client_credentials&client_id=northwind-integration&client_secret=not-the-secret-0123&scope=service-api%2Fread"
+    );
+    assert_eq!(serve(&app, &wrong).await, 401);
 }
 
 async fn records_function() {

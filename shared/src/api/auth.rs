@@ -29,6 +29,8 @@ where
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         let principal = verifier.authenticate(header, Utc::now())?;
+        // A re-keyed or disabled client's earlier tokens (BEHAVIOR 1).
+        verifier.check_client(&principal).await?;
         // Every later log line of the request names the account (issue 22).
         tracing::Span::current()
             .record("account_id", tracing::field::display(principal.account_id));

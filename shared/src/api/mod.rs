@@ -9,6 +9,7 @@ pub mod json;
 pub mod openapi;
 mod path;
 mod query;
+pub mod source;
 
 pub use auth::Authenticated;
 pub use body::{Body, MAX_BODY_BYTES};
@@ -16,6 +17,7 @@ pub use error::{ApiError, ErrorBody};
 pub use json::Json;
 pub use path::{PathId, PathIds};
 pub use query::{audit_query, item_properties, stats_window, ListQuery, QueryParams};
+pub use source::Source;
 
 use crate::auth::scope::Scope;
 use crate::auth::token::verify::TokenVerifier;
@@ -102,8 +104,9 @@ pub fn missing_path_parameter(name: &'static str) -> DomainError {
 }
 
 /// Finishes a router of routes: unknown routes -> 404 in the contract shape, an `x-request-id`
-/// on every response (API Gateway's request id when there is one), one tracing span and one log
-/// line per request. The local server applies it once to the merged routes of every function.
+/// on every response (API Gateway's request id when there is one), `Cache-Control: no-store`
+/// and `X-Content-Type-Options: nosniff` on every response, one tracing span and one log line
+/// per request. The local server applies it once to the merged routes of every function.
 pub fn finish(routes: Router) -> Router {
     routes
         .fallback(|| async { DomainError::not_found("Not found") })
@@ -251,7 +254,19 @@ async fn request_span(
     if let Ok(value) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
+    protect(response.headers_mut());
     Ok(response)
+}
+
+/// What every answer tells a browser (issue 55): no cache keeps it (`Cache-Control: no-store`,
+/// unless the route set its own: answers carry tokens and personal data), and its body is never
+/// sniffed into a script or a page (`X-Content-Type-Options: nosniff`).
+fn protect(headers: &mut axum::http::HeaderMap) {
+    use axum::http::header::{CACHE_CONTROL, X_CONTENT_TYPE_OPTIONS};
+    if !headers.contains_key(CACHE_CONTROL) {
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 }
 
 /// How long before the Lambda invocation's end a request that is still running is answered 503:

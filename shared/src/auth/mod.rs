@@ -2,12 +2,14 @@
 //! RFC 6750), as decided in BEHAVIOR 1.
 //!
 //! - [`scope`]: the four scope names.
+//! - [`attempts`]: the limit on failed client authentications per client and source address.
 //! - [`secret`]: client secrets, stored only as argon2id PHC strings.
 //! - [`keys`]: the ES256 signing key (P-256), its RFC 7638 `kid` and the public JWKS.
 //! - [`token`]: issuing and verifying access tokens, the [`Principal`] they carry, and the
 //!   `Authorization: Bearer` header parsing every route but the token endpoint uses.
 //! - [`oauth`]: the token endpoint (`POST /oauth2/token`) as a framework-independent function.
 
+pub mod attempts;
 pub mod keys;
 pub mod oauth;
 pub mod scope;

@@ -12,15 +12,19 @@
 //! 3. Client authentication (RFC 6749 section 2.3.1): HTTP Basic with the form-urlencoded id and
 //!    secret, or the `client_id` and `client_secret` form parameters. Both at once -> 400
 //!    `invalid_request` (section 2.3), as is a form `client_id` that differs from the Basic one.
-//!    No credentials, a malformed or non-Basic `Authorization` header, an unknown client or a
-//!    wrong secret -> 401 `invalid_client`, with `WWW-Authenticate: Basic` when an
-//!    `Authorization` header was sent (section 5.2).
+//!    No credentials, a malformed or non-Basic `Authorization` header, an unknown or disabled
+//!    client or a wrong secret -> 401 `invalid_client`, with `WWW-Authenticate: Basic` when an
+//!    `Authorization` header was sent (section 5.2). A `client_id` that failed to authenticate
+//!    [`MAX_FAILURES`] times from the request's source within [`WINDOW`] -> 429
+//!    `temporarily_unavailable` with `Retry-After`, before its secret is checked
+//!    ([`crate::auth::attempts`]); each failure is counted in the store.
 //! 4. `scope`: missing or blank -> 400 `invalid_request`; a name that does not exist or that the
 //!    client may not request -> 400 `invalid_scope`.
 //!
 //! Error bodies are RFC 6749 section 5.2's `{error, error_description}`; descriptions never echo
 //! request input other than known parameter and scope names.
 
+use crate::auth::attempts::{shut_out_for, SourceAddress, MAX_FAILURES, WINDOW};
 use crate::auth::scope::Scope;
 use crate::auth::secret::HashingLimit;
 use crate::auth::token::issue::TokenIssuer;
@@ -57,16 +61,18 @@ pub struct TokenResponse {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{error}: {error_description}")]
 pub struct OAuthError {
-    /// HTTP status: 400, 401 or 500.
+    /// HTTP status: 400, 401, 429 or 500.
     pub status: u16,
-    /// `invalid_request`, `invalid_client`, `unsupported_grant_type`, `invalid_scope` or
-    /// `server_error`.
+    /// `invalid_request`, `invalid_client`, `unsupported_grant_type`, `invalid_scope`,
+    /// `temporarily_unavailable` (429) or `server_error`.
     pub error: &'static str,
     /// Human-readable ASCII text, no quotes or backslashes.
     pub error_description: String,
     /// Whether the answer must carry `WWW-Authenticate: Basic` (a 401 to a client that sent an
     /// `Authorization` header, RFC 6749 section 5.2).
     pub www_authenticate_basic: bool,
+    /// Seconds for `Retry-After` (a 429: until the failure window ends).
+    pub retry_after: Option<u64>,
 }
 
 impl OAuthError {
@@ -76,6 +82,17 @@ impl OAuthError {
             error,
             error_description: description.into(),
             www_authenticate_basic: false,
+            retry_after: None,
+        }
+    }
+
+    /// 429 `temporarily_unavailable` (RFC 6749 5.2 names it for the authorization endpoint;
+    /// the status and `Retry-After` are RFC 6585's): too many failed authentications of this
+    /// client from this source; try again in `retry_after` seconds.
+    pub fn too_many_failures(retry_after: u64) -> Self {
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::new(429, "temporarily_unavailable", "Too many failed attempts")
         }
     }
 
@@ -153,6 +170,7 @@ struct TokenForm {
 /// - `content_type`, `authorization`: the `Content-Type` and `Authorization` header values, if
 ///   sent; callers pass a header that is not UTF-8 lossily decoded, not as absent.
 /// - `body`: the raw request body.
+/// - `source`: where the request came from, for the limit on failed authentications.
 ///
 /// Returns the token response, or the error answer per the module docs. Store and signing
 /// failures are logged and answered 500 `server_error`. Secret verification (argon2, CPU-bound)
@@ -160,7 +178,7 @@ struct TokenForm {
 /// requests waits for a permit), so this must be called inside a tokio runtime.
 pub async fn token_endpoint(
     store: &dyn Store, issuer: &TokenIssuer, clock: &dyn Clock, content_type: Option<&str>,
-    authorization: Option<&str>, body: &[u8],
+    authorization: Option<&str>, body: &[u8], source: &SourceAddress,
 ) -> Result<TokenResponse, OAuthError> {
     if !is_form_encoded(content_type) {
         return Err(OAuthError::invalid_request(
@@ -182,7 +200,7 @@ pub async fn token_endpoint(
     }
 
     let credentials = client_credentials(authorization, &form)?;
-    let client = authenticate(store, credentials).await?;
+    let client = authenticate(store, clock, credentials, source).await?;
 
     let requested = form.scope.as_deref().map(str::trim).unwrap_or_default();
     if requested.is_empty() {
@@ -202,7 +220,13 @@ pub async fn token_endpoint(
 
     // The issuer drops duplicates, keeping the requested order.
     let issued = issuer
-        .issue(&client.client_id, client.account_id, &granted, clock.now())
+        .issue_at_generation(
+            &client.client_id,
+            client.account_id,
+            &granted,
+            client.generation,
+            clock.now(),
+        )
         .map_err(|e| {
             tracing::error!(error = %e, client_id = %client.client_id, "could not issue a token");
             OAuthError::server_error()
@@ -344,35 +368,69 @@ fn form_urldecode(text: &str) -> Option<String> {
 }
 
 /// The client the credentials prove, or `invalid_client`. Unknown ids cost the same time as a
-/// wrong secret ([`HashingLimit::burn`]).
+/// wrong secret ([`HashingLimit::burn`]). A pair of `client_id` and `source` with
+/// [`MAX_FAILURES`] failures in its open window is refused with 429 before anything is checked;
+/// every failure of a `client_id` the store can hold (1 to 256 bytes) is counted.
 async fn authenticate(
-    store: &dyn Store, credentials: Credentials,
+    store: &dyn Store, clock: &dyn Clock, credentials: Credentials, source: &SourceAddress,
 ) -> Result<ApiClient, OAuthError> {
     let Credentials {
         client_id,
         secret,
         header,
     } = credentials;
-    let client = if client_id.is_empty() || client_id.len() > MAX_CLIENT_ID_LEN {
-        None
-    } else {
-        store.get_client(&client_id).await.map_err(|e| {
-            tracing::error!(error = %ErrorChain(&e), "store failure while reading an API client");
-            OAuthError::server_error()
-        })?
+    let store_failure = |e: crate::store::StoreError| {
+        tracing::error!(error = %ErrorChain(&e), "store failure while authenticating a client");
+        OAuthError::server_error()
     };
-    let Some(client) = client else {
+    let countable = !client_id.is_empty() && client_id.len() <= MAX_CLIENT_ID_LEN;
+    let key = source.key(&client_id);
+    let now = clock.now();
+    let (client, failures) = if countable {
+        tokio::try_join!(
+            store.get_client(&client_id),
+            store.failed_authentications(&key, now)
+        )
+        .map_err(store_failure)?
+    } else {
+        (None, None)
+    };
+    if let Some(retry_after) = shut_out_for(failures.as_ref(), now) {
+        tracing::info!(
+            client_id = ?client_id,
+            source = source.as_str(),
+            retry_after,
+            "token request refused: too many failed attempts"
+        );
+        return Err(OAuthError::too_many_failures(retry_after));
+    }
+    let failed = |why: &'static str| async move {
+        if countable {
+            let counted = store
+                .count_failed_authentication(&key, now, WINDOW)
+                .await
+                .map_err(store_failure)?;
+            tracing::info!(
+                client_id = ?client_id,
+                source = source.as_str(),
+                failures = counted.count,
+                limit = MAX_FAILURES,
+                "{why}"
+            );
+        }
+        Err(OAuthError::invalid_client(header))
+    };
+    // A disabled client authenticates no more, exactly as an unknown one (BEHAVIOR 1).
+    let Some(client) = client.filter(|c| !c.disabled) else {
         HashingLimit::global().burn().await.map_err(task_failed)?;
-        tracing::info!("token request for an unknown client id");
-        return Err(OAuthError::invalid_client(header));
+        return failed("token request for an unknown or disabled client id").await;
     };
     let matched = HashingLimit::global()
         .verify(secret, client.secret_hash.clone())
         .await
         .map_err(task_failed)?;
     if !matched {
-        tracing::info!(client_id = %client.client_id, "token request with a wrong client secret");
-        return Err(OAuthError::invalid_client(header));
+        return failed("token request with a wrong client secret").await;
     }
     Ok(client)
 }
@@ -453,6 +511,7 @@ mod tests {
             content_type,
             authorization,
             body.as_bytes(),
+            &SourceAddress::unknown(),
         )
         .await
     }
@@ -557,6 +616,7 @@ mod tests {
             Some(FORM),
             None,
             b"grant_type=\xff",
+            &SourceAddress::unknown(),
         )
         .await
         .expect_err("refused");

@@ -264,6 +264,15 @@ pub struct ApiClient {
     pub secret_hash: String,
     /// The scopes this client may request.
     pub scopes: Vec<Scope>,
+    /// Whether the client is shut out (the seed's `clients[].disabled`, BEHAVIOR 1): it
+    /// authenticates no more, as an unknown client, and its tokens are refused.
+    #[serde(default)]
+    pub disabled: bool,
+    /// The client's key generation: 0 when provisioned, one more at every change provisioning
+    /// makes to it (secret, `disabled`, scopes). Tokens carry the generation they were issued
+    /// under (claim `gen`); one of an older generation is refused (BEHAVIOR 1).
+    #[serde(default)]
+    pub generation: u64,
 }
 
 /// A member role; members show its display name as `role`.

@@ -8,6 +8,7 @@
 
 pub mod account;
 pub mod audit;
+pub mod auth_attempt;
 pub mod dispatch;
 pub mod due;
 pub mod holiday_calendar;

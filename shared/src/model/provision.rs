@@ -24,6 +24,10 @@ pub struct AccountPlan {
     pub crm: Option<PlannedCrm>,
     /// API clients (secrets as argon2id hashes).
     pub clients: Vec<ApiClient>,
+    /// The secrets of [`Self::clients`] as the seed gives them, in the same order, in memory
+    /// only: provisioning compares them with a stored client's hash to tell a changed secret
+    /// (BEHAVIOR 1). Never stored.
+    pub client_secrets: Vec<PresentedSecret>,
     /// Roles.
     pub roles: Vec<Role>,
     /// Holiday calendars (BEHAVIOR 17), stored before the members and routers that name them.
@@ -86,4 +90,29 @@ pub struct ProvisionReport {
     pub inserted: usize,
     /// Items left as stored because their id (or `client_id`) existed, e.g. `router 5b1c...`.
     pub skipped: Vec<String>,
+    /// Stored API clients the file changed (a new secret, `disabled`, scopes), e.g.
+    /// `client northwind-integration`: still listed in `skipped` (not inserted), updated in place.
+    pub updated: Vec<String>,
+}
+
+/// A client secret as the seed gives it, in memory only; its `Debug` is redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PresentedSecret(String);
+
+impl PresentedSecret {
+    /// The secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// The secret itself, to compare with a stored hash.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PresentedSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PresentedSecret([REDACTED])")
+    }
 }

@@ -10,10 +10,13 @@ use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::holiday_calendar::{HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
-use crate::model::provision::AccountPlan;
+use crate::model::provision::{AccountPlan, PresentedSecret};
 use crate::model::record::UniqueKey;
 use crate::types::limits::{check_chars, json_size, MAX_ITEM_JSON_BYTES, MAX_KEY_TEXT_CHARS};
 use std::collections::HashMap;
+
+/// The shortest client secret provisioning accepts, in characters (BEHAVIOR 1).
+pub const MIN_CLIENT_SECRET_CHARS: usize = 16;
 
 impl Loader {
     /// Loads one account with everything it owns, in the format's order.
@@ -38,6 +41,7 @@ impl Loader {
         };
 
         let mut clients = Vec::new();
+        let mut client_secrets = Vec::new();
         for (i, c) in a.clients.into_iter().enumerate() {
             let p = format!("{path}.clients[{i}]");
             if c.client_id.trim().is_empty() {
@@ -51,8 +55,13 @@ impl Loader {
                     format!("client_id \"{}\" is used twice", c.client_id),
                 );
             }
-            if c.client_secret.is_empty() {
-                return err(format!("{p}.client_secret"), "must not be empty");
+            // BEHAVIOR 1: a guessable secret is refused (the limit on failed attempts slows
+            // guessing; it cannot make a short secret safe).
+            if c.client_secret.chars().count() < MIN_CLIENT_SECRET_CHARS {
+                return err(
+                    format!("{p}.client_secret"),
+                    format!("must be at least {MIN_CLIENT_SECRET_CHARS} characters"),
+                );
             }
             let secret_hash = hash_secret(&c.client_secret).map_err(|e| SeedError {
                 path: format!("{p}.client_secret"),
@@ -63,7 +72,10 @@ impl Loader {
                 account_id: a.id,
                 secret_hash,
                 scopes: c.scopes,
+                disabled: c.disabled,
+                generation: 0,
             });
+            client_secrets.push(PresentedSecret::new(c.client_secret));
         }
 
         let mut roles = Vec::new();
@@ -185,6 +197,7 @@ impl Loader {
             account,
             crm,
             clients,
+            client_secrets,
             roles,
             holiday_calendars,
             members,
@@ -482,6 +495,38 @@ mod tests {
         assert!(
             refused.ends_with("must not point to a loopback address"),
             "{refused}"
+        );
+    }
+
+    /// Issue 55 point 3 (BEHAVIOR 1): a client secret shorter than 16 characters is refused;
+    /// 16 characters (counted as characters, not bytes) are enough.
+    #[test]
+    fn a_client_secret_shorter_than_16_characters_is_refused() {
+        assert_refused(&[
+            (
+                |s| s["accounts"][0]["clients"][0]["client_secret"] = json!("s"),
+                "accounts[0].clients[0].client_secret: must be at least 16 characters",
+            ),
+            (
+                |s| s["accounts"][0]["clients"][1]["client_secret"] = json!("fifteen-chars!!"),
+                "accounts[0].clients[1].client_secret: must be at least 16 characters",
+            ),
+            (
+                |s| s["accounts"][0]["clients"][0]["client_secret"] = json!("ééééééééééééééé"),
+                "accounts[0].clients[0].client_secret: must be at least 16 characters",
+            ),
+        ]);
+        let mut seed = super::super::tests::demo();
+        seed["accounts"][0]["clients"][0]["client_secret"] = json!("sixteen-chars!!!");
+        let base = chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 11, 22, 9, 0, 0).unwrap();
+        assert!(
+            crate::seed::load(
+                &seed.to_string(),
+                base,
+                crate::outbound::OutboundPolicy::LOCAL
+            )
+            .is_ok(),
+            "16 characters are enough"
         );
     }
 }

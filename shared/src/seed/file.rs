@@ -73,6 +73,9 @@ pub(super) struct SeedClient {
     pub(super) client_id: String,
     pub(super) client_secret: String,
     pub(super) scopes: Vec<Scope>,
+    /// BEHAVIOR 1: a disabled client authenticates no more and its tokens are refused.
+    #[serde(default)]
+    pub(super) disabled: bool,
 }
 
 #[derive(Deserialize)]

@@ -236,14 +236,78 @@ pub async fn seal(
 }
 
 /// Seals the plan's secrets ([`seal`]) and provisions it into `store` (insert-if-absent,
-/// all-or-nothing): how every provisioning path writes a loaded seed.
+/// all-or-nothing), then keeps the stored API clients current with the file
+/// ([`keep_clients_current`]): how every provisioning path writes a loaded seed.
 ///
-/// Errors: the sealer's, then the store's ([`crate::store::ProvisionStore::provision`]).
+/// Errors: the sealer's, then the store's ([`crate::store::ProvisionStore::provision`]), then
+/// [`keep_clients_current`]'s.
 pub async fn provision(
     store: &dyn Store, sealer: &dyn Sealer, plan: ProvisionPlan,
 ) -> Result<ProvisionReport, crate::error::BoxError> {
     let plan = seal(plan, sealer).await?;
-    Ok(store.provision(&plan).await?)
+    let mut report = store.provision(&plan).await?;
+    report.updated = keep_clients_current(store, &plan, &report).await?;
+    Ok(report)
+}
+
+/// BEHAVIOR 1: every API client of the plan that was already stored (skipped by the insert) is
+/// made to match the file. Its secret is compared with the stored hash (argon2id, on the
+/// hashing pool); a different secret, `disabled` or scopes replaces the stored client with the
+/// file's (the stored hash kept when the secret is the same) at the next key generation, so
+/// tokens issued before are refused ([`crate::auth::token::clients`]). A client stored for
+/// another account is left as it is. Answers the labels of the clients updated.
+///
+/// Errors: the store's; a client changed by another provisioning run meanwhile (run again);
+/// a verification task that failed.
+pub async fn keep_clients_current(
+    store: &dyn Store, plan: &ProvisionPlan, report: &ProvisionReport,
+) -> Result<Vec<String>, crate::error::BoxError> {
+    let mut updated = Vec::new();
+    for account in &plan.accounts {
+        for (client, secret) in account.clients.iter().zip(&account.client_secrets) {
+            let label = format!("client {}", client.client_id);
+            if !report.skipped.contains(&label) {
+                continue;
+            }
+            let Some(stored) = store.get_client(&client.client_id).await? else {
+                continue;
+            };
+            if stored.account_id != client.account_id {
+                continue;
+            }
+            let same_secret = crate::auth::secret::HashingLimit::global()
+                .verify(secret.expose().to_owned(), stored.secret_hash.clone())
+                .await?;
+            if same_secret && stored.disabled == client.disabled && stored.scopes == client.scopes {
+                continue;
+            }
+            let current = crate::model::account::ApiClient {
+                secret_hash: if same_secret {
+                    stored.secret_hash.clone()
+                } else {
+                    client.secret_hash.clone()
+                },
+                generation: stored.generation.saturating_add(1),
+                ..client.clone()
+            };
+            if !store.replace_client(&current, stored.generation).await? {
+                return Err(format!(
+                    "{label} was changed by another provisioning run meanwhile; run the \
+                     provisioning again"
+                )
+                .into());
+            }
+            tracing::info!(
+                client_id = %client.client_id,
+                generation = current.generation,
+                disabled = current.disabled,
+                secret_changed = !same_secret,
+                "API client updated by provisioning"
+            );
+            updated.push(label);
+        }
+    }
+    Ok(updated)
 }
 
 #[cfg(test)]

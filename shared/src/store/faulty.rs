@@ -2,8 +2,8 @@
 //! conflict retries) without a broken backend.
 
 use super::{
-    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
-    IdempotencyStore, Listed, MemberStore, PaceStore, Page, Position, ProvisionReport,
+    AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore, FirstFound,
+    FirstReads, IdempotencyStore, Listed, MemberStore, PaceStore, Page, Position, ProvisionReport,
     ProvisionStore, RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey,
     WebhookStore,
 };
@@ -11,6 +11,7 @@ use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::audit::{AuditEvent, AuditFilter};
+use crate::model::auth_attempt::{AttemptKey, FailureWindow};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
     DispatchEntryKey, ExplainedEntry, RotationState,
@@ -585,6 +586,17 @@ delegate_store! {
 delegate_store! {
     impl ProvisionStore;
     fn provision(plan: &ProvisionPlan) -> ProvisionReport;
+    fn replace_client(client: &ApiClient, expected_generation: u64) -> bool;
+    ;
+    ;
+}
+
+delegate_store! {
+    impl AuthAttemptStore;
+    fn failed_authentications(key: &AttemptKey, now: DateTime<Utc>) -> Option<FailureWindow>;
+    fn count_failed_authentication(
+        key: &AttemptKey, now: DateTime<Utc>, window: chrono::Duration
+    ) -> FailureWindow;
     ;
     ;
 }

@@ -147,6 +147,13 @@ pub fn client(client_id: &str) -> Key {
     Key::new(format!("CLIENT#{client_id}"), "CLIENT")
 }
 
+/// The failed authentications of `client_id` from `source` (BEHAVIOR 1). The source comes
+/// first: it never holds `#` ([`crate::auth::attempts::SourceAddress`]), so no two pairs share a
+/// key whatever their client ids hold.
+pub fn auth_failures(client_id: &str, source: &str) -> Key {
+    Key::new(format!("AUTHFAIL#{source}#{client_id}"), "AUTHFAIL")
+}
+
 /// A role item.
 pub fn role(id: RoleId) -> Key {
     Key::new(format!("ROLE#{id}"), "ROLE")

@@ -39,9 +39,9 @@ pub use crate::model::record::UniqueKey;
 pub use crate::page::{Listed, Page, PageStart, Position};
 pub use error::{StoreError, StoreResult};
 pub use port::{
-    AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, FirstFound, FirstReads,
-    IdempotencyStore, MemberStore, PaceStore, ProvisionStore, RecordStore, RouterStore, Store,
-    WebhookStore, RECORD_BATCH_WAVE,
+    AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore, FirstFound,
+    FirstReads, IdempotencyStore, MemberStore, PaceStore, ProvisionStore, RecordStore, RouterStore,
+    Store, WebhookStore, RECORD_BATCH_WAVE,
 };
 pub use position::{
     audit_position, delivery_position, dispatch_position, holiday_calendar_page,
@@ -57,7 +57,8 @@ pub use retry::{
 /// shared::store::prelude::*;`.
 pub mod prelude {
     pub use super::{
-        AccountStore, AuditStore, CalendarStore, DispatchStore, DueStore, IdempotencyStore,
-        MemberStore, ProvisionStore, RecordStore, RouterStore, Store, WebhookStore,
+        AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore,
+        IdempotencyStore, MemberStore, ProvisionStore, RecordStore, RouterStore, Store,
+        WebhookStore,
     };
 }

@@ -14,7 +14,12 @@ pub fn secret_context(subscription: &WebhookSubscription) -> SealContext {
     ])
 }
 
-/// The secrets that sign at `now`: the current one, and a rotated one until it retires.
+/// The most secrets that sign one delivery: the current one and one previous (BEHAVIOR 13).
+pub const MAX_SIGNING_SECRETS: usize = 2;
+
+/// The secrets that sign at `now`: the current one, and a rotated one until it retires; at
+/// most [`MAX_SIGNING_SECRETS`], the first ones listed (newest first), also for a subscription
+/// stored when rotations kept every secret younger than the overlap.
 ///
 /// Errors: a secret that does not open (logged by the caller as the attempt's error).
 pub async fn open_secrets(
@@ -22,10 +27,12 @@ pub async fn open_secrets(
 ) -> Result<Vec<WebhookSecret>, String> {
     let context = secret_context(subscription);
     let mut secrets = Vec::new();
-    for secret in &subscription.secrets {
-        if secret.retires_at.is_some_and(|at| at <= now) {
-            continue;
-        }
+    let signing = subscription
+        .secrets
+        .iter()
+        .filter(|secret| secret.retires_at.is_none_or(|at| at > now))
+        .take(MAX_SIGNING_SECRETS);
+    for secret in signing {
         let text = sealer
             .open(&secret.sealed, &context)
             .await

@@ -14,7 +14,7 @@ use crate::model::due::{DueChanges, DueId, DueKind, Settlement};
 use crate::model::webhook::{
     DeliveryStatus, HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
-use crate::outbound::{OutboundClient, OutboundError};
+use crate::outbound::OutboundClient;
 use crate::secrets::cache::CachingSealer;
 use crate::secrets::Sealer;
 use crate::store::Store;
@@ -27,7 +27,8 @@ use std::time::{Duration, SystemTime};
 /// The longest a delivery attempt may take (BEHAVIOR 13): a 2xx within it is delivered.
 pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Bytes of a receiver's answer read at most (and kept nowhere but in `last_error`'s detail).
+/// Bytes of a receiver's answer read at most (written to the operator's log only, never to
+/// `last_error`).
 pub const MAX_ANSWER_BYTES: usize = 1024;
 
 /// How long a subscription's deliveries may all fail before it is disabled (`failing`).
@@ -107,21 +108,15 @@ impl WebhookSender {
             .await;
         let answer = match sent {
             Ok(answer) => answer,
-            Err(OutboundError::TimedOut) => {
-                return Answer::Failed(None, "Request timed out".into(), None)
-            }
-            Err(OutboundError::Refused(why)) => {
-                return Answer::Failed(None, format!("Request refused: url {why}"), None)
-            }
-            Err(OutboundError::Failed(error)) => {
-                return Answer::Failed(
-                    None,
-                    format!(
-                        "Request failed: {}",
-                        crate::error::ErrorChain(&error).without_urls()
-                    ),
-                    None,
-                )
+            Err(error) => {
+                // The account sees the class; the operator's log has the detail (issue 55).
+                tracing::info!(
+                    subscription_id = %subscription.id,
+                    delivery_id = %delivery.id,
+                    error = %crate::error::ErrorChain(&error).without_urls(),
+                    "webhook request failed"
+                );
+                return Answer::Failed(None, error.class(), None);
             }
         };
         let status = answer.status().as_u16();
@@ -138,11 +133,14 @@ impl WebhookSender {
             .and_then(|v| crate::crm::reading::parse_retry_after(&v, SystemTime::now()));
         let body = answer.body().await.unwrap_or_default();
         let detail: String = String::from_utf8_lossy(&body).chars().take(200).collect();
-        let error = if detail.trim().is_empty() {
-            format!("Receiver answered {status}")
-        } else {
-            format!("Receiver answered {status}: {detail}")
-        };
+        tracing::info!(
+            subscription_id = %subscription.id,
+            delivery_id = %delivery.id,
+            status,
+            answer = ?detail,
+            "webhook receiver refused the delivery"
+        );
+        let error = format!("HTTP {status}");
         Answer::Failed(Some(status), error, retry_after)
     }
 
@@ -294,7 +292,7 @@ impl WebhookSender {
                     next.status = DeliveryStatus::Failed;
                 }
                 next.last_status_code = Some(410);
-                next.last_error = Some("Receiver answered 410: subscription disabled".into());
+                next.last_error = Some("HTTP 410".into());
                 let health = subscription
                     .enabled
                     .then_some(HealthChange::DisableGone { at: now });
@@ -323,9 +321,8 @@ impl WebhookSender {
                     .then(|| self.schedule.after_attempt(next.attempts))
                     .flatten();
                 if let Some(delay) = delay {
-                    let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
                     next.status = DeliveryStatus::Retrying;
-                    let due = now + chrono::Duration::from_std(delay).unwrap_or_default();
+                    let due = retry_due(now, delay, *retry_after);
                     return Ok(Decided {
                         delivery: next,
                         settlement: claimed.again(due),
@@ -346,6 +343,18 @@ impl WebhookSender {
             }
         }
     }
+}
+
+/// When a failed attempt is tried again: `delay` (the schedule's) after `now`, or the
+/// receiver's longer `Retry-After` (already clamped to a day by its parser). Checked: whatever
+/// the receiver answered and whatever the clock says, the sum cannot stop the process; out of
+/// chrono's range it is `now` (issue 55 point 1).
+fn retry_due(now: DateTime<Utc>, delay: Duration, retry_after: Option<Duration>) -> DateTime<Utc> {
+    let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|delay| now.checked_add_signed(delay))
+        .unwrap_or(now)
 }
 
 /// A delivery and its subscription, as read.
@@ -400,5 +409,43 @@ impl DueJob for WebhookSender {
             .map_err(DomainError::internal)?;
         let answer = self.post(subscription, delivery, &secrets).await;
         self.record(claimed, &subject, answer, read.clone()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Issue 55 point 1: whatever a receiver puts in `Retry-After` (any text, huge numbers,
+        /// dates before the epoch or in year 9999) and whatever the clock says (up to chrono's
+        /// last instant), the next attempt's time is computed without a panic, never before
+        /// `now`, and at most a day past the schedule's delay.
+        #[test]
+        fn any_retry_after_and_any_clock_give_a_due_time(
+            header in prop_oneof![
+                any::<u64>().prop_map(|n| n.to_string()),
+                "[0-9]{1,40}",
+                Just("Fri, 31 Dec 9999 23:59:59 GMT".to_owned()),
+                Just("Thu, 01 Jan 1970 00:00:00 GMT".to_owned()),
+                Just("-5".to_owned()),
+                ".{0,40}",
+            ],
+            now_ms in prop_oneof![
+                Just(DateTime::<Utc>::MAX_UTC.timestamp_millis()),
+                Just(DateTime::<Utc>::MAX_UTC.timestamp_millis() - 1_000),
+                Just(DateTime::<Utc>::MIN_UTC.timestamp_millis()),
+                -8_000_000_000_000_000i64..8_000_000_000_000_000i64,
+            ],
+            delay_s in 0u64..=86_400,
+        ) {
+            let now = DateTime::from_timestamp_millis(now_ms).unwrap_or(DateTime::<Utc>::MAX_UTC);
+            let retry_after =
+                crate::crm::reading::parse_retry_after(&header, SystemTime::now());
+            let due = retry_due(now, Duration::from_secs(delay_s), retry_after);
+            prop_assert!(due >= now);
+            prop_assert!(due - now <= chrono::Duration::seconds(86_400 * 2));
+        }
     }
 }

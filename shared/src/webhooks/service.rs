@@ -440,7 +440,7 @@ impl WebhookService {
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
-    /// keeps signing beside it for 24 h. A subscription that changed meanwhile is read again and
+    /// keeps signing beside it for 24 h, and an older one retires at once (one previous secret). A subscription that changed meanwhile is read again and
     /// the rotation applied again until the retry deadline ([`Backoff`]).
     ///
     /// Errors: 404 `Webhook not found`; 409 when it kept changing until the retry deadline.
@@ -460,10 +460,13 @@ impl WebhookService {
             }
             let now = self.clock.now();
             let mut next = stored.clone();
+            // One previous secret only (BEHAVIOR 13): the one that signed until now keeps
+            // signing beside the new one for the overlap; an older previous one retires at once,
+            // so a delivery carries at most two signatures whatever the number of rotations.
             let retiring = stored
                 .secrets
                 .iter()
-                .filter(|s| s.retires_at.is_none_or(|at| at > now))
+                .find(|s| s.retires_at.is_none_or(|at| at > now))
                 .map(|s| SigningSecret {
                     sealed: s.sealed.clone(),
                     retires_at: Some(

@@ -69,7 +69,7 @@ impl WebhookView {
     "status": "retrying",
     "attempts": 2,
     "last_status_code": 503,
-    "last_error": "Receiver answered 503",
+    "last_error": "HTTP 503",
     "created_at": "2026-11-24T09:30:00.000Z",
     "delivered_at": null
 }))]

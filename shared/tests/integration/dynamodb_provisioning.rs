@@ -70,6 +70,7 @@ fn plan(members: usize) -> (Account, ProvisionPlan) {
             crm: None,
             account: acc.clone(),
             clients: vec![],
+            client_secrets: vec![],
             roles: vec![],
             members: (0..members).map(|i| member(acc.id, i)).collect(),
             holiday_calendars: vec![],
@@ -300,6 +301,7 @@ async fn members_of_a_table_of_the_last_release_are_found_by_email_then_backfill
             crm: None,
             account,
             clients: vec![],
+            client_secrets: vec![],
             roles: vec![],
             members: vec![],
             holiday_calendars: vec![],
@@ -320,4 +322,92 @@ async fn members_of_a_table_of_the_last_release_are_found_by_email_then_backfill
     let requests = table.counter.take();
     assert_eq!(requests.get("BatchGetItem"), Some(&1), "{requests:?}");
     assert_eq!(requests.get("Query"), None, "{requests:?}");
+}
+
+/// Issue 55 point 4 on a table of the last release: its client items have no `generation` or
+/// `disabled` (they read as generation 0, enabled), and provisioning a changed secret and
+/// `disabled` replaces them (the condition accepts an item without `generation` as generation
+/// 0); provisioning the same file again changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_of_a_table_of_the_last_release_are_kept_current() {
+    let table = TestTable::create().await.unwrap_or_else(|e| panic!("{e}"));
+    let path = format!(
+        "{}/../infra/compat/release-523e19a.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    table
+        .load(fixture["Items"].as_array().unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stored = table
+        .store
+        .get_client("northwind-integration")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((stored.generation, stored.disabled), (0, false));
+
+    let mut seed: serde_json::Value =
+        serde_json::from_str(include_str!("../../../infra/seed/demo.json")).unwrap();
+    seed["accounts"][0]["clients"][0]["client_secret"] = json!("a-new-secret-for-northwind");
+    seed["accounts"][0]["clients"][1]["disabled"] = json!(true);
+    let store: Arc<dyn Store> = Arc::new(table.store.clone());
+    shared::auth::secret::use_lowest_cost_for_tests();
+    for run in 0..2 {
+        let plan = shared::seed::load(
+            &seed.to_string(),
+            Utc::now(),
+            shared::outbound::OutboundPolicy::LOCAL,
+        )
+        .unwrap();
+        let report = shared::seed::provision(
+            store.as_ref(),
+            &shared::secrets::LocalSealer::development(),
+            plan,
+        )
+        .await
+        .unwrap();
+        let expected: Vec<String> = if run == 0 {
+            vec![
+                "client northwind-integration".into(),
+                "client northwind-readonly".into(),
+            ]
+        } else {
+            vec![]
+        };
+        assert_eq!(report.updated, expected, "run {run}");
+    }
+    let rekeyed = store
+        .get_client("northwind-integration")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rekeyed.generation, 1);
+    assert!(shared::auth::verify_secret(
+        "a-new-secret-for-northwind",
+        &rekeyed.secret_hash
+    ));
+    let disabled = store
+        .get_client("northwind-readonly")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((disabled.generation, disabled.disabled), (1, true));
+    assert!(
+        shared::auth::verify_secret("dev-readonly-secret", &disabled.secret_hash),
+        "the same secret keeps its stored hash"
+    );
+    assert_eq!(disabled.secret_hash, {
+        let before: serde_json::Value = fixture["Items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["PK"]["S"] == "CLIENT#northwind-readonly")
+            .unwrap()
+            .clone();
+        before["secret_hash"]["S"].as_str().unwrap().to_owned()
+    });
+    table.delete().await;
 }

@@ -47,6 +47,7 @@ fn plan_of(account: &Account) -> ProvisionPlan {
             crm: None,
             account: account.clone(),
             clients: vec![],
+            client_secrets: vec![],
             roles: vec![],
             members: vec![],
             holiday_calendars: vec![],

@@ -32,3 +32,4 @@ mod sqs_handoff;
 mod store_contract;
 mod tally;
 mod webhook_delivery;
+mod webhook_errors;

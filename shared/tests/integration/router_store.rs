@@ -69,6 +69,7 @@ fn plan(account: &Account, routers: Vec<Router>) -> AccountPlan {
         crm: None,
         account: account.clone(),
         clients: vec![],
+        client_secrets: vec![],
         roles: vec![],
         members: vec![],
         holiday_calendars: vec![],

@@ -9,7 +9,9 @@
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod audit_api;
+mod auth_limits;
 mod binary_e2e;
+mod client_lifecycle;
 #[path = "../common/mod.rs"]
 mod common;
 mod compat_release;
@@ -37,6 +39,7 @@ mod records_api;
 mod request_log;
 mod request_schemas;
 mod router_management_api;
+mod security_api;
 mod sla_api;
 mod token_attacks;
 mod two_instances;

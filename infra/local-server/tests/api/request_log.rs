@@ -128,3 +128,54 @@ async fn at_info_every_line_of_a_request_carries_its_span_and_one_line_ends_it()
     );
     assert!(!log.contains("request failed"), "{log}");
 }
+
+/// Issue 55 point 8: a value from a request cannot forge a log line at any level. A bearer
+/// token whose header `kid` holds a newline and a made-up line is refused and logged at debug
+/// (`unknown kid ...`) by the local server's log: the newline is written escaped, so the
+/// made-up line never starts a line of its own.
+#[tokio::test]
+async fn a_newline_in_a_logged_request_value_does_not_start_a_line() {
+    use base64::Engine as _;
+    let log = Captured::default();
+    let subscriber = local_server::log_subscriber(
+        tracing_subscriber::EnvFilter::new("warn,shared=debug"),
+        log.clone(),
+        false,
+    );
+    let _guard = tracing::subscriber::set_default(subscriber);
+    crate::common::cheap_secret_hashing();
+    let app = local_server::build_app(local_server::AppConfig {
+        seed: local_server::DEMO_SEED.to_string(),
+        signing_key_pem: None,
+    })
+    .await
+    .unwrap();
+    let forged = "2026-11-22T09:30:00.000000Z  INFO shared::auth: admin signed in";
+    let b64 = |v: serde_json::Value| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    };
+    let token = format!(
+        "{}.{}.c2ln",
+        b64(serde_json::json!({"alg": "ES256", "typ": "JWT", "kid": format!("k\n{forged}\r\n")})),
+        b64(serde_json::json!({"sub": "x"}))
+    );
+    let response = app
+        .router
+        .oneshot(
+            Request::get("/contacts")
+                .header("authorization", format!("Bearer {token}"))
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let text = log.text();
+    assert!(text.contains("unknown kid k\\n"), "logged, escaped: {text}");
+    for line in text.lines() {
+        assert!(
+            !line.starts_with(forged),
+            "a request wrote a line of its own: {line:?}\n{text}"
+        );
+    }
+}

@@ -77,6 +77,8 @@ fn es256(pem: &str, header: &Value, claims: &Value) -> String {
     let key = p256::ecdsa::SigningKey::from_pkcs8_pem(pem).unwrap();
     let input = signing_input(header, claims);
     let signature: p256::ecdsa::Signature = key.sign(input.as_bytes());
+    // Low-S, as the issuer signs (a high-S signature is refused: see below).
+    let signature = signature.normalize_s().unwrap_or(signature);
     format!("{input}.{}", b64(signature.to_bytes()))
 }
 
@@ -511,4 +513,96 @@ async fn an_8_kb_token_is_refused() {
         ("8 KB of base64url junk", junk),
     ];
     assert_refused(&app, &cases).await;
+}
+
+/// Issue 55 point 6 (BEHAVIOR 1): a token whose lifetime (`exp - iat`) is over 24 h is refused,
+/// however it was signed: the longest lifetime the issuer can be configured with is 24 h.
+#[tokio::test]
+async fn a_lifetime_over_24_hours_is_refused() {
+    let app = TestApp::spawn().await;
+    let day = 86_400;
+    let accepted = with(claims(), "exp", json!(now() + day));
+    let answer = app
+        .call(
+            Method::GET,
+            "/contacts",
+            &trusted(&header(), &accepted),
+            None,
+        )
+        .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::OK,
+        "24 h exactly: {}",
+        answer.body
+    );
+    let cases = [
+        (
+            "24 h and a second",
+            with(claims(), "exp", json!(now() + day + 1)),
+        ),
+        (
+            "100 years",
+            with(claims(), "exp", json!(now() + 100 * 365 * day)),
+        ),
+        (
+            "exp at the end of time",
+            with(claims(), "exp", json!(i64::MAX)),
+        ),
+        (
+            "an old iat with a fresh exp",
+            with(
+                with(claims(), "iat", json!(now() - 2 * day)),
+                "exp",
+                json!(now() + 60),
+            ),
+        ),
+    ];
+    assert_claims_refused(&app, &cases).await;
+}
+
+/// Issue 55 point 6 (RFC 7515 section 4.1.11): `crit` names extensions the recipient must
+/// understand; none is understood here, so any `crit` header is refused.
+#[tokio::test]
+async fn a_crit_header_is_refused() {
+    let app = TestApp::spawn().await;
+    let cases: Vec<(&str, String)> = [
+        ("crit naming a registered claim", json!(["exp"])),
+        ("crit naming an extension", json!(["b64"])),
+        ("an empty crit", json!([])),
+        ("crit that is not a list", json!("exp")),
+    ]
+    .into_iter()
+    .map(|(case, crit)| {
+        let mut header = with(header(), "crit", crit.clone());
+        if crit == json!(["b64"]) {
+            header["b64"] = json!(true);
+        }
+        (case, trusted(&header, &claims()))
+    })
+    .collect();
+    assert_refused(&app, &cases).await;
+}
+
+/// Issue 55 point 6: an ECDSA signature `(r, s)` and `(r, n - s)` both verify; only the low-S
+/// one is accepted, so a token has one valid string (the issuer signs low-S).
+#[tokio::test]
+async fn a_high_s_signature_is_refused() {
+    let app = TestApp::spawn().await;
+    let token = trusted(&header(), &claims());
+    let answer = app.call(Method::GET, "/contacts", &token, None).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::OK,
+        "the low-S token: {}",
+        answer.body
+    );
+    let (input, signature) = token.rsplit_once('.').unwrap();
+    let signature =
+        p256::ecdsa::Signature::from_slice(&URL_SAFE_NO_PAD.decode(signature).unwrap()).unwrap();
+    let (r, s) = signature.split_scalars();
+    let high = p256::ecdsa::Signature::from_scalars(r, -*s).unwrap();
+    assert!(high.normalize_s().is_some(), "the twin is high-S");
+    let twin = format!("{input}.{}", b64(high.to_bytes()));
+    assert_refused(&app, &[("the high-S twin of a valid token", twin)]).await;
 }

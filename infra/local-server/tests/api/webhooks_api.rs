@@ -202,6 +202,7 @@ shared::on_both_stores!(
     deleting_a_subscription_drops_its_pending_deliveries,
     disabling_a_subscription_ends_its_open_deliveries_failed,
     a_rotated_secret_signs_beside_the_new_one,
+    many_rotations_keep_one_previous_secret_and_two_signatures,
     a_delivery_lost_between_the_commit_and_the_send_is_completed_by_the_sweeper,
 );
 
@@ -760,6 +761,34 @@ async fn a_rotated_secret_signs_beside_the_new_one(backend: Backend) {
     assert!(signed_by(&got[0], new_secret));
     assert!(signed_by(&got[0], sub["secret"].as_str().unwrap()));
     assert_eq!(got[0].headers["webhook-signature"].split(' ').count(), 2);
+}
+
+/// Issue 55 point 2 (BEHAVIOR 13): rotating again retires the older previous secret at once, so
+/// however many rotations there were, a delivery carries two signatures: the newest secret's and
+/// the one it replaced; none of the older secrets signs.
+async fn many_rotations_keep_one_previous_secret_and_two_signatures(backend: Backend) {
+    let h = spawn(backend).await;
+    let sub = h.subscribe(&["assignment.created"]).await;
+    let id = sub["id"].as_str().unwrap();
+    let mut secrets = vec![sub["secret"].as_str().unwrap().to_owned()];
+    for _ in 0..6 {
+        let rotated = h
+            .call(Method::POST, &format!("/webhooks/{id}/rotate-secret"), None)
+            .await;
+        assert_eq!(rotated.status, StatusCode::OK, "{}", rotated.body);
+        secrets.push(rotated.body["secret"].as_str().unwrap().to_owned());
+    }
+    h.dispatch(INBOUND_ROUTER, DANA).await;
+    let got = h.received(1).await;
+    let header = &got[0].headers["webhook-signature"];
+    assert_eq!(header.split(' ').count(), 2, "{header}");
+    let (older, kept) = secrets.split_at(secrets.len() - 2);
+    for secret in kept {
+        assert!(signed_by(&got[0], secret), "the last two secrets sign");
+    }
+    for secret in older {
+        assert!(!signed_by(&got[0], secret), "an older secret is retired");
+    }
 }
 
 /// A hand-off that loses every message: the process died right after the commit.

@@ -12,7 +12,8 @@ fn demo_seed() -> String {
 }
 
 /// Runs `provision` on `table` as for a local run (the demo's fake CRM is on
-/// http://127.0.0.1:4010: `ALLOW_INSECURE_OUTBOUND=true`).
+/// http://127.0.0.1:4010: `ALLOW_INSECURE_OUTBOUND=true`; sealed with the development key:
+/// `--development-sealing`).
 fn provision(table: &str, args: &[&str]) -> Output {
     provision_with(table, args, "true")
 }
@@ -23,6 +24,7 @@ fn provision_with(table: &str, args: &[&str], allow_insecure_outbound: &str) -> 
     }
     Command::new(env!("CARGO_BIN_EXE_provision"))
         .args(args)
+        .arg("--development-sealing")
         .env("TABLE_NAME", table)
         .env("ALLOW_INSECURE_OUTBOUND", allow_insecure_outbound)
         .output()
@@ -141,4 +143,49 @@ async fn an_invalid_seed_is_refused_with_its_json_path_before_anything_is_writte
     assert!(described.is_err(), "table {missing} must not exist");
     table.delete().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 55 point 5: outside Lambda, without a KMS key (`SEALING_KMS_KEY_ID`) or a key of its
+/// own (`LOCAL_SEALING_KEY`), `provision` refuses to seal the CRM secrets with the committed
+/// development key unless `--development-sealing` says so; it names both ways out, after
+/// validating the seed and before creating or writing anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_kms_key_provisioning_refuses_to_seal_unless_told_development_sealing() {
+    if std::env::var("AWS_ENDPOINT_URL").is_err() {
+        panic!("{EMULATOR_MISSING}");
+    }
+    let table = format!("provision-{}", uuid::Uuid::new_v4().simple());
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_provision"))
+            .args(["--seed", &demo_seed(), "--create-table"])
+            .args(extra)
+            .env("TABLE_NAME", &table)
+            .env("ALLOW_INSECURE_OUTBOUND", "true")
+            .env_remove("SEALING_KMS_KEY_ID")
+            .env_remove("LOCAL_SEALING_KEY")
+            .env_remove("AWS_LAMBDA_FUNCTION_NAME")
+            .output()
+            .expect("provision runs")
+    };
+    let refused = run(&[]);
+    assert!(!refused.status.success(), "{}", text(&refused.stdout));
+    let err = text(&refused.stderr);
+    assert!(err.contains("SEALING_KMS_KEY_ID"), "{err}");
+    assert!(err.contains("--development-sealing"), "{err}");
+    assert!(!err.contains("created table"), "nothing done: {err}");
+    let client = env::client(&env::sdk_config().await);
+    assert!(
+        client
+            .describe_table()
+            .table_name(&table)
+            .send()
+            .await
+            .is_err(),
+        "table {table} must not exist"
+    );
+
+    let allowed = run(&["--development-sealing"]);
+    assert!(allowed.status.success(), "{}", text(&allowed.stderr));
+    assert!(text(&allowed.stdout).contains("skipped 0 already present"));
+    let _ = shared::store::dynamodb::table::delete_table(&client, &table).await;
 }

@@ -29,4 +29,9 @@ pub struct Claims {
     pub nbf: Option<i64>,
     /// Token id: a random (v4) UUID, unique per token.
     pub jti: String,
+    /// The client's key generation when the token was issued ([`crate::model::ApiClient`]'s
+    /// `generation`; absent: 0). A token of an older generation than the client's is refused
+    /// (BEHAVIOR 1: re-keyed or disabled clients).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#gen: Option<u64>,
 }

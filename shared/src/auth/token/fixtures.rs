@@ -44,6 +44,7 @@ pub(crate) fn claims() -> Claims {
         exp: t0().timestamp() + 3600,
         nbf: None,
         jti: Uuid::new_v4().to_string(),
+        r#gen: None,
     }
 }
 
@@ -51,7 +52,9 @@ pub(crate) fn claims() -> Claims {
 pub(crate) fn sign(key: &SigningKey, kid: Option<&str>, claims: &Claims) -> String {
     let mut header = Header::new(Algorithm::ES256);
     header.kid = kid.map(str::to_owned);
-    jsonwebtoken::encode(&header, claims, key.encoding_key()).expect("signs")
+    super::signature::low_s(
+        jsonwebtoken::encode(&header, claims, key.encoding_key()).expect("signs"),
+    )
 }
 
 pub(crate) fn segment(value: &serde_json::Value) -> String {

@@ -54,12 +54,23 @@ impl TokenIssuer {
     }
 
     /// Issues a token for `client_id` of account `account_id` with `scopes` (duplicates are
-    /// dropped, order kept), valid from `now` for the configured lifetime.
+    /// dropped, order kept), valid from `now` for the configured lifetime, at key generation 0.
     ///
     /// Errors: [`IssueError::Lifetime`] when `now + ttl` overflows, [`IssueError::Signing`] when
     /// signing fails.
     pub fn issue(
         &self, client_id: &str, account_id: AccountId, scopes: &[Scope], now: DateTime<Utc>,
+    ) -> Result<IssuedToken, IssueError> {
+        self.issue_at_generation(client_id, account_id, scopes, 0, now)
+    }
+
+    /// [`Self::issue`] for a client at key generation `generation` (claim `gen`: the token is
+    /// refused once the client moves past it, BEHAVIOR 1).
+    ///
+    /// Errors: as [`Self::issue`].
+    pub fn issue_at_generation(
+        &self, client_id: &str, account_id: AccountId, scopes: &[Scope], generation: u64,
+        now: DateTime<Utc>,
     ) -> Result<IssuedToken, IssueError> {
         let iat = now.timestamp();
         let exp = i64::try_from(self.ttl_seconds)
@@ -77,12 +88,15 @@ impl TokenIssuer {
             exp,
             nbf: None,
             jti: Uuid::new_v4().to_string(),
+            r#gen: Some(generation),
         };
         let mut header = Header::new(Algorithm::ES256);
         header.typ = Some("JWT".to_owned());
         header.kid = Some(self.key.kid().to_owned());
         let access_token = jsonwebtoken::encode(&header, &claims, self.key.encoding_key())
             .map_err(IssueError::Signing)?;
+        // aws-lc signs with either `s`; the verifier accepts the low-S form only.
+        let access_token = super::signature::low_s(access_token);
         Ok(IssuedToken {
             access_token,
             expires_in: self.ttl_seconds,
@@ -136,13 +150,29 @@ mod tests {
         TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600)
     }
 
+    /// Issue 55 point 6: the verifier refuses high-S signatures, so every issued token must be
+    /// low-S (aws-lc signs with either half: 64 tokens all low-S by chance is 2^-64).
+    #[test]
+    fn every_issued_token_has_a_low_s_signature() {
+        let issuer = issuer();
+        for _ in 0..64 {
+            let token = issuer
+                .issue("c", ACCOUNT, &[Scope::Read], t0())
+                .expect("issues")
+                .access_token;
+            let segment = token.rsplit('.').next().expect("a signature");
+            assert!(!super::super::signature::is_high_s(segment), "{token}");
+        }
+    }
+
     #[test]
     fn an_issued_token_carries_every_claim_and_a_typed_header_with_the_kid() {
         let issued = issuer()
-            .issue(
+            .issue_at_generation(
                 "northwind-integration",
                 ACCOUNT,
                 &[Scope::Read, Scope::Read],
+                7,
                 t0(),
             )
             .expect("issues");
@@ -165,6 +195,7 @@ mod tests {
                 "iat": t0().timestamp(),
                 "exp": t0().timestamp() + 3600,
                 "jti": jti,
+                "gen": 7,
             })
         );
     }

@@ -34,6 +34,8 @@ pub struct Principal {
     pub scopes: Vec<Scope>,
     /// The token id (`jti`), for logs.
     pub jti: String,
+    /// The client's key generation the token was issued under (claim `gen`; 0 when absent).
+    pub generation: u64,
 }
 
 impl Principal {
@@ -97,6 +99,7 @@ mod tests {
             account_id: ACCOUNT,
             scopes: vec![Scope::Read],
             jti: "j".to_owned(),
+            generation: 0,
         };
         assert!(principal.require(Scope::Read).is_ok());
         let error = principal

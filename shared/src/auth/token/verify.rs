@@ -12,6 +12,7 @@
 use super::bearer::bearer_token;
 use super::claims::Claims;
 use super::principal::{AuthError, Principal};
+use super::signature::is_high_s;
 use crate::auth::keys::{coordinates, thumbprint, KeyError, SigningKey};
 use crate::auth::scope::Scope;
 use crate::error::DomainError;
@@ -29,6 +30,26 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Clock skew tolerated when checking `exp`, in seconds.
 pub const CLOCK_LEEWAY_SECONDS: u64 = 30;
 
+/// The longest lifetime (`exp - iat`) of an accepted token, in seconds: 24 h, the longest the
+/// issuer can be configured with (BEHAVIOR 1). A token claiming more was not issued here.
+pub const MAX_LIFETIME_SECONDS: i64 = 86_400;
+
+/// Whether the protected header of compact JWS `token` has a `crit` member (any value). A
+/// header that does not decode answers `false`: the header check refuses it.
+fn names_crit(token: &str) -> bool {
+    use base64::Engine as _;
+    let Some(segment) = token.split('.').next() else {
+        return false;
+    };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(segment)
+        .ok()
+        .and_then(|json| {
+            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&json).ok()
+        })
+        .is_some_and(|header| header.contains_key("crit"))
+}
+
 /// How many verified tokens a verifier remembers at most (about 1 KiB each: the token text of
 /// about 600 bytes and its principal), i.e. about 1 MiB at most.
 pub const DEFAULT_CACHE_CAPACITY: usize = 1024;
@@ -41,6 +62,9 @@ pub struct TokenVerifier {
     keys: HashMap<String, DecodingKey>,
     validation: Validation,
     cache: Arc<VerifiedTokens>,
+    /// The clients' key generations a token must still match (BEHAVIOR 1); `None` checks
+    /// nothing (a verifier alone, in tests and benchmarks).
+    clients: Option<Arc<super::clients::ClientGenerations>>,
 }
 
 /// Tokens that passed every check of [`TokenVerifier::verify_uncached`], by their exact text,
@@ -170,6 +194,7 @@ impl TokenVerifier {
             keys,
             validation: validation(issuer, audience),
             cache: Arc::new(VerifiedTokens::new(DEFAULT_CACHE_CAPACITY)),
+            clients: None,
         })
     }
 
@@ -178,6 +203,25 @@ impl TokenVerifier {
     pub fn with_cache_capacity(mut self, capacity: usize) -> Self {
         self.cache = Arc::new(VerifiedTokens::new(capacity));
         self
+    }
+
+    /// The same verifier (sharing its cache) also checking every principal's client against
+    /// `clients` ([`TokenVerifier::check_client`]): how a function's verifier is built
+    /// ([`crate::deps::Deps`]).
+    pub fn checking_clients(mut self, clients: Arc<super::clients::ClientGenerations>) -> Self {
+        self.clients = Some(clients);
+        self
+    }
+
+    /// `Ok` when the client of `principal` still admits its token (not re-keyed past it, not
+    /// disabled, BEHAVIOR 1), or when this verifier checks no clients.
+    ///
+    /// Errors: as [`super::clients::ClientGenerations::check`].
+    pub async fn check_client(&self, principal: &Principal) -> Result<(), DomainError> {
+        match &self.clients {
+            Some(clients) => clients.check(principal).await,
+            None => Ok(()),
+        }
     }
 
     /// How many verified tokens are remembered now.
@@ -234,8 +278,9 @@ impl TokenVerifier {
 
     /// Verifies `token` at instant `now` in full, without the cache, and returns its principal.
     ///
-    /// Checks, in order: the header parses, `alg` is ES256 and `kid` names a configured key; the
-    /// signature; `exp`, `iss`, `aud` and `sub` are present and `iss`/`aud` match; `exp` is not
+    /// Checks, in order: the header parses, has no `crit`, `alg` is ES256 and `kid` names a
+    /// configured key; the signature is low-S and valid; `exp`, `iss`, `aud` and `sub` are
+    /// present and `iss`/`aud` match; `exp - iat` is at most [`MAX_LIFETIME_SECONDS`]; `exp` is not
     /// more than [`CLOCK_LEEWAY_SECONDS`] before `now`, and neither `nbf` (when present) nor
     /// `iat` more than that after it; then the account context.
     ///
@@ -252,6 +297,12 @@ impl TokenVerifier {
             AuthError::InvalidToken
         };
         let header = jsonwebtoken::decode_header(token).map_err(|e| rejected(&e))?;
+        // RFC 7515 4.1.11: the recipient must refuse a `crit` it does not understand, and no
+        // extension is understood here (jsonwebtoken's header drops `crit`: read it from the
+        // segment).
+        if names_crit(token) {
+            return Err(rejected(&"crit header"));
+        }
         if header.alg != Algorithm::ES256 {
             return Err(rejected(&format_args!(
                 "algorithm {:?} is not ES256",
@@ -265,9 +316,15 @@ impl TokenVerifier {
             .keys
             .get(&kid)
             .ok_or_else(|| rejected(&format_args!("unknown kid {kid}")))?;
+        if token.rsplit('.').next().is_some_and(is_high_s) {
+            return Err(rejected(&"high-S signature"));
+        }
         let claims = jsonwebtoken::decode::<Claims>(token, key, &self.validation)
             .map_err(|e| rejected(&e))?
             .claims;
+        if claims.exp.saturating_sub(claims.iat) > MAX_LIFETIME_SECONDS {
+            return Err(rejected(&"lifetime (exp - iat) over 24 h"));
+        }
         if expired(claims.exp, now.timestamp()) {
             return Err(rejected(&"expired"));
         }
@@ -292,6 +349,7 @@ impl TokenVerifier {
                 account_id,
                 scopes,
                 jti: claims.jti,
+                generation: claims.r#gen.unwrap_or(0),
             }),
             exp: claims.exp,
             not_before,

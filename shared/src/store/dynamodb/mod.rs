@@ -19,6 +19,7 @@
 
 mod accounts;
 mod audit;
+mod auth_attempts;
 mod batch;
 mod calendars;
 pub mod cancel;

@@ -208,6 +208,27 @@ impl DynamoStore {
 
 #[async_trait]
 impl ProvisionStore for DynamoStore {
+    async fn replace_client(
+        &self, client: &crate::model::account::ApiClient, expected_generation: u64,
+    ) -> StoreResult<bool> {
+        let (_, item) = items::client(client)?;
+        // A client stored before generations existed has no `generation`: it is at 0.
+        let text = if expected_generation == 0 {
+            "attribute_exists(#pk) AND (attribute_not_exists(#generation) OR #generation = :generation)"
+        } else {
+            "attribute_exists(#pk) AND #generation = :generation"
+        };
+        let condition = Expr::new(text)
+            .name("#pk", keys::PK)
+            .name("#generation", "generation")
+            .value(":generation", n(expected_generation));
+        match self.put_conditional(item, condition).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         // Everything the plan would write, in plan order.
         let defined_at = keys::sortable_time(chrono::Utc::now());

@@ -15,6 +15,7 @@
 
 mod accounts;
 mod audit;
+mod auth_attempts;
 mod calendars;
 mod dispatch;
 mod due;
@@ -30,6 +31,7 @@ use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{Fingerprint, StoredResponse};
 use crate::model::account::{Account, ApiClient, Role, Team};
 use crate::model::audit::{AuditEvent, AuditTarget};
+use crate::model::auth_attempt::{AttemptKey, FailureWindow};
 use crate::model::dispatch::{AssignmentTally, DecisionSnapshot, DispatchEntry, RotationState};
 use crate::model::due::{DueId, DueItem};
 use crate::model::holiday_calendar::HolidayCalendar;
@@ -159,6 +161,9 @@ fn newest_first(index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page) -> 
 struct State {
     accounts: FastMap<AccountId, Account>,
     clients: HashMap<String, ApiClient>,
+    /// Failed client authentications per client id and source (BEHAVIOR 1); the keys are the
+    /// client's choice (SipHash).
+    auth_failures: HashMap<AttemptKey, FailureWindow>,
     roles: FastMap<RoleId, Role>,
     members: FastMap<MemberId, Member>,
     teams: FastMap<TeamId, Team>,

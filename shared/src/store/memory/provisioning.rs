@@ -11,6 +11,19 @@ use async_trait::async_trait;
 
 #[async_trait]
 impl ProvisionStore for MemoryStore {
+    async fn replace_client(
+        &self, client: &crate::model::account::ApiClient, expected_generation: u64,
+    ) -> StoreResult<bool> {
+        let mut state = self.lock();
+        match state.clients.get_mut(&client.client_id) {
+            Some(stored) if stored.generation == expected_generation => {
+                *stored = client.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         let mut state = self.lock();
         // Check first, write after: nothing is written when any record's key is taken.

@@ -14,6 +14,7 @@
 
 mod accounts;
 mod audit;
+mod auth_attempts;
 mod calendars;
 mod dispatch;
 mod due;
@@ -27,6 +28,7 @@ mod webhooks;
 
 pub use accounts::AccountStore;
 pub use audit::AuditStore;
+pub use auth_attempts::AuthAttemptStore;
 pub use calendars::CalendarStore;
 pub use dispatch::{DispatchStore, FirstFound, FirstReads};
 pub use due::DueStore;
@@ -55,6 +57,7 @@ pub trait Store:
     + ProvisionStore
     + AuditStore
     + PaceStore
+    + AuthAttemptStore
 {
 }
 
@@ -71,5 +74,6 @@ impl<T> Store for T where
         + ProvisionStore
         + AuditStore
         + PaceStore
+        + AuthAttemptStore
 {
 }

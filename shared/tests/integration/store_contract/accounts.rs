@@ -112,6 +112,8 @@ async fn accounts_and_clients_read_back_by_id(store: Arc<dyn Store>) {
         account_id: acc.id,
         secret_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
         scopes: vec![Scope::Read, Scope::Update],
+        disabled: false,
+        generation: 0,
     };
     plan.clients = vec![client.clone()];
     let inactive = Account {

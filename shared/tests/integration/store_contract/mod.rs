@@ -28,7 +28,9 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 mod accounts;
+mod auth_attempts;
 mod calendars;
+mod clients;
 mod dispatch;
 mod idempotency;
 mod members;
@@ -159,6 +161,7 @@ fn plan_of(account: &Account) -> AccountPlan {
         crm: None,
         account: account.clone(),
         clients: vec![],
+        client_secrets: vec![],
         roles: vec![],
         members: vec![],
         holiday_calendars: vec![],

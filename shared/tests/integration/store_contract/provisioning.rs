@@ -20,6 +20,8 @@ fn full_plan() -> (Account, AccountPlan) {
         account_id: acc.id,
         secret_hash: "hash".into(),
         scopes: vec![Scope::Read],
+        disabled: false,
+        generation: 0,
     }];
     plan.roles = vec![Role {
         id: new_id(),
