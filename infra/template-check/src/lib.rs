@@ -463,7 +463,7 @@ pub fn recorded_calls() -> Result<BTreeMap<String, Vec<Value>>, String> {
 /// The IAM actions one recorded call needs, as the AWS Service Authorization Reference defines
 /// them: an operation is authorized as the action of its name, except `TransactWriteItems`,
 /// which has no action of its own: each item is authorized as `PutItem`, `UpdateItem`,
-/// `DeleteItem` or `ConditionCheckItem`.
+/// `DeleteItem` or `ConditionCheckItem`; and SQS's batch operations, authorized as their single forms.
 pub fn actions_of_call(call: &Value) -> Vec<Permission> {
     let service = call["service"].as_str().unwrap_or_default();
     let operation = call["operation"].as_str().unwrap_or_default();
@@ -486,6 +486,16 @@ pub fn actions_of_call(call: &Value) -> Vec<Permission> {
             })
             .collect();
     }
+    // Amazon SQS has no IAM actions of its own for its batch operations: `sqs:SendMessage`,
+    // `sqs:DeleteMessage` and `sqs:ChangeMessageVisibility` authorize `SendMessageBatch`,
+    // `DeleteMessageBatch` and `ChangeMessageVisibilityBatch` (SQS Developer Guide, "Amazon SQS
+    // batch actions"; the Service Authorization Reference lists no `*Batch` action for SQS).
+    let operation = match (service, operation) {
+        ("sqs", "SendMessageBatch") => "SendMessage",
+        ("sqs", "DeleteMessageBatch") => "DeleteMessage",
+        ("sqs", "ChangeMessageVisibilityBatch") => "ChangeMessageVisibility",
+        (_, operation) => operation,
+    };
     vec![(format!("{service}:{operation}"), resource)]
 }
 
