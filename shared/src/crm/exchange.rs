@@ -7,14 +7,16 @@
 //! adapter's classification ([`super::reading::ReadAnswers::classify`]).
 
 use super::pace::{Deferral, Pace, BURST};
-use super::port::{redact_all, CrmFailure, Next, OwnerUpdate, RATE_LIMIT_DEFERRED, TIMED_OUT};
+use super::port::{
+    redact_all, CrmFailure, Next, OwnerUpdate, AUTHORIZATION_FAILED, RATE_LIMIT_DEFERRED, TIMED_OUT,
+};
 use super::reading::{cut, Classified, ReadAnswers, Remedy};
 use crate::model::account::CrmSecret;
 use crate::model::pace::{PaceKey, PaceRule};
 use crate::outbound::{OutboundClient, OutboundError};
 use crate::secrets::OpenCrmConnection;
 use crate::types::ids::AccountId;
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -273,6 +275,46 @@ impl<'a> Exchange<'a> {
         };
         let detail = self.redact(&crate::error::ErrorChain(&error).without_urls());
         CrmFailure::transient(format!("CRM request failed: {}", cut(&detail)), None)
+    }
+
+    /// Posts an OAuth 2.0 token request (RFC 6749 section 4: the form `form`, already
+    /// URL-encoded) to `url` on the connection's `base_url` host and answers the 2xx answer.
+    ///
+    /// Errors: a 400, 401 or 403 is the CRM refusing the grant, final
+    /// ([`AUTHORIZATION_FAILED`], logged at warn with `refused`, e.g. "HubSpot refused to refresh
+    /// the OAuth access token"; the body is never logged, it may echo a secret); any other
+    /// non-2xx answer is [`Self::refusal`]'s failure; a request that fails is [`Self::send`]'s.
+    pub async fn post_token_form(
+        &mut self, url: String, form: String, refused: &'static str,
+    ) -> Result<Answer, CrmFailure> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
+        let answer = self
+            .send(Request {
+                method: Method::POST,
+                url,
+                headers,
+                body: form.into_bytes(),
+                read_success: true,
+                host_of: "base_url",
+                update: false,
+            })
+            .await?;
+        if answer.status.is_success() {
+            return Ok(answer);
+        }
+        if matches!(answer.status.as_u16(), 400 | 401 | 403) {
+            tracing::warn!(
+                account_id = %self.account(),
+                status = answer.status.as_u16(),
+                "{refused}"
+            );
+            return Err(CrmFailure::permanent(AUTHORIZATION_FAILED));
+        }
+        Err(self.refusal(&answer).failure)
     }
 
     /// The refusal of a non-2xx `answer` (BEHAVIOR 7): `CRM answered <status>: <detail>`, the

@@ -244,34 +244,14 @@ impl CrmAdapter for HubSpot {
             .append_pair("client_secret", app.client_secret.expose())
             .append_pair("refresh_token", refresh_token.expose())
             .finish();
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            CONTENT_TYPE,
-            HeaderValue::from_static("application/x-www-form-urlencoded"),
-        );
         let asked = Instant::now();
         let answer = x
-            .send(Request {
-                method: Method::POST,
-                url: format!("{prefix}/oauth/v1/token"),
-                headers,
-                body: form.into_bytes(),
-                read_success: true,
-                host_of: "base_url",
-                update: false,
-            })
+            .post_token_form(
+                format!("{prefix}/oauth/v1/token"),
+                form,
+                "HubSpot refused to refresh the OAuth access token",
+            )
             .await?;
-        if !answer.status.is_success() {
-            if matches!(answer.status.as_u16(), 400 | 401 | 403) {
-                tracing::warn!(
-                    account_id = %x.account(),
-                    status = answer.status.as_u16(),
-                    "HubSpot refused to refresh the OAuth access token"
-                );
-                return Err(CrmFailure::permanent(AUTHORIZATION_FAILED));
-            }
-            return Err(x.refusal(&answer).failure);
-        }
         let token = TokenAnswer::parse(&answer.body).map_err(|_| {
             CrmFailure::transient(
                 "CRM request failed: the token endpoint answered no access_token",

@@ -209,34 +209,14 @@ impl CrmAdapter for Salesforce {
             };
             form.finish()
         };
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            CONTENT_TYPE,
-            HeaderValue::from_static("application/x-www-form-urlencoded"),
-        );
         let asked = Instant::now();
         let answer = x
-            .send(Request {
-                method: Method::POST,
-                url: format!("{prefix}/services/oauth2/token"),
-                headers,
-                body: form.into_bytes(),
-                read_success: true,
-                host_of: "base_url",
-                update: false,
-            })
+            .post_token_form(
+                format!("{prefix}/services/oauth2/token"),
+                form,
+                "Salesforce refused to grant an access token",
+            )
             .await?;
-        if !answer.status.is_success() {
-            if matches!(answer.status.as_u16(), 400 | 401 | 403) {
-                tracing::warn!(
-                    account_id = %x.account(),
-                    status = answer.status.as_u16(),
-                    "Salesforce refused to grant an access token"
-                );
-                return Err(CrmFailure::permanent(AUTHORIZATION_FAILED));
-            }
-            return Err(x.refusal(&answer).failure);
-        }
         let token = TokenAnswer::parse(&answer.body).map_err(|_| {
             CrmFailure::transient(
                 "CRM request failed: the token endpoint answered no access_token and instance_url",
