@@ -317,6 +317,36 @@ impl<'a> Exchange<'a> {
         Err(self.refusal(&answer).failure)
     }
 
+    /// Sends the owner update (BEHAVIOR 7): `PATCH url` with the JSON `body` and `headers` (the
+    /// bearer token and whatever the CRM needs besides; `Content-Type: application/json` is
+    /// added), on the host named by `host_of` (`base_url` or `instance_url`). A 2xx is all that
+    /// is needed: its body is never read.
+    ///
+    /// Errors: a non-2xx answer is [`Self::refusal`]; a request that fails is [`Self::send`]'s.
+    pub async fn patch_owner(
+        &mut self, url: String, mut headers: HeaderMap, body: &serde_json::Value,
+        host_of: &'static str,
+    ) -> Result<(), Refusal> {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let body = serde_json::to_vec(body)
+            .map_err(|e| CrmFailure::permanent(format!("CRM request failed: {e}")))?;
+        let answer = self
+            .send(Request {
+                method: Method::PATCH,
+                url,
+                headers,
+                body,
+                read_success: false,
+                host_of,
+                update: true,
+            })
+            .await?;
+        if answer.status.is_success() {
+            return Ok(());
+        }
+        Err(self.refusal(&answer))
+    }
+
     /// The refusal of a non-2xx `answer` (BEHAVIOR 7): `CRM answered <status>: <detail>`, the
     /// detail as the adapter reads the (redacted) body, and what follows.
     pub fn refusal(&self, answer: &Answer) -> Refusal {

@@ -23,7 +23,7 @@ use crate::model::account::{CrmCredentials, CrmProvider, CrmSecret, OAuthApp};
 use crate::secrets::OpenCrmConnection;
 use async_trait::async_trait;
 use percent_encoding::utf8_percent_encode;
-use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
+use reqwest::header::HeaderMap;
 use reqwest::Method;
 use serde::Deserialize;
 use std::time::{Duration, Instant, SystemTime};
@@ -312,26 +312,14 @@ impl CrmAdapter for HubSpot {
     async fn update(
         &self, x: &mut Exchange<'_>, session: &Session, owner_id: &str,
     ) -> Result<(), Refusal> {
-        let mut headers = bearer(&session.token)?;
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let body = serde_json::to_vec(&owner_body(owner_id))
-            .map_err(|e| CrmFailure::permanent(format!("CRM request failed: {e}")))?;
-        let answer = x
-            .send(Request {
-                method: Method::PATCH,
-                url: owner_url_at(&session.api_base, x.update),
-                headers,
-                body,
-                read_success: false,
-                host_of: "base_url",
-                update: true,
-            })
-            .await?;
-        // A 2xx is all we need to know: its body is never read.
-        if answer.status.is_success() {
-            return Ok(());
-        }
-        Err(x.refusal(&answer))
+        let url = owner_url_at(&session.api_base, x.update);
+        x.patch_owner(
+            url,
+            bearer(&session.token)?,
+            &owner_body(owner_id),
+            "base_url",
+        )
+        .await
     }
 }
 

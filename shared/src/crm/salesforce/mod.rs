@@ -34,7 +34,7 @@ use crate::model::object_type::ObjectType;
 use crate::secrets::OpenCrmConnection;
 use async_trait::async_trait;
 use percent_encoding::utf8_percent_encode;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Method;
 use serde::Deserialize;
 use std::time::{Duration, Instant, SystemTime};
@@ -287,28 +287,12 @@ impl CrmAdapter for Salesforce {
         );
         let url = data_url(session, connection, &path);
         let mut headers = bearer(&session.token)?;
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(
             HeaderName::from_static(AUTO_ASSIGN),
             HeaderValue::from_static("FALSE"),
         );
-        let body = serde_json::to_vec(&serde_json::json!({ "OwnerId": owner_id }))
-            .map_err(|e| CrmFailure::permanent(format!("CRM request failed: {e}")))?;
-        let answer = x
-            .send(Request {
-                method: Method::PATCH,
-                url,
-                headers,
-                body,
-                read_success: false,
-                host_of: "instance_url",
-                update: true,
-            })
-            .await?;
-        if answer.status.is_success() {
-            return Ok(());
-        }
-        Err(x.refusal(&answer))
+        let body = serde_json::json!({ "OwnerId": owner_id });
+        x.patch_owner(url, headers, &body, "instance_url").await
     }
 }
 
