@@ -569,13 +569,21 @@ async fn answer(
         .into_response()
 }
 
+impl Scripted {
+    /// The answers a control request's body scripts: one answer object or an array of them;
+    /// empty when the body is neither (the control endpoints then answer 400).
+    pub fn list_of(body: Value) -> Vec<Scripted> {
+        match body {
+            Value::Array(_) => serde_json::from_value(body).unwrap_or_default(),
+            other => serde_json::from_value(other)
+                .map(|s| vec![s])
+                .unwrap_or_default(),
+        }
+    }
+}
+
 async fn control_script(State(fake): State<FakeCrm>, Json(body): Json<Value>) -> StatusCode {
-    let answers: Vec<Scripted> = match body {
-        Value::Array(_) => serde_json::from_value(body).unwrap_or_default(),
-        other => serde_json::from_value(other)
-            .map(|s| vec![s])
-            .unwrap_or_default(),
-    };
+    let answers = Scripted::list_of(body);
     if answers.is_empty() {
         return StatusCode::BAD_REQUEST;
     }

@@ -329,12 +329,7 @@ fn body_field(body: &[u8], name: &str) -> Option<String> {
 }
 
 async fn control_script(State(fake): State<FakeSalesforce>, Json(body): Json<Value>) -> StatusCode {
-    let answers: Vec<Scripted> = match body {
-        Value::Array(_) => serde_json::from_value(body).unwrap_or_default(),
-        other => serde_json::from_value(other)
-            .map(|s| vec![s])
-            .unwrap_or_default(),
-    };
+    let answers = Scripted::list_of(body);
     if answers.is_empty() {
         return StatusCode::BAD_REQUEST;
     }
