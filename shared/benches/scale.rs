@@ -70,7 +70,7 @@ use shared::secrets::LocalSealer;
 use shared::store::dynamodb::items::{self, Item};
 use shared::store::dynamodb::test_table::TestTable;
 use shared::store::dynamodb::RequestCounter;
-use shared::store::faulty::FaultyStore;
+use shared::store::faulty::{FaultyStore, PortMethod};
 use shared::store::keys;
 use shared::store::Store;
 use shared::types::ids::{AccountId, RecordId, RouterId};
@@ -341,7 +341,7 @@ fn counters(account: &Account, now: DateTime<Utc>, count: usize) -> Vec<Item> {
 #[derive(Debug, Clone, Default)]
 struct Cost {
     rounds: usize,
-    calls: BTreeMap<&'static str, usize>,
+    calls: BTreeMap<PortMethod, usize>,
     requests: BTreeMap<String, u64>,
     items_read: u64,
     seconds: f64,

@@ -37,7 +37,7 @@ use shared::secrets::LocalSealer;
 use shared::sla::{SlaChecks, SlaMinute};
 use shared::store::dynamodb::test_table::TestTable;
 use shared::store::dynamodb::RequestCounter;
-use shared::store::faulty::FaultyStore;
+use shared::store::faulty::{FaultyStore, PortMethod};
 use shared::store::memory::MemoryStore;
 use shared::store::Store;
 use std::collections::BTreeMap;
@@ -111,7 +111,7 @@ impl Counters {
         self.faulty.faults.rounds.start_calls_only();
     }
 
-    fn stop(&self) -> (BTreeMap<&'static str, usize>, BTreeMap<String, u64>) {
+    fn stop(&self) -> (BTreeMap<PortMethod, usize>, BTreeMap<String, u64>) {
         let (_, calls) = self.faulty.faults.rounds.stop();
         let requests = self.requests.as_ref().map(|r| r.take()).unwrap_or_default();
         (calls, requests)
@@ -123,7 +123,7 @@ fn per(n: usize, total: u64) -> String {
 }
 
 fn print_counts(
-    title: &str, n: usize, calls: &BTreeMap<&'static str, usize>, requests: &BTreeMap<String, u64>,
+    title: &str, n: usize, calls: &BTreeMap<PortMethod, usize>, requests: &BTreeMap<String, u64>,
 ) {
     println!("  {title}");
     let total_calls: usize = calls.values().sum();

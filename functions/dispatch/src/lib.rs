@@ -197,7 +197,7 @@ pub async fn dispatch(
             "dispatch"
         );
         shared::telemetry::dispatch(outcome.label(), outcome.reason_label());
-        Ok(idempotency::Answer {
+        Ok(idempotency::HandlerAnswer {
             status: StatusCode::OK,
             body: outcome.answer(),
             // An assignment or a history entry stored the answer with itself (one write).

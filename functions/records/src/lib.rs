@@ -150,7 +150,7 @@ async fn create(
             .records
             .create_completing(caller, t, write, claim.as_ref())
             .await?;
-        Ok(idempotency::Answer {
+        Ok(idempotency::HandlerAnswer {
             status: StatusCode::CREATED,
             body: view,
             stored_with_effect: true,

@@ -463,7 +463,7 @@ pub async fn create(
                 .create(p.actor(), &body.json_object()?, claim.as_ref())
                 .await?;
             tracing::info!(router_id = %view.id, "router created");
-            Ok(idempotency::Answer {
+            Ok(idempotency::HandlerAnswer {
                 status: StatusCode::CREATED,
                 body: view,
                 stored_with_effect: true,
@@ -758,7 +758,7 @@ pub async fn restore(
             )
             .await?;
         *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(tag);
-        Ok(idempotency::Answer {
+        Ok(idempotency::HandlerAnswer {
             status: StatusCode::OK,
             body: draft,
             stored_with_effect: true,
@@ -787,8 +787,8 @@ fn set_etag(response: &mut Response, etag: &ETag) {
 
 /// The 200 of a router write; `wrote` says whether the write stored it (the
 /// `Idempotency-Key` answer then went with it).
-fn answer(view: RouterView, wrote: bool) -> idempotency::Answer<RouterView> {
-    idempotency::Answer {
+fn answer(view: RouterView, wrote: bool) -> idempotency::HandlerAnswer<RouterView> {
+    idempotency::HandlerAnswer {
         status: StatusCode::OK,
         body: view,
         stored_with_effect: wrote,
@@ -817,7 +817,7 @@ async fn idempotent<F, Fut, T>(
 ) -> Result<Response, ApiError>
 where
     F: FnOnce(Option<shared::idempotency::IdempotencyClaim>) -> Fut,
-    Fut: std::future::Future<Output = Result<idempotency::Answer<T>, ApiError>>,
+    Fut: std::future::Future<Output = Result<idempotency::HandlerAnswer<T>, ApiError>>,
     T: serde::Serialize,
 {
     let begun = s

@@ -165,7 +165,7 @@ impl Stack {
         // Every member available around the clock, so what dispatch writes does not depend on
         // the hour the test runs at.
         for account in accounts {
-            let page = shared::page::Page::first(100, false);
+            let page = shared::page::PageRequest::first(100, false);
             for mut member in store.list_members(account, &page).await.unwrap().items {
                 let version = member.version;
                 member.working_hours.clear();
@@ -494,7 +494,7 @@ async fn dispatch_function(stack: &Stack) {
             NORTHWIND.parse::<uuid::Uuid>().unwrap().into(),
             shared::model::ObjectType::Contacts,
             LEE.parse::<uuid::Uuid>().unwrap().into(),
-            &shared::page::Page::first(1, false),
+            &shared::page::PageRequest::first(1, false),
         )
         .await
         .unwrap()

@@ -95,7 +95,7 @@ impl IdempotentRequests {
     /// is done: a failure is logged and the answer still sent (the key then stays in flight
     /// until its lease ends, and a retry after it runs again, as without a key).
     pub async fn finish<T: Serialize>(
-        &self, claim: Option<IdempotencyClaim>, result: Result<Answer<T>, ApiError>,
+        &self, claim: Option<IdempotencyClaim>, result: Result<HandlerAnswer<T>, ApiError>,
     ) -> Response {
         let Some(claim) = claim else {
             return match result {
@@ -179,7 +179,7 @@ fn replay(stored: &StoredResponse) -> Response {
 /// request's effect ([`crate::records::RecordService::create_completing`],
 /// [`crate::dispatch::DispatchEngine::dispatch_completing`]).
 #[derive(Debug)]
-pub struct Answer<T> {
+pub struct HandlerAnswer<T> {
     /// The status.
     pub status: StatusCode,
     /// The body.

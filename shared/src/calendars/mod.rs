@@ -13,7 +13,7 @@ use crate::error::DomainError;
 use crate::model::audit::{AuditAction, AuditEvent, AuditTarget, TargetType};
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar, MAX_HOLIDAY_CALENDARS};
 use crate::page::cursor::{CursorKey, ListRequest};
-use crate::page::{ListView, Page, MAX_LIMIT};
+use crate::page::{ListView, PageRequest, MAX_LIMIT};
 use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
@@ -266,7 +266,7 @@ impl HolidayCalendarView {
 pub async fn read_holiday_calendars(
     store: &dyn Store, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
 ) -> Result<HolidayCalendars, DomainError> {
-    let page = Page::first(MAX_LIMIT, false);
+    let page = PageRequest::first(MAX_LIMIT, false);
     let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
     Ok(HolidayCalendars::new(calendars, router_calendar))
 }

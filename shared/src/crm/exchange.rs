@@ -63,9 +63,9 @@ pub struct Request {
     pub update: bool,
 }
 
-/// An answer as far as it was read.
+/// A CRM's HTTP answer to one request, as far as it was read.
 #[derive(Debug)]
-pub struct Answer {
+pub struct CrmAnswer {
     /// The status.
     pub status: StatusCode,
     /// The headers.
@@ -204,7 +204,7 @@ impl<'a> Exchange<'a> {
     ///
     /// Errors: deferred (the turn too far), refused by the guard (final, nothing sent), timed
     /// out, or a connection or protocol error (both retried).
-    pub async fn send(&mut self, request: Request) -> Result<Answer, CrmFailure> {
+    pub async fn send(&mut self, request: Request) -> Result<CrmAnswer, CrmFailure> {
         self.time_left()?;
         if let Err(deferral) = self.pace.turn(self.key(), self.rule(), self.deadline).await {
             let (error, wait) = match deferral {
@@ -256,7 +256,7 @@ impl<'a> Exchange<'a> {
                 Ok(Err(error)) => return Err(self.request_failure(&error)),
             }
         };
-        Ok(Answer {
+        Ok(CrmAnswer {
             status,
             headers,
             body,
@@ -286,7 +286,7 @@ impl<'a> Exchange<'a> {
     /// non-2xx answer is [`Self::refusal`]'s failure; a request that fails is [`Self::send`]'s.
     pub async fn post_token_form(
         &mut self, url: String, form: String, refused: &'static str,
-    ) -> Result<Answer, CrmFailure> {
+    ) -> Result<CrmAnswer, CrmFailure> {
         let mut headers = HeaderMap::new();
         headers.insert(
             CONTENT_TYPE,
@@ -349,7 +349,7 @@ impl<'a> Exchange<'a> {
 
     /// The refusal of a non-2xx `answer` (BEHAVIOR 7): `CRM answered <status>: <detail>`, the
     /// detail as the adapter reads the (redacted) body, and what follows.
-    pub fn refusal(&self, answer: &Answer) -> Refusal {
+    pub fn refusal(&self, answer: &CrmAnswer) -> Refusal {
         let status = answer.status.as_u16();
         let text = self.redact(&String::from_utf8_lossy(&answer.body));
         let Classified {

@@ -27,7 +27,7 @@ use crate::model::member::Member;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::model::webhook::EventType;
-use crate::page::Page;
+use crate::page::PageRequest;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
 use crate::store::Store;
 use crate::webhooks::add_deliveries;
@@ -329,7 +329,7 @@ impl CrmSync {
                     if to.status == CrmSyncStatus::Failed {
                         let subscriptions = self
                             .store
-                            .list_webhooks(entry.account_id, &Page::first(100, false))
+                            .list_webhooks(entry.account_id, &PageRequest::first(100, false))
                             .await?
                             .items;
                         let failed = DispatchEntry {

@@ -689,11 +689,11 @@ impl<'a> Replay<'a> {
             holidays: &self.holidays,
         };
         let mut trace = Trace::default();
-        let (user, _, moved) = steps::evaluate(&evaluation, &mut trace)?;
-        if let Some((_, next, _)) = moved {
-            self.rotation = next;
+        let decided = steps::evaluate(&evaluation, &mut trace)?;
+        if let Some(moved) = decided.rotation {
+            self.rotation = moved.next;
         }
-        Ok((Some(user), OWNER_ASSIGNED))
+        Ok((Some(decided.owner), OWNER_ASSIGNED))
     }
 
     /// What the replay keeps of `record`: its metadata and the values of the fields the

@@ -18,7 +18,7 @@ use crate::fields::catalogue::{Catalogue, FieldDef};
 use crate::fields::definition::FieldType;
 use crate::model::account::{Account, Team};
 use crate::model::dispatch::{
-    AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, RotationState,
+    AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, RotationState, RotationWrite,
 };
 use crate::model::due::DueChanges;
 use crate::model::member::Member;
@@ -27,7 +27,7 @@ use crate::model::record::{Record, UniqueKey};
 use crate::model::router::{DistributionModel, RotationType, Router, RouterConfig, RouterSettings};
 use crate::model::sla::{SlaSetting, SlaSettingView, SlaState};
 use crate::model::webhook::WebhookSubscription;
-use crate::page::Page;
+use crate::page::PageRequest;
 use crate::routers::revision::RevisionChoice;
 use crate::routers::roster::{members_by_email, read_roster_with, Named, Roster, RosterKeys};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
@@ -227,7 +227,7 @@ enum Subscriptions {
 async fn listed_subscriptions(
     cx: &Context<'_>, account_id: AccountId, version: u64,
 ) -> Step<Arc<Vec<WebhookSubscription>>> {
-    let page = Page::first(crate::page::MAX_LIMIT, false);
+    let page = PageRequest::first(crate::page::MAX_LIMIT, false);
     let listed = cx.store.list_webhooks(account_id, &page).await?.items;
     Ok(cx.subscriptions.keep(account_id, version, listed))
 }
@@ -593,7 +593,7 @@ pub(crate) async fn add_company_owners<'c>(
 /// again with the fresh one.
 async fn choose_owner(
     cx: &Context<'_>, run: &Run<'_>, checked: &Checked, now: DateTime<Utc>, trace: &mut Trace,
-) -> Step<(Member, AssignmentReason, RotationWrite)> {
+) -> Step<(Member, AssignmentReason, Option<RotationWrite>)> {
     let account = &checked.directory.account;
     let mut roster = checked.roster.clone();
     add_company_owners(cx.store, account.id, &mut roster, checked.company.as_ref()).await?;
@@ -611,7 +611,11 @@ async fn choose_owner(
             holidays: &holidays,
             ..checked.evaluation(run, &roster.members, now)
         };
-        let (email, reason, rotation) = decide(&evaluation, trace)?;
+        let Decided {
+            owner: email,
+            reason,
+            rotation,
+        } = decide(&evaluation, trace)?;
         let Some(listed) = roster
             .members
             .iter()
@@ -646,7 +650,7 @@ async fn choose_owner(
 /// The assignment of `member` (steps 15 on): the writes and the answer.
 fn assign(
     cx: &Context<'_>, run: &Run<'_>, checked: &Checked, member: Member, reason: AssignmentReason,
-    rotation: RotationWrite, now: DateTime<Utc>,
+    rotation: Option<RotationWrite>, now: DateTime<Utc>,
 ) -> Planned {
     let member_write = match reason {
         AssignmentReason::Backup => None,
@@ -717,10 +721,6 @@ pub(crate) fn trigger_member_ids(
 /// Choices made again when the consistent read of the chosen member shows the list was stale.
 const MAX_STALE_CHOICES: usize = 5;
 
-/// The rotation state an assignment writes: the router, its next state, and the version it
-/// replaces (`None`: account matching and backup move no rotation).
-type RotationWrite = Option<(RouterId, RotationState, u64)>;
-
 /// What the run applies of the account's quota and the members' capacity (BEHAVIOR 6 steps 9
 /// and 12).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -773,9 +773,17 @@ pub struct Evaluation<'a> {
     pub holidays: &'a HolidayCalendars,
 }
 
-/// Who the evaluation assigns, why, and the rotation state it moves to (`None` for account
-/// matching and backup, which move no rotation).
-pub type Decided = (String, AssignmentReason, RotationWrite);
+/// What the evaluation decides (steps 10 to 14).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    /// The e-mail of the member who gets the record.
+    pub owner: String,
+    /// Why them.
+    pub reason: AssignmentReason,
+    /// The rotation state it moves to (`None` for account matching and backup, which move no
+    /// rotation).
+    pub rotation: Option<RotationWrite>,
+}
 
 /// Steps 7 to 14 of one run: [`admit`], then [`decide`]. The what-if replay runs exactly this
 /// for each entry it replays.
@@ -818,7 +826,12 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
     trace.explanation.account_match = None;
     trace.explanation.candidates = None;
     Ok(match account_matching(e.company, &pool, trace) {
-        Some(owner) => (owner, AssignmentReason::AccountMatching, None), // step 10
+        // step 10
+        Some(owner) => Decided {
+            owner,
+            reason: AssignmentReason::AccountMatching,
+            rotation: None,
+        },
         None => {
             let teams = team_members(e.router, e.teams, &pool);
             let candidates = pool.candidates(e.router, e.settings, e.teams); // step 11
@@ -829,13 +842,22 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
                 }
                 let state = e.rotation;
                 let (chosen, next) = choose(e.router, e.settings, &candidates, &teams, state)?; // step 14
-                (
-                    chosen,
-                    AssignmentReason::Rotation,
-                    Some((e.router.id, next, state.version)),
-                )
+                Decided {
+                    owner: chosen,
+                    reason: AssignmentReason::Rotation,
+                    rotation: Some(RotationWrite {
+                        router_id: e.router.id,
+                        next,
+                        read_version: state.version,
+                    }),
+                }
             } else {
-                (backup(e.settings, &pool)?, AssignmentReason::Backup, None) // step 13
+                // step 13
+                Decided {
+                    owner: backup(e.settings, &pool)?,
+                    reason: AssignmentReason::Backup,
+                    rotation: None,
+                }
             }
         }
     })
@@ -1248,7 +1270,7 @@ struct AssignmentParts<'a> {
     owner_field: &'a FieldDef,
     member: &'a Member,
     reason: AssignmentReason,
-    rotation: RotationWrite,
+    rotation: Option<RotationWrite>,
     member_write: Option<(Member, u64)>,
     now: DateTime<Utc>,
     month: String,

@@ -25,7 +25,7 @@ use crate::model::dispatch::DispatchEntry;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{DistributionModel, Router};
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
-use crate::page::{ListView, Listed, Page};
+use crate::page::{ListView, Page, PageRequest};
 use crate::store::dispatch_position;
 use crate::store::Store;
 use crate::timefmt::Timestamp;
@@ -72,7 +72,8 @@ impl HistoryService {
     /// to days late; BEHAVIOR 8), at most [`crate::page::MAX_PAGE_DATA_BYTES`] of JSON
     /// (BEHAVIOR 12: a page cut short has fewer than `limit` items and a `next_after`).
     fn answer(
-        &self, mut listed: Listed<DispatchEntry>, page: &Page, list: &ListId, cursors: &CursorKey,
+        &self, mut listed: Page<DispatchEntry>, page: &PageRequest, list: &ListId,
+        cursors: &CursorKey,
     ) -> ListView<DispatchEntryView> {
         let now = self.clock.now();
         listed.items.retain(|e| e.expires_at > now);

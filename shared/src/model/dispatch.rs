@@ -332,6 +332,17 @@ pub struct AssignmentTally {
     pub count: u64,
 }
 
+/// The rotation state a rotation assignment writes (BEHAVIOR 6 step 14).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RotationWrite {
+    /// The router whose rotation moves.
+    pub router_id: RouterId,
+    /// Its next state.
+    pub next: RotationState,
+    /// The version of the state the run read: the write is conditional on it.
+    pub read_version: u64,
+}
+
 /// Everything one assignment writes, atomically (BEHAVIOR 6, "Assignment writes").
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssignmentWrite {
@@ -343,8 +354,8 @@ pub struct AssignmentWrite {
     /// the write commits only while the router is still at it, so an assignment is never made
     /// by a revision that is no longer live (BEHAVIOR 15; a `ConditionCheck` on the router).
     pub router_version: u64,
-    /// The router's new rotation state and the version read (rotation assignments only).
-    pub rotation: Option<(RouterId, RotationState, u64)>,
+    /// The router's new rotation state (rotation assignments only).
+    pub rotation: Option<RotationWrite>,
     /// The chosen member with counters incremented and the version read (when counters apply).
     pub member: Option<(Member, u64)>,
     /// The chosen member's id and the version read (consistently) at the choice: the write is

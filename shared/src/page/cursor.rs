@@ -9,7 +9,7 @@
 //! (`CURSOR_SECRET`, `docs/decisions.md`), so a cursor issued by one Lambda instance opens on
 //! any other.
 
-use super::{ListView, Listed, Page, PageStart, Position};
+use super::{ListView, Page, PageRequest, PageStart, Position};
 use crate::error::DomainError;
 use crate::types::ids::AccountId;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -202,11 +202,11 @@ impl CursorKey {
     }
 
     /// The answer of `page` of `list`: `listed` shown as `view`s, cut to at most
-    /// [`super::MAX_PAGE_DATA_BYTES`] of JSON ([`Listed::into_views`]; BEHAVIOR 12: a Lambda
+    /// [`super::MAX_PAGE_DATA_BYTES`] of JSON ([`Page::into_views`]; BEHAVIOR 12: a Lambda
     /// answer is at most 6 MB), with `pagination.next_after` the cursor of the last item shown
     /// (per `position`) when more follow (BEHAVIOR 11).
     pub fn answer<T, V: serde::Serialize>(
-        &self, list: &ListId, page: &Page, listed: Listed<T>, view: impl Fn(&T) -> V,
+        &self, list: &ListId, page: &PageRequest, listed: Page<T>, view: impl Fn(&T) -> V,
         position: impl Fn(&T) -> Position,
     ) -> ListView<V> {
         let shown = listed.into_views(view, position);
@@ -273,12 +273,12 @@ impl ListRequest {
     /// The page this request asks of `list`, opening `after` with `key`.
     ///
     /// Errors: 400 [`INVALID_AFTER`] naming `after`.
-    pub fn page(&self, key: &CursorKey, list: &ListId) -> Result<Page, DomainError> {
+    pub fn page(&self, key: &CursorKey, list: &ListId) -> Result<PageRequest, DomainError> {
         let start = match &self.start {
             RequestedStart::Offset(offset) => PageStart::Offset(*offset),
             RequestedStart::After(after) => PageStart::After(key.open(list, after)?),
         };
-        Ok(Page {
+        Ok(PageRequest {
             limit: self.limit,
             start,
             include_archived: self.include_archived,
@@ -292,7 +292,7 @@ impl ListRequest {
     /// Errors: 400 [`INVALID_AFTER`] naming `after`.
     pub fn open(
         &self, key: &CursorKey, account_id: AccountId, name: impl Into<String>,
-    ) -> Result<(ListId, Page), DomainError> {
+    ) -> Result<(ListId, PageRequest), DomainError> {
         let list = ListId::new(account_id, name, self.include_archived);
         let page = self.page(key, &list)?;
         Ok((list, page))
@@ -304,7 +304,7 @@ impl ListRequest {
     /// Errors: 400 [`INVALID_AFTER`] naming `after`.
     pub fn open_unfiltered(
         &self, key: &CursorKey, account_id: AccountId, name: impl Into<String>,
-    ) -> Result<(ListId, Page), DomainError> {
+    ) -> Result<(ListId, PageRequest), DomainError> {
         let request = Self {
             include_archived: false,
             ..self.clone()
@@ -405,11 +405,11 @@ mod tests {
         };
         assert_eq!(
             request.page(&key, &l).unwrap(),
-            Page::after(3, Position::new("p"), false)
+            PageRequest::after(3, Position::new("p"), false)
         );
         assert_eq!(
             ListRequest::default().page(&key, &l).unwrap(),
-            Page::default()
+            PageRequest::default()
         );
     }
 
@@ -451,7 +451,7 @@ mod tests {
             let (_, page) = request(archived, cursor.clone())
                 .open_unfiltered(&key, account, "webhooks")
                 .unwrap();
-            assert_eq!(page, Page::after(5, Position::new("w"), false));
+            assert_eq!(page, PageRequest::after(5, Position::new("w"), false));
         }
     }
 

@@ -1,6 +1,6 @@
-//! Pages of a list (spec "Limits"; BEHAVIOR 2 and 11): the page asked for, the position a page
-//! starts after, what the store hands back, and the `{data, pagination}` shape every list answers
-//! with.
+//! Pages of a list (spec "Limits"; BEHAVIOR 2 and 11): the page asked for ([`PageRequest`]),
+//! the position a page starts after, the page the store hands back ([`Page`]), and the
+//! `{data, pagination}` shape every list answers with.
 //!
 //! A list is read either by `offset` (at most [`MAX_OFFSET`]) or after a position: the opaque,
 //! tamper-evident `after` cursor of [`cursor`] wraps the sort key of the last item of the
@@ -53,9 +53,10 @@ pub enum PageStart {
     After(Position),
 }
 
-/// One page of a list, in the contract's order (BEHAVIOR 2).
+/// The page of a list asked for, in the contract's order (BEHAVIOR 2): its size, where it
+/// starts, and whether archived items count.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
+pub struct PageRequest {
     /// Maximum number of items, 1..=100.
     pub limit: usize,
     /// Where the page starts.
@@ -64,7 +65,7 @@ pub struct Page {
     pub include_archived: bool,
 }
 
-impl Page {
+impl PageRequest {
     /// The first `limit` items; archived ones too when `include_archived`.
     pub fn first(limit: usize, include_archived: bool) -> Self {
         Self {
@@ -101,24 +102,24 @@ impl Page {
     }
 }
 
-impl Default for Page {
+impl Default for PageRequest {
     /// The first page of 10 active items.
     fn default() -> Self {
         Self::first(DEFAULT_LIMIT, false)
     }
 }
 
-/// What a store list call returns: the page's items and, when more items follow, the position
-/// of the last one (the next page starts after it).
+/// One page of a list, as a store list call returns it: the page's items and, when more items
+/// follow, the position of the last one (the next page starts after it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Listed<T> {
+pub struct Page<T> {
     /// At most `limit` items, in list order.
     pub items: Vec<T>,
     /// `Some` exactly when at least one more item follows the page.
     pub next: Option<Position>,
 }
 
-impl<T> Listed<T> {
+impl<T> Page<T> {
     /// A page of `items` with `next` when more follow.
     pub fn new(items: Vec<T>, next: Option<Position>) -> Self {
         Self { items, next }
@@ -141,14 +142,14 @@ impl<T> Listed<T> {
     }
 }
 
-impl<T> Listed<T> {
+impl<T> Page<T> {
     /// The page's items as `view`s, cut to the longest prefix whose JSON takes at most
     /// [`MAX_PAGE_DATA_BYTES`] (at least one item); when cut, `next` is the position (per
     /// `position`) of the last item kept, so the client continues with `after` from there
     /// (its `pagination.count` is below `limit`).
     pub fn into_views<V: serde::Serialize>(
         self, view: impl Fn(&T) -> V, position: impl Fn(&T) -> Position,
-    ) -> Listed<V> {
+    ) -> Page<V> {
         let mut views = Vec::with_capacity(self.items.len());
         let mut bytes = 0usize;
         for item in &self.items {
@@ -157,11 +158,11 @@ impl<T> Listed<T> {
             bytes += crate::types::limits::json_size(&v) + usize::from(!views.is_empty());
             if bytes > MAX_PAGE_DATA_BYTES && !views.is_empty() {
                 let last = &self.items[views.len() - 1];
-                return Listed::new(views, Some(position(last)));
+                return Page::new(views, Some(position(last)));
             }
             views.push(v);
         }
-        Listed::new(views, self.next)
+        Page::new(views, self.next)
     }
 }
 
@@ -194,7 +195,7 @@ pub struct ListView<T> {
 
 impl<T> ListView<T> {
     /// The answer for `page` holding `data`, with the cursor `next_after` of the next page.
-    pub fn new(data: Vec<T>, page: &Page, next_after: Option<String>) -> Self {
+    pub fn new(data: Vec<T>, page: &PageRequest, next_after: Option<String>) -> Self {
         let pagination = Pagination {
             limit: page.limit,
             offset: page.offset(),
@@ -212,13 +213,13 @@ mod tests {
     #[test]
     fn a_lookahead_read_sets_next_only_when_an_item_follows() {
         let pos = |n: &u32| Position::new(n.to_string());
-        let full = Listed::from_lookahead(vec![1, 2, 3], 2, pos);
+        let full = Page::from_lookahead(vec![1, 2, 3], 2, pos);
         assert_eq!(full.items, [1, 2]);
         assert_eq!(full.next, Some(Position::new("2")));
-        let last = Listed::from_lookahead(vec![1, 2], 2, pos);
+        let last = Page::from_lookahead(vec![1, 2], 2, pos);
         assert_eq!(last.items, [1, 2]);
         assert_eq!(last.next, None);
-        let empty = Listed::from_lookahead(Vec::new(), 2, pos);
+        let empty = Page::from_lookahead(Vec::new(), 2, pos);
         assert_eq!(empty.next, None);
     }
 
@@ -228,32 +229,32 @@ mod tests {
         // Items of a third of the budget each (as JSON strings with their quotes).
         let third = MAX_PAGE_DATA_BYTES / 3 - 2;
         let big = |_: &usize| "x".repeat(third);
-        let cut = Listed::new(vec![1, 2, 3, 4, 5], None).into_views(big, pos);
+        let cut = Page::new(vec![1, 2, 3, 4, 5], None).into_views(big, pos);
         assert_eq!(cut.items.len(), 2);
         assert_eq!(cut.next, Some(Position::new("2")));
         // What fits stays as it was, with its own next.
-        let small = Listed::new(vec![1, 2], Some(Position::new("2"))).into_views(big, pos);
+        let small = Page::new(vec![1, 2], Some(Position::new("2"))).into_views(big, pos);
         assert_eq!(
             (small.items.len(), small.next),
             (2, Some(Position::new("2")))
         );
         // One item larger than the budget is still a page of one.
         let huge = |_: &usize| "x".repeat(MAX_PAGE_DATA_BYTES + 1);
-        let one = Listed::new(vec![1, 2], None).into_views(huge, pos);
+        let one = Page::new(vec![1, 2], None).into_views(huge, pos);
         assert_eq!((one.items.len(), one.next), (1, Some(Position::new("1"))));
-        let last = Listed::new(vec![1], None).into_views(huge, pos);
+        let last = Page::new(vec![1], None).into_views(huge, pos);
         assert_eq!((last.items.len(), last.next), (1, None));
     }
 
     #[test]
     fn a_page_after_a_position_reports_offset_zero() {
-        let page = Page::after(5, Position::new("x"), false);
+        let page = PageRequest::after(5, Position::new("x"), false);
         let view = ListView::new(vec![1], &page, None);
         assert_eq!(view.pagination.offset, 0);
         assert_eq!(view.pagination.limit, 5);
         assert_eq!(view.pagination.count, 1);
         assert_eq!(
-            ListView::new(vec![1], &Page::at_offset(5, 7, true), None)
+            ListView::new(vec![1], &PageRequest::at_offset(5, 7, true), None)
                 .pagination
                 .offset,
             7

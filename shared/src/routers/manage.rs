@@ -27,9 +27,9 @@ use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
-use crate::page::{ListView, Page, PageStart, Position};
+use crate::page::{ListView, PageRequest, PageStart, Position};
 use crate::store::retry::KEPT_CHANGING;
-use crate::store::{keys, revision_position, Backoff, Listed, Store, StoreError, Turns};
+use crate::store::{keys, revision_position, Backoff, Page, Store, StoreError, Turns};
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, RouterId};
 use serde::Deserialize;
@@ -452,7 +452,7 @@ impl RouterAdmin {
             PageStart::Offset(offset) if offset > 0 => {
                 let newest = router.revision.saturating_sub(offset as u64);
                 // Revisions below `newest + 1`, i.e. from `newest` down.
-                Page::after(
+                PageRequest::after(
                     page.limit,
                     Position::new(keys::revision_number(newest + 1)),
                     false,
@@ -471,7 +471,7 @@ impl RouterAdmin {
                 .await
                 .map_err(kept_changing)?
             {
-                listed = Listed::new(vec![first], None);
+                listed = Page::new(vec![first], None);
             }
         }
         Ok(cursors.answer(&list, &page, listed, RevisionView::new, revision_position))

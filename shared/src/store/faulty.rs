@@ -3,9 +3,9 @@
 
 use super::{
     AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore, FirstFound,
-    FirstReads, IdempotencyStore, Listed, MemberStore, PaceStore, Page, Position, ProvisionReport,
-    ProvisionStore, RecordStore, RouterStore, Store, StoreError, StoreResult, UniqueKey,
-    WebhookStore,
+    FirstReads, IdempotencyStore, MemberStore, PaceStore, Page, PageRequest, Position,
+    ProvisionReport, ProvisionStore, RecordStore, RouterStore, Store, StoreError, StoreResult,
+    UniqueKey, WebhookStore,
 };
 use crate::fields::definition::FieldDefinition;
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
@@ -35,6 +35,117 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// A method of the store port that [`FaultyStore`] forwards, by name: what a fault is switched
+/// on for ([`Faults::conflict_next`]) and what calls, volumes and deadlines are counted by.
+///
+/// Each variant is spelled exactly as its method (hence snake case): the forwarding impls below
+/// name the variant from the method's own identifier, so renaming a port method without its
+/// variant fails to compile here, and renaming the variant fails to compile in every test that
+/// injects a fault into it or counts its calls. Its `Debug` and `Display` print the method name.
+/// A variant stands for the method of its name, documented on its port trait.
+#[allow(non_camel_case_types, missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PortMethod {
+    // AccountStore
+    get_account,
+    get_client,
+    field_definitions,
+    list_roles,
+    list_teams,
+    // RecordStore
+    get_record,
+    find_record,
+    get_records,
+    list_records,
+    create_record_completing,
+    update_record,
+    find_by_unique_key,
+    // MemberStore
+    list_members,
+    get_member,
+    get_members,
+    find_member_by_email,
+    identify_members,
+    update_member,
+    // RouterStore
+    list_routers,
+    get_router,
+    find_router,
+    create_router,
+    get_router_draft,
+    put_router_draft,
+    delete_router_draft,
+    get_router_revision,
+    put_first_revision,
+    list_router_revisions,
+    write_router,
+    // DispatchStore
+    rotation_state,
+    first_round_reads,
+    assignment_count,
+    record_dispatch,
+    list_router_dispatches,
+    list_router_dispatches_between,
+    list_record_dispatches,
+    get_dispatch,
+    get_explained_dispatch,
+    update_crm_sync,
+    end_sla_check,
+    tally_assignments,
+    idempotency_key_used,
+    commit_assignment,
+    // DueStore
+    get_due,
+    claim_due,
+    settle_due,
+    park_due,
+    parked_due_items,
+    rearm_due,
+    overdue_due_items,
+    // IdempotencyStore
+    claim_idempotency_key,
+    complete_idempotency_key,
+    amend_idempotency_response,
+    release_idempotency_key,
+    // WebhookStore
+    create_webhook,
+    list_webhooks,
+    get_webhook,
+    update_webhook,
+    delete_webhook,
+    get_delivery,
+    list_deliveries,
+    record_delivery,
+    // CalendarStore
+    create_holiday_calendar,
+    list_holiday_calendars,
+    get_holiday_calendar,
+    get_holiday_calendars,
+    update_holiday_calendar,
+    delete_holiday_calendar,
+    // ProvisionStore
+    provision,
+    replace_client,
+    // AuthAttemptStore
+    failed_authentications,
+    count_failed_authentication,
+    // PaceStore
+    take_turn,
+    hold_pace,
+    set_usage_hold,
+    // AuditStore
+    list_audit_events,
+    get_audit_event,
+    append_audit_event,
+}
+
+impl std::fmt::Display for PortMethod {
+    /// The method name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
 
 /// What the decorator makes fail.
 #[derive(Debug, Default)]
@@ -73,13 +184,13 @@ pub struct Faults {
     /// What each `first_round_reads` asked for while [`Self::rounds`] counted, in order (a test
     /// takes them with [`Self::take_first_reads`]).
     pub first_reads: std::sync::Mutex<Vec<FirstReads>>,
-    /// By port method name, how many of its next calls answer [`StoreError::Conflict`] (a
+    /// By port method, how many of its next calls answer [`StoreError::Conflict`] (a
     /// write whose condition failed because something else changed the item meanwhile), before
     /// the call reaches the inner store ([`Self::conflict_next`]).
-    pub conflicts: std::sync::Mutex<std::collections::HashMap<&'static str, usize>>,
+    pub conflicts: std::sync::Mutex<std::collections::HashMap<PortMethod, usize>>,
     /// Every call's request deadline ([`crate::store::request_deadline`]) as the call saw it:
     /// the one deadline a request passes down to each store call.
-    pub deadlines: std::sync::Mutex<Vec<(&'static str, Option<tokio::time::Instant>)>>,
+    pub deadlines: std::sync::Mutex<Vec<(PortMethod, Option<tokio::time::Instant>)>>,
 }
 
 impl Faults {
@@ -89,7 +200,7 @@ impl Faults {
     }
 
     /// The next `times` calls of the port method `method` answer [`StoreError::Conflict`].
-    pub fn conflict_next(&self, method: &'static str, times: usize) {
+    pub fn conflict_next(&self, method: PortMethod, times: usize) {
         self.conflicts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -97,9 +208,9 @@ impl Faults {
     }
 
     /// Whether this call of `method` is one of those made to conflict (counting it down).
-    fn conflicts_now(&self, method: &str) -> bool {
+    fn conflicts_now(&self, method: PortMethod) -> bool {
         let mut conflicts = self.conflicts.lock().unwrap_or_else(|e| e.into_inner());
-        match conflicts.get_mut(method) {
+        match conflicts.get_mut(&method) {
             Some(left) if *left > 0 => {
                 *left -= 1;
                 true
@@ -137,7 +248,7 @@ pub struct Rounds {
     in_flight: std::sync::atomic::AtomicUsize,
     rounds: std::sync::atomic::AtomicUsize,
     calls: std::sync::atomic::AtomicUsize,
-    by_method: std::sync::Mutex<std::collections::BTreeMap<&'static str, usize>>,
+    by_method: std::sync::Mutex<std::collections::BTreeMap<PortMethod, usize>>,
 }
 
 impl Rounds {
@@ -161,7 +272,7 @@ impl Rounds {
     }
 
     /// Stops counting; returns (rounds, calls by port method) since [`Self::start`].
-    pub fn stop(&self) -> (usize, std::collections::BTreeMap<&'static str, usize>) {
+    pub fn stop(&self) -> (usize, std::collections::BTreeMap<PortMethod, usize>) {
         self.counting.store(false, Ordering::SeqCst);
         (
             self.rounds.load(Ordering::SeqCst),
@@ -178,7 +289,7 @@ impl Rounds {
 /// (the what-if replay) read, and at most how much at once.
 #[derive(Debug, Default)]
 pub struct Volumes {
-    by_method: std::sync::Mutex<std::collections::BTreeMap<&'static str, Volume>>,
+    by_method: std::sync::Mutex<std::collections::BTreeMap<PortMethod, Volume>>,
 }
 
 /// The items one port method answered since [`Volumes::take`].
@@ -193,7 +304,7 @@ pub struct Volume {
 }
 
 impl Volumes {
-    fn note(&self, method: &'static str, items: usize) {
+    fn note(&self, method: PortMethod, items: usize) {
         let mut by_method = self.by_method.lock().unwrap_or_else(|e| e.into_inner());
         let volume = by_method.entry(method).or_default();
         volume.calls += 1;
@@ -202,7 +313,7 @@ impl Volumes {
     }
 
     /// The volumes since the last call (by port method), counting from zero again.
-    pub fn take(&self) -> std::collections::BTreeMap<&'static str, Volume> {
+    pub fn take(&self) -> std::collections::BTreeMap<PortMethod, Volume> {
         std::mem::take(&mut *self.by_method.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -225,7 +336,7 @@ impl FaultyStore {
 
     /// Runs one delegated call, counting its round when counting.
     async fn observed<T>(
-        &self, method: &'static str, call: impl std::future::Future<Output = T>,
+        &self, method: PortMethod, call: impl std::future::Future<Output = T>,
     ) -> T {
         let rounds = &self.faults.rounds;
         if !rounds.counting.load(Ordering::SeqCst) {
@@ -255,7 +366,7 @@ impl FaultyStore {
     }
 
     /// The faults switched on for `method` that strike before its call (not counted as a call).
-    fn check(&self, method: &'static str) -> StoreResult<()> {
+    fn check(&self, method: PortMethod) -> StoreResult<()> {
         self.faults
             .deadlines
             .lock()
@@ -267,11 +378,13 @@ impl FaultyStore {
             "injected backend failure"
         } else {
             match method {
-                "create_record_completing" if on(&faults.creates_fail) => "injected create failure",
-                "complete_idempotency_key" if on(&faults.completions_fail) => {
+                PortMethod::create_record_completing if on(&faults.creates_fail) => {
+                    "injected create failure"
+                }
+                PortMethod::complete_idempotency_key if on(&faults.completions_fail) => {
                     "injected completion failure"
                 }
-                "update_crm_sync" if on(&faults.crm_sync_updates_fail) => {
+                PortMethod::update_crm_sync if on(&faults.crm_sync_updates_fail) => {
                     "injected CRM sync update failure"
                 }
                 _ => return Ok(()),
@@ -299,9 +412,11 @@ impl FaultyStore {
     }
 
     /// The faults switched on for `method` that strike during its (counted) call.
-    fn race(&self, method: &str) -> StoreResult<()> {
+    fn race(&self, method: PortMethod) -> StoreResult<()> {
         match method {
-            "commit_assignment" if self.faults.commits_conflict.load(Ordering::SeqCst) => {
+            PortMethod::commit_assignment
+                if self.faults.commits_conflict.load(Ordering::SeqCst) =>
+            {
                 Err(StoreError::Conflict)
             }
             _ if self.faults.conflicts_now(method) => Err(StoreError::Conflict),
@@ -322,18 +437,18 @@ macro_rules! delegate_store {
         #[async_trait]
         impl $trait for FaultyStore {
             $(async fn $method(&self, $($arg: $ty),*) -> StoreResult<$out> {
-                self.check(stringify!($method))?;
-                self.observed(stringify!($method), async {
-                    self.race(stringify!($method))?;
+                self.check(PortMethod::$method)?;
+                self.observed(PortMethod::$method, async {
+                    self.race(PortMethod::$method)?;
                     self.inner.$method($($arg),*).await
                 })
                 .await
             })*
             $(async fn $amethod(&self, $($aarg: $aty),*) -> StoreResult<$aout> {
-                self.check(stringify!($amethod))?;
+                self.check(PortMethod::$amethod)?;
                 self.occupy($audit).await?;
-                self.observed(stringify!($amethod), async {
-                    self.race(stringify!($amethod))?;
+                self.observed(PortMethod::$amethod, async {
+                    self.race(PortMethod::$amethod)?;
                     self.inner.$amethod($($aarg),*).await
                 })
                 .await
@@ -358,7 +473,7 @@ delegate_store! {
     impl RecordStore;
     fn get_record(account_id: AccountId, object_type: ObjectType, id: RecordId) -> Option<Record>;
     fn find_record(account_id: AccountId, id: RecordId) -> Option<Record>;
-    fn list_records(account_id: AccountId, object_type: ObjectType, page: &Page) -> Listed<Record>;
+    fn list_records(account_id: AccountId, object_type: ObjectType, page: &PageRequest) -> Page<Record>;
     fn create_record_completing(
         record: &Record, keys: &[UniqueKey], completion: Option<&IdempotencyCompletion>
     ) -> ();
@@ -371,10 +486,11 @@ delegate_store! {
     ;
     /// Counted in [`Faults::volumes`].
     async fn get_records(&self, account_id: AccountId, ids: &[RecordId]) -> StoreResult<Vec<Record>> {
-        self.check("get_records")?;
-        let records = self.observed("get_records", self.inner.get_records(account_id, ids));
+        self.check(PortMethod::get_records)?;
+        let call = self.inner.get_records(account_id, ids);
+        let records = self.observed(PortMethod::get_records, call);
         let records = records.await?;
-        self.faults.volumes.note("get_records", records.len());
+        self.faults.volumes.note(PortMethod::get_records, records.len());
         Ok(records)
     }
 }
@@ -390,40 +506,43 @@ delegate_store! {
     ) -> () => audit;
     ;
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
-    async fn list_members(&self, account_id: AccountId, page: &Page) -> StoreResult<Listed<Member>> {
-        self.check("list_members")?;
+    async fn list_members(&self, account_id: AccountId, page: &PageRequest) -> StoreResult<Page<Member>> {
+        self.check(PortMethod::list_members)?;
         match self.faults.stale_members() {
             Some(members) => {
                 let members = members.into_iter().filter(|m| m.account_id == account_id);
-                Ok(Listed::new(members.collect(), None))
+                Ok(Page::new(members.collect(), None))
             }
-            None => self.observed("list_members", self.inner.list_members(account_id, page)).await,
+            None => {
+                let call = self.inner.list_members(account_id, page);
+                self.observed(PortMethod::list_members, call).await
+            }
         }
     }
 
     /// A lagging index ([`Faults::stale_members`]) answers in place of the inner store.
     async fn find_member_by_email(&self, account_id: AccountId, email: &str) -> StoreResult<Option<Member>> {
-        self.check("find_member_by_email")?;
+        self.check(PortMethod::find_member_by_email)?;
         let Some(members) = self.faults.stale_members() else {
             let call = self.inner.find_member_by_email(account_id, email);
-            return self.observed("find_member_by_email", call).await;
+            return self.observed(PortMethod::find_member_by_email, call).await;
         };
         let wanted = email.to_lowercase();
         let found = members
             .into_iter()
             .find(|m| m.account_id == account_id && m.email.as_str() == wanted);
-        self.observed("find_member_by_email", async move { Ok(found) }).await
+        self.observed(PortMethod::find_member_by_email, async move { Ok(found) }).await
     }
 }
 
 delegate_store! {
     impl RouterStore;
-    fn list_routers(account_id: AccountId, page: &Page) -> Listed<Router>;
+    fn list_routers(account_id: AccountId, page: &PageRequest) -> Page<Router>;
     fn get_router_draft(account_id: AccountId, router_id: RouterId) -> Option<RouterDraft>;
     fn get_router_revision(account_id: AccountId, router_id: RouterId, revision: u64)
         -> Option<RouterRevision>;
-    fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &Page)
-        -> Listed<RouterRevision>;
+    fn list_router_revisions(account_id: AccountId, router_id: RouterId, page: &PageRequest)
+        -> Page<RouterRevision>;
     fn put_first_revision(revision: &RouterRevision) -> bool;
     ;
     audited fn create_router(
@@ -443,15 +562,16 @@ delegate_store! {
     ;
     /// Answers the router as changed ([`Faults::routers_as`]).
     async fn get_router(&self, account_id: AccountId, router_id: RouterId) -> StoreResult<Option<Router>> {
-        self.check("get_router")?;
-        let router = self.observed("get_router", self.inner.get_router(account_id, router_id));
+        self.check(PortMethod::get_router)?;
+        let call = self.inner.get_router(account_id, router_id);
+        let router = self.observed(PortMethod::get_router, call);
         Ok(self.faults.router_as(router.await?))
     }
 
     /// Answers the router as changed ([`Faults::routers_as`]).
     async fn find_router(&self, router_id: RouterId) -> StoreResult<Option<Router>> {
-        self.check("find_router")?;
-        let router = self.observed("find_router", self.inner.find_router(router_id));
+        self.check(PortMethod::find_router)?;
+        let router = self.observed(PortMethod::find_router, self.inner.find_router(router_id));
         Ok(self.faults.router_as(router.await?))
     }
 }
@@ -464,11 +584,11 @@ delegate_store! {
         entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>, key: Option<&str>,
         completion: Option<&IdempotencyCompletion>, due: &DueChanges
     ) -> ();
-    fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &Page)
-        -> Listed<DispatchEntry>;
+    fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &PageRequest)
+        -> Page<DispatchEntry>;
     fn list_record_dispatches(
-        account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page
-    ) -> Listed<DispatchEntry>;
+        account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &PageRequest
+    ) -> Page<DispatchEntry>;
     fn get_dispatch(key: &DispatchEntryKey) -> Option<DispatchEntry>;
     fn get_explained_dispatch(account_id: AccountId, router_id: RouterId, entry_id: uuid::Uuid)
         -> Option<ExplainedEntry>;
@@ -487,21 +607,21 @@ delegate_store! {
     async fn list_router_dispatches_between(
         &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
         after: Option<&Position>, limit: usize,
-    ) -> StoreResult<Listed<DispatchEntry>> {
-        self.check("list_router_dispatches_between")?;
+    ) -> StoreResult<Page<DispatchEntry>> {
+        self.check(PortMethod::list_router_dispatches_between)?;
         let call = self
             .inner
             .list_router_dispatches_between(account_id, router_id, from, to, after, limit);
-        let listed = self.observed("list_router_dispatches_between", call).await?;
+        let listed = self.observed(PortMethod::list_router_dispatches_between, call).await?;
         self.faults
             .volumes
-            .note("list_router_dispatches_between", listed.items.len());
+            .note(PortMethod::list_router_dispatches_between, listed.items.len());
         Ok(listed)
     }
 
     /// Answers the router as changed ([`Faults::routers_as`]).
     async fn first_round_reads(&self, reads: &FirstReads) -> StoreResult<FirstFound> {
-        self.check("first_round_reads")?;
+        self.check(PortMethod::first_round_reads)?;
         if self.faults.rounds.counting.load(Ordering::SeqCst) {
             self.faults
                 .first_reads
@@ -509,7 +629,8 @@ delegate_store! {
                 .unwrap_or_else(|e| e.into_inner())
                 .push(reads.clone());
         }
-        let found = self.observed("first_round_reads", self.inner.first_round_reads(reads));
+        let call = self.inner.first_round_reads(reads);
+        let found = self.observed(PortMethod::first_round_reads, call);
         let mut found = found.await?;
         found.router = self.faults.router_as(found.router);
         Ok(found)
@@ -541,10 +662,10 @@ delegate_store! {
 
 delegate_store! {
     impl WebhookStore;
-    fn list_webhooks(account_id: AccountId, page: &Page) -> Listed<WebhookSubscription>;
+    fn list_webhooks(account_id: AccountId, page: &PageRequest) -> Page<WebhookSubscription>;
     fn get_webhook(account_id: AccountId, id: WebhookId) -> Option<WebhookSubscription>;
     fn get_delivery(subscription_id: WebhookId, delivery_id: &str) -> Option<WebhookDelivery>;
-    fn list_deliveries(subscription_id: WebhookId, page: &Page) -> Listed<WebhookDelivery>;
+    fn list_deliveries(subscription_id: WebhookId, page: &PageRequest) -> Page<WebhookDelivery>;
     fn record_delivery(
         delivery: &WebhookDelivery, attempts: u32, health: Option<&SubscriptionHealth>,
         due: &DueChanges
@@ -565,7 +686,7 @@ delegate_store! {
 
 delegate_store! {
     impl CalendarStore;
-    fn list_holiday_calendars(account_id: AccountId, page: &Page) -> Listed<HolidayCalendar>;
+    fn list_holiday_calendars(account_id: AccountId, page: &PageRequest) -> Page<HolidayCalendar>;
     fn get_holiday_calendar(account_id: AccountId, id: HolidayCalendarId)
         -> Option<HolidayCalendar>;
     fn get_holiday_calendars(account_id: AccountId, ids: &[HolidayCalendarId])
@@ -612,8 +733,8 @@ delegate_store! {
 
 delegate_store! {
     impl AuditStore;
-    fn list_audit_events(account_id: AccountId, filter: &AuditFilter, page: &Page)
-        -> Listed<AuditEvent>;
+    fn list_audit_events(account_id: AccountId, filter: &AuditFilter, page: &PageRequest)
+        -> Page<AuditEvent>;
     fn get_audit_event(account_id: AccountId, id: uuid::Uuid) -> Option<AuditEvent>;
     ;
     audited fn append_audit_event(

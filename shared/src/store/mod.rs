@@ -36,7 +36,7 @@ pub mod tally;
 
 pub use crate::model::provision::ProvisionReport;
 pub use crate::model::record::UniqueKey;
-pub use crate::page::{Listed, Page, PageStart, Position};
+pub use crate::page::{Page, PageRequest, PageStart, Position};
 pub use error::{StoreError, StoreResult};
 pub use port::{
     AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore, FirstFound,

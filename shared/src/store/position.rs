@@ -8,7 +8,7 @@ use crate::model::member::Member;
 use crate::model::record::Record;
 use crate::model::router::{Router, RouterRevision};
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
-use crate::page::{Listed, Page, PageStart, Position};
+use crate::page::{Page, PageRequest, PageStart, Position};
 use crate::store::keys;
 
 /// The list position of a record: creation time, then id (both adapters order by it).
@@ -46,8 +46,8 @@ pub fn holiday_calendar_position(calendar: &HolidayCalendar) -> Position {
 /// both adapters read them all in one request), oldest first: by creation time, then id, so a
 /// provisioned calendar whose id is not a UUID v7 still takes its place by `created_at`.
 pub fn holiday_calendar_page(
-    mut all: Vec<HolidayCalendar>, page: &Page,
-) -> Listed<HolidayCalendar> {
+    mut all: Vec<HolidayCalendar>, page: &PageRequest,
+) -> Page<HolidayCalendar> {
     all.sort_by_key(|c| (c.created_at, c.id));
     let wanted = page.limit.saturating_add(1);
     let items: Vec<HolidayCalendar> = match &page.start {
@@ -58,7 +58,7 @@ pub fn holiday_calendar_page(
             .take(wanted)
             .collect(),
     };
-    Listed::from_lookahead(items, page.limit, holiday_calendar_position)
+    Page::from_lookahead(items, page.limit, holiday_calendar_position)
 }
 
 /// The list position of a router: creation time, then id.

@@ -6,7 +6,7 @@ use crate::due::{Claimed, Commit, DueJob, Ran, RoundError};
 use crate::error::DomainError;
 use crate::model::due::{DueChanges, DueId, DueItem, DueKind};
 use crate::model::webhook::{DeliveryStatus, WebhookDelivery, WebhookSubscription};
-use crate::page::{Page, Position};
+use crate::page::{PageRequest, Position};
 use crate::store::{Store, StoreError};
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
@@ -128,8 +128,8 @@ impl DeliveryCloser {
             return Ok(Commit::SubjectGone);
         }
         let page = match &subject.after {
-            Some(id) => Page::after(CLOSING_PAGE, Position::new(id.clone()), false),
-            None => Page::first(CLOSING_PAGE, false),
+            Some(id) => PageRequest::after(CLOSING_PAGE, Position::new(id.clone()), false),
+            None => PageRequest::first(CLOSING_PAGE, false),
         };
         let listed = self
             .store

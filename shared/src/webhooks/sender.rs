@@ -49,8 +49,8 @@ pub struct WebhookSender {
     schedule: RetrySchedule,
 }
 
-/// What one attempt got.
-enum Answer {
+/// What one delivery attempt got from the receiver.
+enum AttemptOutcome {
     /// A 2xx.
     Delivered(u16),
     /// 410 Gone: the subscription is disabled at once.
@@ -80,7 +80,7 @@ impl WebhookSender {
     async fn post(
         &self, subscription: &WebhookSubscription, delivery: &WebhookDelivery,
         secrets: &[WebhookSecret],
-    ) -> Answer {
+    ) -> AttemptOutcome {
         let timestamp = self.clock.now().timestamp();
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -116,15 +116,15 @@ impl WebhookSender {
                     error = %crate::error::ErrorChain(&error).without_urls(),
                     "webhook request failed"
                 );
-                return Answer::Failed(None, error.class(), None);
+                return AttemptOutcome::Failed(None, error.class(), None);
             }
         };
         let status = answer.status().as_u16();
         if answer.status().is_success() {
-            return Answer::Delivered(status);
+            return AttemptOutcome::Delivered(status);
         }
         if status == 410 {
-            return Answer::Gone;
+            return AttemptOutcome::Gone;
         }
         let retry_after = matches!(status, 429 | 503)
             .then(|| answer.headers().get(RETRY_AFTER).cloned())
@@ -141,7 +141,7 @@ impl WebhookSender {
             "webhook receiver refused the delivery"
         );
         let error = format!("HTTP {status}");
-        Answer::Failed(Some(status), error, retry_after)
+        AttemptOutcome::Failed(Some(status), error, retry_after)
     }
 
     /// The delivery and its subscription as stored now (`None` when either is gone).
@@ -211,7 +211,7 @@ impl WebhookSender {
     /// meanwhile (delivered by another attempt, failed by a disable) keeps its end; otherwise
     /// the answer decides (BEHAVIOR 13), and the subscription's health moves with it.
     async fn record(
-        &self, claimed: &Claimed, subject: &DeliverySubject, answer: Answer, first: Read,
+        &self, claimed: &Claimed, subject: &DeliverySubject, answer: AttemptOutcome, first: Read,
     ) -> Result<Ran, DomainError> {
         let now = self.clock.now();
         let (answer, first) = (&answer, &first);
@@ -264,7 +264,7 @@ impl WebhookSender {
     /// The delivery's next state, the item's settlement and the subscription's health change
     /// after `answer`, from `delivery` and `subscription` as they stand now.
     async fn decide(
-        &self, claimed: &Claimed, subject: &DeliverySubject, answer: &Answer,
+        &self, claimed: &Claimed, subject: &DeliverySubject, answer: &AttemptOutcome,
         delivery: &WebhookDelivery, subscription: &WebhookSubscription, now: DateTime<Utc>,
     ) -> Result<Decided, DomainError> {
         let mut next = delivery.clone();
@@ -280,14 +280,14 @@ impl WebhookSender {
             health,
         };
         match answer {
-            Answer::Delivered(status) => {
+            AttemptOutcome::Delivered(status) => {
                 next.status = DeliveryStatus::Delivered;
                 next.last_status_code = Some(*status);
                 next.last_error = None;
                 next.delivered_at = Some(now);
                 Ok(decided(next, "delivered", Some(HealthChange::Recovered)))
             }
-            Answer::Gone => {
+            AttemptOutcome::Gone => {
                 if delivery.status != DeliveryStatus::Delivered {
                     next.status = DeliveryStatus::Failed;
                 }
@@ -298,7 +298,7 @@ impl WebhookSender {
                     .then_some(HealthChange::DisableGone { at: now });
                 Ok(decided(next, "gone", health))
             }
-            Answer::Failed(status, error, retry_after) => {
+            AttemptOutcome::Failed(status, error, retry_after) => {
                 if delivery.status != DeliveryStatus::Delivered {
                     next.last_status_code = *status;
                     next.last_error = Some(error.clone());

@@ -20,7 +20,7 @@ use shared::crm::{CrmSettings, CrmSync, HttpCrm, RetryDelays};
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
 use shared::fields::CatalogueCache;
 use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
-use shared::page::Page;
+use shared::page::PageRequest;
 use shared::secrets::LocalSealer;
 use shared::store::harness::Backend;
 use shared::store::Store;
@@ -258,7 +258,7 @@ impl Fixture {
                 id::<AccountId>(ACCOUNT),
                 object_type,
                 id::<RecordId>(record),
-                &Page::first(1, false),
+                &PageRequest::first(1, false),
             )
             .await
             .unwrap()

@@ -20,7 +20,7 @@ use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome}
 use shared::due::{DueMessage, DueSettings, DueWorker, Handoff, Ran, RunOutcome};
 use shared::fields::CatalogueCache;
 use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
-use shared::page::Page;
+use shared::page::PageRequest;
 use shared::secrets::LocalSealer;
 use shared::store::faulty::FaultyStore;
 use shared::store::Store;
@@ -314,7 +314,7 @@ impl Fixture {
                 id::<AccountId>(ACCOUNT),
                 ObjectType::Contacts,
                 id::<RecordId>(record),
-                &Page::first(1, false),
+                &PageRequest::first(1, false),
             )
             .await
             .unwrap()
@@ -1528,7 +1528,7 @@ async fn two_instances_on_one_store_share_the_accounts_pace(backend: Backend) {
                     id::<AccountId>(ACCOUNT),
                     ObjectType::Contacts,
                     id::<RecordId>(&record),
-                    &Page::first(1, false),
+                    &PageRequest::first(1, false),
                 )
                 .await
                 .unwrap()

@@ -248,7 +248,7 @@ impl Fixture {
                 id(ACCOUNT),
                 ObjectType::Contacts,
                 record,
-                &shared::page::Page::first(100, false),
+                &shared::page::PageRequest::first(100, false),
             )
             .await
             .unwrap()
@@ -560,7 +560,7 @@ async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_
 }
 
 async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     let f = fixture_with_plan(backend, seed(rr(), |_| {}), |plan| {
         for account in &mut plan.accounts {
             for router in &mut account.routers {
@@ -575,7 +575,7 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     let account: AccountId = id(ACCOUNT);
     let before = f
         .store
-        .list_members(account, &shared::page::Page::first(100, true))
+        .list_members(account, &shared::page::PageRequest::first(100, true))
         .await
         .unwrap()
         .items;
@@ -616,12 +616,20 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     );
     // By key when resolved; by e-mail (and the chosen member read again) when not.
     assert_eq!(
-        calls.contains_key("find_member_by_email"),
+        calls.contains_key(&PortMethod::find_member_by_email),
         !resolved,
         "{calls:?}"
     );
-    assert_eq!(calls.contains_key("get_member"), !resolved, "{calls:?}");
-    assert_eq!(calls.contains_key("get_members"), resolved, "{calls:?}");
+    assert_eq!(
+        calls.contains_key(&PortMethod::get_member),
+        !resolved,
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls.contains_key(&PortMethod::get_members),
+        resolved,
+        "{calls:?}"
+    );
 }
 
 /// Issue 58 point 3 (issue 14 goal 4 before it): a dispatch on a warm instance (account, teams,
@@ -632,7 +640,7 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
 /// again what the race can have changed, the router included (a publish moves it on: BEHAVIOR
 /// 15), and the pool with it, in one wave.
 async fn a_warm_dispatch_makes_two_sequential_store_round_trips(backend: Backend) {
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     use std::collections::BTreeMap;
     for quota in [None, Some(1000)] {
         let f = fixture(
@@ -671,7 +679,10 @@ async fn a_warm_dispatch_makes_two_sequential_store_round_trips(backend: Backend
         ));
         let (rounds, calls) = faulty.faults.rounds.stop();
         // Round 1: everything by key in one read; round 2: the assignment.
-        let expected = BTreeMap::from([("first_round_reads", 1), ("commit_assignment", 1)]);
+        let expected = BTreeMap::from([
+            (PortMethod::first_round_reads, 1),
+            (PortMethod::commit_assignment, 1),
+        ]);
         assert_eq!(calls, expected, "quota {quota:?}");
         assert_eq!(rounds, 2, "quota {quota:?}: {calls:?}");
         let asked = faulty.faults.take_first_reads();
@@ -693,9 +704,9 @@ async fn a_warm_dispatch_makes_two_sequential_store_round_trips(backend: Backend
         faulty.faults.rounds.start();
         assert!(dispatch(contacts[2].clone()).await.is_err());
         let (_, calls) = faulty.faults.rounds.stop();
-        let commits = calls["commit_assignment"];
+        let commits = calls[&PortMethod::commit_assignment];
         assert!(commits >= 2, "{calls:?}");
-        assert_eq!(calls["first_round_reads"], commits, "{calls:?}");
+        assert_eq!(calls[&PortMethod::first_round_reads], commits, "{calls:?}");
         assert_eq!(calls.len(), 2, "nothing but waves and commits: {calls:?}");
         let asked = faulty.faults.take_first_reads();
         assert!(asked
@@ -710,7 +721,7 @@ async fn a_warm_dispatch_makes_two_sequential_store_round_trips(backend: Backend
 /// read); the router's pool and the webhook subscriptions (listed after their version was read)
 /// in the second; the commit. From then on it is a warm instance: two rounds.
 async fn a_cold_dispatch_makes_at_most_three_sequential_store_round_trips(backend: Backend) {
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     use std::collections::BTreeMap;
     for quota in [None, Some(1000)] {
         let f = fixture(
@@ -748,12 +759,12 @@ async fn a_cold_dispatch_makes_at_most_three_sequential_store_round_trips(backen
         ));
         let (rounds, calls) = faulty.faults.rounds.stop();
         let cold = BTreeMap::from([
-            ("first_round_reads", 1),
-            ("list_teams", 1),
-            ("field_definitions", 1),
-            ("list_webhooks", 1),
-            ("get_members", 1),
-            ("commit_assignment", 1),
+            (PortMethod::first_round_reads, 1),
+            (PortMethod::list_teams, 1),
+            (PortMethod::field_definitions, 1),
+            (PortMethod::list_webhooks, 1),
+            (PortMethod::get_members, 1),
+            (PortMethod::commit_assignment, 1),
         ]);
         assert_eq!(calls, cold, "quota {quota:?}");
         assert_eq!(rounds, 3, "quota {quota:?}: {calls:?}");
@@ -765,7 +776,10 @@ async fn a_cold_dispatch_makes_at_most_three_sequential_store_round_trips(backen
         ));
         let (rounds, calls) = faulty.faults.rounds.stop();
         assert_eq!(rounds, 2, "quota {quota:?}: {calls:?}");
-        assert!(!calls.contains_key("list_teams") && !calls.contains_key("field_definitions"));
+        assert!(
+            !calls.contains_key(&PortMethod::list_teams)
+                && !calls.contains_key(&PortMethod::field_definitions)
+        );
         // The quota read with the account on the cold instance is applied: the count went up.
         if quota.is_some() {
             let count = f
@@ -787,7 +801,7 @@ async fn a_cold_dispatch_makes_at_most_three_sequential_store_round_trips(backen
 async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_trip(
     backend: Backend,
 ) {
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin",
                           "overwrite": true});
     let f = fixture(backend, seed(settings, |_| {})).await;
@@ -820,7 +834,7 @@ async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_tr
     );
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 4, "{calls:?}");
-    assert_eq!(calls.get("find_router"), Some(&1), "{calls:?}");
+    assert_eq!(calls.get(&PortMethod::find_router), Some(&1), "{calls:?}");
     // Warm: the router's account from its hint, the router and the marker in the wave.
     faulty.faults.rounds.start();
     assert_eq!(
@@ -829,8 +843,11 @@ async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_tr
     );
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 2, "{calls:?}");
-    assert!(!calls.contains_key("find_router"), "{calls:?}");
-    assert!(!calls.contains_key("idempotency_key_used"), "{calls:?}");
+    assert!(!calls.contains_key(&PortMethod::find_router), "{calls:?}");
+    assert!(
+        !calls.contains_key(&PortMethod::idempotency_key_used),
+        "{calls:?}"
+    );
     // A redelivery is found in the wave and writes nothing.
     faulty.faults.rounds.start();
     assert_eq!(
@@ -882,7 +899,11 @@ async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_tr
     );
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 3, "{calls:?}");
-    assert_eq!(calls.get("find_by_unique_key"), Some(&1), "{calls:?}");
+    assert_eq!(
+        calls.get(&PortMethod::find_by_unique_key),
+        Some(&1),
+        "{calls:?}"
+    );
 }
 
 /// Issue 58 point 1: a router changed through router management on another instance (two
@@ -1019,7 +1040,7 @@ async fn a_subscription_created_elsewhere_receives_the_next_dispatch_for_one_mor
     backend: Backend,
 ) {
     use shared::model::webhook::{EventType, WebhookSubscription};
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     let f = fixture(backend, seed(rr(), |_| {})).await;
     let faulty = Arc::new(FaultyStore::new(f.store.clone()));
     let due = shared::due::DueWorker::new(
@@ -1053,7 +1074,7 @@ async fn a_subscription_created_elsewhere_receives_the_next_dispatch_for_one_mor
         let store = f.store.clone();
         async move {
             store
-                .list_deliveries(subscription, &shared::page::Page::first(100, false))
+                .list_deliveries(subscription, &shared::page::PageRequest::first(100, false))
                 .await
                 .unwrap()
                 .items
@@ -1090,7 +1111,7 @@ async fn a_subscription_created_elsewhere_receives_the_next_dispatch_for_one_mor
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(deliveries(subscription.id).await, 1, "notified at once");
     assert_eq!(rounds, 3, "{calls:?}");
-    assert_eq!(calls.get("list_webhooks"), Some(&1), "{calls:?}");
+    assert_eq!(calls.get(&PortMethod::list_webhooks), Some(&1), "{calls:?}");
     faulty.faults.rounds.start();
     assert!(matches!(
         dispatch(contacts[2].clone()).await,
@@ -1099,7 +1120,7 @@ async fn a_subscription_created_elsewhere_receives_the_next_dispatch_for_one_mor
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(deliveries(subscription.id).await, 2);
     assert_eq!(rounds, 2, "{calls:?}");
-    assert!(!calls.contains_key("list_webhooks"), "{calls:?}");
+    assert!(!calls.contains_key(&PortMethod::list_webhooks), "{calls:?}");
     // Disabled elsewhere: nothing more for it.
     let disabled = WebhookSubscription {
         enabled: false,
@@ -1145,7 +1166,7 @@ async fn a_subscription_created_elsewhere_receives_the_next_dispatch_for_one_mor
     ));
     let (_, calls) = faulty.faults.rounds.stop();
     assert_eq!(deliveries(subscription.id).await, 3, "deleted: no delivery");
-    assert_eq!(calls.get("list_webhooks"), Some(&1), "{calls:?}");
+    assert_eq!(calls.get(&PortMethod::list_webhooks), Some(&1), "{calls:?}");
 }
 
 /// Hands nothing on (the deliveries' sending is not what these tests look at).
@@ -1175,7 +1196,7 @@ async fn holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_
     backend: Backend,
 ) {
     use shared::model::CalendarRefs;
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     // m1 and m2, no teams: m1 is the first turn.
     let settings = json!({"owner_field": "contact_owner", "distribution_model": "round robin"});
     let f = fixture(
@@ -1213,8 +1234,14 @@ async fn holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_
     assert_eq!(turn(dispatch(contacts[0].clone()).await), email(1));
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 3, "{calls:?}");
-    assert!(!calls.contains_key("get_holiday_calendars"), "{calls:?}");
-    assert!(!calls.contains_key("list_holiday_calendars"), "{calls:?}");
+    assert!(
+        !calls.contains_key(&PortMethod::get_holiday_calendars),
+        "{calls:?}"
+    );
+    assert!(
+        !calls.contains_key(&PortMethod::list_holiday_calendars),
+        "{calls:?}"
+    );
     assert!(faulty.faults.take_first_reads()[0].calendars.is_empty());
     // m1 takes the calendar (its holiday is on at 10:00 UTC): the next dispatch sees it at once,
     // in one more round (this instance had not seen it on the router).
@@ -1240,7 +1267,11 @@ async fn holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_
     );
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 3, "{calls:?}");
-    assert_eq!(calls.get("get_holiday_calendars"), Some(&1), "{calls:?}");
+    assert_eq!(
+        calls.get(&PortMethod::get_holiday_calendars),
+        Some(&1),
+        "{calls:?}"
+    );
     faulty.faults.take_first_reads();
     // From now on it is read in the wave with the pool: two rounds.
     faulty.faults.rounds.start();
@@ -1251,7 +1282,10 @@ async fn holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_
     );
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 2, "{calls:?}");
-    assert!(!calls.contains_key("get_holiday_calendars"), "{calls:?}");
+    assert!(
+        !calls.contains_key(&PortMethod::get_holiday_calendars),
+        "{calls:?}"
+    );
     let calendar: shared::types::HolidayCalendarId = id(CALENDAR);
     assert_eq!(
         faulty.faults.take_first_reads()[0].calendars,
@@ -1304,7 +1338,7 @@ async fn holiday_calendars_are_read_by_key_with_the_pool_and_a_change_counts_at_
     let (rounds, calls) = faulty.faults.rounds.stop();
     assert_eq!(rounds, 2, "{calls:?}");
     assert!(
-        !calls.contains_key("get_holiday_calendars"),
+        !calls.contains_key(&PortMethod::get_holiday_calendars),
         "nobody names it: {calls:?}"
     );
     assert!(

@@ -15,7 +15,7 @@ use shared::schedule::IanaTimeZone;
 use shared::store::dynamodb::test_table::TestTable;
 use shared::store::dynamodb::{env, DynamoStore};
 use shared::store::prelude::*;
-use shared::store::{Page, StoreError};
+use shared::store::{PageRequest, StoreError};
 use shared::types::{AccountId, CapacityEntry, Email, NotificationPreferences};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,7 +88,7 @@ async fn member_count(store: &dyn Store, account_id: AccountId) -> usize {
     let mut offset = 0;
     loop {
         let page = store
-            .list_members(account_id, &Page::at_offset(100, offset, true))
+            .list_members(account_id, &PageRequest::at_offset(100, offset, true))
             .await
             .unwrap();
         n += page.items.len();

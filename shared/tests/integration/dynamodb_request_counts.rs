@@ -18,7 +18,7 @@ use shared::records::{Caller, RecordService};
 use shared::routers::RouterService;
 use shared::store::dynamodb::test_table::TestTable;
 use shared::store::prelude::*;
-use shared::store::{record_position, Page};
+use shared::store::{record_position, PageRequest};
 use shared::types::RecordId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -239,9 +239,9 @@ async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth
 
     for depth in [0usize, 10, 200, 389] {
         let page = if depth == 0 {
-            Page::first(10, false)
+            PageRequest::first(10, false)
         } else {
-            Page::after(10, record_position(&records[depth - 1]), false)
+            PageRequest::after(10, record_position(&records[depth - 1]), false)
         };
         let listed = store
             .list_records(account.id, ObjectType::Contacts, &page)
@@ -260,7 +260,7 @@ async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth
         .list_records(
             account.id,
             ObjectType::Contacts,
-            &Page::after(10, record_position(&records[394]), false),
+            &PageRequest::after(10, record_position(&records[394]), false),
         )
         .await
         .expect("listed");
@@ -274,7 +274,7 @@ async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth
         .list_records(
             account.id,
             ObjectType::Contacts,
-            &Page::at_offset(10, 390, false),
+            &PageRequest::at_offset(10, 390, false),
         )
         .await
         .expect("listed");
@@ -464,7 +464,7 @@ async fn a_warm_dispatch_with_subscriptions_is_one_batch_read_and_one_transactio
         "the dispatch after a subscription was created"
     );
     let delivered = store
-        .list_deliveries(late.id, &Page::first(10, false))
+        .list_deliveries(late.id, &PageRequest::first(10, false))
         .await
         .unwrap();
     assert_eq!(delivered.items.len(), 1, "the new subscription is notified");

@@ -21,7 +21,7 @@ use shared::error::DomainError;
 use shared::fields::CatalogueCache;
 use shared::model::{RouterConfig, RouterDraft, RouterUser};
 use shared::routers::RevisionChoice;
-use shared::store::faulty::FaultyStore;
+use shared::store::faulty::{FaultyStore, PortMethod};
 use shared::store::Store;
 use shared::types::etag::ETag;
 use shared::types::{AccountId, Email, RouterId};
@@ -824,13 +824,13 @@ async fn the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_re
         "account matching took part: {answer}"
     );
     let volumes = faulty.faults.volumes.take();
-    let records = volumes["get_records"];
+    let records = volumes[&PortMethod::get_records];
     assert_eq!(
         records.items, CONTACTS,
         "each record read once: {volumes:?}"
     );
     assert!(records.largest <= 4, "a window at a time: {volumes:?}");
-    let entries = volumes["list_router_dispatches_between"];
+    let entries = volumes[&PortMethod::list_router_dispatches_between];
     assert!(entries.largest <= 4, "{volumes:?}");
     assert_eq!(entries.items, 2 * CONTACTS, "{volumes:?}");
 
@@ -846,7 +846,7 @@ async fn the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_re
         .await
         .unwrap();
     assert_eq!(serde_json::to_value(again).unwrap(), answer);
-    let records = faulty.faults.volumes.take()["get_records"];
+    let records = faulty.faults.volumes.take()[&PortMethod::get_records];
     assert!(records.items > CONTACTS, "{records:?}");
     assert!(records.largest <= 4, "{records:?}");
 }
@@ -889,13 +889,13 @@ async fn a_replay_reads_at_most_three_times_its_cap_in_entries_then_says_truncat
     let all = simulate(replayer).await;
     assert_eq!((all.replayed, all.truncated), (4, false));
     assert_eq!(
-        faulty.faults.volumes.take()["list_router_dispatches_between"].items,
+        faulty.faults.volumes.take()[&PortMethod::list_router_dispatches_between].items,
         24
     );
     for cap in [3usize, 4, 7, 8] {
         let (faulty, replayer) = f.counted_replayer(2, cap);
         let capped = simulate(replayer).await;
-        let read = faulty.faults.volumes.take()["list_router_dispatches_between"].items;
+        let read = faulty.faults.volumes.take()[&PortMethod::list_router_dispatches_between].items;
         assert!(read <= READ_FACTOR * cap, "cap {cap}: {read} entries read");
         // 2 + 20 + 2 entries: the flood ends after entry 22, the replay reads 3 x cap.
         let (replayed, truncated) = if READ_FACTOR * cap >= 24 {

@@ -12,7 +12,7 @@ use shared::model::{
     Account, AccountPlan, DraftChange, ObjectType, ProvisionPlan, RotationState, Router,
     RouterDraft, RouterRevision, RouterWrite,
 };
-use shared::store::{Page, Store, StoreError};
+use shared::store::{PageRequest, Store, StoreError};
 use shared::types::etag::ETag;
 use shared::types::{AccountId, RouterId};
 use std::sync::Arc;
@@ -236,7 +236,7 @@ async fn a_created_router_reads_back_with_its_first_revision_and_once_only(backe
         Err(StoreError::Conflict)
     ));
     let listed = store
-        .list_routers(a.id, &Page::first(10, false))
+        .list_routers(a.id, &PageRequest::first(10, false))
         .await
         .unwrap();
     assert_eq!(listed.items, vec![r]);
@@ -394,7 +394,7 @@ async fn revisions_list_newest_first_and_a_page_after_a_position_holds_the_older
     }
     let numbers = |items: &[RouterRevision]| items.iter().map(|r| r.revision).collect::<Vec<_>>();
     let first = store
-        .list_router_revisions(a.id, r.id, &Page::first(5, false))
+        .list_router_revisions(a.id, r.id, &PageRequest::first(5, false))
         .await
         .unwrap();
     assert_eq!(numbers(&first.items), [12, 11, 10, 9, 8]);
@@ -402,7 +402,7 @@ async fn revisions_list_newest_first_and_a_page_after_a_position_holds_the_older
     let mut walked = numbers(&first.items);
     while let Some(position) = next {
         let page = store
-            .list_router_revisions(a.id, r.id, &Page::after(5, position, false))
+            .list_router_revisions(a.id, r.id, &PageRequest::after(5, position, false))
             .await
             .unwrap();
         walked.extend(numbers(&page.items));
@@ -410,14 +410,14 @@ async fn revisions_list_newest_first_and_a_page_after_a_position_holds_the_older
     }
     assert_eq!(walked, (1..=12).rev().collect::<Vec<u64>>());
     let offset = store
-        .list_router_revisions(a.id, r.id, &Page::at_offset(3, 10, false))
+        .list_router_revisions(a.id, r.id, &PageRequest::at_offset(3, 10, false))
         .await
         .unwrap();
     assert_eq!(numbers(&offset.items), [2, 1]);
     assert_eq!(offset.next, None);
     let other: RouterId = Uuid::new_v4().into();
     assert!(store
-        .list_router_revisions(a.id, other, &Page::first(5, false))
+        .list_router_revisions(a.id, other, &PageRequest::first(5, false))
         .await
         .unwrap()
         .items
@@ -494,7 +494,7 @@ async fn drafts_and_revisions_are_seen_only_by_their_account(backend: Backend) {
         None
     );
     assert!(store
-        .list_router_revisions(stranger, r.id, &Page::first(5, false))
+        .list_router_revisions(stranger, r.id, &PageRequest::first(5, false))
         .await
         .unwrap()
         .items

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use shared::seed::load;
 use shared::store::memory::MemoryStore;
 use shared::store::prelude::*;
-use shared::store::Page;
+use shared::store::PageRequest;
 use uuid::Uuid;
 
 fn example() -> Value {
@@ -119,7 +119,7 @@ async fn loading_is_insert_if_absent_so_a_reload_changes_nothing() {
     assert_eq!(second.skipped.len(), first.inserted);
     let stored = store.get_member(account, ana.id).await.unwrap().unwrap();
     assert_eq!(stored.phone.as_deref(), Some("changed since"));
-    let page = Page::first(100, true);
+    let page = PageRequest::first(100, true);
     assert_eq!(
         store
             .list_records(account, shared::model::ObjectType::Contacts, &page)

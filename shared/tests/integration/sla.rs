@@ -24,7 +24,7 @@ use shared::model::{
     AssignmentReason, DispatchEntry, DispatchSource, ObjectType, Record, SlaState, SlaStatus,
 };
 use shared::outbound::OutboundPolicy;
-use shared::page::Page;
+use shared::page::PageRequest;
 use shared::records::{Caller, RecordService, RecordWrite};
 use shared::secrets::LocalSealer;
 use shared::sla::{SlaChecks, SlaMinute};
@@ -246,7 +246,7 @@ impl Fixture {
                 id::<AccountId>(ACCOUNT),
                 ObjectType::Contacts,
                 id::<RecordId>(record),
-                &Page::first(100, false),
+                &PageRequest::first(100, false),
             )
             .await
             .unwrap()
@@ -657,7 +657,7 @@ async fn the_event_of_a_reassignment_notifies_both_members_by_their_preferences(
     fx.run_due().await;
     let deliveries = fx
         .store
-        .list_deliveries(id(&subscription), &Page::first(10, false))
+        .list_deliveries(id(&subscription), &PageRequest::first(10, false))
         .await
         .unwrap()
         .items;
@@ -783,7 +783,7 @@ async fn fifty_checks_due_at_once_are_each_reassigned_once_by_two_racing_workers
     }
     let router = fx
         .store
-        .list_router_dispatches(id(ACCOUNT), id(LISTED), &Page::first(100, false))
+        .list_router_dispatches(id(ACCOUNT), id(LISTED), &PageRequest::first(100, false))
         .await
         .unwrap()
         .items;

@@ -14,7 +14,7 @@ use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome}
 use shared::fields::CatalogueCache;
 use shared::model::dispatch::AssignmentTally;
 use shared::outbound::OutboundPolicy;
-use shared::page::Page;
+use shared::page::PageRequest;
 use shared::secrets::LocalSealer;
 use shared::store::Store;
 use shared::types::{AccountId, RouterId};
@@ -73,7 +73,7 @@ async fn recount(
     store: &dyn Store, router: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
 ) -> BTreeMap<(String, String), u64> {
     let mut counted = BTreeMap::new();
-    let mut page = Page::first(100, false);
+    let mut page = PageRequest::first(100, false);
     loop {
         let listed = store
             .list_router_dispatches(id(ACCOUNT), router, &page)
@@ -86,7 +86,7 @@ async fn recount(
             }
         }
         match listed.next {
-            Some(position) => page = Page::after(100, position, false),
+            Some(position) => page = PageRequest::after(100, position, false),
             None => return counted,
         }
     }

@@ -21,7 +21,7 @@ use shared::model::due::{DueChanges, DueId, DueKind};
 use shared::model::webhook::{DeliveryStatus, EventType, WebhookDelivery};
 use shared::outbound::{OutboundClient, OutboundPolicy};
 use shared::secrets::{LocalSealer, SealContext, Sealer};
-use shared::store::faulty::FaultyStore;
+use shared::store::faulty::{FaultyStore, PortMethod};
 use shared::store::Store;
 use shared::types::{AccountId, RouterId, WebhookId};
 use shared::webhooks::{
@@ -303,7 +303,9 @@ async fn a_conflicting_commit_is_made_again_and_the_attempt_still_counted(backen
     let ids = s.events(1).await;
     s.receiver.answer(500);
     // The outcome's write loses twice (something changed the delivery or the subscription).
-    s.faulty.faults.conflict_next("record_delivery", 2);
+    s.faulty
+        .faults
+        .conflict_next(PortMethod::record_delivery, 2);
     let RunOutcome::Ran(ran) = s.run(&ids[0], 0).await else {
         panic!("not run")
     };
@@ -332,7 +334,7 @@ async fn patch_rotate_create_and_manual_retry_apply_again_when_something_changed
 ) {
     let s = scene(backend).await;
     let id = Some(s.subscription);
-    s.faulty.faults.conflict_next("update_webhook", 3);
+    s.faulty.faults.conflict_next(PortMethod::update_webhook, 3);
     let patched = s
         .service
         .patch(
@@ -343,11 +345,11 @@ async fn patch_rotate_create_and_manual_retry_apply_again_when_something_changed
         .await
         .unwrap();
     assert_eq!(patched.description.as_deref(), Some("after a race"));
-    s.faulty.faults.conflict_next("update_webhook", 2);
+    s.faulty.faults.conflict_next(PortMethod::update_webhook, 2);
     let rotated = s.service.rotate_secret(actor(s.account), id).await.unwrap();
     assert!(rotated.secret.is_some());
     assert_eq!(s.subscription().await.secrets.len(), 2);
-    s.faulty.faults.conflict_next("create_webhook", 2);
+    s.faulty.faults.conflict_next(PortMethod::create_webhook, 2);
     let url = s.receiver.url.clone();
     let created = s
         .service
@@ -364,11 +366,15 @@ async fn patch_rotate_create_and_manual_retry_apply_again_when_something_changed
         .unwrap()
         .is_some());
     let ids = s.events(1).await;
-    s.faulty.faults.conflict_next("record_delivery", 2);
+    s.faulty
+        .faults
+        .conflict_next(PortMethod::record_delivery, 2);
     let retried = s.service.retry(s.account, id, &ids[0]).await.unwrap();
     assert_eq!(retried.id, ids[0]);
     // A race that never ends is a 409 with the contract's body, never a 500.
-    s.faulty.faults.conflict_next("update_webhook", 100);
+    s.faulty
+        .faults
+        .conflict_next(PortMethod::update_webhook, 100);
     let refused = s
         .service
         .patch(actor(s.account), id, &body(json!({"description": "x"})))
@@ -515,7 +521,9 @@ async fn a_closing_whose_end_conflicts_runs_again_on_fresh_reads(backend: Backen
     for id in &ids {
         s.run(id, 0).await;
     }
-    s.faulty.faults.conflict_next("record_delivery", 2);
+    s.faulty
+        .faults
+        .conflict_next(PortMethod::record_delivery, 2);
     // The PATCH runs the closing's first (and only) page before answering.
     s.disable().await;
     for id in &ids {

@@ -11,6 +11,7 @@
 use crate::common::{self};
 use axum::http::{Method, StatusCode};
 use serde_json::json;
+use shared::store::faulty::PortMethod;
 use shared::store::REQUEST_DEADLINE;
 
 const INBOUND_ROUTER: &str = "5b1c2d34-e5f6-4a71-8c83-9e0f1a2b3c45";
@@ -68,7 +69,9 @@ async fn every_store_call_of_a_request_sees_the_requests_one_deadline() {
 async fn a_router_action_that_changes_nothing_and_keeps_meeting_writes_is_409() {
     let (app, faulty) = common::spawn_on_faulty_store().await;
     let t = app.northwind().await;
-    faulty.faults.conflict_next("append_audit_event", 1);
+    faulty
+        .faults
+        .conflict_next(PortMethod::append_audit_event, 1);
     let answer = app
         .call(
             Method::POST,

@@ -313,7 +313,7 @@ async fn a_redelivered_sqs_message_assigns_once() {
             account,
             shared::model::ObjectType::Contacts,
             DANA.parse().unwrap(),
-            &shared::page::Page::first(100, false),
+            &shared::page::PageRequest::first(100, false),
         )
         .await
         .unwrap()

@@ -799,7 +799,7 @@ async fn a_calendar_whose_item_passes_400_kb_as_dynamodb_sizes_it_is_too_large(a
 /// (every store call) and, on DynamoDB, by request.
 mod member_reads {
     use super::*;
-    use shared::store::faulty::FaultyStore;
+    use shared::store::faulty::{FaultyStore, PortMethod};
     use shared::store::harness::Backend;
     use std::collections::BTreeMap;
     use std::sync::Arc;
@@ -833,13 +833,13 @@ mod member_reads {
         (app, faulty, counter)
     }
 
-    fn member_reads(calls: &BTreeMap<&'static str, usize>) -> usize {
+    fn member_reads(calls: &BTreeMap<PortMethod, usize>) -> usize {
         [
-            "identify_members",
-            "find_member_by_email",
-            "get_members",
-            "get_member",
-            "list_members",
+            PortMethod::identify_members,
+            PortMethod::find_member_by_email,
+            PortMethod::get_members,
+            PortMethod::get_member,
+            PortMethod::list_members,
         ]
         .iter()
         .map(|m| calls.get(m).copied().unwrap_or(0))
@@ -905,7 +905,11 @@ mod member_reads {
         let (_, calls) = faulty.faults.rounds.stop();
         // 499 addresses that no member has: the first is named.
         assert_400(&a, Some("users[0].email"), "unknown users");
-        assert_eq!(calls.get("identify_members"), Some(&1), "{calls:?}");
+        assert_eq!(
+            calls.get(&PortMethod::identify_members),
+            Some(&1),
+            "{calls:?}"
+        );
         assert_eq!(member_reads(&calls), 1, "{calls:?}");
         if let Some(c) = &counter {
             let requests = c.take();

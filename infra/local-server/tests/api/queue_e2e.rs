@@ -194,7 +194,7 @@ async fn queued_messages_assign_once_and_poison_ends_in_the_dead_letter_queue() 
             account,
             shared::model::ObjectType::Contacts,
             DANA.parse().unwrap(),
-            &shared::page::Page::first(100, false),
+            &shared::page::PageRequest::first(100, false),
         )
         .await
         .unwrap()

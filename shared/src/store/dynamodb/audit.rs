@@ -11,7 +11,7 @@ use super::request::string_attr;
 use super::DynamoStore;
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::audit::{AuditEvent, AuditFilter};
-use crate::store::{audit_position, keys, AuditStore, Listed, Page, PageStart, StoreResult};
+use crate::store::{audit_position, keys, AuditStore, Page, PageRequest, PageStart, StoreResult};
 use crate::types::ids::AccountId;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
@@ -36,7 +36,7 @@ impl DynamoStore {
 /// The sort-key condition of `filter`'s window at `page` (newest first), and the position read
 /// with it that the page must drop (an `after` position is the inclusive bound of a `BETWEEN`);
 /// `None` when the window is empty.
-fn window(filter: &AuditFilter, page: &Page) -> Option<(SortCondition, Option<String>)> {
+fn window(filter: &AuditFilter, page: &PageRequest) -> Option<(SortCondition, Option<String>)> {
     // `<at>#<nil id>` sorts before every event at `at` (event ids are never nil), so it is never
     // an event's key: as an inclusive bound it includes exactly the events from `at` on.
     let bound = |at: DateTime<Utc>| keys::audit_sort_key(at, Uuid::nil());
@@ -69,10 +69,10 @@ fn window(filter: &AuditFilter, page: &Page) -> Option<(SortCondition, Option<St
 #[async_trait]
 impl AuditStore for DynamoStore {
     async fn list_audit_events(
-        &self, account_id: AccountId, filter: &AuditFilter, page: &Page,
-    ) -> StoreResult<Listed<AuditEvent>> {
+        &self, account_id: AccountId, filter: &AuditFilter, page: &PageRequest,
+    ) -> StoreResult<Page<AuditEvent>> {
         let Some((condition, drop)) = window(filter, page) else {
-            return Ok(Listed::new(Vec::new(), None));
+            return Ok(Page::new(Vec::new(), None));
         };
         let mut q = match &filter.target {
             Some(target) => Query::index(
@@ -108,7 +108,7 @@ impl AuditStore for DynamoStore {
             .into_iter()
             .map(items::audit::event_of)
             .collect::<StoreResult<Vec<_>>>()?;
-        Ok(Listed::from_lookahead(events, page.limit, audit_position))
+        Ok(Page::from_lookahead(events, page.limit, audit_position))
     }
 
     async fn get_audit_event(

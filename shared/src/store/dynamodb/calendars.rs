@@ -11,7 +11,7 @@ use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
 use crate::store::keys::Key;
 use crate::store::{
-    holiday_calendar_page, keys, CalendarStore, Listed, Page, StoreError, StoreResult,
+    holiday_calendar_page, keys, CalendarStore, Page, PageRequest, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
@@ -74,8 +74,8 @@ impl CalendarStore for DynamoStore {
     }
 
     async fn list_holiday_calendars(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<HolidayCalendar>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<HolidayCalendar>> {
         // All of them (at most 20, one page), ordered and paged in memory by creation time.
         let mut q = Query::table(keys::account(account_id).pk);
         q.sk = SortCondition::Prefix(keys::HOLIDAY_CALENDAR_PREFIX.to_string());

@@ -21,7 +21,7 @@ use crate::model::sla::SlaStatus;
 use crate::store::keys::Key;
 use crate::store::tally::{Buckets, Span};
 use crate::store::{
-    dispatch_position, keys, DispatchStore, FirstFound, FirstReads, Listed, Page, PageStart,
+    dispatch_position, keys, DispatchStore, FirstFound, FirstReads, Page, PageRequest, PageStart,
     Position, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, RecordId, RouterId};
@@ -419,8 +419,8 @@ impl DispatchStore for DynamoStore {
     }
 
     async fn list_router_dispatches(
-        &self, account_id: AccountId, router_id: RouterId, page: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>> {
+        &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,
+    ) -> StoreResult<Page<DispatchEntry>> {
         let prefix = keys::DISPATCH_PREFIX.to_string();
         let mut q = Query::table(keys::router(router_id).pk).newest_first();
         let wanted = page.limit.saturating_add(1);
@@ -450,17 +450,13 @@ impl DispatchStore for DynamoStore {
             .into_iter()
             .filter(|e| e.account_id == account_id)
             .collect();
-        Ok(Listed::from_lookahead(
-            entries,
-            page.limit,
-            dispatch_position,
-        ))
+        Ok(Page::from_lookahead(entries, page.limit, dispatch_position))
     }
 
     async fn list_router_dispatches_between(
         &self, account_id: AccountId, router_id: RouterId, from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>, after: Option<&Position>, limit: usize,
-    ) -> StoreResult<Listed<DispatchEntry>> {
+    ) -> StoreResult<Page<DispatchEntry>> {
         // `<at>#<nil id>` sorts before every entry at `at` (ids are never nil): BETWEEN the
         // bounds of `from` and `to` is [from, to). After a position, BETWEEN includes the
         // position itself (the previous page's last entry): it is read and dropped.
@@ -481,7 +477,7 @@ impl DispatchStore for DynamoStore {
             }
         }
         if low >= high {
-            return Ok(Listed::new(Vec::new(), None));
+            return Ok(Page::new(Vec::new(), None));
         }
         let q = Query {
             sk: SortCondition::Between(low, high),
@@ -505,12 +501,13 @@ impl DispatchStore for DynamoStore {
             .into_iter()
             .filter(|e| e.account_id == account_id)
             .collect();
-        Ok(Listed::from_lookahead(entries, limit, dispatch_position))
+        Ok(Page::from_lookahead(entries, limit, dispatch_position))
     }
 
     async fn list_record_dispatches(
-        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>> {
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId,
+        page: &PageRequest,
+    ) -> StoreResult<Page<DispatchEntry>> {
         let mut q = Query::index(
             keys::GSI2,
             keys::record_dispatches_partition(account_id, object_type, record_id),
@@ -649,9 +646,9 @@ impl DispatchStore for DynamoStore {
         )?);
         parts.push(Part::Other);
 
-        if let Some((router_id, state, version)) = &w.rotation {
-            let (_, item) = items::rotation(*router_id, state)?;
-            tx.push(self.put(item, Some(rotation_at_version(*version)))?);
+        if let Some(rotation) = &w.rotation {
+            let (_, item) = items::rotation(rotation.router_id, &rotation.next)?;
+            tx.push(self.put(item, Some(rotation_at_version(rotation.read_version)))?);
             parts.push(Part::Rotation);
         }
 

@@ -12,7 +12,7 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::{Member, MemberIdentity};
 use crate::store::{
     keys::{self, Key},
-    member_position, Listed, MemberStore, Page, StoreResult,
+    member_position, MemberStore, Page, PageRequest, StoreResult,
 };
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
@@ -77,8 +77,8 @@ impl DynamoStore {
 #[async_trait]
 impl MemberStore for DynamoStore {
     async fn list_members(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<Member>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<Member>> {
         let q = Query::listing(keys::members_partition(account_id), page);
         self.list_page(&q, page, member_position).await
     }

@@ -9,7 +9,7 @@ use super::request::string_attr;
 use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
 use crate::model::provision::{AccountPlan, PlannedRecord, ProvisionPlan};
 use crate::model::router::{Router, RouterRevision};
-use crate::page::Page;
+use crate::page::PageRequest;
 use crate::store::{
     keys::{self, Key},
     size, Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError,
@@ -102,12 +102,12 @@ impl DynamoStore {
             .filter(|a| a.account.id == account_id)
             .flat_map(|a| a.members.iter().map(|m| m.id))
             .collect();
-        let mut page = Page::first(crate::page::MAX_LIMIT, false);
+        let mut page = PageRequest::first(crate::page::MAX_LIMIT, false);
         loop {
             let listed = self.list_members(account_id, &page).await?;
             member_ids.extend(listed.items.iter().map(|m| m.id));
             match listed.next {
-                Some(next) => page = Page::after(crate::page::MAX_LIMIT, next, false),
+                Some(next) => page = PageRequest::after(crate::page::MAX_LIMIT, next, false),
                 None => break,
             }
         }
@@ -125,12 +125,12 @@ impl DynamoStore {
             .filter(|a| a.account.id == account_id)
             .flat_map(|a| a.routers.iter().map(|r| keys::router(r.id)))
             .collect();
-        let mut page = Page::first(crate::page::MAX_LIMIT, false);
+        let mut page = PageRequest::first(crate::page::MAX_LIMIT, false);
         loop {
             let listed = self.list_routers(account_id, &page).await?;
             router_keys.extend(listed.items.iter().map(|r| keys::router(r.id)));
             match listed.next {
-                Some(next) => page = Page::after(crate::page::MAX_LIMIT, next, false),
+                Some(next) => page = PageRequest::after(crate::page::MAX_LIMIT, next, false),
                 None => break,
             }
         }

@@ -2,7 +2,7 @@
 //! sort key, the order.
 
 use super::items::{s, Expr};
-use crate::store::{keys, size, Page, PageStart};
+use crate::store::{keys, size, PageRequest, PageStart};
 
 /// A key condition: the partition of the table or an index, optionally a condition on the
 /// sort key, read in ascending or descending order.
@@ -47,7 +47,7 @@ impl Query {
     }
 
     /// The listing `page` asks for: the index of its filter, after its position if any.
-    pub(super) fn listing(pk: String, page: &Page) -> Self {
+    pub(super) fn listing(pk: String, page: &PageRequest) -> Self {
         let index = if page.include_archived {
             keys::GSI2
         } else {

@@ -12,7 +12,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::store::{
     keys::{self, Key},
-    record_position, Listed, Page, RecordStore, StoreResult, UniqueKey,
+    record_position, Page, PageRequest, RecordStore, StoreResult, UniqueKey,
 };
 use crate::types::ids::{AccountId, RecordId};
 use async_trait::async_trait;
@@ -31,8 +31,8 @@ impl RecordStore for DynamoStore {
     }
 
     async fn list_records(
-        &self, account_id: AccountId, object_type: ObjectType, page: &Page,
-    ) -> StoreResult<Listed<Record>> {
+        &self, account_id: AccountId, object_type: ObjectType, page: &PageRequest,
+    ) -> StoreResult<Page<Record>> {
         let q = Query::listing(keys::records_partition(account_id, object_type), page);
         self.list_page(&q, page, record_position).await
     }

@@ -14,7 +14,7 @@ use super::DynamoStore;
 use crate::store::keys::Key;
 use crate::store::size;
 use crate::store::Backoff;
-use crate::store::{Listed, Page, Position, StoreError, StoreResult};
+use crate::store::{Page, PageRequest, Position, StoreError, StoreResult};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -128,11 +128,11 @@ impl DynamoStore {
     /// offset, or after its position (the key condition starts there, so only the page and one
     /// look-ahead item are read), parsed, with the position of the last one when more follow.
     pub(super) async fn list_page<T: serde::de::DeserializeOwned>(
-        &self, q: &Query, page: &Page, position: impl Fn(&T) -> Position,
-    ) -> StoreResult<Listed<T>> {
+        &self, q: &Query, page: &PageRequest, position: impl Fn(&T) -> Position,
+    ) -> StoreResult<Page<T>> {
         let wanted = page.limit.saturating_add(1);
         let items = parse_items(self.query_range(q, page.offset(), wanted).await?)?;
-        Ok(Listed::from_lookahead(items, page.limit, position))
+        Ok(Page::from_lookahead(items, page.limit, position))
     }
 
     /// Runs one transaction, mapping cancellation reasons with `precedence`.

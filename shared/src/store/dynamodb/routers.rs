@@ -14,8 +14,8 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::store::{
-    keys, revision_position, router_position, Listed, Page, PageStart, RouterStore, StoreError,
-    StoreResult,
+    keys, revision_position, router_position, Page, PageRequest, PageStart, RouterStore,
+    StoreError, StoreResult,
 };
 use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, RouterId};
@@ -46,8 +46,8 @@ impl DynamoStore {
 #[async_trait]
 impl RouterStore for DynamoStore {
     async fn list_routers(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<Router>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<Router>> {
         let q = Query::listing(keys::routers_partition(account_id), page);
         self.list_page(&q, page, router_position).await
     }
@@ -174,8 +174,8 @@ impl RouterStore for DynamoStore {
     }
 
     async fn list_router_revisions(
-        &self, account_id: AccountId, router_id: RouterId, page: &Page,
-    ) -> StoreResult<Listed<RouterRevision>> {
+        &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,
+    ) -> StoreResult<Page<RouterRevision>> {
         let mut q = Query::table(keys::router(router_id).pk).newest_first();
         q.sk = match &page.start {
             PageStart::Offset(_) => SortCondition::Prefix(keys::REVISION_PREFIX.to_string()),
@@ -190,7 +190,7 @@ impl RouterStore for DynamoStore {
                         keys::revision_number(number - 1)
                     ),
                 ),
-                _ => return Ok(Listed::new(Vec::new(), None)),
+                _ => return Ok(Page::new(Vec::new(), None)),
             },
         };
         let wanted = page.limit.saturating_add(1);
@@ -199,7 +199,7 @@ impl RouterStore for DynamoStore {
                 .into_iter()
                 .filter(|r| r.account_id == account_id)
                 .collect();
-        Ok(Listed::from_lookahead(items, page.limit, revision_position))
+        Ok(Page::from_lookahead(items, page.limit, revision_position))
     }
 
     async fn write_router(&self, w: &RouterWrite) -> StoreResult<()> {

@@ -14,8 +14,8 @@ use crate::model::audit::AuditEvent;
 use crate::model::due::DueChanges;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 use crate::store::{
-    delivery_position, keys, webhook_position, Listed, Page, PageStart, StoreError, StoreResult,
-    WebhookStore,
+    delivery_position, keys, webhook_position, Page, PageRequest, PageStart, StoreError,
+    StoreResult, WebhookStore,
 };
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
@@ -80,8 +80,8 @@ impl WebhookStore for DynamoStore {
     }
 
     async fn list_webhooks(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<WebhookSubscription>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<WebhookSubscription>> {
         let mut q = Query::table(keys::account(account_id).pk);
         q.sk = match &page.start {
             PageStart::Offset(_) => SortCondition::Prefix(keys::WEBHOOK_PREFIX.to_string()),
@@ -146,8 +146,8 @@ impl WebhookStore for DynamoStore {
     }
 
     async fn list_deliveries(
-        &self, subscription_id: WebhookId, page: &Page,
-    ) -> StoreResult<Listed<WebhookDelivery>> {
+        &self, subscription_id: WebhookId, page: &PageRequest,
+    ) -> StoreResult<Page<WebhookDelivery>> {
         let partition = keys::delivery(subscription_id, "").pk;
         let mut q = Query::table(partition).newest_first();
         q.sk = match &page.start {

@@ -7,7 +7,8 @@ use super::{MemoryStore, State};
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::audit::{AuditEvent, AuditFilter};
 use crate::store::{
-    audit_position, keys, AuditStore, Listed, Page, PageStart, Position, StoreError, StoreResult,
+    audit_position, keys, AuditStore, Page, PageRequest, PageStart, Position, StoreError,
+    StoreResult,
 };
 use crate::types::ids::AccountId;
 use async_trait::async_trait;
@@ -74,7 +75,7 @@ impl State {
 /// The positions of `index` within `filter`'s window, newest first, at `page`: plus one
 /// look-ahead event.
 fn window_page(
-    index: Option<&BTreeMap<Position, Uuid>>, filter: &AuditFilter, page: &Page,
+    index: Option<&BTreeMap<Position, Uuid>>, filter: &AuditFilter, page: &PageRequest,
 ) -> Vec<Uuid> {
     let Some(index) = index else {
         return Vec::new();
@@ -119,8 +120,8 @@ fn window_page(
 #[async_trait]
 impl AuditStore for MemoryStore {
     async fn list_audit_events(
-        &self, account_id: AccountId, filter: &AuditFilter, page: &Page,
-    ) -> StoreResult<Listed<AuditEvent>> {
+        &self, account_id: AccountId, filter: &AuditFilter, page: &PageRequest,
+    ) -> StoreResult<Page<AuditEvent>> {
         let state = self.lock();
         let index = match &filter.target {
             Some(target) => state.audit_by_target.get(&(account_id, target.clone())),
@@ -130,7 +131,7 @@ impl AuditStore for MemoryStore {
             .iter()
             .filter_map(|id| state.audit_events.get(id).cloned())
             .collect();
-        Ok(Listed::from_lookahead(events, page.limit, audit_position))
+        Ok(Page::from_lookahead(events, page.limit, audit_position))
     }
 
     async fn get_audit_event(

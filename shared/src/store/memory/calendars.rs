@@ -4,7 +4,7 @@
 use super::{MemoryStore, State};
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
-use crate::store::{CalendarStore, Listed, Page, StoreError, StoreResult};
+use crate::store::{CalendarStore, Page, PageRequest, StoreError, StoreResult};
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
 
@@ -67,8 +67,8 @@ impl CalendarStore for MemoryStore {
     }
 
     async fn list_holiday_calendars(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<HolidayCalendar>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<HolidayCalendar>> {
         let all = self.lock().account_calendars(account_id).cloned().collect();
         Ok(crate::store::holiday_calendar_page(all, page))
     }

@@ -13,8 +13,8 @@ use crate::model::object_type::ObjectType;
 use crate::model::sla::SlaStatus;
 use crate::store::tally::Span;
 use crate::store::{
-    dispatch_position, AccountStore, CalendarStore, DispatchStore, FirstFound, FirstReads, Listed,
-    MemberStore, Page, Position, RecordStore, RouterStore, StoreError, StoreResult,
+    dispatch_position, AccountStore, CalendarStore, DispatchStore, FirstFound, FirstReads,
+    MemberStore, Page, PageRequest, Position, RecordStore, RouterStore, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
@@ -147,13 +147,13 @@ impl State {
 
     /// A newest-first page of entries from `index`.
     pub(super) fn dispatch_page(
-        &self, index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page,
-    ) -> Listed<DispatchEntry> {
+        &self, index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &PageRequest,
+    ) -> Page<DispatchEntry> {
         let entries: Vec<DispatchEntry> = newest_first(index, page)
             .iter()
             .filter_map(|id| self.dispatches.get(id).cloned())
             .collect();
-        Listed::from_lookahead(entries, page.limit, dispatch_position)
+        Page::from_lookahead(entries, page.limit, dispatch_position)
     }
 }
 
@@ -258,8 +258,8 @@ impl DispatchStore for MemoryStore {
     }
 
     async fn list_router_dispatches(
-        &self, account_id: AccountId, router_id: RouterId, page: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>> {
+        &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,
+    ) -> StoreResult<Page<DispatchEntry>> {
         let state = self.lock();
         let owned = state
             .routers
@@ -272,10 +272,10 @@ impl DispatchStore for MemoryStore {
     async fn list_router_dispatches_between(
         &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
         after: Option<&Position>, limit: usize,
-    ) -> StoreResult<Listed<DispatchEntry>> {
+    ) -> StoreResult<Page<DispatchEntry>> {
         let state = self.lock();
         let Some(index) = state.router_dispatches.get(&router_id) else {
-            return Ok(Listed::new(Vec::new(), None));
+            return Ok(Page::new(Vec::new(), None));
         };
         // `<at>#<nil id>` sorts before every entry at `at` (ids are never nil): [from, to).
         let low = Position::new(crate::store::keys::dispatch_sort_key(
@@ -292,7 +292,7 @@ impl DispatchStore for MemoryStore {
             Bound::Unbounded => false,
         };
         if empty {
-            return Ok(Listed::new(Vec::new(), None));
+            return Ok(Page::new(Vec::new(), None));
         }
         let entries: Vec<DispatchEntry> = index
             .range((start, Bound::Excluded(high)))
@@ -301,12 +301,13 @@ impl DispatchStore for MemoryStore {
             .take(limit.saturating_add(1))
             .cloned()
             .collect();
-        Ok(Listed::from_lookahead(entries, limit, dispatch_position))
+        Ok(Page::from_lookahead(entries, limit, dispatch_position))
     }
 
     async fn list_record_dispatches(
-        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>> {
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId,
+        page: &PageRequest,
+    ) -> StoreResult<Page<DispatchEntry>> {
         let state = self.lock();
         let index = state
             .record_dispatches
@@ -455,8 +456,9 @@ impl DispatchStore for MemoryStore {
             .get(&w.record.id)
             .is_some_and(|r| r.version == w.record_version && r.is_active());
         let router_ok = state.router_at(w.entry.router_id, w.router_version);
-        let rotation_ok = w.rotation.as_ref().is_none_or(|(router, _, version)| {
-            state.rotation.get(router).map_or(0, |r| r.version) == *version
+        let rotation_ok = w.rotation.as_ref().is_none_or(|rotation| {
+            let stored = state.rotation.get(&rotation.router_id);
+            stored.map_or(0, |r| r.version) == rotation.read_version
         });
         let member_ok = w.member.as_ref().is_none_or(|(m, version)| {
             state
@@ -476,8 +478,10 @@ impl DispatchStore for MemoryStore {
         }
         state.check_due_puts(&w.due)?;
         state.put_record(w.record.clone());
-        if let Some((router, rotation, _)) = &w.rotation {
-            state.rotation.insert(*router, rotation.clone());
+        if let Some(rotation) = &w.rotation {
+            state
+                .rotation
+                .insert(rotation.router_id, rotation.next.clone());
         }
         if let Some((member, _)) = &w.member {
             state.put_member(member.clone());

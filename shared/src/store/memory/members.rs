@@ -4,7 +4,7 @@ use super::{read_page, MemoryStore, State};
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::{Member, MemberIdentity};
-use crate::store::{member_position, Listed, MemberStore, Page, StoreError, StoreResult};
+use crate::store::{member_position, MemberStore, Page, PageRequest, StoreError, StoreResult};
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
 use async_trait::async_trait;
@@ -27,8 +27,8 @@ impl State {
 #[async_trait]
 impl MemberStore for MemoryStore {
     async fn list_members(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<Member>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<Member>> {
         let state = self.lock();
         Ok(read_page(state.member_lists.get(&account_id), page, |id| {
             state.members.get(id)

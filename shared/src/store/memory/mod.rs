@@ -41,7 +41,7 @@ use crate::model::record::Record;
 use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::webhook::{WebhookDelivery, WebhookSubscription};
 use crate::store::tally::Span;
-use crate::store::{Listed, Page, PageStart, Position};
+use crate::store::{Page, PageRequest, PageStart, Position};
 use crate::types::ids::{
     AccountId, HolidayCalendarId, MemberId, RecordId, RoleId, RouterId, TeamId, WebhookId,
 };
@@ -107,7 +107,7 @@ impl<Id: Copy> Listing<Id> {
     }
 
     /// The ids of `page` plus one look-ahead entry, with their positions.
-    fn page(&self, page: &Page) -> Vec<(Position, Id)> {
+    fn page(&self, page: &PageRequest) -> Vec<(Position, Id)> {
         let index = if page.include_archived {
             &self.all
         } else {
@@ -129,11 +129,11 @@ impl<Id: Copy> Listing<Id> {
 
 /// Reads `page` of `listing` (absent: empty) and resolves the ids with `get`.
 fn read_page<'s, Id: Copy, T: Clone + 's>(
-    listing: Option<&'s Listing<Id>>, page: &Page, get: impl Fn(&Id) -> Option<&'s T>,
-) -> Listed<T> {
+    listing: Option<&'s Listing<Id>>, page: &PageRequest, get: impl Fn(&Id) -> Option<&'s T>,
+) -> Page<T> {
     let entries = listing.map(|l| l.page(page)).unwrap_or_default();
-    let listed = Listed::from_lookahead(entries, page.limit, |(p, _)| p.clone());
-    Listed::new(
+    let listed = Page::from_lookahead(entries, page.limit, |(p, _)| p.clone());
+    Page::new(
         listed
             .items
             .iter()
@@ -145,7 +145,9 @@ fn read_page<'s, Id: Copy, T: Clone + 's>(
 
 /// `page` of a newest-first list kept in ascending `index`, plus one look-ahead entry: an offset
 /// counts from the newest, a position starts at the entry just older than it.
-fn newest_first(index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &Page) -> Vec<uuid::Uuid> {
+fn newest_first(
+    index: Option<&BTreeMap<Position, uuid::Uuid>>, page: &PageRequest,
+) -> Vec<uuid::Uuid> {
     let Some(index) = index else {
         return Vec::new();
     };

@@ -5,7 +5,7 @@ use crate::idempotency::IdempotencyCompletion;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::store::{
-    record_position, Listed, Page, RecordStore, StoreError, StoreResult, UniqueKey,
+    record_position, Page, PageRequest, RecordStore, StoreError, StoreResult, UniqueKey,
 };
 use crate::types::ids::{AccountId, RecordId};
 use async_trait::async_trait;
@@ -59,8 +59,8 @@ impl RecordStore for MemoryStore {
     }
 
     async fn list_records(
-        &self, account_id: AccountId, object_type: ObjectType, page: &Page,
-    ) -> StoreResult<Listed<Record>> {
+        &self, account_id: AccountId, object_type: ObjectType, page: &PageRequest,
+    ) -> StoreResult<Page<Record>> {
         let state = self.lock();
         Ok(read_page(
             state.record_lists.get(&(account_id, object_type)),

@@ -7,7 +7,7 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::store::{
-    revision_position, router_position, Listed, Page, PageStart, RouterStore, StoreError,
+    revision_position, router_position, Page, PageRequest, PageStart, RouterStore, StoreError,
     StoreResult,
 };
 use crate::types::etag::ETag;
@@ -45,8 +45,8 @@ impl State {
 #[async_trait]
 impl RouterStore for MemoryStore {
     async fn list_routers(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<Router>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<Router>> {
         let state = self.lock();
         Ok(read_page(state.router_lists.get(&account_id), page, |id| {
             state.routers.get(id)
@@ -177,11 +177,11 @@ impl RouterStore for MemoryStore {
     }
 
     async fn list_router_revisions(
-        &self, account_id: AccountId, router_id: RouterId, page: &Page,
-    ) -> StoreResult<Listed<RouterRevision>> {
+        &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,
+    ) -> StoreResult<Page<RouterRevision>> {
         let state = self.lock();
         let Some(revisions) = state.revisions.get(&router_id) else {
-            return Ok(Listed::new(Vec::new(), None));
+            return Ok(Page::new(Vec::new(), None));
         };
         let newest_first = revisions
             .values()
@@ -196,7 +196,7 @@ impl RouterStore for MemoryStore {
                 .cloned()
                 .collect(),
         };
-        Ok(Listed::from_lookahead(items, page.limit, revision_position))
+        Ok(Page::from_lookahead(items, page.limit, revision_position))
     }
 
     async fn write_router(&self, w: &RouterWrite) -> StoreResult<()> {

@@ -7,7 +7,7 @@ use crate::model::webhook::{
     HealthChange, SubscriptionHealth, WebhookDelivery, WebhookSubscription,
 };
 use crate::store::{
-    delivery_position, webhook_position, Listed, Page, PageStart, StoreError, StoreResult,
+    delivery_position, webhook_position, Page, PageRequest, PageStart, StoreError, StoreResult,
     WebhookStore,
 };
 use crate::types::ids::{AccountId, WebhookId};
@@ -59,8 +59,8 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn list_webhooks(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<WebhookSubscription>> {
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<WebhookSubscription>> {
         let state = self.lock();
         let all = state
             .webhooks
@@ -76,7 +76,7 @@ impl WebhookStore for MemoryStore {
                 .cloned()
                 .collect(),
         };
-        Ok(Listed::from_lookahead(items, page.limit, webhook_position))
+        Ok(Page::from_lookahead(items, page.limit, webhook_position))
     }
 
     async fn get_webhook(
@@ -137,8 +137,8 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn list_deliveries(
-        &self, subscription_id: WebhookId, page: &Page,
-    ) -> StoreResult<Listed<WebhookDelivery>> {
+        &self, subscription_id: WebhookId, page: &PageRequest,
+    ) -> StoreResult<Page<WebhookDelivery>> {
         let state = self.lock();
         let newest_first = state
             .deliveries
@@ -157,7 +157,7 @@ impl WebhookStore for MemoryStore {
                 .cloned()
                 .collect(),
         };
-        Ok(Listed::from_lookahead(items, page.limit, delivery_position))
+        Ok(Page::from_lookahead(items, page.limit, delivery_position))
     }
 
     async fn record_delivery(

@@ -7,7 +7,7 @@ use crate::idempotency::IdempotencyCompletion;
 use crate::model::audit::{AuditEvent, AuditFilter};
 #[cfg(doc)]
 use crate::store::StoreError;
-use crate::store::{Listed, Page, StoreResult};
+use crate::store::{Page, PageRequest, StoreResult};
 use crate::types::ids::AccountId;
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -21,8 +21,8 @@ pub trait AuditStore: Send + Sync + 'static {
     /// leaves them out. DynamoDB: one `Query` of the account's partition, or of the target's on
     /// GSI1, with the window as a key condition (no filter expression).
     async fn list_audit_events(
-        &self, account_id: AccountId, filter: &AuditFilter, page: &Page,
-    ) -> StoreResult<Listed<AuditEvent>>;
+        &self, account_id: AccountId, filter: &AuditFilter, page: &PageRequest,
+    ) -> StoreResult<Page<AuditEvent>>;
 
     /// The account's event `id` (DynamoDB: one `GetItem`, the key computed from the time the
     /// id carries).

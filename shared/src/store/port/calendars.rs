@@ -4,7 +4,7 @@ use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, HolidayCalendar};
 #[cfg(doc)]
 use crate::store::StoreError;
-use crate::store::{Listed, Page, StoreResult};
+use crate::store::{Page, PageRequest, StoreResult};
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;
 
@@ -26,8 +26,8 @@ pub trait CalendarStore: Send + Sync + 'static {
     /// Strongly consistent: dispatch reads them with the pool, so a calendar written a moment
     /// ago counts at the next dispatch.
     async fn list_holiday_calendars(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<HolidayCalendar>>;
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<HolidayCalendar>>;
 
     /// A holiday calendar of the account by id.
     async fn get_holiday_calendar(

@@ -16,7 +16,7 @@ use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
 #[cfg(doc)]
 use crate::store::{dispatch_position, tally, StoreError};
-use crate::store::{Listed, Page, Position, StoreResult};
+use crate::store::{Page, PageRequest, Position, StoreResult};
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -139,8 +139,8 @@ pub trait DispatchStore: Send + Sync + 'static {
     /// [`crate::store::keys::dispatch_sort_key`]; a page after a position holds the entries older
     /// than it). Only the router's account sees them.
     async fn list_router_dispatches(
-        &self, account_id: AccountId, router_id: RouterId, page: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>>;
+        &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,
+    ) -> StoreResult<Page<DispatchEntry>>;
 
     /// Up to `limit` of the router's history entries with `dispatched_at` in `[from, to)`,
     /// oldest first, after `after` when given (a position from [`dispatch_position`]: the
@@ -151,13 +151,14 @@ pub trait DispatchStore: Send + Sync + 'static {
     async fn list_router_dispatches_between(
         &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
         after: Option<&Position>, limit: usize,
-    ) -> StoreResult<Listed<DispatchEntry>>;
+    ) -> StoreResult<Page<DispatchEntry>>;
 
     /// A page of one record's history entries from every router of its type, newest first
     /// (as [`Self::list_router_dispatches`]).
     async fn list_record_dispatches(
-        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId, page: &Page,
-    ) -> StoreResult<Listed<DispatchEntry>>;
+        &self, account_id: AccountId, object_type: ObjectType, record_id: RecordId,
+        page: &PageRequest,
+    ) -> StoreResult<Page<DispatchEntry>>;
 
     /// A history entry by key (CRM sync retries read it).
     async fn get_dispatch(&self, key: &DispatchEntryKey) -> StoreResult<Option<DispatchEntry>>;

@@ -5,7 +5,7 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::{Member, MemberIdentity};
 #[cfg(doc)]
 use crate::store::StoreError;
-use crate::store::{Listed, Page, StoreResult};
+use crate::store::{Page, PageRequest, StoreResult};
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
 use async_trait::async_trait;
@@ -16,8 +16,9 @@ use async_trait::async_trait;
 pub trait MemberStore: Send + Sync + 'static {
     /// A page of the members of the account, by e-mail then id (position:
     /// [`crate::store::keys::by_email`]).
-    async fn list_members(&self, account_id: AccountId, page: &Page)
-        -> StoreResult<Listed<Member>>;
+    async fn list_members(
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<Member>>;
 
     /// A member by id, archived or not.
     async fn get_member(

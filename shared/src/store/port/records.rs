@@ -5,7 +5,7 @@ use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 #[cfg(doc)]
 use crate::store::StoreError;
-use crate::store::{Listed, Page, StoreResult, UniqueKey};
+use crate::store::{Page, PageRequest, StoreResult, UniqueKey};
 use crate::types::ids::{AccountId, RecordId};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -60,8 +60,8 @@ pub trait RecordStore: Send + Sync + 'static {
     /// A page of the records of the account and type, by creation time then id (position:
     /// [`crate::store::keys::by_creation`]). A page after a position reads O(limit) items.
     async fn list_records(
-        &self, account_id: AccountId, object_type: ObjectType, page: &Page,
-    ) -> StoreResult<Listed<Record>>;
+        &self, account_id: AccountId, object_type: ObjectType, page: &PageRequest,
+    ) -> StoreResult<Page<Record>>;
 
     /// Creates `record` and claims its `unique_keys` atomically.
     ///

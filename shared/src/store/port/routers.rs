@@ -7,7 +7,7 @@ use crate::model::router::{Router, RouterDraft, RouterRevision};
 use crate::model::router_write::RouterWrite;
 #[cfg(doc)]
 use crate::store::{revision_position, StoreError};
-use crate::store::{Listed, Page, StoreResult};
+use crate::store::{Page, PageRequest, StoreResult};
 use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, RouterId};
 use async_trait::async_trait;
@@ -18,8 +18,9 @@ use async_trait::async_trait;
 pub trait RouterStore: Send + Sync + 'static {
     /// A page of the routers of the account, by creation time then id (position:
     /// [`crate::store::keys::by_creation`]).
-    async fn list_routers(&self, account_id: AccountId, page: &Page)
-        -> StoreResult<Listed<Router>>;
+    async fn list_routers(
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<Router>>;
 
     /// A router by id, archived or not.
     async fn get_router(
@@ -92,8 +93,8 @@ pub trait RouterStore: Send + Sync + 'static {
     /// items after a position (an offset's skipped items are read too: the service turns an
     /// offset into a position, revisions being numbered without gaps).
     async fn list_router_revisions(
-        &self, account_id: AccountId, router_id: RouterId, page: &Page,
-    ) -> StoreResult<Listed<RouterRevision>>;
+        &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,
+    ) -> StoreResult<Page<RouterRevision>>;
 
     /// Writes a router item (publish, unpublish, archive: [`RouterWrite`]) in one atomic
     /// write: the router conditional on its version, the new revision (if absent, and, past

@@ -5,7 +5,7 @@ use crate::model::due::DueChanges;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
 #[cfg(doc)]
 use crate::store::StoreError;
-use crate::store::{Listed, Page, StoreResult};
+use crate::store::{Page, PageRequest, StoreResult};
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
 
@@ -32,8 +32,8 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// A page of the account's subscriptions, by creation time (position: the id, UUID v7).
     /// Strongly consistent: dispatch reads them to make its events.
     async fn list_webhooks(
-        &self, account_id: AccountId, page: &Page,
-    ) -> StoreResult<Listed<WebhookSubscription>>;
+        &self, account_id: AccountId, page: &PageRequest,
+    ) -> StoreResult<Page<WebhookSubscription>>;
 
     /// A subscription of the account by id.
     async fn get_webhook(
@@ -72,8 +72,8 @@ pub trait WebhookStore: Send + Sync + 'static {
     /// A page of a subscription's deliveries, newest first (position: the delivery id; a page
     /// after a position holds the deliveries older than it).
     async fn list_deliveries(
-        &self, subscription_id: WebhookId, page: &Page,
-    ) -> StoreResult<Listed<WebhookDelivery>>;
+        &self, subscription_id: WebhookId, page: &PageRequest,
+    ) -> StoreResult<Page<WebhookDelivery>>;
 
     /// Stores a delivery's new state (conditional on its stored attempt count being
     /// `expected_attempts`), the attempt's change to its subscription's health when it made one

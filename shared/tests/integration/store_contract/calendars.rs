@@ -63,7 +63,7 @@ async fn holiday_calendars_are_limited_listed_replaced_and_deleted_only_when_unu
         Err(StoreError::Rejected(_))
     ));
     let listed = store
-        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .list_holiday_calendars(acc.id, &PageRequest::first(10, false))
         .await
         .unwrap()
         .items;
@@ -201,7 +201,7 @@ async fn provisioned_holiday_calendars_count_against_the_limit_and_list_by_creat
         Err(StoreError::Rejected(_))
     ));
     let listed: Vec<_> = store
-        .list_holiday_calendars(acc.id, &Page::first(10, false))
+        .list_holiday_calendars(acc.id, &PageRequest::first(10, false))
         .await
         .unwrap()
         .items

@@ -72,7 +72,11 @@ pub(super) fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) 
         record,
         record_version: s.record.version,
         router_version: s.router.version,
-        rotation: Some((s.router.id, rotation, 0)),
+        rotation: Some(RotationWrite {
+            router_id: s.router.id,
+            next: rotation,
+            read_version: 0,
+        }),
         chosen: (s.member.id, s.member.version),
         member: Some((member, s.member.version)),
         month: month.into(),
@@ -114,7 +118,7 @@ async fn record_history(
             account,
             ObjectType::Contacts,
             record,
-            &Page::first(100, false),
+            &PageRequest::first(100, false),
         )
         .await
         .unwrap()
@@ -159,7 +163,7 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
             .unwrap(),
         Some(w.record.clone())
     );
-    let rotation = w.rotation.as_ref().map(|(_, r, _)| r.clone()).unwrap();
+    let rotation = w.rotation.as_ref().map(|r| r.next.clone()).unwrap();
     assert_eq!(store.rotation_state(s.router.id).await.unwrap(), rotation);
     assert_eq!(
         store.get_member(acc, s.member.id).await.unwrap(),
@@ -184,7 +188,11 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     let mut rotation2 = rotation.clone();
     rotation2.version = 2;
     rotation2.total = 2;
-    next.rotation = Some((s.router.id, rotation2.clone(), 1));
+    next.rotation = Some(RotationWrite {
+        router_id: s.router.id,
+        next: rotation2.clone(),
+        read_version: 1,
+    });
     next.member = None;
     next.chosen = (s.member.id, s.member.version + 1);
     next.entry.id = new_id_v7();
@@ -287,9 +295,10 @@ async fn a_reassignment_ends_its_check_in_its_own_write_and_only_once(store: Arc
         next.record_version = record_version;
         next.record = w.record.clone();
         next.record.version = record_version + 1;
-        next.rotation = next.rotation.map(|(router, mut state, _)| {
-            state.version = rotation_version + 1;
-            (router, state, rotation_version)
+        next.rotation = next.rotation.map(|mut rotation| {
+            rotation.next.version = rotation_version + 1;
+            rotation.read_version = rotation_version;
+            rotation
         });
         next.member = None;
         next.chosen = (s.member.id, s.member.version + 1);
@@ -343,8 +352,8 @@ async fn an_assignment_on_a_stale_record_writes_nothing(store: Arc<dyn Store>) {
 async fn an_assignment_on_a_stale_rotation_writes_nothing(store: Arc<dyn Store>) {
     let s = scene(&store, None).await;
     let mut w = assignment(&s, "2026-03", Some("k"));
-    if let Some((_, _, version)) = w.rotation.as_mut() {
-        *version = 3;
+    if let Some(rotation) = w.rotation.as_mut() {
+        rotation.read_version = 3;
     }
     assert!(matches!(
         store.commit_assignment(&w).await,

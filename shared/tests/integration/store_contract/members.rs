@@ -180,24 +180,24 @@ async fn members_and_routers_walk_with_cursors(store: Arc<dyn Store>) {
     }
     provision(&store, vec![plan]).await;
     let mut emails = Vec::new();
-    let mut p = Page::first(4, true);
+    let mut p = PageRequest::first(4, true);
     loop {
         let listed = store.list_members(acc.id, &p).await.unwrap();
         emails.extend(listed.items.iter().map(|m| m.email.as_str().to_string()));
         match listed.next {
-            Some(pos) => p = Page::after(4, pos, true),
+            Some(pos) => p = PageRequest::after(4, pos, true),
             None => break,
         }
     }
     let expected: Vec<String> = (0..9).map(|i| format!("m{i:02}@example.com")).collect();
     assert_eq!(emails, expected);
     let mut names = Vec::new();
-    let mut p = Page::first(2, false);
+    let mut p = PageRequest::first(2, false);
     loop {
         let listed = store.list_routers(acc.id, &p).await.unwrap();
         names.extend(listed.items.iter().map(|r| r.name.clone()));
         match listed.next {
-            Some(pos) => p = Page::after(2, pos, false),
+            Some(pos) => p = PageRequest::after(2, pos, false),
             None => break,
         }
     }

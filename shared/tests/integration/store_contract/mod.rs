@@ -17,11 +17,11 @@ use shared::idempotency::{
 };
 use shared::model::{
     Account, ApiClient, AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, Member,
-    ObjectType, Record, Role, RotationState, Router, Team,
+    ObjectType, Record, Role, RotationState, RotationWrite, Router, Team,
 };
 use shared::model::{AccountPlan, PlannedRecord, ProvisionPlan};
 use shared::schedule::IanaTimeZone;
-use shared::store::{Page, Store, StoreError, UniqueKey};
+use shared::store::{PageRequest, Store, StoreError, UniqueKey};
 use shared::types::{AccountId, CapacityEntry, Email, NotificationPreferences, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,12 +49,12 @@ fn at(ms: i64) -> DateTime<Utc> {
     base() + Duration::milliseconds(ms)
 }
 
-fn page(limit: usize, offset: usize) -> Page {
-    Page::at_offset(limit, offset, false)
+fn page(limit: usize, offset: usize) -> PageRequest {
+    PageRequest::at_offset(limit, offset, false)
 }
 
-fn all(limit: usize, offset: usize) -> Page {
-    Page::at_offset(limit, offset, true)
+fn all(limit: usize, offset: usize) -> PageRequest {
+    PageRequest::at_offset(limit, offset, true)
 }
 
 fn account(quota: Option<u64>) -> Account {

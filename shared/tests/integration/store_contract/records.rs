@@ -182,13 +182,13 @@ async fn walk_records(
     store: &Arc<dyn Store>, a: AccountId, t: ObjectType, limit: usize, include_archived: bool,
 ) -> Vec<RecordId> {
     let mut seen = Vec::new();
-    let mut page = Page::first(limit, include_archived);
+    let mut page = PageRequest::first(limit, include_archived);
     loop {
         let listed = store.list_records(a, t, &page).await.unwrap();
         assert!(listed.items.len() <= limit);
         seen.extend(listed.items.iter().map(|r| r.id));
         match listed.next {
-            Some(p) => page = Page::after(limit, p, include_archived),
+            Some(p) => page = PageRequest::after(limit, p, include_archived),
             None => return seen,
         }
     }
@@ -237,7 +237,7 @@ async fn a_cursor_walk_returns_every_item_once_in_offset_order(store: Arc<dyn St
         .list_records(
             a,
             ObjectType::Deals,
-            &Page::after(100, from_offset.next.unwrap(), false),
+            &PageRequest::after(100, from_offset.next.unwrap(), false),
         )
         .await
         .unwrap();
@@ -251,7 +251,7 @@ async fn a_cursor_walk_returns_every_item_once_in_offset_order(store: Arc<dyn St
         .list_records(
             a,
             ObjectType::Deals,
-            &Page::after(7, first.next.unwrap(), false),
+            &PageRequest::after(7, first.next.unwrap(), false),
         )
         .await
         .unwrap();
@@ -287,7 +287,7 @@ async fn a_cursor_walk_neither_skips_nor_repeats_while_items_are_created_and_arc
     let mut next = first.next;
     while let Some(p) = next {
         let listed = store
-            .list_records(a, ObjectType::Tickets, &Page::after(4, p, false))
+            .list_records(a, ObjectType::Tickets, &PageRequest::after(4, p, false))
             .await
             .unwrap();
         seen.extend(listed.items.iter().map(|r| r.id));
