@@ -41,6 +41,7 @@ use shared::dispatch::{
 use shared::due::{DueMessage, SweepReport};
 use shared::error::DomainError;
 use shared::error::ErrorChain;
+use shared::model::MessageDeduplicationId;
 use shared::sla::SlaChecks;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -278,9 +279,13 @@ async fn process_message(engine: &DispatchEngine, message_id: &str, body: &str) 
         );
         return Err(());
     };
-    let key = (!message_id.is_empty()).then_some(message_id);
+    let deduplication = (!message_id.is_empty()).then(|| MessageDeduplicationId::new(message_id));
     match engine
-        .dispatch(AccountContext::RouterOwner, &request, key)
+        .dispatch(
+            AccountContext::RouterOwner,
+            &request,
+            deduplication.as_ref(),
+        )
         .await
     {
         Ok(outcome) => {

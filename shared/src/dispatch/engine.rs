@@ -14,7 +14,9 @@ use crate::due::{Claimed, DueSettings, DueWorker};
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
 use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
-use crate::model::dispatch::{CrmSyncStatus, DispatchEntry, DispatchSource};
+use crate::model::dispatch::{
+    CrmSyncStatus, DispatchEntry, DispatchSource, MessageDeduplicationId,
+};
 use crate::model::due::DueChanges;
 use crate::model::due::DueItem;
 use crate::model::router::Router;
@@ -239,13 +241,15 @@ impl DispatchEngine {
         self.deadline
     }
 
-    /// Runs one dispatch. `idempotency_key` (the SQS message id) makes a redelivery a no-op.
+    /// Runs one dispatch. `deduplication_id` (a queued message's: its SQS message id) makes a
+    /// redelivery a no-op.
     ///
     /// Errors: 500 when the store fails or the write keeps losing races past the deadline.
     pub async fn dispatch(
-        &self, context: AccountContext, request: &DispatchRequest, idempotency_key: Option<&str>,
+        &self, context: AccountContext, request: &DispatchRequest,
+        deduplication_id: Option<&MessageDeduplicationId>,
     ) -> Result<Outcome, DomainError> {
-        let run = Run::dispatch(context, request, idempotency_key);
+        let run = Run::dispatch(context, request, deduplication_id);
         outcome_of(self.run(run, None).await?.0)
     }
 
@@ -285,7 +289,7 @@ impl DispatchEngine {
         let run = Run {
             context: AccountContext::Token(check.account_id),
             request: &request,
-            idempotency_key: None,
+            deduplication_id: None,
             source: DispatchSource::Sla,
             known_router: Some(router),
             writes: true,
@@ -323,7 +327,7 @@ impl DispatchEngine {
         let run = Run {
             context: AccountContext::Token(account_id),
             request,
-            idempotency_key: None,
+            deduplication_id: None,
             source: DispatchSource::Api,
             known_router: None,
             writes: false,
@@ -481,7 +485,7 @@ impl DispatchEngine {
                         .record_dispatch(
                             &entry,
                             Some(&snapshot),
-                            run.idempotency_key,
+                            run.deduplication_id,
                             completion.as_ref(),
                             &due,
                         )

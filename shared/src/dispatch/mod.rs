@@ -5,7 +5,7 @@
 //! ([`Skip`], answered 200 with only `message`). An assignment is ONE atomic store write
 //! ([`crate::store::DispatchStore::commit_assignment`]): owner field, its assigned date,
 //! `updated_at`, rotation state, the member's capacity counters, the account's monthly count, the
-//! log item and the queue message's idempotency marker. A write that loses a race (a condition
+//! log item and the queue message's de-duplication marker. A write that loses a race (a condition
 //! failed) is re-evaluated from fresh reads and retried with jitter until
 //! [`DispatchEngine::deadline`]; only then does the call fail (500). So concurrent dispatches never
 //! share a rotation turn, never push a member past `max_capacity` and never push the account past

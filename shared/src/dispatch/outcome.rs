@@ -84,7 +84,7 @@ pub enum Outcome {
     Assigned(Assigned),
     /// The run stopped at a check.
     Skipped(Skip),
-    /// The queue message was processed before (its idempotency key is used): nothing done.
+    /// The queue message was processed before (its de-duplication id is used): nothing done.
     AlreadyProcessed,
 }
 

@@ -18,7 +18,8 @@ use crate::fields::catalogue::{Catalogue, FieldDef};
 use crate::fields::definition::FieldType;
 use crate::model::account::{Account, Team};
 use crate::model::dispatch::{
-    AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, RotationState, RotationWrite,
+    AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, MessageDeduplicationId,
+    RotationState, RotationWrite,
 };
 use crate::model::due::DueChanges;
 use crate::model::member::Member;
@@ -52,7 +53,7 @@ pub enum Stop {
     /// An SLA reassignment found the record changed since its check read it (BEHAVIOR 14):
     /// the check reads it again.
     RecordMoved,
-    /// The queue message's idempotency key was used by a committed assignment (its marker was
+    /// The queue message's de-duplication id was used by a committed write (its marker was
     /// found in the first round): a redelivery, answered `Already processed`.
     AlreadyProcessed,
 }
@@ -108,8 +109,8 @@ pub struct Run<'a> {
     pub context: AccountContext,
     /// The request.
     pub request: &'a DispatchRequest,
-    /// The queue message's id, which makes a redelivery a no-op.
-    pub idempotency_key: Option<&'a str>,
+    /// The queued message's de-duplication id, which makes a redelivery a no-op.
+    pub deduplication_id: Option<&'a MessageDeduplicationId>,
     /// `api` or `queue` (BEHAVIOR 8 `source`).
     pub source: DispatchSource,
     /// The router as it was read before this run (an SLA check's read of it), so the first
@@ -129,14 +130,15 @@ pub struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// A dispatch of `request` that writes: `source` `api` with a token's context, `queue` on
-    /// the queue path (whose message id, `idempotency_key`, makes a redelivery a no-op).
+    /// the queue path (whose message's `deduplication_id` makes a redelivery a no-op).
     pub fn dispatch(
-        context: AccountContext, request: &'a DispatchRequest, idempotency_key: Option<&'a str>,
+        context: AccountContext, request: &'a DispatchRequest,
+        deduplication_id: Option<&'a MessageDeduplicationId>,
     ) -> Self {
         Self {
             context,
             request,
-            idempotency_key,
+            deduplication_id,
             source: match context {
                 AccountContext::Token(_) => DispatchSource::Api,
                 AccountContext::RouterOwner => DispatchSource::Queue,
@@ -312,7 +314,7 @@ async fn first_round(cx: &Context<'_>, run: &Run<'_>, now: DateTime<Utc>) -> Ste
         members,
         calendars,
         webhooks_version: run.writes,
-        marker: run.idempotency_key.map(str::to_string),
+        marker: run.deduplication_id.cloned(),
         ..FirstReads::of(account_id)
     };
     let (found, teams, definitions, chosen) = tokio::try_join!(
@@ -1353,7 +1355,7 @@ fn assignment(p: AssignmentParts<'_>) -> Planned {
         entry,
         // The engine adds the run's explanation once the run is over (BEHAVIOR 18).
         snapshot: None,
-        idempotency_key: p.run.idempotency_key.map(str::to_string),
+        deduplication_id: p.run.deduplication_id.cloned(),
         completion: None,
         due: DueChanges {
             settle: p.run.sla.map(|sla| sla.settle.clone()),

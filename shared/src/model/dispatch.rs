@@ -332,6 +332,25 @@ pub struct AssignmentTally {
     pub count: u64,
 }
 
+/// The de-duplication id of a queued dispatch: its SQS message id, which every redelivery of the
+/// message keeps (a standard queue delivers at least once). The write that ends the run stores a
+/// marker under it, in the same transaction, and a redelivered message that finds the marker does
+/// nothing. Not the HTTP `Idempotency-Key` (BEHAVIOR 10, [`crate::idempotency`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MessageDeduplicationId(String);
+
+impl MessageDeduplicationId {
+    /// The id of the message whose SQS message id is `message_id`.
+    pub fn new(message_id: impl Into<String>) -> Self {
+        Self(message_id.into())
+    }
+
+    /// The message id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// The rotation state a rotation assignment writes (BEHAVIOR 6 step 14).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RotationWrite {
@@ -371,8 +390,8 @@ pub struct AssignmentWrite {
     /// The entry's decision snapshot (BEHAVIOR 18), written in the same transaction; `None`
     /// writes none.
     pub snapshot: Option<DecisionSnapshot>,
-    /// Idempotency key (the SQS message id) marking the work as done, when queued.
-    pub idempotency_key: Option<String>,
+    /// The queued message's de-duplication id, marking its work as done (queued runs only).
+    pub deduplication_id: Option<MessageDeduplicationId>,
     /// The response of an HTTP `Idempotency-Key` request, stored with the assignment
     /// (BEHAVIOR 10).
     pub completion: Option<crate::idempotency::IdempotencyCompletion>,

@@ -29,7 +29,7 @@ pub use audit::{
 pub use dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, CrmSyncStatus,
     DecisionSnapshot, DispatchEntry, DispatchEntryKey, DispatchSource, ExplainedEntry,
-    RotationState, RotationWrite,
+    MessageDeduplicationId, RotationState, RotationWrite,
 };
 pub use holiday_calendar::{
     CalendarDeletion, CalendarRefs, HolidayCalendar, MAX_HOLIDAY_CALENDARS,

@@ -14,7 +14,7 @@ use crate::model::audit::{AuditEvent, AuditFilter};
 use crate::model::auth_attempt::{AttemptKey, FailureWindow};
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
-    DispatchEntryKey, ExplainedEntry, RotationState,
+    DispatchEntryKey, ExplainedEntry, MessageDeduplicationId, RotationState,
 };
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
@@ -93,7 +93,7 @@ pub enum PortMethod {
     update_crm_sync,
     end_sla_check,
     tally_assignments,
-    idempotency_key_used,
+    deduplication_id_used,
     commit_assignment,
     // DueStore
     get_due,
@@ -581,7 +581,8 @@ delegate_store! {
     fn rotation_state(router_id: RouterId) -> RotationState;
     fn assignment_count(account_id: AccountId, month: &str) -> u64;
     fn record_dispatch(
-        entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>, key: Option<&str>,
+        entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
+        deduplication_id: Option<&MessageDeduplicationId>,
         completion: Option<&IdempotencyCompletion>, due: &DueChanges
     ) -> ();
     fn list_router_dispatches(account_id: AccountId, router_id: RouterId, page: &PageRequest)
@@ -599,7 +600,7 @@ delegate_store! {
     fn tally_assignments(
         account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>
     ) -> Vec<AssignmentTally>;
-    fn idempotency_key_used(key: &str) -> bool;
+    fn deduplication_id_used(id: &MessageDeduplicationId) -> bool;
     fn commit_assignment(write: &AssignmentWrite) -> ();
     ;
     ;

@@ -24,7 +24,7 @@
 //! | stats counter | `ROUTER#<router id>` | `TALLY#D#<YYYY-MM-DD>#<email>`, `TALLY#H#<YYYY-MM-DDTHH>#<email>`, `TALLY#M#<YYYY-MM-DDTHH:MM>#<email>` | | |
 //! | uniqueness guard | `UNIQUE#<a>#<type>#<field>#<canonical value>` | `UNIQUE` | | |
 //! | monthly count | `ACCOUNT#<a>` | `MONTH#<YYYY-MM>` | | |
-//! | idempotency marker | `IDEMPOTENCY#<key>` | `IDEMPOTENCY` | | |
+//! | message de-duplication marker | `IDEMPOTENCY#<message id>` | `IDEMPOTENCY` | | |
 //! | `Idempotency-Key` request | `REQUEST#<a>#<key>` | `REQUEST#<route>` (`REQUEST#sha256:<hex>` past 1,024 bytes) | | |
 //! | CRM pace | `PACE#<a>#<provider>` | `PACE` | | |
 //! | due item | `DUE#<kind>#<subject id>` | `DUE` | `DUE#<shard>` / `<resume at>#<id>`; parked: `DUE#PARKED` / `<parked at>#<id>` | |
@@ -45,6 +45,7 @@
 //! DynamoDB adapter answers a read of it as absent without sending it.
 
 use super::tally::{Buckets, Span};
+use crate::model::dispatch::MessageDeduplicationId;
 use crate::model::due::DueId;
 use crate::model::object_type::ObjectType;
 use crate::types::email::Email;
@@ -377,9 +378,10 @@ pub fn idempotent_request(account_id: AccountId, route: &str, key: &str) -> Key 
     }
 }
 
-/// The idempotency marker of a queue message (its id).
-pub fn idempotency(key: &str) -> Key {
-    Key::new(format!("IDEMPOTENCY#{key}"), "IDEMPOTENCY")
+/// The de-duplication marker of a queued message (by its id; the stored key keeps its first
+/// name, `IDEMPOTENCY`).
+pub fn message_deduplication(id: &MessageDeduplicationId) -> Key {
+    Key::new(format!("IDEMPOTENCY#{}", id.as_str()), "IDEMPOTENCY")
 }
 
 /// Index partitions (GSI1) of the due-work index: items spread over this many partitions by a
@@ -886,6 +888,9 @@ mod tests {
             record_dispatches_partition(id(1), ObjectType::Contacts, id(5)),
             record_dispatches_partition(id(1), ObjectType::Deals, id(5))
         );
-        assert_eq!(idempotency("msg-1").pk, "IDEMPOTENCY#msg-1");
+        assert_eq!(
+            message_deduplication(&MessageDeduplicationId::new("msg-1")).pk,
+            "IDEMPOTENCY#msg-1"
+        );
     }
 }

@@ -19,7 +19,9 @@ use shared::crm::{CrmSettings, CrmSync, HttpCrm, RetryDelays};
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
 use shared::due::{DueMessage, DueSettings, DueWorker, Handoff, Ran, RunOutcome};
 use shared::fields::CatalogueCache;
-use shared::model::{CrmSyncState, CrmSyncStatus, DispatchEntry, ObjectType};
+use shared::model::{
+    CrmSyncState, CrmSyncStatus, DispatchEntry, MessageDeduplicationId, ObjectType,
+};
 use shared::page::PageRequest;
 use shared::secrets::LocalSealer;
 use shared::store::faulty::FaultyStore;
@@ -692,7 +694,11 @@ async fn the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message(backen
     };
     let outcome = f
         .engine
-        .dispatch(AccountContext::RouterOwner, &request, Some("message-1"))
+        .dispatch(
+            AccountContext::RouterOwner,
+            &request,
+            Some(&MessageDeduplicationId::new("message-1")),
+        )
         .await
         .expect("a sync failure is not a message failure");
     assert_eq!(crm_error(&outcome).as_deref(), Some("CRM answered 503: "));

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use shared::clock::FixedClock;
 use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome, Skip};
 use shared::fields::CatalogueCache;
-use shared::model::{AssignmentReason, ObjectType};
+use shared::model::{AssignmentReason, MessageDeduplicationId, ObjectType};
 use shared::store::Store;
 use shared::types::{AccountId, RecordId};
 use std::collections::HashMap;
@@ -821,7 +821,11 @@ async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_tr
                 account_id: None,
             };
             engine
-                .dispatch(AccountContext::RouterOwner, &request, Some(message))
+                .dispatch(
+                    AccountContext::RouterOwner,
+                    &request,
+                    Some(&MessageDeduplicationId::new(message)),
+                )
                 .await
                 .unwrap()
         }
@@ -845,7 +849,7 @@ async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_tr
     assert_eq!(rounds, 2, "{calls:?}");
     assert!(!calls.contains_key(&PortMethod::find_router), "{calls:?}");
     assert!(
-        !calls.contains_key(&PortMethod::idempotency_key_used),
+        !calls.contains_key(&PortMethod::deduplication_id_used),
         "{calls:?}"
     );
     // A redelivery is found in the wave and writes nothing.
@@ -1589,13 +1593,21 @@ async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_tw
     };
     let first = f
         .engine
-        .dispatch(AccountContext::RouterOwner, &request, Some("msg-1"))
+        .dispatch(
+            AccountContext::RouterOwner,
+            &request,
+            Some(&MessageDeduplicationId::new("msg-1")),
+        )
         .await
         .unwrap();
     assert_eq!(assigned(&first).0, email(1));
     let again = f
         .engine
-        .dispatch(AccountContext::RouterOwner, &request, Some("msg-1"))
+        .dispatch(
+            AccountContext::RouterOwner,
+            &request,
+            Some(&MessageDeduplicationId::new("msg-1")),
+        )
         .await
         .unwrap();
     assert_eq!(again, Outcome::AlreadyProcessed);
@@ -1609,7 +1621,11 @@ async fn the_queue_path_finds_the_routers_account_and_never_assigns_a_message_tw
     };
     let outcome = f
         .engine
-        .dispatch(AccountContext::RouterOwner, &wrong, Some("msg-2"))
+        .dispatch(
+            AccountContext::RouterOwner,
+            &wrong,
+            Some(&MessageDeduplicationId::new("msg-2")),
+        )
         .await
         .unwrap();
     assert_eq!(skipped(&outcome), "Router not found");

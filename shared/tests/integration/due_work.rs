@@ -8,7 +8,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use common::Backend;
 use shared::model::due::{DueChanges, DueId, DueItem, DueKind, Lease, NextAttempt, Settlement};
 use shared::model::{
-    AssignmentReason, CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchSource, ObjectType,
+    AssignmentReason, CrmSyncState, CrmSyncStatus, DispatchEntry, DispatchSource,
+    MessageDeduplicationId, ObjectType,
 };
 use shared::store::{Store, StoreError};
 use shared::types::{AccountId, RouterId};
@@ -417,7 +418,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
         .record_dispatch(
             &first,
             None,
-            Some("message-1"),
+            Some(&MessageDeduplicationId::new("message-1")),
             None,
             &DueChanges {
                 put: vec![due.clone()],
@@ -433,7 +434,7 @@ async fn a_history_entry_and_its_due_item_are_written_together(backend: Backend)
         .record_dispatch(
             &entry(None),
             None,
-            Some("message-1"),
+            Some(&MessageDeduplicationId::new("message-1")),
             None,
             &DueChanges {
                 put: vec![other.clone()],

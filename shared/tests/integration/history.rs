@@ -15,7 +15,7 @@ use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome}
 use shared::error::DomainError;
 use shared::fields::CatalogueCache;
 use shared::history::{HistoryService, StatsWindow};
-use shared::model::ObjectType;
+use shared::model::{MessageDeduplicationId, ObjectType};
 use shared::page::cursor::{CursorKey, ListRequest, RequestedStart};
 use shared::store::Store;
 use shared::types::{AccountId, RecordId, RouterId};
@@ -208,7 +208,11 @@ impl Fixture {
             account_id: None,
         };
         self.engine
-            .dispatch(AccountContext::RouterOwner, &request, Some(message_id))
+            .dispatch(
+                AccountContext::RouterOwner,
+                &request,
+                Some(&MessageDeduplicationId::new(message_id)),
+            )
             .await
             .unwrap()
     }
@@ -574,7 +578,7 @@ async fn errors_account_and_router_outcomes_and_already_processed_append_nothing
         .dispatch(
             AccountContext::RouterOwner,
             &wrong_account,
-            Some("msg-wrong"),
+            Some(&MessageDeduplicationId::new("msg-wrong")),
         )
         .await
         .unwrap();

@@ -21,7 +21,8 @@ use shared::due::{DueMessage, DueSettings, DueWorker, Handoff};
 use shared::fields::CatalogueCache;
 use shared::model::due::DueKind;
 use shared::model::{
-    AssignmentReason, DispatchEntry, DispatchSource, ObjectType, Record, SlaState, SlaStatus,
+    AssignmentReason, DispatchEntry, DispatchSource, MessageDeduplicationId, ObjectType, Record,
+    SlaState, SlaStatus,
 };
 use shared::outbound::OutboundPolicy;
 use shared::page::PageRequest;
@@ -411,7 +412,11 @@ async fn rotation_and_backup_assignments_start_a_check_and_nothing_else_does(bac
     for _ in 0..2 {
         fx.process
             .engine
-            .dispatch(AccountContext::RouterOwner, &queued, Some("message-1"))
+            .dispatch(
+                AccountContext::RouterOwner,
+                &queued,
+                Some(&MessageDeduplicationId::new("message-1")),
+            )
             .await
             .unwrap();
     }

@@ -21,7 +21,7 @@ pub enum Part {
     Member,
     /// The account's monthly count (quota condition).
     Quota,
-    /// The idempotency marker (must not exist).
+    /// The message de-duplication marker (must not exist).
     Marker,
     /// A claim completed or settled by the write, an `Idempotency-Key` claim or a due item
     /// (its lease must still be held).
@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn a_used_idempotency_marker_means_already_applied_whatever_else_failed() {
+    fn a_used_deduplication_marker_means_already_applied_whatever_else_failed() {
         let parts = [Part::Record, Part::Rotation, Part::Quota, Part::Marker];
         let out = classify(
             &parts,

@@ -11,7 +11,7 @@ use super::DynamoStore;
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::dispatch::{
     AssignmentReason, AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot,
-    DispatchEntry, DispatchEntryKey, ExplainedEntry, RotationState,
+    DispatchEntry, DispatchEntryKey, ExplainedEntry, MessageDeduplicationId, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
@@ -38,7 +38,7 @@ fn count_of(item: &Item) -> StoreResult<u64> {
     }
 }
 
-/// How long an idempotency marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.
+/// How long a message de-duplication marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.
 const MARKER_LIFETIME_SECS: i64 = 15 * 24 * 3600;
 
 /// The rotation state is at `version` (version 0 is the state before the first rotation: no
@@ -310,7 +310,7 @@ impl DispatchStore for DynamoStore {
         let webhooks = reads
             .webhooks_version
             .then(|| keys::webhook_count(account_id));
-        let marker = reads.marker.as_deref().map(keys::idempotency);
+        let marker = reads.marker.as_ref().map(keys::message_deduplication);
         let members: Vec<Key> = reads.members.iter().map(|id| keys::member(*id)).collect();
         let calendars: Vec<Key> = reads
             .calendars
@@ -389,11 +389,14 @@ impl DispatchStore for DynamoStore {
 
     async fn record_dispatch(
         &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
-        idempotency_key: Option<&str>, completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
+        deduplication_id: Option<&MessageDeduplicationId>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
     ) -> StoreResult<()> {
         let (_, item) = items::dispatch_entry(entry)?;
-        if snapshot.is_none() && idempotency_key.is_none() && completion.is_none() && due.is_empty()
+        if snapshot.is_none()
+            && deduplication_id.is_none()
+            && completion.is_none()
+            && due.is_empty()
         {
             self.client
                 .put_item()
@@ -407,9 +410,9 @@ impl DispatchStore for DynamoStore {
         let mut tx = vec![self.put(item, None)?];
         let mut parts = vec![Part::Other];
         self.snapshot_write(entry, snapshot, &mut tx, &mut parts)?;
-        if let Some(key) = idempotency_key {
+        if let Some(id) = deduplication_id {
             let expires = entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
-            let (_, marker) = items::idempotency::marker(key, expires);
+            let (_, marker) = items::idempotency::deduplication_marker(id, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
         }
@@ -617,8 +620,8 @@ impl DispatchStore for DynamoStore {
         Ok(tally)
     }
 
-    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
-        Ok(self.get(&keys::idempotency(key)).await?.is_some())
+    async fn deduplication_id_used(&self, id: &MessageDeduplicationId) -> StoreResult<bool> {
+        Ok(self.get(&keys::message_deduplication(id)).await?.is_some())
     }
 
     async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
@@ -701,9 +704,9 @@ impl DispatchStore for DynamoStore {
         }
 
         self.completion_write(w.completion.as_ref(), &mut tx, &mut parts)?;
-        if let Some(key) = &w.idempotency_key {
+        if let Some(id) = &w.deduplication_id {
             let expires = w.entry.dispatched_at.timestamp() + MARKER_LIFETIME_SECS;
-            let (_, marker) = items::idempotency::marker(key, expires);
+            let (_, marker) = items::idempotency::deduplication_marker(id, expires);
             tx.push(self.put(marker, Some(items::absent()))?);
             parts.push(Part::Marker);
         }

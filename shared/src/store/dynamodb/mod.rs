@@ -5,7 +5,7 @@
 //! - Single-item reads are strongly consistent `GetItem`s; lists are `Query`s on the sparse
 //!   index GSI1 (active items) or GSI2 (archived included), in the contract's order.
 //! - Writes that must be atomic are one `TransactWriteItems` with conditions: record + guards,
-//!   the assignment (record, rotation state, member, monthly count, log, idempotency marker).
+//!   the assignment (record, rotation state, member, monthly count, log, message de-duplication marker).
 //!   Cancellation reasons become domain errors ([`cancel::classify`]); a transaction cancelled
 //!   only by `TransactionConflict` (or throttling), and a single-item write refused with
 //!   `TransactionConflictException`, are sent again with jitter until the deadline of

@@ -6,7 +6,7 @@ use super::{newest_first, MemoryStore, State};
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
-    DispatchEntryKey, ExplainedEntry, RotationState,
+    DispatchEntryKey, ExplainedEntry, MessageDeduplicationId, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::object_type::ObjectType;
@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-/// Days an idempotency marker is kept (as the DynamoDB adapter's TTL: longer than SQS's 14-day
+/// Days a de-duplication marker is kept (as the DynamoDB adapter's TTL: longer than SQS's 14-day
 /// retention).
 const MARKER_LIFETIME_DAYS: i64 = 15;
 
@@ -47,12 +47,14 @@ impl State {
         }
     }
 
-    /// Remembers queue message `key` as used for 15 days from now (as DynamoDB keeps its marker:
-    /// longer than SQS keeps a message).
-    pub(super) fn mark_used(&mut self, key: &str) {
+    /// Remembers the queued message `id` as used for 15 days from now (as DynamoDB keeps its
+    /// marker: longer than SQS keeps a message).
+    pub(super) fn mark_used(&mut self, id: &MessageDeduplicationId) {
         let expires = Utc::now() + chrono::Duration::days(MARKER_LIFETIME_DAYS);
-        self.idempotency_keys.insert(key.to_string(), expires);
-        self.marker_expiry.push_back((expires, key.to_string()));
+        self.deduplication_ids
+            .insert(id.as_str().to_string(), expires);
+        self.marker_expiry
+            .push_back((expires, id.as_str().to_string()));
     }
 
     /// Forgets the history entries and the markers expired at `now`, as DynamoDB's TTL deletes
@@ -63,8 +65,8 @@ impl State {
             if *at > now {
                 break;
             }
-            if self.idempotency_keys.get(key).is_some_and(|e| *e <= now) {
-                self.idempotency_keys.remove(key);
+            if self.deduplication_ids.get(key).is_some_and(|e| *e <= now) {
+                self.deduplication_ids.remove(key);
             }
             self.marker_expiry.pop_front();
         }
@@ -206,7 +208,7 @@ impl DispatchStore for MemoryStore {
             false => 0,
         };
         let marker_used = match &reads.marker {
-            Some(key) => self.idempotency_key_used(key).await?,
+            Some(id) => self.deduplication_id_used(id).await?,
             None => false,
         };
         Ok(FirstFound {
@@ -233,8 +235,8 @@ impl DispatchStore for MemoryStore {
 
     async fn record_dispatch(
         &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
-        idempotency_key: Option<&str>, completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
+        deduplication_id: Option<&MessageDeduplicationId>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
     ) -> StoreResult<()> {
         let mut state = self.lock();
         if completion.is_some_and(|c| !state.holds_lease(&c.claim)) {
@@ -242,12 +244,12 @@ impl DispatchStore for MemoryStore {
         }
         state.check_due_lease(due)?;
         state.purge_expired(Utc::now());
-        if idempotency_key.is_some_and(|key| state.idempotency_keys.contains_key(key)) {
+        if deduplication_id.is_some_and(|id| state.deduplication_ids.contains_key(id.as_str())) {
             return Err(StoreError::AlreadyApplied);
         }
         state.check_due_puts(due)?;
-        if let Some(key) = idempotency_key {
-            state.mark_used(key);
+        if let Some(id) = deduplication_id {
+            state.mark_used(id);
         }
         state.put_dispatch(entry.clone(), snapshot);
         if let Some(c) = completion {
@@ -426,8 +428,8 @@ impl DispatchStore for MemoryStore {
         Ok(tally)
     }
 
-    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool> {
-        Ok(self.lock().idempotency_keys.contains_key(key))
+    async fn deduplication_id_used(&self, id: &MessageDeduplicationId) -> StoreResult<bool> {
+        Ok(self.lock().deduplication_ids.contains_key(id.as_str()))
     }
 
     async fn commit_assignment(&self, w: &AssignmentWrite) -> StoreResult<()> {
@@ -446,8 +448,8 @@ impl DispatchStore for MemoryStore {
         {
             return Err(StoreError::LeaseLost);
         }
-        if let Some(key) = &w.idempotency_key {
-            if state.idempotency_keys.contains_key(key) {
+        if let Some(id) = &w.deduplication_id {
+            if state.deduplication_ids.contains_key(id.as_str()) {
                 return Err(StoreError::AlreadyApplied);
             }
         }
@@ -493,8 +495,8 @@ impl DispatchStore for MemoryStore {
         if let Some(key) = &w.ends_check {
             state.end_check(key, SlaStatus::Reassigned);
         }
-        if let Some(key) = &w.idempotency_key {
-            state.mark_used(key);
+        if let Some(id) = &w.deduplication_id {
+            state.mark_used(id);
         }
         if let Some(c) = &w.completion {
             state.complete_request(c);
@@ -529,18 +531,27 @@ mod tests {
     /// queue markers (as DynamoDB's TTL deletes them), so it does not grow without bound.
     #[tokio::test]
     async fn expired_entries_and_markers_are_forgotten_at_the_next_write() {
+        let message = MessageDeduplicationId::new;
         let store = MemoryStore::new();
         let long_ago = Utc::now() - chrono::Duration::days(30);
         let old = entry(long_ago, long_ago + chrono::Duration::days(1));
         store
-            .record_dispatch(&old, None, Some("old-message"), None, &DueChanges::none())
+            .record_dispatch(
+                &old,
+                None,
+                Some(&message("old-message")),
+                None,
+                &DueChanges::none(),
+            )
             .await
             .unwrap();
         // The marker was written 16 days ago.
         {
             let mut state = store.lock();
             let expired = Utc::now() - chrono::Duration::days(1);
-            state.idempotency_keys.insert("old-message".into(), expired);
+            state
+                .deduplication_ids
+                .insert("old-message".into(), expired);
             state.marker_expiry.clear();
             state
                 .marker_expiry
@@ -551,16 +562,22 @@ mod tests {
             .record_dispatch(
                 &fresh,
                 None,
-                Some("fresh-message"),
+                Some(&message("fresh-message")),
                 None,
                 &DueChanges::none(),
             )
             .await
             .unwrap();
         assert_eq!(store.get_dispatch(&old.key()).await.unwrap(), None);
-        assert!(!store.idempotency_key_used("old-message").await.unwrap());
+        assert!(!store
+            .deduplication_id_used(&message("old-message"))
+            .await
+            .unwrap());
         assert!(store.get_dispatch(&fresh.key()).await.unwrap().is_some());
-        assert!(store.idempotency_key_used("fresh-message").await.unwrap());
+        assert!(store
+            .deduplication_id_used(&message("fresh-message"))
+            .await
+            .unwrap());
         let state = store.lock();
         assert_eq!(state.dispatches.len(), 1);
         assert_eq!(state.dispatch_expiry.len(), 1);

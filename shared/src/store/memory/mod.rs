@@ -185,8 +185,9 @@ struct State {
     router_dispatches: FastMap<RouterId, BTreeMap<Position, uuid::Uuid>>,
     /// (account, type, record) -> the record's entries by position (read newest first).
     record_dispatches: FastMap<(AccountId, ObjectType, RecordId), BTreeMap<Position, uuid::Uuid>>,
-    /// Queue message ids of the work they did (idempotency markers) -> when they expire.
-    idempotency_keys: HashMap<String, DateTime<Utc>>,
+    /// Queued messages' de-duplication ids of the work they did (their markers) -> when they
+    /// expire.
+    deduplication_ids: HashMap<String, DateTime<Utc>>,
     /// Markers in the order they expire, for purging.
     marker_expiry: VecDeque<(DateTime<Utc>, String)>,
     /// History entries by expiry (DynamoDB's TTL attribute `expires_at`), for purging.

@@ -5,7 +5,7 @@ use crate::idempotency::IdempotencyCompletion;
 use crate::model::account::Account;
 use crate::model::dispatch::{
     AssignmentTally, AssignmentWrite, CrmSyncState, DecisionSnapshot, DispatchEntry,
-    DispatchEntryKey, ExplainedEntry, RotationState,
+    DispatchEntryKey, ExplainedEntry, MessageDeduplicationId, RotationState,
 };
 use crate::model::due::DueChanges;
 use crate::model::holiday_calendar::HolidayCalendar;
@@ -48,9 +48,9 @@ pub struct FirstReads {
     /// Whether to read the version of the account's webhook subscriptions
     /// ([`crate::store::WebhookStore`]: every write of a subscription moves it).
     pub webhooks_version: bool,
-    /// The idempotency key (a queue message id) whose marker to look for, as
-    /// [`DispatchStore::idempotency_key_used`] does.
-    pub marker: Option<String>,
+    /// The queued message whose de-duplication marker to look for, as
+    /// [`DispatchStore::deduplication_id_used`] does.
+    pub marker: Option<MessageDeduplicationId>,
 }
 
 impl FirstReads {
@@ -93,7 +93,7 @@ pub struct FirstFound {
     /// The version of the account's webhook subscriptions (0 before the first write of one, or
     /// when not asked).
     pub webhooks_version: u64,
-    /// Whether the idempotency key asked for was used by a committed assignment.
+    /// Whether the de-duplication id asked for was used ([`DispatchStore::deduplication_id_used`]).
     pub marker_used: bool,
 }
 
@@ -109,7 +109,7 @@ pub trait DispatchStore: Send + Sync + 'static {
     /// answers it (the account as `get_account`, the router as `get_router`, the record as
     /// `find_record`, [`Self::rotation_state`], [`Self::assignment_count`], the members as
     /// `get_members`, the calendars as `get_holiday_calendars`, the marker as
-    /// [`Self::idempotency_key_used`], and the webhook subscriptions' version). Dispatch, explain and SLA reassignment read their first round through it (with
+    /// [`Self::deduplication_id_used`], and the webhook subscriptions' version). Dispatch, explain and SLA reassignment read their first round through it (with
     /// the account on a cold instance). DynamoDB: consistent `BatchGetItem`s of up to 100 keys,
     /// all sent at once (one request for up to 100 keys: a pool of up to 93 members besides the
     /// router, record, rotation state, count, account and subscriptions' version); nothing
@@ -120,19 +120,19 @@ pub trait DispatchStore: Send + Sync + 'static {
     async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64>;
 
     /// Appends the history entry of a dispatch that assigned nothing (BEHAVIOR 8: one write
-    /// after the evaluation). With `idempotency_key` (a queue message id) the message's marker is
+    /// after the evaluation). With `deduplication_id` (a queued message's) the message's marker is
     /// written in the same atomic write, so a redelivered message appends no second entry; with
     /// `completion` the `Idempotency-Key` answer (BEHAVIOR 10) is stored in it, conditional on its
     /// lease; `due` (work the entry causes, e.g. an event to deliver) and `snapshot` (the entry's
     /// decision snapshot, BEHAVIOR 18) are written in it too.
     ///
     /// Errors: [`StoreError::LeaseLost`] when the completion's or a settled item's lease is
-    /// gone; [`StoreError::AlreadyApplied`] when the idempotency key was used. Nothing is
+    /// gone; [`StoreError::AlreadyApplied`] when the de-duplication id was used. Nothing is
     /// written then.
     async fn record_dispatch(
         &self, entry: &DispatchEntry, snapshot: Option<&DecisionSnapshot>,
-        idempotency_key: Option<&str>, completion: Option<&IdempotencyCompletion>,
-        due: &DueChanges,
+        deduplication_id: Option<&MessageDeduplicationId>,
+        completion: Option<&IdempotencyCompletion>, due: &DueChanges,
     ) -> StoreResult<()>;
 
     /// A page of the router's history entries, newest first (position:
@@ -206,21 +206,22 @@ pub trait DispatchStore: Send + Sync + 'static {
         &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
     ) -> StoreResult<Vec<AssignmentTally>>;
 
-    /// Whether the idempotency key was already used by a committed assignment.
-    async fn idempotency_key_used(&self, key: &str) -> StoreResult<bool>;
+    /// Whether a committed assignment or history entry already used the queued message's
+    /// de-duplication id (its marker exists).
+    async fn deduplication_id_used(&self, id: &MessageDeduplicationId) -> StoreResult<bool>;
 
     /// Commits one assignment atomically: the record (conditional on its version and being
     /// active), the router (a condition only: still at `write.router_version`, so the revision
     /// the run evaluated is still live, BEHAVIOR 15), the rotation state (conditional on its
     /// version), the member's counters (conditional on its version and being active), the account's
     /// monthly count (+1, conditional on staying within the quota; only for an account with a
-    /// quota), the history entry and its decision snapshot (BEHAVIOR 18), the idempotency
-    /// marker (conditional on not existing), and the
+    /// quota), the history entry and its decision snapshot (BEHAVIOR 18), the de-duplication
+    /// marker of `write.deduplication_id` (conditional on not existing), and the
     /// due-item changes of `write.due` (new items conditional on not existing; a settlement on its
     /// lease).
     ///
     /// Errors: [`StoreError::Conflict`] when any condition but the marker's and the leases'
-    /// failed (re-read and retry); [`StoreError::AlreadyApplied`] when the idempotency key was
+    /// failed (re-read and retry); [`StoreError::AlreadyApplied`] when the de-duplication id was
     /// used. Nothing is written then. With `write.completion` the `Idempotency-Key` response is
     /// stored in the same write; [`StoreError::LeaseLost`] first when its lease, or the lease of
     /// the due item settled, is gone, or the ended check is no longer `pending`.

@@ -46,7 +46,9 @@ pub(super) async fn scene(store: &Arc<dyn Store>, quota: Option<u64>) -> Scene {
     }
 }
 
-pub(super) fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) -> AssignmentWrite {
+pub(super) fn assignment(
+    s: &Scene, month: &str, deduplication_id: Option<&str>,
+) -> AssignmentWrite {
     let now = at(1000);
     let mut record = s.record.clone();
     record
@@ -102,7 +104,7 @@ pub(super) fn assignment(s: &Scene, month: &str, idempotency_key: Option<&str>) 
             expires_at: now + Duration::days(400),
         },
         snapshot: None,
-        idempotency_key: idempotency_key.map(str::to_string),
+        deduplication_id: deduplication_id.map(MessageDeduplicationId::new),
         due: Default::default(),
         completion: None,
         ends_check: None,
@@ -146,14 +148,20 @@ async fn nothing_assigned(store: &Arc<dyn Store>, s: &Scene, key: Option<&str>) 
     assert_eq!(store.assignment_count(acc, "2026-03").await.unwrap(), 0);
     assert!(record_history(store, acc, s.record.id).await.is_empty());
     if let Some(key) = key {
-        assert!(!store.idempotency_key_used(key).await.unwrap());
+        assert!(!store
+            .deduplication_id_used(&MessageDeduplicationId::new(key))
+            .await
+            .unwrap());
     }
 }
 
 async fn an_assignment_writes_record_rotation_member_count_and_log_together(store: Arc<dyn Store>) {
     let s = scene(&store, Some(5)).await;
     let w = assignment(&s, "2026-03", Some("msg-1"));
-    assert!(!store.idempotency_key_used("msg-1").await.unwrap());
+    assert!(!store
+        .deduplication_id_used(&MessageDeduplicationId::new("msg-1"))
+        .await
+        .unwrap());
     store.commit_assignment(&w).await.unwrap();
     let acc = s.account.id;
     assert_eq!(
@@ -177,7 +185,10 @@ async fn an_assignment_writes_record_rotation_member_count_and_log_together(stor
     assert!(record_history(&store, new_id(), s.record.id)
         .await
         .is_empty());
-    assert!(store.idempotency_key_used("msg-1").await.unwrap());
+    assert!(store
+        .deduplication_id_used(&MessageDeduplicationId::new("msg-1"))
+        .await
+        .unwrap());
 
     // A second assignment from the written state: the rotation moves on, the count grows,
     // the history keeps both, newest first.
@@ -535,7 +546,10 @@ async fn an_assignment_past_the_quota_writes_nothing(store: Arc<dyn Store>) {
         store.rotation_state(s.router.id).await.unwrap(),
         RotationState::default()
     );
-    assert!(!store.idempotency_key_used("k").await.unwrap());
+    assert!(!store
+        .deduplication_id_used(&MessageDeduplicationId::new("k"))
+        .await
+        .unwrap());
 
     // A quota of zero admits nothing, even in a fresh month.
     let mut zero = assignment(&s, "2026-04", None);
@@ -811,7 +825,7 @@ async fn a_first_round_reads_every_key_at_once_as_each_read_alone_would(store: A
         members: asked,
         calendars: vec![elsewhere.id, berlin.id, berlin.id],
         webhooks_version: true,
-        marker: Some("msg-1".into()),
+        marker: Some(MessageDeduplicationId::new("msg-1")),
         ..FirstReads::of(s.account.id)
     };
     let found = store.first_round_reads(&reads).await.unwrap();
@@ -841,7 +855,7 @@ async fn a_first_round_reads_every_key_at_once_as_each_read_alone_would(store: A
     // Nothing asked but the account: nothing else answered.
     let bare = store
         .first_round_reads(&FirstReads {
-            marker: Some("msg-2".into()),
+            marker: Some(MessageDeduplicationId::new("msg-2")),
             ..FirstReads::of(s.account.id)
         })
         .await

@@ -17,7 +17,7 @@ use shared::idempotency::{
 };
 use shared::model::{
     Account, ApiClient, AssignmentReason, AssignmentWrite, DispatchEntry, DispatchSource, Member,
-    ObjectType, Record, Role, RotationState, RotationWrite, Router, Team,
+    MessageDeduplicationId, ObjectType, Record, Role, RotationState, RotationWrite, Router, Team,
 };
 use shared::model::{AccountPlan, PlannedRecord, ProvisionPlan};
 use shared::schedule::IanaTimeZone;

@@ -5,6 +5,7 @@ use super::{key_attributes, n, s, Expr, Item, EXPIRES_AT};
 use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
+use crate::model::dispatch::MessageDeduplicationId;
 use crate::store::{
     keys::{self, Key},
     StoreError, StoreResult,
@@ -27,9 +28,9 @@ pub const REQUEST_BODY: &str = "body";
 const IN_FLIGHT: &str = "in_flight";
 const COMPLETED: &str = "completed";
 
-/// An idempotency marker expiring at `expires_at` (epoch seconds).
-pub fn marker(idempotency_key: &str, expires_at: i64) -> (Key, Item) {
-    let key = keys::idempotency(idempotency_key);
+/// The de-duplication marker of a queued message, expiring at `expires_at` (epoch seconds).
+pub fn deduplication_marker(id: &MessageDeduplicationId, expires_at: i64) -> (Key, Item) {
+    let key = keys::message_deduplication(id);
     let mut item = key_attributes(&key);
     item.insert(keys::ITEM_TYPE.into(), s("idempotency"));
     item.insert(EXPIRES_AT.into(), AttributeValue::N(expires_at.to_string()));

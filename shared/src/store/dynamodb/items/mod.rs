@@ -39,7 +39,8 @@ pub const GUARD_RECORD_ID: &str = "record_id";
 pub const COUNT: &str = "count";
 /// Attribute of a field definition item holding its definition order.
 pub const DEFINED_AT: &str = "defined_at";
-/// Attribute of an idempotency marker: expiry (epoch seconds) for DynamoDB's TTL.
+/// Attribute of a message de-duplication marker (and of an `Idempotency-Key` request): expiry
+/// (epoch seconds) for DynamoDB's TTL.
 pub const EXPIRES_AT: &str = "expires_at";
 
 /// A string attribute.
