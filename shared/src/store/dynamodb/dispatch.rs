@@ -30,14 +30,6 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use strum::IntoEnumIterator;
 use uuid::Uuid;
 
-/// The count a monthly count item holds (0 without one).
-fn count_of(item: &Item) -> StoreResult<u64> {
-    match item.get(items::COUNT) {
-        Some(AttributeValue::N(v)) => v.parse().map_err(backend),
-        _ => Ok(0),
-    }
-}
-
 /// How long a message de-duplication marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.
 const MARKER_LIFETIME_SECS: i64 = 15 * 24 * 3600;
 
@@ -346,7 +338,7 @@ impl DispatchStore for DynamoStore {
             .map(from_item)
             .transpose()?
             .unwrap_or_default();
-        let count = take(&month).map_or(Ok(0), |item| count_of(&item))?;
+        let count = take(&month).map_or(Ok(0), |item| items::count_in(&item))?;
         let webhooks_version = take(&webhooks).map_or(Ok(0), |item| {
             super::webhooks::subscriptions_version_of(&item)
         })?;
@@ -382,7 +374,7 @@ impl DispatchStore for DynamoStore {
 
     async fn assignment_count(&self, account_id: AccountId, month: &str) -> StoreResult<u64> {
         match self.get(&keys::monthly_count(account_id, month)).await? {
-            Some(item) => count_of(&item),
+            Some(item) => items::count_in(&item),
             None => Ok(0),
         }
     }

@@ -394,15 +394,14 @@ impl DynamoStore {
         }
     }
 
-    /// The number a count item holds (0 when absent).
+    /// The number the count item at `key` holds (0 when absent).
+    ///
+    /// Errors: the store's; a malformed count ([`items::count_in`]).
     pub(super) async fn count_of(&self, key: &Key) -> StoreResult<u64> {
-        Ok(match self.get(key).await? {
-            Some(item) => match item.get(items::COUNT) {
-                Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
-                _ => 0,
-            },
-            None => 0,
-        })
+        match self.get(key).await? {
+            Some(item) => items::count_in(&item),
+            None => Ok(0),
+        }
     }
 
     /// A single conditional `PutItem` with a write token of its own ([`super::write_token`]:

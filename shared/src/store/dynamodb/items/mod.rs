@@ -35,7 +35,7 @@ pub type Item = HashMap<String, AttributeValue>;
 
 /// Attribute of a guard holding the id of the record that claims it.
 pub const GUARD_RECORD_ID: &str = "record_id";
-/// Attribute of a monthly count item holding the count.
+/// Attribute of a count item (monthly assignments, routers, subscriptions, ...) holding the count.
 pub const COUNT: &str = "count";
 /// Attribute of a field definition item holding its definition order.
 pub const DEFINED_AT: &str = "defined_at";
@@ -56,6 +56,16 @@ pub fn n(value: u64) -> AttributeValue {
 /// A malformed item or an SDK failure, as a backend error.
 pub fn backend(e: impl Into<crate::error::BoxError>) -> StoreError {
     StoreError::Backend(e.into())
+}
+
+/// The count a count item holds ([`COUNT`]; 0 when the item has none).
+///
+/// Errors: a count that is not a whole number from 0 to `u64::MAX` (a malformed item).
+pub fn count_in(item: &Item) -> StoreResult<u64> {
+    match item.get(COUNT) {
+        Some(AttributeValue::N(v)) => v.parse().map_err(backend),
+        _ => Ok(0),
+    }
 }
 
 /// The `PK`/`SK` attributes of `key`.
