@@ -693,7 +693,7 @@ impl<'a> Replay<'a> {
         if let Some(moved) = decided.rotation {
             self.rotation = moved.next;
         }
-        Ok((Some(decided.owner), OWNER_ASSIGNED))
+        Ok((Some(decided.owner.into_string()), OWNER_ASSIGNED))
     }
 
     /// What the replay keeps of `record`: its metadata and the values of the fields the

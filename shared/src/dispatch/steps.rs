@@ -621,7 +621,7 @@ async fn choose_owner(
         let Some(listed) = roster
             .members
             .iter()
-            .find(|m| m.email.as_str() == email && m.is_active())
+            .find(|m| m.email == email && m.is_active())
             .cloned()
         else {
             return Err(DomainError::internal(format!(
@@ -778,8 +778,8 @@ pub struct Evaluation<'a> {
 /// What the evaluation decides (steps 10 to 14).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decided {
-    /// The e-mail of the member who gets the record.
-    pub owner: String,
+    /// The e-mail of the member who gets the record (a member of the evaluation's `members`).
+    pub owner: Email,
     /// Why them.
     pub reason: AssignmentReason,
     /// The rotation state it moves to (`None` for account matching and backup, which move no
@@ -830,7 +830,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
     Ok(match account_matching(e.company, &pool, trace) {
         // step 10
         Some(owner) => Decided {
-            owner,
+            owner: pool.email_of(&owner)?,
             reason: AssignmentReason::AccountMatching,
             rotation: None,
         },
@@ -845,7 +845,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
                 let state = e.rotation;
                 let (chosen, next) = choose(e.router, e.settings, &candidates, &teams, state)?; // step 14
                 Decided {
-                    owner: chosen,
+                    owner: pool.email_of(&chosen)?,
                     reason: AssignmentReason::Rotation,
                     rotation: Some(RotationWrite {
                         router_id: e.router.id,
@@ -856,7 +856,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
             } else {
                 // step 13
                 Decided {
-                    owner: backup(e.settings, &pool)?,
+                    owner: pool.email_of(&backup(e.settings, &pool)?)?,
                     reason: AssignmentReason::Backup,
                     rotation: None,
                 }
@@ -1065,6 +1065,16 @@ impl<'m> Pool<'m> {
 
     fn member(&self, email: &str) -> Option<&'m Member> {
         self.by_email.get(email).copied()
+    }
+
+    /// The e-mail of the active member `email` names, as the member holds it.
+    ///
+    /// Errors: 500 when `email` names no active member (a choice is always one).
+    fn email_of(&self, email: &str) -> Step<Email> {
+        let member = self.member(email).ok_or_else(|| {
+            DomainError::internal(format!("the chosen owner {email} is not an active member"))
+        })?;
+        Ok(member.email.clone())
     }
 
     fn is_active(&self, email: &str) -> bool {
