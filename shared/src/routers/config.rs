@@ -487,12 +487,12 @@ fn resolve<M: Membership>(config: &RouterConfig, account: Account<'_, M>) -> Vec
         .collect()
 }
 
-/// Most distinct members a body may name by e-mail or id (issue 47 point 3): its 500 users and
+/// Most distinct members a body may name by e-mail or id: its 500 users and
 /// its backup user. The worked values of an SLA on a `user` field count too, so a body naming
 /// more members than a roster can hold is refused before anything is read.
 pub const MAX_NAMED_MEMBERS: usize = MAX_USERS + 1;
 
-/// The members a body names that the account must be asked about (issue 47 point 3): the
+/// The members a body names that the account must be asked about: the
 /// e-mails of its users and of its backup user, and, when `sla.worked_field` is a `user` field
 /// of `catalogue`, the members its `worked_values` name (by e-mail or id); other worked values
 /// are field values, not members. Texts that are not e-mail addresses name nobody and are left
