@@ -55,7 +55,7 @@ impl shared::due::Handoff for Slow {
 
 /// A sweep of a backlog takes rounds; items re-armed by an early round (resume time moved by
 /// the 2 s grace) are not found again by a later round that starts after the grace has passed
-/// (SLA checks due at once by the thousand: issue 25's benchmark found it).
+/// (SLA checks due at once by the thousand: the `sla_sweep` benchmark found it).
 async fn a_sweep_whose_rounds_outlast_the_grace_hands_each_item_on_once(backend: Backend) {
     let store = backend.store().await;
     let now = base();

@@ -1,4 +1,5 @@
-//! Webhook deliveries as due work (BEHAVIOR 13; issue 32 points 1, 4 and 6), on both adapters,
+//! Webhook deliveries as due work (BEHAVIOR 13; `docs/decisions.md`, "Work that happens
+//! later"), on both adapters,
 //! against a local receiver, every item run by hand (a fixed clock, hand-offs kept): a conflict
 //! on the commit is made again on fresh reads and the attempt still counted; a `PATCH`, a
 //! rotation, a create and a manual retry whose subscription or delivery changed meanwhile apply
