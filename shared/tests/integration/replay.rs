@@ -774,7 +774,7 @@ async fn explain_evaluates_a_chosen_revision_whatever_the_publication_state(back
 /// by account matching, trigger misses, and every contact dispatched a second time, which
 /// answered `The router can not overwrite`) changes nothing: an entry that assigned nobody
 /// replays with the record's current owner. Replayed 4 entries at a time, every contact is
-/// named in two windows and still read once (points 1 and 2), at most a window's worth at
+/// named in two windows and still read once (bounded reads), at most a window's worth at
 /// once; with no room for projections it is read again, and the answer is the same.
 async fn the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_record_once(
     backend: Backend,
