@@ -26,7 +26,7 @@ if [[ -n "${CI:-}" ]]; then
   export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=0
 fi
 
-step "the repository stands alone (no tracked file refers to a path outside it)"
+step "the repository stands alone (no tracked file refers to a path, document or tracker outside it)"
 python3 infra/scripts/check-self-contained.py
 
 step "cargo fmt --check"

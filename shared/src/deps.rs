@@ -1,5 +1,5 @@
 //! What every function is built from, read once at cold start from the environment, failing fast
-//! with a clear message (`DESIGN.md`: "Config is read once at cold start").
+//! with a clear message (`docs/design.md`, "Configuration read once at cold start").
 //!
 //! | variable | meaning |
 //! |---|---|
@@ -102,8 +102,9 @@ pub struct Deps {
     pub crm_limit_wait: crate::crm::retry::LimitWait,
     /// Delays between webhook delivery attempts (BEHAVIOR 13, `WEBHOOK_RETRY_DELAYS`).
     pub webhook_retry_delays: crate::webhooks::RetrySchedule,
-    /// The worker of due work (DESIGN "Work that happens later"): hand-offs on the dispatch
-    /// queue, or timers of this process. Jobs register on it (the dispatch function's CRM sync).
+    /// The worker of due work (`docs/design.md`, "Work that happens later"): hand-offs on the
+    /// dispatch queue, or timers of this process. Jobs register on it (the dispatch function's CRM
+    /// sync).
     pub due: Arc<DueWorker>,
     /// How long routing history entries are kept (BEHAVIOR 8).
     pub history_retention: chrono::Duration,

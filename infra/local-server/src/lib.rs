@@ -217,8 +217,8 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
 }
 
 /// Sweeps due work every `interval` (at once first: a restart resumes what the last run left),
-/// until `stop` turns true (DESIGN "Work that happens later": the local server's sweeper; in
-/// Lambda an EventBridge schedule invokes the dispatch function every minute). Use
+/// until `stop` turns true (`docs/design.md`, "Work that happens later": the local server's
+/// sweeper; in Lambda an EventBridge schedule invokes the dispatch function every minute). Use
 /// [`sweep_interval`] for `interval`.
 pub async fn sweep_periodically(
     worker: Arc<DueWorker>, interval: std::time::Duration,

@@ -1,6 +1,7 @@
-//! The one validator of router configurations (BEHAVIOR 15; DESIGN "Router configuration"):
-//! the API's create, draft and restore and the provisioning loader (`docs/seed-format.md`) all
-//! turn a configuration body into the parsed [`RouterConfig`] here, so a rule exists once.
+//! The one validator of router configurations (BEHAVIOR 15; `docs/design.md`, "Router
+//! configuration: live, draft, revisions"): the API's create, draft and restore and the
+//! provisioning loader (`docs/seed-format.md`) all turn a configuration body into the parsed
+//! [`RouterConfig`] here, so a rule exists once.
 //!
 //! [`ConfigBody`] is the configuration's JSON shape (`{name, has_integration, settings, users,
 //! teams}`, read by serde with unknown keys refused); [`parse`] checks it against the account

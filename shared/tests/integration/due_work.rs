@@ -1,5 +1,5 @@
-//! The store contract of due work (DESIGN "Work that happens later") on both adapters: claims
-//! with an attempt number and a lease, settlement on the lease, the sweeper's index and its
+//! The store contract of due work (`docs/design.md`, "Work that happens later") on both adapters:
+//! claims with an attempt number and a lease, settlement on the lease, the sweeper's index and its
 //! re-arming, and due items written only with the transaction that causes them.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 

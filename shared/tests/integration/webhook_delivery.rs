@@ -506,9 +506,9 @@ async fn disabling_ends_the_open_deliveries_through_due_work(backend: Backend) {
     assert_eq!(s.subscription().await.failing_since, None);
 }
 
-/// Conflicts belong to the mechanism (DESIGN "Work that happens later"): a delivery that moved
-/// while its page was closing (here a write made to conflict) fails the closing's round, which
-/// runs again on a fresh read of the page; it is not left open for its own next attempt.
+/// Conflicts belong to the mechanism (`docs/design.md`, "Work that happens later"): a delivery that
+/// moved while its page was closing (here a write made to conflict) fails the closing's round,
+/// which runs again on a fresh read of the page; it is not left open for its own next attempt.
 async fn a_closing_whose_end_conflicts_runs_again_on_fresh_reads(backend: Backend) {
     let s = scene(backend).await;
     let ids = s.events(3).await;
