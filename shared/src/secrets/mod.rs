@@ -1,4 +1,5 @@
-//! Secrets at rest and in configuration (BEHAVIOR 7 and 13: stored secrets are sealed).
+//! Secrets at rest and in configuration (BEHAVIOR 7: stored CRM secrets are
+//! sealed; `docs/decisions.md`, "Webhooks": signing secrets too).
 //!
 //! - [`read_secret_string`]: a Secrets Manager secret read once per instance (the signing key of
 //!   the token function at cold start, the cursor key of the functions that list on their first

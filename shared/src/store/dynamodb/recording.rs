@@ -1,5 +1,6 @@
 //! Recording of every AWS call the functions' code makes (least-privilege IAM
-//! derived from the code: `docs/deploy.md`). Test builds only (`test-util`).
+//! derived from the code: `docs/deploy.md`, "Permissions: from the code to the
+//! policies"). Test builds only (`test-util`).
 //!
 //! Every AWS client of the workspace is built on the HTTP client of [`super::env::http_client`];
 //! in test builds it is wrapped by [`RecordingHttpClient`], which reads each request before it is
