@@ -3,44 +3,25 @@
 //!
 //! | variable | meaning |
 //! |---|---|
-//! | `JWT_PUBLIC_JWKS` | JWKS (JSON) of the public keys that verify bearer tokens (selected by
-//! `kid`); every function but the token function |
+//! | `JWT_PUBLIC_JWKS` | JWKS (JSON) of the public keys that verify bearer tokens (selected by `kid`); every function but the token function |
 //! | `JWT_ISSUER`, `JWT_AUDIENCE` | expected `iss` / `aud`; default `account-routing-api` |
-//! | `STORE_BACKEND` | `dynamodb` (default) or `memory` (embedded store loaded from `SEED_PATH`;
-//! for local invocation) |
+//! | `STORE_BACKEND` | `dynamodb` (default) or `memory` (embedded store loaded from `SEED_PATH`; for local invocation) |
 //! | `TABLE_NAME` | the DynamoDB table (required for `dynamodb`) |
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
-//! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development
-//! key's public key (local runs only); otherwise the function refuses to start with it |
-//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after`
-//! cursors (BEHAVIOR 11), read once, by the first request that lists (not during the cold start: a
-//! `GET` of one record never needs it); the same for every instance, so required with `dynamodb` by
-//! the functions that list |
-//! | `CURSOR_SECRET` | the same key in the clear, for local runs only (a deployment never puts a
-//! secret in the environment); the `memory` backend uses a random key when neither is set |
-//! | `SEALING_KMS_KEY_ID` | the KMS key that seals stored secrets (CRM access tokens, webhook
-//! signing secrets; [`crate::secrets`]); required by the functions that open or seal them in Lambda
-//! |
-//! | `LOCAL_SEALING_KEY` | base64 of a 32-byte AES key sealing them instead, for local runs;
-//! without either, the committed development key (refused in Lambda) |
-//! | `ALLOW_INSECURE_OUTBOUND` | `true` lets outbound requests (CRM, webhooks) and provisioned URLs
-//! use `http` and loopback hosts (local runs and tests); default `false` ([`crate::outbound`]) |
-//! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7);
-//! default `30,300,1800` |
-//! | `DISPATCH_QUEUE_URL` | the dispatch queue, where due work (CRM sync attempts, ...) waits as
-//! delayed messages ([`crate::due`]; the dispatch function); unset: timers of the process |
-//! | `WEBHOOK_QUEUE_URL` | the webhook delivery queue: webhook deliveries (BEHAVIOR 13) wait there
-//! instead of on the dispatch queue (the dispatch and webhooks functions) |
-//! | `WEBHOOK_RETRY_DELAYS` | comma-separated seconds between webhook delivery attempts (default
-//! 5,300,1800,7200,18000,36000,36000) |
-//! | `DUE_WORK_LEASE_SECONDS` | how long a worker's claim on a due item holds (1 to 900, default
-//! 60); on the queue also how long after its due time a message may still be on its way before the
-//! sweeper resumes the item |
-//! | `DISPATCH_HISTORY_RETENTION_DAYS` | how long routing history entries are kept (BEHAVIOR 8);
-//! default 400 |
-//! | `SLA_MINUTE_SECONDS` | how long a minute of a router's SLA lasts (BEHAVIOR 14), seconds from
-//! 0.1 to 60; default 60 (tests scale it down) |
+//! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
+//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after` cursors (BEHAVIOR 11), read once, by the first request that lists (not during the cold start: a `GET` of one record never needs it); the same for every instance, so required with `dynamodb` by the functions that list |
+//! | `CURSOR_SECRET` | the same key in the clear, for local runs only (a deployment never puts a secret in the environment); the `memory` backend uses a random key when neither is set |
+//! | `SEALING_KMS_KEY_ID` | the KMS key that seals stored secrets (CRM access tokens, webhook signing secrets; [`crate::secrets`]); required by the functions that open or seal them in Lambda |
+//! | `LOCAL_SEALING_KEY` | base64 of a 32-byte AES key sealing them instead, for local runs; without either, the committed development key (refused in Lambda) |
+//! | `ALLOW_INSECURE_OUTBOUND` | `true` lets outbound requests (CRM, webhooks) and provisioned URLs use `http` and loopback hosts (local runs and tests); default `false` ([`crate::outbound`]) |
+//! | `CRM_SYNC_RETRY_DELAYS` | seconds between CRM sync attempts, comma-separated (BEHAVIOR 7); default `30,300,1800` |
+//! | `DISPATCH_QUEUE_URL` | the dispatch queue, where due work (CRM sync attempts, ...) waits as delayed messages ([`crate::due`]; the dispatch function); unset: timers of the process |
+//! | `WEBHOOK_QUEUE_URL` | the webhook delivery queue: webhook deliveries (BEHAVIOR 13) wait there instead of on the dispatch queue (the dispatch and webhooks functions) |
+//! | `WEBHOOK_RETRY_DELAYS` | comma-separated seconds between webhook delivery attempts (default 5,300,1800,7200,18000,36000,36000) |
+//! | `DUE_WORK_LEASE_SECONDS` | how long a worker's claim on a due item holds (1 to 900, default 60); on the queue also how long after its due time a message may still be on its way before the sweeper resumes the item |
+//! | `DISPATCH_HISTORY_RETENTION_DAYS` | how long routing history entries are kept (BEHAVIOR 8); default 400 |
+//! | `SLA_MINUTE_SECONDS` | how long a minute of a router's SLA lasts (BEHAVIOR 14), seconds from 0.1 to 60; default 60 (tests scale it down) |
 //!
 //! Region and credentials come from the standard AWS environment (the Lambda role in AWS). One
 //! AWS configuration ([`aws_config::SdkConfig`]) is loaded and shared by every client a function
@@ -103,8 +84,8 @@ pub struct Deps {
     /// Delays between webhook delivery attempts (BEHAVIOR 13, `WEBHOOK_RETRY_DELAYS`).
     pub webhook_retry_delays: crate::webhooks::RetrySchedule,
     /// The worker of due work (`docs/design.md`, "Work that happens later"): hand-offs on the
-    /// dispatch queue, or timers of this process. Jobs register on it (the dispatch function's CRM
-    /// sync).
+    /// dispatch queue, or timers of this process. Jobs register on it (the dispatch function's
+    /// CRM sync).
     pub due: Arc<DueWorker>,
     /// How long routing history entries are kept (BEHAVIOR 8).
     pub history_retention: chrono::Duration,
