@@ -27,8 +27,9 @@ the floor's init + one warm invocation of the same function, in wall time and in
 start costs the first caller beyond what the SDK's own start and a warm request cost.
 
 With `--memory-warm N` it then starts each function once more and serves it N warm invocations
-(peak RSS cold and after 1,000 warm invocations, against half the template's `MemorySize`), and writes the peaks with
-`--memory-out` as JSON: {label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
+(peak RSS cold and after 1,000 warm invocations, against half the template's `MemorySize`), and
+writes the peaks with `--memory-out` as JSON:
+ {label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
 """
 
 import argparse
