@@ -29,7 +29,7 @@ start costs the first caller beyond what the SDK's own start and a warm request 
 With `--memory-warm N` it then starts each function once more and serves it N warm invocations
 (peak RSS cold and after 1,000 warm invocations, against half the template's `MemorySize`), and
 writes the peaks with `--memory-out` as JSON:
- {label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
+{label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
 """
 
 import argparse
