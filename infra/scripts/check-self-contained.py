@@ -13,11 +13,12 @@ workplace (`/work/...`) and the names of the team's reference folder outside the
 (`shared/spec`, `shared/contracts`, any `shared/<UPPERCASE>.md`) are reported too.
 
 A reader has the repository and nothing else, so two more kinds of reference are reported: a
-document named by an upper-case Markdown file name (`NOTES.md`, say) that no tracked file is
-called, and a tracker's issue number (the word "issue" or "issues" followed by a number, with
-or without `#` or `-`): the rule it stands for is written where it applies (BEHAVIOR n of
-`docs/behavior.md`, a `docs/decisions.md` or `docs/design.md` section). `docs/performance.md`
-keeps its history of measurements, whose headings may name the issue that asked for them.
+document that no tracked file is, named by its upper-case Markdown file name (`NOTES.md`, say)
+or cited by its name and a section title (`NOTES "Some section"`, for `NOTES.md`), and a
+tracker's issue number (the word "issue" or "issues" followed by a number, with or without `#`
+or `-`): the rule it stands for is written where it applies (BEHAVIOR n of `docs/behavior.md`,
+a `docs/decisions.md` or `docs/design.md` section). `docs/performance.md` keeps its history of
+measurements, whose headings may name the issue that asked for them.
 
 Usage: python3 infra/scripts/check-self-contained.py   (exit 1 and one line per finding)
 """
@@ -36,6 +37,7 @@ SKIP_SUFFIXES = (".png", ".lock", ".pem")
 TRACKER = re.compile(r"\b[Ii]ssues? #?[0-9]+|\b[Ii]ssue[-_#][0-9]+")
 TRACKER_HISTORY = ("docs/performance.md",)
 UPPER_DOC = re.compile(r"\b([A-Z][A-Z0-9_]*\.md)\b")
+CITED_DOC = re.compile(r'\b([A-Z]{4,}) "[A-Z][a-z]')
 
 
 def tracked_files():
@@ -81,7 +83,8 @@ def findings():
                 continue
             if path not in TRACKER_HISTORY and TRACKER.search(line):
                 yield f"{path}:{number}: cites a tracker issue: {line.strip()}"
-            for document in UPPER_DOC.findall(line):
+            cited = [f"{name}.md" for name in CITED_DOC.findall(line)]
+            for document in UPPER_DOC.findall(line) + cited:
                 if document not in names:
                     yield f"{path}:{number}: names {document}, which the repository does not hold"
             context = "\n".join(lines[max(0, number - 4) : number])
