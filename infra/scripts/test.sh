@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test of the workspace: formatting, clippy, and all test tiers
 # (unit, store contract on both adapters, HTTP-level, end-to-end, DynamoDB against the emulator),
-# the SAM template checks (cfn-lint, sam validate --lint; the template-check tests run with cargo),
+# the SAM template checks (sam validate --lint, with cfn-lint's rules; the template-check tests
+# run with cargo),
 # schemathesis against the local server's OpenAPI document, clients generated from that document
 # (Python and TypeScript) running a journey against it, a bounded mixed load (wrk), and the
 # /docs page in headless Chromium (chromium and wrk installed from Debian's packages when missing).
@@ -39,11 +40,15 @@ python3 infra/scripts/check-self-contained.py
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "installing the test tools in the background (moto, linters, schemathesis, client generators, npm packages, chromium, wrk)"
+step "installing the test tools in the background, then the side checks that need only them (log: target/install-test-tools.log, target/side-checks-tools.log)"
 mkdir -p target
 tools_log=target/install-test-tools.log
-bash infra/scripts/install-test-tools.sh >"$tools_log" 2>&1 &
+# Exit status 3: the tools could not be installed (nothing after the build can run); 4: they were,
+# and a check of the `tools` group failed (the rest runs, and the command fails at the end).
+setsid bash -c 'bash infra/scripts/install-test-tools.sh >"$1" 2>&1 || exit 3
+  bash infra/scripts/side-checks.sh tools >"$2" 2>&1 || exit 4' _ "$tools_log" target/side-checks-tools.log &
 tools_pid=$!
+trap 'kill -- "-$tools_pid" 2>/dev/null || true' EXIT
 
 # One build of every target (libraries, binaries, tests, benches), linted by clippy as it compiles:
 # cargo runs clippy-driver (clippy's compiler driver, the one `cargo clippy` runs) for the
@@ -60,7 +65,10 @@ if [[ ! -x $clippy_driver ]]; then
 fi
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-Dwarnings"
 step "building every target (libraries, binaries, tests, benches) with clippy's lints, warnings as errors"
-cargo build --workspace --all-targets --locked
+# One job more than the cores: a crate's front end (parsing, type checking, clippy's lints) runs on
+# one core, and with one job per core the build left a core idle about a seventh of its time
+# (docs/performance.md, "The test command").
+cargo build --workspace --all-targets --locked --jobs "$(($(nproc) + 1))"
 if cargo nextest --version >/dev/null 2>&1; then
   runner=nextest
 else
@@ -72,22 +80,24 @@ fi
 # of their own would compile the crates again without the tests' features.
 export LOCAL_SERVER_PREBUILT=1
 
-step "waiting for the test tools (log: $tools_log)"
-if ! wait "$tools_pid"; then
+step "waiting for the test tools and the side checks that need only them (log: $tools_log)"
+tools_status=0
+wait "$tools_pid" || tools_status=$?
+if [[ $tools_status != 0 && $tools_status != 4 ]]; then
   cat "$tools_log" >&2
   echo "installing the test tools failed" >&2
   exit 1
 fi
 
-# The checks that need neither the emulator nor the Rust tests (the emulator's own unit tests, the
-# SAM template checks, schemathesis, the generated clients, the /docs page in Chromium, the signed
-# webhooks end to end: Python, Node and a browser, about 350 s of mostly one core) run one after
-# another beside the Rust tests, which leave part of the machine idle while they wait on the
-# emulator and on timers; their log is printed when they have ended, after the tests.
-step "the side checks started in the background (infra/scripts/side-checks.sh, log: target/side-checks.log)"
-setsid bash infra/scripts/side-checks.sh >target/side-checks.log 2>&1 &
+# The checks that need a local server but neither the emulator nor the Rust tests (schemathesis,
+# the generated clients, the /docs page in Chromium, the signed webhooks end to end: Python, Node
+# and a browser, about 250 s of mostly one core) run one after another beside the Rust tests,
+# which leave part of the machine idle while they wait on the emulator and on timers; their log
+# is printed when they have ended, after the tests.
+step "the side checks that need a local server, started in the background (infra/scripts/side-checks.sh server, log: target/side-checks.log)"
+setsid bash infra/scripts/side-checks.sh server >target/side-checks.log 2>&1 &
 side_checks_pid=$!
-trap 'kill -- "-$side_checks_pid" 2>/dev/null || true' EXIT
+trap 'kill -- "-$side_checks_pid" "-$tools_pid" 2>/dev/null || true' EXIT
 
 step "starting the DynamoDB/SQS emulator (moto), cancelling transactions that meet as DynamoDB does"
 # Every DynamoDB test, the smoke test and the suites against the local server below run with
@@ -96,12 +106,14 @@ step "starting the DynamoDB/SQS emulator (moto), cancelling transactions that me
 export EMULATOR_TRANSACTION_CONFLICTS=1
 # shellcheck source=infra/scripts/emulator.sh
 source infra/scripts/emulator.sh
-trap 'emulator_stop; kill -- "-$side_checks_pid" 2>/dev/null || true' EXIT
+trap 'emulator_stop; kill -- "-$side_checks_pid" "-$tools_pid" 2>/dev/null || true' EXIT
 
 if [[ $runner == nextest ]]; then
   step "cargo nextest run (every test in a process of its own, binaries in parallel; DynamoDB tests on $AWS_ENDPOINT_URL, each on a table of its own)"
   # Two tests per core: many wait on the emulator or on timers (measured on a fresh clone, 509 s
-  # with nextest's default of one per core, 415 s with two).
+  # with nextest's default of one per core, 415 s with two). Three per core took 346 s against
+  # 370 s, but starved a worker long enough that a due-work commit gave up on its deadline and a
+  # webhook delivery was sent once more than it was recorded (docs/performance.md).
   cargo nextest run --workspace --locked --test-threads "$(($(nproc) * 2))"
   # nextest does not run doctests; the workspace's doc comments hold no Rust examples, and this
   # keeps it so (a Rust example added to a doc comment runs here).
@@ -115,12 +127,12 @@ fi
 step "deployment smoke test (infra/scripts/smoke.sh) against the local server on DynamoDB (emulator)"
 bash infra/scripts/smoke-local.sh
 
-step "the side checks (started after the build; their log follows)"
+step "the side checks (started before and after the build; their logs follow)"
 side_checks_status=0
 wait "$side_checks_pid" || side_checks_status=$?
-cat target/side-checks.log
-if [[ $side_checks_status != 0 ]]; then
-  echo "the side checks failed (exit $side_checks_status): see their log above" >&2
+cat target/side-checks-tools.log target/side-checks.log
+if [[ $tools_status != 0 || $side_checks_status != 0 ]]; then
+  echo "the side checks failed (tools group: exit $tools_status, server group: exit $side_checks_status): see their logs above" >&2
   exit 1
 fi
 
