@@ -30,12 +30,12 @@ use shared::api::openapi::{TAG_META, TAG_TOKEN};
 use shared::api::Json;
 use shared::api::{with_405, ApiError, Body, Source};
 use shared::auth::{
-    token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenRequestForm, TokenResponse,
+    token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenPorts, TokenRequestForm,
+    TokenResponse,
 };
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
-use shared::store::Store;
 use std::borrow::Cow;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -100,7 +100,7 @@ pub const OPENAPI_JSON: &str = include_str!("../../../openapi.json");
 #[derive(Clone, FromRef)]
 pub struct TokenState {
     /// Where API clients are looked up.
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn TokenPorts>,
     /// Signs the access tokens.
     pub issuer: Arc<TokenIssuer>,
     /// The current time for `iat` and `exp`.

@@ -21,7 +21,7 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, IdempotencyKey,
     StoredResponse, HEADER, KEY_IN_FLIGHT, KEY_REUSED, REPLAYED_HEADER,
 };
-use crate::store::{Store, StoreError};
+use crate::store::{IdempotencyStore, StoreError};
 use crate::types::ids::AccountId;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -42,7 +42,7 @@ pub enum Begin {
 /// cold start, shared by the handlers.
 #[derive(derive_more::Constructor)]
 pub struct IdempotentRequests {
-    store: Arc<dyn Store>,
+    store: Arc<dyn IdempotencyStore>,
     clock: Arc<dyn Clock>,
 }
 

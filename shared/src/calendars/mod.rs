@@ -17,7 +17,7 @@ use crate::page::{ListView, Page, MAX_LIMIT};
 use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
-use crate::store::{holiday_calendar_position, size, Backoff, Store, StoreError, Turns};
+use crate::store::{holiday_calendar_position, size, Backoff, CalendarStore, StoreError, Turns};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use chrono::{DateTime, Utc};
@@ -264,7 +264,7 @@ impl HolidayCalendarView {
 ///
 /// Errors: the store's.
 pub async fn read_holiday_calendars(
-    store: &dyn Store, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
+    store: &dyn CalendarStore, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
 ) -> Result<HolidayCalendars, DomainError> {
     let page = Page::first(MAX_LIMIT, false);
     let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
@@ -273,7 +273,7 @@ pub async fn read_holiday_calendars(
 
 /// The holiday calendar operations of one warm instance.
 pub struct HolidayCalendarService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn CalendarStore>,
     clock: Arc<dyn Clock>,
     /// Writes of one calendar, and the creates and deletes of one account (its calendar
     /// count), take turns in this instance ([`Turns`]).
@@ -282,7 +282,7 @@ pub struct HolidayCalendarService {
 
 impl HolidayCalendarService {
     /// The operations over `store`, dating changes with `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<dyn CalendarStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,

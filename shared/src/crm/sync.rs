@@ -29,7 +29,7 @@ use crate::model::record::Record;
 use crate::model::webhook::EventType;
 use crate::page::Page;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
-use crate::store::Store;
+use crate::store::{AccountStore, DispatchStore, MemberStore, RecordStore, WebhookStore};
 use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -86,6 +86,15 @@ pub enum SyncResult {
     Failed(String),
 }
 
+/// The store ports [`CrmSync`] uses ([`AccountStore`], [`DispatchStore`], [`MemberStore`], [`RecordStore`], [`WebhookStore`]): every store implements it, and [`crate::store::Store`] names it
+/// among its supertraits, so the one store the wiring builds converts to it.
+pub trait SyncPorts:
+    AccountStore + DispatchStore + MemberStore + RecordStore + WebhookStore
+{
+}
+
+impl<T: AccountStore + DispatchStore + MemberStore + RecordStore + WebhookStore> SyncPorts for T {}
+
 /// The CRM sync service of one instance: the CRM client, the store holding the history and the
 /// retry delays. It is the job of `crm_sync` due items.
 #[derive(derive_more::Debug)]
@@ -93,7 +102,7 @@ pub struct CrmSync {
     #[debug(skip)]
     client: Arc<dyn CrmClient>,
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn SyncPorts>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
     delays: RetryDelays,
@@ -106,7 +115,7 @@ impl CrmSync {
     /// The sync over `client` and `store`, retrying after `delays`, opening stored tokens with
     /// `sealer`.
     pub fn new(
-        client: Arc<dyn CrmClient>, store: Arc<dyn Store>, clock: Arc<dyn Clock>,
+        client: Arc<dyn CrmClient>, store: Arc<dyn SyncPorts>, clock: Arc<dyn Clock>,
         delays: RetryDelays, sealer: Arc<dyn Sealer>,
     ) -> Arc<Self> {
         Arc::new(Self {

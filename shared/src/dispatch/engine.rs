@@ -21,8 +21,12 @@ use crate::model::router::Router;
 use crate::model::webhook::EventType;
 use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
+use crate::sla::job::SlaPorts;
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
-use crate::store::{Backoff, Store, StoreError, Turns};
+use crate::store::{
+    AccountStore, Backoff, CalendarStore, DispatchStore, DueStore, IdempotencyStore, MemberStore,
+    RecordStore, RouterStore, StoreError, Turns, WebhookStore,
+};
 use crate::types::ids::AccountId;
 use crate::webhooks::{add_deliveries, Notify, SubscriptionCache};
 use std::sync::Arc;
@@ -34,9 +38,40 @@ pub const DEFAULT_DEADLINE: Duration = crate::store::CONFLICT_DEADLINE;
 
 pub use crate::model::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 
+/// The store ports the engine ([`DispatchEngine`] and its steps) uses ([`AccountStore`], [`CalendarStore`], [`DispatchStore`], [`DueStore`], [`IdempotencyStore`], [`MemberStore`], [`RecordStore`], [`RouterStore`], [`WebhookStore`], [`SlaPorts`]), the SLA checks' among them: every store implements it, and [`crate::store::Store`] names it
+/// among its supertraits, so the one store the wiring builds converts to it.
+pub trait DispatchPorts:
+    AccountStore
+    + CalendarStore
+    + DispatchStore
+    + DueStore
+    + IdempotencyStore
+    + MemberStore
+    + RecordStore
+    + RouterStore
+    + WebhookStore
+    + SlaPorts
+{
+}
+
+impl<
+        T: AccountStore
+            + CalendarStore
+            + DispatchStore
+            + DueStore
+            + IdempotencyStore
+            + MemberStore
+            + RecordStore
+            + RouterStore
+            + WebhookStore
+            + SlaPorts,
+    > DispatchPorts for T
+{
+}
+
 /// The engine of one warm instance.
 pub struct DispatchEngine {
-    store: Arc<dyn Store>,
+    store: Arc<dyn DispatchPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     deadline: Duration,
@@ -152,7 +187,7 @@ impl DispatchEngine {
     /// (the one HTTP client of the instance is built by the caller, once): a router with
     /// `has_integration` then records `CRM request failed: the CRM client is not available`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn DispatchPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         let due = DueWorker::in_process(store.clone(), clock.clone(), DueSettings::default());
         Self {
@@ -185,7 +220,7 @@ impl DispatchEngine {
     }
 
     /// The store.
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn store(&self) -> &Arc<dyn DispatchPorts> {
         &self.store
     }
 

@@ -5,7 +5,7 @@ use super::message::DueMessage;
 use crate::clock::Clock;
 use crate::error::{BoxError, DomainError, ErrorChain};
 use crate::model::due::{DueId, DueItem, DueKind, Lease, NextAttempt, Parking, Settlement};
-use crate::store::{Backoff, Store, StoreError, CONFLICT_DEADLINE};
+use crate::store::{Backoff, DueStore, StoreError, CONFLICT_DEADLINE};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
@@ -103,7 +103,7 @@ pub struct Claimed {
     reach: Option<Duration>,
     lease: Duration,
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn DueStore>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
 }
@@ -436,7 +436,7 @@ pub struct SweepReport {
 #[derive(derive_more::Debug)]
 pub struct DueWorker {
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn DueStore>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
     settings: DueSettings,
@@ -449,7 +449,7 @@ pub struct DueWorker {
 impl DueWorker {
     /// A worker handing items on through `handoff`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: DueSettings,
+        store: Arc<dyn DueStore>, clock: Arc<dyn Clock>, settings: DueSettings,
         handoff: Arc<dyn Handoff>,
     ) -> Arc<Self> {
         Arc::new(Self {
@@ -463,7 +463,7 @@ impl DueWorker {
 
     /// A worker whose hand-offs are timers of this process ([`InProcessHandoff`]).
     pub fn in_process(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: DueSettings,
+        store: Arc<dyn DueStore>, clock: Arc<dyn Clock>, settings: DueSettings,
     ) -> Arc<Self> {
         Arc::new_cyclic(|worker| Self {
             store,

@@ -12,14 +12,20 @@ use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::retry::KEPT_CHANGING;
-use crate::store::{member_position, Backoff, Store, StoreError, Turns};
+use crate::store::{member_position, AccountStore, Backoff, MemberStore, StoreError, Turns};
 use crate::types::ids::{AccountId, MemberId};
 use std::sync::Arc;
+
+/// The store ports [`MemberService`] uses ([`AccountStore`], [`MemberStore`]): every store implements it, and [`crate::store::Store`] names it
+/// among its supertraits, so the one store the wiring builds converts to it.
+pub trait MemberPorts: AccountStore + MemberStore {}
+
+impl<T: AccountStore + MemberStore> MemberPorts for T {}
 
 /// The member operations of one warm instance: `MemberService::new(store, clock)` reads and
 /// writes `store` and dates changes with `clock`.
 pub struct MemberService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn MemberPorts>,
     clock: Arc<dyn Clock>,
     /// PATCHes of one member take turns in this instance ([`Turns`]).
     turns: Turns,
@@ -27,7 +33,7 @@ pub struct MemberService {
 
 impl MemberService {
     /// The operations over `store`, dating changes with `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<dyn MemberPorts>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,

@@ -23,14 +23,22 @@ use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::retry::KEPT_CHANGING;
-use crate::store::{record_position, Backoff, Store, StoreError, Turns};
+use crate::store::{
+    record_position, AccountStore, Backoff, MemberStore, RecordStore, StoreError, Turns,
+};
 use crate::types::ids::{AccountId, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The store ports [`RecordService`] uses ([`AccountStore`], [`MemberStore`], [`RecordStore`]): every store implements it, and [`crate::store::Store`] names it
+/// among its supertraits, so the one store the wiring builds converts to it.
+pub trait RecordPorts: AccountStore + MemberStore + RecordStore {}
+
+impl<T: AccountStore + MemberStore + RecordStore> RecordPorts for T {}
+
 /// The record operations of one warm instance: the store, the clock and the catalogue cache.
 pub struct RecordService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn RecordPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     /// Changes of one record take turns in this instance ([`Turns`]).
@@ -49,7 +57,7 @@ pub struct Caller<'a> {
 impl RecordService {
     /// A service over `store`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn RecordPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         Self {
             store,

@@ -29,7 +29,10 @@ use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
 use crate::store::retry::KEPT_CHANGING;
-use crate::store::{keys, revision_position, Backoff, Listed, Store, StoreError, Turns};
+use crate::store::{
+    keys, revision_position, AccountStore, AuditStore, Backoff, CalendarStore, DispatchStore,
+    Listed, MemberStore, RouterStore, StoreError, Turns,
+};
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, RouterId};
 use serde::Deserialize;
@@ -62,9 +65,21 @@ pub struct Tagged {
     pub etag: ETag,
 }
 
+/// The store ports [`RouterAdmin`] uses ([`AccountStore`], [`AuditStore`], [`CalendarStore`], [`DispatchStore`], [`MemberStore`], [`RouterStore`]): every store implements it, and [`crate::store::Store`] names it
+/// among its supertraits, so the one store the wiring builds converts to it.
+pub trait RouterAdminPorts:
+    AccountStore + AuditStore + CalendarStore + DispatchStore + MemberStore + RouterStore
+{
+}
+
+impl<T: AccountStore + AuditStore + CalendarStore + DispatchStore + MemberStore + RouterStore>
+    RouterAdminPorts for T
+{
+}
+
 /// The router management operations.
 pub struct RouterAdmin {
-    store: Arc<dyn Store>,
+    store: Arc<dyn RouterAdminPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     /// Writes of one router, and the creates of one account (its router count), take turns
@@ -90,7 +105,7 @@ impl RouterAdmin {
     /// The operations over `store`, dating writes with `clock`, reading field catalogues
     /// through `catalogues`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn RouterAdminPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         Self {
             store,

@@ -19,7 +19,9 @@ use crate::outbound::{OutboundPolicy, OutboundUrl};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
-use crate::store::{delivery_position, size, webhook_position, Backoff, Store, StoreError, Turns};
+use crate::store::{
+    delivery_position, size, webhook_position, Backoff, StoreError, Turns, WebhookStore,
+};
 use crate::types::ids::{AccountId, DeliveryId, WebhookId};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -55,7 +57,7 @@ pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
 
 /// The subscription operations of one instance.
 pub struct WebhookService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn WebhookStore>,
     clock: Arc<dyn Clock>,
     sealer: Arc<dyn Sealer>,
     policy: OutboundPolicy,
@@ -109,7 +111,7 @@ impl WebhookService {
     /// A service over `store`, sealing secrets with `sealer`, checking URLs under `policy`,
     /// handing manual retries to `due`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, sealer: Arc<dyn Sealer>,
+        store: Arc<dyn WebhookStore>, clock: Arc<dyn Clock>, sealer: Arc<dyn Sealer>,
         policy: OutboundPolicy, due: Arc<DueWorker>,
     ) -> Self {
         Self {
