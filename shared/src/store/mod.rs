@@ -49,7 +49,8 @@ pub use position::{
     router_position, webhook_position,
 };
 pub use retry::{
-    request_deadline, within_request_deadline, Backoff, Turns, CONFLICT_DEADLINE, REQUEST_DEADLINE,
+    request_deadline, within_request_deadline, write_rounds, Backoff, RoundError, Turns,
+    CONFLICT_DEADLINE, REQUEST_DEADLINE,
 };
 
 /// Every trait of the port, for code that calls store methods on a concrete adapter
