@@ -30,12 +30,10 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use strum::IntoEnumIterator;
 use uuid::Uuid;
 
-/// The count a monthly count item holds (0 without one).
+/// The count a monthly count item holds (0 without one); a malformed count is a backend
+/// failure.
 fn count_of(item: &Item) -> StoreResult<u64> {
-    match item.get(items::COUNT) {
-        Some(AttributeValue::N(v)) => v.parse().map_err(backend),
-        _ => Ok(0),
-    }
+    items::count_of(item).map_err(backend)
 }
 
 /// How long an idempotency marker is kept (DynamoDB TTL): longer than SQS's 14-day retention.

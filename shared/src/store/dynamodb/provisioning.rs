@@ -119,7 +119,7 @@ impl DynamoStore {
             .filter(|m| m.is_active() && m.holiday_calendar_id == Some(id))
             .count() as u64;
 
-        let counted = self.count_of(&keys::router_count(account_id)).await?;
+        let counted = self.read_count(&keys::router_count(account_id)).await?;
         let mut router_keys: BTreeSet<Key> = plan
             .iter()
             .filter(|a| a.account.id == account_id)

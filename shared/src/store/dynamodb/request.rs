@@ -387,22 +387,19 @@ impl DynamoStore {
         &self, tx: Vec<TransactWriteItem>, parts: &[Part], count: &Key, max: u64, what: &str,
     ) -> StoreResult<()> {
         match self.transact(tx, parts, Precedence::RecordFirst).await {
-            Err(StoreError::Conflict) if self.count_of(count).await? >= max => Err(
+            Err(StoreError::Conflict) if self.read_count(count).await? >= max => Err(
                 StoreError::Rejected(format!("the account has {max} {what} already")),
             ),
             other => other,
         }
     }
 
-    /// The number a count item holds (0 when absent).
-    pub(super) async fn count_of(&self, key: &Key) -> StoreResult<u64> {
-        Ok(match self.get(key).await? {
-            Some(item) => match item.get(items::COUNT) {
-                Some(AttributeValue::N(v)) => v.parse::<u64>().unwrap_or(0),
-                _ => 0,
-            },
-            None => 0,
-        })
+    /// The number the count item `key` holds (0 when absent, and when malformed).
+    pub(super) async fn read_count(&self, key: &Key) -> StoreResult<u64> {
+        Ok(self
+            .get(key)
+            .await?
+            .map_or(0, |item| items::count_of(&item).unwrap_or(0)))
     }
 
     /// A single conditional `PutItem` with a write token of its own ([`super::write_token`]:
