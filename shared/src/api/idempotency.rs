@@ -90,6 +90,29 @@ impl IdempotentRequests {
         }
     }
 
+    /// Runs `work` under the request's `Idempotency-Key` (BEHAVIOR 10), the whole sequence of a
+    /// route that accepts one: [`Self::begin`] (a replay answers the stored answer before
+    /// anything else runs, any `If-Match` check included), `work` with the claim (`None` without
+    /// a key), then [`Self::finish`] with its answer.
+    ///
+    /// Errors: [`Self::begin`]'s; `work`'s own error is an answer (stored or released by
+    /// [`Self::finish`]), not an error of this.
+    pub async fn run<T, F, Fut>(
+        &self, account_id: AccountId, route: &str, headers: &HeaderMap, body: &[u8], work: F,
+    ) -> Result<Response, ApiError>
+    where
+        T: Serialize,
+        F: FnOnce(Option<IdempotencyClaim>) -> Fut,
+        Fut: std::future::Future<Output = Result<Answer<T>, ApiError>>,
+    {
+        let claim = match self.begin(account_id, route, headers, body).await? {
+            Begin::Replay(answer) => return Ok(answer),
+            Begin::Run(claim) => claim,
+        };
+        let result = work(claim.clone()).await;
+        Ok(self.finish(claim, result).await)
+    }
+
     /// Ends a request begun with `claim`: stores an answer that is not yet stored (any status
     /// below 500), releases the key on a 5xx, and answers. Storing is best effort once the work
     /// is done: a failure is logged and the answer still sent (the key then stays in flight
