@@ -3,7 +3,7 @@
 //! executables (`-no-pie`) on Linux with glibc, the targets Lambda runs (`provided.al2023`, arm64
 //! and x86_64, built natively or with cargo-lambda's zig linker, which honours the flag too).
 //!
-//! Why (issue 36, point 3; measured in docs/performance.md, "Position-dependent function
+//! Why (measured in docs/performance.md, "Position-dependent function
 //! binaries"): a position-independent executable of this size carries about 65,000 relative
 //! relocations (1.5 MB of `.rela.dyn`) that the dynamic loader applies at every cold start,
 //! writing 1.6 MB of `.data.rel.ro` and faulting its pages in; linked at a fixed address, the

@@ -22,13 +22,14 @@ medians of:
 
 Then ratios to the yardstick binary (the empty lambda_http function) and to the floor (the
 configuration's `floor`: AWS SDK, TLS and one GetItem during init), each a median over medians of
-the same interleaved runs. And (issue 49 point 5) each function's init + first invocation against
+the same interleaved runs. And each function's init + first invocation against
 the floor's init + one warm invocation of the same function, in wall time and in CPU: what a cold
 start costs the first caller beyond what the SDK's own start and a warm request cost.
 
 With `--memory-warm N` it then starts each function once more and serves it N warm invocations
-(issue 36 point 4: peak RSS cold and after 1,000 warm invocations), and writes the peaks with
-`--memory-out` as JSON: {label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
+(peak RSS cold and after 1,000 warm invocations, against half the template's `MemorySize`), and
+writes the peaks with `--memory-out` as JSON:
+{label: {cold_peak_mib, warm_peak_mib, warm_invocations, statuses}}.
 """
 
 import argparse
@@ -359,7 +360,7 @@ def main():
             if label in (baseline, floor):
                 continue
             print(f"{label:<14}" + "".join(f"{med(label, key) / med(floor, key):>11.2f}x" for key, _ in ratio_keys))
-        # Issue 49 point 5: what the first caller waits for (init + the first invocation) against
+        # What the first caller waits for (init + the first invocation) against
         # what it would wait for if the function started as the floor does and its first request
         # cost what a warm one does (the floor's init + this function's warm invocation), in wall
         # time and in CPU; each round's own figures paired, then the median of the rounds' ratios.

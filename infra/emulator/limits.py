@@ -466,7 +466,8 @@ def install():
     every attribute a put or an update sets) count as DynamoDB does and refuse past 409,600
     bytes. Moto counts a number as its text, lists and maps without their overhead, an attribute
     that an update replaces twice, and refuses from 405,000 bytes: stricter than DynamoDB on
-    strings, more lenient on numbers and lists (the issue-47 property test found both)."""
+    strings, more lenient on numbers and lists (the property test of
+    `shared/tests/integration/item_size.rs` found both)."""
     from moto.dynamodb.exceptions import ItemSizeTooLarge
     from moto.dynamodb.models import dynamo_type
     from moto.dynamodb.models.utilities import bytesize

@@ -2,7 +2,8 @@
 `(?<=<RequestId>).*(?=</RequestId>)` (`BaseResponse._enrich_response`), looking for an XML
 `<RequestId>` element that a DynamoDB answer (JSON) never holds. The lookbehind is tried at every
 character: over a `BatchGetItem` of 100 items of 30 KB (3 MB of JSON) it was a third of the
-emulator's time (py-spy, `cargo bench -p shared --bench replay` on the emulator, issue 49).
+emulator's time (py-spy, `cargo bench -p shared --bench replay` on the emulator;
+docs/performance.md).
 
 `install()` runs the same substitution only when the body holds `<RequestId>`; a body without it
 cannot match, so every answer is the same as moto's (test_request_id.py). Once per process.

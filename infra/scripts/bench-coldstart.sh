@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cold starts of every function against an empty lambda_http binary and the DynamoDB floor, side by
-# side in one run (issue 14 goals 2 and 3, issue 36 points 3 to 5; figures in docs/performance.md):
+# side in one run (init, first invocation and peak memory; figures in docs/performance.md):
 #
 #   bash infra/scripts/bench-coldstart.sh            # RUNS=11 WARM=5 MEMORY_WARM=1000; arm64 packages too
 #   SKIP_PACKAGES=1 bash infra/scripts/bench-coldstart.sh   # no arm64 build (x86_64 zips still printed)

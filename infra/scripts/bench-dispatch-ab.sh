@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Requests/s of `POST /dispatch/router` through two builds of the local server, side by side on
-# loopback with wrk, interleaved, ROUNDS times (issue 58 point 5; figures in
-# docs/performance.md): the dispatch's own CPU on the embedded store, without the AWS SDK.
+# loopback with wrk, interleaved, ROUNDS times (figures in docs/performance.md): the dispatch's
+# own CPU on the embedded store, without the AWS SDK.
 #
 #   SERVER_BIN_B=/tmp/local-server-before bash infra/scripts/bench-dispatch-ab.sh
 #       # target/release/local-server (built here unless SKIP_BUILD=1) against another build

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Requests/s of `GET /contacts/{id}` through the local server against a bare axum hello, both
 # built with the release profile in this run and measured side by side on loopback with wrk,
-# interleaved, ROUNDS times; prints the medians, each run's figures and their ratio (issue 36
-# point 2: at least 0.70; figures in docs/performance.md).
+# interleaved, ROUNDS times; prints the medians, each run's figures and their ratio (the
+# target: at least 0.70; figures in docs/performance.md).
 #
 #   bash infra/scripts/bench-http.sh          # ROUNDS=3 DURATION=5 (seconds) CONNECTIONS=8 THREADS=2
 #   SKIP_BUILD=1 SERVER_BIN=/tmp/local-server-before bash infra/scripts/bench-http.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per request of `GET /contacts/{id}` through the local server, of an unknown path
 # (its 404: routing, the request span, metrics, the error body) and of the bare axum hello, counted
-# by valgrind's callgrind over N requests on one keep-alive connection (issue 36 point 2; figures
-# in docs/performance.md). User-space instructions only: the kernel's share of a request (the
+# by valgrind's callgrind over N requests on one keep-alive connection (figures in
+# docs/performance.md). User-space instructions only: the kernel's share of a request (the
 # loopback socket) is not counted, and is about the same for both servers. Unlike requests/s on a
 # shared machine, the count repeats to within a fraction of a percent, so it tells two builds
 # apart where bench-http.sh cannot.

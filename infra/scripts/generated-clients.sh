@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Generated clients work from openapi.json, as an integrator would use them (issue 35):
+# Generated clients work from openapi.json, as an integrator would use them
+# (docs/decisions.md, "API description"):
 #   1. `@redocly/cli lint` with its recommended rules, every problem an error
 #      (infra/clients/redocly.yaml: `info-license` alone off, with its reason);
 #   2. starts the local server (embedded store, demo seed) on a free loopback port;

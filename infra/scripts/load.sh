@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded mixed load against the local server (issue 13, "Load"): builds and starts it on the
+# Bounded mixed load against the local server (README.md, "Load"): builds and starts it on the
 # demo seed (embedded store, loopback only), runs wrk twice with the same fixed mix and duration
 # (infra/load/mixed.lua: token, record reads, lists, PATCHes, bounded creates and dispatches,
 # users, routers) and fails on any 5xx, any unexpected 4xx or any transport error (connect, read,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where the time of `GET /contacts/{id}` goes, against the bare axum hello (issue 36 point 2):
+# Where the time of `GET /contacts/{id}` goes, against the bare axum hello (docs/performance.md):
 # both built with the release profile plus symbols (CARGO_PROFILE_RELEASE_STRIP=false,
 # CARGO_PROFILE_RELEASE_DEBUG=line-tables-only, into target/profiling so the stripped release
 # build is left alone), each put under the load of infra/scripts/bench-http.sh (wrk, 8

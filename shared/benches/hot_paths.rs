@@ -1,9 +1,9 @@
-//! The CPU of the request paths that do not wait on the store (issue 14; figures in
+//! The CPU of the request paths that do not wait on the store (figures in
 //! `docs/performance.md`):
 //!
 //! - `token_verify`: an access token verified in full (ES256 signature with aws-lc-rs, claims)
 //!   against the same token answered by the verified-token cache, and that plus the warm check
-//!   of its client's key generation (issue 55);
+//!   of its client's key generation (BEHAVIOR 1);
 //! - `record_validation`: the `fields` of a contact create body validated against the standard
 //!   catalogue ([`validate_fields`]), 5 keys and as many as the standard catalogue accepts of a
 //!   list of 20 (16 today);
@@ -60,7 +60,7 @@ fn token_verify(c: &mut Criterion) {
     group.bench_function("cached", |b| {
         b.iter(|| verifier.verify(black_box(&token), now).unwrap())
     });
-    // Issue 55: what every request adds to check its client's key generation once the
+    // BEHAVIOR 1: what every request adds to check its client's key generation once the
     // instance has read it (a map look-up; the store is read once per client and minute).
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()

@@ -1,4 +1,4 @@
-//! List throughput of the embedded store by collection size (issue 12, BEHAVIOR 11): one page of
+//! List throughput of the embedded store by collection size (BEHAVIOR 11): one page of
 //! 10 contacts through [`RecordService::list`] (what `GET /contacts` runs after authentication),
 //! first page and a page `after` a cursor in the middle, in an account with 20 records and in
 //! one with 50,000, side by side in one run (and, for scale, pages at offsets 1,000 and 10,000 of

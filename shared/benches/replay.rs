@@ -1,4 +1,4 @@
-//! What a what-if replay costs (issue 34 point 4, issue 49 point 1; figures in
+//! What a what-if replay costs (figures in
 //! `docs/performance.md`): one router with 10,000 history entries over 30 days (each a dispatch
 //! of its own contact: 10,000 contacts of about 30 KB each), its draft replayed over those 30
 //! days (`POST /routers/{id}/simulate`'s [`Replayer::simulate`]), on the embedded store or on
@@ -27,8 +27,8 @@
 //! ```
 //!
 //! With 10,000 entries it prints whether the targets are met: the replay's peak resident memory
-//! at most 128 MiB above the process's before it (issue 49), and on the emulator an answer
-//! within 10 s (issue 34).
+//! at most 128 MiB above the process's before it, and on the emulator an answer
+//! within 10 s (the targets of `docs/performance.md`, "What-if replay").
 //!
 //! Built and run quickly (200 entries) by `cargo test --benches`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout)] // a benchmark binary
@@ -538,7 +538,7 @@ async fn main() {
     );
     if benching && entries >= 10_000 {
         println!(
-            "  target (issue 49): at most 128 MiB above the memory before the replay: {}",
+            "  target: at most 128 MiB above the memory before the replay: {}",
             if above <= 128.0 && heap_above <= 128.0 {
                 "met"
             } else {
@@ -564,7 +564,7 @@ async fn main() {
         );
         if benching && entries >= 10_000 {
             println!(
-                "  target (issue 34): an answer within 10 s on the emulator: {}",
+                "  target: an answer within 10 s on the emulator: {}",
                 if time.as_secs_f64() <= 10.0 {
                     "met"
                 } else {

@@ -1,4 +1,4 @@
-//! Scale (issue 23 point 4; figures in `docs/performance.md`): what a dispatch, an explain, a
+//! Scale (figures in `docs/performance.md`): what a dispatch, an explain, a
 //! stats call and a history page cost on DynamoDB (the emulator) in a big account, side by side
 //! with the same operations in a 10-member account of the same table.
 //!
@@ -41,7 +41,7 @@
 //!
 //! ```sh
 //! source infra/scripts/emulator.sh          # AWS_ENDPOINT_URL
-//! cargo bench -p shared --bench scale       # the issue's sizes, dispatches at 10,000 + 10,000
+//! cargo bench -p shared --bench scale       # the default sizes, dispatches at 10,000 + 10,000
 //! SCALE_DISPATCH_RECORDS=50000 SCALE_DISPATCH_ENTRIES=50000 \
 //!     cargo bench -p shared --bench scale   # the figures of docs/performance.md (moto: 7.7 GB)
 //! SCALE_MEMBERS=1000 SCALE_ROUTERS=100 SCALE_RECORDS=10000 SCALE_ENTRIES=10000 \
@@ -471,7 +471,7 @@ async fn read_phase(
     if costs.stats_total != written {
         println!(
             "  WARNING: stats counted {} assignments where {written} entries were written: the \
-             seeding no longer writes what stats read, its figures are not the issue's",
+             seeding no longer writes what stats read, its figures are not the account's",
             costs.stats_total
         );
     }

@@ -1,4 +1,4 @@
-//! What SLA checks cost (issue 25; figures in `docs/performance.md`): N checks due at once
+//! What SLA checks cost (figures in `docs/performance.md`): N checks due at once
 //! (default 10,000), spread over R routers (default 20), swept and run as the local server's
 //! sweeper and timers would, on the embedded store or on DynamoDB (the emulator).
 //!

@@ -1,4 +1,4 @@
-//! What an event adds to a dispatch (issue 24; figures in `docs/performance.md`): the same
+//! What an event adds to a dispatch (figures in `docs/performance.md`): the same
 //! assignment on the embedded store with 0, 1 and 3 webhook subscriptions of the account, side by
 //! side. The deliveries are handed to a hand-off that keeps nothing (the sending happens after the
 //! answer, elsewhere), so this is the cost the dispatch itself pays: reading the subscriptions in

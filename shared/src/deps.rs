@@ -1,5 +1,5 @@
 //! What every function is built from, read once at cold start from the environment, failing fast
-//! with a clear message (`DESIGN.md`: "Config is read once at cold start").
+//! with a clear message (`docs/design.md`, "Configuration read once at cold start").
 //!
 //! | variable | meaning |
 //! |---|---|
@@ -10,7 +10,7 @@
 //! | `AWS_ENDPOINT_URL` | optional: a local emulator instead of AWS |
 //! | `SEED_PATH` | seed file for the `memory` backend |
 //! | `ALLOW_DEVELOPMENT_SIGNING_KEY` | `true` lets `JWT_PUBLIC_JWKS` list the committed development key's public key (local runs only); otherwise the function refuses to start with it |
-//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after` cursors (BEHAVIOR 11), read once, by the first request that lists (not during the cold start: a `GET` of one record never needs it; issue 36); the same for every instance, so required with `dynamodb` by the functions that list |
+//! | `CURSOR_SECRET_ARN` | a Secrets Manager secret whose text (at least 32 bytes) signs `after` cursors (BEHAVIOR 11), read once, by the first request that lists (not during the cold start: a `GET` of one record never needs it); the same for every instance, so required with `dynamodb` by the functions that list |
 //! | `CURSOR_SECRET` | the same key in the clear, for local runs only (a deployment never puts a secret in the environment); the `memory` backend uses a random key when neither is set |
 //! | `SEALING_KMS_KEY_ID` | the KMS key that seals stored secrets (CRM access tokens, webhook signing secrets; [`crate::secrets`]); required by the functions that open or seal them in Lambda |
 //! | `LOCAL_SEALING_KEY` | base64 of a 32-byte AES key sealing them instead, for local runs; without either, the committed development key (refused in Lambda) |
@@ -83,8 +83,9 @@ pub struct Deps {
     pub crm_limit_wait: crate::crm::retry::LimitWait,
     /// Delays between webhook delivery attempts (BEHAVIOR 13, `WEBHOOK_RETRY_DELAYS`).
     pub webhook_retry_delays: crate::webhooks::RetrySchedule,
-    /// The worker of due work (DESIGN "Work that happens later"): hand-offs on the dispatch
-    /// queue, or timers of this process. Jobs register on it (the dispatch function's CRM sync).
+    /// The worker of due work (`docs/design.md`, "Work that happens later"): hand-offs on the
+    /// dispatch queue, or timers of this process. Jobs register on it (the dispatch function's
+    /// CRM sync).
     pub due: Arc<DueWorker>,
     /// How long routing history entries are kept (BEHAVIOR 8).
     pub history_retention: chrono::Duration,
@@ -249,8 +250,8 @@ impl Deps {
     ///
     /// One connection, in every function: a request that reads concurrently opens the others it
     /// needs. For the dispatch function, whose first round reads up to five items at once, five
-    /// connections during init made the cold start slower as a whole than one (issue 36,
-    /// `docs/performance.md`).
+    /// connections during init made the cold start slower as a whole than one
+    /// (`docs/performance.md`).
     ///
     /// Errors: an unknown backend, `TABLE_NAME` missing, an unreadable or invalid seed, an invalid
     /// JWKS, a JWKS listing the development key without `ALLOW_DEVELOPMENT_SIGNING_KEY=true`.
@@ -427,7 +428,7 @@ impl Deps {
     }
 }
 
-/// Issue 13 defect 10: a verifier that trusts the committed development key accepts tokens
+/// A verifier that trusts the committed development key accepts tokens
 /// anyone can sign; refuse to start with it unless [`ALLOW_DEVELOPMENT_SIGNING_KEY`] is `true`
 /// (local runs).
 fn refuse_development_key(jwks: &str) -> Result<(), ConfigError> {

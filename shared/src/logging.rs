@@ -1,9 +1,9 @@
-//! Log lines that a request cannot forge (issue 55 point 8): the text log (the local server's;
-//! Lambda writes JSON, whose strings are escaped by the encoder) writes every field value, and
-//! the message, with control characters escaped (`\n`, `\r`, `\t`, `\u{1b}`, ...) and Unicode
-//! line and paragraph separators too, at every level. A value taken from a request (a token
-//! header's `kid`, a form parameter, an error that quotes input) can then never end a line and
-//! start a made-up one.
+//! Log lines that a request cannot forge (`docs/decisions.md`, "HTTP", log lines): the text log
+//! (the local server's; Lambda writes JSON, whose strings are escaped by the encoder) writes every
+//! field value, and the message, with control characters escaped (`\n`, `\r`, `\t`, `\u{1b}`, ...)
+//! and Unicode line and paragraph separators too, at every level. A value taken from a request (a
+//! token header's `kid`, a form parameter, an error that quotes input) can then never end a line
+//! and start a made-up one.
 
 use std::fmt;
 use tracing::field::Field;

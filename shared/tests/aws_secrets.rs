@@ -1,4 +1,4 @@
-//! Secrets against the emulator (issue 21 point 3): the KMS sealer round trip bound to its
+//! Secrets against the emulator: the KMS sealer round trip bound to its
 //! context, and the cursor key read from Secrets Manager at cold start (`CURSOR_SECRET_ARN`), so
 //! no function carries a secret in its environment. One test function: it sets the process
 //! environment.
@@ -75,7 +75,7 @@ async fn kms_seals_and_the_cursor_key_comes_from_secrets_manager() {
     let sealed = deps.sealer().unwrap().seal("x", &context).await.unwrap();
     assert!(sealed.as_str().starts_with("kms:"), "{sealed:?}");
 
-    // The secret is read by the first list, not during the cold start (issue 36): one that
+    // The secret is read by the first list, not during the cold start: one that
     // cannot be read starts the function, then fails each use (a 500, logged naming it) until
     // it can be read.
     std::env::set_var("CURSOR_SECRET_ARN", format!("{arn}-missing"));

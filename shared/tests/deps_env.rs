@@ -44,7 +44,7 @@ async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
         .unwrap()
         .public_jwks()
         .to_string();
-    // Issue 13 defect 10: the committed development key's public key makes a verifier that
+    // The committed development key's public key makes a verifier that
     // accepts tokens anyone can sign: refused unless ALLOW_DEVELOPMENT_SIGNING_KEY=true.
     std::env::set_var("JWT_PUBLIC_JWKS", &jwks);
     std::env::remove_var("ALLOW_DEVELOPMENT_SIGNING_KEY");

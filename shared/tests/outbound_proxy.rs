@@ -1,7 +1,8 @@
-//! The outbound guard ignores proxy variables (issue 32 point 6): with `HTTP_PROXY`,
-//! `HTTPS_PROXY` and `ALL_PROXY` set, a request still goes straight to the address the guard
-//! resolved and checked; the "proxy" never hears of it (it would otherwise reach the target on
-//! the guard's behalf, unchecked). A test binary of its own: it sets process-wide variables.
+//! The outbound guard ignores proxy variables (`docs/decisions.md`, "Outbound requests"): with
+//! `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` set, a request still goes straight to the address
+//! the guard resolved and checked; the "proxy" never hears of it (it would otherwise reach the
+//! target on the guard's behalf, unchecked). A test binary of its own: it sets process-wide
+//! variables.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use shared::outbound::{OutboundClient, OutboundPolicy};

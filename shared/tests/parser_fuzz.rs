@@ -1,4 +1,5 @@
-//! Fuzzing of the parsers of client input (issue 13, "Parsers"): datetime, `website_url`,
+//! Fuzzing of the parsers of client input (bad input is a 400, never a panic:
+//! `docs/decisions.md`, "Panics"): datetime, `website_url`,
 //! e-mail, trigger, working hours (days, times, zones, out-of-office) and query strings.
 //!
 //! Two properties, both with proptest (so they run in the ordinary test command, with a fixed

@@ -1,6 +1,6 @@
 //! A long-running process or a large batch records thousands of values between two flushes:
 //! recording must never block, and the next flush writes every value (a test binary of its own:
-//! the recorder is process-wide). Seen failing before issue 22's fix: schemathesis' requests hung
+//! the recorder is process-wide). Seen failing before the fix: schemathesis' requests hung
 //! the local server after 100 requests on one route, when the EMF collector of the time blocked
 //! beyond 100 values of a histogram.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test

@@ -1,4 +1,4 @@
-//! X-Ray propagation (issue 22 point 2): inside a Lambda invocation (`AWS_LAMBDA_FUNCTION_NAME`
+//! X-Ray propagation (`docs/operations.md`): inside a Lambda invocation (`AWS_LAMBDA_FUNCTION_NAME`
 //! set, `_X_AMZN_TRACE_ID` set by the runtime for the invocation) every AWS SDK request the
 //! store sends carries the invocation's trace header, so its DynamoDB calls appear in the trace.
 //! A binary of its own: it sets process-wide environment variables.

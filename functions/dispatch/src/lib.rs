@@ -57,7 +57,7 @@ pub struct DispatchState {
 
 impl DispatchState {
     /// The state over `deps`: the engine with its CRM sync (one CRM client, built at the
-    /// first sync: a cold start builds no HTTP client, issue 36) and its SLA checks
+    /// first sync: a cold start builds no HTTP client, docs/performance.md) and its SLA checks
     /// (BEHAVIOR 14), both registered as jobs of the due-work worker of `deps` (queue or
     /// timers).
     ///

@@ -12,7 +12,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     // One DynamoDB connection opened during init, as every function does: the first dispatch
     // opens the others its concurrent reads need. Five opened during init made the cold start
     // slower as a whole (init 2.0x the SDK floor's against 1.1x, the first response 16 ms later,
-    // more CPU; issue 36, docs/performance.md).
+    // more CPU; docs/performance.md).
     let deps = shared::deps::Deps::from_env().await?;
     let handler = dispatch_function::LambdaHandler::new(&deps)?;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {

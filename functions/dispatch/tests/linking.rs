@@ -1,4 +1,4 @@
-//! How the dispatch function's binary is linked (issue 36, point 3): position-dependent on Linux
+//! How the dispatch function's binary is linked: position-dependent on Linux
 //! with glibc, through the build script every function crate shares (`functions/lambda-build.rs`),
 //! so that no relative relocations are applied at a cold start.
 

@@ -104,7 +104,7 @@ pub enum ConfigError {
     #[error("{0} is set but empty")]
     Empty(&'static str),
     /// The signing key is the committed development key, which anyone can sign tokens with, and
-    /// `ALLOW_DEVELOPMENT_SIGNING_KEY` is not `true` (issue 13 defect 10).
+    /// `ALLOW_DEVELOPMENT_SIGNING_KEY` is not `true` (`docs/decisions.md`, "Token endpoint").
     #[error(
         "the signing key from {0} is the committed development key \
          (shared/dev-keys/dev-signing-key.pem), with which anyone can sign tokens: use your own \

@@ -331,7 +331,7 @@ async fn the_sample_api_gateway_event_gets_a_token() {
 }
 
 /// RFC 6749 section 2.3.1: "The client MUST NOT use more than one authentication method in
-/// each request" (issue 13 defect 9). HTTP Basic plus a form `client_secret` is two methods and
+/// each request". HTTP Basic plus a form `client_secret` is two methods and
 /// is refused even when both name the same client with the right secret; a form `client_id`
 /// alone next to Basic only identifies the client (section 3.2.1) and is accepted when it names
 /// the Basic client.
@@ -377,7 +377,7 @@ async fn one_client_authentication_method_per_request() {
     }
 }
 
-/// Issue 13 defect 11: a burst of token requests never runs more argon2 verifications at once
+/// A burst of token requests never runs more argon2 verifications at once
 /// than the process's limit (one per CPU), counted by the limit itself around each computation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_burst_of_token_requests_runs_at_most_the_limit_of_argon2_verifications_at_once() {
@@ -408,7 +408,7 @@ async fn a_burst_of_token_requests_runs_at_most_the_limit_of_argon2_verification
     );
 }
 
-/// Issue 55 point 3 (BEHAVIOR 1): in Lambda the source address is API Gateway's
+/// BEHAVIOR 1: in Lambda the source address is API Gateway's
 /// `requestContext.http.sourceIp`, never the client's `X-Forwarded-For`: 20 wrong secrets from
 /// one source shut that source out (429 with `Retry-After`, a correct secret included, whatever
 /// `X-Forwarded-For` claims), another source still gets its token.

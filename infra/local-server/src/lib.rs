@@ -111,8 +111,8 @@ impl App {
     }
 
     /// The application as served on `addr`: [`App::router`], except that `/docs` is pre-filled
-    /// with the demo client's secret only when `addr` is a loopback address (issue 55: a page
-    /// other hosts can reach gives no secret away, not even the demo's).
+    /// with the demo client's secret only when `addr` is a loopback address (a page other hosts
+    /// can reach gives no secret away, not even the demo's: `docs/decisions.md`, "HTTP").
     pub fn serving(&self, addr: std::net::SocketAddr) -> Router {
         let (client, secret) = if addr.ip().is_loopback() {
             (self.demo_client.as_deref(), self.demo_secret.as_deref())
@@ -217,8 +217,8 @@ pub async fn build_app_with(config: AppConfig, deps: Deps) -> anyhow::Result<App
 }
 
 /// Sweeps due work every `interval` (at once first: a restart resumes what the last run left),
-/// until `stop` turns true (DESIGN "Work that happens later": the local server's sweeper; in
-/// Lambda an EventBridge schedule invokes the dispatch function every minute). Use
+/// until `stop` turns true (`docs/design.md`, "Work that happens later": the local server's
+/// sweeper; in Lambda an EventBridge schedule invokes the dispatch function every minute). Use
 /// [`sweep_interval`] for `interval`.
 pub async fn sweep_periodically(
     worker: Arc<DueWorker>, interval: std::time::Duration,
@@ -291,9 +291,9 @@ pub async fn generated_openapi_json() -> anyhow::Result<String> {
     Ok(format!("{}\n", app.openapi()?.to_pretty_json()?))
 }
 
-/// The Content-Security-Policy of `/docs` (issue 55): scripts, styles, fonts and calls from
-/// the page's own origin only (Swagger UI's bundle is vendored; its React views set inline
-/// `style` attributes and its icons are `data:` images), no plug-ins, no `<base>` rewriting,
+/// The Content-Security-Policy of `/docs` (`docs/decisions.md`, "HTTP"): scripts, styles, fonts and
+/// calls from the page's own origin only (Swagger UI's bundle is vendored; its React views set
+/// inline `style` attributes and its icons are `data:` images), no plug-ins, no `<base>` rewriting,
 /// forms posting nowhere else, and no framing by another site.
 pub const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
      style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; \

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 /// mimalloc rather than glibc's allocator: a request allocates dozens of times, on worker threads
 /// that free what another allocated. Counted with callgrind on `GET /contacts/{id}`, it takes the
-/// server's instructions per request from 43,800 to 37,200 (`docs/performance.md`, issue 36). The
+/// server's instructions per request from 43,800 to 37,200 (`docs/performance.md`). The
 /// Lambda functions keep glibc's: one request at a time per process, and a smaller binary.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

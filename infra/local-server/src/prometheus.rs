@@ -1,7 +1,7 @@
-//! The local server's metrics (issue 36): the catalogue of [`shared::telemetry::METRICS`] as
-//! Prometheus text on `GET /metrics`, through `metrics-exporter-prometheus`. Recording a value is
-//! an atomic update in the exporter's registry; the text is made only when scraped, and nothing
-//! is written to the log.
+//! The local server's metrics (`docs/operations.md`, "Metrics"): the catalogue of
+//! [`shared::telemetry::METRICS`] as Prometheus text on `GET /metrics`, through
+//! `metrics-exporter-prometheus`. Recording a value is an atomic update in the exporter's registry;
+//! the text is made only when scraped, and nothing is written to the log.
 //!
 //! Names, labels and values are the catalogue's, as the Lambda functions write them in EMF:
 //! `Requests{function="local-server",route="/contacts/{contactId}",status_class="2xx"}`, the

@@ -1,7 +1,7 @@
-//! The dispatch function's cold start builds no outbound HTTP client (issue 36: it is built at
-//! the first CRM sync), and its instance builds one in all (issue 23 point 11: the engine used to
-//! build a second one that the CRM sync then replaced), kept for every later sync. Alone in its
-//! test binary: the count is process-wide.
+//! The dispatch function's cold start builds no outbound HTTP client (it is built at
+//! the first CRM sync: `docs/performance.md`), and its instance builds one in all (not one for
+//! the engine and a second that the CRM sync then replaces), kept for every later sync. Alone in
+//! its test binary: the count is process-wide.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use shared::dispatch::{AccountContext, DispatchRequest};

@@ -1,4 +1,4 @@
-//! Metrics (issue 22 point 1, issue 36): each function's output for one invocation is valid
+//! Metrics (`docs/operations.md`, "Metrics"): each function's output for one invocation is valid
 //! CloudWatch Embedded Metric Format, every metric it names is one of `shared::telemetry::METRICS`
 //! with exactly its declared dimensions, which `docs/operations.md` lists (name for name), and an
 //! API invocation writes one document of less than 1 KiB. Each function is driven through its own

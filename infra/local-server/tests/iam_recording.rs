@@ -1,4 +1,5 @@
-//! Every AWS call each function's code makes, recorded against the emulator (issue 21 point 1).
+//! Every AWS call each function's code makes, recorded against the emulator (least
+//! privilege: `docs/deploy.md`, "Permissions: from the code to the policies").
 //!
 //! Each function is built the way its Lambda `main` builds it (its cold start, with the
 //! environment `template.yaml` gives it, so secrets read in init are recorded too) and driven

@@ -1,8 +1,8 @@
-//! The local server's metrics (issue 36): after a few requests, `GET /metrics` answers
-//! Prometheus text holding the catalogue of `shared::telemetry::METRICS` (the names, kinds,
-//! units in the help text and labels of `docs/operations.md`, label names as Prometheus expects
-//! them), and the binary's log holds no metric document and no line per successful request.
-//! In a test binary of its own: the recorder is process-wide.
+//! The local server's metrics (`docs/operations.md`, "Metrics"): after a few requests, `GET
+//! /metrics` answers Prometheus text holding the catalogue of `shared::telemetry::METRICS` (the
+//! names, kinds, units in the help text and labels of `docs/operations.md`, label names as
+//! Prometheus expects them), and the binary's log holds no metric document and no line per
+//! successful request. In a test binary of its own: the recorder is process-wide.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 mod common;
@@ -213,9 +213,9 @@ async fn get_metrics_serves_the_catalogue_as_prometheus_text() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(fake.owner_updates().len(), 2);
-    // A parking takes ten failing runs of one item (shared/tests/integration/due_policy.rs walks them); the
-    // worker then counts it through this function, recorded here once so that the scrape shows
-    // how the exporter renders it.
+    // A parking takes ten failing runs of one item (shared/tests/integration/due_policy.rs walks
+    // them); the worker then counts it through this function, recorded here once so that the scrape
+    // shows how the exporter renders it.
     shared::telemetry::due_work_parked();
 
     let response = client

@@ -1,4 +1,4 @@
-//! Dead letters (issue 22 point 5; `docs/operations.md`, "Dead letters"): list the messages of a
+//! Dead letters (`docs/operations.md`, "Dead letters"): list the messages of a
 //! dead-letter queue, move them back to their queue, or delete one. A move sends each message
 //! again (body and message attributes kept) and deletes it from the dead-letter queue only once
 //! the send succeeded: a crash in between leaves a copy in both queues, never in neither.

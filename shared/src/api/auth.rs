@@ -31,7 +31,8 @@ where
         let principal = verifier.authenticate(header, Utc::now())?;
         // A re-keyed or disabled client's earlier tokens (BEHAVIOR 1).
         verifier.check_client(&principal).await?;
-        // Every later log line of the request names the account (issue 22).
+        // Every later log line of the request names the account (`docs/decisions.md`, "HTTP",
+        // request log).
         tracing::Span::current()
             .record("account_id", tracing::field::display(principal.account_id));
         Ok(Authenticated(principal))

@@ -258,9 +258,10 @@ async fn request_span(
     Ok(response)
 }
 
-/// What every answer tells a browser (issue 55): no cache keeps it (`Cache-Control: no-store`,
-/// unless the route set its own: answers carry tokens and personal data), and its body is never
-/// sniffed into a script or a page (`X-Content-Type-Options: nosniff`).
+/// What every answer tells a browser (`docs/decisions.md`, "HTTP"): no cache keeps it
+/// (`Cache-Control: no-store`, unless the route set its own: answers carry tokens and personal
+/// data), and its body is never sniffed into a script or a page (`X-Content-Type-Options:
+/// nosniff`).
 fn protect(headers: &mut axum::http::HeaderMap) {
     use axum::http::header::{CACHE_CONTROL, X_CONTENT_TYPE_OPTIONS};
     if !headers.contains_key(CACHE_CONTROL) {

@@ -32,7 +32,7 @@ pub const DEV_SIGNING_KEY_PEM: &str = include_str!("../../dev-keys/dev-signing-k
 /// The environment variable that lets a function start with the development key
 /// ([`DEV_SIGNING_KEY_PEM`]) configured: its signing key (token function) or a public key of its
 /// `JWT_PUBLIC_JWKS` (every other function). Only `true` allows it; local scripts set it, a
-/// deployment never does (issue 13 defect 10).
+/// deployment never does (`docs/decisions.md`, "Token endpoint").
 pub const ALLOW_DEVELOPMENT_SIGNING_KEY: &str = "ALLOW_DEVELOPMENT_SIGNING_KEY";
 
 /// Whether the value of [`ALLOW_DEVELOPMENT_SIGNING_KEY`] allows the development key: `true`
@@ -43,8 +43,8 @@ pub fn development_key_allowed(value: Option<&str>) -> bool {
 
 /// The public point of [`DEV_SIGNING_KEY_PEM`] as JWK coordinates (RFC 7518 section 6.2.1,
 /// base64url): written out rather than derived from the private key at every cold start, where
-/// the scalar multiplication cost 0.5 to 1 ms of CPU in every function's init (issue 36; a test
-/// derives it and compares).
+/// the scalar multiplication cost 0.5 to 1 ms of CPU in every function's init
+/// (`docs/performance.md`; a test derives it and compares).
 const DEVELOPMENT_PUBLIC_JWK: &str = r#"{"kty":"EC","crv":"P-256","x":"zb3ODqgtFcB0R2HK4CIUtFKzy2KaCfBnyevyeSax9GI","y":"NtwgS68KTcicTYR8lpq2FQIkgiLZIxTxFBoQbW5kdjs"}"#;
 
 /// The public key of [`DEV_SIGNING_KEY_PEM`] ([`DEVELOPMENT_PUBLIC_JWK`]).

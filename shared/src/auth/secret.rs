@@ -147,7 +147,7 @@ pub fn burn_verification() {
     let _ = std::hint::black_box(verify_secret("burn-verification", dummy_phc()));
 }
 
-/// Bounds how many argon2 computations run at once (issue 13 defect 11).
+/// Bounds how many argon2 computations run at once (`docs/decisions.md`, "Token endpoint").
 ///
 /// Each [`verify_secret`] holds about 19 MiB while it runs, and tokio's blocking pool grows to
 /// 512 threads: unbounded, a burst of token requests on one process (the local server) could hold

@@ -1,5 +1,5 @@
-//! What one CRM says (DESIGN "CRM adapters: one sync, one folder per CRM"): how to get a token,
-//! how to find an owner, how to send the update, and how to read an answer (synced, retry,
+//! What one CRM says (`docs/design.md`, "CRM adapters: one sync, one folder per CRM"): how to get a
+//! token, how to find an owner, how to send the update, and how to read an answer (synced, retry,
 //! wait without an attempt, final, take a new token). One implementation per CRM, each in a
 //! folder of its own ([`super::hubspot`], [`super::salesforce`]); the attempt that drives them
 //! ([`super::attempt`]), the sync's states and retries ([`super::sync`]), the memos and the pace

@@ -640,8 +640,8 @@ impl DispatchEngine {
     /// its answer); for an SLA reassignment, a due item's job that nobody waits for, half the
     /// due-work lease when that is longer, so that the reassignments of a router's many checks
     /// falling due together take turns within one run each instead of giving up after a few
-    /// seconds and waiting out the item's growing release delays (issue 32: 20 checks of one
-    /// router, two workers). Half the lease leaves the run time to commit before its claim
+    /// seconds and waiting out the item's growing release delays (measured with 20 checks of
+    /// one router and two workers). Half the lease leaves the run time to commit before its claim
     /// lapses.
     fn deadline_of(&self, run: &Run<'_>) -> Duration {
         match run.sla {

@@ -12,7 +12,7 @@
 //! rotation assignment moves it, and [`Limits::Ignored`] leaves out the quota and capacity
 //! (the history does not hold their past values).
 //!
-//! Bounded cost (issue 49; `docs/performance.md`, "What-if replay in bounded memory"): the
+//! Bounded cost (`docs/performance.md`, "What-if replay in bounded memory"): the
 //! window's entries are read and replayed [`REPLAY_WINDOW`] at a time, oldest first, until
 //! [`MAX_REPLAYED`] of the replay set were replayed, and never more than [`READ_FACTOR`] times
 //! that many entries read, skipped ones included (then `truncated: true`). Each window's

@@ -1114,7 +1114,8 @@ async fn matching_company(
 }
 
 /// Step 10's key (contacts of a router with `account_matching` only): the contact's e-mail
-/// domain in the form `website_url` is stored in (A-labels, no `www.`; issue 13 defect 7).
+/// domain in the form `website_url` is stored in (A-labels, no `www.`;
+/// `docs/decisions.md`, "E-mail addresses").
 pub(crate) fn company_key(
     router: &Router, settings: &RouterSettings, contact: &Record,
 ) -> Option<UniqueKey> {

@@ -59,7 +59,7 @@ pub trait Handoff: Send + Sync + 'static {
 
 /// Due items as SQS messages, delayed until due (Lambda, and the local server polling a queue).
 /// Each kind goes to its queue: the dispatch queue by default, webhook deliveries to theirs.
-/// The SQS client is built at the first hand-off (issue 36: a cold start whose first request
+/// The SQS client is built at the first hand-off (a cold start whose first request
 /// hands nothing on builds none), over the process's one AWS configuration and HTTP client.
 #[derive(Debug, Clone)]
 pub struct SqsHandoff {

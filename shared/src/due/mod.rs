@@ -1,5 +1,6 @@
-//! Work that happens later, one mechanism for every kind (DESIGN "Work that happens later"): CRM
-//! sync attempts (BEHAVIOR 7), webhook deliveries (BEHAVIOR 13) and SLA checks (BEHAVIOR 14).
+//! Work that happens later, one mechanism for every kind (`docs/design.md`, "Work that happens
+//! later"): CRM sync attempts (BEHAVIOR 7), webhook deliveries (BEHAVIOR 13) and SLA checks
+//! (BEHAVIOR 14).
 //!
 //! 1. **State first.** A due item ([`crate::model::due::DueItem`]) is stored in the same store
 //!    transaction as the change that causes it (the assignment, the history entry, the failed

@@ -197,8 +197,8 @@ impl Claimed {
     /// Stores the outcome of this run through `round`, the job's commit: each round reads what
     /// it writes against afresh (round 0 may use what the run read before its side effect) and
     /// makes one conditional write that settles the item with the outcome, or finds the item's
-    /// subject gone. The conflict policy of every kind lives here (DESIGN "Work that happens
-    /// later"):
+    /// subject gone. The conflict policy of every kind lives here (`docs/design.md`, "Work that
+    /// happens later"):
     ///
     /// - a write that fails its condition because something else changed
     ///   ([`StoreError::Conflict`]) is run again on fresh reads, with a jittered pause, until

@@ -366,7 +366,7 @@ pub struct AssignmentWrite {
     /// (BEHAVIOR 10).
     pub completion: Option<crate::idempotency::IdempotencyCompletion>,
     /// Work the assignment causes (its CRM sync, ...) and the due item it settles, if any
-    /// (DESIGN "Work that happens later"), written in the same transaction.
+    /// (`docs/design.md`, "Work that happens later"), written in the same transaction.
     pub due: super::due::DueChanges,
     /// For an SLA reassignment (BEHAVIOR 14): the entry whose check it ends. Its `sla.status`
     /// moves from `pending` to `reassigned` in the same transaction, conditional on `pending`

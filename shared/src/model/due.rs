@@ -1,6 +1,6 @@
-//! Work that happens later (DESIGN "Work that happens later"): the stored due item that CRM sync
-//! retries, webhook deliveries and SLA checks share, and the changes to due items that other
-//! store writes carry in their transaction.
+//! Work that happens later (`docs/design.md`, "Work that happens later"): the stored due item that
+//! CRM sync retries, webhook deliveries and SLA checks share, and the changes to due items that
+//! other store writes carry in their transaction.
 //!
 //! A due item says: a side effect of `kind` on `subject` is due at `due_at`, `attempt` attempts
 //! have been made, and (while a worker holds it) who holds it until when (`lease`). It is stored
@@ -174,9 +174,9 @@ impl DueItem {
         }
     }
 
-    /// Runs without progress after which the mechanism parks an item (DESIGN "Work that happens
-    /// later": a job that keeps failing is not re-armed forever). With the release delays of
-    /// [`crate::due`] (1 s doubling up to the lease) ten runs span about nine minutes with the
+    /// Runs without progress after which the mechanism parks an item (`docs/design.md`, "Work that
+    /// happens later": a job that keeps failing is not re-armed forever). With the release delays
+    /// of [`crate::due`] (1 s doubling up to the lease) ten runs span about nine minutes with the
     /// default 60 s lease.
     pub const MAX_RUNS: u32 = 10;
 

@@ -73,7 +73,7 @@ impl Member {
     }
 }
 
-/// Who a member is, as a router configuration names members (issue 47 point 3): the id, the
+/// Who a member is, as a router configuration names members: the id, the
 /// e-mail and whether the membership is active. None of the three changes once the member is
 /// provisioned (e-mails are read-only; only provisioning creates and archives members), so the
 /// item that finds a member by e-mail holds them and a configuration is checked in one batched

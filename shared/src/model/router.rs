@@ -1,6 +1,6 @@
 //! Routers: assignment configurations (spec "Router object"; BEHAVIOR 5), their immutable
-//! revisions and their draft (BEHAVIOR 15; DESIGN "Router configuration: live, draft,
-//! revisions").
+//! revisions and their draft (BEHAVIOR 15; `docs/design.md`, "Router configuration: live,
+//! draft, revisions").
 //!
 //! A router item holds the live configuration ([`RouterConfig`], flattened into it where
 //! dispatch reads it) and the live revision's number; each publish stores a [`RouterRevision`]

@@ -95,7 +95,7 @@ impl WebhookSubscription {
 /// written in the attempt's own write. Each change is conditional on the subscription's health
 /// alone (its `failing_since`), never on its `version`, which every `PATCH` and rotation moves:
 /// attempts of many deliveries of one subscription, at the same moment, never conflict with each
-/// other or with those changes (DESIGN "Work that happens later").
+/// other or with those changes (`docs/design.md`, "Work that happens later").
 #[derive(Debug, Clone, PartialEq)]
 pub enum HealthChange {
     /// A delivery succeeded: `failing_since` is removed (nothing else changes).

@@ -386,7 +386,8 @@ pub enum OutboundError {
 }
 
 impl OutboundError {
-    /// What an account may be told of the failure (a webhook delivery's `last_error`, issue 55):
+    /// What an account may be told of the failure (a webhook delivery's `last_error`,
+    /// BEHAVIOR 13):
     /// a coarse class, `connection refused`, `timed out`, `TLS error`, `DNS error` or
     /// `connection error`, never the addresses, ports, certificate or resolver details that
     /// would let it probe hosts through the service (those go to the operator's log only, with
@@ -644,7 +645,7 @@ mod tests {
         assert!(OutboundUrl::parse(&long, strict).is_err());
     }
 
-    /// Issue 55 point 7: every range of the IANA IPv4 and IPv6 Special-Purpose Address
+    /// Every range of the IANA IPv4 and IPv6 Special-Purpose Address
     /// Registries that is not globally reachable, and the older non-global ranges they no longer
     /// list (site-local, IPv4-compatible, IPv4-translated), is refused under the strict policy:
     /// its first and last address, and one inside.

@@ -54,7 +54,7 @@ pub type LoadCursorKey = Box<
 /// A process's cursor key: given at start ([`Self::ready`]: `CURSOR_SECRET`, or a random key
 /// for one process alone), or loaded by the first request that needs it ([`Self::on_first_use`]:
 /// the secret `CURSOR_SECRET_ARN` names, read by the first list rather than during the cold start,
-/// which a `GET` of one record or a dispatch does not need: issue 36). Concurrent first uses
+/// which a `GET` of one record or a dispatch does not need). Concurrent first uses
 /// load it once; a failed load is not remembered, so the next request tries again.
 pub enum CursorKeySource {
     /// Known at start.

@@ -69,7 +69,7 @@ impl RecordService {
     }
 
     /// The account's catalogue of `object_type`, shared with the cache (not copied: a copy cost
-    /// more than the rest of a `GET`; issue 14).
+    /// more than the rest of a `GET`).
     async fn catalogue(
         &self, account_id: AccountId, object_type: ObjectType,
     ) -> Result<TypeCatalogue, DomainError> {

@@ -1,6 +1,7 @@
-//! The one validator of router configurations (BEHAVIOR 15; DESIGN "Router configuration"):
-//! the API's create, draft and restore and the provisioning loader (`docs/seed-format.md`) all
-//! turn a configuration body into the parsed [`RouterConfig`] here, so a rule exists once.
+//! The one validator of router configurations (BEHAVIOR 15; `docs/design.md`, "Router
+//! configuration: live, draft, revisions"): the API's create, draft and restore and the
+//! provisioning loader (`docs/seed-format.md`) all turn a configuration body into the parsed
+//! [`RouterConfig`] here, so a rule exists once.
 //!
 //! [`ConfigBody`] is the configuration's JSON shape (`{name, has_integration, settings, users,
 //! teams}`, read by serde with unknown keys refused); [`parse`] checks it against the account
@@ -487,12 +488,12 @@ fn resolve<M: Membership>(config: &RouterConfig, account: Account<'_, M>) -> Vec
         .collect()
 }
 
-/// Most distinct members a body may name by e-mail or id (issue 47 point 3): its 500 users and
+/// Most distinct members a body may name by e-mail or id: its 500 users and
 /// its backup user. The worked values of an SLA on a `user` field count too, so a body naming
 /// more members than a roster can hold is refused before anything is read.
 pub const MAX_NAMED_MEMBERS: usize = MAX_USERS + 1;
 
-/// The members a body names that the account must be asked about (issue 47 point 3): the
+/// The members a body names that the account must be asked about: the
 /// e-mails of its users and of its backup user, and, when `sla.worked_field` is a `user` field
 /// of `catalogue`, the members its `worked_values` name (by e-mail or id); other worked values
 /// are field values, not members. Texts that are not e-mail addresses name nobody and are left

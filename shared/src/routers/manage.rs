@@ -673,8 +673,8 @@ impl RouterAdmin {
         Ok(view)
     }
 
-    /// Checks `body` against the account, at a cost bounded by the body's limits (issue 47
-    /// point 3): its counts, name and shapes first, before any read ([`config::check_counts`];
+    /// Checks `body` against the account, at a cost bounded by the body's limits
+    /// (BEHAVIOR 12): its counts, name and shapes first, before any read ([`config::check_counts`];
     /// 400 without a store request); then the field catalogues and the teams; then the members
     /// it names, by key ([`MemberStore::identify_members`]: its users, its backup user, the
     /// members of the teams it names, and the worked values of an SLA on a `user` field, by

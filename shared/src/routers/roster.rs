@@ -1,6 +1,7 @@
 //! The members a router's runs read: its pool and backup user (by the ids resolved when the
 //! router was provisioned, [`Router::member_ids`]) and any other member a run names, read in
-//! one wave whatever the size of the account (issue 23). Dispatch, explain and stats read the
+//! one wave whatever the size of the account (`docs/decisions.md`, "Cost that follows the router,
+//! not the account"). Dispatch, explain and stats read the
 //! pool through here, and keep its order through [`Router::pool_emails`].
 
 use crate::model::account::Team;

@@ -1,4 +1,5 @@
-//! Opened secrets kept briefly in the process (issue 32): a webhook delivery presents its
+//! Opened secrets kept briefly in the process (`docs/decisions.md`, "Work that happens
+//! later"): a webhook delivery presents its
 //! subscription's signing secrets on every attempt, and opening each with KMS costs a request
 //! (and money, and a failure mode) per attempt. [`CachingSealer`] remembers what it opened for a
 //! short time, keyed by the sealed value and its context, so retries and bursts of deliveries of

@@ -1,4 +1,5 @@
-//! Secrets at rest and in configuration (issue 21 point 3).
+//! Secrets at rest and in configuration (BEHAVIOR 7: stored CRM secrets are
+//! sealed; `docs/decisions.md`, "Webhooks": signing secrets too).
 //!
 //! - [`read_secret_string`]: a Secrets Manager secret read once per instance (the signing key of
 //!   the token function at cold start, the cursor key of the functions that list on their first
@@ -118,7 +119,7 @@ impl Envelope {
 #[derive(Debug, Clone)]
 pub struct KmsSealer {
     sdk: SdkConfig,
-    /// Built at the first seal or open (issue 36: a cold start whose first request opens no
+    /// Built at the first seal or open (a cold start whose first request opens no
     /// secret builds no KMS client), over `sdk`: its HTTP client and connections are the other
     /// clients'.
     client: std::sync::OnceLock<aws_sdk_kms::Client>,

@@ -498,7 +498,7 @@ mod tests {
         );
     }
 
-    /// Issue 55 point 3 (BEHAVIOR 1): a client secret shorter than 16 characters is refused;
+    /// BEHAVIOR 1: a client secret shorter than 16 characters is refused;
     /// 16 characters (counted as characters, not bytes) are enough.
     #[test]
     fn a_client_secret_shorter_than_16_characters_is_refused() {

@@ -534,7 +534,7 @@ pub fn record_index(
     )
 }
 
-/// The item that finds a member by e-mail in its account (issue 47 point 3): one item per
+/// The item that finds a member by e-mail in its account: one item per
 /// member, written with it by provisioning, read by key in batches ([`key_fits`]: an
 /// address fits, e-mails being at most 64 characters before the `@` and 253 after).
 pub fn member_email(account_id: AccountId, email: &Email) -> Key {

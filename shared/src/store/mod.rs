@@ -15,9 +15,10 @@
 //! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
 //! fast tests') and [`dynamodb::DynamoStore`] (production: one DynamoDB table whose keys come
 //! from [`keys`]), each with one file per aggregate (`memory/records.rs`,
-//! `dynamodb/records.rs`, ...). Both pass the same contract suite (`shared/tests/integration/store_contract/`,
-//! one module per aggregate). `docs/architecture.md` draws the ports, the adapters and which
-//! function uses which.
+//! `dynamodb/records.rs`, ...). Both pass the same contract suite
+//! (`shared/tests/integration/store_contract/` and the suites beside it; `docs/architecture.md`,
+//! "The store's ports", says which covers which port). `docs/architecture.md` also tables which
+//! function uses which port.
 
 pub mod account_cache;
 pub mod dynamodb;

@@ -1,4 +1,4 @@
-//! The one size rule of stored items and keys (BEHAVIOR 12, issue 47 point 1): how big an item
+//! The one size rule of stored items and keys (BEHAVIOR 12): how big an item
 //! is as DynamoDB counts it, whether a key value fits DynamoDB's key sizes, and what the domain
 //! may write. The same functions serve the DynamoDB adapter's own check (provisioning refuses a
 //! plan before its first write, reads skip keys no item can have) and the domain's rule, which

@@ -1,5 +1,5 @@
-//! Per-router, per-member assignment counters at three spans, UTC day, hour and minute (issue 23
-//! point 2): what `GET /routers/{id}/stats` reads for the whole days, hours and minutes of its
+//! Per-router, per-member assignment counters at three spans, UTC day, hour and minute
+//! (BEHAVIOR 8): what `GET /routers/{id}/stats` reads for the whole days, hours and minutes of its
 //! window, so a call reads at most (days + 2 x 23 hours + 2 x 59 minutes) x members counters,
 //! and history entries only for the two partial minutes at the window's edges, whatever the
 //! volume. Each assignment's transaction adds one to its day's, hour's and minute's counter

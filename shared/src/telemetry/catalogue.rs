@@ -1,5 +1,5 @@
-//! The catalogue of metrics (issues 22 and 36): each metric's name, kind, unit and dimensions,
-//! which the EMF writer ([`super::emf`]), the local server's Prometheus exporter and
+//! The catalogue of metrics (`docs/operations.md`, "Metrics"): each metric's name, kind, unit and
+//! dimensions, which the EMF writer ([`super::emf`]), the local server's Prometheus exporter and
 //! `docs/operations.md` all follow.
 
 use metrics::Unit;

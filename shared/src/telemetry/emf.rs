@@ -1,5 +1,5 @@
 //! The Lambda functions' metrics recorder: CloudWatch Embedded Metric Format (EMF), one document
-//! per invocation (issue 36).
+//! per invocation (`docs/operations.md`, "Metrics").
 //!
 //! The values are kept by `metrics-util`'s registry (lock-free atomics; a histogram's values in an
 //! [`AtomicBucket`], so recording never blocks, however many values wait). [`EmfRecorder::write`]

@@ -1,4 +1,4 @@
-//! Metrics (issues 22 and 36): every figure an operator alarms or graphs on, recorded through the
+//! Metrics: every figure an operator alarms or graphs on, recorded through the
 //! `metrics` facade. The names, kinds, units and dimensions are listed in [`METRICS`] and in
 //! `docs/operations.md` (a test keeps the two equal). Recording costs no I/O; where the figures
 //! go depends on the process:

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 /// A syntactically valid e-mail address in its canonical form: lowercased, the domain in its
 /// IDNA A-label (punycode) form, as the URL standard's host parser gives it and as
 /// [`CanonicalDomain`] stores `website_url` hosts. `Ana@Bücher.example` and
-/// `ana@xn--bcher-kva.example` are one address, stored and unique as the latter (issue 13
-/// defect 7; `docs/decisions.md`).
+/// `ana@xn--bcher-kva.example` are one address, stored and unique as the latter
+/// (`docs/decisions.md`, "E-mail addresses").
 ///
 /// Built only by [`Email::parse`] (a stored value deserializes as it was written by it). Display
 /// text (`Ana <a@b.com>`) and domain literals are refused; the domain needs a dot (a TLD).

@@ -17,8 +17,8 @@ impl NotificationPreferences {
     /// Parses the items of a `notification_preferences` array: at most
     /// [`MAX_NOTIFICATION_PREFERENCES`] items as sent, each a string with a non-blank character
     /// and at most [`MAX_NOTIFICATION_PREFERENCE_CHARS`] characters; later duplicates are
-    /// dropped in O(n log n) comparisons (issue 13 defect 2: the former pairwise check was
-    /// quadratic).
+    /// dropped in O(n log n) comparisons (a pairwise check would be
+    /// quadratic in the input).
     ///
     /// Errors: `(None, "at most 50 entries")`; `(Some(index), why)` for the first bad item:
     /// `must be a non-empty string`, `at most 100 characters`.
@@ -128,7 +128,7 @@ mod tests {
         }
     }
 
-    /// Issue 13 defect 2, without a clock: de-duplicating n items costs at most
+    /// Linear-logarithmic, without a clock: de-duplicating n items costs at most
     /// 2 n log2(n) + n comparisons (a pairwise check costs about n^2 / 2).
     #[test]
     fn deduplication_costs_n_log_n_comparisons() {

@@ -109,7 +109,7 @@ impl WebhookSender {
         let answer = match sent {
             Ok(answer) => answer,
             Err(error) => {
-                // The account sees the class; the operator's log has the detail (issue 55).
+                // The account sees the class; the operator's log has the detail (BEHAVIOR 13).
                 tracing::info!(
                     subscription_id = %subscription.id,
                     delivery_id = %delivery.id,
@@ -348,7 +348,7 @@ impl WebhookSender {
 /// When a failed attempt is tried again: `delay` (the schedule's) after `now`, or the
 /// receiver's longer `Retry-After` (already clamped to a day by its parser). Checked: whatever
 /// the receiver answered and whatever the clock says, the sum cannot stop the process; out of
-/// chrono's range it is `now` (issue 55 point 1).
+/// chrono's range it is `now` (`docs/decisions.md`, "Panics").
 fn retry_due(now: DateTime<Utc>, delay: Duration, retry_after: Option<Duration>) -> DateTime<Utc> {
     let delay = delay.max(retry_after.unwrap_or(Duration::ZERO));
     chrono::Duration::from_std(delay)
@@ -418,7 +418,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Issue 55 point 1: whatever a receiver puts in `Retry-After` (any text, huge numbers,
+        /// Whatever a receiver puts in `Retry-After` (any text, huge numbers,
         /// dates before the epoch or in year 9999) and whatever the clock says (up to chrono's
         /// last instant), the next attempt's time is computed without a panic, never before
         /// `now`, and at most a day past the schedule's delay.

@@ -3,7 +3,7 @@
 //! the embedded store and on DynamoDB (emulator): the request, every row of the `crm_error`
 //! table, the timeout, retries that end `synced`, `superseded` and `failed`, `Retry-After`, the
 //! sync state on the history entry, routers without `has_integration`, the queue path, the
-//! secrets kept out of answers, errors and logs; and HubSpot as it is (issue 50): owners found by
+//! secrets kept out of answers, errors and logs; and HubSpot as it is (BEHAVIOR 7): owners found by
 //! e-mail, OAuth apps, 423, 477 and `DAILY` 429s, the per-account pace, `idProperty`.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
@@ -194,7 +194,7 @@ shared::on_both_stores!(
 );
 
 /// Fails the test when the fake received a request that does not validate against HubSpot's
-/// published description (issue 50 point 6): every test of this suite checks it at its end.
+/// published description: every test of this suite checks it at its end.
 struct Validated(FakeCrm);
 
 impl Drop for Validated {
@@ -704,7 +704,7 @@ async fn the_queue_path_syncs_and_a_failed_sync_does_not_fail_the_message(backen
     );
 }
 
-/// Issue 21 point 3: provisioning seals the CRM access token; the stored account holds no
+/// BEHAVIOR 7: provisioning seals the CRM access token; the stored account holds no
 /// plaintext token, and the sync still sends the real one.
 async fn the_stored_account_holds_the_access_token_only_sealed(backend: Backend) {
     let f = fixture(backend).await;

@@ -546,11 +546,11 @@ async fn round_robin_walks_users_then_team_members_and_skips_the_unavailable(bac
     );
 }
 
-/// Issue 13 defect 4, on the path that still reads an eventually consistent index: a router
-/// stored before its member ids were resolved (issue 23) finds its pool by e-mail, and right
-/// after a member is switched off the index may still show them on. The chosen member is read
-/// again by key (consistently) and the choice made again: the switched-off member is never
-/// assigned. A router with its ids reads the pool by key and never sees the stale copy.
+/// On the path that still reads an eventually consistent index: a router stored before its
+/// member ids were resolved (`docs/decisions.md`, "Cost that follows the router") finds its pool by
+/// e-mail, and right after a member is switched off the index may still show them on. The chosen
+/// member is read again by key (consistently) and the choice made again: the switched-off member is
+/// never assigned. A router with its ids reads the pool by key and never sees the stale copy.
 async fn a_member_switched_off_a_moment_ago_is_not_assigned_from_a_stale_member_list(
     backend: Backend,
 ) {
@@ -624,7 +624,7 @@ async fn member_switched_off_is_not_assigned(backend: Backend, resolved: bool) {
     assert_eq!(calls.contains_key("get_members"), resolved, "{calls:?}");
 }
 
-/// Issue 58 point 3 (issue 14 goal 4 before it): a dispatch on a warm instance (account, teams,
+/// A dispatch on a warm instance (account, teams,
 /// catalogue, the router's hint and the webhook subscriptions kept) makes two sequential rounds
 /// of store calls, the physical limit: one wave of reads by key (router, record, rotation state,
 /// the month's count for an account with a quota, the pool's members as the router's last run
@@ -704,7 +704,7 @@ async fn a_warm_dispatch_makes_two_sequential_store_round_trips(backend: Backend
     }
 }
 
-/// Issue 58 point 3 (issue 49 point 5 before it): a cold instance's first dispatch makes at most
+/// A cold instance's first dispatch makes at most
 /// three sequential store rounds: what it caches (the account, its teams, its field definitions)
 /// is read in the first round with the router and the record (the account by key in the same
 /// read); the router's pool and the webhook subscriptions (listed after their version was read)
@@ -778,7 +778,7 @@ async fn a_cold_dispatch_makes_at_most_three_sequential_store_round_trips(backen
     }
 }
 
-/// Issue 58 point 3: the queue path and account matching each cost a dispatch at most one round
+/// The queue path and account matching each cost a dispatch at most one round
 /// more. The queue path learns the account from the router: a cold instance reads the router
 /// first (one more round), a warm one knows the router's account from its hint (a router's
 /// account never changes) and reads the router with the rest, the redelivery marker included:
@@ -885,7 +885,7 @@ async fn the_queue_path_and_account_matching_each_cost_at_most_one_more_round_tr
     assert_eq!(calls.get("find_by_unique_key"), Some(&1), "{calls:?}");
 }
 
-/// Issue 58 point 1: a router changed through router management on another instance (two
+/// A router changed through router management on another instance (two
 /// engines over one store) is evaluated by this instance's very next dispatch, never its old
 /// configuration, though this instance's hint still names the old pool: the run evaluates the
 /// router its wave read, and reads the members the hint did not name in one more round (a change
@@ -1010,7 +1010,7 @@ async fn a_router_published_elsewhere_is_evaluated_at_once_for_one_more_round_tr
     );
 }
 
-/// Issue 58 point 1, BEHAVIOR 13: a webhook subscription created on another instance (its write
+/// BEHAVIOR 13: a webhook subscription created on another instance (its write
 /// moves the account's subscriptions version) receives this instance's very next dispatch,
 /// though this instance kept the account's subscriptions without it: the wave reads the version,
 /// and a moved version lists the subscriptions again (one more round, once). Disabled or deleted
@@ -1166,7 +1166,7 @@ impl shared::due::Handoff for Nowhere {
     }
 }
 
-/// Issue 49 point 4, issue 58 and BEHAVIOR 17: dispatch reads holiday calendars by key, only
+/// BEHAVIOR 17: dispatch reads holiday calendars by key, only
 /// those its router and its pool's members name, in the wave that reads the pool; never the
 /// account's list. A member given a calendar since the router's last run costs that run one more
 /// round (its calendar is read then, and counts at once); the next run reads it in its wave

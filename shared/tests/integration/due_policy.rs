@@ -1,5 +1,5 @@
-//! The conflict and failure policy of due work (DESIGN "Work that happens later"; issue 32
-//! point 2 and point 6), on both adapters: a job's commit that conflicts is run again on fresh
+//! The conflict and failure policy of due work (`docs/design.md`, "Work that
+//! happens later"), on both adapters: a job's commit that conflicts is run again on fresh
 //! reads, an item whose commit keeps conflicting stays due without an attempt recorded, only a
 //! subject that is gone ends an item, and a job that keeps failing is parked after a bounded
 //! number of runs, kept for inspection.

@@ -1,5 +1,5 @@
-//! The store contract of due work (DESIGN "Work that happens later") on both adapters: claims
-//! with an attempt number and a lease, settlement on the lease, the sweeper's index and its
+//! The store contract of due work (`docs/design.md`, "Work that happens later") on both adapters:
+//! claims with an attempt number and a lease, settlement on the lease, the sweeper's index and its
 //! re-arming, and due items written only with the transaction that causes them.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
@@ -55,7 +55,7 @@ impl shared::due::Handoff for Slow {
 
 /// A sweep of a backlog takes rounds; items re-armed by an early round (resume time moved by
 /// the 2 s grace) are not found again by a later round that starts after the grace has passed
-/// (SLA checks due at once by the thousand: issue 25's benchmark found it).
+/// (SLA checks due at once by the thousand: the `sla_sweep` benchmark found it).
 async fn a_sweep_whose_rounds_outlast_the_grace_hands_each_item_on_once(backend: Backend) {
     let store = backend.store().await;
     let now = base();

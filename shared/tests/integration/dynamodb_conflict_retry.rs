@@ -1,7 +1,7 @@
-//! The DynamoDB adapter's retry of writes refused for a transaction in flight (issue 47 point 2,
-//! `shared::store::retry`), against a scripted DynamoDB: a loopback HTTP server that answers each
-//! request as a test says (no emulator needed), so the refusals are exactly those DynamoDB
-//! documents and their number is known.
+//! The DynamoDB adapter's retry of writes refused for a transaction in flight
+//! (`shared::store::retry`; BEHAVIOR 12's last bullet), against a scripted DynamoDB: a loopback
+//! HTTP server that answers each request as a test says (no emulator needed), so the refusals are
+//! exactly those DynamoDB documents and their number is known.
 //!
 //! - a `TransactWriteItems` cancelled only by `TransactionConflict` is sent again, unchanged,
 //!   until it is written; one cancelled that way until the deadline gives up as

@@ -1,4 +1,5 @@
-//! Provisioning on DynamoDB (issue 13 defect 12), against the emulator
+//! Provisioning on DynamoDB (`docs/dynamodb.md`, "Provisioning and the 100-item transaction
+//! limit"), against the emulator
 //! (`bash infra/scripts/test.sh`): a plan with an item DynamoDB cannot hold is refused before
 //! the first write, wherever the item sits; and a load interrupted between two transactions is
 //! completed by running it again.
@@ -239,7 +240,7 @@ async fn running_an_interrupted_load_again_completes_it() {
     table.delete().await;
 }
 
-/// Issue 47 point 3: members are read by e-mail by key, from items the release before them never
+/// Members are read by e-mail by key, from items the release before them never
 /// wrote. On its table the e-mails not found that way are looked up on the e-mail index (one
 /// Query each, bounded by the body's 501); provisioning writes the missing items and the
 /// account's marker, after which one BatchGetItem answers.
@@ -324,7 +325,7 @@ async fn members_of_a_table_of_the_last_release_are_found_by_email_then_backfill
     assert_eq!(requests.get("Query"), None, "{requests:?}");
 }
 
-/// Issue 55 point 4 on a table of the last release: its client items have no `generation` or
+/// BEHAVIOR 1 on a table of the last release: its client items have no `generation` or
 /// `disabled` (they read as generation 0, enabled), and provisioning a changed secret and
 /// `disabled` replaces them (the condition accepts an item without `generation` as generation
 /// 0); provisioning the same file again changes nothing.

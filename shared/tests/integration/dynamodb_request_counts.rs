@@ -288,13 +288,13 @@ async fn a_page_after_a_cursor_is_one_query_of_limit_plus_one_items_at_any_depth
     table.delete().await;
 }
 
-/// Issue 23 point 1: a dispatch reads its router's pool by key, not the account's members: in
-/// an account of 250 members, a router of 2 costs a warm dispatch (issue 58) 1 `BatchGetItem`
+/// A dispatch reads its router's pool by key, not the account's members: in
+/// an account of 250 members, a router of 2 costs a warm dispatch 1 `BatchGetItem`
 /// (router, record, rotation state, the 2 pool members, the webhook subscriptions' version) and 1
 /// `TransactWriteItems`; the items read are those five (no subscription was ever written: no
 /// version item), not 250 (the former code read every member, page by page).
-/// Issue 49 point 4: no `Query` of the account's holiday calendars (none is named here).
-/// Issue 49 point 5: a cold instance's first dispatch adds the account to its first
+/// No `Query` of the account's holiday calendars (none is named here).
+/// A cold instance's first dispatch adds the account to its first
 /// `BatchGetItem` and its teams and field definitions as two `Query`s in the same round; its
 /// second round reads the pool (1 `BatchGetItem`) and lists the subscriptions (1 `Query`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,13 +371,13 @@ async fn a_dispatch_reads_its_routers_pool_whatever_the_accounts_size() {
     table.delete().await;
 }
 
-/// Issue 58 point 3: a warm dispatch of the demo's percentage router "Deals by share" (three
+/// A warm dispatch of the demo's percentage router "Deals by share" (three
 /// users, one of whom names the "Berlin office" holiday calendar) in an account with webhook
 /// subscriptions is 1 `BatchGetItem` (router, deal, rotation state, the 3 members, the calendar,
 /// the subscriptions' version) and 1 `TransactWriteItems` (with the deliveries), and no `Query`
-/// (before issue 58: 3 `BatchGetItem`, 1 `Query`, 1 `TransactWriteItems`). A subscription
-/// created since costs the next dispatch its `Query` (the list, after the version moved), once,
-/// and receives it.
+/// (before the warm-instance caches: 3 `BatchGetItem`, 1 `Query`, 1 `TransactWriteItems`). A
+/// subscription created since costs the next dispatch its `Query` (the list, after the version
+/// moved), once, and receives it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warm_dispatch_with_subscriptions_is_one_batch_read_and_one_transaction() {
     use shared::dispatch::{AccountContext, DispatchEngine, DispatchRequest, Outcome};
@@ -554,9 +554,9 @@ async fn a_publish_takes_two_rounds_and_a_revision_page_reads_at_most_limit_plus
         assert_eq!(view.revision, n);
         publish_rounds.push(rounds);
         let requests = counter.take();
-        // Issue 58 point 2: the first publish of a router (revision 1 -> 2) reads its revision
+        // The first publish of a router (revision 1 -> 2) reads its revision
         // 1 no longer: its transaction conditions on it (a router stored by the release before
-        // revisions has none, and is mended after that condition failed: issue 47).
+        // revisions has none, and is mended after that condition failed).
         assert_eq!(
             requests,
             counts(&[("GetItem", 3), ("TransactWriteItems", 1)]),

@@ -1173,7 +1173,7 @@ async fn the_stats_window_includes_from_and_excludes_to(backend: Backend) {
     assert_eq!(s.total, 1);
 }
 
-/// Issue 23 defect 12: an entry past `expires_at` is not served (DynamoDB's TTL deletes up to
+/// An entry past `expires_at` is not served (DynamoDB's TTL deletes up to
 /// days late), and the embedded store forgets it (and the queue markers) once expired.
 async fn entries_past_their_expiry_are_never_served(backend: Backend) {
     let f = fixture(backend, seed(rr(), |_| {})).await;

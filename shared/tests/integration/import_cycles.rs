@@ -1,4 +1,4 @@
-//! No source file of the workspace imports another in a circle (issue 9: the dependency circle
+//! No source file of the workspace imports another in a circle (the dependency circle
 //! `store/mod.rs` -> `seed.rs` -> `records.rs` -> `store/mod.rs` must not come back).
 //!
 //! Every `.rs` file of every crate's `src/` is parsed with `syn`. A file depends on another when

@@ -1,4 +1,4 @@
-//! The size rule of stored items (`shared::store::size`, BEHAVIOR 12, issue 47 point 1) against
+//! The size rule of stored items (`shared::store::size`, BEHAVIOR 12) against
 //! the emulator, which enforces DynamoDB's item size, number range and nesting
 //! (`infra/emulator/limits.py`): a property test generates items at the limits (strings of one-
 //! to four-byte characters, numbers of every shape near the 38-digit and exponent edges, lists and

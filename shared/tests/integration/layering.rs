@@ -1,7 +1,7 @@
-//! Layering (issue 23, house): the domain services take parsed inputs and never import the HTTP
-//! layer (`crate::api`). Routing history and stats (BEHAVIOR 8) in particular parse their own
-//! typed values; the API decodes the query string. Files that sit on the boundary by design
-//! (the bearer-token extractor and principal, the Idempotency-Key answers) are listed.
+//! Layering (handlers thin, the domain in `shared`): the domain services take parsed inputs and
+//! never import the HTTP layer (`crate::api`). Routing history and stats (BEHAVIOR 8) in particular
+//! parse their own typed values; the API decodes the query string. Files that sit on the boundary
+//! by design (the bearer-token extractor and principal, the Idempotency-Key answers) are listed.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use std::path::Path;

@@ -1,7 +1,7 @@
-//! The outbound guard at request time (issue 21 point 4): names resolved to forbidden
-//! addresses are refused before any connection, at every request (DNS rebinding), redirects
-//! are answers and never followed, answers are read at most up to the cap, and the CRM client
-//! reports a refusal as a final `crm_error`.
+//! The outbound guard at request time (`docs/decisions.md`, "Outbound requests"): names resolved to
+//! forbidden addresses are refused before any connection, at every request (DNS rebinding),
+//! redirects are answers and never followed, answers are read at most up to the cap, and the CRM
+//! client reports a refusal as a final `crm_error`.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use axum::http::{header, StatusCode};
@@ -216,7 +216,7 @@ async fn the_crm_client_reports_a_refused_base_url_as_a_final_error_without_a_re
     assert_eq!(hits.load(Ordering::SeqCst), 0);
 }
 
-/// Issue 23 point 10: a 2xx answer is a success whatever its body; the body is never read (a
+/// A 2xx answer is a success whatever its body; the body is never read (a
 /// receiver that sends its headers and then never finishes its body does not time the sync out).
 #[tokio::test]
 async fn a_2xx_answer_is_success_without_reading_its_body() {

@@ -3,7 +3,7 @@
 //! history is made by the dispatch engine itself under a fixed clock moved from dispatch to
 //! dispatch, then replayed.
 //!
-//! The faithfulness tests (issue 34 point 5): a replay of the live revision over a router's
+//! The faithfulness tests (BEHAVIOR 16): a replay of the live revision over a router's
 //! whole history, with members whose settings did not change and no capacity, quota or SLA in
 //! play, reproduces every actual assignment (`changed: 0`), round robin and percentage alike,
 //! over hours when a member is off and a day when another is out of office.
@@ -769,12 +769,12 @@ async fn explain_evaluates_a_chosen_revision_whatever_the_publication_state(back
     assert_eq!(preview, Preview::Stop("Router not found"));
 }
 
-/// BEHAVIOR 16's calibration, with its clause for entries that assigned nobody (issue 49 point
-/// 3): the live revision replayed over a window of mixed outcomes (assignments by rotation and
+/// BEHAVIOR 16's calibration, with its clause for entries that assigned nobody: the live
+/// revision replayed over a window of mixed outcomes (assignments by rotation and
 /// by account matching, trigger misses, and every contact dispatched a second time, which
 /// answered `The router can not overwrite`) changes nothing: an entry that assigned nobody
 /// replays with the record's current owner. Replayed 4 entries at a time, every contact is
-/// named in two windows and still read once (points 1 and 2), at most a window's worth at
+/// named in two windows and still read once (bounded reads), at most a window's worth at
 /// once; with no room for projections it is read again, and the answer is the same.
 async fn the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_record_once(
     backend: Backend,
@@ -851,7 +851,7 @@ async fn the_live_revision_over_mixed_outcomes_changes_nothing_and_reads_each_re
     assert!(records.largest <= 4, "{records:?}");
 }
 
-/// Issue 49 point 2: a flood of entries the replay skips (here `The router is unpublished`)
+/// A flood of entries the replay skips (here `The router is unpublished`)
 /// costs at most [`READ_FACTOR`] times the cap in entries read: past that the replay stops and
 /// answers `truncated: true`, with what it replayed so far.
 async fn a_replay_reads_at_most_three_times_its_cap_in_entries_then_says_truncated(

@@ -1,4 +1,4 @@
-//! The SQS hand-off of due work in batches (issue 58 point 2), against a scripted SQS: a
+//! The SQS hand-off of due work in batches, against a scripted SQS: a
 //! loopback HTTP server that answers each request as a test says (no emulator needed), so the
 //! requests and the partial failures are exactly those SQS documents.
 //!

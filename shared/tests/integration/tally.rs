@@ -1,4 +1,4 @@
-//! The stats counters (issue 23 point 2) against a recount of the history entries they count,
+//! The stats counters (BEHAVIOR 8) against a recount of the history entries they count,
 //! on both stores: for windows cut anywhere (whole UTC days, hours and minutes from the
 //! counters, partial minutes at the edges from the entries), `tally_assignments` equals counting
 //! the router's entries one by one. On DynamoDB, a stats window of whole days reads the counters, not the entries.

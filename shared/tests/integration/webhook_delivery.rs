@@ -1,4 +1,5 @@
-//! Webhook deliveries as due work (BEHAVIOR 13; issue 32 points 1, 4 and 6), on both adapters,
+//! Webhook deliveries as due work (BEHAVIOR 13; `docs/decisions.md`, "Work that happens
+//! later"), on both adapters,
 //! against a local receiver, every item run by hand (a fixed clock, hand-offs kept): a conflict
 //! on the commit is made again on fresh reads and the attempt still counted; a `PATCH`, a
 //! rotation, a create and a manual retry whose subscription or delivery changed meanwhile apply
@@ -505,9 +506,9 @@ async fn disabling_ends_the_open_deliveries_through_due_work(backend: Backend) {
     assert_eq!(s.subscription().await.failing_since, None);
 }
 
-/// Conflicts belong to the mechanism (DESIGN "Work that happens later"): a delivery that moved
-/// while its page was closing (here a write made to conflict) fails the closing's round, which
-/// runs again on a fresh read of the page; it is not left open for its own next attempt.
+/// Conflicts belong to the mechanism (`docs/design.md`, "Work that happens later"): a delivery that
+/// moved while its page was closing (here a write made to conflict) fails the closing's round,
+/// which runs again on a fresh read of the page; it is not left open for its own next attempt.
 async fn a_closing_whose_end_conflicts_runs_again_on_fresh_reads(backend: Backend) {
     let s = scene(backend).await;
     let ids = s.events(3).await;

@@ -1,4 +1,4 @@
-//! What a failed webhook delivery tells the account (issue 55 point 7, BEHAVIOR 13): its
+//! What a failed webhook delivery tells the account (BEHAVIOR 13): its
 //! `last_error` is a coarse class (`connection refused`, `timed out`, `TLS error`, `DNS error`,
 //! `HTTP <status>`), never the connection, TLS or DNS details nor the receiver's body, which
 //! would let an account probe hosts and ports through the service. On both adapters, every

@@ -1,10 +1,10 @@
 //! The floor under every function: a lambda_http function that does nothing but what each of them
 //! must, with the libraries they must use: it loads the AWS configuration, builds a DynamoDB
 //! client (AWS SDK for Rust, rustls on aws-lc-rs), opens its connection during init with one
-//! `GetItem` (issue 14 goal 3) and answers every event with one more `GetItem`. No routing, no
-//! tokens, no time zones. `infra/scripts/bench-coldstart.sh` measures it beside the empty
-//! function: what it costs above the empty function is what the AWS SDK and TLS cost, which no
-//! change to the functions' own code can remove (docs/performance.md, goal 2).
+//! `GetItem` (docs/performance.md, goal 3) and answers every event with one more `GetItem`. No
+//! routing, no tokens, no time zones. `infra/scripts/bench-coldstart.sh` measures it beside the
+//! empty function: what it costs above the empty function is what the AWS SDK and TLS cost, which
+//! no change to the functions' own code can remove (docs/performance.md, goal 2).
 //!
 //! Environment: `TABLE_NAME` (a table with string keys `PK` and `SK`) and the standard AWS
 //! variables (`AWS_ENDPOINT_URL`, `SSL_CERT_FILE` for an emulator behind a test CA).

@@ -1,5 +1,5 @@
-//! Failed client authentications are limited per `client_id` and source address (issue 55
-//! point 3, BEHAVIOR 1): after 20 within 60 s every further attempt of that pair, a correct
+//! Failed client authentications are limited per `client_id` and source address (BEHAVIOR 1):
+//! after 20 within 60 s every further attempt of that pair, a correct
 //! secret included, is 429 with `Retry-After` (seconds until the window ends) and the RFC 6749
 //! body `temporarily_unavailable`; other addresses and other clients are unaffected. The count
 //! lives in the store, so two instances over one store share it. On both stores, the peer

@@ -1,4 +1,4 @@
-//! A leaked client can be re-keyed and shut out (issue 55 point 4, BEHAVIOR 1, the seed
+//! A leaked client can be re-keyed and shut out (BEHAVIOR 1, the seed
 //! format's `clients[].disabled`): provisioning again with a changed `client_secret` replaces
 //! the stored hash, `disabled: true` makes the client authenticate no more (401
 //! `invalid_client`, as an unknown client), and the tokens issued before either change are

@@ -1,9 +1,9 @@
-//! Tables written by earlier releases work under the current code (issue 47 point 4;
-//! `infra/compat/README.md`): every `infra/compat/release-*.json` is loaded unchanged into a
-//! fresh table on the emulator, and the current application runs on it with no provisioning of
-//! its own (an empty seed), its clock an hour after the release's last write (the lists of the
-//! last 30 days are relative to it). What each fixture holds is read from the file, so each
-//! check applies to any release's table:
+//! Tables written by earlier releases work under the current code
+//! (`infra/compat/README.md`; `docs/dynamodb.md`, "Tables written by earlier releases"): every
+//! `infra/compat/release-*.json` is loaded unchanged into a fresh table on the emulator, and the
+//! current application runs on it with no provisioning of its own (an empty seed), its clock an
+//! hour after the release's last write (the lists of the last 30 days are relative to it). What
+//! each fixture holds is read from the file, so each check applies to any release's table:
 //!
 //! - every router lists revision 1 holding its live configuration (a router stored before
 //!   revisions existed has no revision item: it is stored when first wanted, by the revision

@@ -1,4 +1,4 @@
-//! Concurrent valid writes are each applied, never a 500 (issue 47 point 2; BEHAVIOR 12's last
+//! Concurrent valid writes are each applied, never a 500 (BEHAVIOR 12's last
 //! bullet, BEHAVIOR 6's retries with jitter until a deadline): 16 requests at once, half through
 //! one instance of the application and half through another over the same store (two Lambda
 //! instances: their writes race in the store, where one instance's writes to one item take

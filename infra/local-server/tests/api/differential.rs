@@ -1,4 +1,4 @@
-//! The differential test of issue 13: both stores accept exactly the same writes (BEHAVIOR 12).
+//! The differential test: both stores accept exactly the same writes (BEHAVIOR 12).
 //!
 //! A property-based state-machine test built on proptest: each case is a random sequence of API
 //! operations (record create, patch, archive, get and list with offsets and cursors, user

@@ -447,8 +447,8 @@ mod lambda_handler {
     }
 }
 
-/// Issue 21 point 3, issue 50: the demo's CRM credentials are stored sealed; no byte of the embedded
-/// store holds it in the clear.
+/// The demo's CRM credentials are stored sealed (BEHAVIOR 7); no byte of the embedded store
+/// holds them in the clear.
 #[tokio::test]
 async fn the_embedded_store_holds_no_crm_token_in_the_clear() {
     let memory = std::sync::Arc::new(shared::store::memory::MemoryStore::new());

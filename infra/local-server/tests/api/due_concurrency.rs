@@ -1,6 +1,6 @@
-//! Due work under concurrency (issue 32 point 3; DESIGN "Work that happens later": conflicts
-//! belong to the mechanism), on the embedded store and on DynamoDB (emulator): twenty items of
-//! one subject failing and recovering at the same moment, for every kind.
+//! Due work under concurrency (`docs/design.md`, "Work that happens later":
+//! conflicts belong to the mechanism), on the embedded store and on DynamoDB (emulator): twenty
+//! items of one subject failing and recovering at the same moment, for every kind.
 //!
 //! - twenty deliveries to one subscription whose receiver answers 500 twice per `webhook-id`,
 //!   then 200: every delivery ends `delivered` after exactly three attempts, and the receiver

@@ -104,8 +104,8 @@ async fn the_server_on_dynamodb_creates_the_table_provisions_the_seed_and_serves
     let _ = shared::store::dynamodb::table::delete_table(&client, &table).await;
 }
 
-/// DESIGN "Work that happens later": a CRM sync retry pending when the local server dies (on
-/// DynamoDB, retries on timers of the process) is resumed by the sweeper of the next start on
+/// `docs/design.md`, "Work that happens later": a CRM sync retry pending when the local server dies
+/// (on DynamoDB, retries on timers of the process) is resumed by the sweeper of the next start on
 /// the same table, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_on_dynamodb_resumes_the_crm_retry_the_dead_server_left() {

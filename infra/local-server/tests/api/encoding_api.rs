@@ -1,5 +1,5 @@
-//! Path ids and query values that are not valid percent-encoded UTF-8 (BEHAVIOR 12, last bullet;
-//! issue 13 defect 6): every route answers them in the contract's error shape, after 401 and
+//! Path ids and query values that are not valid percent-encoded UTF-8 (BEHAVIOR 12, last
+//! bullet): every route answers them in the contract's error shape, after 401 and
 //! 403, never with the framework's plain-text 400. A record id is 404 (it names no record), a
 //! user or router id 400 naming the parameter; a query value of a known parameter 400 naming it.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test

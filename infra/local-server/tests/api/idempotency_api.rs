@@ -333,7 +333,7 @@ async fn a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_repor
     let replay = post(&app, &t, "/dispatch/router", &body, Some("crm-1")).await;
     assert_eq!(replay.headers[REPLAYED], "true");
     assert_eq!(replay.body, first.body);
-    // Issue 23 defect 8: a sync that fails before any request (no external_id) too.
+    // A sync that fails before any request (no external_id) too.
     let bare = json!({
         "router_id": "f6b7c8d9-e0f1-4a2b-9c34-d5e6f7a8b920",
         "object_id": "01936b2a-7c00-7a00-8000-000000000023"
@@ -350,7 +350,7 @@ async fn a_replayed_dispatch_repeats_the_crm_sync_failure_its_first_answer_repor
     assert_eq!(replay.body, first.body);
 }
 
-/// Issue 23 defect 9: a dispatch that assigns nothing writes its history entry and its stored
+/// A dispatch that assigns nothing writes its history entry and its stored
 /// answer in one write: when storing an answer on its own fails, the skip still answers (its
 /// answer was stored with the entry), a retry replays it, and the history holds one entry.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! BEHAVIOR 12 (issue 13 part A) over HTTP on both stores: the embedded store and DynamoDB on
+//! BEHAVIOR 12 over HTTP on both stores: the embedded store and DynamoDB on
 //! the emulator accept and refuse exactly the same writes, a limit of DynamoDB is a 400 and
 //! never a 500, list pages stay within Lambda's 6 MB answer, and one canonical e-mail form
 //! (A-label domains) serves uniqueness and account matching.
@@ -335,7 +335,7 @@ async fn a_list_page_of_large_records_stops_at_its_byte_budget_and_continues_wit
     assert_eq!(unique.len(), 14);
 }
 
-/// Issue 13 defect 7: `ana@bücher.example` is `ana@xn--bcher-kva.example`, and its domain is
+/// `ana@bücher.example` is `ana@xn--bcher-kva.example`, and its domain is
 /// the canonical host of `https://www.bücher.example`.
 async fn an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms(app: TestApp) {
     let t = app.northwind().await;
@@ -391,7 +391,7 @@ async fn an_idn_email_matches_its_company_and_is_one_unique_key_in_both_forms(ap
     assert_eq!(owner.status, StatusCode::CREATED, "{}", owner.body);
 }
 
-/// BEHAVIOR 12 (issue 23 defect 5): a `router_id` or `object_id` over 256 characters is answered
+/// BEHAVIOR 12: a `router_id` or `object_id` over 256 characters is answered
 /// like a missing one, by dispatch and explain alike, and no history entry is written (it used
 /// to be copied into the entry: a 500 on DynamoDB, a 200 on the embedded store).
 async fn an_overlong_dispatch_id_is_a_400_that_records_nothing(app: TestApp) {
@@ -443,7 +443,7 @@ async fn an_overlong_dispatch_id_is_a_400_that_records_nothing(app: TestApp) {
     );
 }
 
-/// BEHAVIOR 12 (issue 23 defect 7): a 400 quotes at most 256 characters of the input, so the
+/// BEHAVIOR 12: a 400 quotes at most 256 characters of the input, so the
 /// answer stored for an `Idempotency-Key` is small and the same on both stores.
 async fn an_error_answer_echoes_at_most_256_characters_and_replays_the_same(app: TestApp) {
     let t = app.northwind().await;
@@ -488,7 +488,7 @@ async fn an_error_answer_echoes_at_most_256_characters_and_replays_the_same(app:
     assert!(list.body["message"].as_str().unwrap().chars().count() <= 256);
 }
 
-/// BEHAVIOR 12 (issue 32 point 4): DynamoDB refuses a partition key over 2,048 bytes and a sort
+/// BEHAVIOR 12: DynamoDB refuses a partition key over 2,048 bytes and a sort
 /// key over 1,024 bytes with a ValidationException (the emulator enforces it as DynamoDB does).
 /// Every route that puts a client's value into a key answers such a value as the embedded store
 /// does: 404 or 400 in the error shape, never a 500.
@@ -650,7 +650,7 @@ fn router_body(name: &str) -> Value {
     })
 }
 
-/// Issue 47: a 1,100-character e-mail was a sort-key prefix over 1,024 bytes on DynamoDB (500).
+/// BEHAVIOR 12: a 1,100-character e-mail was a sort-key prefix over 1,024 bytes on DynamoDB (500).
 async fn an_email_longer_than_a_key_in_a_router_is_the_same_400_on_both_stores(app: TestApp) {
     let t = app.northwind().await;
     let long = format!("{}@northwind.example", "a".repeat(1_100));
@@ -671,7 +671,7 @@ async fn an_email_longer_than_a_key_in_a_router_is_the_same_400_on_both_stores(a
     assert_400(&a, Some("users[0].email"), "a long non-address");
 }
 
-/// Issue 47: the raw path segment went into the idempotency item's sort key (500 on DynamoDB).
+/// BEHAVIOR 12: the raw path segment went into the idempotency item's sort key (500 on DynamoDB).
 async fn a_restore_of_a_revision_longer_than_a_key_answers_as_without_an_idempotency_key(
     app: TestApp,
 ) {
@@ -710,7 +710,7 @@ async fn a_restore_of_a_revision_longer_than_a_key_answers_as_without_an_idempot
     assert_eq!(restored.status, StatusCode::OK, "{}", restored.body);
 }
 
-/// Issue 47: 150,000 small numbers are 300 KB of JSON but about 450 KB as DynamoDB sizes a
+/// BEHAVIOR 12: 150,000 small numbers are 300 KB of JSON but about 450 KB as DynamoDB sizes a
 /// list of numbers (3 bytes each); the router, draft and revision items each hold them.
 async fn a_router_whose_items_pass_400_kb_as_dynamodb_sizes_them_is_router_too_large(app: TestApp) {
     let t = app.northwind().await;
@@ -750,7 +750,7 @@ async fn a_router_whose_items_pass_400_kb_as_dynamodb_sizes_them_is_router_too_l
     assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
 }
 
-/// Issue 47: 500 holidays named with 200 four-byte characters are about 430 KB (names were
+/// BEHAVIOR 12: 500 holidays named with 200 four-byte characters are about 430 KB (names were
 /// counted in characters): 201 on the embedded store, 500 on DynamoDB.
 async fn a_calendar_whose_item_passes_400_kb_as_dynamodb_sizes_it_is_too_large(app: TestApp) {
     let t = app.northwind().await;
@@ -795,7 +795,7 @@ async fn a_calendar_whose_item_passes_400_kb_as_dynamodb_sizes_it_is_too_large(a
     assert_eq!(a.body["message"], "Holiday calendar too large");
 }
 
-/// Issue 47 point 3: router validation reads members by key, boundedly, counted at the port
+/// Router validation reads members by key, boundedly, counted at the port
 /// (every store call) and, on DynamoDB, by request.
 mod member_reads {
     use super::*;

@@ -133,8 +133,8 @@ async fn every_served_route_is_described_and_every_described_operation_is_served
     }
 }
 
-/// The Lambda functions build their routes without the description (`Description::RoutesOnly`,
-/// issue 14: it costs milliseconds of every cold start); those routes must be exactly the
+/// The Lambda functions build their routes without the description (`Description::RoutesOnly`:
+/// building it costs milliseconds of every cold start); those routes must be exactly the
 /// described ones, path for path and method for method.
 #[tokio::test]
 async fn the_functions_built_without_the_description_serve_exactly_the_described_routes() {

@@ -1,6 +1,7 @@
-//! What a request writes to the log (issue 36): under the local server's default filter nothing
-//! for a success and one `request failed` line naming the request of a 5xx; under `info` (what
-//! Lambda runs with) the request's span on every line of it and one `request done` line.
+//! What a request writes to the log (`docs/decisions.md`, "HTTP", request log): under the
+//! local server's default filter nothing for a success and one `request failed` line naming the
+//! request of a 5xx; under `info` (what Lambda runs with) the request's span on every line of it
+//! and one `request done` line.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use axum::http::{Request, StatusCode};
@@ -129,7 +130,7 @@ async fn at_info_every_line_of_a_request_carries_its_span_and_one_line_ends_it()
     assert!(!log.contains("request failed"), "{log}");
 }
 
-/// Issue 55 point 8: a value from a request cannot forge a log line at any level. A bearer
+/// A value from a request cannot forge a log line at any level. A bearer
 /// token whose header `kid` holds a newline and a made-up line is refused and logged at debug
 /// (`unknown kid ...`) by the local server's log: the newline is written escaped, so the
 /// made-up line never starts a line of its own.

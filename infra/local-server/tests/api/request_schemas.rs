@@ -1,6 +1,7 @@
 //! The request schemas of the API description accept what the server accepts and say only what
-//! it enforces (issue 35): a typed client generated from `openapi.json` must be able to send
-//! every valid request, and must not be told a rule the server does not keep.
+//! it enforces (`docs/decisions.md`, "API description"): a typed client generated from
+//! `openapi.json` must be able to send every valid request, and must not be told a rule the server
+//! does not keep.
 //!
 //! - Every `enum` in a request body is one the server enforces: a value outside it (a made-up
 //!   one, and a listed one in another letter case) is 400 naming the key. An `enum` the server

@@ -887,11 +887,11 @@ async fn a_percentage_router_restarts_its_counts_when_its_weights_change(app: Te
     }
 }
 
-/// Point 4 of the issue: 100 dispatches on threads, a publish in the middle. Every entry names
-/// a revision that was live when it committed: revision 1 only for runs that ended before the
-/// publish answered, revision 2 only for runs whose evaluation started after the publish began
-/// (the entry's `dispatched_at` is the instant of the evaluation that committed); and none that
-/// started after the publish answered names revision 1.
+/// BEHAVIOR 15 (an assignment commits only while its revision is live): 100 dispatches on threads,
+/// a publish in the middle. Every entry names a revision that was live when it committed: revision
+/// 1 only for runs that ended before the publish answered, revision 2 only for runs whose
+/// evaluation started after the publish began (the entry's `dispatched_at` is the instant of the
+/// evaluation that committed); and none that started after the publish answered names revision 1.
 async fn dispatches_racing_a_publish_never_commit_by_the_replaced_revision(app: TestApp) {
     let t = app.northwind().await;
     let id = app.create_router(&t, round_robin("Race")).await;

@@ -1,4 +1,4 @@
-//! Issue 55 point 8 (9 of the issue): what every answer tells a browser, and what the local
+//! What every answer tells a browser, and what the local
 //! server's `/docs` page gives away. API answers carry `Cache-Control: no-store` (they hold
 //! personal data and tokens: no shared or browser cache keeps them) and
 //! `X-Content-Type-Options: nosniff` (a JSON body is never run as a script or a page); `/docs`

@@ -1,4 +1,4 @@
-//! Forged, altered and unusable bearer tokens (issue 13, "Tokens"; BEHAVIOR 1; RFC 8725): each
+//! Forged, altered and unusable bearer tokens (BEHAVIOR 1; RFC 8725): each
 //! is 401 in the contract's error shape with `WWW-Authenticate: Bearer` on a route of every
 //! function. Tokens are built by hand (header and payload JSON, ES256 with p256, HS256 with hmac)
 //! so any header or claim can be forged; a control test shows the same builder's honest token is
@@ -515,7 +515,7 @@ async fn an_8_kb_token_is_refused() {
     assert_refused(&app, &cases).await;
 }
 
-/// Issue 55 point 6 (BEHAVIOR 1): a token whose lifetime (`exp - iat`) is over 24 h is refused,
+/// BEHAVIOR 1: a token whose lifetime (`exp - iat`) is over 24 h is refused,
 /// however it was signed: the longest lifetime the issuer can be configured with is 24 h.
 #[tokio::test]
 async fn a_lifetime_over_24_hours_is_refused() {
@@ -561,7 +561,7 @@ async fn a_lifetime_over_24_hours_is_refused() {
     assert_claims_refused(&app, &cases).await;
 }
 
-/// Issue 55 point 6 (RFC 7515 section 4.1.11): `crit` names extensions the recipient must
+/// RFC 7515 section 4.1.11: `crit` names extensions the recipient must
 /// understand; none is understood here, so any `crit` header is refused.
 #[tokio::test]
 async fn a_crit_header_is_refused() {
@@ -584,7 +584,7 @@ async fn a_crit_header_is_refused() {
     assert_refused(&app, &cases).await;
 }
 
-/// Issue 55 point 6: an ECDSA signature `(r, s)` and `(r, n - s)` both verify; only the low-S
+/// An ECDSA signature `(r, s)` and `(r, n - s)` both verify; only the low-S
 /// one is accepted, so a token has one valid string (the issuer signs low-S).
 #[tokio::test]
 async fn a_high_s_signature_is_refused() {

@@ -1,5 +1,5 @@
 //! What an instance keeps between dispatches never outlives a change made through the API on
-//! another instance (issue 58 point 1; BEHAVIOR 13 and 15): two instances of the application
+//! another instance (BEHAVIOR 13 and 15): two instances of the application
 //! over one store (two Lambda instances), on the embedded store and on DynamoDB (the emulator of
 //! `bash infra/scripts/test.sh`). One instance dispatches, warm (it keeps each router's pool
 //! keys and the account's webhook subscriptions at their version); the other changes the router

@@ -763,7 +763,7 @@ async fn a_rotated_secret_signs_beside_the_new_one(backend: Backend) {
     assert_eq!(got[0].headers["webhook-signature"].split(' ').count(), 2);
 }
 
-/// Issue 55 point 2 (BEHAVIOR 13): rotating again retires the older previous secret at once, so
+/// BEHAVIOR 13: rotating again retires the older previous secret at once, so
 /// however many rotations there were, a delivery carries two signatures: the newest secret's and
 /// the one it replaced; none of the older secrets signs.
 async fn many_rotations_keep_one_previous_secret_and_two_signatures(backend: Backend) {

@@ -145,7 +145,7 @@ async fn an_invalid_seed_is_refused_with_its_json_path_before_anything_is_writte
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Issue 55 point 5: outside Lambda, without a KMS key (`SEALING_KMS_KEY_ID`) or a key of its
+/// Outside Lambda, without a KMS key (`SEALING_KMS_KEY_ID`) or a key of its
 /// own (`LOCAL_SEALING_KEY`), `provision` refuses to seal the CRM secrets with the committed
 /// development key unless `--development-sealing` says so; it names both ways out, after
 /// validating the seed and before creating or writing anything.

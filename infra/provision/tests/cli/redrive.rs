@@ -1,7 +1,7 @@
-//! Dead letters on the emulator (issue 22 point 5): `list` shows every message and leaves it in
-//! place; `move` puts each back on its queue with its body and attributes and empties the
-//! dead-letter queue; `delete` removes one message; and the `redrive` binary does the same from
-//! the command line.
+//! Dead letters on the emulator (`docs/operations.md`, "Dead letters"): `list` shows every message
+//! and leaves it in place; `move` puts each back on its queue with its body and attributes and
+//! empties the dead-letter queue; `delete` removes one message; and the `redrive` binary does the
+//! same from the command line.
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use aws_sdk_sqs::types::MessageAttributeValue;

@@ -718,7 +718,7 @@ fn every_function_runs_under_its_own_role() {
     }
 }
 
-/// Issue 21: each role grants exactly what its function's recorded calls need (the Service
+/// Least privilege: each role grants exactly what its function's recorded calls need (the Service
 /// Authorization Reference's action for each operation, one per item kind for
 /// `TransactWriteItems`) and what the platform calls with it (logs, the SQS event source), on
 /// the resources the calls named: nothing is missing (a deployed call would be AccessDenied) and
@@ -783,7 +783,7 @@ fn removing_any_single_action_or_adding_a_scan_fails_the_check() {
     assert!(mutants > 20, "only {mutants} actions mutated");
 }
 
-/// The recorded calls themselves: the assignment's member check (issue 21: the role missed
+/// The recorded calls themselves: the assignment's member check (a role once missed
 /// `ConditionCheckItem`) and the idempotency release (`DeleteItem`) are among the dispatch
 /// function's, so the derivation above covers them.
 #[test]
@@ -901,8 +901,8 @@ fn the_table_expires_idempotency_items_by_their_expires_at() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Operations (issue 22): alarms on every function and queue, the API, the CRM and due work, all
-// notifying one SNS topic; a dashboard; X-Ray tracing.
+// Operations (`docs/operations.md`): alarms on every function and queue, the API, the CRM and due
+// work, all notifying one SNS topic; a dashboard; X-Ray tracing.
 // ------------------------------------------------------------------------------------------------
 
 /// The alarms of the template: (logical id, properties).
@@ -1138,7 +1138,7 @@ fn every_function_is_traced_and_the_dashboard_shows_the_main_figures() {
     }
 }
 
-/// Issue 36 point 4: each function's peak resident memory, at its cold start and after 1,000 warm
+/// Each function's peak resident memory, at its cold start and after 1,000 warm
 /// invocations, is at most half the `MemorySize` the template gives it. The figures are the ones
 /// `infra/scripts/bench-coldstart.sh` measured last (release build, production configuration on
 /// the emulator) and wrote to `infra/bench/memory.json`; run it again after a change that can

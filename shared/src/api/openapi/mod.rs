@@ -18,10 +18,11 @@ pub mod webhooks;
 ///
 /// Building the description (each operation, every schema it references) costs milliseconds: the
 /// records function's routes took 5.5 ms with it in a release build, a third of its cold-start
-/// CPU (`docs/performance.md`, issue 14). The Lambda functions never serve it, so they build their
-/// routes without it; the local server (which serves `GET /openapi.json` and `/docs`) and the
-/// committed `openapi.json` build it. Both come from the same `#[utoipa::path]` declarations
-/// through [`described_routes!`](crate::described_routes), so the routes are the same either way.
+/// CPU (`docs/performance.md`). The Lambda functions never build it (the token function serves
+/// the committed `openapi.json` as it is), so they build their routes without it; the local server
+/// (which serves `GET /openapi.json` and `/docs`) and the committed `openapi.json` build it. Both
+/// come from the same `#[utoipa::path]` declarations through
+/// [`described_routes!`](crate::described_routes), so the routes are the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Description {
     /// Routes and their OpenAPI description (`utoipa_axum::routes!`).

@@ -4,7 +4,7 @@
 //! parameter.
 //!
 //! The document describes every account, so a request schema takes what any account may have and
-//! never less than the server takes (issue 35; `docs/decisions.md`, "API description"): a write's
+//! never less than the server takes (`docs/decisions.md`, "API description"): a write's
 //! `fields` allows additional properties (the account's custom fields), an enumeration is a string
 //! with its standard options as `examples` (an account may add options, any letter case is read),
 //! a datetime any text the server parses, `properties` any names. Each field carries its

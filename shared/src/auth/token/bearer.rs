@@ -5,7 +5,7 @@ use crate::error::DomainError;
 
 /// The longest bearer token read, in bytes. Issued tokens are about 600 bytes (a few hundred
 /// more with every scope and a long client id); anything this long was not issued here, and is
-/// refused before it is base64-decoded or parsed (issue 13: an 8 KB token is 401).
+/// refused before it is base64-decoded or parsed (an 8 KB token is 401).
 pub const MAX_TOKEN_BYTES: usize = 4096;
 
 /// The token of an `Authorization: Bearer <token>` header value (RFC 6750 section 2.1; the

@@ -1,5 +1,5 @@
-//! Tokens of a re-keyed or disabled client are refused within a minute (BEHAVIOR 1; issue 55
-//! point 4). A token carries the key generation its client was at when it was issued (claim
+//! Tokens of a re-keyed or disabled client are refused within a minute (BEHAVIOR 1). A
+//! token carries the key generation its client was at when it was issued (claim
 //! `gen`); every function checks it against the client's generation as the store holds it,
 //! kept per instance for at most [`MAX_AGE`]: a warm check is a map look-up, and the store is
 //! read once per client and minute (never on the hot path of a client seen within it).

@@ -150,7 +150,7 @@ mod tests {
         TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600)
     }
 
-    /// Issue 55 point 6: the verifier refuses high-S signatures, so every issued token must be
+    /// The verifier refuses high-S signatures, so every issued token must be
     /// low-S (aws-lc signs with either half: 64 tokens all low-S by chance is 2^-64).
     #[test]
     fn every_issued_token_has_a_low_s_signature() {

@@ -1,7 +1,7 @@
-//! ECDSA signature malleability (issue 55 point 6): for a P-256 signature `(r, s)`, `(r, n - s)`
-//! verifies too, so one token would have two valid strings (and two cache keys, two `jti`
-//! look-alikes in logs). Like Bitcoin's BIP 62 and Ethereum's EIP-2, only the low-S form is
-//! valid here: the issuer writes it, the verifier refuses the other.
+//! ECDSA signature malleability (`docs/decisions.md`, "Token endpoint"): for a P-256 signature `(r,
+//! s)`, `(r, n - s)` verifies too, so one token would have two valid strings (and two cache keys,
+//! two `jti` look-alikes in logs). Like Bitcoin's BIP 62 and Ethereum's EIP-2, only the low-S form
+//! is valid here: the issuer writes it, the verifier refuses the other.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;

@@ -671,7 +671,7 @@ impl DispatchStore for DynamoStore {
         parts.push(Part::Member);
 
         // The monthly count serves the quota only: an account without one writes none, so
-        // its routers do not all contend on one item (issue 14).
+        // its routers do not all contend on one item.
         if let Some(quota) = w.quota {
             let count_key = keys::monthly_count(w.entry.account_id, &w.month);
             let mut count = Expr::new(

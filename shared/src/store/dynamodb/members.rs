@@ -26,7 +26,7 @@ const LOOKUPS_AT_ONCE: usize = 8;
 impl DynamoStore {
     /// Writes the member e-mail items ([`items::member_email`]) that `account_id`'s members lack,
     /// then the account's marker ([`keys::member_emails_complete`]): provisioning's backfill of
-    /// a table written before these items existed (issue 47 point 3). Nothing to do once the
+    /// a table written before these items existed. Nothing to do once the
     /// marker is there (one `GetItem`); else one `Query` of the account's members on the e-mail
     /// index, `BatchGetItem`s of their items, and the missing ones written in transactions of
     /// 100 (unconditional: an item holds what never changes, so a concurrent writer writes the
@@ -114,7 +114,7 @@ impl MemberStore for DynamoStore {
     ) -> StoreResult<Option<Member>> {
         // `<email>#` is also a prefix of the sort key of an address that begins with
         // `<email>#` (`a#b@x.example` for `a`): read every member under the prefix and keep the
-        // one whose address is exactly `email`, as the embedded store does (issue 13 defect 8).
+        // one whose address is exactly `email`, as the embedded store does.
         let wanted = email.to_lowercase();
         let q = Query::index(keys::GSI2, keys::members_partition(account_id))
             .prefix(keys::email_prefix(&wanted));

@@ -263,7 +263,7 @@ impl ProvisionStore for DynamoStore {
                 );
             }
             for m in &a.members {
-                // Its e-mail item in its transaction (issue 47 point 3).
+                // Its e-mail item in its transaction.
                 let by_email = items::member_email(m)?;
                 add(
                     format!("member {}", m.id),
@@ -311,7 +311,7 @@ impl ProvisionStore for DynamoStore {
             e.counted_router_of = counted.get(&e.key).copied();
         }
 
-        // Check before the first write (issue 13 defect 12): every item within DynamoDB's own
+        // Check before the first write: every item within DynamoDB's own
         // limits, so no chunk is refused after another was written.
         for e in &mut entries {
             let mut bytes = 0;
@@ -455,7 +455,7 @@ impl ProvisionStore for DynamoStore {
             self.backfill_member_emails(a.account.id, fresh).await?;
         }
         // Each calendar the file holds or names: its reference count is set from what names it
-        // now, never added to (issue 47: a run that stopped after a calendar's chunk, which
+        // now, never added to (a run that stopped after a calendar's chunk, which
         // counted members of a later chunk, would otherwise count them again when the next run
         // writes them).
         let mut calendars: Vec<(AccountId, HolidayCalendarId)> = plan

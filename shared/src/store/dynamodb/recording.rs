@@ -1,5 +1,6 @@
-//! Recording of every AWS call the functions' code makes (issue 21 point 1: least-privilege IAM
-//! derived from the code). Test builds only (`test-util`).
+//! Recording of every AWS call the functions' code makes (least-privilege IAM
+//! derived from the code: `docs/deploy.md`, "Permissions: from the code to the
+//! policies"). Test builds only (`test-util`).
 //!
 //! Every AWS client of the workspace is built on the HTTP client of [`super::env::http_client`];
 //! in test builds it is wrapped by [`RecordingHttpClient`], which reads each request before it is
@@ -185,7 +186,7 @@ fn read(request: &HttpRequest) -> Option<(String, String, Vec<Touched>)> {
     Some((service.to_string(), operation.to_string(), resources))
 }
 
-/// The `x-amzn-trace-id` header of the last AWS request sent (X-Ray propagation, issue 22).
+/// The `x-amzn-trace-id` header of the last AWS request sent (X-Ray propagation).
 pub fn last_trace_header() -> Option<String> {
     state().trace_header.clone()
 }

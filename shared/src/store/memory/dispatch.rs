@@ -521,7 +521,7 @@ mod tests {
         }
     }
 
-    /// Issue 23 defect 12: a long-running embedded store forgets expired history entries and
+    /// A long-running embedded store forgets expired history entries and
     /// queue markers (as DynamoDB's TTL deletes them), so it does not grow without bound.
     #[tokio::test]
     async fn expired_entries_and_markers_are_forgotten_at_the_next_write() {

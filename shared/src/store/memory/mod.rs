@@ -203,7 +203,7 @@ struct State {
     member_lists: FastMap<AccountId, Listing<MemberId>>,
     /// Account -> the routers' list.
     router_lists: FastMap<AccountId, Listing<RouterId>>,
-    /// Due items (DESIGN "Work that happens later") by id.
+    /// Due items (`docs/design.md`, "Work that happens later") by id.
     due: FastMap<DueId, DueItem>,
     /// The due-work index: (resume time, id) of every due item.
     due_index: BTreeSet<(DateTime<Utc>, DueId)>,

@@ -199,8 +199,8 @@ pub trait DispatchStore: Send + Sync + 'static {
     /// reason (`GET /routers/{id}/stats`): the window's whole UTC days, hours and minutes from
     /// the counters each assignment's transaction adds to ([`tally`]), its partial edge minutes
     /// from the history entries. Cost: at most (days + 46 hours + 118 minutes) x members
-    /// counters plus the entries of two partial minutes, whatever the router's volume (issue 23
-    /// point 2).
+    /// counters plus the entries of two partial minutes, whatever the router's volume
+    /// (`docs/decisions.md`, "Cost that follows the router, not the account").
     async fn tally_assignments(
         &self, account_id: AccountId, router_id: RouterId, from: DateTime<Utc>, to: DateTime<Utc>,
     ) -> StoreResult<Vec<AssignmentTally>>;

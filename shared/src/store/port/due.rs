@@ -1,5 +1,5 @@
-//! The due-work port (DESIGN "Work that happens later"): due items, claimed under a lease,
-//! settled, parked and swept.
+//! The due-work port (`docs/design.md`, "Work that happens later"): due items, claimed under a
+//! lease, settled, parked and swept.
 
 use crate::model::due::{DueId, DueItem, Lease, Parking, Settlement};
 #[cfg(doc)]
@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 /// [`crate::model::due::DueChanges`].)
 #[async_trait]
 pub trait DueStore: Send + Sync + 'static {
-    /// A due item by id (DESIGN "Work that happens later").
+    /// A due item by id (`docs/design.md`, "Work that happens later").
     async fn get_due(&self, id: &DueId) -> StoreResult<Option<DueItem>>;
 
     /// Claims due item `id` for its attempt after `attempt` attempts: when it exists, has made

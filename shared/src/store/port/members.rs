@@ -27,7 +27,7 @@ pub trait MemberStore: Send + Sync + 'static {
     /// The members of `ids` that exist in the account, archived or not, in the order of
     /// `ids` (each once), read consistently in one wave (DynamoDB: `BatchGetItem`s of up to 100
     /// keys): how dispatch and stats read a router's pool, at a cost that follows the pool, not
-    /// the account (issue 23).
+    /// the account (`docs/decisions.md`, "Cost that follows the router, not the account").
     async fn get_members(
         &self, account_id: AccountId, ids: &[MemberId],
     ) -> StoreResult<Vec<Member>>;
@@ -39,7 +39,7 @@ pub trait MemberStore: Send + Sync + 'static {
 
     /// Who the account's members with one of `emails` are (id, e-mail, active or not; archived
     /// members included), each once, in no particular order: what a router configuration's
-    /// check needs of the members it names (issue 47 point 3), read by key whatever the size of
+    /// check needs of the members it names, read by key whatever the size of
     /// the account. DynamoDB: one item per member keyed by (account, e-mail), written with the
     /// member by provisioning, read in `BatchGetItem`s of 100 keys (501 e-mails: 6 requests),
     /// strongly consistent; a table written before those items existed (no

@@ -1,7 +1,7 @@
-//! The failed-authentication contract ([`shared::store::AuthAttemptStore`], BEHAVIOR 1; issue
-//! 55 point 3): failures counted per `client_id` and source in a window that opens with the
-//! first and ends after its length, pairs apart, concurrent failures each counted once, and an
-//! ended window ignored and started afresh.
+//! The failed-authentication contract ([`shared::store::AuthAttemptStore`], BEHAVIOR 1): failures
+//! counted per `client_id` and source in a window that opens with the first and ends after its
+//! length, pairs apart, concurrent failures each counted once, and an ended window ignored and
+//! started afresh.
 
 use super::*;
 use shared::model::auth_attempt::{AttemptKey, FailureWindow};

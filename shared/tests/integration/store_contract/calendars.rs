@@ -296,7 +296,7 @@ async fn calendars_are_read_by_key_each_once_fresh_and_only_the_accounts(store: 
     );
 }
 
-/// Provisioning reruns (issue 47 point 5), on a backend of their own for the DynamoDB table.
+/// Provisioning reruns, on a backend of their own for the DynamoDB table.
 mod reruns {
     use super::*;
     use shared::model::holiday_calendar::CalendarRefs;

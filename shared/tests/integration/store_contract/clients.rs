@@ -1,5 +1,5 @@
 //! Replacing a provisioned API client ([`shared::store::ProvisionStore::replace_client`],
-//! BEHAVIOR 1; issue 55 point 4): conditional on the generation read, so two provisioning runs
+//! BEHAVIOR 1): conditional on the generation read, so two provisioning runs
 //! never both apply a change; an absent client is never created by it; a client stored without
 //! a generation (before generations existed) is at 0.
 

@@ -384,7 +384,7 @@ async fn an_assignment_by_a_revision_no_longer_live_writes_nothing(store: Arc<dy
     store.commit_assignment(&again).await.unwrap();
 }
 
-/// Issue 13 defect 4: without a capacity entry to count, the chosen member is still a condition
+/// Without a capacity entry to count, the chosen member is still a condition
 /// of the write: a member changed (e.g. switched off) or archived since it was read is never
 /// assigned.
 async fn an_assignment_without_counters_still_needs_the_member_active_at_the_version_read(
@@ -590,7 +590,7 @@ async fn an_assignment_with_a_used_idempotency_key_is_already_applied(store: Arc
 }
 
 async fn monthly_counts_are_per_account_and_month(store: Arc<dyn Store>) {
-    // Issue 14: an account without a quota keeps no count (no write every router contends on).
+    // An account without a quota keeps no count (no write every router contends on).
     let unlimited = scene(&store, None).await;
     let mut w = assignment(&unlimited, "2026-03", None);
     w.rotation = None;
@@ -735,7 +735,7 @@ async fn a_window_of_router_history_is_walked_oldest_first_in_pages(store: Arc<d
     }
 }
 
-/// Issue 58: a dispatch's first round ([`shared::store::DispatchStore::first_round_reads`]) reads
+/// A dispatch's first round ([`shared::store::DispatchStore::first_round_reads`]) reads
 /// at once, by key, everything a warm dispatch needs, each answered as its own read would: the
 /// account, router, record, rotation state, count, the members asked (in the order asked, each
 /// once, only the account's, archived ones too, more than one `BatchGetItem` holds: 105), the
@@ -852,7 +852,7 @@ async fn a_first_round_reads_every_key_at_once_as_each_read_alone_would(store: A
     assert!(foreign.router.is_none() && foreign.record.is_none() && foreign.members.is_empty());
 }
 
-/// Issue 58, BEHAVIOR 13: every write that changes what a dispatch makes of an account's
+/// BEHAVIOR 13: every write that changes what a dispatch makes of an account's
 /// subscriptions moves the account's subscriptions version (create, update, delete, a delivery
 /// attempt that disables one), which dispatch reads by key to know whether the subscriptions its
 /// instance keeps are still the account's; an attempt that only marks one failing does not move

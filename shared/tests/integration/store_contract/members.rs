@@ -86,7 +86,7 @@ async fn a_member_is_found_by_id_or_case_insensitive_email_only_in_its_account(
     );
 }
 
-/// Issue 13 defect 8: `a#b@x.co` begins with `a#`, the sort-key prefix of a lookup of `a`;
+/// `a#b@x.co` begins with `a#`, the sort-key prefix of a lookup of `a`;
 /// only the whole address finds a member.
 async fn a_member_lookup_by_email_matches_the_whole_address_never_a_prefix(store: Arc<dyn Store>) {
     let acc = account(None);
@@ -205,7 +205,7 @@ async fn members_and_routers_walk_with_cursors(store: Arc<dyn Store>) {
     assert_eq!(names, expected);
 }
 
-/// Issue 47 point 3: [`MemberStore::identify_members`] answers who the account's members with
+/// [`MemberStore::identify_members`] answers who the account's members with
 /// the given e-mails are (archived ones included, with their state), each once, never another
 /// account's, whatever else the list holds.
 async fn members_are_identified_by_email_in_their_account_each_once(store: Arc<dyn Store>) {

@@ -1,5 +1,5 @@
-//! The items of due work (DESIGN "Work that happens later"): a due item's attributes, the
-//! updates that settle and park it and the condition of its lease.
+//! The items of due work (`docs/design.md`, "Work that happens later"): a due item's attributes,
+//! the updates that settle and park it and the condition of its lease.
 
 use super::{backend, key_attributes, millis, n, s, Expr, Item};
 use crate::model::due::{DueId, DueItem, Lease, NextAttempt, Parking};

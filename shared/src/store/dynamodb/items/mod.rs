@@ -139,7 +139,7 @@ pub fn member(m: &Member) -> StoreResult<(Key, Item)> {
     Ok((key, item))
 }
 
-/// The item that finds member `m` by e-mail in its account (issue 47 point 3): its identity
+/// The item that finds member `m` by e-mail in its account: its identity
 /// (`id`, `account_id`, `email`, `active`), which never changes once provisioned.
 pub fn member_email(m: &Member) -> StoreResult<(Key, Item)> {
     let key = keys::member_email(m.account_id, &m.email);
@@ -609,7 +609,7 @@ mod tests {
         }
     }
 
-    /// Issue 47 point 1 for the audit items: an event whose `changes` were cut to their budget
+    /// The size rule for the audit items: an event whose `changes` were cut to their budget
     /// (values of every kind, numbers in lists included, which DynamoDB sizes above their JSON)
     /// passes the one size rule, as the domain's writes must.
     #[test]
