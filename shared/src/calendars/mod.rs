@@ -347,10 +347,10 @@ impl HolidayCalendarService {
                 // A round lost to a concurrent create or delete: the account's count moved.
                 match self
                     .store
-                    .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS, event.as_ref())
+                    .create_holiday_calendar(calendar, MAX_HOLIDAY_CALENDARS, event.as_ref())
                     .await
                 {
-                    Ok(()) => Ok(HolidayCalendarView::new(&calendar)),
+                    Ok(()) => Ok(HolidayCalendarView::new(calendar)),
                     Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(format!(
                         "An account has at most {MAX_HOLIDAY_CALENDARS} holiday calendars"
                     ))
@@ -399,7 +399,7 @@ impl HolidayCalendarService {
                 let event = calendar_event(
                     actor,
                     AuditAction::HolidayCalendarUpdated,
-                    Some(&current),
+                    Some(current),
                     Some(&next),
                     now,
                 );

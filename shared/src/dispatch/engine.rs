@@ -478,7 +478,7 @@ impl DispatchEngine {
                     known_router: known.as_ref(),
                     ..*run
                 };
-                let planned = steps::plan(&cx, &this_run, &mut trace).await;
+                let planned = steps::plan(cx, &this_run, &mut trace).await;
                 let mut planned = match planned {
                     Ok(planned) => planned,
                     Err(Stop::Skip(skip)) if run.sla.is_some() => {
@@ -494,7 +494,7 @@ impl DispatchEngine {
                             // Nothing written (BEHAVIOR 8): the caller stores the answer.
                             return Ok(Committed::nothing(Outcome::Skipped(skip)));
                         };
-                        let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
+                        let entry = steps::stop_entry(cx, run, router, skip, self.clock.now());
                         // The entry, its events and the `Idempotency-Key` answer: one atomic write.
                         let completion = match claim {
                             Some(claim) => Some(IdempotencyCompletion {
@@ -608,18 +608,18 @@ impl DispatchEngine {
                             .filter(|item| item.lease.is_none())
                             .cloned()
                             .collect();
-                        return Ok(Committed {
+                        Ok(Committed {
                             outcome: Ended::Outcome(Outcome::Assigned(planned.assigned)),
                             crm: first_attempt,
                             answer_stored: planned.write.completion.is_some(),
                             handed,
-                        });
+                        })
                     }
                     Err(StoreError::AlreadyApplied) => {
-                        return Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                        Ok(Committed::nothing(Outcome::AlreadyProcessed))
                     }
                     Err(StoreError::LeaseLost) if run.sla.is_some() => {
-                        return Ok(Committed::ended(Ended::CheckLost))
+                        Ok(Committed::ended(Ended::CheckLost))
                     }
                     Err(e) => Err(e.into()),
                 }

@@ -106,7 +106,7 @@ impl MemberService {
                         return Err(archived().into());
                     }
                 }
-                let mut next = patch.apply_to(&current)?;
+                let mut next = patch.apply_to(current)?;
                 let now = self.clock.now();
                 next.updated_at = now.max(current.updated_at);
                 next.version = current.version + 1;
@@ -116,9 +116,9 @@ impl MemberService {
                 // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
                 let calendars =
                     CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);
-                let view = MemberView::new(&next, &roles);
+                let view = MemberView::new(&next, roles);
                 let changes = MEMBER.changes(
-                    Some(&json(&MemberView::new(&current, &roles))),
+                    Some(&json(&MemberView::new(current, roles))),
                     Some(&json(&view)),
                 );
                 let event = (!changes.is_empty()).then(|| {

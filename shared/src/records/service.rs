@@ -223,18 +223,18 @@ impl RecordService {
                 }
                 let now = self.clock.now().max(current.updated_at);
                 let mut next = current.clone();
-                apply(&mut next.values, &catalogue, &inputs, now);
+                apply(&mut next.values, catalogue, inputs, now);
                 check_size(&current.values, &next.values)?;
                 next.updated_at = now;
                 next.version = current.version + 1;
-                check_item(&next, Some(&current), None)?;
-                let (claimed, released) = key_changes(&catalogue, &current, &next);
+                check_item(&next, Some(current), None)?;
+                let (claimed, released) = key_changes(catalogue, current, &next);
                 match self
                     .store
                     .update_record(&next, current.version, &claimed, &released)
                     .await
                 {
-                    Ok(()) => Ok(RecordView::new(&next, &catalogue, &extra)),
+                    Ok(()) => Ok(RecordView::new(&next, catalogue, extra)),
                     Err(StoreError::Duplicate { field }) => {
                         Err(duplicate(object_type, field).into())
                     }
@@ -269,11 +269,11 @@ impl RecordService {
                 next.archived_by = Some(caller.actor.to_string());
                 next.updated_at = now;
                 next.version = current.version + 1;
-                let released = unique_keys(&catalogue, &current);
+                let released = unique_keys(catalogue, &current);
                 self.store
                     .update_record(&next, current.version, &[], &released)
                     .await?;
-                Ok(RecordView::new(&next, &catalogue, &PropertyList::none()))
+                Ok(RecordView::new(&next, catalogue, &PropertyList::none()))
             })
         })
         .await

@@ -168,11 +168,11 @@ impl RouterAdmin {
                 match self
                     .store
                     .create_router(
-                        &router,
-                        &revision,
+                        router,
+                        revision,
                         MAX_ROUTERS,
                         completion.as_ref(),
-                        Some(&event),
+                        Some(event),
                     )
                     .await
                 {

@@ -249,7 +249,7 @@ impl WebhookService {
             Box::pin(async move {
                 match self
                     .store
-                    .create_webhook(&subscription, MAX_SUBSCRIPTIONS, Some(&event))
+                    .create_webhook(subscription, MAX_SUBSCRIPTIONS, Some(event))
                     .await
                 {
                     Ok(()) => Ok(()),
@@ -265,7 +265,7 @@ impl WebhookService {
         .map_err(|e| e.answer_with(WEBHOOK_KEPT_CHANGING))?;
         Ok(WebhookView {
             secret: Some(secret.expose().to_string()),
-            ..WebhookView::new(&subscription)
+            ..WebhookView::new(subscription)
         })
     }
 
@@ -379,7 +379,7 @@ impl WebhookService {
                 let event = webhook_event(
                     actor,
                     AuditAction::WebhookUpdated,
-                    Some(&stored),
+                    Some(stored),
                     Some(&next),
                     now,
                 );
