@@ -28,7 +28,6 @@ pub mod error;
 pub mod fields;
 pub mod history;
 pub mod idempotency;
-pub mod lambda;
 pub mod logging;
 pub mod members;
 pub mod model;

@@ -23,6 +23,7 @@ use axum::response::Response;
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
 use shared::api::idempotency::{self, IdempotentRequests};
+use shared::api::lambda::{QueueConsumer, ScheduleRun};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
@@ -39,7 +40,6 @@ use shared::dispatch::{
 use shared::due::{DueMessage, SweepReport};
 use shared::error::DomainError;
 use shared::error::ErrorChain;
-use shared::lambda::{QueueConsumer, ScheduleRun};
 use shared::sla::SlaChecks;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -228,9 +228,9 @@ pub async fn explain(
 }
 
 /// Processes one SQS batch of the dispatch queue in order and reports the messages to retry
-/// ([`shared::lambda::sqs_batch`]).
+/// ([`shared::api::lambda::sqs_batch`]).
 pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBatchResponse {
-    shared::lambda::sqs_batch(&DispatchQueue(engine), event).await
+    shared::api::lambda::sqs_batch(&DispatchQueue(engine), event).await
 }
 
 /// The dispatch function as a queue consumer: dispatch requests and due work from the queue,
@@ -320,7 +320,7 @@ pub async fn handle_schedule(engine: &DispatchEngine) -> Result<SweepReport, Dom
     Ok(report)
 }
 
-pub use shared::lambda::is_schedule_event;
+pub use shared::api::lambda::is_schedule_event;
 
 pub use shared::api::is_sqs_event;
 
@@ -348,11 +348,11 @@ impl LambdaHandler {
         })
     }
 
-    /// Handles one raw event and returns the raw answer ([`shared::lambda::handle_event`]).
+    /// Handles one raw event and returns the raw answer ([`shared::api::lambda::handle_event`]).
     ///
     /// Errors: an event that is neither an SQS batch, a scheduled event nor an API Gateway
     /// request; a sweep that could not read the due-work index.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
-        shared::lambda::handle_event(&DispatchQueue(&self.engine), &self.app, event).await
+        shared::api::lambda::handle_event(&DispatchQueue(&self.engine), &self.app, event).await
     }
 }

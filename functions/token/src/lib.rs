@@ -30,12 +30,12 @@ use shared::api::openapi::{TAG_META, TAG_TOKEN};
 use shared::api::Json;
 use shared::api::{with_405, ApiError, Body, Source};
 use shared::auth::{
-    token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenPorts, TokenRequestForm,
-    TokenResponse,
+    token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenRequestForm, TokenResponse,
 };
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
+use shared::store::TokenPorts;
 use std::borrow::Cow;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;

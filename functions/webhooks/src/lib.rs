@@ -14,6 +14,7 @@ use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{Method, StatusCode};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
+use shared::api::lambda::QueueConsumer;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{Description, PageParams, TAG_WEBHOOKS};
 use shared::api::Json;
@@ -25,7 +26,6 @@ use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
 use shared::due::{DueMessage, DueWorker};
-use shared::lambda::QueueConsumer;
 use shared::outbound::OutboundClient;
 use shared::page::cursor::CursorKeySource;
 use shared::page::ListView;
@@ -365,9 +365,9 @@ pub async fn retry(
 }
 
 /// Processes one SQS batch of the webhook delivery queue and reports the messages to retry
-/// ([`shared::lambda::sqs_batch`]).
+/// ([`shared::api::lambda::sqs_batch`]).
 pub async fn handle_sqs_batch(due: &Arc<DueWorker>, event: SqsEvent) -> SqsBatchResponse {
-    shared::lambda::sqs_batch(&DeliveryQueue(due), event).await
+    shared::api::lambda::sqs_batch(&DeliveryQueue(due), event).await
 }
 
 /// The webhooks function as a queue consumer: due work (deliveries, closings) from the webhook
@@ -411,10 +411,10 @@ impl LambdaHandler {
         })
     }
 
-    /// Handles one raw event and returns the raw answer ([`shared::lambda::handle_event`]).
+    /// Handles one raw event and returns the raw answer ([`shared::api::lambda::handle_event`]).
     ///
     /// Errors: an event that is neither an SQS batch nor an API Gateway request.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
-        shared::lambda::handle_event(&DeliveryQueue(&self.due), &self.app, event).await
+        shared::api::lambda::handle_event(&DeliveryQueue(&self.due), &self.app, event).await
     }
 }

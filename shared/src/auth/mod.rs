@@ -20,9 +20,7 @@ pub use keys::{
     development_key_allowed, jwks_lists_development_key, KeyError, SigningKey,
     ALLOW_DEVELOPMENT_SIGNING_KEY, DEFAULT_AUDIENCE, DEFAULT_ISSUER, DEV_SIGNING_KEY_PEM,
 };
-pub use oauth::{
-    token_endpoint, OAuthError, OAuthErrorBody, TokenPorts, TokenRequestForm, TokenResponse,
-};
+pub use oauth::{token_endpoint, OAuthError, OAuthErrorBody, TokenRequestForm, TokenResponse};
 pub use scope::{Scope, UnknownScope};
 pub use secret::{burn_verification, hash_secret, verify_secret, HashingLimit, SecretError};
 pub use token::{

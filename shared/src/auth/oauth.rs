@@ -165,14 +165,6 @@ struct TokenForm {
     scope: Option<String>,
 }
 
-/// The store ports the token endpoint uses: the client look-up ([`AccountStore::get_client`])
-/// and the count of failed authentications ([`AuthAttemptStore`]). Every store implements it,
-/// and [`crate::store::Store`] names it among its supertraits, so the one store the wiring
-/// builds converts to it.
-pub trait TokenPorts: AccountStore + AuthAttemptStore {}
-
-impl<T: AccountStore + AuthAttemptStore> TokenPorts for T {}
-
 /// Handles one token request.
 ///
 /// - `content_type`, `authorization`: the `Content-Type` and `Authorization` header values, if

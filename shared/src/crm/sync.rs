@@ -29,7 +29,7 @@ use crate::model::record::Record;
 use crate::model::webhook::EventType;
 use crate::page::Page;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
-use crate::store::{AccountStore, DispatchStore, MemberStore, RecordStore, WebhookStore};
+use crate::store::SyncPorts;
 use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -85,15 +85,6 @@ pub enum SyncResult {
     /// may still follow.
     Failed(String),
 }
-
-/// The store ports [`CrmSync`] uses ([`AccountStore`], [`DispatchStore`], [`MemberStore`], [`RecordStore`], [`WebhookStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait SyncPorts:
-    AccountStore + DispatchStore + MemberStore + RecordStore + WebhookStore
-{
-}
-
-impl<T: AccountStore + DispatchStore + MemberStore + RecordStore + WebhookStore> SyncPorts for T {}
 
 /// The CRM sync service of one instance: the CRM client, the store holding the history and the
 /// retry delays. It is the job of `crm_sync` due items.

@@ -21,13 +21,10 @@ use crate::model::router::Router;
 use crate::model::webhook::EventType;
 use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
-use crate::sla::job::SlaPorts;
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
 use crate::store::retry::{write_rounds, Kept};
-use crate::store::{
-    AccountStore, Backoff, CalendarStore, DispatchStore, DueStore, IdempotencyStore, MemberStore,
-    RecordStore, RoundError, RouterStore, StoreError, Turns, WebhookStore,
-};
+use crate::store::DispatchPorts;
+use crate::store::{Backoff, RoundError, StoreError, Turns};
 use crate::types::ids::AccountId;
 use crate::webhooks::{add_deliveries, Notify, SubscriptionCache};
 use std::sync::Arc;
@@ -38,37 +35,6 @@ use std::time::Duration;
 pub const DEFAULT_DEADLINE: Duration = crate::store::CONFLICT_DEADLINE;
 
 pub use crate::model::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
-
-/// The store ports the engine ([`DispatchEngine`] and its steps) uses ([`AccountStore`], [`CalendarStore`], [`DispatchStore`], [`DueStore`], [`IdempotencyStore`], [`MemberStore`], [`RecordStore`], [`RouterStore`], [`WebhookStore`], [`SlaPorts`]), the SLA checks' among them: every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait DispatchPorts:
-    AccountStore
-    + CalendarStore
-    + DispatchStore
-    + DueStore
-    + IdempotencyStore
-    + MemberStore
-    + RecordStore
-    + RouterStore
-    + WebhookStore
-    + SlaPorts
-{
-}
-
-impl<
-        T: AccountStore
-            + CalendarStore
-            + DispatchStore
-            + DueStore
-            + IdempotencyStore
-            + MemberStore
-            + RecordStore
-            + RouterStore
-            + WebhookStore
-            + SlaPorts,
-    > DispatchPorts for T
-{
-}
 
 /// The engine of one warm instance.
 pub struct DispatchEngine {

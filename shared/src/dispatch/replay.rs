@@ -47,10 +47,8 @@ use crate::routers::manage::ROUTER_NOT_FOUND;
 use crate::routers::revision::{RevisionChoice, REVISION_KEY};
 use crate::routers::roster::{read_roster, Named, Roster};
 use crate::schedule::availability::HolidayCalendars;
-use crate::store::{
-    AccountStore, CalendarStore, DispatchStore, MemberStore, Position, RecordStore, RouterStore,
-    StoreError,
-};
+use crate::store::ReplayPorts;
+use crate::store::{DispatchStore, Position, RecordStore, StoreError};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
@@ -250,18 +248,6 @@ pub struct Simulation {
     pub members: Vec<ReplayMember>,
     /// The first 20 changed entries, oldest first.
     pub samples: Vec<ReplaySample>,
-}
-
-/// The store ports [`Replayer`] uses ([`AccountStore`], [`CalendarStore`], [`DispatchStore`], [`MemberStore`], [`RecordStore`], [`RouterStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait ReplayPorts:
-    AccountStore + CalendarStore + DispatchStore + MemberStore + RecordStore + RouterStore
-{
-}
-
-impl<T: AccountStore + CalendarStore + DispatchStore + MemberStore + RecordStore + RouterStore>
-    ReplayPorts for T
-{
 }
 
 /// Runs what-if replays over the store.

@@ -5,7 +5,6 @@
 use super::capacity::{count_assignment, under_capacity};
 use super::directory::{AccountDirectory, DirectoryCache};
 use super::distribution;
-use super::engine::DispatchPorts;
 use super::explain::{AccountMatch, Candidate, CandidateReason, Explanation};
 use super::hints::{RouterHint, RouterHints};
 use super::holidays;
@@ -33,6 +32,7 @@ use crate::routers::revision::RevisionChoice;
 use crate::routers::roster::{members_by_email, read_roster_with, Named, Roster, RosterKeys};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
+use crate::store::DispatchPorts;
 use crate::store::{FirstReads, MemberStore, RecordStore, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;

@@ -13,6 +13,7 @@ pub mod stats;
 pub mod view;
 
 use crate::routers::roster::{read_roster, Named};
+use crate::store::HistoryPorts;
 pub use stats::StatsWindow;
 pub use view::{
     ByReason, DispatchEntryView, ExplainedEntryView, MemberStats, RouterStats, SlaStateView,
@@ -27,7 +28,6 @@ use crate::model::router::{DistributionModel, Router};
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
 use crate::page::{ListView, Listed, Page};
 use crate::store::dispatch_position;
-use crate::store::{AccountStore, DispatchStore, MemberStore, RecordStore, RouterStore};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use std::collections::HashMap;
@@ -35,15 +35,6 @@ use std::sync::Arc;
 
 /// The 404 of an unknown history entry (BEHAVIOR 18).
 pub const DISPATCH_NOT_FOUND: &str = "Dispatch not found";
-
-/// The store ports [`HistoryService`] uses ([`AccountStore`], [`DispatchStore`], [`MemberStore`], [`RecordStore`], [`RouterStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait HistoryPorts:
-    AccountStore + DispatchStore + MemberStore + RecordStore + RouterStore
-{
-}
-
-impl<T: AccountStore + DispatchStore + MemberStore + RecordStore + RouterStore> HistoryPorts for T {}
 
 /// The history read operations: `HistoryService::new(store, clock)` reads from `store` and
 /// takes the time (what has expired) from `clock`.

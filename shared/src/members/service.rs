@@ -12,18 +12,10 @@ use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::retry::Kept;
-use crate::store::{
-    member_position, write_rounds, AccountStore, Backoff, MemberStore, RoundError, StoreError,
-    Turns,
-};
+use crate::store::MemberPorts;
+use crate::store::{member_position, write_rounds, Backoff, RoundError, StoreError, Turns};
 use crate::types::ids::{AccountId, MemberId};
 use std::sync::Arc;
-
-/// The store ports [`MemberService`] uses ([`AccountStore`], [`MemberStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait MemberPorts: AccountStore + MemberStore {}
-
-impl<T: AccountStore + MemberStore> MemberPorts for T {}
 
 /// The member operations of one warm instance: `MemberService::new(store, clock)` reads and
 /// writes `store` and dates changes with `clock`.

@@ -23,19 +23,11 @@ use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::store::retry::Kept;
-use crate::store::{
-    record_position, write_rounds, AccountStore, Backoff, MemberStore, RecordStore, RoundError,
-    StoreError, Turns,
-};
+use crate::store::RecordPorts;
+use crate::store::{record_position, write_rounds, Backoff, RoundError, StoreError, Turns};
 use crate::types::ids::{AccountId, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The store ports [`RecordService`] uses ([`AccountStore`], [`MemberStore`], [`RecordStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait RecordPorts: AccountStore + MemberStore + RecordStore {}
-
-impl<T: AccountStore + MemberStore + RecordStore> RecordPorts for T {}
 
 /// The record operations of one warm instance: the store, the clock and the catalogue cache.
 pub struct RecordService {

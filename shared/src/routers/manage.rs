@@ -29,9 +29,9 @@ use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, Page, PageStart, Position};
 use crate::store::retry::Kept;
+use crate::store::RouterAdminPorts;
 use crate::store::{
-    keys, revision_position, write_rounds, AccountStore, AuditStore, Backoff, CalendarStore,
-    DispatchStore, Listed, MemberStore, RoundError, RouterStore, StoreError, Turns,
+    keys, revision_position, write_rounds, Backoff, Listed, RoundError, StoreError, Turns,
 };
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, RouterId};
@@ -63,18 +63,6 @@ pub struct Tagged {
     pub draft: DraftView,
     /// Its entity tag.
     pub etag: ETag,
-}
-
-/// The store ports [`RouterAdmin`] uses ([`AccountStore`], [`AuditStore`], [`CalendarStore`], [`DispatchStore`], [`MemberStore`], [`RouterStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait RouterAdminPorts:
-    AccountStore + AuditStore + CalendarStore + DispatchStore + MemberStore + RouterStore
-{
-}
-
-impl<T: AccountStore + AuditStore + CalendarStore + DispatchStore + MemberStore + RouterStore>
-    RouterAdminPorts for T
-{
 }
 
 /// The router management operations.

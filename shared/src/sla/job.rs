@@ -9,19 +9,13 @@ use crate::error::DomainError;
 use crate::model::dispatch::{DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueChanges, DueKind};
 use crate::model::sla::SlaStatus;
-use crate::store::{DispatchStore, RecordStore, RouterStore};
+use crate::store::SlaPorts;
 use async_trait::async_trait;
 use std::sync::{Arc, Weak};
 
 /// Rounds of one check when the record keeps changing between the verdict and the
 /// reassignment's read of it.
 const MAX_ROUNDS: usize = 3;
-
-/// The store ports [`SlaChecks`] uses ([`DispatchStore`], [`RecordStore`], [`RouterStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait SlaPorts: DispatchStore + RecordStore + RouterStore {}
-
-impl<T: DispatchStore + RecordStore + RouterStore> SlaPorts for T {}
 
 /// Runs SLA checks: reads the check's entry, its router and record, decides ([`verdict`]) and
 /// ends the check, or has the dispatch engine reassign the record ([`DispatchEngine::reassign`]).

@@ -44,6 +44,10 @@ pub use port::{
     FirstReads, IdempotencyStore, MemberStore, PaceStore, ProvisionStore, RecordStore, RouterStore,
     Store, WebhookStore, RECORD_BATCH_WAVE,
 };
+pub use port::{
+    DeliveryPorts, DispatchPorts, HistoryPorts, MemberPorts, RecordPorts, ReplayPorts,
+    RouterAdminPorts, SlaPorts, SyncPorts, TokenPorts,
+};
 pub use position::{
     audit_position, delivery_position, dispatch_position, holiday_calendar_page,
     holiday_calendar_position, member_position, record_position, revision_position,

@@ -20,13 +20,7 @@ pub mod service;
 pub mod signing;
 pub mod view;
 
-/// The store ports the deliveries ([`WebhookSender`], [`DeliveryCloser`]) uses ([`DueStore`], [`WebhookStore`]): every store implements it, and [`crate::store::Store`] names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait DeliveryPorts: DueStore + WebhookStore {}
-
-impl<T: DueStore + WebhookStore> DeliveryPorts for T {}
-
-use crate::store::{DueStore, WebhookStore};
+use crate::store::DeliveryPorts;
 
 pub use cache::SubscriptionCache;
 pub use events::{add_deliveries, DeliverySubject, Notify};

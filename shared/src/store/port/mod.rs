@@ -28,6 +28,7 @@ mod pace;
 mod provisioning;
 mod records;
 mod routers;
+mod uses;
 mod webhooks;
 
 pub use accounts::AccountStore;
@@ -42,6 +43,10 @@ pub use pace::PaceStore;
 pub use provisioning::ProvisionStore;
 pub use records::{RecordStore, RECORD_BATCH_WAVE};
 pub use routers::RouterStore;
+pub use uses::{
+    DeliveryPorts, DispatchPorts, HistoryPorts, MemberPorts, RecordPorts, ReplayPorts,
+    RouterAdminPorts, SlaPorts, SyncPorts, TokenPorts,
+};
 pub use webhooks::WebhookStore;
 
 /// Persistence of the routing domain: every aggregate's trait, and every service's bundle of
@@ -64,16 +69,16 @@ pub trait Store:
     + AuditStore
     + PaceStore
     + AuthAttemptStore
-    + crate::auth::oauth::TokenPorts
-    + crate::crm::sync::SyncPorts
-    + crate::dispatch::engine::DispatchPorts
-    + crate::dispatch::replay::ReplayPorts
-    + crate::history::HistoryPorts
-    + crate::members::service::MemberPorts
-    + crate::records::service::RecordPorts
-    + crate::routers::manage::RouterAdminPorts
-    + crate::sla::job::SlaPorts
-    + crate::webhooks::DeliveryPorts
+    + TokenPorts
+    + SyncPorts
+    + DispatchPorts
+    + ReplayPorts
+    + HistoryPorts
+    + MemberPorts
+    + RecordPorts
+    + RouterAdminPorts
+    + SlaPorts
+    + DeliveryPorts
 {
 }
 
