@@ -2,12 +2,12 @@
 
 use super::events::DeliverySubject;
 use super::retry::RetrySchedule;
-use super::DeliveryPorts;
 use crate::due::{Claimed, Commit, DueJob, Ran, RoundError};
 use crate::error::DomainError;
 use crate::model::due::{DueChanges, DueId, DueItem, DueKind};
 use crate::model::webhook::{DeliveryStatus, WebhookDelivery, WebhookSubscription};
 use crate::page::{Page, Position};
+use crate::store::DeliveryPorts;
 use crate::store::StoreError;
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;

@@ -20,8 +20,6 @@ pub mod service;
 pub mod signing;
 pub mod view;
 
-use crate::store::DeliveryPorts;
-
 pub use cache::SubscriptionCache;
 pub use events::{add_deliveries, DeliverySubject, Notify};
 pub use lifecycle::DeliveryCloser;

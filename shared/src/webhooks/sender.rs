@@ -7,7 +7,6 @@ use super::lifecycle::{closing_item, SUBSCRIPTION_DISABLED};
 use super::retry::RetrySchedule;
 use super::secrets::open_secrets;
 use super::signing::{signature_header, WebhookSecret};
-use super::DeliveryPorts;
 use crate::clock::Clock;
 use crate::due::{Claimed, Commit, DueJob, Ran};
 use crate::error::DomainError;
@@ -18,6 +17,7 @@ use crate::model::webhook::{
 use crate::outbound::OutboundClient;
 use crate::secrets::cache::CachingSealer;
 use crate::secrets::Sealer;
+use crate::store::DeliveryPorts;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};

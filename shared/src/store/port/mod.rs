@@ -3,7 +3,7 @@
 //!
 //! A function or service names the ports it uses: the one trait when it needs one (`&dyn
 //! RecordStore`), generic bounds for a function that needs a few (`&(impl AccountStore +
-//! AuthAttemptStore + ?Sized)`), or a bundle of its own declared beside it (`MemberPorts`:
+//! AuthAttemptStore + ?Sized)`), or a bundle of them (`port/uses.rs`; `MemberPorts`:
 //! `AccountStore + MemberStore`) for a service that holds them. [`Store`], every trait and every
 //! bundle, is for what needs everything: the wiring builds one store at start-up and hands each
 //! service its part (an upcast to a supertrait, Rust 1.86), and provisioning writes it all. Every
