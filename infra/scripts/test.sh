@@ -69,6 +69,12 @@ step "building every target (libraries, binaries, tests, benches) with clippy's 
 # one core, and with one job per core the build left a core idle about a seventh of its time
 # (docs/performance.md, "The test command").
 cargo build --workspace --all-targets --locked --jobs "$(($(nproc) + 1))"
+
+# About a second, no build: every member inherits the workspace's rust-version and no locked
+# dependency needs a newer Rust (clippy's incompatible_msrv lint, in the build above, holds the
+# code's own use of the standard library to it; docs/decisions.md, "The Rust version").
+step "rust-version states what the build needs (infra/scripts/check-rust-version.py)"
+python3 infra/scripts/check-rust-version.py
 if cargo nextest --version >/dev/null 2>&1; then
   runner=nextest
 else

@@ -16,15 +16,14 @@
 //! One Lambda binary serves the three event sources: [`LambdaHandler`] tells an SQS batch and a
 //! scheduled event from an API Gateway request and routes them.
 
-use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use lambda_http::request::LambdaRequest;
-use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
-use shared::api::idempotency::{self, Begin, IdempotentRequests};
+use shared::api::idempotency::{self, IdempotentRequests};
+use shared::api::lambda::{QueueConsumer, ScheduleRun};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
@@ -44,7 +43,6 @@ use shared::error::ErrorChain;
 use shared::model::MessageDeduplicationId;
 use shared::sla::SlaChecks;
 use std::sync::Arc;
-use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
 
 /// What the handler needs, built once per cold start.
@@ -165,48 +163,39 @@ pub async fn dispatch(
     Authenticated(p): Authenticated, State(s): State<DispatchState>, headers: HeaderMap, body: Body,
 ) -> Result<Response, ApiError> {
     p.require(Scope::Update)?;
-    let begun = s
-        .idempotency
-        .begin(
+    let (engine, body) = (&s.engine, &body);
+    s.idempotency
+        .run(
             p.account_id,
             "POST /dispatch/router",
             &headers,
             body.bytes(),
+            move |claim| async move {
+                let request = DispatchRequest::parse(body.bytes())?;
+                let context = AccountContext::Token(p.account_id);
+                let (outcome, answer_stored) = match &claim {
+                    Some(claim) => {
+                        let done = engine.dispatch_completing(context, &request, claim).await?;
+                        (done.outcome, done.answer_stored)
+                    }
+                    None => (engine.dispatch(context, &request, None).await?, false),
+                };
+                tracing::info!(
+                    router_id = %request.router_id,
+                    object_id = %request.object_id,
+                    outcome = outcome.label(),
+                    "dispatch"
+                );
+                shared::telemetry::dispatch(outcome.label(), outcome.reason_label());
+                Ok(idempotency::HandlerAnswer {
+                    status: StatusCode::OK,
+                    body: outcome.answer(),
+                    // An assignment or a history entry stored the answer with itself (one write).
+                    stored_with_effect: answer_stored,
+                })
+            },
         )
-        .await?;
-    let claim = match begun {
-        Begin::Replay(answer) => return Ok(answer),
-        Begin::Run(claim) => claim,
-    };
-    let result = async {
-        let request = DispatchRequest::parse(body.bytes())?;
-        let context = AccountContext::Token(p.account_id);
-        let (outcome, answer_stored) = match &claim {
-            Some(claim) => {
-                let done = s
-                    .engine
-                    .dispatch_completing(context, &request, claim)
-                    .await?;
-                (done.outcome, done.answer_stored)
-            }
-            None => (s.engine.dispatch(context, &request, None).await?, false),
-        };
-        tracing::info!(
-            router_id = %request.router_id,
-            object_id = %request.object_id,
-            outcome = outcome.label(),
-            "dispatch"
-        );
-        shared::telemetry::dispatch(outcome.label(), outcome.reason_label());
-        Ok(idempotency::HandlerAnswer {
-            status: StatusCode::OK,
-            body: outcome.answer(),
-            // An assignment or a history entry stored the answer with itself (one write).
-            stored_with_effect: answer_stored,
-        })
-    }
-    .await;
-    Ok(s.idempotency.finish(claim, result).await)
+        .await
 }
 
 /// Explains what a dispatch would do now, and why (BEHAVIOR 9).
@@ -239,30 +228,31 @@ pub async fn explain(
     ))
 }
 
-/// Processes one SQS batch in order and reports the messages to retry.
+/// Processes one SQS batch of the dispatch queue in order and reports the messages to retry
+/// ([`shared::api::lambda::sqs_batch`]).
 pub async fn handle_sqs_batch(engine: &DispatchEngine, event: SqsEvent) -> SqsBatchResponse {
-    let mut failures = Vec::new();
-    let size = event.records.len();
-    for message in event.records {
-        let message_id = message.message_id.clone().unwrap_or_default();
-        let span = tracing::info_span!("sqs_message", message_id = %message_id);
+    shared::api::lambda::sqs_batch(&DispatchQueue(engine), event).await
+}
+
+/// The dispatch function as a queue consumer: dispatch requests and due work from the queue,
+/// and the sweeper's schedule.
+struct DispatchQueue<'a>(&'a DispatchEngine);
+
+impl QueueConsumer for DispatchQueue<'_> {
+    async fn message(&self, message_id: &str, body: &str) -> Result<(), ()> {
         // One deadline per message, as per HTTP request: every write of it stops retrying by
         // then (`shared::store::retry`).
         let deadline = tokio::time::Instant::now() + shared::store::REQUEST_DEADLINE;
-        let processed = process_message(engine, &message_id, message.body.as_deref().unwrap_or(""));
-        if shared::store::within_request_deadline(deadline, processed.instrument(span))
+        shared::store::within_request_deadline(deadline, process_message(self.0, message_id, body))
             .await
-            .is_err()
-        {
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = message_id;
-            failures.push(failure);
-        }
     }
-    shared::telemetry::queue_batch(size, failures.len());
-    let mut response = SqsBatchResponse::default();
-    response.batch_item_failures = failures;
-    response
+
+    fn schedule(&self) -> Option<ScheduleRun<'_>> {
+        Some(Box::pin(async {
+            let report = handle_schedule(self.0).await?;
+            Ok(serde_json::json!({"found": report.found, "handed_on": report.handed_on}))
+        }))
+    }
 }
 
 /// Processes one message; `Err(())` means "report it failed" (already logged).
@@ -335,12 +325,7 @@ pub async fn handle_schedule(engine: &DispatchEngine) -> Result<SweepReport, Dom
     Ok(report)
 }
 
-/// Whether a raw Lambda event is an EventBridge scheduled event (`"detail-type": "Scheduled
-/// Event"`, `"source": "aws.events"`).
-pub fn is_schedule_event(event: &Value) -> bool {
-    event["source"].as_str() == Some("aws.events")
-        && event["detail-type"].as_str() == Some("Scheduled Event")
-}
+pub use shared::api::lambda::is_schedule_event;
 
 pub use shared::api::is_sqs_event;
 
@@ -368,37 +353,11 @@ impl LambdaHandler {
         })
     }
 
-    /// Handles one raw event and returns the raw answer.
+    /// Handles one raw event and returns the raw answer ([`shared::api::lambda::handle_event`]).
     ///
     /// Errors: an event that is neither an SQS batch, a scheduled event nor an API Gateway
     /// request; a sweep that could not read the due-work index.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
-        let LambdaEvent { payload, context } = event;
-        if is_sqs_event(&payload) || is_schedule_event(&payload) {
-            // Every log line of the invocation carries its request and trace ids; its metrics
-            // are flushed when it ends (an API request does both in its own middleware).
-            let span = tracing::info_span!(
-                "invocation",
-                lambda_request_id = %context.request_id,
-                xray_trace_id = context.xray_trace_id.as_deref().unwrap_or_default(),
-            );
-            let answer = async {
-                if is_sqs_event(&payload) {
-                    let batch: SqsEvent = serde_json::from_value(payload)?;
-                    let response = handle_sqs_batch(&self.engine, batch).await;
-                    return Ok::<Value, lambda_runtime::Error>(serde_json::to_value(response)?);
-                }
-                let report = handle_schedule(&self.engine).await?;
-                Ok(serde_json::json!({"found": report.found, "handed_on": report.handed_on}))
-            }
-            .instrument(span)
-            .await;
-            shared::telemetry::flush(Some(&context.request_id), context.xray_trace_id.as_deref());
-            return answer;
-        }
-        let request: LambdaRequest = serde_json::from_value(payload)?;
-        let mut adapter = Adapter::from(self.app.clone());
-        let response = adapter.call(LambdaEvent::new(request, context)).await?;
-        Ok(serde_json::to_value(response)?)
+        shared::api::lambda::handle_event(&DispatchQueue(&self.engine), &self.app, event).await
     }
 }

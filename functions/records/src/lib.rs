@@ -10,7 +10,7 @@
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
-use shared::api::idempotency::{self, Begin, IdempotentRequests};
+use shared::api::idempotency::{self, IdempotentRequests};
 use shared::api::openapi::records::*;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
@@ -132,32 +132,30 @@ async fn create(
 ) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
     let route = format!("POST /{}", t.as_str());
-    let begun = s
-        .idempotency
-        .begin(p.account_id, &route, &headers, body.bytes())
-        .await?;
-    let claim = match begun {
-        Begin::Replay(answer) => return Ok(answer),
-        Begin::Run(claim) => claim,
-    };
     let caller = Caller {
         account_id: p.account_id,
         actor: &p.client_id,
     };
-    let result = async {
-        let write = RecordWrite::from_body(body.json_object()?)?;
-        let view = s
-            .records
-            .create_completing(caller, t, write, claim.as_ref())
-            .await?;
-        Ok(idempotency::HandlerAnswer {
-            status: StatusCode::CREATED,
-            body: view,
-            stored_with_effect: true,
-        })
-    }
-    .await;
-    Ok(s.idempotency.finish(claim, result).await)
+    let (records, body) = (&s.records, &body);
+    s.idempotency
+        .run(
+            p.account_id,
+            &route,
+            &headers,
+            body.bytes(),
+            move |claim| async move {
+                let write = RecordWrite::from_body(body.json_object()?)?;
+                let view = records
+                    .create_completing(caller, t, write, claim.as_ref())
+                    .await?;
+                Ok(idempotency::HandlerAnswer {
+                    status: StatusCode::CREATED,
+                    body: view,
+                    stored_with_effect: true,
+                })
+            },
+        )
+        .await
 }
 
 async fn read(

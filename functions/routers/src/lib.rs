@@ -18,7 +18,7 @@
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use shared::api::idempotency::{self, Begin, IdempotentRequests};
+use shared::api::idempotency::{self, IdempotentRequests};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::routers::{IfMatchParams, RouterCreate, RouterDraftBody};
 use shared::api::openapi::Description;
@@ -451,26 +451,26 @@ pub async fn create(
 ) -> Result<Response, ApiError> {
     p.require(Scope::Create)?;
     let (s, p, body) = (&s, &p, &body);
-    idempotent(
-        s,
-        p,
-        "POST /routers",
-        &headers,
-        body,
-        move |claim| async move {
-            let view = s
-                .admin
-                .create(p.actor(), &body.json_object()?, claim.as_ref())
-                .await?;
-            tracing::info!(router_id = %view.id, "router created");
-            Ok(idempotency::HandlerAnswer {
-                status: StatusCode::CREATED,
-                body: view,
-                stored_with_effect: true,
-            })
-        },
-    )
-    .await
+    s.idempotency
+        .run(
+            p.account_id,
+            "POST /routers",
+            &headers,
+            body.bytes(),
+            move |claim| async move {
+                let view = s
+                    .admin
+                    .create(p.actor(), &body.json_object()?, claim.as_ref())
+                    .await?;
+                tracing::info!(router_id = %view.id, "router created");
+                Ok(idempotency::HandlerAnswer {
+                    status: StatusCode::CREATED,
+                    body: view,
+                    stored_with_effect: true,
+                })
+            },
+        )
+        .await
 }
 
 /// Archives a router.
@@ -606,21 +606,28 @@ pub async fn publish(
     let route = format!("POST /routers/{id}/publish");
     let id = RouterId::parse(&id)?;
     let (s, p, headers, body) = (&s, &p, &headers, &body);
-    idempotent(s, p, &route, headers, body, move |claim| async move {
-        let if_match = IfMatch::from_headers(headers)?;
-        let (view, wrote) = s
-            .admin
-            .publish(
-                p.actor(),
-                id,
-                if_match.as_ref(),
-                no_body(body),
-                claim.as_ref(),
-            )
-            .await?;
-        Ok(answer(view, wrote))
-    })
-    .await
+    s.idempotency
+        .run(
+            p.account_id,
+            &route,
+            headers,
+            body.bytes(),
+            move |claim| async move {
+                let if_match = IfMatch::from_headers(headers)?;
+                let (view, wrote) = s
+                    .admin
+                    .publish(
+                        p.actor(),
+                        id,
+                        if_match.as_ref(),
+                        no_body(body),
+                        claim.as_ref(),
+                    )
+                    .await?;
+                Ok(answer(view, wrote))
+            },
+        )
+        .await
 }
 
 /// Unpublishes a router.
@@ -646,14 +653,21 @@ pub async fn unpublish(
     let route = format!("POST /routers/{id}/unpublish");
     let id = RouterId::parse(&id)?;
     let (s, p, headers, body) = (&s, &p, &headers, &body);
-    idempotent(s, p, &route, headers, body, move |claim| async move {
-        let (view, wrote) = s
-            .admin
-            .unpublish(p.actor(), id, no_body(body), claim.as_ref())
-            .await?;
-        Ok(answer(view, wrote))
-    })
-    .await
+    s.idempotency
+        .run(
+            p.account_id,
+            &route,
+            headers,
+            body.bytes(),
+            move |claim| async move {
+                let (view, wrote) = s
+                    .admin
+                    .unpublish(p.actor(), id, no_body(body), claim.as_ref())
+                    .await?;
+                Ok(answer(view, wrote))
+            },
+        )
+        .await
 }
 
 /// Lists a router's revisions, newest first.
@@ -744,27 +758,35 @@ pub async fn restore(
     let id = RouterId::parse(&raw_id)?;
     let etag = std::sync::Mutex::new(None);
     let (s, p, headers, body, n, cell) = (&s, &p, &headers, &body, &n, &etag);
-    let mut response = idempotent(s, p, &route, headers, body, move |claim| async move {
-        let if_match = IfMatch::from_headers(headers)?;
-        let Tagged { draft, etag: tag } = s
-            .admin
-            .restore(
-                p.actor(),
-                id,
-                n,
-                if_match.as_ref(),
-                no_body(body),
-                claim.as_ref(),
-            )
-            .await?;
-        *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(tag);
-        Ok(idempotency::HandlerAnswer {
-            status: StatusCode::OK,
-            body: draft,
-            stored_with_effect: true,
-        })
-    })
-    .await?;
+    let mut response = s
+        .idempotency
+        .run(
+            p.account_id,
+            &route,
+            headers,
+            body.bytes(),
+            move |claim| async move {
+                let if_match = IfMatch::from_headers(headers)?;
+                let Tagged { draft, etag: tag } = s
+                    .admin
+                    .restore(
+                        p.actor(),
+                        id,
+                        n,
+                        if_match.as_ref(),
+                        no_body(body),
+                        claim.as_ref(),
+                    )
+                    .await?;
+                *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(tag);
+                Ok(idempotency::HandlerAnswer {
+                    status: StatusCode::OK,
+                    body: draft,
+                    stored_with_effect: true,
+                })
+            },
+        )
+        .await?;
     if let Some(tag) = etag.lock().unwrap_or_else(|e| e.into_inner()).take() {
         set_etag(&mut response, &tag);
     }
@@ -807,27 +829,4 @@ fn no_body(body: &Body) -> Result<(), DomainError> {
             format!("Unknown field: {key} (this operation takes no body)"),
         )),
     }
-}
-
-/// Runs `work` under the request's `Idempotency-Key` (BEHAVIOR 10): a replay answers the
-/// stored answer before anything else (any `If-Match` check included).
-async fn idempotent<F, Fut, T>(
-    s: &RoutersState, p: &shared::auth::Principal, route: &str, headers: &HeaderMap, body: &Body,
-    work: F,
-) -> Result<Response, ApiError>
-where
-    F: FnOnce(Option<shared::idempotency::IdempotencyClaim>) -> Fut,
-    Fut: std::future::Future<Output = Result<idempotency::HandlerAnswer<T>, ApiError>>,
-    T: serde::Serialize,
-{
-    let begun = s
-        .idempotency
-        .begin(p.account_id, route, headers, body.bytes())
-        .await?;
-    let claim = match begun {
-        Begin::Replay(answer) => return Ok(answer),
-        Begin::Run(claim) => claim,
-    };
-    let result = work(claim.clone()).await;
-    Ok(s.idempotency.finish(claim, result).await)
 }

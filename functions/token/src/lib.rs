@@ -35,7 +35,7 @@ use shared::auth::{
 use shared::clock::Clock;
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
-use shared::store::Store;
+use shared::store::TokenPorts;
 use std::borrow::Cow;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -100,7 +100,7 @@ pub const OPENAPI_JSON: &str = include_str!("../../../openapi.json");
 #[derive(Clone, FromRef)]
 pub struct TokenState {
     /// Where API clients are looked up.
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn TokenPorts>,
     /// Signs the access tokens.
     pub issuer: Arc<TokenIssuer>,
     /// The current time for `iat` and `exp`.

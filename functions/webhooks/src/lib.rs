@@ -9,13 +9,12 @@
 //! whose attempt could not store its outcome is reported failed and comes back; an attempt whose
 //! receiver failed is a stored outcome (its retry is a new delayed message), not a failure.
 
-use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{Method, StatusCode};
-use lambda_http::request::LambdaRequest;
-use lambda_http::{Adapter, Service};
 use lambda_runtime::LambdaEvent;
 use serde_json::Value;
+use shared::api::lambda::QueueConsumer;
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{Description, PageParams, TAG_WEBHOOKS};
 use shared::api::Json;
@@ -35,7 +34,6 @@ use shared::webhooks::sender::{DELIVERY_TIMEOUT, MAX_ANSWER_BYTES};
 use shared::webhooks::view::{DeliveryView, WebhookView};
 use shared::webhooks::{DeliveryCloser, WebhookSender, WebhookService};
 use std::sync::Arc;
-use tracing::Instrument;
 use utoipa_axum::router::OpenApiRouter;
 
 /// What the handler needs, built once per cold start.
@@ -366,39 +364,30 @@ pub async fn retry(
     Ok((StatusCode::ACCEPTED, Json(view)))
 }
 
-/// Processes one SQS batch of the webhook delivery queue and reports the messages to retry.
+/// Processes one SQS batch of the webhook delivery queue and reports the messages to retry
+/// ([`shared::api::lambda::sqs_batch`]).
 pub async fn handle_sqs_batch(due: &Arc<DueWorker>, event: SqsEvent) -> SqsBatchResponse {
-    let mut failures = Vec::new();
-    let size = event.records.len();
-    for message in event.records {
-        let message_id = message.message_id.clone().unwrap_or_default();
-        let span = tracing::info_span!("sqs_message", message_id = %message_id);
-        let body = message.body.as_deref().unwrap_or("");
-        let outcome = async {
-            match DueMessage::from_body(body) {
-                Some(item) => due.receive_message(&message_id, item).await,
-                None => {
-                    tracing::warn!(
-                        message_id,
-                        outcome = "invalid_body",
-                        "webhook queue message is not due work"
-                    );
-                    Err(())
-                }
+    shared::api::lambda::sqs_batch(&DeliveryQueue(due), event).await
+}
+
+/// The webhooks function as a queue consumer: due work (deliveries, closings) from the webhook
+/// delivery queue; no schedule.
+struct DeliveryQueue<'a>(&'a Arc<DueWorker>);
+
+impl QueueConsumer for DeliveryQueue<'_> {
+    async fn message(&self, message_id: &str, body: &str) -> Result<(), ()> {
+        match DueMessage::from_body(body) {
+            Some(item) => self.0.receive_message(message_id, item).await,
+            None => {
+                tracing::warn!(
+                    message_id,
+                    outcome = "invalid_body",
+                    "webhook queue message is not due work"
+                );
+                Err(())
             }
         }
-        .instrument(span)
-        .await;
-        if outcome.is_err() {
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = message_id;
-            failures.push(failure);
-        }
     }
-    shared::telemetry::queue_batch(size, failures.len());
-    let mut response = SqsBatchResponse::default();
-    response.batch_item_failures = failures;
-    response
 }
 
 /// The Lambda handler of the webhooks binary: an SQS batch goes to [`handle_sqs_batch`],
@@ -422,27 +411,10 @@ impl LambdaHandler {
         })
     }
 
-    /// Handles one raw event and returns the raw answer.
+    /// Handles one raw event and returns the raw answer ([`shared::api::lambda::handle_event`]).
     ///
     /// Errors: an event that is neither an SQS batch nor an API Gateway request.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<Value, lambda_runtime::Error> {
-        let LambdaEvent { payload, context } = event;
-        if shared::api::is_sqs_event(&payload) {
-            // Every log line of the invocation carries its request and trace ids; its metrics
-            // are flushed when it ends (an API request does both in its own middleware).
-            let span = tracing::info_span!(
-                "invocation",
-                lambda_request_id = %context.request_id,
-                xray_trace_id = context.xray_trace_id.as_deref().unwrap_or_default(),
-            );
-            let batch: SqsEvent = serde_json::from_value(payload)?;
-            let response = handle_sqs_batch(&self.due, batch).instrument(span).await;
-            shared::telemetry::flush(Some(&context.request_id), context.xray_trace_id.as_deref());
-            return Ok(serde_json::to_value(response)?);
-        }
-        let request: LambdaRequest = serde_json::from_value(payload)?;
-        let mut adapter = Adapter::from(self.app.clone());
-        let response = adapter.call(LambdaEvent::new(request, context)).await?;
-        Ok(serde_json::to_value(response)?)
+        shared::api::lambda::handle_event(&DeliveryQueue(&self.due), &self.app, event).await
     }
 }

@@ -21,7 +21,7 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, IdempotencyKey,
     StoredResponse, HEADER, KEY_IN_FLIGHT, KEY_REUSED, REPLAYED_HEADER,
 };
-use crate::store::{Store, StoreError};
+use crate::store::{IdempotencyStore, StoreError};
 use crate::types::ids::AccountId;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -42,7 +42,7 @@ pub enum Begin {
 /// cold start, shared by the handlers.
 #[derive(derive_more::Constructor)]
 pub struct IdempotentRequests {
-    store: Arc<dyn Store>,
+    store: Arc<dyn IdempotencyStore>,
     clock: Arc<dyn Clock>,
 }
 
@@ -88,6 +88,29 @@ impl IdempotentRequests {
             }
             ClaimOutcome::InFlight { .. } => Err(DomainError::conflict(KEY_IN_FLIGHT).into()),
         }
+    }
+
+    /// Runs `work` under the request's `Idempotency-Key` (BEHAVIOR 10), the whole sequence of a
+    /// route that accepts one: [`Self::begin`] (a replay answers the stored answer before
+    /// anything else runs, any `If-Match` check included), `work` with the claim (`None` without
+    /// a key), then [`Self::finish`] with its answer.
+    ///
+    /// Errors: [`Self::begin`]'s; `work`'s own error is an answer (stored or released by
+    /// [`Self::finish`]), not an error of this.
+    pub async fn run<T, F, Fut>(
+        &self, account_id: AccountId, route: &str, headers: &HeaderMap, body: &[u8], work: F,
+    ) -> Result<Response, ApiError>
+    where
+        T: Serialize,
+        F: FnOnce(Option<IdempotencyClaim>) -> Fut,
+        Fut: std::future::Future<Output = Result<HandlerAnswer<T>, ApiError>>,
+    {
+        let claim = match self.begin(account_id, route, headers, body).await? {
+            Begin::Replay(answer) => return Ok(answer),
+            Begin::Run(claim) => claim,
+        };
+        let result = work(claim.clone()).await;
+        Ok(self.finish(claim, result).await)
     }
 
     /// Ends a request begun with `claim`: stores an answer that is not yet stored (any status

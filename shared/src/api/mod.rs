@@ -6,6 +6,7 @@ pub mod body;
 pub mod error;
 pub mod idempotency;
 pub mod json;
+pub mod lambda;
 pub mod openapi;
 mod path;
 mod query;

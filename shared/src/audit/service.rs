@@ -9,7 +9,7 @@ use crate::model::audit::{
 };
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
-use crate::store::{audit_position, Store};
+use crate::store::{audit_position, AuditStore};
 use crate::timefmt::Timestamp;
 use crate::types::ids::AccountId;
 use serde::Serialize;
@@ -135,7 +135,7 @@ impl AuditQuery {
 /// has expired at `clock`'s time.
 #[derive(derive_more::Constructor)]
 pub struct AuditService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn AuditStore>,
     clock: Arc<dyn Clock>,
 }
 

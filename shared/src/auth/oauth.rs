@@ -31,7 +31,7 @@ use crate::auth::token::issue::TokenIssuer;
 use crate::clock::Clock;
 use crate::error::ErrorChain;
 use crate::model::account::ApiClient;
-use crate::store::Store;
+use crate::store::{AccountStore, AuthAttemptStore};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -177,8 +177,9 @@ struct TokenForm {
 /// runs on tokio's blocking pool, at most [`HashingLimit::global`]'s limit at once (a burst of
 /// requests waits for a permit), so this must be called inside a tokio runtime.
 pub async fn token_endpoint(
-    store: &dyn Store, issuer: &TokenIssuer, clock: &dyn Clock, content_type: Option<&str>,
-    authorization: Option<&str>, body: &[u8], source: &SourceAddress,
+    store: &(impl AccountStore + AuthAttemptStore + ?Sized), issuer: &TokenIssuer,
+    clock: &dyn Clock, content_type: Option<&str>, authorization: Option<&str>, body: &[u8],
+    source: &SourceAddress,
 ) -> Result<TokenResponse, OAuthError> {
     if !is_form_encoded(content_type) {
         return Err(OAuthError::invalid_request(
@@ -372,7 +373,8 @@ fn form_urldecode(text: &str) -> Option<String> {
 /// [`MAX_FAILURES`] failures in its open window is refused with 429 before anything is checked;
 /// every failure of a `client_id` the store can hold (1 to 256 bytes) is counted.
 async fn authenticate(
-    store: &dyn Store, clock: &dyn Clock, credentials: Credentials, source: &SourceAddress,
+    store: &(impl AccountStore + AuthAttemptStore + ?Sized), clock: &dyn Clock,
+    credentials: Credentials, source: &SourceAddress,
 ) -> Result<ApiClient, OAuthError> {
     let Credentials {
         client_id,

@@ -17,7 +17,10 @@ use crate::page::{ListView, PageRequest, MAX_LIMIT};
 use crate::schedule::availability::HolidayCalendars;
 use crate::schedule::holidays::{HolidayText, Holidays, HolidaysError};
 use crate::schedule::zone::IanaTimeZone;
-use crate::store::{holiday_calendar_position, size, Backoff, Store, StoreError, Turns};
+use crate::store::retry::Kept;
+use crate::store::{
+    holiday_calendar_position, size, write_rounds, Backoff, CalendarStore, StoreError, Turns,
+};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use chrono::{DateTime, Utc};
@@ -264,7 +267,7 @@ impl HolidayCalendarView {
 ///
 /// Errors: the store's.
 pub async fn read_holiday_calendars(
-    store: &dyn Store, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
+    store: &dyn CalendarStore, account_id: AccountId, router_calendar: Option<HolidayCalendarId>,
 ) -> Result<HolidayCalendars, DomainError> {
     let page = PageRequest::first(MAX_LIMIT, false);
     let calendars = store.list_holiday_calendars(account_id, &page).await?.items;
@@ -273,7 +276,7 @@ pub async fn read_holiday_calendars(
 
 /// The holiday calendar operations of one warm instance.
 pub struct HolidayCalendarService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn CalendarStore>,
     clock: Arc<dyn Clock>,
     /// Writes of one calendar, and the creates and deletes of one account (its calendar
     /// count), take turns in this instance ([`Turns`]).
@@ -282,7 +285,7 @@ pub struct HolidayCalendarService {
 
 impl HolidayCalendarService {
     /// The operations over `store`, dating changes with `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<dyn CalendarStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,
@@ -338,25 +341,26 @@ impl HolidayCalendarService {
             now,
         );
         let _turn = self.turns.take(format!("count:{account_id}")).await;
-        let mut backoff = Backoff::new();
-        loop {
-            match self
-                .store
-                .create_holiday_calendar(&calendar, MAX_HOLIDAY_CALENDARS, event.as_ref())
-                .await
-            {
-                Ok(()) => return Ok(HolidayCalendarView::new(&calendar)),
-                Err(StoreError::Rejected(_)) => {
-                    return Err(DomainError::bad_request(format!(
+        let (calendar, event) = (&calendar, &event);
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                // A round lost to a concurrent create or delete: the account's count moved.
+                match self
+                    .store
+                    .create_holiday_calendar(calendar, MAX_HOLIDAY_CALENDARS, event.as_ref())
+                    .await
+                {
+                    Ok(()) => Ok(HolidayCalendarView::new(calendar)),
+                    Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(format!(
                         "An account has at most {MAX_HOLIDAY_CALENDARS} holiday calendars"
-                    )))
+                    ))
+                    .into()),
+                    Err(e) => Err(e.into()),
                 }
-                // The account's count moved under a concurrent create or delete.
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(CALENDAR_KEPT_CHANGING))
     }
 
     /// `PUT /holiday-calendars/{id}` by `actor`: replaces name, time zone and holidays, recorded
@@ -374,40 +378,39 @@ impl HolidayCalendarService {
             .turns
             .take(id.map(|id| id.to_string()).unwrap_or_default())
             .await;
-        let mut current = self.find(account_id, id).await?;
+        let current = self.find(account_id, id).await?;
         let parsed = parse_body(&body?)?;
-        let mut backoff = Backoff::new();
-        loop {
-            let now = self.clock.now();
-            let next = HolidayCalendar {
-                name: parsed.name.clone(),
-                time_zone: parsed.time_zone,
-                holidays: parsed.holidays.clone(),
-                updated_at: now.max(current.updated_at),
-                version: current.version + 1,
-                ..current.clone()
-            };
-            check_stored_size(&next).map_err(DomainError::bad_request)?;
-            let event = calendar_event(
-                actor,
-                AuditAction::HolidayCalendarUpdated,
-                Some(&current),
-                Some(&next),
-                now,
-            );
-            match self
-                .store
-                .update_holiday_calendar(&next, current.version, event.as_ref())
-                .await
-            {
-                Ok(()) => return Ok(HolidayCalendarView::new(&next)),
-                Err(StoreError::Conflict) if backoff.again().await => {
-                    current = self.find(account_id, id).await?
+        let parsed = &parsed;
+        write_rounds(&mut Backoff::new(), current, |Kept(current, _), n| {
+            Box::pin(async move {
+                if n > 0 {
+                    *current = self.find(account_id, id).await?;
                 }
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+                let now = self.clock.now();
+                let next = HolidayCalendar {
+                    name: parsed.name.clone(),
+                    time_zone: parsed.time_zone,
+                    holidays: parsed.holidays.clone(),
+                    updated_at: now.max(current.updated_at),
+                    version: current.version + 1,
+                    ..current.clone()
+                };
+                check_stored_size(&next).map_err(DomainError::bad_request)?;
+                let event = calendar_event(
+                    actor,
+                    AuditAction::HolidayCalendarUpdated,
+                    Some(current),
+                    Some(&next),
+                    now,
+                );
+                self.store
+                    .update_holiday_calendar(&next, current.version, event.as_ref())
+                    .await?;
+                Ok(HolidayCalendarView::new(&next))
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(CALENDAR_KEPT_CHANGING))
     }
 
     /// `DELETE /holiday-calendars/{id}` by `actor`, recorded as `holiday_calendar.deleted` in
@@ -421,29 +424,34 @@ impl HolidayCalendarService {
     ) -> Result<(), DomainError> {
         let account_id = actor.account_id;
         let _turn = self.turns.take(format!("count:{account_id}")).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let current = self.find(account_id, id).await?;
-            let event = calendar_event(
-                actor,
-                AuditAction::HolidayCalendarDeleted,
-                Some(&current),
-                None,
-                self.clock.now(),
-            );
-            match self
-                .store
-                .delete_holiday_calendar(account_id, current.id, current.version, event.as_ref())
-                .await
-            {
-                Ok(CalendarDeletion::Deleted) => return Ok(()),
-                Ok(CalendarDeletion::NotFound) => return Err(not_found()),
-                Ok(CalendarDeletion::InUse) => return Err(DomainError::conflict(CALENDAR_IN_USE)),
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                let current = self.find(account_id, id).await?;
+                let event = calendar_event(
+                    actor,
+                    AuditAction::HolidayCalendarDeleted,
+                    Some(&current),
+                    None,
+                    self.clock.now(),
+                );
+                match self
+                    .store
+                    .delete_holiday_calendar(
+                        account_id,
+                        current.id,
+                        current.version,
+                        event.as_ref(),
+                    )
+                    .await?
+                {
+                    CalendarDeletion::Deleted => Ok(()),
+                    CalendarDeletion::NotFound => Err(not_found().into()),
+                    CalendarDeletion::InUse => Err(DomainError::conflict(CALENDAR_IN_USE).into()),
+                }
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(CALENDAR_KEPT_CHANGING))
     }
 
     async fn find(
@@ -478,7 +486,7 @@ fn calendar_event(
 }
 
 /// The 409 of a calendar that kept changing until the retry deadline ([`crate::store::retry`]).
-const KEPT_CHANGING: &str =
+const CALENDAR_KEPT_CHANGING: &str =
     "The holiday calendar kept changing while the request applied; retry it";
 
 fn not_found() -> DomainError {

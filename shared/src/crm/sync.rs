@@ -29,7 +29,7 @@ use crate::model::record::Record;
 use crate::model::webhook::EventType;
 use crate::page::PageRequest;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
-use crate::store::Store;
+use crate::store::SyncPorts;
 use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -93,7 +93,7 @@ pub struct CrmSync {
     #[debug(skip)]
     client: Arc<dyn CrmClient>,
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn SyncPorts>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
     delays: RetryDelays,
@@ -106,7 +106,7 @@ impl CrmSync {
     /// The sync over `client` and `store`, retrying after `delays`, opening stored tokens with
     /// `sealer`.
     pub fn new(
-        client: Arc<dyn CrmClient>, store: Arc<dyn Store>, clock: Arc<dyn Clock>,
+        client: Arc<dyn CrmClient>, store: Arc<dyn SyncPorts>, clock: Arc<dyn Clock>,
         delays: RetryDelays, sealer: Arc<dyn Sealer>,
     ) -> Arc<Self> {
         Arc::new(Self {

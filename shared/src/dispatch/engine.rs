@@ -24,7 +24,9 @@ use crate::model::webhook::EventType;
 use crate::routers::revision::RevisionChoice;
 use crate::secrets::{LocalSealer, Sealer};
 use crate::sla::{CheckSubject, SlaMinute, SlaRun};
-use crate::store::{Backoff, Store, StoreError, Turns};
+use crate::store::retry::{write_rounds, Kept};
+use crate::store::DispatchPorts;
+use crate::store::{Backoff, RoundError, StoreError, Turns};
 use crate::types::ids::AccountId;
 use crate::webhooks::{add_deliveries, Notify, SubscriptionCache};
 use std::sync::Arc;
@@ -38,7 +40,7 @@ pub use crate::model::dispatch::DEFAULT_HISTORY_RETENTION_DAYS;
 
 /// The engine of one warm instance.
 pub struct DispatchEngine {
-    store: Arc<dyn Store>,
+    store: Arc<dyn DispatchPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     deadline: Duration,
@@ -154,7 +156,7 @@ impl DispatchEngine {
     /// (the one HTTP client of the instance is built by the caller, once): a router with
     /// `has_integration` then records `CRM request failed: the CRM client is not available`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn DispatchPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         let due = DueWorker::in_process(store.clone(), clock.clone(), DueSettings::default());
         Self {
@@ -187,7 +189,7 @@ impl DispatchEngine {
     }
 
     /// The store.
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn store(&self) -> &Arc<dyn DispatchPorts> {
         &self.store
     }
 
@@ -436,162 +438,171 @@ impl DispatchEngine {
         // rotation state, count, and the router too (a publish moves it to a new revision, and
         // the run is then evaluated again on that one: BEHAVIOR 15). The router is read in the
         // first round with the others, so a retry costs no extra round.
-        let mut known_router: Option<Router> = run.known_router.cloned();
-        loop {
-            let mut trace = Trace::default();
-            let known = known_router.take();
-            let this_run = Run {
-                known_router: known.as_ref(),
-                ..*run
-            };
-            let planned = steps::plan(&cx, &this_run, &mut trace).await;
-            let mut planned = match planned {
-                Ok(planned) => planned,
-                Err(Stop::Skip(skip)) if run.sla.is_some() => {
-                    // BEHAVIOR 14: a reassignment that assigns nobody appends nothing.
-                    return Ok(Committed::nothing(Outcome::Skipped(skip)));
-                }
-                Err(Stop::RecordMoved) => return Ok(Committed::ended(Ended::RecordMoved)),
-                Err(Stop::AlreadyProcessed) => {
-                    return Ok(Committed::nothing(Outcome::AlreadyProcessed))
-                }
-                Err(Stop::Skip(skip)) => {
-                    let Some(router) = &trace.router else {
-                        // Nothing written (BEHAVIOR 8): the caller stores the answer.
+        let known_router: Option<Router> = run.known_router.cloned();
+        let cx = &cx;
+        let committed = write_rounds(&mut backoff, known_router, |Kept(known_router, _), _| {
+            Box::pin(async move {
+                let mut trace = Trace::default();
+                let known = known_router.take();
+                let this_run = Run {
+                    known_router: known.as_ref(),
+                    ..*run
+                };
+                let planned = steps::plan(cx, &this_run, &mut trace).await;
+                let mut planned = match planned {
+                    Ok(planned) => planned,
+                    Err(Stop::Skip(skip)) if run.sla.is_some() => {
+                        // BEHAVIOR 14: a reassignment that assigns nobody appends nothing.
                         return Ok(Committed::nothing(Outcome::Skipped(skip)));
-                    };
-                    let entry = steps::stop_entry(&cx, run, router, skip, self.clock.now());
-                    // The entry, its events and the `Idempotency-Key` answer: one atomic write.
-                    let completion = match claim {
-                        Some(claim) => Some(IdempotencyCompletion {
-                            claim: claim.clone(),
-                            response: StoredResponse::json(200, &Outcome::Skipped(skip).answer())?,
-                        }),
-                        None => None,
-                    };
-                    let mut due = DueChanges::none();
-                    self.add_events(
-                        &mut due,
-                        &trace.subscriptions,
-                        EventType::DispatchUnassigned,
-                        &entry,
-                        None,
-                    )?;
-                    // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
-                    let snapshot = trace.explanation.snapshot();
-                    check_stored_sizes(&entry, Some(&snapshot), completion.as_ref())?;
-                    match self
-                        .store
-                        .record_dispatch(
-                            &entry,
-                            Some(&snapshot),
-                            run.deduplication_id,
-                            completion.as_ref(),
-                            &due,
-                        )
-                        .await
-                    {
-                        Ok(()) => {}
-                        Err(StoreError::AlreadyApplied) => {
-                            return Ok(Committed::nothing(Outcome::AlreadyProcessed))
-                        }
-                        Err(e) => return Err(e.into()),
                     }
-                    return Ok(Committed {
-                        outcome: Ended::Outcome(Outcome::Skipped(skip)),
-                        crm: None,
-                        answer_stored: completion.is_some(),
-                        handed: due.put,
-                    });
+                    Err(Stop::RecordMoved) => return Ok(Committed::ended(Ended::RecordMoved)),
+                    Err(Stop::AlreadyProcessed) => {
+                        return Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                    }
+                    Err(Stop::Skip(skip)) => {
+                        let Some(router) = &trace.router else {
+                            // Nothing written (BEHAVIOR 8): the caller stores the answer.
+                            return Ok(Committed::nothing(Outcome::Skipped(skip)));
+                        };
+                        let entry = steps::stop_entry(cx, run, router, skip, self.clock.now());
+                        // The entry, its events and the `Idempotency-Key` answer: one atomic write.
+                        let completion = match claim {
+                            Some(claim) => Some(IdempotencyCompletion {
+                                claim: claim.clone(),
+                                response: StoredResponse::json(
+                                    200,
+                                    &Outcome::Skipped(skip).answer(),
+                                )?,
+                            }),
+                            None => None,
+                        };
+                        let mut due = DueChanges::none();
+                        self.add_events(
+                            &mut due,
+                            &trace.subscriptions,
+                            EventType::DispatchUnassigned,
+                            &entry,
+                            None,
+                        )?;
+                        // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
+                        let snapshot = trace.explanation.snapshot();
+                        check_stored_sizes(&entry, Some(&snapshot), completion.as_ref())?;
+                        match self
+                            .store
+                            .record_dispatch(
+                                &entry,
+                                Some(&snapshot),
+                                run.deduplication_id,
+                                completion.as_ref(),
+                                &due,
+                            )
+                            .await
+                        {
+                            Ok(()) => {}
+                            Err(StoreError::AlreadyApplied) => {
+                                return Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                            }
+                            // Not retried: an entry of a run that stopped has no race to lose.
+                            Err(e) => return Err(DomainError::from(e).into()),
+                        }
+                        return Ok(Committed {
+                            outcome: Ended::Outcome(Outcome::Skipped(skip)),
+                            crm: None,
+                            answer_stored: completion.is_some(),
+                            handed: due.put,
+                        });
+                    }
+                    Err(Stop::Failed(error)) => return Err(error.into()),
+                };
+                let first_attempt = self.prepare_crm(&mut planned);
+                let entry = planned.write.entry.clone();
+                let notify = planned.notify;
+                let mut due = std::mem::take(&mut planned.write.due);
+                if let Some((due_at, subject)) = &planned.sla_check {
+                    // BEHAVIOR 14: the check is stored with the assignment that starts it.
+                    due.put.push(self.due.schedule(
+                        CheckSubject::due_id(&subject.entry),
+                        subject.to_value(),
+                        *due_at,
+                    ));
                 }
-                Err(Stop::Failed(error)) => return Err(error),
-            };
-            let first_attempt = self.prepare_crm(&mut planned);
-            let entry = planned.write.entry.clone();
-            let notify = planned.notify;
-            let mut due = std::mem::take(&mut planned.write.due);
-            if let Some((due_at, subject)) = &planned.sla_check {
-                // BEHAVIOR 14: the check is stored with the assignment that starts it.
-                due.put.push(self.due.schedule(
-                    CheckSubject::due_id(&subject.entry),
-                    subject.to_value(),
-                    *due_at,
-                ));
-            }
-            self.add_events(
-                &mut due,
-                &trace.subscriptions,
-                EventType::AssignmentCreated,
-                &entry,
-                Some(&notify),
-            )?;
-            if entry
-                .crm_sync
-                .as_ref()
-                .is_some_and(|s| s.status == CrmSyncStatus::Failed)
-            {
-                // Final at commit (no request could be sent): its event too.
                 self.add_events(
                     &mut due,
                     &trace.subscriptions,
-                    EventType::CrmSyncFailed,
+                    EventType::AssignmentCreated,
                     &entry,
-                    None,
+                    Some(&notify),
                 )?;
-            }
-            planned.write.due = due;
-            // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
-            planned.write.snapshot = Some(trace.explanation.snapshot());
-            if let Some(PendingSync::Refused(error)) = &first_attempt {
-                // Known before the commit: part of the answer stored with it (BEHAVIOR 10: a
-                // replay repeats it).
-                planned.assigned.crm = Some(error.clone());
-            }
-            if let Some(claim) = claim {
-                let answer = Outcome::Assigned(planned.assigned.clone()).answer();
-                planned.write.completion = Some(IdempotencyCompletion {
-                    claim: claim.clone(),
-                    response: StoredResponse::json(200, &answer)?,
-                });
-            }
-            check_stored_sizes(
-                &planned.write.entry,
-                planned.write.snapshot.as_ref(),
-                planned.write.completion.as_ref(),
-            )?;
-            match self.store.commit_assignment(&planned.write).await {
-                Ok(()) => {
-                    // Leased items run here (the CRM's first attempt); the others are handed on.
-                    let handed = planned
-                        .write
-                        .due
-                        .put
-                        .iter()
-                        .filter(|item| item.lease.is_none())
-                        .cloned()
-                        .collect();
-                    return Ok(Committed {
-                        outcome: Ended::Outcome(Outcome::Assigned(planned.assigned)),
-                        crm: first_attempt,
-                        answer_stored: planned.write.completion.is_some(),
-                        handed,
+                if entry
+                    .crm_sync
+                    .as_ref()
+                    .is_some_and(|s| s.status == CrmSyncStatus::Failed)
+                {
+                    // Final at commit (no request could be sent): its event too.
+                    self.add_events(
+                        &mut due,
+                        &trace.subscriptions,
+                        EventType::CrmSyncFailed,
+                        &entry,
+                        None,
+                    )?;
+                }
+                planned.write.due = due;
+                // BEHAVIOR 18: the entry keeps what this run found, as explain shows it.
+                planned.write.snapshot = Some(trace.explanation.snapshot());
+                if let Some(PendingSync::Refused(error)) = &first_attempt {
+                    // Known before the commit: part of the answer stored with it (BEHAVIOR 10: a
+                    // replay repeats it).
+                    planned.assigned.crm = Some(error.clone());
+                }
+                if let Some(claim) = claim {
+                    let answer = Outcome::Assigned(planned.assigned.clone()).answer();
+                    planned.write.completion = Some(IdempotencyCompletion {
+                        claim: claim.clone(),
+                        response: StoredResponse::json(200, &answer)?,
                     });
                 }
-                Err(StoreError::AlreadyApplied) => {
-                    return Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                check_stored_sizes(
+                    &planned.write.entry,
+                    planned.write.snapshot.as_ref(),
+                    planned.write.completion.as_ref(),
+                )?;
+                match self.store.commit_assignment(&planned.write).await {
+                    Ok(()) => {
+                        // Leased items run here (the CRM's first attempt); the others are handed on.
+                        let handed = planned
+                            .write
+                            .due
+                            .put
+                            .iter()
+                            .filter(|item| item.lease.is_none())
+                            .cloned()
+                            .collect();
+                        Ok(Committed {
+                            outcome: Ended::Outcome(Outcome::Assigned(planned.assigned)),
+                            crm: first_attempt,
+                            answer_stored: planned.write.completion.is_some(),
+                            handed,
+                        })
+                    }
+                    Err(StoreError::AlreadyApplied) => {
+                        Ok(Committed::nothing(Outcome::AlreadyProcessed))
+                    }
+                    Err(StoreError::LeaseLost) if run.sla.is_some() => {
+                        Ok(Committed::ended(Ended::CheckLost))
+                    }
+                    Err(e) => Err(e.into()),
                 }
-                Err(StoreError::LeaseLost) if run.sla.is_some() => {
-                    return Ok(Committed::ended(Ended::CheckLost))
-                }
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => {
-                    return Err(DomainError::internal(format!(
-                        "dispatch lost {} races in a row and gave up after {deadline:?}",
-                        backoff.lost()
-                    )))
-                }
-                Err(e) => return Err(e.into()),
-            }
+            })
+        })
+        .await;
+        match committed {
+            Ok(committed) => Ok(committed),
+            Err(RoundError::Store(StoreError::Conflict)) => Err(DomainError::internal(format!(
+                "dispatch lost {} races in a row and gave up after {deadline:?}",
+                backoff.lost()
+            ))),
+            Err(error) => Err(error.answer()),
         }
     }
 

@@ -47,7 +47,8 @@ use crate::routers::manage::ROUTER_NOT_FOUND;
 use crate::routers::revision::{RevisionChoice, REVISION_KEY};
 use crate::routers::roster::{read_roster, Named, Roster};
 use crate::schedule::availability::HolidayCalendars;
-use crate::store::{Position, Store, StoreError};
+use crate::store::ReplayPorts;
+use crate::store::{DispatchStore, Position, RecordStore, StoreError};
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
@@ -251,7 +252,7 @@ pub struct Simulation {
 
 /// Runs what-if replays over the store.
 pub struct Replayer {
-    store: Arc<dyn Store>,
+    store: Arc<dyn ReplayPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     /// Most entries replayed ([`MAX_REPLAYED`]).
@@ -268,7 +269,7 @@ impl Replayer {
     /// A replayer reading `store`, taking "now" (the default `to`, expired entries) from
     /// `clock` and field catalogues through `catalogues`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn ReplayPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         Self {
             store,
@@ -406,7 +407,7 @@ impl Replayer {
 /// the window ends, reading at most [`READ_FACTOR`] times the cap in entries (skipped ones
 /// included).
 struct Walk<'a> {
-    store: &'a dyn Store,
+    store: &'a dyn DispatchStore,
     account_id: AccountId,
     router_id: RouterId,
     window: StatsWindow,
@@ -490,7 +491,7 @@ type Kept = Option<Record>;
 /// of the contacts' domains (their owner alone), and the records' projections
 /// ([`MEMO_BYTES`] in all). The window's whole records are dropped as soon as projected.
 struct Replay<'a> {
-    store: &'a dyn Store,
+    store: &'a dyn ReplayPorts,
     account_id: AccountId,
     config: Configuration<'a>,
     /// The fields the evaluation reads of a record: the trigger's, the owner field, `email`.
@@ -517,7 +518,8 @@ impl<'a> Replay<'a> {
     /// A replay of `config` whose roster (pool and backup) is `roster`: reads the calendars
     /// the router and the roster name.
     async fn new(
-        store: &'a dyn Store, account_id: AccountId, config: Configuration<'a>, roster: Roster,
+        store: &'a dyn ReplayPorts, account_id: AccountId, config: Configuration<'a>,
+        roster: Roster,
     ) -> Result<Replay<'a>, DomainError> {
         let mut fields: HashSet<String> = config
             .settings
@@ -770,7 +772,7 @@ fn company_projection(mut company: Record) -> Record {
 ///
 /// Errors: the store's.
 async fn companies(
-    store: &dyn Store, account_id: AccountId, keys: &[UniqueKey],
+    store: &dyn RecordStore, account_id: AccountId, keys: &[UniqueKey],
 ) -> Result<Vec<(String, Option<Record>)>, StoreError> {
     use futures_util::stream::{self, StreamExt, TryStreamExt};
     // The lookups as values (not a closure over borrowed keys), so the future stays `Send`.
@@ -787,7 +789,7 @@ async fn companies(
 /// The active company holding `key`, projected onto its owner ([`company_projection`]: the
 /// whole company is dropped at once), with the domain it was looked up by.
 async fn company_of(
-    store: &dyn Store, account_id: AccountId, key: &UniqueKey,
+    store: &dyn RecordStore, account_id: AccountId, key: &UniqueKey,
 ) -> Result<(String, Option<Record>), StoreError> {
     let company = steps::find_company(store, account_id, key).await?;
     Ok((key.value.clone(), company.map(company_projection)))

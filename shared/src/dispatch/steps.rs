@@ -33,7 +33,8 @@ use crate::routers::revision::RevisionChoice;
 use crate::routers::roster::{members_by_email, read_roster_with, Named, Roster, RosterKeys};
 use crate::schedule::availability::{availability_on_holidays, HolidayCalendars};
 use crate::sla::{starts_check, CheckSubject, SlaMinute, SlaRun};
-use crate::store::{FirstReads, Store, StoreError};
+use crate::store::DispatchPorts;
+use crate::store::{FirstReads, MemberStore, RecordStore, StoreError};
 use crate::timefmt::rfc3339_millis;
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
@@ -83,7 +84,7 @@ pub type Step<T> = Result<T, Stop>;
 /// history entries are kept.
 pub struct Context<'a> {
     /// The store.
-    pub store: &'a dyn Store,
+    pub store: &'a dyn DispatchPorts,
     /// The clock.
     pub clock: &'a dyn Clock,
     /// The field catalogues.
@@ -571,7 +572,7 @@ pub const OWNER_LOOKUPS_AT_ONCE: usize = 16;
 ///
 /// Errors: the store's.
 pub(crate) async fn add_company_owners<'c>(
-    store: &dyn Store, account_id: AccountId, roster: &mut Roster,
+    store: &dyn MemberStore, account_id: AccountId, roster: &mut Roster,
     companies: impl IntoIterator<Item = &'c Record>,
 ) -> Result<(), StoreError> {
     let mut owners: Vec<&str> = companies
@@ -1168,7 +1169,7 @@ pub(crate) fn company_key(
 ///
 /// Errors: the store's.
 pub(crate) async fn find_company(
-    store: &dyn Store, account_id: AccountId, key: &UniqueKey,
+    store: &dyn RecordStore, account_id: AccountId, key: &UniqueKey,
 ) -> Result<Option<Record>, StoreError> {
     let company = store
         .find_by_unique_key(account_id, ObjectType::Companies, key)

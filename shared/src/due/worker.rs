@@ -5,7 +5,9 @@ use super::message::DueMessage;
 use crate::clock::Clock;
 use crate::error::{BoxError, DomainError, ErrorChain};
 use crate::model::due::{DueId, DueItem, DueKind, Lease, NextAttempt, Parking, Settlement};
-use crate::store::{Backoff, Store, StoreError, CONFLICT_DEADLINE};
+pub use crate::store::retry::RoundError;
+use crate::store::retry::{write_rounds, Kept};
+use crate::store::{Backoff, DueStore, StoreError, CONFLICT_DEADLINE};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
@@ -103,7 +105,7 @@ pub struct Claimed {
     reach: Option<Duration>,
     lease: Duration,
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn DueStore>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
 }
@@ -209,40 +211,34 @@ impl Claimed {
     ///
     /// Errors: any other store failure, or the round's own error (nothing settled; the worker
     /// releases the item with the error, [`DueWorker::run`]).
-    pub async fn commit<F, Fut>(&self, mut round: F) -> Result<Ran, DomainError>
+    pub async fn commit<'a, F, Fut>(&self, round: F) -> Result<Ran, DomainError>
     where
         F: FnMut(u32) -> Fut,
-        Fut: std::future::Future<Output = Result<Commit, RoundError>>,
+        Fut: std::future::Future<Output = Result<Commit, RoundError>> + Send + 'a,
     {
         let mut backoff = Backoff::until(self.commit_deadline());
-        let mut n = 0;
-        loop {
-            match round(n).await {
-                Ok(Commit::Stored {
-                    label,
-                    settlement,
-                    spawned,
-                }) => return Ok(Ran::settled(label, &settlement).spawning(&spawned)),
-                Ok(Commit::SubjectGone) => return self.drop_item().await,
-                Err(RoundError::Store(StoreError::Conflict)) if backoff.again().await => n += 1,
-                Err(RoundError::Store(StoreError::Conflict)) => break,
-                Err(RoundError::Store(StoreError::LeaseLost)) => {
-                    return Ok(Ran::nothing("lease_lost"))
-                }
-                Err(RoundError::Store(error)) => return Err(error.into()),
-                Err(RoundError::Domain(error)) => return Err(error),
-            }
+        match write_rounds(&mut backoff, round, |Kept(round, _), n| Box::pin(round(n))).await {
+            Ok(Commit::Stored {
+                label,
+                settlement,
+                spawned,
+            }) => Ok(Ran::settled(label, &settlement).spawning(&spawned)),
+            Ok(Commit::SubjectGone) => self.drop_item().await,
+            Err(RoundError::Store(StoreError::Conflict)) => self
+                .release(format!(
+                    "the commit conflicted {} times in a row for {:?}; the item stays due",
+                    backoff.lost() + 1,
+                    backoff.elapsed()
+                ))
+                .await
+                .map(|ran| Ran {
+                    outcome: "conflict",
+                    ..ran
+                }),
+            Err(RoundError::Store(StoreError::LeaseLost)) => Ok(Ran::nothing("lease_lost")),
+            Err(RoundError::Store(error)) => Err(error.into()),
+            Err(RoundError::Domain(error)) => Err(error),
         }
-        self.release(format!(
-            "the commit conflicted {} times in a row for {:?}; the item stays due",
-            n + 1,
-            backoff.elapsed()
-        ))
-        .await
-        .map(|ran| Ran {
-            outcome: "conflict",
-            ..ran
-        })
     }
 
     /// Settles the item with `settlement` and nothing else written (a job whose side effects
@@ -314,28 +310,6 @@ impl Commit {
             settlement,
             spawned: Vec::new(),
         }
-    }
-}
-
-/// Why a commit round stopped: a store answer the policy reads ([`StoreError::Conflict`],
-/// [`StoreError::LeaseLost`]) or an error of the round.
-#[derive(Debug)]
-pub enum RoundError {
-    /// The store's answer.
-    Store(StoreError),
-    /// Anything else that went wrong.
-    Domain(DomainError),
-}
-
-impl From<StoreError> for RoundError {
-    fn from(error: StoreError) -> Self {
-        Self::Store(error)
-    }
-}
-
-impl From<DomainError> for RoundError {
-    fn from(error: DomainError) -> Self {
-        Self::Domain(error)
     }
 }
 
@@ -436,7 +410,7 @@ pub struct SweepReport {
 #[derive(derive_more::Debug)]
 pub struct DueWorker {
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn DueStore>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
     settings: DueSettings,
@@ -449,7 +423,7 @@ pub struct DueWorker {
 impl DueWorker {
     /// A worker handing items on through `handoff`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: DueSettings,
+        store: Arc<dyn DueStore>, clock: Arc<dyn Clock>, settings: DueSettings,
         handoff: Arc<dyn Handoff>,
     ) -> Arc<Self> {
         Arc::new(Self {
@@ -463,7 +437,7 @@ impl DueWorker {
 
     /// A worker whose hand-offs are timers of this process ([`InProcessHandoff`]).
     pub fn in_process(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: DueSettings,
+        store: Arc<dyn DueStore>, clock: Arc<dyn Clock>, settings: DueSettings,
     ) -> Arc<Self> {
         Arc::new_cyclic(|worker| Self {
             store,

@@ -8,7 +8,7 @@ use super::catalogue::Catalogue;
 use super::definition::FieldDefinition;
 use crate::model::object_type::ObjectType;
 use crate::store::account_cache::AccountCache;
-use crate::store::{Store, StoreResult};
+use crate::store::{AccountStore, StoreResult};
 use crate::types::ids::AccountId;
 use std::sync::Arc;
 
@@ -47,7 +47,7 @@ impl CatalogueCache {
     ///
     /// Errors: the store's, when it has to be read.
     pub async fn get(
-        &self, store: &dyn Store, account_id: AccountId,
+        &self, store: &dyn AccountStore, account_id: AccountId,
     ) -> StoreResult<Arc<AccountCatalogues>> {
         if let Some(cached) = self.cached(account_id) {
             return Ok(cached);

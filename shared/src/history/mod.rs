@@ -13,6 +13,7 @@ pub mod stats;
 pub mod view;
 
 use crate::routers::roster::{read_roster, Named};
+use crate::store::HistoryPorts;
 pub use stats::StatsWindow;
 pub use view::{
     ByReason, DispatchEntryView, ExplainedEntryView, MemberStats, RouterStats, SlaStateView,
@@ -27,7 +28,6 @@ use crate::model::router::{DistributionModel, Router};
 use crate::page::cursor::{CursorKey, ListId, ListRequest};
 use crate::page::{ListView, Page, PageRequest};
 use crate::store::dispatch_position;
-use crate::store::Store;
 use crate::timefmt::Timestamp;
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use std::collections::HashMap;
@@ -40,7 +40,7 @@ pub const DISPATCH_NOT_FOUND: &str = "Dispatch not found";
 /// takes the time (what has expired) from `clock`.
 #[derive(derive_more::Constructor)]
 pub struct HistoryService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn HistoryPorts>,
     clock: Arc<dyn Clock>,
 }
 

@@ -11,15 +11,16 @@ use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::Member;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
-use crate::store::retry::KEPT_CHANGING;
-use crate::store::{member_position, Backoff, Store, StoreError, Turns};
+use crate::store::retry::Kept;
+use crate::store::MemberPorts;
+use crate::store::{member_position, write_rounds, Backoff, RoundError, StoreError, Turns};
 use crate::types::ids::{AccountId, MemberId};
 use std::sync::Arc;
 
 /// The member operations of one warm instance: `MemberService::new(store, clock)` reads and
 /// writes `store` and dates changes with `clock`.
 pub struct MemberService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn MemberPorts>,
     clock: Arc<dyn Clock>,
     /// PATCHes of one member take turns in this instance ([`Turns`]).
     turns: Turns,
@@ -27,7 +28,7 @@ pub struct MemberService {
 
 impl MemberService {
     /// The operations over `store`, dating changes with `clock`.
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<dyn MemberPorts>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,
@@ -76,7 +77,7 @@ impl MemberService {
     ) -> Result<MemberView, DomainError> {
         let account_id = actor.account_id;
         let _turn = self.turns.take(id.to_string()).await;
-        let mut current = self.find(account_id, id).await?;
+        let current = self.find(account_id, id).await?;
         if !current.is_active() {
             return Err(archived());
         }
@@ -88,46 +89,49 @@ impl MemberService {
         {
             return Err(DomainError::bad_field("role_id", "Invalid role_id"));
         }
-        let mut backoff = Backoff::new();
-        loop {
-            let mut next = patch.apply_to(&current)?;
-            let now = self.clock.now();
-            next.updated_at = now.max(current.updated_at);
-            next.version = current.version + 1;
-            // BEHAVIOR 12: the member's item within the size rule of every stored item.
-            crate::store::size::check_write(&next)
-                .map_err(|_| DomainError::bad_request(crate::members::patch::USER_TOO_LARGE))?;
-            // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
-            let calendars =
-                CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);
-            let view = MemberView::new(&next, &roles);
-            let changes = MEMBER.changes(
-                Some(&json(&MemberView::new(&current, &roles))),
-                Some(&json(&view)),
-            );
-            let event = (!changes.is_empty()).then(|| {
-                let target = AuditTarget::new(TargetType::Member, id);
-                actor.event(AuditAction::MemberUpdated, target, changes, now)
-            });
-            match self
-                .store
-                .update_member(&next, current.version, &calendars, event.as_ref())
-                .await
-            {
-                Ok(()) => return Ok(view),
-                Err(StoreError::UnknownHolidayCalendar) => {
-                    return Err(crate::types::ids::invalid_holiday_calendar_id())
-                }
-                Err(StoreError::Conflict) if backoff.again().await => {
-                    current = self.find(account_id, id).await?;
+        let (patch, roles) = (&patch, &roles);
+        write_rounds(&mut Backoff::new(), current, |Kept(current, _), n| {
+            Box::pin(async move {
+                if n > 0 {
+                    *current = self.find(account_id, id).await?;
                     if !current.is_active() {
-                        return Err(archived());
+                        return Err(archived().into());
                     }
                 }
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+                let mut next = patch.apply_to(current)?;
+                let now = self.clock.now();
+                next.updated_at = now.max(current.updated_at);
+                next.version = current.version + 1;
+                // BEHAVIOR 12: the member's item within the size rule of every stored item.
+                crate::store::size::check_write(&next)
+                    .map_err(|_| DomainError::bad_request(crate::members::patch::USER_TOO_LARGE))?;
+                // BEHAVIOR 17: the calendars' reference counts move in the member's own write.
+                let calendars =
+                    CalendarRefs::moving(current.holiday_calendar_id, next.holiday_calendar_id);
+                let view = MemberView::new(&next, roles);
+                let changes = MEMBER.changes(
+                    Some(&json(&MemberView::new(current, roles))),
+                    Some(&json(&view)),
+                );
+                let event = (!changes.is_empty()).then(|| {
+                    let target = AuditTarget::new(TargetType::Member, id);
+                    actor.event(AuditAction::MemberUpdated, target, changes, now)
+                });
+                match self
+                    .store
+                    .update_member(&next, current.version, &calendars, event.as_ref())
+                    .await
+                {
+                    Ok(()) => Ok(view),
+                    Err(StoreError::UnknownHolidayCalendar) => {
+                        Err(crate::types::ids::invalid_holiday_calendar_id().into())
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     async fn find(&self, account_id: AccountId, id: MemberId) -> Result<Member, DomainError> {

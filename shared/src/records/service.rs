@@ -22,15 +22,16 @@ use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
-use crate::store::retry::KEPT_CHANGING;
-use crate::store::{record_position, Backoff, Store, StoreError, Turns};
+use crate::store::retry::Kept;
+use crate::store::RecordPorts;
+use crate::store::{record_position, write_rounds, Backoff, RoundError, StoreError, Turns};
 use crate::types::ids::{AccountId, RecordId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The record operations of one warm instance: the store, the clock and the catalogue cache.
 pub struct RecordService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn RecordPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     /// Changes of one record take turns in this instance ([`Turns`]).
@@ -49,7 +50,7 @@ pub struct Caller<'a> {
 impl RecordService {
     /// A service over `store`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn RecordPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         Self {
             store,
@@ -190,7 +191,7 @@ impl RecordService {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         let extra = PropertyList::parse(properties, &catalogue)?;
         let _turn = self.turns.take(turn_key(id)).await;
-        let mut current = self.find(caller.account_id, object_type, id).await?;
+        let current = self.find(caller.account_id, object_type, id).await?;
         if !current.is_active() {
             return Err(archived_conflict());
         }
@@ -201,35 +202,40 @@ impl RecordService {
                 validate_fields(&catalogue, &write.fields)?,
             )
             .await?;
-        let mut backoff = Backoff::new();
-        loop {
-            let now = self.clock.now().max(current.updated_at);
-            let mut next = current.clone();
-            apply(&mut next.values, &catalogue, &inputs, now);
-            check_size(&current.values, &next.values)?;
-            next.updated_at = now;
-            next.version = current.version + 1;
-            check_item(&next, Some(&current), None)?;
-            let (claimed, released) = key_changes(&catalogue, &current, &next);
-            match self
-                .store
-                .update_record(&next, current.version, &claimed, &released)
-                .await
-            {
-                Ok(()) => return Ok(RecordView::new(&next, &catalogue, &extra)),
-                Err(StoreError::Duplicate { field }) => return Err(duplicate(object_type, field)),
-                Err(StoreError::Conflict) if backoff.again().await => {
-                    current = self
+        let (catalogue, extra, inputs) = (&catalogue, &extra, &inputs);
+        write_rounds(&mut Backoff::new(), current, |Kept(current, _), n| {
+            Box::pin(async move {
+                if n > 0 {
+                    *current = self
                         .find(caller.account_id, object_type, Some(current.id))
                         .await?;
                     if !current.is_active() {
-                        return Err(archived_conflict());
+                        return Err(archived_conflict().into());
                     }
                 }
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+                let now = self.clock.now().max(current.updated_at);
+                let mut next = current.clone();
+                apply(&mut next.values, catalogue, inputs, now);
+                check_size(&current.values, &next.values)?;
+                next.updated_at = now;
+                next.version = current.version + 1;
+                check_item(&next, Some(current), None)?;
+                let (claimed, released) = key_changes(catalogue, current, &next);
+                match self
+                    .store
+                    .update_record(&next, current.version, &claimed, &released)
+                    .await
+                {
+                    Ok(()) => Ok(RecordView::new(&next, catalogue, extra)),
+                    Err(StoreError::Duplicate { field }) => {
+                        Err(duplicate(object_type, field).into())
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// `DELETE /{type}/{id}`: archives the record (retained), releasing its unique keys. Returns
@@ -242,30 +248,28 @@ impl RecordService {
     ) -> Result<RecordView, DomainError> {
         let catalogue = self.catalogue(caller.account_id, object_type).await?;
         let _turn = self.turns.take(turn_key(id)).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let current = self.find(caller.account_id, object_type, id).await?;
-            if !current.is_active() {
-                return Err(DomainError::not_found(object_type.not_found_message()));
-            }
-            let now = self.clock.now().max(current.updated_at);
-            let mut next = current.clone();
-            next.archived_at = Some(now);
-            next.archived_by = Some(caller.actor.to_string());
-            next.updated_at = now;
-            next.version = current.version + 1;
-            let released = unique_keys(&catalogue, &current);
-            match self
-                .store
-                .update_record(&next, current.version, &[], &released)
-                .await
-            {
-                Ok(()) => return Ok(RecordView::new(&next, &catalogue, &PropertyList::none())),
-                Err(StoreError::Conflict) if backoff.again().await => continue,
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+        let catalogue = &catalogue;
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                let current = self.find(caller.account_id, object_type, id).await?;
+                if !current.is_active() {
+                    return Err(DomainError::not_found(object_type.not_found_message()).into());
+                }
+                let now = self.clock.now().max(current.updated_at);
+                let mut next = current.clone();
+                next.archived_at = Some(now);
+                next.archived_by = Some(caller.actor.to_string());
+                next.updated_at = now;
+                next.version = current.version + 1;
+                let released = unique_keys(catalogue, &current);
+                self.store
+                    .update_record(&next, current.version, &[], &released)
+                    .await?;
+                Ok(RecordView::new(&next, catalogue, &PropertyList::none()))
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// The record `id` of the account and type, as the store shares it (a `GET` only reads it).

@@ -28,8 +28,11 @@ use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FI
 use crate::model::router_write::{DraftChange, RouterWrite};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::{ListView, PageRequest, PageStart, Position};
-use crate::store::retry::KEPT_CHANGING;
-use crate::store::{keys, revision_position, Backoff, Page, Store, StoreError, Turns};
+use crate::store::retry::Kept;
+use crate::store::RouterAdminPorts;
+use crate::store::{
+    keys, revision_position, write_rounds, Backoff, Page, RoundError, StoreError, Turns,
+};
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, RouterId};
 use serde::Deserialize;
@@ -64,7 +67,7 @@ pub struct Tagged {
 
 /// The router management operations.
 pub struct RouterAdmin {
-    store: Arc<dyn Store>,
+    store: Arc<dyn RouterAdminPorts>,
     clock: Arc<dyn Clock>,
     catalogues: Arc<CatalogueCache>,
     /// Writes of one router, and the creates of one account (its router count), take turns
@@ -90,7 +93,7 @@ impl RouterAdmin {
     /// The operations over `store`, dating writes with `clock`, reading field catalogues
     /// through `catalogues`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
+        store: Arc<dyn RouterAdminPorts>, clock: Arc<dyn Clock>, catalogues: Arc<CatalogueCache>,
     ) -> Self {
         Self {
             store,
@@ -147,29 +150,34 @@ impl RouterAdmin {
         // The account's router count is one item every create and archive moves: a create that
         // lost the race to it writes again (its own items are new, nothing to read again).
         let _turn = self.turns.take(format!("count:{}", actor.account_id)).await;
-        let mut backoff = Backoff::new();
-        loop {
-            match self
-                .store
-                .create_router(
-                    &router,
-                    &revision,
-                    MAX_ROUTERS,
-                    completion.as_ref(),
-                    Some(&event),
-                )
-                .await
-            {
-                Ok(()) => return Ok(view),
-                Err(StoreError::Rejected(_)) => {
-                    return Err(DomainError::bad_request(ROUTER_LIMIT_REACHED))
+        let (completion, event, revision, router) = (&completion, &event, &revision, &router);
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                match self
+                    .store
+                    .create_router(
+                        router,
+                        revision,
+                        MAX_ROUTERS,
+                        completion.as_ref(),
+                        Some(event),
+                    )
+                    .await
+                {
+                    Ok(()) => Ok(()),
+                    Err(StoreError::Rejected(_)) => {
+                        Err(DomainError::bad_request(ROUTER_LIMIT_REACHED).into())
+                    }
+                    Err(StoreError::UnknownHolidayCalendar) => {
+                        Err(invalid_router_calendar().into())
+                    }
+                    Err(e) => Err(e.into()),
                 }
-                Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => return Err(lost_races()),
-                Err(e) => return Err(e.into()),
-            }
-        }
+            })
+        })
+        .await
+        .map_err(RoundError::answer)?;
+        Ok(view)
     }
 
     /// `GET /routers/{id}/draft`.
@@ -195,50 +203,53 @@ impl RouterAdmin {
         &self, actor: Actor<'_>, id: RouterId, if_match: Option<&IfMatch>,
         body: Result<Map<String, Value>, DomainError>,
     ) -> Result<Tagged, DomainError> {
-        let mut body = Some(body);
-        let mut config: Option<RouterConfig> = None;
+        // The body is parsed and checked once, by the first round that reads the router.
+        let parsed: (_, Option<RouterConfig>) = (Some(body), None);
         let _turn = self.turns.take(id.to_string()).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
-            check_if_match(if_match, current.as_ref())?;
-            let config = match &config {
-                Some(config) => config.clone(),
-                None => {
-                    let body = body
-                        .take()
-                        .unwrap_or_else(|| Err(DomainError::internal("the body was read")))?;
-                    let (_, body) = parse_body(&body, Some(router.object_type))?;
-                    let parsed = self
-                        .validate(actor.account_id, router.object_type, body)
-                        .await?;
-                    config.insert(parsed).clone()
+        write_rounds(&mut Backoff::new(), parsed, |Kept((body, config), _), _| {
+            Box::pin(async move {
+                let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
+                check_if_match(if_match, current.as_ref())?;
+                let config = match config {
+                    Some(config) => config.clone(),
+                    None => {
+                        let body = body
+                            .take()
+                            .unwrap_or_else(|| Err(DomainError::internal("the body was read")))?;
+                        let (_, body) = parse_body(&body, Some(router.object_type))?;
+                        let parsed = self
+                            .validate(actor.account_id, router.object_type, body)
+                            .await?;
+                        config.insert(parsed).clone()
+                    }
+                };
+                let based_on = current
+                    .as_ref()
+                    .map_or(router.revision, |d| d.based_on_revision);
+                let draft = self.new_draft(actor, &router, based_on, config);
+                let event = draft_event(
+                    actor,
+                    AuditAction::RouterDraftUpdated,
+                    &router,
+                    current.as_ref(),
+                    &draft.config,
+                    draft.updated_at,
+                );
+                match self
+                    .put_draft_over(&router, current.as_ref(), &draft, None, &event)
+                    .await
+                {
+                    Ok(()) => Ok(tagged(&draft, router.object_type)),
+                    // The calendar was deleted after the validator read it.
+                    Err(StoreError::UnknownHolidayCalendar) => {
+                        Err(invalid_router_calendar().into())
+                    }
+                    Err(e) => Err(e.into()),
                 }
-            };
-            let based_on = current
-                .as_ref()
-                .map_or(router.revision, |d| d.based_on_revision);
-            let draft = self.new_draft(actor, &router, based_on, config);
-            let event = draft_event(
-                actor,
-                AuditAction::RouterDraftUpdated,
-                &router,
-                current.as_ref(),
-                &draft.config,
-                draft.updated_at,
-            );
-            match self
-                .put_draft_over(&router, current.as_ref(), &draft, None, &event)
-                .await
-            {
-                Ok(()) => return Ok(tagged(&draft, router.object_type)),
-                Err(StoreError::Conflict) if backoff.again().await => continue,
-                Err(StoreError::Conflict) => return Err(lost_races()),
-                // The calendar was deleted after the validator read it.
-                Err(StoreError::UnknownHolidayCalendar) => return Err(invalid_router_calendar()),
-                Err(e) => return Err(e.into()),
-            }
-        }
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// `DELETE /routers/{id}/draft`.
@@ -251,35 +262,32 @@ impl RouterAdmin {
     ) -> Result<(), DomainError> {
         let account_id = actor.account_id;
         let _turn = self.turns.take(id.to_string()).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let (router, current) = self.writable_with_draft(account_id, id).await?;
-            check_if_match(if_match, current.as_ref())?;
-            let current = current.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
-            let calendars = CalendarRefs::change(
-                &router.calendar_refs_with(Some(&current)),
-                &router.calendar_refs_with(None),
-            );
-            // BEHAVIOR 18: the draft before, compared with no draft (the live configuration).
-            let event = draft_event(
-                actor,
-                AuditAction::RouterDraftDeleted,
-                &router,
-                Some(&current),
-                &router.config(),
-                self.clock.now(),
-            );
-            match self
-                .store
-                .delete_router_draft(account_id, id, &current.etag, &calendars, Some(&event))
-                .await
-            {
-                Ok(()) => return Ok(()),
-                Err(StoreError::Conflict) if backoff.again().await => continue,
-                Err(StoreError::Conflict) => return Err(lost_races()),
-                Err(e) => return Err(e.into()),
-            }
-        }
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                let (router, current) = self.writable_with_draft(account_id, id).await?;
+                check_if_match(if_match, current.as_ref())?;
+                let current = current.ok_or_else(|| DomainError::not_found(DRAFT_NOT_FOUND))?;
+                let calendars = CalendarRefs::change(
+                    &router.calendar_refs_with(Some(&current)),
+                    &router.calendar_refs_with(None),
+                );
+                // BEHAVIOR 18: the draft before, compared with no draft (the live configuration).
+                let event = draft_event(
+                    actor,
+                    AuditAction::RouterDraftDeleted,
+                    &router,
+                    Some(&current),
+                    &router.config(),
+                    self.clock.now(),
+                );
+                self.store
+                    .delete_router_draft(account_id, id, &current.etag, &calendars, Some(&event))
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// `POST /routers/{id}/publish`: the draft becomes the next revision, live at once, and
@@ -293,63 +301,67 @@ impl RouterAdmin {
         &self, actor: Actor<'_>, id: RouterId, if_match: Option<&IfMatch>,
         body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
     ) -> Result<(RouterView, bool), DomainError> {
-        let mut body = Some(body);
+        // The body is looked at once; a missing revision 1 is mended once.
+        let once = (Some(body), false);
         let _turn = self.turns.take(id.to_string()).await;
-        let mut backoff = Backoff::new();
-        let mut mended = false;
-        loop {
-            let (router, draft, rotation) = tokio::try_join!(
-                self.store.get_router(actor.account_id, id),
-                self.store.get_router_draft(actor.account_id, id),
-                self.store.rotation_state(id)
-            )?;
-            let router = writable(router)?;
-            let now = self.clock.now();
-            let write = match draft {
-                Some(draft) => {
-                    let if_match = if_match.ok_or_else(|| {
-                        DomainError::PreconditionRequired(IF_MATCH_REQUIRED.into())
-                    })?;
-                    if !if_match.passes(Some(&draft.etag)) {
-                        return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()));
+        write_rounds(&mut Backoff::new(), once, |Kept((body, mended), _), _| {
+            Box::pin(async move {
+                let (router, draft, rotation) = tokio::try_join!(
+                    self.store.get_router(actor.account_id, id),
+                    self.store.get_router_draft(actor.account_id, id),
+                    self.store.rotation_state(id)
+                )?;
+                let router = writable(router)?;
+                let now = self.clock.now();
+                let write = match draft {
+                    Some(draft) => {
+                        let if_match = if_match.ok_or_else(|| {
+                            DomainError::PreconditionRequired(IF_MATCH_REQUIRED.into())
+                        })?;
+                        if !if_match.passes(Some(&draft.etag)) {
+                            return Err(
+                                DomainError::PreconditionFailed(DRAFT_CHANGED.into()).into()
+                            );
+                        }
+                        // The write stores revision n only while revision n - 1 exists
+                        // ([`RouterStore::write_router`]): no read of revision 1 first.
+                        published(actor, &router, draft, &rotation, now)
                     }
-                    // The write stores revision n only while revision n - 1 exists
-                    // ([`RouterStore::write_router`]): no read of revision 1 first.
-                    published(actor, &router, draft, &rotation, now)
+                    None if if_match.is_some() => {
+                        return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()).into())
+                    }
+                    None if router.is_published => {
+                        take_body(body)?;
+                        // Nothing changes, and the action still goes on record (BEHAVIOR 18).
+                        return Ok(self
+                            .unchanged(actor, AuditAction::RouterPublished, &router, claim)
+                            .await?);
+                    }
+                    None => publication(&router, true, now),
+                };
+                take_body(body)?;
+                let first_publish = write
+                    .revision
+                    .as_ref()
+                    .is_some_and(|r| r.revision == FIRST_REVISION + 1);
+                let write = audited(actor, AuditAction::RouterPublished, &router, write, now);
+                match self.write(write, claim).await {
+                    // Revision 1 of a router stored before revisions existed is missing, so its first
+                    // publish's condition fails: it is mended (kept before revision 2 replaces its
+                    // configuration), then the publish goes again.
+                    Err(RoundError::Store(StoreError::Conflict)) if first_publish && !*mended => {
+                        *mended = true;
+                        ensure_first_revision(self.store.as_ref(), &router)
+                            .await
+                            .map_err(kept_changing)?;
+                        Err(StoreError::Conflict.into())
+                    }
+                    written => Ok((written?, true)),
                 }
-                None if if_match.is_some() => {
-                    return Err(DomainError::PreconditionFailed(DRAFT_CHANGED.into()))
-                }
-                None if router.is_published => {
-                    take_body(&mut body)?;
-                    // Nothing changes, and the action still goes on record (BEHAVIOR 18).
-                    return self
-                        .unchanged(actor, AuditAction::RouterPublished, &router, claim)
-                        .await;
-                }
-                None => publication(&router, true, now),
-            };
-            take_body(&mut body)?;
-            let first_publish = write
-                .revision
-                .as_ref()
-                .is_some_and(|r| r.revision == FIRST_REVISION + 1);
-            let write = audited(actor, AuditAction::RouterPublished, &router, write, now);
-            match self.write(write, claim).await? {
-                Some(view) => return Ok((view, true)),
-                // Revision 1 of a router stored before revisions existed is missing, so its first
-                // publish's condition fails: it is mended (kept before revision 2 replaces its
-                // configuration), then the publish goes again at once.
-                None if first_publish && !mended => {
-                    mended = true;
-                    ensure_first_revision(self.store.as_ref(), &router)
-                        .await
-                        .map_err(kept_changing)?;
-                }
-                None if backoff.again().await => continue,
-                None => return Err(lost_races()),
-            }
-        }
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// `POST /routers/{id}/unpublish`: dispatch answers `The router is unpublished` from now
@@ -361,28 +373,26 @@ impl RouterAdmin {
         &self, actor: Actor<'_>, id: RouterId, body: Result<(), DomainError>,
         claim: Option<&IdempotencyClaim>,
     ) -> Result<(RouterView, bool), DomainError> {
-        let mut body = Some(body);
+        let body = Some(body);
         let _turn = self.turns.take(id.to_string()).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let router = writable(self.store.get_router(actor.account_id, id).await?)?;
-            take_body(&mut body)?;
-            if !router.is_published {
-                // Nothing changes, and the action still goes on record (BEHAVIOR 18).
-                return self
-                    .unchanged(actor, AuditAction::RouterUnpublished, &router, claim)
-                    .await;
-            }
-            let now = self.clock.now();
-            let write = publication(&router, false, now);
-            let write = audited(actor, AuditAction::RouterUnpublished, &router, write, now);
-            if let Some(view) = self.write(write, claim).await? {
-                return Ok((view, true));
-            }
-            if !backoff.again().await {
-                return Err(lost_races());
-            }
-        }
+        write_rounds(&mut Backoff::new(), body, |Kept(body, _), _| {
+            Box::pin(async move {
+                let router = writable(self.store.get_router(actor.account_id, id).await?)?;
+                take_body(body)?;
+                if !router.is_published {
+                    // Nothing changes, and the action still goes on record (BEHAVIOR 18).
+                    return Ok(self
+                        .unchanged(actor, AuditAction::RouterUnpublished, &router, claim)
+                        .await?);
+                }
+                let now = self.clock.now();
+                let write = publication(&router, false, now);
+                let write = audited(actor, AuditAction::RouterUnpublished, &router, write, now);
+                Ok((self.write(write, claim).await?, true))
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// `DELETE /routers/{id}`: archives the router and drops its draft; dispatch answers
@@ -393,43 +403,41 @@ impl RouterAdmin {
     /// the retry deadline.
     pub async fn archive(&self, actor: Actor<'_>, id: RouterId) -> Result<RouterView, DomainError> {
         let _turn = self.turns.take(id.to_string()).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let (router, draft) = tokio::try_join!(
-                self.store.get_router(actor.account_id, id),
-                self.store.get_router_draft(actor.account_id, id)
-            )?;
-            let router = router
-                .filter(|r| !r.is_archived())
-                .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
-            let now = self.clock.now();
-            let mut next = moved_on(&router, now);
-            next.archived_at = Some(now);
-            next.archived_by = Some(actor.sub.to_string());
-            // BEHAVIOR 17: an archived router names no calendar any more (live or draft).
-            let calendars = CalendarRefs::change(
-                &router.calendar_refs_with(draft.as_ref()),
-                &next.calendar_refs_with(None),
-            );
-            let write = RouterWrite {
-                router: next,
-                expected_version: router.version,
-                revision: None,
-                draft: DraftChange::Drop(draft.map(|d| d.etag)),
-                rotation: None,
-                archives: true,
-                completion: None,
-                calendars,
-                audit: None,
-            };
-            let write = audited(actor, AuditAction::RouterArchived, &router, write, now);
-            if let Some(view) = self.write(write, None).await? {
-                return Ok(view);
-            }
-            if !backoff.again().await {
-                return Err(lost_races());
-            }
-        }
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                let (router, draft) = tokio::try_join!(
+                    self.store.get_router(actor.account_id, id),
+                    self.store.get_router_draft(actor.account_id, id)
+                )?;
+                let router = router
+                    .filter(|r| !r.is_archived())
+                    .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
+                let now = self.clock.now();
+                let mut next = moved_on(&router, now);
+                next.archived_at = Some(now);
+                next.archived_by = Some(actor.sub.to_string());
+                // BEHAVIOR 17: an archived router names no calendar any more (live or draft).
+                let calendars = CalendarRefs::change(
+                    &router.calendar_refs_with(draft.as_ref()),
+                    &next.calendar_refs_with(None),
+                );
+                let write = RouterWrite {
+                    router: next,
+                    expected_version: router.version,
+                    revision: None,
+                    draft: DraftChange::Drop(draft.map(|d| d.etag)),
+                    rotation: None,
+                    archives: true,
+                    completion: None,
+                    calendars,
+                    audit: None,
+                };
+                let write = audited(actor, AuditAction::RouterArchived, &router, write, now);
+                self.write(write, None).await
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// `GET /routers/{id}/revisions`: newest first, section 11's list rules. A page reads at
@@ -500,44 +508,47 @@ impl RouterAdmin {
         body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
     ) -> Result<Tagged, DomainError> {
         let (_, revision) = self.router_revision(actor.account_id, id, n).await?;
-        let mut body = Some(body);
+        let body = Some(body);
         let _turn = self.turns.take(id.to_string()).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
-            check_if_match(if_match, current.as_ref())?;
-            take_body(&mut body)?;
-            let draft = self.new_draft(actor, &router, revision.revision, revision.config.clone());
-            let answer = tagged(&draft, router.object_type);
-            let completion = completion(claim, 200, &answer.draft)?;
-            let event = draft_event(
-                actor,
-                AuditAction::RouterRestored,
-                &router,
-                current.as_ref(),
-                &draft.config,
-                draft.updated_at,
-            );
-            match self
-                .put_draft_over(
+        let revision = &revision;
+        write_rounds(&mut Backoff::new(), body, |Kept(body, _), _| {
+            Box::pin(async move {
+                let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
+                check_if_match(if_match, current.as_ref())?;
+                take_body(body)?;
+                let draft =
+                    self.new_draft(actor, &router, revision.revision, revision.config.clone());
+                let answer = tagged(&draft, router.object_type);
+                let completion = completion(claim, 200, &answer.draft)?;
+                let event = draft_event(
+                    actor,
+                    AuditAction::RouterRestored,
                     &router,
                     current.as_ref(),
-                    &draft,
-                    completion.as_ref(),
-                    &event,
-                )
-                .await
-            {
-                Ok(()) => return Ok(answer),
-                Err(StoreError::Conflict) if backoff.again().await => continue,
-                Err(StoreError::Conflict) => return Err(lost_races()),
-                // The revision names a holiday calendar deleted since it was published.
-                Err(StoreError::UnknownHolidayCalendar) => {
-                    return Err(DomainError::conflict(REVISION_CALENDAR_DELETED))
+                    &draft.config,
+                    draft.updated_at,
+                );
+                match self
+                    .put_draft_over(
+                        &router,
+                        current.as_ref(),
+                        &draft,
+                        completion.as_ref(),
+                        &event,
+                    )
+                    .await
+                {
+                    Ok(()) => Ok(answer),
+                    // The revision names a holiday calendar deleted since it was published.
+                    Err(StoreError::UnknownHolidayCalendar) => {
+                        Err(DomainError::conflict(REVISION_CALENDAR_DELETED).into())
+                    }
+                    Err(e) => Err(e.into()),
                 }
-                Err(e) => return Err(e.into()),
-            }
-        }
+            })
+        })
+        .await
+        .map_err(RoundError::answer)
     }
 
     /// The router (404 when unknown) and revision `n` of it (404 `Revision not found`).
@@ -636,21 +647,18 @@ impl RouterAdmin {
         }
     }
 
-    /// Stores `write` with `claim`'s answer (200, the router's view): the view, or `None` when
-    /// it lost a race (read again). A publish, an unpublish and an archive gain no calendar
+    /// Stores `write` with `claim`'s answer (200, the router's view): the view, or
+    /// [`StoreError::Conflict`] when it lost a race (the round reads again: [`write_rounds`]). A publish, an unpublish and an archive gain no calendar
     /// reference (a publish's draft held it already), and a reference released from a calendar
     /// that is gone is left out by the store, so [`StoreError::UnknownHolidayCalendar`] cannot
     /// happen here.
     async fn write(
         &self, mut write: RouterWrite, claim: Option<&IdempotencyClaim>,
-    ) -> Result<Option<RouterView>, DomainError> {
+    ) -> Result<RouterView, RoundError> {
         let view = RouterView::new(&write.router);
         write.completion = completion(claim, 200, &view)?;
-        match self.store.write_router(&write).await {
-            Ok(()) => Ok(Some(view)),
-            Err(StoreError::Conflict) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        self.store.write_router(&write).await?;
+        Ok(view)
     }
 
     /// Checks `body` against the account, at a cost bounded by the body's limits
@@ -904,19 +912,11 @@ fn completion(
         .transpose()
 }
 
-/// The 409 of a write that kept losing races until the retry deadline (BEHAVIOR 12).
-fn lost_races() -> DomainError {
-    DomainError::conflict(KEPT_CHANGING)
-}
-
 /// A store failure of a write that has no retry loop of its own: a write that kept meeting
 /// others until the deadline ([`StoreError::Conflict`]) is the 409 of a router that kept
-/// changing (BEHAVIOR 12: never a 500), anything else as usual.
+/// changing (BEHAVIOR 12: never a 500), anything else as usual ([`RoundError::answer`]).
 fn kept_changing(e: StoreError) -> DomainError {
-    match e {
-        StoreError::Conflict => lost_races(),
-        e => e.into(),
-    }
+    RoundError::Store(e).answer()
 }
 
 /// A configuration problem as a 400 naming its path in `field`.

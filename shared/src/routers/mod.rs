@@ -14,18 +14,18 @@ pub use view::{DraftView, RevisionView, RouterView};
 use crate::error::DomainError;
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
-use crate::store::{router_position, Store};
+use crate::store::{router_position, RouterStore};
 use crate::types::ids::{AccountId, RouterId};
 use std::sync::Arc;
 
 /// The router read operations.
 pub struct RouterService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn RouterStore>,
 }
 
 impl RouterService {
     /// A service over `store`.
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    pub fn new(store: Arc<dyn RouterStore>) -> Self {
         Self { store }
     }
 

@@ -5,7 +5,7 @@
 
 use crate::error::DomainError;
 use crate::model::router::{Router, RouterConfig, RouterRevision, FIRST_REVISION};
-use crate::store::{Store, StoreResult};
+use crate::store::{RouterStore, StoreResult};
 use crate::types::ids::{AccountId, RouterId};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -58,7 +58,7 @@ impl RevisionChoice {
     ///
     /// Errors: the store's.
     pub async fn read(
-        self, store: &dyn Store, account_id: AccountId, router_id: RouterId,
+        self, store: &dyn RouterStore, account_id: AccountId, router_id: RouterId,
     ) -> StoreResult<Option<RouterConfig>> {
         Ok(match self {
             Self::Draft => store
@@ -120,7 +120,7 @@ impl RevisionChoice {
 ///
 /// Errors: the store's.
 pub(crate) async fn first_revision_mended(
-    store: &dyn Store, router: &Router,
+    store: &dyn RouterStore, router: &Router,
 ) -> StoreResult<Option<RouterRevision>> {
     if router.revision != FIRST_REVISION {
         return Ok(None);
@@ -137,7 +137,9 @@ pub(crate) async fn first_revision_mended(
 /// listed and restorable. Nothing for a router past revision 1.
 ///
 /// Errors: the store's.
-pub(crate) async fn ensure_first_revision(store: &dyn Store, router: &Router) -> StoreResult<()> {
+pub(crate) async fn ensure_first_revision(
+    store: &dyn RouterStore, router: &Router,
+) -> StoreResult<()> {
     if router.revision == FIRST_REVISION
         && store
             .get_router_revision(router.account_id, router.id, FIRST_REVISION)

@@ -7,7 +7,7 @@
 use crate::model::account::Team;
 use crate::model::member::Member;
 use crate::model::router::Router;
-use crate::store::{Store, StoreResult};
+use crate::store::{MemberStore, StoreResult};
 use crate::types::ids::{AccountId, MemberId};
 use std::collections::HashSet;
 
@@ -116,7 +116,8 @@ impl<'a> RosterKeys<'a> {
 ///
 /// Errors: the store's.
 pub async fn read_roster(
-    store: &dyn Store, account_id: AccountId, router: &Router, teams: &[Team], named: Named<'_>,
+    store: &dyn MemberStore, account_id: AccountId, router: &Router, teams: &[Team],
+    named: Named<'_>,
 ) -> StoreResult<Roster> {
     read_roster_with(
         store,
@@ -134,7 +135,7 @@ pub async fn read_roster(
 ///
 /// Errors: the store's.
 pub async fn read_roster_with(
-    store: &dyn Store, account_id: AccountId, keys: &RosterKeys<'_>, read: Vec<Member>,
+    store: &dyn MemberStore, account_id: AccountId, keys: &RosterKeys<'_>, read: Vec<Member>,
 ) -> StoreResult<Roster> {
     let missing: Vec<MemberId> = keys
         .ids
@@ -183,7 +184,7 @@ pub async fn read_roster_with(
 ///
 /// Errors: the store's.
 pub async fn members_by_email<S: AsRef<str>>(
-    store: &dyn Store, account_id: AccountId, emails: &[S],
+    store: &dyn MemberStore, account_id: AccountId, emails: &[S],
 ) -> StoreResult<Vec<Member>> {
     let found = futures_util::future::try_join_all(
         emails

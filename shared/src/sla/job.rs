@@ -9,7 +9,7 @@ use crate::error::DomainError;
 use crate::model::dispatch::{DispatchEntry, DispatchEntryKey};
 use crate::model::due::{DueChanges, DueKind};
 use crate::model::sla::SlaStatus;
-use crate::store::Store;
+use crate::store::SlaPorts;
 use async_trait::async_trait;
 use std::sync::{Arc, Weak};
 
@@ -25,7 +25,7 @@ pub struct SlaChecks {
     #[debug(skip)]
     engine: Weak<DispatchEngine>,
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn SlaPorts>,
 }
 
 impl SlaChecks {

@@ -44,13 +44,18 @@ pub use port::{
     FirstReads, IdempotencyStore, MemberStore, PaceStore, ProvisionStore, RecordStore, RouterStore,
     Store, WebhookStore, RECORD_BATCH_WAVE,
 };
+pub use port::{
+    DeliveryPorts, DispatchPorts, HistoryPorts, MemberPorts, RecordPorts, ReplayPorts,
+    RouterAdminPorts, SlaPorts, SyncPorts, TokenPorts,
+};
 pub use position::{
     audit_position, delivery_position, dispatch_position, holiday_calendar_page,
     holiday_calendar_position, member_position, record_position, revision_position,
     router_position, webhook_position,
 };
 pub use retry::{
-    request_deadline, within_request_deadline, Backoff, Turns, CONFLICT_DEADLINE, REQUEST_DEADLINE,
+    request_deadline, within_request_deadline, write_rounds, Backoff, RoundError, Turns,
+    CONFLICT_DEADLINE, REQUEST_DEADLINE,
 };
 
 /// Every trait of the port, for code that calls store methods on a concrete adapter

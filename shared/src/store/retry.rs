@@ -30,9 +30,13 @@
 //! PATCHes of one member at once took 4.4 s on the emulator racing, 1.4 s in turns). Writers in
 //! different processes still race, and the retries above settle that.
 
+use super::StoreError;
+use crate::error::DomainError;
 use rand::Rng;
 use std::collections::HashMap;
 use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -210,6 +214,82 @@ impl Drop for Turn<'_> {
 /// The 409 message of a write that kept losing races until [`CONFLICT_DEADLINE`] (BEHAVIOR 12):
 /// the request changed nothing and may be sent again.
 pub const KEPT_CHANGING: &str = "The item kept changing while the request applied; retry it";
+
+/// Why a round of a conditional write ([`write_rounds`]) stopped without its answer: a store
+/// answer the caller's policy reads ([`StoreError::Conflict`], [`StoreError::LeaseLost`], ...),
+/// or an error of the round itself. `?` turns either into it.
+#[derive(Debug)]
+pub enum RoundError {
+    /// The store's answer.
+    Store(StoreError),
+    /// Anything else that went wrong.
+    Domain(DomainError),
+}
+
+impl From<StoreError> for RoundError {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<DomainError> for RoundError {
+    fn from(error: DomainError) -> Self {
+        Self::Domain(error)
+    }
+}
+
+impl RoundError {
+    /// The answer of a request whose rounds ended with this (BEHAVIOR 12): a race still lost at
+    /// the deadline is 409 [`KEPT_CHANGING`] (nothing was written), any other store failure
+    /// its own answer, the round's own error as it is.
+    pub fn answer(self) -> DomainError {
+        self.answer_with(KEPT_CHANGING)
+    }
+
+    /// [`Self::answer`] with `kept_changing` as the 409's message (one that names the item).
+    pub fn answer_with(self, kept_changing: &str) -> DomainError {
+        match self {
+            Self::Store(StoreError::Conflict) => DomainError::conflict(kept_changing),
+            Self::Store(error) => error.into(),
+            Self::Domain(error) => error,
+        }
+    }
+}
+
+/// One round of [`write_rounds`]: a future that may borrow the round's state for `'s`, and is
+/// `Send` (declared, so that a caller's future stays `Send` whatever the round borrows).
+pub type Round<'s, T> = Pin<Box<dyn Future<Output = Result<T, RoundError>> + Send + 's>>;
+
+/// What the rounds of [`write_rounds`] keep from one round to the next (`.0`: the item read
+/// last, a body parsed once), borrowed by each round in turn. Its lifetime `'env` is that of what
+/// the rounds borrow around them (`self`, the request): `&'s mut Kept<'env, S>` tells the compiler
+/// that `'env` outlives every round `'s` (as `std::thread::scope`'s `Scope` does).
+pub struct Kept<'env, S>(pub S, pub PhantomData<&'env mut &'env ()>);
+
+/// Read, decide, conditional write, back off: the one retry loop of the writes that can lose a
+/// race. Runs `round(kept, n)` for n = 0, 1, ... until it answers anything but a lost race
+/// ([`StoreError::Conflict`]), with `backoff`'s jittered pause between rounds; a race still lost
+/// when `backoff`'s deadline (its own, or the request's: [`within_request_deadline`]) has come is
+/// answered as it is, `Err(RoundError::Store(StoreError::Conflict))`, for the caller's policy
+/// ([`RoundError::answer`]'s 409, the dispatch's 500, due work staying due).
+///
+/// Each round reads afresh what its write is conditional on (round 0 may use what was read
+/// before: `state`), decides, and makes one conditional write; `state` is what a round leaves
+/// the next one ([`Kept`]). `backoff` tells afterwards how many races were lost and how long it
+/// took.
+pub async fn write_rounds<'env, S, T>(
+    backoff: &mut Backoff, state: S,
+    mut round: impl for<'s> FnMut(&'s mut Kept<'env, S>, u32) -> Round<'s, T>,
+) -> Result<T, RoundError> {
+    let mut kept = Kept(state, PhantomData);
+    let mut n = 0;
+    loop {
+        match round(&mut kept, n).await {
+            Err(RoundError::Store(StoreError::Conflict)) if backoff.again().await => n += 1,
+            answer => return answer,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,8 @@ use crate::error::DomainError;
 use crate::model::due::{DueChanges, DueId, DueItem, DueKind};
 use crate::model::webhook::{DeliveryStatus, WebhookDelivery, WebhookSubscription};
 use crate::page::{PageRequest, Position};
-use crate::store::{Store, StoreError};
+use crate::store::DeliveryPorts;
+use crate::store::StoreError;
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -83,13 +84,13 @@ pub fn closing_item(
 #[derive(derive_more::Debug)]
 pub struct DeliveryCloser {
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn DeliveryPorts>,
     open_window: chrono::Duration,
 }
 
 impl DeliveryCloser {
     /// The closer over `store`, for deliveries retried on `schedule`.
-    pub fn new(store: Arc<dyn Store>, schedule: &RetrySchedule) -> Arc<Self> {
+    pub fn new(store: Arc<dyn DeliveryPorts>, schedule: &RetrySchedule) -> Arc<Self> {
         let retries: std::time::Duration = schedule.as_slice().iter().sum();
         let open_window = chrono::Duration::from_std(retries).unwrap_or(chrono::Duration::zero())
             + chrono::Duration::days(1);

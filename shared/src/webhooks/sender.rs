@@ -17,7 +17,7 @@ use crate::model::webhook::{
 use crate::outbound::OutboundClient;
 use crate::secrets::cache::CachingSealer;
 use crate::secrets::Sealer;
-use crate::store::Store;
+use crate::store::DeliveryPorts;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
@@ -39,7 +39,7 @@ pub const FAILING_FOR: chrono::Duration = chrono::Duration::days(5);
 #[derive(derive_more::Debug)]
 pub struct WebhookSender {
     #[debug(skip)]
-    store: Arc<dyn Store>,
+    store: Arc<dyn DeliveryPorts>,
     #[debug(skip)]
     clock: Arc<dyn Clock>,
     #[debug(skip)]
@@ -64,7 +64,7 @@ impl WebhookSender {
     /// opening signing secrets through `sealer` with what it opened kept for
     /// [`CachingSealer::TTL`] (so retries and bursts of one subscription open each secret once).
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, http: OutboundClient,
+        store: Arc<dyn DeliveryPorts>, clock: Arc<dyn Clock>, http: OutboundClient,
         sealer: Arc<dyn Sealer>, schedule: RetrySchedule,
     ) -> Arc<Self> {
         Arc::new(Self {

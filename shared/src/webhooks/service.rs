@@ -19,7 +19,11 @@ use crate::outbound::{OutboundPolicy, OutboundUrl};
 use crate::page::cursor::{CursorKey, ListRequest};
 use crate::page::ListView;
 use crate::secrets::Sealer;
-use crate::store::{delivery_position, size, webhook_position, Backoff, Store, StoreError, Turns};
+use crate::store::retry::Kept;
+use crate::store::{
+    delivery_position, size, webhook_position, write_rounds, Backoff, StoreError, Turns,
+    WebhookStore,
+};
 use crate::types::ids::{AccountId, DeliveryId, WebhookId};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -55,7 +59,7 @@ pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
 
 /// The subscription operations of one instance.
 pub struct WebhookService {
-    store: Arc<dyn Store>,
+    store: Arc<dyn WebhookStore>,
     clock: Arc<dyn Clock>,
     sealer: Arc<dyn Sealer>,
     policy: OutboundPolicy,
@@ -69,7 +73,12 @@ pub struct WebhookService {
 /// the subscription (or delivery) changed since it read it (a delivery attempt disabling it, a
 /// concurrent `PATCH` or rotation, a DynamoDB transaction conflict) reads it again and applies
 /// the request again until [`crate::store::CONFLICT_DEADLINE`] ([`Backoff`]).
-const KEPT_CHANGING: &str = "The webhook kept changing while the request applied; retry it";
+const WEBHOOK_KEPT_CHANGING: &str = "The webhook kept changing while the request applied; retry it";
+
+/// The 409 of a manual retry whose delivery kept changing (attempts recorded meanwhile) until
+/// the retry deadline.
+const DELIVERY_KEPT_CHANGING: &str =
+    "The delivery kept changing while the request applied; retry it";
 
 /// The audit event of a subscription write (BEHAVIOR 18), from the subscription `before` to the
 /// one `after` (`None`: created or deleted), over its shape without secrets ([`WEBHOOK`]).
@@ -109,7 +118,7 @@ impl WebhookService {
     /// A service over `store`, sealing secrets with `sealer`, checking URLs under `policy`,
     /// handing manual retries to `due`.
     pub fn new(
-        store: Arc<dyn Store>, clock: Arc<dyn Clock>, sealer: Arc<dyn Sealer>,
+        store: Arc<dyn WebhookStore>, clock: Arc<dyn Clock>, sealer: Arc<dyn Sealer>,
         policy: OutboundPolicy, due: Arc<DueWorker>,
     ) -> Self {
         Self {
@@ -234,28 +243,29 @@ impl WebhookService {
             now,
         );
         let _turn = self.turns.take(format!("count:{account_id}")).await;
-        let mut backoff = Backoff::new();
-        loop {
-            match self
-                .store
-                .create_webhook(&subscription, MAX_SUBSCRIPTIONS, Some(&event))
-                .await
-            {
-                Ok(()) => break,
-                Err(StoreError::Rejected(_)) => {
-                    return Err(DomainError::bad_request(format!(
+        // A round lost to a concurrent create or delete: the account's count moved.
+        let (event, subscription) = (&event, &subscription);
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                match self
+                    .store
+                    .create_webhook(subscription, MAX_SUBSCRIPTIONS, Some(event))
+                    .await
+                {
+                    Ok(()) => Ok(()),
+                    Err(StoreError::Rejected(_)) => Err(DomainError::bad_request(format!(
                         "An account has at most {MAX_SUBSCRIPTIONS} webhook subscriptions"
-                    )))
+                    ))
+                    .into()),
+                    Err(e) => Err(e.into()),
                 }
-                // The account's count moved under a concurrent create or delete.
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(WEBHOOK_KEPT_CHANGING))?;
         Ok(WebhookView {
             secret: Some(secret.expose().to_string()),
-            ..WebhookView::new(&subscription)
+            ..WebhookView::new(subscription)
         })
     }
 
@@ -319,85 +329,80 @@ impl WebhookService {
     ) -> Result<WebhookView, DomainError> {
         let account_id = actor.account_id;
         let _turn = self.turns.take(turn_key(id)).await;
-        let mut stored = self.find(account_id, id).await?;
+        let stored = self.find(account_id, id).await?;
         if body.is_empty() {
             return Err(DomainError::bad_request(
                 "At least one of url, events, description, enabled is required",
             ));
         }
         let changes = self.parse(body, true)?;
-        let mut backoff = Backoff::new();
-        let mut lost = false;
-        loop {
-            if lost {
-                stored = self.find(account_id, id).await?;
-            }
-            let mut next = stored.clone();
-            if let Some(url) = changes.url.clone() {
-                next.url = url;
-            }
-            if let Some(events) = changes.events.clone() {
-                next.events = events;
-            }
-            if let Some(description) = changes.description.clone() {
-                next.description = description;
-            }
-            let enabling = changes.enabled == Some(true) && !stored.enabled;
-            if let Some(enabled) = changes.enabled {
-                if enabling {
-                    next.disabled_reason = None;
-                    next.failing_since = None;
+        let changes = &changes;
+        let (next, closing) = write_rounds(&mut Backoff::new(), stored, |Kept(stored, _), n| {
+            Box::pin(async move {
+                if n > 0 {
+                    *stored = self.find(account_id, id).await?;
                 }
-                next.enabled = enabled;
-            }
-            let now = self.clock.now();
-            next.updated_at = now;
-            next.version += 1;
-            check_stored_size(&next)?;
-            let mut due = DueChanges::none();
-            // Disabling: the closing of the open deliveries is stored with the change, held by
-            // this process, which runs its first page before answering (a short, bounded run;
-            // a log longer than a page goes on as due work).
-            let closing = (stored.enabled && !next.enabled).then(|| {
-                let (id, subject) = closing(&next, next.version, now);
-                self.due.claimed_now(id, subject)
-            });
-            if let Some(claimed) = &closing {
-                due.put.push(claimed.item.clone());
-            }
-            // BEHAVIOR 18: recorded only when a value changed.
-            let event = webhook_event(
-                actor,
-                AuditAction::WebhookUpdated,
-                Some(&stored),
-                Some(&next),
-                now,
-            );
-            let event = (!event.changes.is_empty()).then_some(event);
-            match self
-                .store
-                .update_webhook(&next, stored.version, enabling, &due, event.as_ref())
-                .await
-            {
-                Ok(()) => {
-                    if let Some(claimed) = &closing {
-                        if let Err(error) = self.due.run_claimed(claimed).await {
-                            // Stored and held by this process: the lease lapses and the
-                            // sweeper resumes it.
-                            tracing::warn!(
-                                due_id = %claimed.item.id,
-                                error = %crate::error::ErrorChain(&error),
-                                "closing the deliveries of a disabled subscription failed; the sweeper resumes it"
-                            );
-                        }
+                let mut next = stored.clone();
+                if let Some(url) = changes.url.clone() {
+                    next.url = url;
+                }
+                if let Some(events) = changes.events.clone() {
+                    next.events = events;
+                }
+                if let Some(description) = changes.description.clone() {
+                    next.description = description;
+                }
+                let enabling = changes.enabled == Some(true) && !stored.enabled;
+                if let Some(enabled) = changes.enabled {
+                    if enabling {
+                        next.disabled_reason = None;
+                        next.failing_since = None;
                     }
-                    return Ok(WebhookView::new(&next));
+                    next.enabled = enabled;
                 }
-                Err(StoreError::Conflict) if backoff.again().await => lost = true,
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
+                let now = self.clock.now();
+                next.updated_at = now;
+                next.version += 1;
+                check_stored_size(&next)?;
+                let mut due = DueChanges::none();
+                // Disabling: the closing of the open deliveries is stored with the change, held by
+                // this process, which runs its first page before answering (a short, bounded run;
+                // a log longer than a page goes on as due work).
+                let closing = (stored.enabled && !next.enabled).then(|| {
+                    let (id, subject) = closing(&next, next.version, now);
+                    self.due.claimed_now(id, subject)
+                });
+                if let Some(claimed) = &closing {
+                    due.put.push(claimed.item.clone());
+                }
+                // BEHAVIOR 18: recorded only when a value changed.
+                let event = webhook_event(
+                    actor,
+                    AuditAction::WebhookUpdated,
+                    Some(stored),
+                    Some(&next),
+                    now,
+                );
+                let event = (!event.changes.is_empty()).then_some(event);
+                self.store
+                    .update_webhook(&next, stored.version, enabling, &due, event.as_ref())
+                    .await?;
+                Ok((next, closing))
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(WEBHOOK_KEPT_CHANGING))?;
+        if let Some(claimed) = &closing {
+            if let Err(error) = self.due.run_claimed(claimed).await {
+                // Stored and held by this process: the lease lapses and the sweeper resumes it.
+                tracing::warn!(
+                    due_id = %claimed.item.id,
+                    error = %crate::error::ErrorChain(&error),
+                    "closing the deliveries of a disabled subscription failed; the sweeper resumes it"
+                );
             }
         }
+        Ok(WebhookView::new(&next))
     }
 
     /// `DELETE /webhooks/{id}` by `actor`: gone, with its pending deliveries, recorded as
@@ -410,33 +415,34 @@ impl WebhookService {
         let account_id = actor.account_id;
         // The account's subscription count is one item every create and delete moves.
         let _turn = self.turns.take(format!("count:{account_id}")).await;
-        let mut backoff = Backoff::new();
-        loop {
-            let subscription = self.find(account_id, id).await?;
-            let event = webhook_event(
-                actor,
-                AuditAction::WebhookDeleted,
-                Some(&subscription),
-                None,
-                self.clock.now(),
-            );
-            match self
-                .store
-                .delete_webhook(
-                    account_id,
-                    subscription.id,
-                    subscription.version,
-                    Some(&event),
-                )
-                .await
-            {
-                Ok(true) => return Ok(()),
-                Ok(false) => return Err(DomainError::not_found(WEBHOOK_NOT_FOUND)),
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+        write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                let subscription = self.find(account_id, id).await?;
+                let event = webhook_event(
+                    actor,
+                    AuditAction::WebhookDeleted,
+                    Some(&subscription),
+                    None,
+                    self.clock.now(),
+                );
+                let deleted = self
+                    .store
+                    .delete_webhook(
+                        account_id,
+                        subscription.id,
+                        subscription.version,
+                        Some(&event),
+                    )
+                    .await?;
+                if deleted {
+                    Ok(())
+                } else {
+                    Err(DomainError::not_found(WEBHOOK_NOT_FOUND).into())
+                }
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(WEBHOOK_KEPT_CHANGING))
     }
 
     /// `POST /webhooks/{id}/rotate-secret`: a new secret (in this answer only); the previous one
@@ -449,61 +455,57 @@ impl WebhookService {
     ) -> Result<WebhookView, DomainError> {
         let account_id = actor.account_id;
         let _turn = self.turns.take(turn_key(id)).await;
-        let mut stored = self.find(account_id, id).await?;
+        let stored = self.find(account_id, id).await?;
         let secret = WebhookSecret::generate();
         let fresh = self.seal(&stored, &secret, None).await?;
-        let mut backoff = Backoff::new();
-        let mut lost = false;
-        loop {
-            if lost {
-                stored = self.find(account_id, id).await?;
-            }
-            let now = self.clock.now();
-            let mut next = stored.clone();
-            // One previous secret only (BEHAVIOR 13): the one that signed until now keeps
-            // signing beside the new one for the overlap; an older previous one retires at once,
-            // so a delivery carries at most two signatures whatever the number of rotations.
-            let retiring = stored
-                .secrets
-                .iter()
-                .find(|s| s.retires_at.is_none_or(|at| at > now))
-                .map(|s| SigningSecret {
-                    sealed: s.sealed.clone(),
-                    retires_at: Some(
-                        s.retires_at
-                            .unwrap_or(now + ROTATION_OVERLAP)
-                            .min(now + ROTATION_OVERLAP),
-                    ),
-                });
-            next.secrets = std::iter::once(fresh.clone()).chain(retiring).collect();
-            next.updated_at = now;
-            next.version += 1;
-            check_stored_size(&next)?;
-            // BEHAVIOR 18: a rotation is on record, its secret never (`changes: []`).
-            let target = AuditTarget::new(TargetType::Webhook, next.id);
-            let event = actor.event(AuditAction::WebhookSecretRotated, target, Vec::new(), now);
-            match self
-                .store
-                .update_webhook(
-                    &next,
-                    stored.version,
-                    false,
-                    &DueChanges::none(),
-                    Some(&event),
-                )
-                .await
-            {
-                Ok(()) => {
-                    return Ok(WebhookView {
-                        secret: Some(secret.expose().to_string()),
-                        ..WebhookView::new(&next)
-                    })
+        let fresh = &fresh;
+        let next = write_rounds(&mut Backoff::new(), stored, |Kept(stored, _), n| {
+            Box::pin(async move {
+                if n > 0 {
+                    *stored = self.find(account_id, id).await?;
                 }
-                Err(StoreError::Conflict) if backoff.again().await => lost = true,
-                Err(StoreError::Conflict) => return Err(DomainError::conflict(KEPT_CHANGING)),
-                Err(e) => return Err(e.into()),
-            }
-        }
+                let now = self.clock.now();
+                let mut next = stored.clone();
+                // One previous secret only (BEHAVIOR 13): the one that signed until now keeps
+                // signing beside the new one for the overlap; an older previous one retires at once,
+                // so a delivery carries at most two signatures whatever the number of rotations.
+                let retiring = stored
+                    .secrets
+                    .iter()
+                    .find(|s| s.retires_at.is_none_or(|at| at > now))
+                    .map(|s| SigningSecret {
+                        sealed: s.sealed.clone(),
+                        retires_at: Some(
+                            s.retires_at
+                                .unwrap_or(now + ROTATION_OVERLAP)
+                                .min(now + ROTATION_OVERLAP),
+                        ),
+                    });
+                next.secrets = std::iter::once(fresh.clone()).chain(retiring).collect();
+                next.updated_at = now;
+                next.version += 1;
+                check_stored_size(&next)?;
+                // BEHAVIOR 18: a rotation is on record, its secret never (`changes: []`).
+                let target = AuditTarget::new(TargetType::Webhook, next.id);
+                let event = actor.event(AuditAction::WebhookSecretRotated, target, Vec::new(), now);
+                self.store
+                    .update_webhook(
+                        &next,
+                        stored.version,
+                        false,
+                        &DueChanges::none(),
+                        Some(&event),
+                    )
+                    .await?;
+                Ok(next)
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(WEBHOOK_KEPT_CHANGING))?;
+        Ok(WebhookView {
+            secret: Some(secret.expose().to_string()),
+            ..WebhookView::new(&next)
+        })
     }
 
     /// `GET /webhooks/{id}/deliveries`: newest first, those of the last 30 days.
@@ -535,53 +537,46 @@ impl WebhookService {
         let Some(delivery_id) = DeliveryId::parse(delivery_id) else {
             return Err(DomainError::not_found(DELIVERY_NOT_FOUND));
         };
-        let mut backoff = Backoff::new();
-        loop {
-            let now = self.clock.now();
-            let delivery: WebhookDelivery = self
-                .store
-                .get_delivery(subscription.id, delivery_id.as_str())
-                .await?
-                .filter(|d| d.expires_at > now)
-                .ok_or_else(|| DomainError::not_found(DELIVERY_NOT_FOUND))?;
-            let subject = DeliverySubject {
-                account_id,
-                subscription_id: subscription.id,
-                delivery_id: delivery.id.clone(),
-                manual: true,
-            };
-            let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
-            let item = manual_retry_item(&subject, now, &schedule);
-            let mut shown = delivery.clone();
-            if matches!(
-                shown.status,
-                DeliveryStatus::Delivered | DeliveryStatus::Failed
-            ) {
-                shown.status = DeliveryStatus::Pending;
-            }
-            let changes = DueChanges {
-                put: vec![item.clone()],
-                ..DueChanges::default()
-            };
-            match self
-                .store
-                .record_delivery(&shown, delivery.attempts, None, &changes)
-                .await
-            {
-                Ok(()) => {
-                    self.due.hand_off(&item).await;
-                    return Ok(DeliveryView::new(&shown));
+        // A round lost to an attempt recorded meanwhile reads the delivery again.
+        let delivery_id = &delivery_id;
+        let (shown, item) = write_rounds(&mut Backoff::new(), (), |_, _| {
+            Box::pin(async move {
+                let now = self.clock.now();
+                let delivery: WebhookDelivery = self
+                    .store
+                    .get_delivery(subscription.id, delivery_id.as_str())
+                    .await?
+                    .filter(|d| d.expires_at > now)
+                    .ok_or_else(|| DomainError::not_found(DELIVERY_NOT_FOUND))?;
+                let subject = DeliverySubject {
+                    account_id,
+                    subscription_id: subscription.id,
+                    delivery_id: delivery.id.clone(),
+                    manual: true,
+                };
+                let schedule = |id, subject, due_at| self.due.schedule(id, subject, due_at);
+                let item = manual_retry_item(&subject, now, &schedule);
+                let mut shown = delivery.clone();
+                if matches!(
+                    shown.status,
+                    DeliveryStatus::Delivered | DeliveryStatus::Failed
+                ) {
+                    shown.status = DeliveryStatus::Pending;
                 }
-                // An attempt was recorded meanwhile: read the delivery again.
-                Err(StoreError::Conflict) if backoff.again().await => {}
-                Err(StoreError::Conflict) => {
-                    return Err(DomainError::conflict(
-                        "The delivery kept changing while the request applied; retry it",
-                    ))
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+                let changes = DueChanges {
+                    put: vec![item.clone()],
+                    ..DueChanges::default()
+                };
+                self.store
+                    .record_delivery(&shown, delivery.attempts, None, &changes)
+                    .await?;
+                Ok((shown, item))
+            })
+        })
+        .await
+        .map_err(|e| e.answer_with(DELIVERY_KEPT_CHANGING))?;
+        self.due.hand_off(&item).await;
+        Ok(DeliveryView::new(&shown))
     }
 }
 

@@ -12,7 +12,7 @@ use super::principal::{AuthError, Principal};
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::model::account::ApiClient;
-use crate::store::Store;
+use crate::store::AccountStore;
 use crate::types::ids::AccountId;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -64,7 +64,7 @@ impl Standing {
 /// The clients' standings of one instance, each read at most [`MAX_AGE`] ago. Shared by every
 /// route of the instance (through its [`super::TokenVerifier`]).
 pub struct ClientGenerations {
-    store: Arc<dyn Store>,
+    store: Arc<dyn AccountStore>,
     clock: Arc<dyn Clock>,
     max_age: chrono::Duration,
     seen: Mutex<HashMap<String, (Standing, DateTime<Utc>), foldhash::fast::RandomState>>,
@@ -80,7 +80,7 @@ impl std::fmt::Debug for ClientGenerations {
 
 impl ClientGenerations {
     /// Standings read from `store`, aged by `clock`, kept at most [`MAX_AGE`].
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<dyn AccountStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,
@@ -238,7 +238,7 @@ mod tests {
             (Some(client(account, 0, false)), principal(other, 0), false),
             (None, principal(account, 0), false),
         ] {
-            let store: Arc<dyn Store> = match stored {
+            let store: Arc<dyn AccountStore> = match stored {
                 Some(c) => store_with(c).await,
                 None => Arc::new(MemoryStore::new()),
             };

@@ -1,8 +1,12 @@
 //! The store port: what the domain needs from persistence, one async trait per aggregate (a file
 //! each), and [`Store`], which bundles them.
 //!
-//! A function names the one trait it needs when it needs one (`&dyn RecordStore`), and
-//! [`Store`] when it needs several; the functions build one `Arc<dyn Store>` at start-up. Every
+//! A function or service names the ports it uses: the one trait when it needs one (`&dyn
+//! RecordStore`), generic bounds for a function that needs a few (`&(impl AccountStore +
+//! AuthAttemptStore + ?Sized)`), or a bundle of them (`port/uses.rs`; `MemberPorts`:
+//! `AccountStore + MemberStore`) for a service that holds them. [`Store`], every trait and every
+//! bundle, is for what needs everything: the wiring builds one store at start-up and hands each
+//! service its part (an upcast to a supertrait, Rust 1.86), and provisioning writes it all. Every
 //! adapter implements each trait in a file of its own (`store/<adapter>/<aggregate>.rs`), and
 //! gets [`Store`] from the blanket implementation below. Adding an aggregate (as the audit
 //! log was) is one trait here (`port/audit.rs`, a `mod` line, a supertrait of [`Store`] and of its
@@ -24,6 +28,7 @@ mod pace;
 mod provisioning;
 mod records;
 mod routers;
+mod uses;
 mod webhooks;
 
 pub use accounts::AccountStore;
@@ -38,10 +43,16 @@ pub use pace::PaceStore;
 pub use provisioning::ProvisionStore;
 pub use records::{RecordStore, RECORD_BATCH_WAVE};
 pub use routers::RouterStore;
+pub use uses::{
+    DeliveryPorts, DispatchPorts, HistoryPorts, MemberPorts, RecordPorts, ReplayPorts,
+    RouterAdminPorts, SlaPorts, SyncPorts, TokenPorts,
+};
 pub use webhooks::WebhookStore;
 
-/// Persistence of the routing domain: every aggregate's trait. The bound a function names when
-/// it needs more than one of them, and the type the functions share (`Arc<dyn Store>`).
+/// Persistence of the routing domain: every aggregate's trait, and every service's bundle of
+/// the ports it uses (so that the one store the wiring builds converts to each: a bundle must
+/// be a supertrait for the upcast). Named by what needs everything: the wiring (the functions'
+/// [`crate::deps::Deps`], the local server), provisioning, the test harness.
 ///
 /// Implemented for every type that implements all of them; nothing implements it by hand.
 pub trait Store:
@@ -58,6 +69,16 @@ pub trait Store:
     + AuditStore
     + PaceStore
     + AuthAttemptStore
+    + TokenPorts
+    + SyncPorts
+    + DispatchPorts
+    + ReplayPorts
+    + HistoryPorts
+    + MemberPorts
+    + RecordPorts
+    + RouterAdminPorts
+    + SlaPorts
+    + DeliveryPorts
 {
 }
 

@@ -37,6 +37,17 @@ pub type Item = HashMap<String, AttributeValue>;
 pub const GUARD_RECORD_ID: &str = "record_id";
 /// Attribute of a count item (monthly assignments, routers, subscriptions, ...) holding the count.
 pub const COUNT: &str = "count";
+/// The number a count item (a monthly count, an account's count of routers, calendars or
+/// subscriptions) holds in [`COUNT`]: 0 without the attribute.
+///
+/// Errors: an attribute that is not a whole number; each caller says what that means.
+pub fn count_of(item: &Item) -> Result<u64, std::num::ParseIntError> {
+    match item.get(COUNT) {
+        Some(AttributeValue::N(v)) => v.parse(),
+        _ => Ok(0),
+    }
+}
+
 /// Attribute of a field definition item holding its definition order.
 pub const DEFINED_AT: &str = "defined_at";
 /// Attribute of a message de-duplication marker (and of an `Idempotency-Key` request): expiry
