@@ -41,17 +41,15 @@ port_bundle!(
 );
 
 port_bundle!(
-    /// The store ports the engine (`DispatchEngine` and its steps) uses, the SLA checks'
-    /// (`SlaPorts`) among them.
+    /// The store ports the engine (`DispatchEngine` and its steps) uses. The SLA checks' ports
+    /// (`SlaPorts`: `DispatchStore`, `RecordStore`, `RouterStore`) are among them and are not
+    /// listed again.
     DispatchPorts: [
         AccountStore,
         CalendarStore,
-        DispatchStore,
         DueStore,
         IdempotencyStore,
         MemberStore,
-        RecordStore,
-        RouterStore,
         WebhookStore,
         SlaPorts,
     ]
