@@ -33,14 +33,23 @@
 //!
 //! Kinds only say what an attempt does and when the next is due: they implement [`DueJob`] and
 //! are registered on the worker ([`DueWorker::register`]).
+//!
+//! One concept a file: `settings.rs` the lease; `claim.rs` the job of a kind, the claimed item
+//! and its commit (the conflict policy), what a run did; `worker.rs` the worker (claim, run,
+//! release or park, hand on); `sweeper.rs` the sweep; `handoff/` the fast path, its SQS and
+//! in-process carriers side by side; `message.rs` what a hand-off carries.
 
+mod claim;
 mod handoff;
 mod message;
+mod settings;
+mod sweeper;
 mod worker;
 
-pub use handoff::{Handoff, SqsHandoff, MAX_SQS_DELAY, SQS_BATCH};
+pub use crate::store::retry::RoundError;
+pub use claim::{Claimed, Commit, DueJob, Ran};
+pub use handoff::{Handoff, InProcessHandoff, SqsHandoff, MAX_SQS_DELAY, SQS_BATCH};
 pub use message::DueMessage;
-pub use worker::{
-    Claimed, Commit, DueJob, DueSettings, DueWorker, InProcessHandoff, Ran, RoundError, RunOutcome,
-    SweepReport, DEFAULT_LEASE,
-};
+pub use settings::{DueSettings, DEFAULT_LEASE};
+pub use sweeper::SweepReport;
+pub use worker::{DueWorker, RunOutcome};

@@ -1,6 +1,8 @@
-//! The fast path of due work: how a stored item's next attempt reaches a worker on time.
+//! The SQS hand-off: due items as SQS messages delayed until due (`DelaySeconds`, at most 15
+//! minutes), sent alone or in `SendMessageBatch`es, each kind to its queue.
 
-use super::message::DueMessage;
+use super::port::Handoff;
+use crate::due::message::DueMessage;
 use crate::error::BoxError;
 use crate::model::due::DueKind;
 use async_trait::async_trait;
@@ -28,33 +30,6 @@ fn sqs_error<E: std::error::Error + 'static, R: std::fmt::Debug>(
     e: aws_sdk_sqs::error::SdkError<E, R>,
 ) -> BoxError {
     BoxError::from(aws_sdk_sqs::error::DisplayErrorContext(e).to_string())
-}
-
-/// Where handed-on due items wait until they are due.
-#[async_trait]
-pub trait Handoff: Send + Sync + 'static {
-    /// Hands `message` on, to reach a worker at its `due_at` (at once when that has passed).
-    ///
-    /// Errors: it could not be handed on (the item stays stored; the sweeper resumes it).
-    async fn hand_off(&self, message: &DueMessage) -> Result<(), BoxError>;
-
-    /// Hands each of `messages` on, as [`Self::hand_off`] does it alone; one result per message,
-    /// in their order (a failed one stays stored; the sweeper resumes it). The default hands
-    /// them on one after another; [`SqsHandoff`] sends them in batches.
-    async fn hand_off_all(&self, messages: &[DueMessage]) -> Vec<Result<(), BoxError>> {
-        let mut results = Vec::with_capacity(messages.len());
-        for message in messages {
-            results.push(self.hand_off(message).await);
-        }
-        results
-    }
-
-    /// How long after its due time a handed-on item may still be on its way before the sweeper
-    /// resumes it.
-    fn grace(&self) -> Duration;
-
-    /// The longest delay it carries; an item due later is left to the sweeper (`None`: any).
-    fn reach(&self) -> Option<Duration>;
 }
 
 /// Due items as SQS messages, delayed until due (Lambda, and the local server polling a queue).
