@@ -8,24 +8,29 @@
 //! lifetime, and the cache belongs to the verifier) and on the time (through `exp`, re-checked on
 //! every hit); only successes are remembered, and the cache holds at most
 //! [`DEFAULT_CACHE_CAPACITY`] tokens.
+//!
+//! This file holds the checks; `jwks.rs` reads the configured key set, `cache.rs` remembers
+//! the tokens that passed.
+
+mod cache;
+mod jwks;
+
+pub use cache::DEFAULT_CACHE_CAPACITY;
+use cache::{Verified, VerifiedTokens};
 
 use super::bearer::bearer_token;
 use super::claims::Claims;
 use super::principal::{AuthError, Principal};
 use super::signature::is_high_s;
-use crate::auth::keys::{coordinates, thumbprint, KeyError, SigningKey};
+use crate::auth::keys::{KeyError, SigningKey};
 use crate::auth::scope::Scope;
 use crate::error::DomainError;
 use crate::types::ids::AccountId;
 use chrono::{DateTime, Utc};
-use jsonwebtoken::jwk::{
-    AlgorithmParameters, EllipticCurve, EllipticCurveKeyType, Jwk, JwkSet, KeyAlgorithm,
-    PublicKeyUse,
-};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// Clock skew tolerated when checking `exp`, in seconds.
 pub const CLOCK_LEEWAY_SECONDS: u64 = 30;
@@ -50,10 +55,6 @@ fn names_crit(token: &str) -> bool {
         .is_some_and(|header| header.contains_key("crit"))
 }
 
-/// How many verified tokens a verifier remembers at most (about 1 KiB each: the token text of
-/// about 600 bytes and its principal), i.e. about 1 MiB at most.
-pub const DEFAULT_CACHE_CAPACITY: usize = 1024;
-
 /// Verifies access tokens against a set of ES256 public keys selected by `kid`.
 ///
 /// Clones share one cache of verified tokens.
@@ -65,71 +66,6 @@ pub struct TokenVerifier {
     /// The clients' key generations a token must still match (BEHAVIOR 1); `None` checks
     /// nothing (a verifier alone, in tests and benchmarks).
     clients: Option<Arc<super::clients::ClientGenerations>>,
-}
-
-/// Tokens that passed every check of [`TokenVerifier::verify_uncached`], by their exact text,
-/// with their principal and `exp`. Bounded: when full, expired entries are dropped, and if none
-/// was, all are (the next presentations are verified again, as without a cache).
-///
-/// Hashed with foldhash (seeded per process) rather than SipHash: a token is about 500 bytes and
-/// is hashed on every request, and SipHash took 3,000 instructions of it. SipHash's resistance to
-/// chosen collisions is not needed here: only tokens that carry our own valid signature are
-/// inserted, so a client cannot fill the table with keys of its choosing.
-struct VerifiedTokens {
-    capacity: usize,
-    entries: Mutex<HashMap<Box<str>, Verified, foldhash::fast::RandomState>>,
-}
-
-/// A verified token's principal, expiry, and the later of its `nbf` and `iat` (seconds since the
-/// Unix epoch).
-#[derive(Clone)]
-struct Verified {
-    principal: Arc<Principal>,
-    exp: i64,
-    not_before: i64,
-}
-
-impl VerifiedTokens {
-    fn new(capacity: usize) -> Self {
-        Self {
-            capacity,
-            entries: Mutex::new(HashMap::default()),
-        }
-    }
-
-    /// The remembered principal of `token` if it is valid at `now`: not expired and not before
-    /// its `nbf`/`iat` (leeway included both ways), the time checks of a full verification.
-    fn get(&self, token: &str, now: i64) -> Option<Arc<Principal>> {
-        if self.capacity == 0 {
-            return None;
-        }
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries
-            .get(token)
-            .filter(|verified| !expired(verified.exp, now) && !premature(verified.not_before, now))
-            .map(|verified| verified.principal.clone())
-    }
-
-    fn insert(&self, token: &str, verified: Verified, now: i64) {
-        if self.capacity == 0 {
-            return;
-        }
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries.len() >= self.capacity {
-            entries.retain(|_, v| !expired(v.exp, now));
-            if entries.len() >= self.capacity {
-                entries.clear();
-            }
-        }
-        entries.insert(token.into(), verified);
-    }
-
-    fn len(&self) -> usize {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-    }
 }
 
 /// Whether a token expiring at `exp` is expired at `now` (seconds), [`CLOCK_LEEWAY_SECONDS`]
@@ -162,34 +98,7 @@ impl TokenVerifier {
     pub fn from_jwks(
         jwks: &serde_json::Value, issuer: &str, audience: &str,
     ) -> Result<TokenVerifier, KeyError> {
-        let invalid = |why: String| KeyError::InvalidJwks(why);
-        if !jwks.get("keys").is_some_and(serde_json::Value::is_array) {
-            return Err(invalid(
-                "expected an object with a \"keys\" array".to_owned(),
-            ));
-        }
-        // The typed set cannot tell a published private key: look for `d` in the raw members.
-        if let Some(index) = jwks["keys"]
-            .as_array()
-            .and_then(|keys| keys.iter().position(|k| k.get("d").is_some()))
-        {
-            return Err(invalid(format!(
-                "key {index}: holds a private key (d); publish public keys only"
-            )));
-        }
-        let set: JwkSet = serde_json::from_value(jwks.clone())
-            .map_err(|e| invalid(format!("not a JWK Set: {e}")))?;
-        if set.keys.is_empty() {
-            return Err(invalid("the \"keys\" array is empty".to_owned()));
-        }
-        let mut keys = HashMap::with_capacity(set.keys.len());
-        for (index, jwk) in set.keys.iter().enumerate() {
-            let (kid, key) =
-                decoding_key(jwk).map_err(|why| invalid(format!("key {index}: {why}")))?;
-            if keys.insert(kid.clone(), key).is_some() {
-                return Err(invalid(format!("key {index}: duplicate kid {kid}")));
-            }
-        }
+        let keys = jwks::decoding_keys(jwks)?;
         Ok(Self {
             keys,
             validation: validation(issuer, audience),
@@ -390,40 +299,6 @@ fn validation(issuer: &str, audience: &str) -> Validation {
     validation.validate_nbf = false;
     validation.leeway = CLOCK_LEEWAY_SECONDS;
     validation
-}
-
-/// The `kid` and decoding key of one public P-256 JWK (RFC 7517, RFC 7518 section 6.2). The
-/// point must lie on the curve; a key without `kid` gets its RFC 7638 thumbprint.
-fn decoding_key(jwk: &Jwk) -> Result<(String, DecodingKey), String> {
-    let AlgorithmParameters::EllipticCurve(ec) = &jwk.algorithm else {
-        return Err("only kty EC with crv P-256 is supported".to_owned());
-    };
-    if ec.key_type != EllipticCurveKeyType::EC || ec.curve != EllipticCurve::P256 {
-        return Err("only kty EC with crv P-256 is supported".to_owned());
-    }
-    if let Some(alg) = jwk.common.key_algorithm {
-        if alg != KeyAlgorithm::ES256 {
-            return Err(format!("alg {alg:?} is not ES256"));
-        }
-    }
-    if let Some(usage) = &jwk.common.public_key_use {
-        if *usage != PublicKeyUse::Signature {
-            return Err(format!("use {usage:?} is not sig"));
-        }
-    }
-    // Parse the point with p256 first: it must lie on the curve. Re-encoding it also normalises
-    // the coordinates to 32 bytes each.
-    let text = serde_json::json!({"kty": "EC", "crv": "P-256", "x": ec.x, "y": ec.y}).to_string();
-    let public =
-        p256::PublicKey::from_jwk_str(&text).map_err(|_| "x/y are not a P-256 point".to_owned())?;
-    let (x, y) = coordinates(&public);
-    let kid = match &jwk.common.key_id {
-        Some(kid) if !kid.is_empty() => kid.clone(),
-        Some(_) => return Err("kid is empty".to_owned()),
-        None => thumbprint(&x, &y).map_err(|e| e.to_string())?,
-    };
-    let key = DecodingKey::from_ec_components(&x, &y).map_err(|e| e.to_string())?;
-    Ok((kid, key))
 }
 
 #[cfg(test)]
@@ -672,217 +547,6 @@ mod tests {
         let token = sign(&dev_key(), Some(dev_key().kid()), &claims);
         let principal = verifier().verify(&token, t0()).expect("verifies");
         assert_eq!(principal.scopes, vec![Scope::Read, Scope::Delete]);
-    }
-
-    #[test]
-    fn a_verifier_with_several_keys_accepts_each_by_kid() {
-        let (old, new) = (dev_key(), other_key());
-        let jwks = json!({"keys": [old.public_jwk(), new.public_jwk()]});
-        let verifier =
-            TokenVerifier::from_jwks(&jwks, DEFAULT_ISSUER, DEFAULT_AUDIENCE).expect("loads");
-        for key in [&old, &new] {
-            let issued = TokenIssuer::new(key.clone(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 60)
-                .issue("c", ACCOUNT, &[Scope::Read], t0())
-                .expect("issues");
-            assert_eq!(
-                verifier
-                    .verify(&issued.access_token, t0())
-                    .map(|p| p.account_id),
-                Ok(ACCOUNT)
-            );
-        }
-        let third = sign(&other_key(), None, &claims());
-        assert_eq!(verifier.verify(&third, t0()), Err(AuthError::InvalidToken));
-    }
-
-    #[test]
-    fn a_jwks_given_as_text_loads_and_a_key_without_kid_gets_its_thumbprint() {
-        let mut jwk = dev_key().public_jwk();
-        jwk.as_object_mut().expect("an object").remove("kid");
-        let text = json!({"keys": [jwk]}).to_string();
-        let verifier =
-            TokenVerifier::from_jwks_str(&text, DEFAULT_ISSUER, DEFAULT_AUDIENCE).expect("loads");
-        assert_eq!(verifier.kids().collect::<Vec<_>>(), vec![dev_key().kid()]);
-    }
-
-    #[test]
-    fn unusable_jwks_are_refused_at_load() {
-        let good = dev_key().public_jwk();
-        let with = |name: &str, value: serde_json::Value| {
-            let mut jwk = good.clone();
-            jwk[name] = value;
-            json!({"keys": [jwk]})
-        };
-        let cases = [
-            ("not a set", json!([good.clone()])),
-            ("empty set", json!({"keys": []})),
-            (
-                "duplicate kid",
-                json!({"keys": [good.clone(), good.clone()]}),
-            ),
-            ("RSA", with("kty", json!("RSA"))),
-            ("P-384", with("crv", json!("P-384"))),
-            ("HS256", with("alg", json!("HS256"))),
-            ("encryption key", with("use", json!("enc"))),
-            ("private member", with("d", json!("AAAA"))),
-            (
-                "point off the curve",
-                with("y", json!(URL_SAFE_NO_PAD.encode([1u8; 32]))),
-            ),
-            ("x not a string", with("x", json!(1))),
-            ("empty kid", with("kid", json!(""))),
-        ];
-        for (name, jwks) in cases {
-            assert!(
-                matches!(
-                    TokenVerifier::from_jwks(&jwks, "i", "a"),
-                    Err(KeyError::InvalidJwks(_))
-                ),
-                "{name}"
-            );
-        }
-        assert!(matches!(
-            TokenVerifier::from_jwks_str("{", "i", "a"),
-            Err(KeyError::InvalidJwks(_))
-        ));
-    }
-
-    #[test]
-    fn a_remembered_token_answers_its_principal_until_the_leeway_after_expiry_and_not_after() {
-        let verifier = verifier();
-        let issued = issuer()
-            .issue("c", ACCOUNT, &[Scope::Read], t0())
-            .expect("issues");
-        let first = verifier
-            .verify(&issued.access_token, t0())
-            .expect("verifies");
-        assert_eq!(
-            verifier.cached_tokens(),
-            1,
-            "a verified token is remembered"
-        );
-        let expiry = t0() + chrono::Duration::seconds(3600 + 30);
-        assert_eq!(verifier.verify(&issued.access_token, expiry), Ok(first));
-        assert_eq!(
-            verifier.verify(&issued.access_token, expiry + chrono::Duration::seconds(1)),
-            Err(AuthError::InvalidToken),
-            "the cache never extends a token's life"
-        );
-    }
-
-    #[test]
-    fn a_remembered_token_is_refused_before_its_iat_like_a_fresh_one() {
-        // The cache re-checks every time-dependent condition, `iat`/`nbf` included (a clock
-        // that steps back must not make the cache more lenient than a full verification).
-        let verifier = verifier();
-        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
-        assert!(verifier.verify(&token, t0()).is_ok());
-        assert_eq!(verifier.cached_tokens(), 1);
-        let early = t0() + chrono::Duration::seconds(claims().iat - t0().timestamp() - 31);
-        assert_eq!(
-            verifier.verify_uncached(&token, early),
-            Err(AuthError::InvalidToken)
-        );
-        assert_eq!(verifier.verify(&token, early), Err(AuthError::InvalidToken));
-    }
-
-    #[test]
-    fn tampered_copies_of_a_remembered_token_are_still_refused() {
-        let verifier = verifier();
-        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
-        assert!(verifier.verify(&token, t0()).is_ok());
-        let parts: Vec<&str> = token.split('.').collect();
-        let mut forged = claims();
-        forged.account_id = Some(Uuid::from_u128(7).to_string());
-        let mut signature = URL_SAFE_NO_PAD.decode(parts[2]).expect("base64url");
-        signature[5] ^= 0x01;
-        let cases = [
-            (
-                "payload",
-                format!("{}.{}.{}", parts[0], segment(&json!(forged)), parts[2]),
-            ),
-            (
-                "signature",
-                format!(
-                    "{}.{}.{}",
-                    parts[0],
-                    parts[1],
-                    URL_SAFE_NO_PAD.encode(signature)
-                ),
-            ),
-            ("a byte appended", format!("{token}A")),
-            ("a prefix", token[..token.len() - 1].to_owned()),
-        ];
-        for (name, tampered) in cases {
-            assert_eq!(
-                verifier.verify(&tampered, t0()),
-                Err(AuthError::InvalidToken),
-                "{name}"
-            );
-        }
-        assert_eq!(verifier.cached_tokens(), 1, "refusals are not remembered");
-    }
-
-    #[test]
-    fn refused_tokens_and_tokens_without_account_context_are_not_remembered() {
-        let verifier = verifier();
-        let mut no_account = claims();
-        no_account.account_id = None;
-        let without_context = sign(&dev_key(), Some(dev_key().kid()), &no_account);
-        for _ in 0..2 {
-            assert_eq!(
-                verifier.verify(&without_context, t0()),
-                Err(AuthError::MissingAccountContext)
-            );
-            let stranger = sign(&other_key(), Some(dev_key().kid()), &claims());
-            assert_eq!(
-                verifier.verify(&stranger, t0()),
-                Err(AuthError::InvalidToken)
-            );
-        }
-        assert_eq!(verifier.cached_tokens(), 0);
-    }
-
-    #[test]
-    fn the_cache_holds_at_most_its_capacity_and_drops_expired_tokens_first() {
-        let bounded = verifier().with_cache_capacity(3);
-        let short = TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 60);
-        let long = TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600);
-        let issue = |issuer: &TokenIssuer| {
-            issuer
-                .issue("c", ACCOUNT, &[Scope::Read], t0())
-                .expect("issues")
-                .access_token
-        };
-        let (expiring, kept) = (issue(&short), issue(&long));
-        for token in [&expiring, &kept, &issue(&long)] {
-            assert!(bounded.verify(token, t0()).is_ok());
-        }
-        assert_eq!(bounded.cached_tokens(), 3);
-        // Full: the expired token makes room, the others stay.
-        let later = t0() + chrono::Duration::seconds(600);
-        assert!(bounded.verify(&issue(&long), later).is_ok());
-        assert_eq!(bounded.cached_tokens(), 3);
-        // Full of live tokens: never more than the capacity.
-        for _ in 0..10 {
-            assert!(bounded.verify(&issue(&long), later).is_ok());
-            assert!(bounded.cached_tokens() <= 3);
-        }
-        assert!(bounded.verify(&kept, later).is_ok(), "still verifies");
-        let off = verifier().with_cache_capacity(0);
-        assert!(off.verify(&kept, t0()).is_ok());
-        assert_eq!(off.cached_tokens(), 0, "capacity 0 remembers nothing");
-    }
-
-    #[test]
-    fn verify_uncached_checks_in_full_and_remembers_nothing() {
-        let verifier = verifier();
-        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
-        assert_eq!(
-            verifier.verify_uncached(&token, t0()),
-            verifier.verify(&token, t0()).map(Arc::unwrap_or_clone)
-        );
-        assert_eq!(verifier.cached_tokens(), 1, "only verify remembers");
     }
 
     #[test]
