@@ -48,16 +48,12 @@
 //! # Keys
 //!
 //! Every value that becomes a key or a key prefix goes through [`partition_key_fits`],
-//! [`sort_key_fits`] or [`key_fits`]: a key built from a client's value that cannot fit is
-//! hashed by [`crate::store::keys`] (unique-key guards, `Idempotency-Key` routes) or names no
+//! [`sort_key_fits`] or [`keys::key_fits`]: a key built from a client's value that cannot fit is
+//! hashed by the DynamoDB adapter's [`keys`] (unique-key guards, `Idempotency-Key` routes) or names no
 //! item (the adapter answers a read of it as absent, as the embedded store does), never a
 //! `ValidationException`.
 
-use super::keys;
-pub use super::keys::{
-    index_key_fits, key_fits, partition_key_fits, sort_key_fits, MAX_PARTITION_KEY_BYTES,
-    MAX_SORT_KEY_BYTES,
-};
+use super::dynamodb::keys;
 use super::StoreError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
@@ -65,6 +61,22 @@ use std::collections::HashMap;
 /// An item as the DynamoDB adapter sends it (attribute name to value; the adapter's
 /// `items::Item`).
 pub type Item = HashMap<String, AttributeValue>;
+
+/// Largest partition key value, bytes (table and index keys).
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Largest sort key value, bytes (table and index keys).
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// Whether `value` can be a partition key value (table or index): 1 to 2,048 bytes.
+pub fn partition_key_fits(value: &str) -> bool {
+    (1..=MAX_PARTITION_KEY_BYTES).contains(&value.len())
+}
+
+/// Whether `value` can be a sort key value (table or index), or a sort-key prefix that an item
+/// can begin with: 1 to 1,024 bytes.
+pub fn sort_key_fits(value: &str) -> bool {
+    (1..=MAX_SORT_KEY_BYTES).contains(&value.len())
+}
 
 /// Largest item, in DynamoDB's size units (bytes): 400 KB.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
@@ -293,7 +305,6 @@ pub fn check_write<T: StoredItem + ?Sized>(value: &T) -> Result<usize, SizeError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::keys::{IndexKey, Key};
 
     fn item(pairs: Vec<(&str, AttributeValue)>) -> Item {
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -454,14 +465,5 @@ mod tests {
         assert!(sort_key_fits(&"x".repeat(1024)));
         assert!(!sort_key_fits(&"x".repeat(1025)));
         assert!(!sort_key_fits("") && !partition_key_fits(""));
-        let key = Key {
-            pk: "p".into(),
-            sk: "s".repeat(1025),
-        };
-        assert!(!key_fits(&key));
-        assert!(index_key_fits(&IndexKey {
-            pk: "p".repeat(2048),
-            sk: "s".into()
-        }));
     }
 }

@@ -18,7 +18,7 @@ use crate::routers::revision::first_revision_mended;
 use crate::routers::view::RevisionView;
 use crate::store::retry::Kept;
 use crate::store::{
-    keys, revision_position, write_rounds, Backoff, Page, RoundError, StoreError,
+    revision_order, revision_position, write_rounds, Backoff, Page, RoundError, StoreError,
 };
 use crate::types::etag::IfMatch;
 use crate::types::ids::{AccountId, RouterId};
@@ -44,7 +44,7 @@ impl RouterAdmin {
             PageStart::Offset(offset) if offset > 0 => {
                 let newest = router.revision.saturating_sub(offset as u64);
                 // Revisions below `newest + 1`, i.e. from `newest` down.
-                PageRequest::after(page.limit, Position::new(keys::revision_number(newest + 1)), false)
+                PageRequest::after(page.limit, Position::new(revision_order(newest + 1)), false)
             }
             _ => page.clone(),
         };

@@ -1,6 +1,6 @@
-//! The DynamoDB adapter of the [`crate::store::Store`] port: one table, keys from
-//! [`crate::store::keys`], definition in `infra/table.json` (see `docs/dynamodb.md` for the access
-//! patterns).
+//! The DynamoDB adapter of the [`crate::store::Store`] port: one table, keys from [`keys`] (the
+//! key schema, built there and nowhere else), definition in `infra/table.json` (see
+//! `docs/dynamodb.md` for the access patterns).
 //!
 //! - Single-item reads are strongly consistent `GetItem`s; lists are `Query`s on the sparse
 //!   index GSI1 (active items) or GSI2 (archived included), in the contract's order.
@@ -30,6 +30,7 @@ mod due;
 pub mod env;
 mod idempotency;
 pub mod items;
+pub mod keys;
 mod members;
 mod pace;
 mod provisioning;

@@ -10,8 +10,9 @@ use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
 use crate::model::provision::{AccountPlan, PlannedRecord, ProvisionPlan};
 use crate::model::router::{Router, RouterRevision};
 use crate::page::PageRequest;
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::sortable_time;
 use crate::store::{
-    keys::{self, Key},
     size, Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError,
     StoreResult,
 };
@@ -231,7 +232,7 @@ impl ProvisionStore for DynamoStore {
 
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         // Everything the plan would write, in plan order.
-        let defined_at = keys::sortable_time(chrono::Utc::now());
+        let defined_at = sortable_time(chrono::Utc::now());
         let mut entries: Vec<Provisioned> = Vec::new();
         let mut add = |label: String, (key, item): (Key, Item), guards: Vec<(Key, Item)>| {
             entries.push(Provisioned {
