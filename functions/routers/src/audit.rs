@@ -2,7 +2,7 @@
 //! this function because the same routing admins read it, with the same permissions (queries of
 //! the table and of GSI1), as the routers' lists.
 
-use crate::{Answer, RoutersState};
+use crate::state::{Answer, RoutersState};
 use axum::extract::{RawQuery, State};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{AuditParams, PageParams, TAG_AUDIT};

@@ -3,7 +3,7 @@
 //! `GET /routers/{routerId}/dispatches[/{entryId}]`, `GET /routers/{routerId}/stats`,
 //! `POST /routers/{routerId}/simulate`.
 
-use crate::{Answer, RoutersState};
+use crate::state::{Answer, RoutersState};
 use axum::extract::{RawQuery, State};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{PageParams, StatsParams, TAG_HISTORY};

@@ -13,90 +13,29 @@
 //! [`shared::dispatch::Replayer`] or [`shared::audit::AuditService`].
 //!
 //! One module per route group: `routers.rs` (the reads), `manage.rs` (management),
-//! `history.rs` (history, stats, replay) and `audit.rs` (the change log); this file holds the
-//! state and the routes, whose 405 `Allow` values come from the handlers' own methods.
+//! `history.rs` (history, stats, replay) and `audit.rs` (the change log), over the state of
+//! `state.rs`; this file holds the routes, whose 405 `Allow` values come from the handlers' own methods.
 
 mod audit;
 mod history;
 mod manage;
 mod routers;
+mod state;
 
 // The handlers and their OpenAPI descriptions (`__path_<handler>`), for `described_routes!`.
 pub use audit::*;
 pub use history::*;
 pub use manage::*;
 pub use routers::*;
+pub use state::RoutersState;
 
-use axum::extract::FromRef;
 use axum::http::Method;
-use shared::api::idempotency::IdempotentRequests;
 use shared::api::openapi::Description;
-use shared::api::Json;
-use shared::api::{allow_of, empty_id_route, with_own_405, ApiError};
-use shared::audit::AuditService;
-use shared::auth::{Scope, TokenVerifier};
-use shared::clock::Clock;
+use shared::api::{allow_of, empty_id_route, with_own_405};
+use shared::auth::Scope;
 use shared::deps::{ConfigError, Deps};
 use shared::described_routes;
-use shared::dispatch::Replayer;
-use shared::history::HistoryService;
-use shared::page::cursor::CursorKeySource;
-use shared::routers::{RouterAdmin, RouterService};
-use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
-
-/// What the handler needs, built once per cold start.
-#[derive(Clone, FromRef)]
-pub struct RoutersState {
-    /// The router read operations.
-    pub routers: Arc<RouterService>,
-    /// Bearer-token verification.
-    pub verifier: Arc<TokenVerifier>,
-    /// Signs and opens the lists' `after` cursors (BEHAVIOR 11).
-    pub cursors: Arc<CursorKeySource>,
-    /// The routing history and stats (BEHAVIOR 8).
-    pub history: Arc<HistoryService>,
-    /// The current time (the stats' default window).
-    pub clock: Arc<dyn Clock>,
-    /// Router management (BEHAVIOR 15).
-    pub admin: Arc<RouterAdmin>,
-    /// `Idempotency-Key` handling (BEHAVIOR 10) of create, publish, unpublish and restore.
-    pub idempotency: Arc<IdempotentRequests>,
-    /// The what-if replay (BEHAVIOR 16).
-    pub replayer: Arc<Replayer>,
-    /// The change log (BEHAVIOR 18).
-    pub audit: Arc<AuditService>,
-}
-
-impl RoutersState {
-    /// The state over `deps`.
-    ///
-    /// Errors: no token verifier configured (`JWT_PUBLIC_JWKS`), no cursor key (`CURSOR_SECRET`).
-    pub fn new(deps: &Deps) -> Result<Self, ConfigError> {
-        Ok(Self {
-            routers: Arc::new(RouterService::new(deps.store.clone())),
-            verifier: deps.verifier()?,
-            cursors: deps.cursors()?,
-            history: Arc::new(HistoryService::new(deps.store.clone(), deps.clock.clone())),
-            clock: deps.clock.clone(),
-            admin: Arc::new(RouterAdmin::new(
-                deps.store.clone(),
-                deps.clock.clone(),
-                deps.catalogues.clone(),
-            )),
-            idempotency: Arc::new(IdempotentRequests::new(
-                deps.store.clone(),
-                deps.clock.clone(),
-            )),
-            replayer: Arc::new(Replayer::new(
-                deps.store.clone(),
-                deps.clock.clone(),
-                deps.catalogues.clone(),
-            )),
-            audit: Arc::new(AuditService::new(deps.store.clone(), deps.clock.clone())),
-        })
-    }
-}
 
 /// The scope each method of `/routers/{routerId}` needs, for its empty-id path's answers.
 const ITEM_METHODS: &[(Method, Scope)] =
@@ -161,6 +100,3 @@ pub fn app(deps: &Deps) -> Result<axum::Router, ConfigError> {
     let (router, _) = routes(RoutersState::new(deps)?, Description::RoutesOnly).split_for_parts();
     Ok(shared::api::finish(router))
 }
-
-/// A handler's JSON answer.
-type Answer<T> = Result<Json<T>, ApiError>;

@@ -4,7 +4,7 @@
 //! `POST /routers/{routerId}/revisions/{revision}/restore`; the writes with an
 //! `Idempotency-Key` (BEHAVIOR 10) run through [`shared::api::idempotency::IdempotentRequests`].
 
-use crate::{Answer, RoutersState};
+use crate::state::{Answer, RoutersState};
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -1,6 +1,6 @@
 //! The router reads (spec "Routers"): `GET /routers` and `GET /routers/{routerId}`.
 
-use crate::{Answer, RoutersState};
+use crate::state::{Answer, RoutersState};
 use axum::extract::{RawQuery, State};
 use shared::api::openapi::responses::*;
 use shared::api::openapi::{ArchivedParam, PageParams, TAG_ROUTERS};

@@ -19,16 +19,21 @@
 //!   CRM and fake webhook receivers listen on 127.0.0.1). Private and link-local ranges stay
 //!   forbidden either way.
 //!
-//! Files: `policy.rs` (the setting and the URL check), `address.rs` (the forbidden ranges),
-//! `resolve.rs` (the guarded resolver); this file holds the client and its errors.
+//! Files: `policy.rs` (the setting), `url.rs` (the URL check), `address.rs` (the forbidden
+//! ranges, tested with the URL check in `tests.rs`), `resolve.rs` (the guarded resolver); this
+//! file holds the client and its errors.
 
 mod address;
 mod policy;
 mod resolve;
+#[cfg(test)]
+mod tests;
+mod url;
 
 pub use address::forbidden_address;
-pub use policy::{OutboundPolicy, OutboundUrl, MAX_URL_CHARS};
+pub use policy::OutboundPolicy;
 pub use resolve::{DnsFailure, ForbiddenAddress, GuardedResolver, Lookup, SystemLookup};
+pub use url::{OutboundUrl, MAX_URL_CHARS};
 
 use std::sync::Arc;
 use std::time::Duration;

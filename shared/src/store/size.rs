@@ -54,6 +54,9 @@
 //! `ValidationException`.
 
 use super::dynamodb::keys;
+pub use super::dynamodb::keys::{
+    partition_key_fits, sort_key_fits, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
+};
 use super::StoreError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
@@ -61,22 +64,6 @@ use std::collections::HashMap;
 /// An item as the DynamoDB adapter sends it (attribute name to value; the adapter's
 /// `items::Item`).
 pub type Item = HashMap<String, AttributeValue>;
-
-/// Largest partition key value, bytes (table and index keys).
-pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
-/// Largest sort key value, bytes (table and index keys).
-pub const MAX_SORT_KEY_BYTES: usize = 1024;
-
-/// Whether `value` can be a partition key value (table or index): 1 to 2,048 bytes.
-pub fn partition_key_fits(value: &str) -> bool {
-    (1..=MAX_PARTITION_KEY_BYTES).contains(&value.len())
-}
-
-/// Whether `value` can be a sort key value (table or index), or a sort-key prefix that an item
-/// can begin with: 1 to 1,024 bytes.
-pub fn sort_key_fits(value: &str) -> bool {
-    (1..=MAX_SORT_KEY_BYTES).contains(&value.len())
-}
 
 /// Largest item, in DynamoDB's size units (bytes): 400 KB.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;

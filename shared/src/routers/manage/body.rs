@@ -165,6 +165,8 @@ mod tests {
         let unknown = serde_json::json!({
             "name": "R", "settings": null, "users": [], "teams": [], "colour": "red"
         });
-        assert_eq!(refused(unknown, Some(ObjectType::Contacts)).0, None);
+        let (field, message) = refused(unknown, Some(ObjectType::Contacts));
+        assert_eq!(field.as_deref(), Some("colour"));
+        assert!(message.contains("unknown field `colour`"), "{message}");
     }
 }

@@ -9,14 +9,20 @@
 //! every hit); only successes are remembered, and the cache holds at most
 //! [`DEFAULT_CACHE_CAPACITY`] tokens.
 //!
-//! This file holds the checks; `jwks.rs` reads the configured key set, `cache.rs` remembers
-//! the tokens that passed.
+//! This file holds the checks; `window.rs` the time checks with their leeway, `jwks.rs` reads
+//! the configured key set, `cache.rs` remembers the tokens that passed; `tests.rs` tests them
+//! through the verifier.
 
 mod cache;
 mod jwks;
+#[cfg(test)]
+mod tests;
+mod window;
 
 pub use cache::DEFAULT_CACHE_CAPACITY;
 use cache::{Verified, VerifiedTokens};
+pub use window::CLOCK_LEEWAY_SECONDS;
+use window::{expired, premature};
 
 use super::bearer::bearer_token;
 use super::claims::Claims;
@@ -31,9 +37,6 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-
-/// Clock skew tolerated when checking `exp`, in seconds.
-pub const CLOCK_LEEWAY_SECONDS: u64 = 30;
 
 /// The longest lifetime (`exp - iat`) of an accepted token, in seconds: 24 h, the longest the
 /// issuer can be configured with (BEHAVIOR 1). A token claiming more was not issued here.
@@ -66,22 +69,6 @@ pub struct TokenVerifier {
     /// The clients' key generations a token must still match (BEHAVIOR 1); `None` checks
     /// nothing (a verifier alone, in tests and benchmarks).
     clients: Option<Arc<super::clients::ClientGenerations>>,
-}
-
-/// Whether a token expiring at `exp` is expired at `now` (seconds), [`CLOCK_LEEWAY_SECONDS`]
-/// tolerated.
-fn expired(exp: i64, now: i64) -> bool {
-    exp.saturating_add(leeway()) < now
-}
-
-/// Whether a token valid from `not_before` (the later of `nbf` and `iat`) is not yet valid at
-/// `now` (seconds), [`CLOCK_LEEWAY_SECONDS`] tolerated.
-fn premature(not_before: i64, now: i64) -> bool {
-    not_before > now.saturating_add(leeway())
-}
-
-fn leeway() -> i64 {
-    i64::try_from(CLOCK_LEEWAY_SECONDS).unwrap_or(i64::MAX)
 }
 
 impl TokenVerifier {
@@ -299,275 +286,4 @@ fn validation(issuer: &str, audience: &str) -> Validation {
     validation.validate_nbf = false;
     validation.leeway = CLOCK_LEEWAY_SECONDS;
     validation
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::auth::token::fixtures::*;
-    use crate::auth::token::issue::TokenIssuer;
-    use p256::elliptic_curve::sec1::ToEncodedPoint;
-    use p256::pkcs8::{EncodePublicKey, LineEnding};
-    use serde_json::json;
-
-    fn issuer() -> TokenIssuer {
-        TokenIssuer::new(dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE, 3600)
-    }
-
-    fn verifier() -> TokenVerifier {
-        TokenVerifier::from_signing_key(&dev_key(), DEFAULT_ISSUER, DEFAULT_AUDIENCE)
-            .expect("the dev key makes a verifier")
-    }
-
-    #[test]
-    fn an_issued_token_verifies_to_its_principal() {
-        let issued = issuer()
-            .issue(
-                "northwind-integration",
-                ACCOUNT,
-                &[Scope::Read, Scope::Update],
-                t0(),
-            )
-            .expect("issues");
-        assert_eq!(issued.expires_in, 3600);
-        assert_eq!(issued.scope, "service-api/read service-api/update");
-        let principal = verifier()
-            .verify(&issued.access_token, t0())
-            .expect("verifies");
-        assert_eq!(principal.client_id, "northwind-integration");
-        assert_eq!(principal.account_id, ACCOUNT);
-        assert_eq!(principal.scopes, vec![Scope::Read, Scope::Update]);
-        assert!(Uuid::parse_str(&principal.jti).is_ok(), "{}", principal.jti);
-    }
-
-    #[test]
-    fn a_token_is_accepted_until_the_leeway_after_expiry_and_refused_after() {
-        let issued = issuer()
-            .issue("c", ACCOUNT, &[Scope::Read], t0())
-            .expect("issues");
-        let expiry = t0() + chrono::Duration::seconds(3600);
-        let leeway = chrono::Duration::seconds(30);
-        assert!(verifier()
-            .verify(&issued.access_token, expiry + leeway)
-            .is_ok());
-        assert_eq!(
-            verifier().verify(
-                &issued.access_token,
-                expiry + leeway + chrono::Duration::seconds(1)
-            ),
-            Err(AuthError::InvalidToken)
-        );
-    }
-
-    #[test]
-    fn tokens_of_another_issuer_or_audience_are_refused() {
-        let cases = [
-            (
-                "wrong iss",
-                TokenIssuer::new(dev_key(), "someone-else", DEFAULT_AUDIENCE, 3600),
-            ),
-            (
-                "wrong aud",
-                TokenIssuer::new(dev_key(), DEFAULT_ISSUER, "another-api", 3600),
-            ),
-        ];
-        for (name, issuer) in cases {
-            let issued = issuer
-                .issue("c", ACCOUNT, &[Scope::Read], t0())
-                .expect("issues");
-            assert_eq!(
-                verifier().verify(&issued.access_token, t0()),
-                Err(AuthError::InvalidToken),
-                "{name}"
-            );
-        }
-    }
-
-    #[test]
-    fn tokens_missing_a_required_claim_are_refused() {
-        for name in ["iss", "aud", "sub", "exp"] {
-            let mut payload = serde_json::to_value(claims()).expect("serializes");
-            payload.as_object_mut().expect("an object").remove(name);
-            let header = Header {
-                kid: Some(dev_key().kid().to_owned()),
-                ..Header::new(Algorithm::ES256)
-            };
-            let token =
-                jsonwebtoken::encode(&header, &payload, dev_key().encoding_key()).expect("signs");
-            assert_eq!(
-                verifier().verify(&token, t0()),
-                Err(AuthError::InvalidToken),
-                "without {name}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_token_signed_by_an_unknown_key_is_refused_whatever_its_kid() {
-        let stranger = other_key();
-        let cases = [
-            ("its own kid", Some(stranger.kid().to_owned())),
-            ("the trusted key's kid", Some(dev_key().kid().to_owned())),
-            ("no kid", None),
-        ];
-        for (name, kid) in cases {
-            let token = sign(&stranger, kid.as_deref(), &claims());
-            assert_eq!(
-                verifier().verify(&token, t0()),
-                Err(AuthError::InvalidToken),
-                "{name}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_trusted_key_without_the_kid_in_the_header_is_refused() {
-        let token = sign(&dev_key(), None, &claims());
-        assert_eq!(
-            verifier().verify(&token, t0()),
-            Err(AuthError::InvalidToken)
-        );
-    }
-
-    #[test]
-    fn a_tampered_signature_or_payload_is_refused() {
-        let token = sign(&dev_key(), Some(dev_key().kid()), &claims());
-        assert!(
-            verifier().verify(&token, t0()).is_ok(),
-            "the untampered token verifies"
-        );
-        let parts: Vec<&str> = token.split('.').collect();
-        let mut signature = URL_SAFE_NO_PAD.decode(parts[2]).expect("base64url");
-        signature[10] ^= 0x01;
-        let bad_signature = format!(
-            "{}.{}.{}",
-            parts[0],
-            parts[1],
-            URL_SAFE_NO_PAD.encode(signature)
-        );
-        let mut forged = claims();
-        forged.account_id = Some(Uuid::from_u128(7).to_string());
-        let bad_payload = format!("{}.{}.{}", parts[0], segment(&json!(forged)), parts[2]);
-        for (name, token) in [("signature", bad_signature), ("payload", bad_payload)] {
-            assert_eq!(
-                verifier().verify(&token, t0()),
-                Err(AuthError::InvalidToken),
-                "{name}"
-            );
-        }
-    }
-
-    #[test]
-    fn an_unsigned_alg_none_token_is_refused() {
-        let header = json!({"alg": "none", "typ": "JWT", "kid": dev_key().kid()});
-        let payload = json!(claims());
-        for signature in ["", "AAAA"] {
-            let token = format!("{}.{}.{signature}", segment(&header), segment(&payload));
-            assert_eq!(
-                verifier().verify(&token, t0()),
-                Err(AuthError::InvalidToken)
-            );
-        }
-    }
-
-    #[test]
-    fn an_hs256_token_keyed_with_the_public_key_is_refused() {
-        // Algorithm confusion (RFC 8725 section 2.1): an attacker signs with HMAC using the
-        // public key, in each representation a verifier might use as "the key", as the secret.
-        let key = dev_key();
-        let point = key.public_key().to_encoded_point(false).as_bytes().to_vec();
-        let pem = key
-            .public_key()
-            .to_public_key_pem(LineEnding::LF)
-            .expect("encodes");
-        let jwks = key.public_jwks().to_string();
-        for secret in [point, pem.into_bytes(), jwks.into_bytes()] {
-            let mut header = Header::new(Algorithm::HS256);
-            header.kid = Some(key.kid().to_owned());
-            let token = jsonwebtoken::encode(
-                &header,
-                &claims(),
-                &jsonwebtoken::EncodingKey::from_secret(&secret),
-            )
-            .expect("signs");
-            assert_eq!(
-                verifier().verify(&token, t0()),
-                Err(AuthError::InvalidToken)
-            );
-        }
-    }
-
-    #[test]
-    fn garbage_is_an_invalid_token_not_a_panic() {
-        for token in [
-            "",
-            ".",
-            "..",
-            "a.b.c",
-            "eyJhbGciOiJFUzI1NiJ9..",
-            "\u{1F600}.x.y",
-        ] {
-            assert_eq!(
-                verifier().verify(token, t0()),
-                Err(AuthError::InvalidToken),
-                "{token:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_valid_token_without_a_usable_account_id_lacks_account_context() {
-        for account_id in [None, Some(""), Some("not-a-uuid"), Some("   ")] {
-            let mut claims = claims();
-            claims.account_id = account_id.map(str::to_owned);
-            let token = sign(&dev_key(), Some(dev_key().kid()), &claims);
-            assert_eq!(
-                verifier().verify(&token, t0()),
-                Err(AuthError::MissingAccountContext),
-                "{account_id:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_forged_token_without_account_id_is_invalid_not_missing_context() {
-        let mut claims = claims();
-        claims.account_id = None;
-        let token = sign(&other_key(), Some(dev_key().kid()), &claims);
-        assert_eq!(
-            verifier().verify(&token, t0()),
-            Err(AuthError::InvalidToken)
-        );
-    }
-
-    #[test]
-    fn unknown_scope_names_in_a_token_grant_nothing() {
-        let mut claims = claims();
-        claims.scope = "service-api/read  service-api/admin service-api/delete".to_owned();
-        let token = sign(&dev_key(), Some(dev_key().kid()), &claims);
-        let principal = verifier().verify(&token, t0()).expect("verifies");
-        assert_eq!(principal.scopes, vec![Scope::Read, Scope::Delete]);
-    }
-
-    #[test]
-    fn authenticate_combines_header_parsing_and_verification() {
-        let issued = issuer()
-            .issue("c", ACCOUNT, &[Scope::Read], t0())
-            .expect("issues");
-        let header = format!("Bearer {}", issued.access_token);
-        assert_eq!(
-            verifier()
-                .authenticate(Some(&header), t0())
-                .map(|p| p.account_id)
-                .ok(),
-            Some(ACCOUNT)
-        );
-        let late = t0() + chrono::Duration::hours(2);
-        assert_eq!(
-            verifier()
-                .authenticate(Some(&header), late)
-                .map_err(|e| e.to_string()),
-            Err("Unauthorized: invalid token".to_owned())
-        );
-    }
 }

@@ -2,7 +2,7 @@
 //! their failed authentications, roles, members (with the item that finds one by e-mail), teams,
 //! field definitions, and the index partitions that list them.
 
-use super::{listing, IndexKey, Key};
+use super::key::{listing, IndexKey, Key};
 use crate::model::object_type::ObjectType;
 use crate::store::{email_then_id, time_then_id};
 use crate::types::email::Email;
@@ -118,9 +118,8 @@ pub fn team_index(account_id: AccountId, created_at: DateTime<Utc>, id: TeamId) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_id as id;
+    use super::super::key::{test_id as id, MAX_PARTITION_KEY_BYTES};
     use super::*;
-    use crate::store::size::MAX_PARTITION_KEY_BYTES;
 
     #[test]
     fn field_definitions_share_the_account_partition_under_one_prefix() {

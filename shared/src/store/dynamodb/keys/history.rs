@@ -2,7 +2,9 @@
 //! partition and indexed by record), decision snapshots, the monthly assignment counts, and the
 //! audit events (by account and indexed by target).
 
-use super::{account, router, IndexKey, Key};
+use super::directory::account;
+use super::key::{IndexKey, Key};
+use super::routers::router;
 use crate::model::object_type::ObjectType;
 use crate::store::time_then_id;
 use crate::types::ids::{AccountId, RecordId, RouterId};
@@ -103,8 +105,8 @@ pub fn audit_target_index(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_id as id;
-    use super::super::*;
+    use super::super::key::test_id as id;
+    use super::super::work::message_deduplication;
     use super::*;
     use crate::model::dispatch::MessageDeduplicationId;
     use chrono::{TimeZone, Utc};

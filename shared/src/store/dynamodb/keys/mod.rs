@@ -49,11 +49,12 @@
 //! sort key. The keys are grouped by what they key: `directory.rs` (accounts, clients, roles,
 //! members, teams, field definitions), `routers.rs`, `records.rs`, `history.rs` (history entries,
 //! snapshots, monthly counts, audit events), `subscriptions.rs` (webhooks, holiday calendars) and
-//! `work.rs` (`Idempotency-Key` requests, message de-duplication, due items, CRM pace); this file
-//! holds the attribute names, the key types and what they share.
+//! `work.rs` (`Idempotency-Key` requests, message de-duplication, due items, CRM pace); `key.rs` holds
+//! the attribute names, the key types and what they share.
 
 mod directory;
 mod history;
+mod key;
 mod records;
 mod routers;
 mod subscriptions;
@@ -61,91 +62,15 @@ mod work;
 
 pub use directory::*;
 pub use history::*;
+pub use key::*;
 pub use records::*;
 pub use routers::*;
 pub use subscriptions::*;
 pub use work::*;
 
-use crate::store::size::{partition_key_fits, sort_key_fits};
-use sha2::{Digest, Sha256};
-
-/// Partition key attribute of the table.
-pub const PK: &str = "PK";
-/// Sort key attribute of the table.
-pub const SK: &str = "SK";
-/// GSI1: active items of a listing (sparse: archived items carry no GSI1 keys).
-pub const GSI1: &str = "GSI1";
-/// Partition key attribute of GSI1.
-pub const GSI1PK: &str = "GSI1PK";
-/// Sort key attribute of GSI1.
-pub const GSI1SK: &str = "GSI1SK";
-/// GSI2: every item of a listing, archived included; roles and teams by account.
-pub const GSI2: &str = "GSI2";
-/// Partition key attribute of GSI2.
-pub const GSI2PK: &str = "GSI2PK";
-/// Sort key attribute of GSI2.
-pub const GSI2SK: &str = "GSI2SK";
-/// Attribute naming the item type (`account`, `record`, ...), for people reading the table.
-pub const ITEM_TYPE: &str = "item_type";
-
-/// Whether `key` can name an item: its partition and sort values fit.
-pub fn key_fits(key: &Key) -> bool {
-    partition_key_fits(&key.pk) && sort_key_fits(&key.sk)
-}
-
-/// Whether an index key fits.
-pub fn index_key_fits(key: &IndexKey) -> bool {
-    partition_key_fits(&key.pk) && sort_key_fits(&key.sk)
-}
-
-/// A primary key: `PK` and `SK`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Key {
-    /// Partition key value.
-    pub pk: String,
-    /// Sort key value.
-    pub sk: String,
-}
-
-impl Key {
-    fn new(pk: String, sk: &str) -> Self {
-        Self {
-            pk,
-            sk: sk.to_string(),
-        }
-    }
-}
-
-/// An index key: partition and sort value of GSI1 or GSI2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexKey {
-    /// Index partition key value.
-    pub pk: String,
-    /// Index sort key value.
-    pub sk: String,
-}
-
-/// `sha256:<lowercase hex>` of `value`: what stands in a key for a value too long for it.
-fn sha256(value: &str) -> String {
-    let digest = Sha256::digest(value.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
-fn listing(pk: String, sk: String, active: bool) -> (Option<IndexKey>, IndexKey) {
-    let all = IndexKey { pk, sk };
-    (active.then(|| all.clone()), all)
-}
-
-/// An id of any kind made of the number `n`, for the tests.
-#[cfg(test)]
-fn test_id<T: From<uuid::Uuid>>(n: u128) -> T {
-    uuid::Uuid::from_u128(n).into()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::test_id as id;
+    use super::key::test_id as id;
     use super::*;
     use crate::model::object_type::ObjectType;
     use crate::store::time_then_id;

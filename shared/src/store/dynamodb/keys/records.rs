@@ -1,9 +1,8 @@
 //! The keys of records: the record, the uniqueness guards of its unique keys (a value too long
 //! for a key hashed), and the index partition that lists an account's records of one type.
 
-use super::{listing, sha256, IndexKey, Key};
+use super::key::{listing, partition_key_fits, sha256, IndexKey, Key};
 use crate::model::object_type::ObjectType;
-use crate::store::size::partition_key_fits;
 use crate::store::time_then_id;
 use crate::types::ids::{AccountId, RecordId};
 use chrono::{DateTime, Utc};
@@ -51,8 +50,7 @@ pub fn record_index(
 
 #[cfg(test)]
 mod tests {
-    use super::super::sha256;
-    use super::super::test_id as id;
+    use super::super::key::{sha256, test_id as id};
     use super::*;
 
     #[test]

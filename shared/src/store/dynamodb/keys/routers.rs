@@ -1,7 +1,8 @@
 //! The keys of a router and the items in its partition: its rotation state, revisions, draft
 //! and stats counters; the account's router count and the index partition that lists routers.
 
-use super::{account, listing, IndexKey, Key};
+use super::directory::account;
+use super::key::{listing, IndexKey, Key};
 use crate::store::tally::{Buckets, Span};
 use crate::store::{revision_order, time_then_id};
 use crate::types::ids::{AccountId, RouterId};
@@ -80,8 +81,8 @@ pub fn tally_bounds(buckets: &Buckets) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_id as id;
-    use super::super::*;
+    use super::super::key::test_id as id;
+    use super::super::subscriptions::webhook_count;
     use super::*;
 
     #[test]

@@ -2,7 +2,8 @@
 //! calendars (with their count): items in the account's partition, listed by one strongly
 //! consistent `Query`.
 
-use super::{account, Key};
+use super::directory::account;
+use super::key::Key;
 use crate::types::ids::{AccountId, HolidayCalendarId, WebhookId};
 
 /// Sort-key prefix of an account's webhook subscriptions (in the account's partition: one

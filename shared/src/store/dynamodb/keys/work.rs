@@ -1,10 +1,9 @@
 //! The keys of work in flight: `Idempotency-Key` requests, queued messages' de-duplication
 //! markers, due items (and the sharded index the sweeper reads), and the CRM pace items.
 
-use super::{sha256, IndexKey, Key};
+use super::key::{sha256, sort_key_fits, IndexKey, Key};
 use crate::model::dispatch::MessageDeduplicationId;
 use crate::model::due::DueId;
-use crate::store::size::sort_key_fits;
 use crate::store::time_then_id;
 use crate::types::ids::AccountId;
 use chrono::{DateTime, Utc};
@@ -83,8 +82,7 @@ pub fn due_index_partition(shard: u8) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_id as id;
-    use super::super::*;
+    use super::super::key::{key_fits, test_id as id};
     use super::*;
     use crate::store::sortable_time;
     use chrono::{TimeZone, Utc};
