@@ -2,113 +2,92 @@
 //! of a service implements those and nothing else. Each bundle is a supertrait of `Store` (so
 //! the one store the wiring builds converts to it: trait upcasting) and is implemented for every
 //! type that has its ports. Here, not beside the services, so that the port names no service.
+//!
+//! [`port_bundle!`] writes each bundle's port list once: as the trait's supertraits and as the
+//! bounds of its blanket implementation, which therefore cannot drift apart.
 
 use super::{
     AccountStore, AuditStore, AuthAttemptStore, CalendarStore, DispatchStore, DueStore,
     IdempotencyStore, MemberStore, RecordStore, RouterStore, WebhookStore,
 };
 
-/// The store ports the token endpoint uses: the client look-up ([`AccountStore::get_client`])
-/// and the count of failed authentications (`AuthAttemptStore`). Every store implements it,
-/// and `Store` names it among its supertraits, so the one store the wiring
-/// builds converts to it.
-pub trait TokenPorts: AccountStore + AuthAttemptStore {}
+/// `port_bundle!(/// docs, Name: [PortA, PortB])` declares the trait `Name` with the ports as its
+/// supertraits and the given docs (followed by the list of its ports and how the wiring's store
+/// converts to it), and implements it for every type that implements all those ports.
+macro_rules! port_bundle {
+    ($(#[doc = $doc:literal])* $name:ident: [$first:ident $(, $rest:ident)* $(,)?]) => {
+        $(#[doc = $doc])*
+        ///
+        #[doc = concat!(
+            "Its ports: `", stringify!($first), "`", $(", `", stringify!($rest), "`",)*
+            ". Every store implements it, and `Store` names it among its supertraits, so the one \
+             store the wiring builds converts to it."
+        )]
+        pub trait $name: $first $(+ $rest)* {}
 
-impl<T: AccountStore + AuthAttemptStore> TokenPorts for T {}
-
-/// The store ports `CrmSync` uses (`AccountStore`, `DispatchStore`, `MemberStore`, `RecordStore`, `WebhookStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait SyncPorts:
-    AccountStore + DispatchStore + MemberStore + RecordStore + WebhookStore
-{
+        impl<T: $first $(+ $rest)*> $name for T {}
+    };
 }
 
-impl<T: AccountStore + DispatchStore + MemberStore + RecordStore + WebhookStore> SyncPorts for T {}
+port_bundle!(
+    /// The store ports the token endpoint uses: the client look-up ([`AccountStore::get_client`])
+    /// and the count of failed authentications.
+    TokenPorts: [AccountStore, AuthAttemptStore]
+);
 
-/// The store ports the engine (`DispatchEngine` and its steps) uses (`AccountStore`, `CalendarStore`, `DispatchStore`, `DueStore`, `IdempotencyStore`, `MemberStore`, `RecordStore`, `RouterStore`, `WebhookStore`, `SlaPorts`), the SLA checks' among them: every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait DispatchPorts:
-    AccountStore
-    + CalendarStore
-    + DispatchStore
-    + DueStore
-    + IdempotencyStore
-    + MemberStore
-    + RecordStore
-    + RouterStore
-    + WebhookStore
-    + SlaPorts
-{
-}
+port_bundle!(
+    /// The store ports `CrmSync` uses.
+    SyncPorts: [AccountStore, DispatchStore, MemberStore, RecordStore, WebhookStore]
+);
 
-impl<
-        T: AccountStore
-            + CalendarStore
-            + DispatchStore
-            + DueStore
-            + IdempotencyStore
-            + MemberStore
-            + RecordStore
-            + RouterStore
-            + WebhookStore
-            + SlaPorts,
-    > DispatchPorts for T
-{
-}
+port_bundle!(
+    /// The store ports the engine (`DispatchEngine` and its steps) uses, the SLA checks'
+    /// (`SlaPorts`) among them.
+    DispatchPorts: [
+        AccountStore,
+        CalendarStore,
+        DispatchStore,
+        DueStore,
+        IdempotencyStore,
+        MemberStore,
+        RecordStore,
+        RouterStore,
+        WebhookStore,
+        SlaPorts,
+    ]
+);
 
-/// The store ports `Replayer` uses (`AccountStore`, `CalendarStore`, `DispatchStore`, `MemberStore`, `RecordStore`, `RouterStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait ReplayPorts:
-    AccountStore + CalendarStore + DispatchStore + MemberStore + RecordStore + RouterStore
-{
-}
+port_bundle!(
+    /// The store ports `Replayer` uses.
+    ReplayPorts: [AccountStore, CalendarStore, DispatchStore, MemberStore, RecordStore, RouterStore]
+);
 
-impl<T: AccountStore + CalendarStore + DispatchStore + MemberStore + RecordStore + RouterStore>
-    ReplayPorts for T
-{
-}
+port_bundle!(
+    /// The store ports `HistoryService` uses.
+    HistoryPorts: [AccountStore, DispatchStore, MemberStore, RecordStore, RouterStore]
+);
 
-/// The store ports `HistoryService` uses (`AccountStore`, `DispatchStore`, `MemberStore`, `RecordStore`, `RouterStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait HistoryPorts:
-    AccountStore + DispatchStore + MemberStore + RecordStore + RouterStore
-{
-}
+port_bundle!(
+    /// The store ports `MemberService` uses.
+    MemberPorts: [AccountStore, MemberStore]
+);
 
-impl<T: AccountStore + DispatchStore + MemberStore + RecordStore + RouterStore> HistoryPorts for T {}
+port_bundle!(
+    /// The store ports `RecordService` uses.
+    RecordPorts: [AccountStore, MemberStore, RecordStore]
+);
 
-/// The store ports `MemberService` uses (`AccountStore`, `MemberStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait MemberPorts: AccountStore + MemberStore {}
+port_bundle!(
+    /// The store ports `RouterAdmin` uses.
+    RouterAdminPorts: [AccountStore, AuditStore, CalendarStore, DispatchStore, MemberStore, RouterStore]
+);
 
-impl<T: AccountStore + MemberStore> MemberPorts for T {}
+port_bundle!(
+    /// The store ports `SlaChecks` uses.
+    SlaPorts: [DispatchStore, RecordStore, RouterStore]
+);
 
-/// The store ports `RecordService` uses (`AccountStore`, `MemberStore`, `RecordStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait RecordPorts: AccountStore + MemberStore + RecordStore {}
-
-impl<T: AccountStore + MemberStore + RecordStore> RecordPorts for T {}
-
-/// The store ports `RouterAdmin` uses (`AccountStore`, `AuditStore`, `CalendarStore`, `DispatchStore`, `MemberStore`, `RouterStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait RouterAdminPorts:
-    AccountStore + AuditStore + CalendarStore + DispatchStore + MemberStore + RouterStore
-{
-}
-
-impl<T: AccountStore + AuditStore + CalendarStore + DispatchStore + MemberStore + RouterStore>
-    RouterAdminPorts for T
-{
-}
-
-/// The store ports `SlaChecks` uses (`DispatchStore`, `RecordStore`, `RouterStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait SlaPorts: DispatchStore + RecordStore + RouterStore {}
-
-impl<T: DispatchStore + RecordStore + RouterStore> SlaPorts for T {}
-
-/// The store ports the deliveries (`WebhookSender`, `DeliveryCloser`) uses (`DueStore`, `WebhookStore`): every store implements it, and `Store` names it
-/// among its supertraits, so the one store the wiring builds converts to it.
-pub trait DeliveryPorts: DueStore + WebhookStore {}
-
-impl<T: DueStore + WebhookStore> DeliveryPorts for T {}
+port_bundle!(
+    /// The store ports the deliveries (`WebhookSender`, `DeliveryCloser`) use.
+    DeliveryPorts: [DueStore, WebhookStore]
+);
