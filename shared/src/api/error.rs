@@ -50,7 +50,7 @@ pub enum ApiError {
     #[error("Method not allowed")]
     MethodNotAllowed {
         /// Value of the `Allow` header, e.g. `GET, POST`.
-        allow: &'static str,
+        allow: std::sync::Arc<str>,
     },
     /// 413: the request body is over [`crate::api::MAX_BODY_BYTES`].
     #[error("Request body too large")]
@@ -119,7 +119,9 @@ impl IntoResponse for ApiError {
                 }
             }
             Self::MethodNotAllowed { allow } => {
-                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+                if let Ok(value) = HeaderValue::from_str(allow) {
+                    headers.insert(header::ALLOW, value);
+                }
             }
             Self::Domain(DomainError::Unavailable(_)) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -33,13 +33,56 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tracing::Instrument;
+use utoipa::openapi::path::Paths;
 
 /// A method router for a path that answers `allow`'s methods; every other method gets 405 with
 /// `Allow` and the contract body (BEHAVIOR 2), before authentication (a routing fact).
 pub fn with_405<S: Clone + Send + Sync + 'static>(
-    router: MethodRouter<S>, allow: &'static str,
+    router: MethodRouter<S>, allow: impl Into<Arc<str>>,
 ) -> MethodRouter<S> {
-    router.fallback(move || async move { ApiError::MethodNotAllowed { allow } })
+    let allow = allow.into();
+    router.fallback(move || {
+        let allow = allow.clone();
+        async move { ApiError::MethodNotAllowed { allow } }
+    })
+}
+
+/// The `Allow` value (RFC 9110 section 10.2.1) of the operations `paths` describes: their
+/// methods, each once, in the order GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS, TRACE.
+pub fn allow_of(paths: &Paths) -> Arc<str> {
+    let mut allowed: Vec<&str> = Vec::new();
+    for item in paths.paths.values() {
+        let operations = [
+            ("GET", &item.get),
+            ("HEAD", &item.head),
+            ("PUT", &item.put),
+            ("POST", &item.post),
+            ("PATCH", &item.patch),
+            ("DELETE", &item.delete),
+            ("OPTIONS", &item.options),
+            ("TRACE", &item.trace),
+        ];
+        for (method, operation) in operations {
+            if operation.is_some() && !allowed.contains(&method) {
+                allowed.push(method);
+            }
+        }
+    }
+    const ORDER: [&str; 8] = [
+        "GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS", "TRACE",
+    ];
+    allowed.sort_by_key(|m| ORDER.iter().position(|o| o == m));
+    allowed.join(", ").into()
+}
+
+/// The routes of one path as `described_routes!` builds them (schemas, description, method
+/// router), answering 405 to the methods they do not route with the `Allow` value of their own
+/// handlers ([`allow_of`]; [`with_405`]): no `Allow` value typed by hand.
+pub fn with_own_405<X, S: Clone + Send + Sync + 'static>(
+    (schemas, paths, methods): (X, Paths, MethodRouter<S>),
+) -> (X, Paths, MethodRouter<S>) {
+    let allow = allow_of(&paths);
+    (schemas, paths, with_405(methods, allow))
 }
 
 /// Like [`with_405`] for a collection path whose item path defines more methods: those methods
@@ -47,24 +90,28 @@ pub fn with_405<S: Clone + Send + Sync + 'static>(
 /// after 401 and 403, the spec's "id missing from path" (BEHAVIOR 2); other methods get 405.
 /// Those answers are not operations of the API description: no request to them can succeed.
 pub fn with_item_methods<S>(
-    router: MethodRouter<S>, allow: &'static str, item_methods: &'static [(Method, Scope)],
+    router: MethodRouter<S>, allow: impl Into<Arc<str>>, item_methods: &'static [(Method, Scope)],
     param: &'static str,
 ) -> MethodRouter<S>
 where
     S: Clone + Send + Sync + 'static,
     Arc<TokenVerifier>: FromRef<S>,
 {
+    let allow = allow.into();
     router.fallback(
-        move |method: Method, auth: Result<Authenticated, ApiError>| async move {
-            let Some((_, scope)) = item_methods.iter().find(|(m, _)| *m == method) else {
-                return ApiError::MethodNotAllowed { allow };
-            };
-            match auth {
-                Ok(Authenticated(principal)) => match principal.require(*scope) {
-                    Ok(()) => missing_path_parameter(param).into(),
-                    Err(e) => e.into(),
-                },
-                Err(e) => e,
+        move |method: Method, auth: Result<Authenticated, ApiError>| {
+            let allow = allow.clone();
+            async move {
+                let Some((_, scope)) = item_methods.iter().find(|(m, _)| *m == method) else {
+                    return ApiError::MethodNotAllowed { allow };
+                };
+                match auth {
+                    Ok(Authenticated(principal)) => match principal.require(*scope) {
+                        Ok(()) => missing_path_parameter(param).into(),
+                        Err(e) => e.into(),
+                    },
+                    Err(e) => e,
+                }
             }
         },
     )
@@ -75,7 +122,7 @@ where
 /// are not operations of their own and are not in the API description; [`EMPTY_ID_SUFFIX`]
 /// marks them for the test that checks every route is described.
 pub fn empty_id_route<S>(
-    allow: &'static str, methods: &'static [(Method, Scope)], param: &'static str,
+    allow: impl Into<Arc<str>>, methods: &'static [(Method, Scope)], param: &'static str,
 ) -> MethodRouter<S>
 where
     S: Clone + Send + Sync + 'static,

@@ -106,7 +106,7 @@ impl CrmSyncState {
 }
 
 /// The key of a history entry: its router, its time and its id (entries are kept per router,
-/// newest first; `store::keys::dispatch_entry`).
+/// newest first; `store::dynamodb::keys::dispatch_entry`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DispatchEntryKey {
     /// The router.

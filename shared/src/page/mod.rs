@@ -27,7 +27,7 @@ pub const MAX_OFFSET: usize = 10_000;
 pub const MAX_PAGE_DATA_BYTES: usize = 2_621_440;
 
 /// Where in a list an item sits: its sort key in the list's index (for records and routers
-/// `<created_at>#<id>`, for members `<email>#<id>`; `store::keys`). Positions order like the
+/// `<created_at>#<id>`, for members `<email>#<id>`; `store::time_then_id`, `store::email_then_id`). Positions order like the
 /// list; a position stays meaningful after its item is archived or gone.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position(String);

@@ -14,7 +14,7 @@
 //!
 //! Adapters: [`memory::MemoryStore`] (embedded, in process; the local server's default and the
 //! fast tests') and [`dynamodb::DynamoStore`] (production: one DynamoDB table whose keys come
-//! from [`keys`]), each with one file per aggregate (`memory/records.rs`,
+//! from [`dynamodb::keys`]), each with one file per aggregate (`memory/records.rs`,
 //! `dynamodb/records.rs`, ...). Both pass the same contract suite
 //! (`shared/tests/integration/store_contract/` and the suites beside it; `docs/architecture.md`,
 //! "The store's ports", says which covers which port). `docs/architecture.md` also tables which
@@ -27,7 +27,6 @@ mod error;
 pub mod faulty;
 #[cfg(any(test, feature = "test-util"))]
 pub mod harness;
-pub mod keys;
 pub mod memory;
 pub mod port;
 mod position;
@@ -49,9 +48,9 @@ pub use port::{
     RouterAdminPorts, SlaPorts, SyncPorts, TokenPorts,
 };
 pub use position::{
-    audit_position, delivery_position, dispatch_position, holiday_calendar_page,
-    holiday_calendar_position, member_position, record_position, revision_position,
-    router_position, webhook_position,
+    audit_position, delivery_position, dispatch_position, email_then_id, holiday_calendar_page,
+    holiday_calendar_position, member_position, record_position, revision_order, revision_position,
+    router_position, sortable_time, time_then_id, webhook_position,
 };
 pub use retry::{
     request_deadline, within_request_deadline, write_rounds, Backoff, RoundError, Turns,

@@ -48,15 +48,14 @@
 //! # Keys
 //!
 //! Every value that becomes a key or a key prefix goes through [`partition_key_fits`],
-//! [`sort_key_fits`] or [`key_fits`]: a key built from a client's value that cannot fit is
-//! hashed by [`crate::store::keys`] (unique-key guards, `Idempotency-Key` routes) or names no
+//! [`sort_key_fits`] or [`keys::key_fits`]: a key built from a client's value that cannot fit is
+//! hashed by the DynamoDB adapter's [`keys`] (unique-key guards, `Idempotency-Key` routes) or names no
 //! item (the adapter answers a read of it as absent, as the embedded store does), never a
 //! `ValidationException`.
 
-use super::keys;
-pub use super::keys::{
-    index_key_fits, key_fits, partition_key_fits, sort_key_fits, MAX_PARTITION_KEY_BYTES,
-    MAX_SORT_KEY_BYTES,
+use super::dynamodb::keys;
+pub use super::dynamodb::keys::{
+    partition_key_fits, sort_key_fits, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
 };
 use super::StoreError;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -293,7 +292,6 @@ pub fn check_write<T: StoredItem + ?Sized>(value: &T) -> Result<usize, SizeError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::keys::{IndexKey, Key};
 
     fn item(pairs: Vec<(&str, AttributeValue)>) -> Item {
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -454,14 +452,5 @@ mod tests {
         assert!(sort_key_fits(&"x".repeat(1024)));
         assert!(!sort_key_fits(&"x".repeat(1025)));
         assert!(!sort_key_fits("") && !partition_key_fits(""));
-        let key = Key {
-            pk: "p".into(),
-            sk: "s".repeat(1025),
-        };
-        assert!(!key_fits(&key));
-        assert!(index_key_fits(&IndexKey {
-            pk: "p".repeat(2048),
-            sk: "s".into()
-        }));
     }
 }

@@ -8,7 +8,8 @@ use super::request::{parse_items, string_attr};
 use super::DynamoStore;
 use crate::fields::definition::FieldDefinition;
 use crate::model::account::{Account, ApiClient, Role, Team};
-use crate::store::{keys, AccountStore, StoreResult};
+use crate::store::dynamodb::keys;
+use crate::store::{AccountStore, StoreResult};
 use crate::types::ids::AccountId;
 use async_trait::async_trait;
 

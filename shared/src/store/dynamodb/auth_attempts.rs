@@ -8,7 +8,8 @@
 use super::items::{backend, millis, Expr, Item};
 use super::DynamoStore;
 use crate::model::auth_attempt::{AttemptKey, FailureWindow};
-use crate::store::{keys, AuthAttemptStore, StoreError, StoreResult};
+use crate::store::dynamodb::keys;
+use crate::store::{AuthAttemptStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};

@@ -5,10 +5,8 @@ use super::items;
 use super::items::{backend, key_attributes, Item};
 use super::request::string_attr;
 use super::DynamoStore;
-use crate::store::{
-    keys::{self, Key},
-    size, Backoff, StoreError, StoreResult,
-};
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::{Backoff, StoreError, StoreResult};
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 use std::collections::{HashMap, HashSet};
 
@@ -40,7 +38,7 @@ impl DynamoStore {
         let unique: Vec<Key> = {
             let mut seen = HashSet::new();
             keys.iter()
-                .filter(|k| size::key_fits(k) && seen.insert(*k))
+                .filter(|k| keys::key_fits(k) && seen.insert(*k))
                 .cloned()
                 .collect()
         };

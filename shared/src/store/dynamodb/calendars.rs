@@ -9,9 +9,10 @@ use super::request::parse_items;
 use super::DynamoStore;
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::{CalendarDeletion, CalendarRefs, HolidayCalendar};
-use crate::store::keys::Key;
+use crate::store::dynamodb::keys;
+use crate::store::dynamodb::keys::Key;
 use crate::store::{
-    holiday_calendar_page, keys, CalendarStore, Page, PageRequest, StoreError, StoreResult,
+    holiday_calendar_page, CalendarStore, Page, PageRequest, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, HolidayCalendarId};
 use async_trait::async_trait;

@@ -18,10 +18,11 @@ use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::SlaStatus;
-use crate::store::keys::Key;
+use crate::store::dynamodb::keys;
+use crate::store::dynamodb::keys::Key;
 use crate::store::tally::{Buckets, Span};
 use crate::store::{
-    dispatch_position, keys, DispatchStore, FirstFound, FirstReads, Page, PageRequest, PageStart,
+    dispatch_position, DispatchStore, FirstFound, FirstReads, Page, PageRequest, PageStart,
     Position, StoreError, StoreResult,
 };
 use crate::types::ids::{AccountId, RecordId, RouterId};

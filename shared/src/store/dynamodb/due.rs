@@ -7,7 +7,9 @@ use super::items::{backend, n, s, Expr};
 use super::query::{Query, SortCondition};
 use super::DynamoStore;
 use crate::model::due::{DueChanges, DueId, DueItem, Lease, Parking, Settlement};
-use crate::store::{keys, DueStore, StoreError, StoreResult};
+use crate::store::dynamodb::keys;
+use crate::store::sortable_time;
+use crate::store::{DueStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
@@ -75,7 +77,7 @@ impl DueStore for DynamoStore {
         .name("#attempt", items::due::DUE_ATTEMPT)
         .value(":lease_id", s(&lease.id))
         .value(":lease_until", items::millis(lease.until))
-        .value(":resume_at", s(keys::sortable_time(lease.until)))
+        .value(":resume_at", s(sortable_time(lease.until)))
         .value(":gsi1sk", s(index.sk))
         .value(":attempt", n(u64::from(attempt)))
         .value(":now", items::millis(now));
@@ -145,9 +147,9 @@ impl DueStore for DynamoStore {
             .name("#gsi1sk", keys::GSI1SK)
             .name("#attempt", items::due::DUE_ATTEMPT)
             .name("#lease_until", items::due::DUE_LEASE_UNTIL)
-            .value(":resume_at", s(keys::sortable_time(resume_at)))
+            .value(":resume_at", s(sortable_time(resume_at)))
             .value(":gsi1sk", s(index.sk))
-            .value(":read_resume_at", s(keys::sortable_time(item.resume_at)))
+            .value(":read_resume_at", s(sortable_time(item.resume_at)))
             .value(":attempt", n(u64::from(item.attempt)))
             .value(":now", items::millis(now));
         let condition = "#resume_at = :read_resume_at AND #attempt = :attempt AND (attribute_not_exists(#lease_until) OR #lease_until <= :now)";
@@ -161,7 +163,7 @@ impl DueStore for DynamoStore {
         &self, now: chrono::DateTime<chrono::Utc>, limit: usize,
     ) -> StoreResult<Vec<DueItem>> {
         // `<now>#~` sorts after every index key resumed at `now` (ids hold no `~`).
-        let bound = format!("{}#~", keys::sortable_time(now));
+        let bound = format!("{}#~", sortable_time(now));
         let mut shards = tokio::task::JoinSet::new();
         for shard in 0..keys::DUE_SHARDS {
             let store = self.clone();

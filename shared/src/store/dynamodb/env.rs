@@ -79,7 +79,7 @@ pub const WARM_UP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 
 /// Opens `connections` connections of the client to DynamoDB during init, so that the first
 /// request after a cold start does not pay for one: as many concurrent `GetItem`s of a key that
-/// never exists (the nil account's item, [`keys::account`](crate::store::keys::account)) in
+/// never exists (the nil account's item, [`keys::account`](crate::store::dynamodb::keys::account)) in
 /// `table`; the first also resolves the credentials and the endpoint and loads the trust store.
 /// Every function asks for one; a request that reads concurrently opens the others it needs.
 /// The connections stay in the client's pool for the requests that follow
@@ -113,7 +113,7 @@ pub async fn warm_up(client: &Client, table: &str, connections: usize) -> bool {
 
 /// One warm-up `GetItem` (projection `PK` only), bounded by [`WARM_UP_TIMEOUT`].
 async fn warm_up_request(client: &Client, table: &str) -> Result<(), String> {
-    use crate::store::keys;
+    use crate::store::dynamodb::keys;
     use crate::types::ids::AccountId;
     let key = keys::account(AccountId::from_uuid(uuid::Uuid::nil()));
     let request = client

@@ -4,7 +4,7 @@
 use super::cancel::Part;
 use super::items;
 use super::items::{s, Expr};
-use super::DynamoStore;
+use super::{store_rounds, DynamoStore};
 use crate::idempotency::{ClaimOutcome, IdempotencyClaim, IdempotencyCompletion};
 use crate::store::{Backoff, IdempotencyStore, StoreError, StoreResult};
 use async_trait::async_trait;
@@ -34,25 +34,26 @@ impl IdempotencyStore for DynamoStore {
         let (key, item) = items::idempotency::request_claim(claim);
         // A claim lost to a key that then expires or is released between the two requests is
         // tried again until the retry deadline; anything else answers on the first round.
-        let mut backoff = Backoff::until(self.conflict_deadline);
-        loop {
-            match self
-                .put_conditional(item.clone(), items::idempotency::claimable(now))
-                .await
-            {
-                Ok(()) => return Ok(ClaimOutcome::Claimed),
-                Err(StoreError::Conflict) => {}
-                Err(e) => return Err(e),
-            }
-            if let Some(held) = self.get(&key).await? {
-                if let Some(outcome) = items::idempotency::read_request(&held, now)? {
-                    return Ok(outcome);
+        let (key, item) = (&key, &item);
+        store_rounds(Backoff::until(self.conflict_deadline), |_| {
+            Box::pin(async move {
+                match self
+                    .put_conditional(item.clone(), items::idempotency::claimable(now))
+                    .await
+                {
+                    Ok(()) => return Ok(ClaimOutcome::Claimed),
+                    Err(StoreError::Conflict) => {}
+                    Err(e) => return Err(e.into()),
                 }
-            }
-            if !backoff.again().await {
-                return Err(StoreError::Conflict);
-            }
-        }
+                if let Some(held) = self.get(key).await? {
+                    if let Some(outcome) = items::idempotency::read_request(&held, now)? {
+                        return Ok(outcome);
+                    }
+                }
+                Err(StoreError::Conflict.into())
+            })
+        })
+        .await
     }
 
     async fn complete_idempotency_key(

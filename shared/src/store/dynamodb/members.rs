@@ -10,10 +10,8 @@ use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
 use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::{Member, MemberIdentity};
-use crate::store::{
-    keys::{self, Key},
-    member_position, MemberStore, Page, PageRequest, StoreResult,
-};
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::{member_position, MemberStore, Page, PageRequest, StoreResult};
 use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
 use async_trait::async_trait;

@@ -1,6 +1,6 @@
-//! The DynamoDB adapter of the [`crate::store::Store`] port: one table, keys from
-//! [`crate::store::keys`], definition in `infra/table.json` (see `docs/dynamodb.md` for the access
-//! patterns).
+//! The DynamoDB adapter of the [`crate::store::Store`] port: one table, keys from [`keys`] (the
+//! key schema, built there and nowhere else), definition in `infra/table.json` (see
+//! `docs/dynamodb.md` for the access patterns).
 //!
 //! - Single-item reads are strongly consistent `GetItem`s; lists are `Query`s on the sparse
 //!   index GSI1 (active items) or GSI2 (archived included), in the contract's order.
@@ -30,6 +30,7 @@ mod due;
 pub mod env;
 mod idempotency;
 pub mod items;
+pub mod keys;
 mod members;
 mod pace;
 mod provisioning;
@@ -45,12 +46,33 @@ pub mod test_table;
 mod webhooks;
 pub mod write_token;
 
-use crate::store::{StoreError, StoreResult, CONFLICT_DEADLINE};
+use crate::store::retry::{Kept, Round};
+use crate::store::{write_rounds, Backoff, RoundError, StoreError, StoreResult, CONFLICT_DEADLINE};
 use aws_sdk_dynamodb::Client;
 use std::time::Duration;
 
 #[cfg(any(test, feature = "test-util"))]
 pub use counter::RequestCounter;
+
+/// The adapter's own read, decide, conditional write loops (a claim of an `Idempotency-Key`, a
+/// holiday calendar's reference count set by provisioning) on the one retry combinator,
+/// [`write_rounds`], answering the store's error: `round(n)` for n = 0, 1, ... goes again after
+/// `backoff`'s pause while it answers [`StoreError::Conflict`] and the deadline allows, and
+/// anything else ends the rounds. The rounds keep no state from one to the next.
+///
+/// Errors: [`StoreError::Conflict`] when the last round lost at the deadline; a round's own
+/// error. A round builds its errors from [`StoreError`]s only; a [`RoundError::Domain`] (none
+/// is made here) would be a backend failure.
+async fn store_rounds<'env, T>(
+    mut backoff: Backoff, mut round: impl FnMut(u32) -> Round<'env, T>,
+) -> StoreResult<T> {
+    write_rounds(&mut backoff, (), |_: &mut Kept<'env, ()>, n| round(n))
+        .await
+        .map_err(|e| match e {
+            RoundError::Store(e) => e,
+            RoundError::Domain(e) => StoreError::Backend(e.into()),
+        })
+}
 
 /// DynamoDB's limit of items in one `TransactWriteItems`.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;

@@ -19,7 +19,8 @@
 use super::items::{backend, Expr, Item};
 use super::DynamoStore;
 use crate::model::pace::{PaceKey, PaceState, Turn, TurnAsk, UsageHold};
-use crate::store::{keys, PaceStore, StoreError, StoreResult};
+use crate::store::dynamodb::keys;
+use crate::store::{PaceStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 

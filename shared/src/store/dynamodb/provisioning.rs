@@ -6,12 +6,13 @@ use super::items;
 use super::items::{n, Expr, Item};
 use super::query::{Query, SortCondition};
 use super::request::string_attr;
-use super::{DynamoStore, MAX_TRANSACTION_ITEMS};
+use super::{store_rounds, DynamoStore, MAX_TRANSACTION_ITEMS};
 use crate::model::provision::{AccountPlan, PlannedRecord, ProvisionPlan};
 use crate::model::router::{Router, RouterRevision};
 use crate::page::PageRequest;
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::sortable_time;
 use crate::store::{
-    keys::{self, Key},
     size, Backoff, MemberStore, ProvisionReport, ProvisionStore, RouterStore, StoreError,
     StoreResult,
 };
@@ -48,42 +49,35 @@ impl DynamoStore {
     async fn set_calendar_references(
         &self, account_id: AccountId, id: HolidayCalendarId, plan: &[&AccountPlan],
     ) -> StoreResult<()> {
-        let key = keys::holiday_calendar(account_id, id);
-        let mut backoff = Backoff::until(self.conflict_deadline);
-        loop {
-            let Some(item) = self.get(&key).await? else {
-                return Ok(());
-            };
-            let before = item.get(items::REFERENCES).cloned();
-            let Some(named) = self.calendar_namers(account_id, id, plan).await? else {
-                // The router index has not caught up with the routers the count holds.
-                if !backoff.again().await {
-                    return Err(StoreError::Conflict);
+        let key = &keys::holiday_calendar(account_id, id);
+        store_rounds(Backoff::until(self.conflict_deadline), |_| {
+            Box::pin(async move {
+                let Some(item) = self.get(key).await? else {
+                    return Ok(());
+                };
+                let before = item.get(items::REFERENCES).cloned();
+                let Some(named) = self.calendar_namers(account_id, id, plan).await? else {
+                    // The router index has not caught up with the routers the count holds.
+                    return Err(StoreError::Conflict.into());
+                };
+                let mut e = Expr::new("SET #references = :named")
+                    .name("#references", items::REFERENCES)
+                    .name("#pk", keys::PK)
+                    .value(":named", n(named));
+                let condition = match before {
+                    Some(count) => {
+                        e.values.insert(":before".into(), count);
+                        "attribute_exists(#pk) AND #references = :before"
+                    }
+                    None => "attribute_exists(#pk) AND attribute_not_exists(#references)",
+                };
+                match self.update_conditional(key, &e, condition).await? {
+                    Some(_) => Ok(()),
+                    None => Err(StoreError::Conflict.into()),
                 }
-                continue;
-            };
-            let mut e = Expr::new("SET #references = :named")
-                .name("#references", items::REFERENCES)
-                .name("#pk", keys::PK)
-                .value(":named", n(named));
-            let condition = match before {
-                Some(count) => {
-                    e.values.insert(":before".into(), count);
-                    "attribute_exists(#pk) AND #references = :before"
-                }
-                None => "attribute_exists(#pk) AND attribute_not_exists(#references)",
-            };
-            if self
-                .update_conditional(&key, &e, condition)
-                .await?
-                .is_some()
-            {
-                return Ok(());
-            }
-            if !backoff.again().await {
-                return Err(StoreError::Conflict);
-            }
-        }
+            })
+        })
+        .await
     }
 
     /// How many things name calendar `id` (BEHAVIOR 17's references): active members, and the
@@ -231,7 +225,7 @@ impl ProvisionStore for DynamoStore {
 
     async fn provision(&self, plan: &ProvisionPlan) -> StoreResult<ProvisionReport> {
         // Everything the plan would write, in plan order.
-        let defined_at = keys::sortable_time(chrono::Utc::now());
+        let defined_at = sortable_time(chrono::Utc::now());
         let mut entries: Vec<Provisioned> = Vec::new();
         let mut add = |label: String, (key, item): (Key, Item), guards: Vec<(Key, Item)>| {
             entries.push(Provisioned {

@@ -2,7 +2,8 @@
 //! sort key, the order.
 
 use super::items::{s, Expr};
-use crate::store::{keys, size, PageRequest, PageStart};
+use crate::store::dynamodb::keys;
+use crate::store::{size, PageRequest, PageStart};
 
 /// A key condition: the partition of the table or an index, optionally a condition on the
 /// sort key, read in ascending or descending order.

@@ -10,10 +10,8 @@ use super::DynamoStore;
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::object_type::ObjectType;
 use crate::model::record::Record;
-use crate::store::{
-    keys::{self, Key},
-    record_position, Page, PageRequest, RecordStore, StoreResult, UniqueKey,
-};
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::{record_position, Page, PageRequest, RecordStore, StoreResult, UniqueKey};
 use crate::types::ids::{AccountId, RecordId};
 use async_trait::async_trait;
 use std::collections::HashSet;

@@ -11,8 +11,7 @@ use super::items::{backend, from_item, key_attributes, n, Expr, Item};
 use super::query::Query;
 use super::write_token::WriteToken;
 use super::DynamoStore;
-use crate::store::keys::Key;
-use crate::store::size;
+use crate::store::dynamodb::keys::{self, Key};
 use crate::store::Backoff;
 use crate::store::{Page, PageRequest, Position, StoreError, StoreResult};
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
@@ -53,9 +52,9 @@ fn gave_up(backoff: &Backoff) -> StoreError {
 
 impl DynamoStore {
     /// The item of `key`, read consistently; absent without a request when the key cannot fit
-    /// DynamoDB's key sizes (no item has it: [`size::key_fits`]).
+    /// DynamoDB's key sizes (no item has it: [`keys::key_fits`]).
     pub(super) async fn get(&self, key: &Key) -> StoreResult<Option<Item>> {
-        if !size::key_fits(key) {
+        if !keys::key_fits(key) {
             return Ok(None);
         }
         let out = self

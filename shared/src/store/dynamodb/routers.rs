@@ -13,9 +13,11 @@ use crate::model::audit::AuditEvent;
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::router::{Router, RouterDraft, RouterRevision, FIRST_REVISION};
 use crate::model::router_write::{DraftChange, RouterWrite};
+use crate::store::dynamodb::keys;
+use crate::store::revision_order;
 use crate::store::{
-    keys, revision_position, router_position, Page, PageRequest, PageStart, RouterStore,
-    StoreError, StoreResult,
+    revision_position, router_position, Page, PageRequest, PageStart, RouterStore, StoreError,
+    StoreResult,
 };
 use crate::types::etag::ETag;
 use crate::types::ids::{AccountId, RouterId};
@@ -184,11 +186,7 @@ impl RouterStore for DynamoStore {
             PageStart::After(after) => match after.as_str().parse::<u64>() {
                 Ok(number) if number > 1 => SortCondition::Between(
                     keys::REVISION_PREFIX.to_string(),
-                    format!(
-                        "{}{}",
-                        keys::REVISION_PREFIX,
-                        keys::revision_number(number - 1)
-                    ),
+                    format!("{}{}", keys::REVISION_PREFIX, revision_order(number - 1)),
                 ),
                 _ => return Ok(Page::new(Vec::new(), None)),
             },

@@ -184,7 +184,7 @@ pub async fn delete_table(client: &Client, name: &str) -> Result<(), BoxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::keys;
+    use crate::store::dynamodb::keys;
 
     #[test]
     fn the_table_file_defines_the_keys_the_key_module_builds() {

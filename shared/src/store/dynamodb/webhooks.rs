@@ -13,9 +13,10 @@ use super::DynamoStore;
 use crate::model::audit::AuditEvent;
 use crate::model::due::DueChanges;
 use crate::model::webhook::{SubscriptionHealth, WebhookDelivery, WebhookSubscription};
+use crate::store::dynamodb::keys;
 use crate::store::{
-    delivery_position, keys, webhook_position, Page, PageRequest, PageStart, StoreError,
-    StoreResult, WebhookStore,
+    delivery_position, webhook_position, Page, PageRequest, PageStart, StoreError, StoreResult,
+    WebhookStore,
 };
 use crate::types::ids::{AccountId, WebhookId};
 use async_trait::async_trait;

@@ -7,7 +7,7 @@ use super::{MemoryStore, State};
 use crate::idempotency::IdempotencyCompletion;
 use crate::model::audit::{AuditEvent, AuditFilter};
 use crate::store::{
-    audit_position, keys, AuditStore, Page, PageRequest, PageStart, Position, StoreError,
+    audit_position, time_then_id, AuditStore, Page, PageRequest, PageStart, Position, StoreError,
     StoreResult,
 };
 use crate::types::ids::AccountId;
@@ -81,7 +81,7 @@ fn window_page(
         return Vec::new();
     };
     // `<at>#<nil id>` sorts before every event at `at` (event ids are never nil): [from, to).
-    let bound = |at: DateTime<Utc>| Position::new(keys::audit_sort_key(at, Uuid::nil()));
+    let bound = |at: DateTime<Utc>| Position::new(time_then_id(at, Uuid::nil()));
     let low = filter
         .from
         .map_or(Bound::Unbounded, |f| Bound::Included(bound(f)));

@@ -280,11 +280,8 @@ impl DispatchStore for MemoryStore {
             return Ok(Page::new(Vec::new(), None));
         };
         // `<at>#<nil id>` sorts before every entry at `at` (ids are never nil): [from, to).
-        let low = Position::new(crate::store::keys::dispatch_sort_key(
-            from,
-            uuid::Uuid::nil(),
-        ));
-        let high = Position::new(crate::store::keys::dispatch_sort_key(to, uuid::Uuid::nil()));
+        let low = Position::new(crate::store::time_then_id(from, uuid::Uuid::nil()));
+        let high = Position::new(crate::store::time_then_id(to, uuid::Uuid::nil()));
         let start = match after {
             Some(after) if *after >= low => Bound::Excluded(after.clone()),
             _ => Bound::Included(low),
@@ -405,14 +402,8 @@ impl DispatchStore for MemoryStore {
             return Ok(tally);
         };
         for (start, end) in parts.edges {
-            let low = Position::new(crate::store::keys::dispatch_sort_key(
-                start,
-                uuid::Uuid::nil(),
-            ));
-            let high = Position::new(crate::store::keys::dispatch_sort_key(
-                end,
-                uuid::Uuid::nil(),
-            ));
+            let low = Position::new(crate::store::time_then_id(start, uuid::Uuid::nil()));
+            let high = Position::new(crate::store::time_then_id(end, uuid::Uuid::nil()));
             for id in index.range(low..high).map(|(_, id)| id) {
                 let Some(entry) = state.dispatches.get(id) else {
                     continue;

@@ -136,7 +136,7 @@ pub trait DispatchStore: Send + Sync + 'static {
     ) -> StoreResult<()>;
 
     /// A page of the router's history entries, newest first (position:
-    /// [`crate::store::keys::dispatch_sort_key`]; a page after a position holds the entries older
+    /// [`crate::store::time_then_id`]; a page after a position holds the entries older
     /// than it). Only the router's account sees them.
     async fn list_router_dispatches(
         &self, account_id: AccountId, router_id: RouterId, page: &PageRequest,

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 #[async_trait]
 pub trait MemberStore: Send + Sync + 'static {
     /// A page of the members of the account, by e-mail then id (position:
-    /// [`crate::store::keys::by_email`]).
+    /// [`crate::store::email_then_id`]).
     async fn list_members(
         &self, account_id: AccountId, page: &PageRequest,
     ) -> StoreResult<Page<Member>>;
@@ -44,7 +44,7 @@ pub trait MemberStore: Send + Sync + 'static {
     /// the account. DynamoDB: one item per member keyed by (account, e-mail), written with the
     /// member by provisioning, read in `BatchGetItem`s of 100 keys (501 e-mails: 6 requests),
     /// strongly consistent; a table written before those items existed (no
-    /// [`crate::store::keys::member_emails_complete`] marker, until provisioning runs on it) has
+    /// [`crate::store::dynamodb::keys::member_emails_complete`] marker, until provisioning runs on it) has
     /// the e-mails not found that way looked up on the e-mail index, one `Query` each.
     async fn identify_members(
         &self, account_id: AccountId, emails: &[Email],

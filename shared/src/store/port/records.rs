@@ -58,7 +58,7 @@ pub trait RecordStore: Send + Sync + 'static {
     ) -> StoreResult<Vec<Record>>;
 
     /// A page of the records of the account and type, by creation time then id (position:
-    /// [`crate::store::keys::by_creation`]). A page after a position reads O(limit) items.
+    /// [`crate::store::time_then_id`]). A page after a position reads O(limit) items.
     async fn list_records(
         &self, account_id: AccountId, object_type: ObjectType, page: &PageRequest,
     ) -> StoreResult<Page<Record>>;

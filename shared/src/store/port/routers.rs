@@ -17,7 +17,7 @@ use async_trait::async_trait;
 #[async_trait]
 pub trait RouterStore: Send + Sync + 'static {
     /// A page of the routers of the account, by creation time then id (position:
-    /// [`crate::store::keys::by_creation`]).
+    /// [`crate::store::time_then_id`]).
     async fn list_routers(
         &self, account_id: AccountId, page: &PageRequest,
     ) -> StoreResult<Page<Router>>;

@@ -511,8 +511,8 @@ mod reruns {
             // leaves neither.
             let keys = namers.iter().flat_map(|m| {
                 [
-                    shared::store::keys::member(m.id),
-                    shared::store::keys::member_email(acc.id, &m.email),
+                    shared::store::dynamodb::keys::member(m.id),
+                    shared::store::dynamodb::keys::member_email(acc.id, &m.email),
                 ]
             });
             for key in keys {

@@ -10,7 +10,7 @@
 use super::{backend, Item};
 use crate::model::audit::{AuditAction, AuditActor, AuditEvent, AuditTarget};
 use crate::model::dispatch::{DecisionSnapshot, DispatchEntry, DispatchEntryKey};
-use crate::store::keys::{self, Key};
+use crate::store::dynamodb::keys::{self, Key};
 use crate::store::StoreResult;
 use crate::types::ids::{AccountId, RouterId};
 use chrono::{DateTime, Utc};

@@ -3,10 +3,9 @@
 
 use super::{backend, key_attributes, millis, n, s, Expr, Item};
 use crate::model::due::{DueId, DueItem, Lease, NextAttempt, Parking};
-use crate::store::{
-    keys::{self, Key},
-    StoreResult,
-};
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::sortable_time;
+use crate::store::StoreResult;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
@@ -16,21 +15,21 @@ pub const DUE_LEASE_ID: &str = "lease_id";
 pub const DUE_LEASE_UNTIL: &str = "lease_until";
 /// Attribute of a due item: attempts made.
 pub const DUE_ATTEMPT: &str = "attempt";
-/// Attribute of a due item: when the sweeper resumes it ([`keys::sortable_time`] text).
+/// Attribute of a due item: when the sweeper resumes it ([`sortable_time`] text).
 pub const DUE_RESUME_AT: &str = "resume_at";
-/// Attribute of a due item: when its next attempt is due ([`keys::sortable_time`] text).
+/// Attribute of a due item: when its next attempt is due ([`sortable_time`] text).
 pub const DUE_AT: &str = "due_at";
 /// Attribute of a due item: claims since it last made progress (absent for 0).
 pub const DUE_RUNS: &str = "runs";
 /// Attribute of a due item: why its last run made no progress.
 pub const DUE_LAST_ERROR: &str = "last_error";
-/// Attribute of a due item: when it was parked ([`keys::sortable_time`] text).
+/// Attribute of a due item: when it was parked ([`sortable_time`] text).
 pub const DUE_PARKED_AT: &str = "parked_at";
 /// Attribute of a due item: the job's subject (JSON text).
 pub const DUE_SUBJECT: &str = "subject";
 
 /// A due item ([`DueItem`]): its id, the job's subject (JSON text), the due and resume times
-/// as [`keys::sortable_time`] text (compared as strings in conditions), the attempt count, the
+/// as [`sortable_time`] text (compared as strings in conditions), the attempt count, the
 /// lease (id, end in epoch milliseconds) while held, and the due-work index key (GSI1).
 pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
     let key = keys::due_item(&due.id);
@@ -47,9 +46,9 @@ pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
         DUE_SUBJECT.into(),
         s(serde_json::to_string(&due.subject).map_err(backend)?),
     );
-    item.insert(DUE_AT.into(), s(keys::sortable_time(due.due_at)));
+    item.insert(DUE_AT.into(), s(sortable_time(due.due_at)));
     item.insert(DUE_ATTEMPT.into(), n(u64::from(due.attempt)));
-    item.insert(DUE_RESUME_AT.into(), s(keys::sortable_time(due.resume_at)));
+    item.insert(DUE_RESUME_AT.into(), s(sortable_time(due.resume_at)));
     if let Some(lease) = &due.lease {
         item.insert(DUE_LEASE_ID.into(), s(&lease.id));
         item.insert(DUE_LEASE_UNTIL.into(), millis(lease.until));
@@ -61,7 +60,7 @@ pub fn due_item(due: &DueItem) -> StoreResult<(Key, Item)> {
         item.insert(DUE_LAST_ERROR.into(), s(error));
     }
     if let Some(at) = due.parked_at {
-        item.insert(DUE_PARKED_AT.into(), s(keys::sortable_time(at)));
+        item.insert(DUE_PARKED_AT.into(), s(sortable_time(at)));
     }
     Ok((key, item))
 }
@@ -155,9 +154,9 @@ pub fn due_next_attempt(id: &DueId, next: &NextAttempt, lease_id: &str) -> Store
     .name("#gsi1sk", keys::GSI1SK)
     .name("#lease_until", DUE_LEASE_UNTIL)
     .name("#last_error", DUE_LAST_ERROR)
-    .value(":due_at", s(keys::sortable_time(next.due_at)))
+    .value(":due_at", s(sortable_time(next.due_at)))
     .value(":attempt", n(u64::from(next.attempt)))
-    .value(":resume_at", s(keys::sortable_time(next.resume_at)))
+    .value(":resume_at", s(sortable_time(next.resume_at)))
     .value(":gsi1sk", s(index.sk));
     if let Some(error) = &next.error {
         e = e.value(":last_error", s(error));
@@ -187,7 +186,7 @@ pub fn due_parked(parking: &Parking) -> Expr {
     .name("#gsi1pk", keys::GSI1PK)
     .name("#gsi1sk", keys::GSI1SK)
     .name("#lease_until", DUE_LEASE_UNTIL)
-    .value(":parked_at", s(keys::sortable_time(parking.at)))
+    .value(":parked_at", s(sortable_time(parking.at)))
     .value(":last_error", s(&parking.error))
     .value(":gsi1pk", s(index.pk))
     .value(":gsi1sk", s(index.sk))

@@ -6,10 +6,8 @@ use crate::idempotency::{
     ClaimOutcome, Fingerprint, IdempotencyClaim, IdempotencyCompletion, StoredResponse,
 };
 use crate::model::dispatch::MessageDeduplicationId;
-use crate::store::{
-    keys::{self, Key},
-    StoreError, StoreResult,
-};
+use crate::store::dynamodb::keys::{self, Key};
+use crate::store::{StoreError, StoreResult};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 

@@ -1,7 +1,7 @@
 //! Conversion between the model and DynamoDB items, and the expressions the adapter writes.
 //!
 //! Items are the model serialised by `serde_dynamo` (attributes named as the model's fields),
-//! plus the key attributes of [`crate::store::keys`] and `item_type`. `None` values are left out
+//! plus the key attributes of [`crate::store::dynamodb::keys`] and `item_type`. `None` values are left out
 //! of the item rather than written as `NULL`: a `NULL` index key is a `ValidationException`, and
 //! conditions such as `attribute_not_exists(archived_at)` need an absent attribute.
 //!
@@ -20,7 +20,7 @@ use crate::model::{
     Account, ApiClient, CrmSyncState, CrmSyncStatus, DispatchEntry, Member, MemberIdentity, Record,
     Role, RotationState, Router, RouterDraft, RouterRevision, Team,
 };
-use crate::store::keys::{self, IndexKey, Key};
+use crate::store::dynamodb::keys::{self, IndexKey, Key};
 use crate::store::size::StoredItem;
 use crate::store::{StoreError, StoreResult, UniqueKey};
 use crate::types::ids::{AccountId, RecordId, RouterId};

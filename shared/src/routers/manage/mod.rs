@@ -7,37 +7,44 @@
 //! state's version); one that loses a race reads again and decides again until the retry
 //! deadline ([`crate::store::retry`]), then answers 409. A publish reads in one round (router,
 //! draft, rotation state at once) and writes in a second.
+//!
+//! This file holds the operations (read, decide, write, in rounds) and the checks between
+//! them; `revisions.rs` the revision list and the restore; `writes.rs` the writes they store,
+//! built without a store; `body.rs` the parsing of what a request brings.
 
-use super::config::{self, ConfigBody, ConfigError, SettingsBody, TeamBody, UserBody};
-use super::revision::{ensure_first_revision, first_revision_mended};
+mod body;
+mod revisions;
+mod writes;
+
+pub use body::parse_revision_number;
+pub use writes::rotation_after;
+
+use super::config::{self, ConfigBody};
+use super::revision::ensure_first_revision;
 pub use super::revision::{DRAFT_NOT_FOUND, REVISION_NOT_FOUND};
-use super::view::{config_json, router_json, DraftView, RevisionView, RouterView};
+use super::view::{config_json, DraftView, RouterView};
 use crate::audit::diff::ROUTER;
 pub use crate::audit::Actor;
 use crate::calendars::read_holiday_calendars;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::fields::cache::CatalogueCache;
-use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion, StoredResponse};
-use crate::model::audit::{AuditAction, AuditEvent, AuditTarget, TargetType};
-use crate::model::dispatch::RotationState;
+use crate::idempotency::{IdempotencyClaim, IdempotencyCompletion};
+use crate::model::audit::{AuditAction, AuditEvent};
 use crate::model::holiday_calendar::CalendarRefs;
 use crate::model::member::MemberIdentity;
 use crate::model::object_type::ObjectType;
 use crate::model::router::{Router, RouterConfig, RouterDraft, RouterRevision, FIRST_REVISION};
-use crate::model::router_write::{DraftChange, RouterWrite};
-use crate::page::cursor::{CursorKey, ListRequest};
-use crate::page::{ListView, PageRequest, PageStart, Position};
+use crate::model::router_write::RouterWrite;
 use crate::store::retry::Kept;
 use crate::store::RouterAdminPorts;
-use crate::store::{
-    keys, revision_position, write_rounds, Backoff, Page, RoundError, StoreError, Turns,
-};
+use crate::store::{write_rounds, Backoff, RoundError, StoreError, Turns};
 use crate::types::etag::{ETag, IfMatch};
 use crate::types::ids::{AccountId, RouterId};
-use serde::Deserialize;
+use body::{invalid, parse_body, take_body};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use writes::{archived, audited, completion, draft_event, publication, published, router_event};
 
 /// Most non-archived routers of an account (BEHAVIOR 15).
 pub const MAX_ROUTERS: u64 = 1000;
@@ -73,20 +80,6 @@ pub struct RouterAdmin {
     /// Writes of one router, and the creates of one account (its router count), take turns
     /// in this instance ([`Turns`]).
     turns: Turns,
-}
-
-/// The configuration keys of a create or a draft body (BEHAVIOR 15).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RouterBody {
-    name: String,
-    #[serde(default)]
-    object_type: Option<ObjectType>,
-    #[serde(default)]
-    has_integration: Option<bool>,
-    settings: Option<SettingsBody>,
-    users: Vec<UserBody>,
-    teams: Vec<TeamBody>,
 }
 
 impl RouterAdmin {
@@ -413,168 +406,13 @@ impl RouterAdmin {
                     .filter(|r| !r.is_archived())
                     .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
                 let now = self.clock.now();
-                let mut next = moved_on(&router, now);
-                next.archived_at = Some(now);
-                next.archived_by = Some(actor.sub.to_string());
-                // BEHAVIOR 17: an archived router names no calendar any more (live or draft).
-                let calendars = CalendarRefs::change(
-                    &router.calendar_refs_with(draft.as_ref()),
-                    &next.calendar_refs_with(None),
-                );
-                let write = RouterWrite {
-                    router: next,
-                    expected_version: router.version,
-                    revision: None,
-                    draft: DraftChange::Drop(draft.map(|d| d.etag)),
-                    rotation: None,
-                    archives: true,
-                    completion: None,
-                    calendars,
-                    audit: None,
-                };
+                let write = archived(actor, &router, draft, now);
                 let write = audited(actor, AuditAction::RouterArchived, &router, write, now);
                 self.write(write, None).await
             })
         })
         .await
         .map_err(RoundError::answer)
-    }
-
-    /// `GET /routers/{id}/revisions`: newest first, section 11's list rules. A page reads at
-    /// most `limit` + 1 revisions: an offset becomes a position (revisions are numbered 1 to
-    /// the live one without gaps).
-    ///
-    /// Errors: 404 `Router not found` (an archived router's revisions stay readable); 400
-    /// naming `after` for a cursor this list did not issue.
-    pub async fn revisions(
-        &self, account_id: AccountId, id: RouterId, request: &ListRequest, cursors: &CursorKey,
-    ) -> Result<ListView<RevisionView>, DomainError> {
-        let router = self
-            .store
-            .get_router(account_id, id)
-            .await?
-            .ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
-        let (list, page) =
-            request.open_unfiltered(cursors, account_id, format!("router-revisions:{id}"))?;
-        let read = match page.start {
-            PageStart::Offset(offset) if offset > 0 => {
-                let newest = router.revision.saturating_sub(offset as u64);
-                // Revisions below `newest + 1`, i.e. from `newest` down.
-                PageRequest::after(
-                    page.limit,
-                    Position::new(keys::revision_number(newest + 1)),
-                    false,
-                )
-            }
-            _ => page.clone(),
-        };
-        let mut listed = self
-            .store
-            .list_router_revisions(account_id, id, &read)
-            .await?;
-        // A router always has revisions 1 to its live one: an empty first page is a router
-        // stored before revisions existed, whose revision 1 is stored now.
-        if listed.items.is_empty() && matches!(read.start, PageStart::Offset(0)) {
-            if let Some(first) = first_revision_mended(self.store.as_ref(), &router)
-                .await
-                .map_err(kept_changing)?
-            {
-                listed = Page::new(vec![first], None);
-            }
-        }
-        Ok(cursors.answer(&list, &page, listed, RevisionView::new, revision_position))
-    }
-
-    /// `GET /routers/{id}/revisions/{n}`.
-    ///
-    /// Errors: 404 `Router not found`; 404 `Revision not found` (also for an `n` that is not a
-    /// positive integer).
-    pub async fn revision(
-        &self, account_id: AccountId, id: RouterId, n: &str,
-    ) -> Result<RevisionView, DomainError> {
-        let (_, revision) = self.router_revision(account_id, id, n).await?;
-        Ok(RevisionView::new(&revision))
-    }
-
-    /// `POST /routers/{id}/revisions/{n}/restore`: the draft becomes revision `n`'s
-    /// configuration (`based_on_revision: n`); a rollback is this, then a publish. `claim`'s
-    /// answer (200) is stored with the draft.
-    ///
-    /// Errors: 404 `Router not found` / `Revision not found`; 409 `Router is archived`; 412
-    /// `Draft has changed` when `if_match` is sent and does not hold; then `body`'s error (the
-    /// operation takes no body).
-    pub async fn restore(
-        &self, actor: Actor<'_>, id: RouterId, n: &str, if_match: Option<&IfMatch>,
-        body: Result<(), DomainError>, claim: Option<&IdempotencyClaim>,
-    ) -> Result<Tagged, DomainError> {
-        let (_, revision) = self.router_revision(actor.account_id, id, n).await?;
-        let body = Some(body);
-        let _turn = self.turns.take(id.to_string()).await;
-        let revision = &revision;
-        write_rounds(&mut Backoff::new(), body, |Kept(body, _), _| {
-            Box::pin(async move {
-                let (router, current) = self.writable_with_draft(actor.account_id, id).await?;
-                check_if_match(if_match, current.as_ref())?;
-                take_body(body)?;
-                let draft =
-                    self.new_draft(actor, &router, revision.revision, revision.config.clone());
-                let answer = tagged(&draft, router.object_type);
-                let completion = completion(claim, 200, &answer.draft)?;
-                let event = draft_event(
-                    actor,
-                    AuditAction::RouterRestored,
-                    &router,
-                    current.as_ref(),
-                    &draft.config,
-                    draft.updated_at,
-                );
-                match self
-                    .put_draft_over(
-                        &router,
-                        current.as_ref(),
-                        &draft,
-                        completion.as_ref(),
-                        &event,
-                    )
-                    .await
-                {
-                    Ok(()) => Ok(answer),
-                    // The revision names a holiday calendar deleted since it was published.
-                    Err(StoreError::UnknownHolidayCalendar) => {
-                        Err(DomainError::conflict(REVISION_CALENDAR_DELETED).into())
-                    }
-                    Err(e) => Err(e.into()),
-                }
-            })
-        })
-        .await
-        .map_err(RoundError::answer)
-    }
-
-    /// The router (404 when unknown) and revision `n` of it (404 `Revision not found`).
-    async fn router_revision(
-        &self, account_id: AccountId, id: RouterId, n: &str,
-    ) -> Result<(Router, RouterRevision), DomainError> {
-        let number = parse_revision_number(n);
-        let (router, revision) = tokio::try_join!(self.store.get_router(account_id, id), async {
-            match number {
-                Some(n) => self.store.get_router_revision(account_id, id, n).await,
-                None => Ok(None),
-            }
-        })?;
-        let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
-        let revision = match revision {
-            Some(revision) => revision,
-            // Revision 1 of a router stored before revisions existed: stored now.
-            None if number == Some(FIRST_REVISION) => {
-                first_revision_mended(self.store.as_ref(), &router)
-                    .await
-                    .map_err(kept_changing)?
-                    .ok_or_else(|| DomainError::not_found(REVISION_NOT_FOUND))?
-            }
-            None => return Err(DomainError::not_found(REVISION_NOT_FOUND)),
-        };
-        Ok((router, revision))
     }
 
     /// Stores `draft` as `router`'s draft in place of `current` (the draft read with it, if
@@ -633,18 +471,11 @@ impl RouterAdmin {
         Ok((writable(router)?, draft))
     }
 
+    /// A draft of `router` by `actor` now ([`writes::draft`]).
     fn new_draft(
         &self, actor: Actor<'_>, router: &Router, based_on: u64, config: RouterConfig,
     ) -> RouterDraft {
-        RouterDraft {
-            router_id: router.id,
-            account_id: router.account_id,
-            based_on_revision: based_on,
-            config,
-            updated_at: self.clock.now(),
-            updated_by: actor.sub.to_string(),
-            etag: ETag::new_random(),
-        }
+        writes::draft(actor, router, based_on, config, self.clock.now())
     }
 
     /// Stores `write` with `claim`'s answer (200, the router's view): the view, or
@@ -720,147 +551,6 @@ impl RouterAdmin {
     }
 }
 
-/// Parses a `{n}` path segment: a positive integer, else `None` (404 `Revision not found`).
-pub fn parse_revision_number(n: &str) -> Option<u64> {
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    n.parse::<u64>().ok().filter(|n| *n >= FIRST_REVISION)
-}
-
-/// The write that makes `router` published or not (`published`) at `now` and changes nothing
-/// else: a publish without a draft, an unpublish.
-fn publication(
-    router: &Router, published: bool, now: chrono::DateTime<chrono::Utc>,
-) -> RouterWrite {
-    let mut next = moved_on(router, now);
-    next.is_published = published;
-    RouterWrite {
-        router: next,
-        expected_version: router.version,
-        revision: None,
-        draft: DraftChange::Keep,
-        rotation: None,
-        archives: false,
-        completion: None,
-        calendars: CalendarRefs::none(),
-        audit: None,
-    }
-}
-
-/// The write of a publish of `draft` on `router` (read with its rotation state `rotation`):
-/// the next revision, live at once, published; the rotation state kept as BEHAVIOR 15 says.
-fn published(
-    actor: Actor<'_>, router: &Router, draft: RouterDraft, rotation: &RotationState,
-    now: chrono::DateTime<chrono::Utc>,
-) -> RouterWrite {
-    let next_number = router.revision + 1;
-    let mut next = moved_on(&router.with_config(&draft.config, next_number), now);
-    next.is_published = true;
-    let rotation = rotation_after(rotation, &router.config(), &draft.config);
-    // The draft's calendar reference becomes the live configuration's; the old live one's goes.
-    let calendars = CalendarRefs::change(
-        &router.calendar_refs_with(Some(&draft)),
-        &next.calendar_refs_with(None),
-    );
-    RouterWrite {
-        router: next,
-        expected_version: router.version,
-        revision: Some(RouterRevision {
-            router_id: router.id,
-            account_id: router.account_id,
-            revision: next_number,
-            config: draft.config,
-            published_at: now,
-            published_by: actor.sub.to_string(),
-        }),
-        draft: DraftChange::Publish(draft.etag),
-        rotation,
-        archives: false,
-        completion: None,
-        calendars,
-        audit: None,
-    }
-}
-
-/// The audit event of a router action (BEHAVIOR 18) on `router_id`.
-fn router_event(
-    actor: Actor<'_>, action: AuditAction, router_id: RouterId,
-    changes: Vec<crate::model::audit::AuditChange>, now: chrono::DateTime<chrono::Utc>,
-) -> AuditEvent {
-    actor.event(
-        action,
-        AuditTarget::new(TargetType::Router, router_id),
-        changes,
-        now,
-    )
-}
-
-/// `write` with its audit event (BEHAVIOR 18): the router as read (`before`) compared with the
-/// router `write` stores, live configuration, publication and archive.
-fn audited(
-    actor: Actor<'_>, action: AuditAction, before: &Router, mut write: RouterWrite,
-    now: chrono::DateTime<chrono::Utc>,
-) -> RouterWrite {
-    let changes = ROUTER.changes(
-        Some(&router_json(before)),
-        Some(&router_json(&write.router)),
-    );
-    write.audit = Some(router_event(actor, action, before.id, changes, now));
-    write
-}
-
-/// The audit event of a draft write (BEHAVIOR 18): the draft before (`current`, or the live
-/// configuration without one) compared with the configuration `after`.
-fn draft_event(
-    actor: Actor<'_>, action: AuditAction, router: &Router, current: Option<&RouterDraft>,
-    after: &RouterConfig, now: chrono::DateTime<chrono::Utc>,
-) -> AuditEvent {
-    let before = match current {
-        Some(draft) => config_json(&draft.config),
-        None => config_json(&router.config()),
-    };
-    let changes = ROUTER.changes(Some(&before), Some(&config_json(after)));
-    router_event(actor, action, router.id, changes, now)
-}
-
-/// The rotation state after `next` replaces `previous` (BEHAVIOR 15), with the version it
-/// replaces, when it changes: round robin keeps its last member; team rotation keeps the state
-/// of the teams that remain; a percentage router whose users or percentages changed starts its
-/// counts again (N = 0).
-pub fn rotation_after(
-    state: &RotationState, previous: &RouterConfig, next: &RouterConfig,
-) -> Option<(RotationState, u64)> {
-    let mut after = state.clone();
-    after
-        .team_last_member
-        .retain(|team, _| next.teams.contains(team));
-    if next.restarts_percentage_counts(previous) {
-        after.counts.clear();
-        after.total = 0;
-    }
-    if after == *state {
-        return None;
-    }
-    after.version = state.version + 1;
-    Some((after, state.version))
-}
-
-/// The body check of an operation that takes no body, answered once: after the checks that
-/// come before a body's 400 (BEHAVIOR 2).
-fn take_body(body: &mut Option<Result<(), DomainError>>) -> Result<(), DomainError> {
-    body.take().unwrap_or(Ok(()))
-}
-
-/// `router` as its next write stores it: version moved on, `updated_at` now.
-fn moved_on(router: &Router, now: chrono::DateTime<chrono::Utc>) -> Router {
-    Router {
-        version: router.version + 1,
-        updated_at: now.max(router.updated_at),
-        ..router.clone()
-    }
-}
-
 /// The router of a write: 404 when unknown, 409 when archived.
 fn writable(router: Option<Router>) -> Result<Router, DomainError> {
     let router = router.ok_or_else(|| DomainError::not_found(ROUTER_NOT_FOUND))?;
@@ -898,201 +588,9 @@ fn tagged(draft: &RouterDraft, object_type: ObjectType) -> Tagged {
     }
 }
 
-/// `claim`'s completion with the answer `status` and `body`.
-fn completion(
-    claim: Option<&IdempotencyClaim>, status: u16, body: &impl serde::Serialize,
-) -> Result<Option<IdempotencyCompletion>, DomainError> {
-    claim
-        .map(|claim| {
-            Ok(IdempotencyCompletion {
-                claim: claim.clone(),
-                response: StoredResponse::json(status, body)?,
-            })
-        })
-        .transpose()
-}
-
 /// A store failure of a write that has no retry loop of its own: a write that kept meeting
 /// others until the deadline ([`StoreError::Conflict`]) is the 409 of a router that kept
 /// changing (BEHAVIOR 12: never a 500), anything else as usual ([`RoundError::answer`]).
 fn kept_changing(e: StoreError) -> DomainError {
     RoundError::Store(e).answer()
-}
-
-/// A configuration problem as a 400 naming its path in `field`.
-fn invalid(e: ConfigError) -> DomainError {
-    match e.path.is_empty() {
-        true => DomainError::bad_request(e.message),
-        // BEHAVIOR 17: the same message as a member's (`Invalid holiday_calendar_id`).
-        false if e.path == "settings.holiday_calendar_id" => {
-            DomainError::bad_field(e.path, e.message)
-        }
-        false => DomainError::bad_field(e.path.clone(), e.to_string()),
-    }
-}
-
-/// The configuration of a create (`fixed` `None`: `object_type` required) or a draft (`fixed`
-/// the router's type: `object_type` may be sent, and must be it).
-///
-/// Errors: 400 naming the missing key or the JSON path of the first problem.
-fn parse_body(
-    body: &Map<String, Value>, fixed: Option<ObjectType>,
-) -> Result<(ObjectType, ConfigBody), DomainError> {
-    let required: &[&str] = match fixed {
-        None => &["name", "object_type", "settings", "users", "teams"],
-        Some(_) => &["name", "settings", "users", "teams"],
-    };
-    if let Some(missing) = required.iter().find(|k| !body.contains_key(**k)) {
-        return Err(DomainError::bad_field(
-            *missing,
-            format!("{missing}: required"),
-        ));
-    }
-    let value = Value::Object(body.clone());
-    let parsed: RouterBody = serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.into_inner().to_string();
-        match path.as_str() {
-            "." => DomainError::bad_request(message),
-            _ => DomainError::bad_field(path.clone(), format!("{path}: {message}")),
-        }
-    })?;
-    let object_type = match (fixed, parsed.object_type) {
-        (Some(fixed), Some(sent)) if sent != fixed => {
-            return Err(DomainError::bad_field(
-                "object_type",
-                "object_type: fixed when the router is created",
-            ))
-        }
-        (Some(fixed), _) => fixed,
-        (None, Some(sent)) => sent,
-        (None, None) => {
-            return Err(DomainError::bad_field(
-                "object_type",
-                "object_type: required",
-            ))
-        }
-    };
-    Ok((
-        object_type,
-        ConfigBody {
-            name: parsed.name,
-            has_integration: parsed.has_integration.unwrap_or(false),
-            settings: parsed.settings,
-            users: parsed.users,
-            teams: parsed.teams,
-        },
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::router::RouterUser;
-    use crate::types::email::Email;
-    use std::collections::BTreeMap;
-
-    fn config(users: &[(&str, Option<f64>)], teams: &[&str], percentage: bool) -> RouterConfig {
-        let settings = crate::model::router::RouterSettings {
-            overwrite: false,
-            owner_field: Some("contact_owner".into()),
-            distribution_model: Some(match percentage {
-                true => crate::model::router::DistributionModel::Percentage,
-                false => crate::model::router::DistributionModel::RoundRobin,
-            }),
-            default_user: None,
-            disable_default_assignment: false,
-            ignore_working_hours: false,
-            account_matching: false,
-            rotation_type: Default::default(),
-            trigger: None,
-            sla: None,
-            holiday_calendar_id: None,
-        };
-        RouterConfig {
-            name: "R".into(),
-            has_integration: false,
-            settings: Some(settings),
-            users: users
-                .iter()
-                .map(|(e, p)| RouterUser {
-                    email: Email::parse(e).unwrap(),
-                    percentage: *p,
-                })
-                .collect(),
-            teams: teams.iter().map(|t| t.to_string()).collect(),
-            member_ids: vec![],
-        }
-    }
-
-    fn state() -> RotationState {
-        RotationState {
-            version: 7,
-            last_member: Some("a@x.co".into()),
-            last_team: Some("Inbound".into()),
-            team_last_member: BTreeMap::from([
-                ("Inbound".into(), "a@x.co".into()),
-                ("Outbound".into(), "b@x.co".into()),
-            ]),
-            counts: BTreeMap::from([("a@x.co".into(), 5), ("b@x.co".into(), 5)]),
-            total: 10,
-        }
-    }
-
-    #[test]
-    fn a_percentage_router_whose_weights_changed_restarts_its_counts_and_nothing_else_moves() {
-        let before = config(&[("a@x.co", Some(50.0)), ("b@x.co", Some(50.0))], &[], true);
-        let same = before.clone();
-        let reweighted = config(&[("a@x.co", Some(60.0)), ("b@x.co", Some(40.0))], &[], true);
-        let grown = config(
-            &[
-                ("a@x.co", Some(50.0)),
-                ("b@x.co", Some(25.0)),
-                ("c@x.co", Some(25.0)),
-            ],
-            &[],
-            true,
-        );
-        let mut only_teams = state();
-        only_teams.team_last_member.clear();
-        assert_eq!(
-            rotation_after(&only_teams, &before, &same),
-            None,
-            "counts go on"
-        );
-        for next in [reweighted, grown] {
-            let (after, version) = rotation_after(&only_teams, &before, &next).unwrap();
-            assert_eq!(version, 7);
-            assert_eq!((after.total, after.counts.len(), after.version), (0, 0, 8));
-            assert_eq!(after.last_member, only_teams.last_member);
-        }
-    }
-
-    #[test]
-    fn round_robin_keeps_its_last_member_and_team_rotation_the_state_of_teams_that_remain() {
-        let before = config(&[], &["Inbound", "Outbound"], false);
-        let next = config(&[], &["Inbound"], false);
-        let (after, _) = rotation_after(&state(), &before, &next).unwrap();
-        assert_eq!(after.last_member.as_deref(), Some("a@x.co"));
-        assert_eq!(
-            after.team_last_member,
-            BTreeMap::from([("Inbound".to_string(), "a@x.co".to_string())])
-        );
-        assert_eq!(
-            (after.total, after.counts.len()),
-            (10, 2),
-            "not a percentage router"
-        );
-        let unchanged = config(&[], &["Inbound", "Outbound"], false);
-        assert_eq!(rotation_after(&state(), &before, &unchanged), None);
-    }
-
-    #[test]
-    fn a_revision_number_is_a_positive_integer() {
-        assert_eq!(parse_revision_number("1"), Some(1));
-        assert_eq!(parse_revision_number("0042"), Some(42));
-        for bad in ["0", "-1", "+1", "1.0", "x", "", "99999999999999999999999"] {
-            assert_eq!(parse_revision_number(bad), None, "{bad}");
-        }
-    }
 }
