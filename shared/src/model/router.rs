@@ -108,6 +108,34 @@ impl Router {
         refs
     }
 
+    /// A router first created at `at`, running `config` as revision `revision`: unpublished,
+    /// not archived, item version 0. What the API's create, provisioning and the size check of a
+    /// configuration start from.
+    pub fn created(
+        id: RouterId, account_id: AccountId, object_type: ObjectType, at: DateTime<Utc>,
+        config: &RouterConfig, revision: u64,
+    ) -> Router {
+        Router {
+            id,
+            account_id,
+            name: String::new(),
+            object_type,
+            has_integration: false,
+            is_published: false,
+            settings: None,
+            users: Vec::new(),
+            teams: Vec::new(),
+            created_at: at,
+            updated_at: at,
+            archived_at: None,
+            archived_by: None,
+            member_ids: Vec::new(),
+            revision,
+            version: 0,
+        }
+        .with_config(config, revision)
+    }
+
     /// The live configuration (BEHAVIOR 15).
     pub fn config(&self) -> RouterConfig {
         RouterConfig {

@@ -275,25 +275,7 @@ pub fn check_stored_size(
 ) -> Result<(), ConfigError> {
     let at = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
     let (id, account_id) = (RouterId::from(Uuid::nil()), AccountId::from(Uuid::nil()));
-    let router = Router {
-        id,
-        account_id,
-        name: String::new(),
-        object_type,
-        has_integration: false,
-        is_published: false,
-        settings: None,
-        users: Vec::new(),
-        teams: Vec::new(),
-        created_at: at,
-        updated_at: at,
-        archived_at: None,
-        archived_by: None,
-        member_ids: Vec::new(),
-        revision: 0,
-        version: 0,
-    }
-    .with_config(config, 0);
+    let router = Router::created(id, account_id, object_type, at, config, 0);
     let revision = RouterRevision {
         router_id: id,
         account_id,

@@ -60,27 +60,22 @@ impl Loader {
             .archived
             .0
             .map(|_| r.archived_by.unwrap_or_else(|| "provisioning".into()));
-        let router = Router {
-            id: r.id,
-            account_id,
-            name: String::new(),
-            object_type: r.object_type,
-            has_integration: false,
-            is_published: r.is_published,
-            settings: None,
-            users: Vec::new(),
-            teams: Vec::new(),
-            created_at,
-            updated_at: created_at,
-            archived_at: r.archived.0,
-            archived_by,
-            member_ids: Vec::new(),
-            revision: FIRST_REVISION,
-            version: 0,
-        };
         // Provisioning and the API's writes resolve the ids of the e-mails a configuration
         // names alike (members and teams change only through provisioning, insert-if-absent).
-        Ok(router.with_config(&config, FIRST_REVISION))
+        let created = Router::created(
+            r.id,
+            account_id,
+            r.object_type,
+            created_at,
+            &config,
+            FIRST_REVISION,
+        );
+        Ok(Router {
+            is_published: r.is_published,
+            archived_at: r.archived.0,
+            archived_by,
+            ..created
+        })
     }
 }
 

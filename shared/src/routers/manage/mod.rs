@@ -108,25 +108,14 @@ impl RouterAdmin {
         let (object_type, body) = parse_body(body, None)?;
         let config = self.validate(actor.account_id, object_type, body).await?;
         let now = self.clock.now();
-        let router = Router {
-            id: RouterId::new_v7(),
-            account_id: actor.account_id,
-            name: String::new(),
+        let router = Router::created(
+            RouterId::new_v7(),
+            actor.account_id,
             object_type,
-            has_integration: false,
-            is_published: false,
-            settings: None,
-            users: Vec::new(),
-            teams: Vec::new(),
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-            archived_by: None,
-            member_ids: Vec::new(),
-            revision: FIRST_REVISION,
-            version: 0,
-        }
-        .with_config(&config, FIRST_REVISION);
+            now,
+            &config,
+            FIRST_REVISION,
+        );
         let revision = RouterRevision {
             router_id: router.id,
             account_id: router.account_id,
