@@ -455,7 +455,12 @@ async fn every_path_405s_with_the_allow_value_of_its_described_methods() {
     let placeholder = regex::Regex::new(r"\{[^}]*\}").unwrap();
     let mut expected: Vec<(String, String)> = paths
         .keys()
-        .map(|path| (placeholder.replace_all(path, "x").into_owned(), allow_of(path)))
+        .map(|path| {
+            (
+                placeholder.replace_all(path, "x").into_owned(),
+                allow_of(path),
+            )
+        })
         .collect();
     // The empty-id routes the functions serve, each with its item path's methods.
     let empty_ids: Vec<String> = routes_of(&app().await.routes)
