@@ -925,9 +925,11 @@ mod atomic {
         ];
         // Each write retries its colliding event until its own deadline: sent together, they
         // wait out one deadline, not four.
-        let answers = futures_util::future::join_all(writes.iter().map(|(method, uri, body)| {
-            app.call(method.clone(), uri, &t, body.clone())
-        }))
+        let answers = futures_util::future::join_all(
+            writes
+                .iter()
+                .map(|(method, uri, body)| app.call(method.clone(), uri, &t, body.clone())),
+        )
         .await;
         for ((method, uri, _), a) in writes.iter().zip(answers) {
             assert!(
