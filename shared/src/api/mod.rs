@@ -139,8 +139,9 @@ where
 
 /// An item path with an empty id (`/contacts/`): the methods of the item path answer 400
 /// `Missing path parameter: <param>` after 401 and 403 (BEHAVIOR 2), others 405 with `allow`,
-/// the item path's own ([`allow_of`] its described routes). These routes are not operations of their own and are not in the API description; [`EMPTY_ID_SUFFIX`]
-/// marks them for the test that checks every route is described.
+/// the item path's own ([`allow_of`] its described routes). These routes are not operations of
+/// their own and are not in the API description; [`EMPTY_ID_SUFFIX`] marks them for the test
+/// that checks every route is described.
 pub fn empty_id_route<S>(
     allow: impl Into<Arc<str>>, methods: &'static [(Method, Scope)], param: &'static str,
 ) -> MethodRouter<S>
