@@ -28,7 +28,7 @@ use shared::api::openapi::responses::*;
 use shared::api::openapi::Description;
 use shared::api::openapi::{IdempotencyParams, TAG_DISPATCH};
 use shared::api::Json;
-use shared::api::{with_405, ApiError, Authenticated, Body};
+use shared::api::{with_own_405, ApiError, Authenticated, Body};
 use shared::auth::{Scope, TokenVerifier};
 use shared::crm::{CrmSettings, CrmSync, LazyHttpCrm};
 use shared::deps::{ConfigError, Deps};
@@ -116,15 +116,9 @@ pub fn api(state: DispatchState, description: Description) -> OpenApiRouter {
 /// The function's routes, with their OpenAPI description or without it ([`Description`]: the
 /// Lambda function never serves it and saves building it at every cold start).
 fn routes(state: DispatchState, description: Description) -> OpenApiRouter {
-    let (schemas, paths, methods) = described_routes!(description; dispatch);
-    let (explain_schemas, explain_paths, explain_methods) = described_routes!(description; explain);
     OpenApiRouter::new()
-        .routes((schemas, paths, with_405(methods, "POST")))
-        .routes((
-            explain_schemas,
-            explain_paths,
-            with_405(explain_methods, "POST"),
-        ))
+        .routes(with_own_405(described_routes!(description; dispatch)))
+        .routes(with_own_405(described_routes!(description; explain)))
         .with_state(state)
 }
 

@@ -19,8 +19,8 @@ use shared::api::openapi::{
 };
 use shared::api::Json;
 use shared::api::{
-    empty_id_route, item_properties, with_405, with_item_methods, ApiError, Authenticated, Body,
-    ListQuery, PathId,
+    allow_of, empty_id_route, item_properties, with_own_405, with_own_item_methods, ApiError,
+    Authenticated, Body, ListQuery, PathId,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -391,18 +391,21 @@ macro_rules! record_type {
                 router: OpenApiRouter<RecordsState>,
                 description: Description,
             ) -> OpenApiRouter<RecordsState> {
-                let (schemas, paths, methods) = described_routes!(description; list, create);
                 // The item path's PATCH and DELETE sent to the collection: 400 `Missing path
                 // parameter` (BEHAVIOR 2), not operations of their own, so not in `Allow`.
-                let methods = with_item_methods(methods, "GET, POST", ITEM_METHODS, $id);
-                let router = router.routes((schemas, paths, methods));
-                let (schemas, paths, methods) = described_routes!(description; get, update, archive);
-                let methods = with_405(methods, "GET, PATCH, DELETE");
-                let (h_schemas, h_paths, h_methods) = described_routes!(description; dispatches);
+                let collection = with_own_item_methods(
+                    described_routes!(description; list, create),
+                    ITEM_METHODS,
+                    $id,
+                );
+                let item = with_own_405(described_routes!(description; get, update, archive));
+                // The empty-id path allows what its item path does.
+                let item_allow = allow_of(&item.1);
                 router
-                    .routes((schemas, paths, methods))
-                    .routes((h_schemas, h_paths, with_405(h_methods, "GET")))
-                    .route($empty, empty_id_route("GET, PATCH, DELETE", ITEM_METHODS, $id))
+                    .routes(collection)
+                    .routes(item)
+                    .routes(with_own_405(described_routes!(description; dispatches)))
+                    .route($empty, empty_id_route(item_allow, ITEM_METHODS, $id))
             }
         }
     };

@@ -28,7 +28,7 @@ use shared::api::openapi::responses::{InternalError, PayloadTooLarge, Throttled}
 use shared::api::openapi::Description;
 use shared::api::openapi::{TAG_META, TAG_TOKEN};
 use shared::api::Json;
-use shared::api::{with_405, ApiError, Body, Source};
+use shared::api::{with_own_405, ApiError, Body, Source};
 use shared::auth::{
     token_endpoint, OAuthError, OAuthErrorBody, TokenIssuer, TokenRequestForm, TokenResponse,
 };
@@ -133,11 +133,9 @@ pub fn api(state: TokenState, description: Description) -> OpenApiRouter {
 /// The function's routes, with their OpenAPI description or without it ([`Description`]: the
 /// Lambda function never serves it and saves building it at every cold start).
 fn routes(state: TokenState, description: Description) -> OpenApiRouter {
-    let (schemas, paths, methods) = described_routes!(description; token);
-    let (doc_schemas, doc_paths, doc_methods) = described_routes!(description; openapi_json);
     OpenApiRouter::new()
-        .routes((schemas, paths, with_405(methods, "POST")))
-        .routes((doc_schemas, doc_paths, with_405(doc_methods, "GET")))
+        .routes(with_own_405(described_routes!(description; token)))
+        .routes(with_own_405(described_routes!(description; openapi_json)))
         .with_state(state)
 }
 

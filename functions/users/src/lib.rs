@@ -16,7 +16,8 @@ use shared::api::openapi::Description;
 use shared::api::openapi::{ArchivedParam, PageParams, TAG_USERS};
 use shared::api::Json;
 use shared::api::{
-    empty_id_route, with_405, with_item_methods, ApiError, Authenticated, Body, ListQuery, PathId,
+    allow_of, empty_id_route, with_own_405, with_own_item_methods, ApiError, Authenticated, Body,
+    ListQuery, PathId,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::calendars::{HolidayCalendarService, HolidayCalendarView};
@@ -72,34 +73,30 @@ pub fn api(state: UsersState, description: Description) -> OpenApiRouter {
 /// The function's routes, with their OpenAPI description or without it ([`Description`]: the
 /// Lambda function never serves it and saves building it at every cold start).
 fn routes(state: UsersState, description: Description) -> OpenApiRouter {
-    let (schemas, paths, methods) = described_routes!(description; list);
     // The item path's PATCH sent to the collection: 400 `Missing path parameter` (BEHAVIOR 2),
     // not an operation of its own, so not in `Allow`.
-    let collection = with_item_methods(methods, "GET", ITEM_METHODS, "userId");
-    let (schemas_item, paths_item, methods_item) = described_routes!(description; get, update);
+    let collection =
+        with_own_item_methods(described_routes!(description; list), ITEM_METHODS, "userId");
+    let item = with_own_405(described_routes!(description; get, update));
+    let calendar = with_own_405(described_routes!(
+        description; get_calendar, update_calendar, delete_calendar
+    ));
+    // The empty-id paths allow what their item paths do.
+    let (item_allow, calendar_allow) = (allow_of(&item.1), allow_of(&calendar.1));
     OpenApiRouter::new()
-        .routes((schemas, paths, collection))
-        .routes((
-            schemas_item,
-            paths_item,
-            with_405(methods_item, "GET, PATCH"),
-        ))
+        .routes(collection)
+        .routes(item)
         .route(
             "/users/",
-            empty_id_route("GET, PATCH", ITEM_METHODS, "userId"),
+            empty_id_route(item_allow, ITEM_METHODS, "userId"),
         )
-        .routes({
-            let (s, p, m) = described_routes!(description; list_calendars, create_calendar);
-            (s, p, with_405(m, "GET, POST"))
-        })
-        .routes({
-            let (s, p, m) =
-                described_routes!(description; get_calendar, update_calendar, delete_calendar);
-            (s, p, with_405(m, "GET, PUT, DELETE"))
-        })
+        .routes(with_own_405(
+            described_routes!(description; list_calendars, create_calendar),
+        ))
+        .routes(calendar)
         .route(
             "/holiday-calendars/",
-            empty_id_route("GET, PUT, DELETE", CALENDAR_METHODS, "id"),
+            empty_id_route(calendar_allow, CALENDAR_METHODS, "id"),
         )
         .with_state(state)
 }

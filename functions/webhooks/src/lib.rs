@@ -19,8 +19,8 @@ use shared::api::openapi::responses::*;
 use shared::api::openapi::{Description, PageParams, TAG_WEBHOOKS};
 use shared::api::Json;
 use shared::api::{
-    empty_id_route, missing_path_parameter, with_405, ApiError, Authenticated, Body, ListQuery,
-    PathId, PathIds,
+    allow_of, empty_id_route, missing_path_parameter, with_own_405, ApiError, Authenticated, Body,
+    ListQuery, PathId, PathIds,
 };
 use shared::auth::{Scope, TokenVerifier};
 use shared::deps::{ConfigError, Deps};
@@ -109,30 +109,18 @@ const ITEM_METHODS: &[(Method, Scope)] = &[
 
 /// The function's routes, with their OpenAPI description or without it ([`Description`]).
 fn routes(state: WebhooksState, description: Description) -> OpenApiRouter {
-    let (schemas, paths, methods) = described_routes!(description; list, create);
-    let (item_schemas, item_paths, item_methods) =
-        described_routes!(description; get, update, delete);
-    let (rotate_schemas, rotate_paths, rotate_methods) =
-        described_routes!(description; rotate_secret);
-    let (log_schemas, log_paths, log_methods) = described_routes!(description; deliveries);
-    let (retry_schemas, retry_paths, retry_methods) = described_routes!(description; retry);
+    let item = with_own_405(described_routes!(description; get, update, delete));
+    // The empty-id path allows what its item path does.
+    let item_allow = allow_of(&item.1);
     OpenApiRouter::new()
-        .routes((schemas, paths, with_405(methods, "GET, POST")))
-        .routes((
-            item_schemas,
-            item_paths,
-            with_405(item_methods, "GET, PATCH, DELETE"),
-        ))
-        .routes((
-            rotate_schemas,
-            rotate_paths,
-            with_405(rotate_methods, "POST"),
-        ))
-        .routes((log_schemas, log_paths, with_405(log_methods, "GET")))
-        .routes((retry_schemas, retry_paths, with_405(retry_methods, "POST")))
+        .routes(with_own_405(described_routes!(description; list, create)))
+        .routes(item)
+        .routes(with_own_405(described_routes!(description; rotate_secret)))
+        .routes(with_own_405(described_routes!(description; deliveries)))
+        .routes(with_own_405(described_routes!(description; retry)))
         .route(
             "/webhooks/",
-            empty_id_route("GET, PATCH, DELETE", ITEM_METHODS, "webhookId"),
+            empty_id_route(item_allow, ITEM_METHODS, "webhookId"),
         )
         .with_state(state)
 }

@@ -117,10 +117,31 @@ where
     )
 }
 
+/// [`with_item_methods`] for the routes of a collection path as `described_routes!` builds them
+/// (schemas, description, method router): the `Allow` value of its 405s is that of its own
+/// handlers ([`allow_of`]; RFC 9110 section 10.2.1, BEHAVIOR 2), not the item methods it answers
+/// 400, which are no operations of its own. No `Allow` value typed by hand.
+pub fn with_own_item_methods<X, S>(
+    (schemas, paths, methods): (X, Paths, MethodRouter<S>),
+    item_methods: &'static [(Method, Scope)], param: &'static str,
+) -> (X, Paths, MethodRouter<S>)
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<TokenVerifier>: FromRef<S>,
+{
+    let allow = allow_of(&paths);
+    (
+        schemas,
+        paths,
+        with_item_methods(methods, allow, item_methods, param),
+    )
+}
+
 /// An item path with an empty id (`/contacts/`): the methods of the item path answer 400
-/// `Missing path parameter: <param>` after 401 and 403 (BEHAVIOR 2), others 405. These routes
-/// are not operations of their own and are not in the API description; [`EMPTY_ID_SUFFIX`]
-/// marks them for the test that checks every route is described.
+/// `Missing path parameter: <param>` after 401 and 403 (BEHAVIOR 2), others 405 with `allow`,
+/// the item path's own ([`allow_of`] its described routes). These routes are not operations of
+/// their own and are not in the API description; [`EMPTY_ID_SUFFIX`] marks them for the test
+/// that checks every route is described.
 pub fn empty_id_route<S>(
     allow: impl Into<Arc<str>>, methods: &'static [(Method, Scope)], param: &'static str,
 ) -> MethodRouter<S>

@@ -430,3 +430,63 @@ async fn an_item_method_sent_to_its_collection_is_400_and_no_operation_of_the_do
         );
     }
 }
+
+/// BEHAVIOR 2, RFC 9110 10.2.1: every path answers a method it does not define with 405 and an
+/// `Allow` value that is exactly its described methods, in the order GET, PUT, POST, PATCH,
+/// DELETE; an item path with an empty id (`/contacts/`) allows what its item path does. Checked
+/// path by path against the committed document, so an `Allow` value that drifts from the
+/// handlers (a method added or removed without it) fails here.
+#[tokio::test]
+async fn every_path_405s_with_the_allow_value_of_its_described_methods() {
+    const ORDER: [&str; 8] = [
+        "get", "head", "put", "post", "patch", "delete", "options", "trace",
+    ];
+    let doc: Value = serde_json::from_str(COMMITTED).unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    let allow_of = |path: &str| -> String {
+        let item = paths[path].as_object().unwrap();
+        ORDER
+            .iter()
+            .filter(|m| item.contains_key(**m))
+            .map(|m| m.to_uppercase())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let placeholder = regex::Regex::new(r"\{[^}]*\}").unwrap();
+    let mut expected: Vec<(String, String)> = paths
+        .keys()
+        .map(|path| {
+            (
+                placeholder.replace_all(path, "x").into_owned(),
+                allow_of(path),
+            )
+        })
+        .collect();
+    // The empty-id routes the functions serve, each with its item path's methods.
+    let empty_ids: Vec<String> = routes_of(&app().await.routes)
+        .into_keys()
+        .filter(|p| p.ends_with(shared::api::EMPTY_ID_SUFFIX) && p.len() > 1)
+        .collect();
+    assert!(!empty_ids.is_empty(), "no empty-id routes read");
+    for empty in empty_ids {
+        let item = paths
+            .keys()
+            .find(|p| {
+                p.strip_prefix(empty.as_str())
+                    .is_some_and(|rest| placeholder.is_match(rest) && !rest.contains('/'))
+            })
+            .unwrap_or_else(|| panic!("{empty}: no described item path"));
+        expected.push((empty.clone(), allow_of(item)));
+    }
+    assert!(expected.iter().all(|(_, allow)| !allow.is_empty()));
+    let test = common::TestApp::spawn().await;
+    for (uri, allow) in expected {
+        let a = test.raw(Method::TRACE, &uri, &[], Vec::new()).await;
+        assert_eq!(a.status, 405, "TRACE {uri}: {}", a.body);
+        assert_eq!(
+            a.headers.get("allow").map(|v| v.to_str().unwrap()),
+            Some(allow.as_str()),
+            "TRACE {uri}"
+        );
+    }
+}
