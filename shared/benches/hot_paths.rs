@@ -215,8 +215,8 @@ fn dispatch_decision(c: &mut Criterion) {
     let mut group = c.benchmark_group("dispatch_decision");
     for n in [10usize, 100, 1_000, 10_000] {
         let members: Vec<Member> = (0..n).map(|i| member(i, at)).collect();
-        let pool: Vec<String> = members.iter().map(|m| m.email.to_string()).collect();
-        let weighted: Vec<(String, f64)> =
+        let pool: Vec<Email> = members.iter().map(|m| m.email.clone()).collect();
+        let weighted: Vec<(Email, f64)> =
             pool.iter().map(|e| (e.clone(), 100.0 / n as f64)).collect();
         let state = RotationState {
             last_member: Some(pool[n / 2].clone()),
@@ -224,11 +224,11 @@ fn dispatch_decision(c: &mut Criterion) {
             counts: pool.iter().map(|e| (e.clone(), 3)).collect(),
             ..RotationState::default()
         };
-        let available = |members: &[Member]| -> std::collections::HashSet<String> {
+        let available = |members: &[Member]| -> std::collections::HashSet<Email> {
             members
                 .iter()
                 .filter(|m| is_available(m, at, false))
-                .map(|m| m.email.to_string())
+                .map(|m| m.email.clone())
                 .collect()
         };
         assert!(!available(&members).is_empty());
@@ -238,7 +238,7 @@ fn dispatch_decision(c: &mut Criterion) {
                 distribution::round_robin(
                     &pool,
                     &|e| eligible.contains(e),
-                    state.last_member.as_deref(),
+                    state.last_member.as_ref(),
                 )
                 .cloned()
             })

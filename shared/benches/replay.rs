@@ -242,7 +242,7 @@ fn history(
             }
             .into(),
             success: assigned,
-            user: user.clone(),
+            user: user.as_deref().map(|u| Email::parse(u).unwrap()),
             reason: assigned.then_some(shared::model::AssignmentReason::Rotation),
             previous_owner: None,
             field_name: assigned.then(|| "Contact owner".to_string()),

@@ -73,6 +73,7 @@ use shared::store::dynamodb::test_table::TestTable;
 use shared::store::dynamodb::RequestCounter;
 use shared::store::faulty::{FaultyStore, PortMethod};
 use shared::store::Store;
+use shared::types::email::Email;
 use shared::types::ids::{AccountId, RecordId, RouterId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -108,7 +109,7 @@ struct Sizes {
 struct Account {
     id: Uuid,
     router: Uuid,
-    pool: Vec<String>,
+    pool: Vec<Email>,
     contacts: Vec<RecordId>,
     /// History entries written on the router (all in the stats window).
     entries: usize,
@@ -306,7 +307,7 @@ fn counters(account: &Account, now: DateTime<Utc>, count: usize) -> Vec<Item> {
         for span in Span::ALL {
             let start = span.floor(entry.dispatched_at);
             let counted = by_bucket
-                .entry((span, start, entry.user.clone().unwrap()))
+                .entry((span, start, entry.user.clone().unwrap().into_string()))
                 .or_insert((0, entry.expires_at));
             counted.0 += 1;
             counted.1 = counted.1.max(entry.expires_at);
@@ -679,10 +680,10 @@ async fn main() {
     )
     .await;
 
-    let pool_of = |plan: &ProvisionPlan| -> Vec<String> {
+    let pool_of = |plan: &ProvisionPlan| -> Vec<Email> {
         plan.accounts[0].members[..sizes.pool]
             .iter()
-            .map(|m| m.email.to_string())
+            .map(|m| m.email.clone())
             .collect()
     };
     let big = Account {

@@ -30,6 +30,7 @@ use crate::model::webhook::EventType;
 use crate::page::PageRequest;
 use crate::secrets::{open_crm, OpenCrmConnection, Sealer};
 use crate::store::SyncPorts;
+use crate::types::email::Email;
 use crate::webhooks::add_deliveries;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -398,7 +399,7 @@ impl CrmSync {
             .as_ref()
             .zip(entry.owner_field.as_deref())
             .and_then(|(r, field)| r.value(field));
-        if record.is_none() || owner != entry.user.as_deref() {
+        if record.is_none() || owner != entry.user.as_ref().map(Email::as_str) {
             let superseded = CrmSyncState {
                 status: CrmSyncStatus::Superseded,
                 ..from.clone()
@@ -436,7 +437,7 @@ impl CrmSync {
         let member = match &entry.user {
             Some(email) => {
                 self.store
-                    .find_member_by_email(entry.account_id, email)
+                    .find_member_by_email(entry.account_id, email.as_str())
                     .await?
             }
             None => None,

@@ -4,13 +4,14 @@
 //! writes the new state in the same transaction as the assignment.
 
 use crate::model::dispatch::RotationState;
+use crate::types::email::Email;
 
 /// Round robin: the first eligible member after `last` in pool order, wrapping around; the first
 /// eligible member when `last` is `None` or has left the pool. Ineligible members are skipped,
 /// not queued. `None` when nobody is eligible.
 pub fn round_robin<'a>(
-    pool: &'a [String], eligible: &dyn Fn(&str) -> bool, last: Option<&str>,
-) -> Option<&'a String> {
+    pool: &'a [Email], eligible: &dyn Fn(&Email) -> bool, last: Option<&Email>,
+) -> Option<&'a Email> {
     let start = last
         .and_then(|l| pool.iter().position(|m| m == l))
         .map_or(0, |i| i + 1);
@@ -37,9 +38,9 @@ pub fn round_robin<'a>(
 /// never picked; `None` when only such members are eligible (the engine answers
 /// `Assignment limit reached`).
 pub fn percentage<'a>(
-    pool: &'a [(String, f64)], eligible: &dyn Fn(&str) -> bool, state: &RotationState,
-) -> Option<&'a String> {
-    let weighted: Vec<(&'a String, i128, i128)> = pool
+    pool: &'a [(Email, f64)], eligible: &dyn Fn(&Email) -> bool, state: &RotationState,
+) -> Option<&'a Email> {
+    let weighted: Vec<(&'a Email, i128, i128)> = pool
         .iter()
         .map(|(email, pct)| {
             let count = state.counts.get(email).copied().unwrap_or(0) as i128;
@@ -60,8 +61,8 @@ pub fn percentage<'a>(
     let lag = |weight: i128, count: i128| weight * (n + 1) - count * sum;
     // (c + 1 - 1/d) / w, times d / sum, as a fraction (numerator, weight) compared crosswise.
     let deadline = |weight: i128, count: i128| ((count + 1) * d - 1, weight);
-    let mut due: Option<(&'a String, (i128, i128))> = None;
-    let mut behind: Option<(&'a String, i128)> = None;
+    let mut due: Option<(&'a Email, (i128, i128))> = None;
+    let mut behind: Option<(&'a Email, i128)> = None;
     for (email, weight, count) in candidates {
         if lag(*weight, *count) * d >= sum {
             let (num, den) = deadline(*weight, *count);
@@ -91,8 +92,8 @@ fn micro_percent(percentage: f64) -> i128 {
 /// Teams rotation: the next team after `state.last_team` (in router order, wrapping) that has an
 /// eligible member; inside it, round robin with the team's own state. Returns (team, member).
 pub fn teams<'a>(
-    teams: &'a [(String, Vec<String>)], eligible: &dyn Fn(&str) -> bool, state: &RotationState,
-) -> Option<(&'a String, &'a String)> {
+    teams: &'a [(String, Vec<Email>)], eligible: &dyn Fn(&Email) -> bool, state: &RotationState,
+) -> Option<(&'a String, &'a Email)> {
     let start = state
         .last_team
         .as_deref()
@@ -101,8 +102,7 @@ pub fn teams<'a>(
     (0..teams.len())
         .map(|k| &teams[(start + k) % teams.len()])
         .find_map(|(team, members)| {
-            let last = state.team_last_member.get(team).map(String::as_str);
-            round_robin(members, eligible, last).map(|m| (team, m))
+            round_robin(members, eligible, state.team_last_member.get(team)).map(|m| (team, m))
         })
 }
 
@@ -111,19 +111,23 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn names(n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("m{i}@x.example")).collect()
+    fn email(text: &str) -> Email {
+        Email::parse(text).unwrap()
+    }
+
+    fn names(n: usize) -> Vec<Email> {
+        (0..n).map(|i| email(&format!("m{i}@x.example"))).collect()
     }
 
     #[test]
     fn round_robin_starts_at_the_first_eligible_and_wraps() {
         let pool = names(3);
-        let all = |_: &str| true;
+        let all = |_: &Email| true;
         assert_eq!(round_robin(&pool, &all, None), Some(&pool[0]));
         assert_eq!(round_robin(&pool, &all, Some(&pool[0])), Some(&pool[1]));
         assert_eq!(round_robin(&pool, &all, Some(&pool[2])), Some(&pool[0]));
         assert_eq!(
-            round_robin(&pool, &all, Some("gone@x.example")),
+            round_robin(&pool, &all, Some(&email("gone@x.example"))),
             Some(&pool[0])
         );
     }
@@ -131,32 +135,32 @@ mod tests {
     #[test]
     fn round_robin_skips_ineligible_members_without_queueing_them() {
         let pool = names(4);
-        let not_m1 = |m: &str| m != "m1@x.example";
+        let not_m1 = |m: &Email| *m != "m1@x.example";
         assert_eq!(round_robin(&pool, &not_m1, Some(&pool[0])), Some(&pool[2]));
         // m1 becomes eligible again: it does not jump the queue, the turn goes on from m2.
-        let all = |_: &str| true;
+        let all = |_: &Email| true;
         assert_eq!(round_robin(&pool, &all, Some(&pool[2])), Some(&pool[3]));
-        let none = |_: &str| false;
+        let none = |_: &Email| false;
         assert_eq!(round_robin(&pool, &none, None), None);
     }
 
     #[test]
     fn a_weight_zero_member_is_never_picked_even_when_the_weighted_ones_are_unavailable() {
         let pool = vec![
-            ("zero@x.example".to_string(), 0.0),
-            ("all@x.example".to_string(), 100.0),
+            (email("zero@x.example"), 0.0),
+            (email("all@x.example"), 100.0),
         ];
         let mut state = RotationState::default();
-        let all = |_: &str| true;
+        let all = |_: &Email| true;
         for _ in 0..5 {
             assert_eq!(
-                percentage(&pool, &all, &state).map(String::as_str),
+                percentage(&pool, &all, &state).map(Email::as_str),
                 Some("all@x.example")
             );
-            *state.counts.entry("all@x.example".into()).or_default() += 1;
+            *state.counts.entry(email("all@x.example")).or_default() += 1;
             state.total += 1;
         }
-        let only_zero = |m: &str| m == "zero@x.example";
+        let only_zero = |m: &Email| *m == "zero@x.example";
         assert_eq!(percentage(&pool, &only_zero, &state), None);
         assert_eq!(
             percentage(&pool, &only_zero, &RotationState::default()),
@@ -166,7 +170,7 @@ mod tests {
 
     #[test]
     fn percentage_follows_the_weights_exactly_over_a_hundred_turns() {
-        let pool: Vec<(String, f64)> = names(3).into_iter().zip([50.0, 30.0, 20.0]).collect();
+        let pool: Vec<(Email, f64)> = names(3).into_iter().zip([50.0, 30.0, 20.0]).collect();
         let mut state = RotationState::default();
         for _ in 0..100 {
             let chosen = percentage(&pool, &|_| true, &state).unwrap().clone();
@@ -180,12 +184,15 @@ mod tests {
     #[test]
     fn teams_rotation_moves_to_the_next_team_with_an_eligible_member() {
         let teams_list = vec![
-            ("A".to_string(), vec!["a1".to_string(), "a2".to_string()]),
-            ("B".to_string(), vec!["b1".to_string()]),
-            ("C".to_string(), vec!["c1".to_string()]),
+            (
+                "A".to_string(),
+                vec![email("a1@x.example"), email("a2@x.example")],
+            ),
+            ("B".to_string(), vec![email("b1@x.example")]),
+            ("C".to_string(), vec![email("c1@x.example")]),
         ];
         let mut state = RotationState::default();
-        let not_b = |m: &str| m != "b1";
+        let not_b = |m: &Email| *m != "b1@x.example";
         let mut got = Vec::new();
         for _ in 0..4 {
             let (team, member) = teams(&teams_list, &not_b, &state).unwrap();
@@ -193,13 +200,21 @@ mod tests {
             state.last_team = Some(team.clone());
             state.team_last_member.insert(team.clone(), member.clone());
         }
-        assert_eq!(got, ["a1", "c1", "a2", "c1"]);
+        assert_eq!(
+            got,
+            [
+                "a1@x.example",
+                "c1@x.example",
+                "a2@x.example",
+                "c1@x.example"
+            ]
+        );
     }
 
     /// Runs `turns` percentage turns with everyone eligible and answers the largest distance of
     /// a count from its exact share seen after any turn.
     fn worst_deviation(pcts: &[f64], turns: u64) -> f64 {
-        let pool: Vec<(String, f64)> = names(pcts.len())
+        let pool: Vec<(Email, f64)> = names(pcts.len())
             .into_iter()
             .zip(pcts.iter().copied())
             .collect();
@@ -243,7 +258,7 @@ mod tests {
 
     #[test]
     fn percentage_gives_exact_counts_at_every_whole_share() {
-        let pool: Vec<(String, f64)> = names(3).into_iter().zip([50.0, 30.0, 20.0]).collect();
+        let pool: Vec<(Email, f64)> = names(3).into_iter().zip([50.0, 30.0, 20.0]).collect();
         let mut state = RotationState::default();
         for turn in 1..=30u64 {
             let chosen = percentage(&pool, &|_| true, &state).unwrap().clone();
@@ -258,8 +273,8 @@ mod tests {
 
     #[test]
     fn an_ineligible_member_keeps_its_weight_and_the_others_share_its_turns() {
-        let pool: Vec<(String, f64)> = names(3).into_iter().zip([50.0, 25.0, 25.0]).collect();
-        let not_m0 = |m: &str| m != "m0@x.example";
+        let pool: Vec<(Email, f64)> = names(3).into_iter().zip([50.0, 25.0, 25.0]).collect();
+        let not_m0 = |m: &Email| *m != "m0@x.example";
         let mut state = RotationState::default();
         for _ in 0..8 {
             let chosen = percentage(&pool, &not_m0, &state).unwrap().clone();
@@ -268,13 +283,16 @@ mod tests {
             state.total += 1;
         }
         // The two eligible members alternate: neither runs ahead of the other by more than one.
-        let (a, b) = (state.counts["m1@x.example"], state.counts["m2@x.example"]);
+        let (a, b) = (
+            state.counts[&email("m1@x.example")],
+            state.counts[&email("m2@x.example")],
+        );
         assert_eq!(a + b, 8);
         assert!(a.abs_diff(b) <= 1, "{a} / {b}");
         // m0 is back: it is furthest behind its share and takes the next turns.
-        let all = |_: &str| true;
+        let all = |_: &Email| true;
         assert_eq!(
-            percentage(&pool, &all, &state).map(String::as_str),
+            percentage(&pool, &all, &state).map(Email::as_str),
             Some("m0@x.example")
         );
     }
@@ -282,16 +300,16 @@ mod tests {
     #[test]
     fn a_single_weighted_member_takes_every_turn() {
         let pool = vec![
-            ("zero@x.example".to_string(), 0.0),
-            ("all@x.example".to_string(), 100.0),
+            (email("zero@x.example"), 0.0),
+            (email("all@x.example"), 100.0),
         ];
         let mut state = RotationState::default();
         for _ in 0..3 {
             assert_eq!(
-                percentage(&pool, &|_| true, &state).map(String::as_str),
+                percentage(&pool, &|_| true, &state).map(Email::as_str),
                 Some("all@x.example")
             );
-            *state.counts.entry("all@x.example".into()).or_default() += 1;
+            *state.counts.entry(email("all@x.example")).or_default() += 1;
             state.total += 1;
         }
     }
@@ -309,11 +327,11 @@ mod tests {
             turns in 1usize..200,
         ) {
             let pool = names(n);
-            let eligible = |m: &str| pool.iter().position(|p| p == m).is_some_and(|i| eligible_set[i]);
-            let mut last: Option<String> = None;
+            let eligible = |m: &Email| pool.iter().position(|p| p == m).is_some_and(|i| eligible_set[i]);
+            let mut last: Option<Email> = None;
             let mut counts = vec![0u32; n];
             for _ in 0..turns {
-                let chosen = round_robin(&pool, &eligible, last.as_deref()).unwrap().clone();
+                let chosen = round_robin(&pool, &eligible, last.as_ref()).unwrap().clone();
                 let i = pool.iter().position(|p| *p == chosen).unwrap();
                 prop_assert!(eligible_set[i]);
                 counts[i] += 1;

@@ -7,6 +7,7 @@ use crate::model::sla::SlaSettingView;
 use crate::routers::RevisionChoice;
 use crate::schedule::availability::UnavailableReason;
 use crate::trigger::TriggerExplanation;
+use crate::types::email::Email;
 use crate::types::ids::RecordId;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -45,7 +46,8 @@ impl From<UnavailableReason> for CandidateReason {
 #[schema(example = json!({"user": "ben.okafor@northwind.example", "eligible": false, "reasons": ["outside_working_hours"]}))]
 pub struct Candidate {
     /// The member's e-mail.
-    pub user: String,
+    #[schema(value_type = String)]
+    pub user: Email,
     /// Whether the distribution model may pick them (no reason applies).
     pub eligible: bool,
     /// Why not, in the order of [`CandidateReason`]; empty for an eligible member.
@@ -120,7 +122,7 @@ pub enum Preview {
     /// It would assign `user`.
     Assign {
         /// The member's e-mail.
-        user: String,
+        user: Email,
         /// Display name of the owner field.
         field_name: String,
         /// Why that member.
@@ -171,7 +173,7 @@ impl ExplainAnswer {
             } => Self {
                 message: super::outcome::OWNER_ASSIGNED.to_string(),
                 success: Some(true),
-                user: Some(user),
+                user: Some(user.into_string()),
                 field_name: Some(field_name),
                 reason: Some(reason),
                 dry_run: true,

@@ -2,6 +2,7 @@
 
 use crate::model::dispatch::AssignmentReason;
 use crate::timefmt::rfc2822;
+use crate::types::email::Email;
 use crate::types::ids::RecordId;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -56,7 +57,7 @@ pub const OWNER_ASSIGNED: &str = "Owner assigned";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assigned {
     /// The owner's e-mail.
-    pub user: String,
+    pub user: Email,
     /// The owner's member id (what logs name: never an e-mail).
     pub member_id: crate::types::ids::MemberId,
     /// The member id of the owner before, when that was a member the run knew (an SLA
@@ -98,7 +99,7 @@ impl Outcome {
             Self::Assigned(a) => DispatchAnswer::Assigned(AssignedAnswer {
                 message: OWNER_ASSIGNED,
                 success: true,
-                user: a.user.clone(),
+                user: a.user.as_str().to_string(),
                 field_name: a.field_name.clone(),
                 owner_assigned_at: rfc2822(a.owner_assigned_at),
                 crm_sync_failed: a.crm.as_ref().map(|_| true),

@@ -250,7 +250,7 @@ impl HistoryService {
         Ok(router
             .active_pool(&teams, &roster.members)
             .into_iter()
-            .map(str::to_string)
+            .map(|email| email.as_str().to_string())
             .collect())
     }
 }

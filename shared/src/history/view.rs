@@ -87,7 +87,7 @@ impl DispatchEntryView {
             object_id: entry.object_id.clone(),
             message: entry.message.clone(),
             success: entry.success,
-            user: entry.user.clone(),
+            user: entry.user.as_ref().map(|u| u.as_str().to_string()),
             reason: entry.reason,
             previous_owner: entry.previous_owner.clone(),
             field_name: entry.field_name.clone(),

@@ -4,6 +4,7 @@
 use super::member::Member;
 use super::object_type::ObjectType;
 use super::record::Record;
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -11,18 +12,22 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// A router's rotation state (BEHAVIOR 6, step 14). Internal: never in a response.
+///
+/// Stored as it serializes: each e-mail a plain string (`Email` is a transparent string), so an
+/// item written when these fields were typed `String` reads unchanged, whatever its text (a
+/// stored e-mail is not parsed again).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RotationState {
     /// Optimistic-concurrency version; 0 before the first rotation assignment.
     pub version: u64,
     /// E-mail of the member last assigned by rotation (`users` rotation).
-    pub last_member: Option<String>,
+    pub last_member: Option<Email>,
     /// Name of the team last used (`teams` rotation).
     pub last_team: Option<String>,
     /// Per team: e-mail of the member last assigned inside it (`teams` rotation).
-    pub team_last_member: BTreeMap<String, String>,
+    pub team_last_member: BTreeMap<String, Email>,
     /// Rotation assignments per member e-mail (`percentage`).
-    pub counts: BTreeMap<String, u64>,
+    pub counts: BTreeMap<Email, u64>,
     /// All rotation assignments of the router (`percentage`'s N).
     pub total: u64,
 }
@@ -147,8 +152,9 @@ pub struct DispatchEntry {
     pub message: String,
     /// True only for an assignment.
     pub success: bool,
-    /// The assigned member's e-mail; `None` when nothing was assigned.
-    pub user: Option<String>,
+    /// The assigned member's e-mail; `None` when nothing was assigned. Stored as a plain string,
+    /// read as written (not parsed again).
+    pub user: Option<Email>,
     /// Why that member; `None` when nothing was assigned.
     pub reason: Option<AssignmentReason>,
     /// The owner field's value before the assignment; `None` when nothing was assigned or the
@@ -528,7 +534,7 @@ mod snapshot_size_tests {
             object_id: uuid::Uuid::new_v4().to_string(),
             message: "Owner assigned".into(),
             success: true,
-            user: Some("ana@example.com".into()),
+            user: Some(Email::parse("ana@example.com").unwrap()),
             reason: Some(AssignmentReason::Rotation),
             previous_owner: None,
             field_name: Some("Contact owner".into()),

@@ -174,7 +174,7 @@ impl Router {
     /// stats: the router's users in order, then the members of its teams in router-team order
     /// (a name without a team adds nobody), each once. Whether a member is active is not
     /// decided here: callers keep the active ones.
-    pub fn pool_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
+    pub fn pool_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a Email> {
         pool_of(&self.users, &self.teams, teams)
     }
 
@@ -182,11 +182,11 @@ impl Router {
     /// of no active member among `members` (unknown or archived). The one active-pool rule of
     /// dispatch's candidates (BEHAVIOR 6 step 11), the stats' pool (BEHAVIOR 8) and the what-if
     /// replay's (BEHAVIOR 16).
-    pub fn active_pool<'a>(&'a self, teams: &'a [Team], members: &[Member]) -> Vec<&'a str> {
-        let active: HashSet<&str> = members
+    pub fn active_pool<'a>(&'a self, teams: &'a [Team], members: &[Member]) -> Vec<&'a Email> {
+        let active: HashSet<&Email> = members
             .iter()
             .filter(|m| m.is_active())
-            .map(|m| m.email.as_str())
+            .map(|m| &m.email)
             .collect();
         self.pool_emails(teams)
             .into_iter()
@@ -196,20 +196,20 @@ impl Router {
 
     /// Every e-mail a run of this router may assign to: [`Self::pool_emails`], then the backup
     /// user when not already in the pool.
-    pub fn roster_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
+    pub fn roster_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a Email> {
         roster_of(&self.users, &self.teams, self.settings.as_ref(), teams)
     }
 
     /// Each of `emails` with the member id the router resolved it to when provisioned, or the
     /// e-mail alone when it holds none.
-    pub fn roster<'a>(&self, emails: &[&'a str]) -> Vec<(&'a str, Option<MemberId>)> {
+    pub fn roster<'a>(&self, emails: &[&'a Email]) -> Vec<(&'a Email, Option<MemberId>)> {
         emails
             .iter()
             .map(|email| {
                 let id = self
                     .member_ids
                     .iter()
-                    .find(|m| m.email.as_str() == *email)
+                    .find(|m| m.email == **email)
                     .map(|m| m.id);
                 (*email, id)
             })
@@ -220,15 +220,15 @@ impl Router {
 /// The pool rule of [`Router::pool_emails`] over `users` and the team names `team_names`.
 fn pool_of<'a>(
     users: &'a [RouterUser], team_names: &'a [String], teams: &'a [Team],
-) -> Vec<&'a str> {
+) -> Vec<&'a Email> {
     let team_members = team_names.iter().flat_map(|name| {
         teams
             .iter()
             .filter(move |t| &t.name == name)
-            .flat_map(|t| t.members.iter().map(Email::as_str))
+            .flat_map(|t| t.members.iter())
     });
-    let mut pool: Vec<&str> = Vec::new();
-    for email in users.iter().map(|u| u.email.as_str()).chain(team_members) {
+    let mut pool: Vec<&Email> = Vec::new();
+    for email in users.iter().map(|u| &u.email).chain(team_members) {
         if !pool.contains(&email) {
             pool.push(email);
         }
@@ -240,11 +240,9 @@ fn pool_of<'a>(
 fn roster_of<'a>(
     users: &'a [RouterUser], team_names: &'a [String], settings: Option<&'a RouterSettings>,
     teams: &'a [Team],
-) -> Vec<&'a str> {
+) -> Vec<&'a Email> {
     let mut roster = pool_of(users, team_names, teams);
-    let backup = settings
-        .and_then(|s| s.default_user.as_ref())
-        .map(Email::as_str);
+    let backup = settings.and_then(|s| s.default_user.as_ref());
     if let Some(backup) = backup.filter(|b| !roster.contains(b)) {
         roster.push(backup);
     }
@@ -335,7 +333,7 @@ pub struct RouterConfig {
 
 impl RouterConfig {
     /// Every e-mail a run of this configuration may assign to, as [`Router::roster_emails`].
-    pub fn roster_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a str> {
+    pub fn roster_emails<'a>(&'a self, teams: &'a [Team]) -> Vec<&'a Email> {
         roster_of(&self.users, &self.teams, self.settings.as_ref(), teams)
     }
 

@@ -461,7 +461,7 @@ fn resolve<M: Membership>(config: &RouterConfig, account: Account<'_, M>) -> Vec
             account
                 .members
                 .iter()
-                .find(|m| m.member_email().as_str() == *email && m.is_active_member())
+                .find(|m| m.member_email() == *email && m.is_active_member())
                 .map(|m| RosterMember {
                     email: m.member_email().clone(),
                     id: m.member_id(),

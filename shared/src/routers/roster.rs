@@ -8,6 +8,7 @@ use crate::model::account::Team;
 use crate::model::member::Member;
 use crate::model::router::Router;
 use crate::store::{MemberStore, StoreResult};
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, MemberId};
 use std::collections::HashSet;
 
@@ -22,9 +23,9 @@ pub struct Roster {
 }
 
 impl Roster {
-    /// The member with e-mail `email` (lowercase), active or not.
-    pub fn by_email(&self, email: &str) -> Option<&Member> {
-        self.members.iter().find(|m| m.email.as_str() == email)
+    /// The member with e-mail `email`, active or not.
+    pub fn by_email(&self, email: &Email) -> Option<&Member> {
+        self.members.iter().find(|m| m.email == *email)
     }
 
     /// Whether the member with `id` was read consistently.
@@ -46,8 +47,8 @@ impl Roster {
 pub struct Named<'a> {
     /// Member ids to read.
     pub ids: &'a [MemberId],
-    /// E-mails (lowercase) to read.
-    pub emails: &'a [&'a str],
+    /// E-mails to read.
+    pub emails: &'a [&'a Email],
 }
 
 /// Which members a run of a router reads, and how: the roster's e-mails
@@ -57,13 +58,13 @@ pub struct Named<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RosterKeys<'a> {
     /// Every e-mail the run may need, with its resolved id when it has one.
-    resolved: Vec<(&'a str, Option<MemberId>)>,
+    resolved: Vec<(&'a Email, Option<MemberId>)>,
     /// The ids to read by key, each once: the roster's resolved ids first, then `named.ids`.
     pub ids: Vec<MemberId>,
     /// How many of [`Self::ids`] are the roster's own (the others are named by the run).
     roster_ids: usize,
     /// The e-mails without a resolved id.
-    pub unresolved: Vec<&'a str>,
+    pub unresolved: Vec<&'a Email>,
 }
 
 impl<'a> RosterKeys<'a> {
@@ -163,7 +164,7 @@ pub async fn read_roster_with(
     for member in by_email {
         roster.add_indexed(member);
     }
-    let stale: Vec<&str> = keys
+    let stale: Vec<&Email> = keys
         .resolved
         .iter()
         .filter(|(email, id)| {

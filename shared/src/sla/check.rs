@@ -7,6 +7,7 @@ use crate::model::record::Record;
 use crate::model::router::Router;
 use crate::model::sla::{SlaSetting, MAX_SLA_REASSIGNMENTS_IN_A_ROW};
 use crate::timefmt::rfc3339_millis;
+use crate::types::email::Email;
 use crate::types::ids::AccountId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -148,8 +149,8 @@ pub struct SlaRun {
     pub check: DispatchEntryKey,
     /// The record's id (the entry's `object_id`).
     pub record_id: String,
-    /// The current owner's e-mail.
-    pub owner: String,
+    /// The current owner's e-mail (the entry's `user`).
+    pub owner: Email,
     /// The record's version when the verdict was made.
     pub record_version: u64,
     /// SLA reassignments in a row before this one.
@@ -206,11 +207,11 @@ pub fn worked(setting: &SlaSetting, record: &Record, started: Option<&str>) -> b
 /// its `<owner field>_assigned_date` is still the assignment's time (any write of the owner
 /// field, even with the same member, and any later dispatch change it).
 fn still_assigned(entry: &DispatchEntry, record: &Record) -> bool {
-    let (Some(field), Some(user)) = (entry.owner_field.as_deref(), entry.user.as_deref()) else {
+    let (Some(field), Some(user)) = (entry.owner_field.as_deref(), entry.user.as_ref()) else {
         return false;
     };
     let assigned_date = format!("{field}_assigned_date");
-    record.value(field) == Some(user)
+    record.value(field) == Some(user.as_str())
         && record.value(&assigned_date) == Some(rfc3339_millis(entry.dispatched_at).as_str())
 }
 

@@ -1427,7 +1427,7 @@ async fn a_members_holiday_and_the_routers_holiday_make_members_unavailable(back
     f.clock.set(wednesday_10_utc());
     let (_, explanation) = f.engine.explain(id(ACCOUNT), &request).await.unwrap();
     let candidates = explanation.candidates.unwrap();
-    assert_eq!(candidates[0].user, email(1));
+    assert_eq!(candidates[0].user.as_str(), email(1));
     assert_eq!(
         candidates[0].reasons,
         vec![shared::dispatch::CandidateReason::Holiday]
@@ -1690,7 +1690,7 @@ async fn run_concurrently(
     let mut counts: HashMap<String, usize> = HashMap::new();
     for task in tasks {
         let label = match task.await.unwrap() {
-            Outcome::Assigned(a) => a.user,
+            Outcome::Assigned(a) => a.user.into_string(),
             Outcome::Skipped(s) => s.message().to_string(),
             Outcome::AlreadyProcessed => "already".into(),
         };

@@ -12,7 +12,7 @@ use shared::model::{
     MessageDeduplicationId, ObjectType,
 };
 use shared::store::{Store, StoreError};
-use shared::types::{AccountId, RouterId};
+use shared::types::{AccountId, Email, RouterId};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -140,7 +140,7 @@ fn entry(crm_sync: Option<CrmSyncState>) -> DispatchEntry {
         object_id: Uuid::now_v7().to_string(),
         message: "Owner assigned".into(),
         success: crm_sync.is_some(),
-        user: Some("a@acme.example".into()),
+        user: Some(Email::parse("a@acme.example").unwrap()),
         reason: Some(AssignmentReason::Rotation),
         previous_owner: None,
         field_name: Some("Contact owner".into()),

@@ -723,7 +723,7 @@ async fn explain_evaluates_a_chosen_revision_whatever_the_publication_state(back
     assert_eq!(live, Preview::Stop("The router is unpublished"));
     // Revision 1 is evaluated though unpublished; the answer names it.
     let (first, explanation) = explain(Some(RevisionChoice::Number(1))).await.unwrap();
-    assert!(matches!(&first, Preview::Assign { user, .. } if *user == email(1)));
+    assert!(matches!(&first, Preview::Assign { user, .. } if user.as_str() == email(1)));
     let body = serde_json::to_value(
         ExplainAnswer::new(first, explanation).with_revision(Some(RevisionChoice::Number(1))),
     )
@@ -745,7 +745,7 @@ async fn explain_evaluates_a_chosen_revision_whatever_the_publication_state(back
     .await;
     let (draft, explanation) = explain(Some(RevisionChoice::Draft)).await.unwrap();
     assert!(
-        matches!(&draft, Preview::Assign { user, .. } if *user == email(3)),
+        matches!(&draft, Preview::Assign { user, .. } if user.as_str() == email(3)),
         "{draft:?}"
     );
     assert_eq!(explanation.trigger, None, "the draft has no trigger");
@@ -753,7 +753,7 @@ async fn explain_evaluates_a_chosen_revision_whatever_the_publication_state(back
         .candidates
         .unwrap()
         .into_iter()
-        .map(|c| c.user)
+        .map(|c| c.user.into_string())
         .collect();
     assert_eq!(pool, [email(3), email(4)]);
     // Without a revision, an unknown router is still the 200 `Router not found`.

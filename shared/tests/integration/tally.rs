@@ -81,7 +81,10 @@ async fn recount(
             .unwrap();
         for e in &listed.items {
             if e.success && e.dispatched_at >= from && e.dispatched_at < to {
-                let key = (e.user.clone().unwrap(), format!("{:?}", e.reason.unwrap()));
+                let key = (
+                    e.user.clone().unwrap().into_string(),
+                    format!("{:?}", e.reason.unwrap()),
+                );
                 *counted.entry(key).or_default() += 1;
             }
         }

@@ -9,6 +9,7 @@ use crate::model::dispatch::DispatchEntry;
 use crate::model::router::Router;
 use crate::routers::revision::RevisionChoice;
 use crate::timefmt::Timestamp;
+use crate::types::email::Email;
 use crate::types::ids::RouterId;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -122,7 +123,11 @@ impl Tally {
     ) {
         self.replayed += 1;
         *self.outcomes.entry(message).or_default() += 1;
-        let real = entry.user.as_deref().filter(|_| entry.success);
+        let real = entry
+            .user
+            .as_ref()
+            .map(Email::as_str)
+            .filter(|_| entry.success);
         if let Some(real) = real {
             *self.actual.entry(real.to_string()).or_default() += 1;
         }

@@ -282,7 +282,7 @@ pub(super) fn pool_of(router: &Router, teams: &[Team], members: &[Member]) -> Ve
     router
         .active_pool(teams, members)
         .into_iter()
-        .map(str::to_string)
+        .map(|email| email.as_str().to_string())
         .collect()
 }
 

@@ -11,6 +11,7 @@ use crate::model::record::{Record, UniqueKey};
 use crate::model::router::{Router, RouterSettings};
 use crate::routers::roster::{members_by_email, Roster};
 use crate::store::{MemberStore, RecordStore, StoreError};
+use crate::types::email::Email;
 use crate::types::ids::AccountId;
 
 /// Company owners looked up by e-mail at once ([`add_company_owners`]; the what-if replay
@@ -30,7 +31,7 @@ pub(crate) async fn add_company_owners<'c>(
     let mut owners: Vec<&str> = companies
         .into_iter()
         .filter_map(|c| c.value("company_owner"))
-        .filter(|owner| roster.by_email(owner).is_none())
+        .filter(|owner| !roster.members.iter().any(|m| m.email == *owner))
         .collect();
     owners.sort_unstable();
     owners.dedup();
@@ -65,7 +66,7 @@ pub(crate) fn company_key(
     }
     let domain = contact
         .value("email")
-        .and_then(crate::types::email::Email::canonical_domain_of)?;
+        .and_then(Email::canonical_domain_of)?;
     Some(UniqueKey {
         field: "website_url".into(),
         value: domain.to_string(),
@@ -85,17 +86,19 @@ pub(crate) async fn find_company(
 }
 
 /// Step 10: the matched `company`'s `company_owner`, when that owner is an active member who
-/// is available and under capacity, in the router's pool or not. The match goes into `trace`.
+/// is available and under capacity, in the router's pool or not: that member's e-mail. The
+/// match goes into `trace` (its `owner` as the company holds it).
 pub(super) fn account_matching(
     company: Option<&Record>, pool: &Pool<'_>, trace: &mut Trace,
-) -> Option<String> {
+) -> Option<Email> {
     let company = company?;
-    let owner = company.value("company_owner").map(str::to_string);
-    let eligible = owner.as_deref().is_some_and(|o| pool.eligible(o));
+    let owner = company.value("company_owner");
+    let member = owner.and_then(|o| pool.named(o));
+    let eligible = member.is_some_and(|m| pool.eligible(m));
     trace.explanation.account_match = Some(AccountMatch {
         company_id: company.id,
-        owner: owner.clone(),
+        owner: owner.map(str::to_string),
         eligible,
     });
-    owner.filter(|_| eligible)
+    member.filter(|_| eligible).cloned()
 }

@@ -67,7 +67,7 @@ pub struct Evaluation<'a> {
     pub limits: Limits,
     /// The member an SLA reassignment leaves out (the record's current owner; BEHAVIOR 14): the
     /// run ignores `overwrite` then.
-    pub excluded: Option<&'a str>,
+    pub excluded: Option<&'a Email>,
     /// The holiday calendars the members and the router name (BEHAVIOR 17): a member is
     /// unavailable during a holiday of either, at `now`.
     pub holidays: &'a HolidayCalendars,
@@ -128,7 +128,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
     Ok(match account_matching(e.company, &pool, trace) {
         // step 10
         Some(owner) => Decided {
-            owner: pool.email_of(&owner)?,
+            owner: pool.owner(&owner)?,
             reason: AssignmentReason::AccountMatching,
             rotation: None,
         },
@@ -143,7 +143,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
                 let state = e.rotation;
                 let (chosen, next) = choose(e.router, e.settings, &candidates, &teams, state)?; // step 14
                 Decided {
-                    owner: pool.email_of(&chosen)?,
+                    owner: pool.owner(&chosen)?,
                     reason: AssignmentReason::Rotation,
                     rotation: Some(RotationWrite {
                         router_id: e.router.id,
@@ -154,7 +154,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
             } else {
                 // step 13
                 Decided {
-                    owner: pool.email_of(&backup(e.settings, &pool)?)?,
+                    owner: pool.owner(&backup(e.settings, &pool)?)?,
                     reason: AssignmentReason::Backup,
                     rotation: None,
                 }
@@ -164,7 +164,7 @@ pub fn decide(e: &Evaluation<'_>, trace: &mut Trace) -> Step<Decided> {
 }
 
 /// The router's teams, in router order, each with its active members in team order.
-fn team_members(router: &Router, teams: &[Team], pool: &Pool<'_>) -> Vec<(String, Vec<String>)> {
+fn team_members(router: &Router, teams: &[Team], pool: &Pool<'_>) -> Vec<(String, Vec<Email>)> {
     router
         .teams
         .iter()
@@ -175,8 +175,8 @@ fn team_members(router: &Router, teams: &[Team], pool: &Pool<'_>) -> Vec<(String
                 .map(|t| {
                     t.members
                         .iter()
-                        .map(|e| e.as_str().to_string())
                         .filter(|e| pool.is_active(e))
+                        .cloned()
                         .collect()
                 })
                 .unwrap_or_default();
@@ -187,14 +187,13 @@ fn team_members(router: &Router, teams: &[Team], pool: &Pool<'_>) -> Vec<(String
 
 /// Step 13: nobody in the pool is available; the backup user takes it when set, enabled and
 /// still an active member (availability and capacity are not checked for the backup).
-fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<String> {
+fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<Email> {
     settings
         .default_user
         .as_ref()
-        .map(Email::as_str)
         .filter(|_| !settings.disable_default_assignment)
         .filter(|b| pool.is_active(b) && !pool.is_excluded(b))
-        .map(str::to_string)
+        .cloned()
         .ok_or(Skip::NoUsersAvailable.into())
 }
 
@@ -203,18 +202,18 @@ fn backup(settings: &RouterSettings, pool: &Pool<'_>) -> Step<String> {
 /// give it to: `Assignment limit reached`.
 fn choose(
     router: &Router, settings: &RouterSettings, assessed: &[Candidate],
-    teams: &[(String, Vec<String>)], state: &RotationState,
-) -> Step<(String, RotationState)> {
-    let eligible = |email: &str| assessed.iter().any(|c| c.user == email && c.eligible);
-    let candidates: Vec<String> = assessed.iter().map(|c| c.user.clone()).collect();
+    teams: &[(String, Vec<Email>)], state: &RotationState,
+) -> Step<(Email, RotationState)> {
+    let eligible = |email: &Email| assessed.iter().any(|c| c.user == *email && c.eligible);
+    let candidates: Vec<Email> = assessed.iter().map(|c| c.user.clone()).collect();
     let mut next = state.clone();
     let chosen = match (settings.distribution_model, settings.rotation_type) {
         (Some(DistributionModel::Percentage), _) => {
-            let weighted: Vec<(String, f64)> = router
+            let weighted: Vec<(Email, f64)> = router
                 .users
                 .iter()
-                .filter(|u| candidates.iter().any(|c| c == u.email.as_str()))
-                .map(|u| (u.email.as_str().to_string(), u.percentage.unwrap_or(0.0)))
+                .filter(|u| candidates.contains(&u.email))
+                .map(|u| (u.email.clone(), u.percentage.unwrap_or(0.0)))
                 .collect();
             let chosen = distribution::percentage(&weighted, &eligible, state).cloned();
             if let Some(c) = &chosen {
@@ -234,7 +233,7 @@ fn choose(
         }
         (_, RotationType::Users) => {
             let chosen =
-                distribution::round_robin(&candidates, &eligible, state.last_member.as_deref())
+                distribution::round_robin(&candidates, &eligible, state.last_member.as_ref())
                     .cloned();
             next.last_member = chosen.clone();
             chosen

@@ -23,13 +23,14 @@ use std::collections::HashMap;
 pub(super) struct Pool<'m> {
     /// The members read for the run, archived ones included.
     members: &'m [Member],
+    /// The active members, by their address text.
     by_email: HashMap<&'m str, &'m Member>,
     now: DateTime<Utc>,
     ignore_working_hours: bool,
     /// The calendars of the account and the router's (BEHAVIOR 17).
     holidays: &'m HolidayCalendars,
     object_type: ObjectType,
-    excluded: Option<String>,
+    excluded: Option<&'m Email>,
     /// Whether capacity entries apply ([`Limits::Applied`]).
     capacity: bool,
 }
@@ -37,7 +38,7 @@ pub(super) struct Pool<'m> {
 impl<'m> Pool<'m> {
     pub(super) fn new(
         members: &'m [Member], now: DateTime<Utc>, ignore_working_hours: bool,
-        holidays: &'m HolidayCalendars, object_type: ObjectType, excluded: Option<&str>,
+        holidays: &'m HolidayCalendars, object_type: ObjectType, excluded: Option<&'m Email>,
         capacity: bool,
     ) -> Self {
         let by_email = members
@@ -52,36 +53,43 @@ impl<'m> Pool<'m> {
             ignore_working_hours,
             holidays,
             object_type,
-            excluded: excluded.map(str::to_string),
+            excluded,
             capacity,
         }
     }
 
     /// Whether `email` is the member this run leaves out.
-    pub(super) fn is_excluded(&self, email: &str) -> bool {
-        self.excluded.as_deref() == Some(email)
+    pub(super) fn is_excluded(&self, email: &Email) -> bool {
+        self.excluded == Some(email)
     }
 
-    fn member(&self, email: &str) -> Option<&'m Member> {
-        self.by_email.get(email).copied()
+    fn member(&self, email: &Email) -> Option<&'m Member> {
+        self.by_email.get(email.as_str()).copied()
     }
 
-    /// The e-mail of the active member `email` names, as the member holds it.
+    /// The e-mail of the active member whose address is exactly `text` (a record's `user`
+    /// value as stored: step 10's `company_owner`); `None` when it names no active member.
+    pub(super) fn named(&self, text: &str) -> Option<&'m Email> {
+        self.by_email.get(text).map(|m| &m.email)
+    }
+
+    /// The chosen `email` as the owner, once it is known to be an active member's.
     ///
     /// Errors: 500 when `email` names no active member (a choice is always one).
-    pub(super) fn email_of(&self, email: &str) -> Step<Email> {
+    pub(super) fn owner(&self, email: &Email) -> Step<Email> {
         let member = self.member(email).ok_or_else(|| {
             DomainError::internal(format!("the chosen owner {email} is not an active member"))
         })?;
         Ok(member.email.clone())
     }
 
-    pub(super) fn is_active(&self, email: &str) -> bool {
-        self.by_email.contains_key(email)
+    /// Whether `email` is an active member's.
+    pub(super) fn is_active(&self, email: &Email) -> bool {
+        self.member(email).is_some()
     }
 
     /// How `email` stands now (BEHAVIOR 6 steps 11 and 12; BEHAVIOR 9's reasons, in order).
-    fn assess(&self, email: &str, zero_weight: bool) -> Candidate {
+    fn assess(&self, email: &Email, zero_weight: bool) -> Candidate {
         let mut reasons: Vec<CandidateReason> = Vec::new();
         if let Some(m) = self.member(email) {
             reasons.extend(
@@ -99,7 +107,7 @@ impl<'m> Pool<'m> {
         }
         let excluded = self.is_excluded(email);
         Candidate {
-            user: email.to_string(),
+            user: email.clone(),
             eligible: reasons.is_empty() && !excluded,
             reasons,
             excluded,
@@ -107,7 +115,7 @@ impl<'m> Pool<'m> {
     }
 
     /// Whether `email` is an active member who is available and under capacity.
-    pub(super) fn eligible(&self, email: &str) -> bool {
+    pub(super) fn eligible(&self, email: &Email) -> bool {
         self.is_active(email) && self.assess(email, false).under_capacity()
     }
 
@@ -117,12 +125,12 @@ impl<'m> Pool<'m> {
         &self, router: &Router, settings: &RouterSettings, teams: &[Team],
     ) -> Vec<Candidate> {
         let percentage = settings.distribution_model == Some(DistributionModel::Percentage);
-        let zero_weight = |email: &str| {
+        let zero_weight = |email: &Email| {
             percentage
                 && router
                     .users
                     .iter()
-                    .find(|u| u.email.as_str() == email)
+                    .find(|u| u.email == *email)
                     .is_none_or(|u| distribution::is_zero_weight(u.percentage))
         };
         router

@@ -25,6 +25,7 @@ use crate::page::PageRequest;
 use crate::routers::roster::{read_roster_with, Named, Roster, RosterKeys};
 use crate::schedule::availability::HolidayCalendars;
 use crate::store::FirstReads;
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, HolidayCalendarId, MemberId, RecordId, RouterId};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -252,7 +253,7 @@ pub(super) async fn check(
         return Err(Stop::RecordMoved);
     }
     let trigger_ids = trigger_member_ids(&settings, &record, &catalogue);
-    let owner: Vec<&str> = run.sla.map(|sla| sla.owner.as_str()).into_iter().collect();
+    let owner: Vec<&Email> = run.sla.map(|sla| &sla.owner).into_iter().collect();
     let named = Named {
         ids: &trigger_ids,
         emails: &owner,
@@ -369,7 +370,7 @@ impl Checked {
                 quota: self.directory.account.assignment_quota,
                 count: self.count,
             },
-            excluded: run.sla.map(|sla| sla.owner.as_str()),
+            excluded: run.sla.map(|sla| &sla.owner),
             holidays: &self.holidays,
         }
     }

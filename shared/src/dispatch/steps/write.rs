@@ -134,11 +134,13 @@ struct AssignmentParts<'a> {
 /// The one atomic write of an assignment (BEHAVIOR 6, "Assignment writes"), its history entry
 /// (BEHAVIOR 8) included.
 fn assignment(p: AssignmentParts<'_>) -> Planned {
-    let email = p.member.email.as_str().to_string();
+    let email = p.member.email.clone();
     let owner = &p.owner_field.internal_name;
     let previous_owner = p.record.value(owner).map(str::to_string);
     let mut next_record = p.record.clone();
-    next_record.values.insert(owner.clone(), email.clone());
+    next_record
+        .values
+        .insert(owner.clone(), email.as_str().to_string());
     next_record
         .values
         .insert(format!("{owner}_assigned_date"), rfc3339_millis(p.now));

@@ -228,7 +228,7 @@ mod tests {
             users: users
                 .iter()
                 .map(|(e, p)| RouterUser {
-                    email: Email::parse(e).unwrap(),
+                    email: email(e),
                     percentage: *p,
                 })
                 .collect(),
@@ -237,16 +237,20 @@ mod tests {
         }
     }
 
+    fn email(text: &str) -> Email {
+        Email::parse(text).unwrap()
+    }
+
     fn state() -> RotationState {
         RotationState {
             version: 7,
-            last_member: Some("a@x.co".into()),
+            last_member: Some(email("a@x.co")),
             last_team: Some("Inbound".into()),
             team_last_member: BTreeMap::from([
-                ("Inbound".into(), "a@x.co".into()),
-                ("Outbound".into(), "b@x.co".into()),
+                ("Inbound".into(), email("a@x.co")),
+                ("Outbound".into(), email("b@x.co")),
             ]),
-            counts: BTreeMap::from([("a@x.co".into(), 5), ("b@x.co".into(), 5)]),
+            counts: BTreeMap::from([(email("a@x.co"), 5), (email("b@x.co"), 5)]),
             total: 10,
         }
     }
@@ -285,10 +289,10 @@ mod tests {
         let before = config(&[], &["Inbound", "Outbound"], false);
         let next = config(&[], &["Inbound"], false);
         let (after, _) = rotation_after(&state(), &before, &next).unwrap();
-        assert_eq!(after.last_member.as_deref(), Some("a@x.co"));
+        assert_eq!(after.last_member, Some(email("a@x.co")));
         assert_eq!(
             after.team_last_member,
-            BTreeMap::from([("Inbound".to_string(), "a@x.co".to_string())])
+            BTreeMap::from([("Inbound".to_string(), email("a@x.co"))])
         );
         assert_eq!(
             (after.total, after.counts.len()),

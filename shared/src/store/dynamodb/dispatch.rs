@@ -25,6 +25,7 @@ use crate::store::{
     dispatch_position, DispatchStore, FirstFound, FirstReads, Page, PageRequest, PageStart,
     Position, StoreError, StoreResult,
 };
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
@@ -170,7 +171,8 @@ impl DynamoStore {
     ///
     /// Errors: an entry that is not a success with a user and a reason (an internal error).
     fn tally_updates(&self, entry: &DispatchEntry) -> StoreResult<Vec<TransactWriteItem>> {
-        let (Some(user), Some(reason)) = (&entry.user, entry.reason) else {
+        let (Some(user), Some(reason)) = (entry.user.as_ref().map(Email::as_str), entry.reason)
+        else {
             return Err(StoreError::Backend(
                 "an assignment's entry names no user or reason".into(),
             ));

@@ -16,6 +16,7 @@ use crate::store::{
     dispatch_position, AccountStore, CalendarStore, DispatchStore, FirstFound, FirstReads,
     MemberStore, Page, PageRequest, Position, RecordStore, RouterStore, StoreError, StoreResult,
 };
+use crate::types::email::Email;
 use crate::types::ids::{AccountId, RecordId, RouterId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -99,7 +100,8 @@ impl State {
     /// Adds an assignment's entry to its day's, hour's and minute's counters, or (`added`
     /// false) takes it away.
     pub(super) fn count_assignment(&mut self, entry: &DispatchEntry, added: bool) {
-        let (true, Some(user), Some(reason)) = (entry.success, &entry.user, entry.reason) else {
+        let user = entry.user.as_ref().map(Email::as_str);
+        let (true, Some(user), Some(reason)) = (entry.success, user, entry.reason) else {
             return;
         };
         let buckets = self
@@ -113,7 +115,7 @@ impl State {
                 crate::store::tally::add(tally, user, reason, 1);
             } else if let Some(t) = tally
                 .iter_mut()
-                .find(|t| &t.user == user && t.reason == reason)
+                .find(|t| t.user == user && t.reason == reason)
             {
                 t.count = t.count.saturating_sub(1);
             }
@@ -412,7 +414,7 @@ impl DispatchStore for MemoryStore {
                     continue;
                 }
                 if let (Some(user), Some(reason)) = (&entry.user, entry.reason) {
-                    crate::store::tally::add(&mut tally, user, reason, 1);
+                    crate::store::tally::add(&mut tally, user.as_str(), reason, 1);
                 }
             }
         }

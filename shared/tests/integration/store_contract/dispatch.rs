@@ -65,8 +65,8 @@ pub(super) fn assignment(
     member.version = s.member.version + 1;
     let rotation = RotationState {
         version: 1,
-        last_member: Some(s.member.email.to_string()),
-        counts: BTreeMap::from([(s.member.email.to_string(), 1)]),
+        last_member: Some(s.member.email.clone()),
+        counts: BTreeMap::from([(s.member.email.clone(), 1)]),
         total: 1,
         ..RotationState::default()
     };
@@ -92,7 +92,7 @@ pub(super) fn assignment(
             object_id: s.record.id.to_string(),
             message: "Owner assigned".into(),
             success: true,
-            user: Some(s.member.email.to_string()),
+            user: Some(s.member.email.clone()),
             reason: Some(AssignmentReason::Rotation),
             previous_owner: None,
             field_name: Some("Contact owner".into()),

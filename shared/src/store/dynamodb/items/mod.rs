@@ -601,6 +601,7 @@ pub fn free_or_held_by(record_id: RecordId) -> Expr {
 mod tests {
     use super::*;
     use crate::model::ObjectType;
+    use crate::types::email::Email;
     use chrono::{TimeZone, Utc};
     use std::collections::BTreeMap;
     use uuid::Uuid;
@@ -675,6 +676,72 @@ mod tests {
         assert!(item.contains_key(keys::GSI2PK));
         let back: Record = from_item(item).unwrap();
         assert_eq!(back, record(false));
+    }
+
+    /// A rotation item as the code that typed its e-mails `String` wrote it, with e-mails an
+    /// older release may have stored (a domain in U-label form, text that is no address): it
+    /// reads into the typed state as written (nothing parsed again), and the typed state writes
+    /// the same item.
+    #[test]
+    fn a_rotation_item_written_with_string_emails_reads_as_written_and_writes_the_same() {
+        #[derive(Serialize)]
+        struct Written {
+            version: u64,
+            last_member: Option<String>,
+            last_team: Option<String>,
+            team_last_member: BTreeMap<String, String>,
+            counts: BTreeMap<String, u64>,
+            total: u64,
+        }
+        let written = Written {
+            version: 4,
+            last_member: Some("ana@bücher.example".into()),
+            last_team: Some("Inbound".into()),
+            team_last_member: BTreeMap::from([("Inbound".into(), "Ana@Bücher.Example".into())]),
+            counts: BTreeMap::from([
+                ("ana@bücher.example".into(), 3),
+                ("legacy-member".into(), 1),
+            ]),
+            total: 4,
+        };
+        let router_id = RouterId::from(Uuid::from_u128(9));
+        let key = keys::rotation(router_id);
+        let mut item = item_of("rotation", &written, &key, None, None).unwrap();
+        item.insert("router_id".into(), s(router_id.to_string()));
+        let state: RotationState = from_item(item.clone()).unwrap();
+        let last = state.last_member.as_ref().map(Email::as_str);
+        assert_eq!(last, Some("ana@bücher.example"));
+        assert_eq!(state.team_last_member["Inbound"], "Ana@Bücher.Example");
+        let counts: Vec<(&str, u64)> = state.counts.iter().map(|(e, n)| (e.as_str(), *n)).collect();
+        assert_eq!(counts, [("ana@bücher.example", 3), ("legacy-member", 1)]);
+        assert_eq!(rotation(router_id, &state).unwrap(), (key, item));
+    }
+
+    /// A history entry's `user` is a plain string attribute, and one written in an older form
+    /// reads as written.
+    #[test]
+    fn a_history_entry_keeps_its_user_as_a_string_and_reads_an_old_one_as_written() {
+        let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let entry = DispatchEntry {
+            success: true,
+            user: Some(Email::parse("ana@x.example").unwrap()),
+            ..DispatchEntry::unassigned(
+                Uuid::from_u128(1).into(),
+                Uuid::from_u128(2).into(),
+                ObjectType::Contacts,
+                Uuid::from_u128(5).to_string(),
+                "Owner assigned".into(),
+                crate::model::DispatchSource::Api,
+                at,
+            )
+        };
+        let (_, mut item) = dispatch_entry(&entry).unwrap();
+        assert_eq!(item["user"], s("ana@x.example"));
+        assert_eq!(from_item::<DispatchEntry>(item.clone()).unwrap(), entry);
+        item.insert("user".into(), s("Ana@Bücher.Example"));
+        let old: DispatchEntry = from_item(item).unwrap();
+        let user = old.user.as_ref().map(Email::as_str);
+        assert_eq!(user, Some("Ana@Bücher.Example"));
     }
 
     #[test]
