@@ -149,6 +149,16 @@ impl HealthChange {
         }
         next
     }
+
+    /// Whether applying the change to `subscription` as read changes it. A delivery's outcome
+    /// writes its subscription only then: a failure while it is already failing, or a success
+    /// while it is healthy, leaves the subscription item out of the delivery's transaction, so
+    /// that concurrent deliveries of one subscription do not all meet on its item (DynamoDB
+    /// cancels transactions that touch one item at once). A concurrent transition between the
+    /// read and the write is not undone: the next outcome that reads it writes its own.
+    pub fn changes(&self, subscription: &WebhookSubscription) -> bool {
+        self.apply(subscription) != *subscription
+    }
 }
 
 /// A [`HealthChange`] of one subscription.
@@ -236,5 +246,45 @@ mod tests {
             assert_eq!(event.as_str().parse::<EventType>().unwrap(), event);
         }
         assert!("AssignmentCreated".parse::<EventType>().is_err());
+    }
+
+    fn subscription(failing_since: Option<DateTime<Utc>>) -> WebhookSubscription {
+        let at = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        WebhookSubscription {
+            id: WebhookId::new_v7(),
+            account_id: AccountId::from_uuid(uuid::Uuid::nil()),
+            url: "https://hooks.example/in".into(),
+            events: vec![EventType::AssignmentCreated],
+            description: None,
+            enabled: true,
+            disabled_reason: None,
+            secrets: vec![],
+            failing_since,
+            created_at: at,
+            updated_at: at,
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn only_a_transition_of_its_health_writes_a_subscription() {
+        let since = Utc::now() - chrono::Duration::hours(1);
+        let at = Utc::now();
+        let (healthy, failing) = (subscription(None), subscription(Some(since)));
+        let failure = HealthChange::Failing { at };
+        assert!(failure.changes(&healthy));
+        assert!(
+            !failure.changes(&failing),
+            "already failing: nothing to write"
+        );
+        assert!(HealthChange::Recovered.changes(&failing));
+        assert!(
+            !HealthChange::Recovered.changes(&healthy),
+            "healthy already"
+        );
+        assert!(HealthChange::DisableFailing { since, at }.changes(&failing));
+        assert!(HealthChange::DisableGone { at }.changes(&healthy));
     }
 }

@@ -224,7 +224,11 @@ impl WebhookSender {
                 let decided = self
                     .decide(claimed, subject, answer, &delivery, &subscription, now)
                     .await?;
-                let health = decided.health.map(|change| SubscriptionHealth {
+                // Only a transition writes the subscription (`HealthChange::changes`).
+                let health = decided
+                    .health
+                    .filter(|change| change.changes(&subscription));
+                let health = health.map(|change| SubscriptionHealth {
                     account_id: subscription.account_id,
                     subscription_id: subscription.id,
                     change,
