@@ -37,6 +37,9 @@ fi
 step "the repository stands alone (no tracked file refers to a path, document or tracker outside it)"
 python3 infra/scripts/check-self-contained.py
 
+step "every target built without a test harness holds no test (infra/scripts/check-test-targets.py)"
+python3 infra/scripts/check-test-targets.py
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
