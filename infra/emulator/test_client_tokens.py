@@ -103,6 +103,27 @@ class ClientTokenTest(unittest.TestCase):
         now[0] = 601.0
         self.assertIsNone(tokens.repeat(request))
 
+    def test_tokens_expire_in_the_order_they_were_last_remembered(self):
+        """A token remembered again (its first transaction was not applied, say) counts from
+        the second time: the tokens remembered between the two expire before it."""
+        now = [0.0]
+        tokens = client_tokens.ClientTokens(clock=lambda: now[0])
+        requests = {
+            name: {"TransactItems": [add_one(name)], "ClientRequestToken": name}
+            for name in ("first", "second", "third")
+        }
+        for at, name in ((0.0, "first"), (100.0, "second"), (200.0, "first"), (300.0, "third")):
+            now[0] = at
+            tokens.remember(requests[name], "200 OK", name.encode())
+        now[0] = 750.0  # second is 650 s old; first 550 s, third 450 s
+        self.assertIsNone(tokens.repeat(requests["second"]))
+        self.assertEqual(tokens.repeat(requests["first"]), ("200 OK", b"first"))
+        self.assertEqual(tokens.repeat(requests["third"]), ("200 OK", b"third"))
+        self.assertEqual(list(tokens.applied), ["first", "third"])
+        now[0] = 850.0  # first is 650 s old
+        self.assertIsNone(tokens.repeat(requests["first"]))
+        self.assertEqual(list(tokens.applied), ["third"])
+
 
 if __name__ == "__main__":
     unittest.main()

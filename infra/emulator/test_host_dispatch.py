@@ -44,5 +44,21 @@ class HostDispatch(unittest.TestCase):
         self.assertEqual(listing.call_count, len(HOSTS) - 2)
 
 
+class MethodNames(unittest.TestCase):
+    def test_each_response_class_gets_motos_method_names_and_is_listed_once(self):
+        from moto.core import responses, utils
+        from moto.dynamodb.responses import DynamoHandler
+        from moto.sqs.responses import SQSResponse
+
+        expected = {cls: utils.method_names_from_class(cls) for cls in (DynamoHandler, SQSResponse)}
+        self.assertIn("transact_write_items", expected[DynamoHandler])
+        host_dispatch.install()
+        with mock.patch.object(utils.inspect, "getmembers", wraps=utils.inspect.getmembers) as listing:
+            for _ in range(3):
+                for cls, names in expected.items():
+                    self.assertEqual(responses.method_names_from_class(cls), names)
+        self.assertLessEqual(listing.call_count, 2)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -300,5 +300,70 @@ class Limits(unittest.TestCase):
         self.refused(query({":p": {"S": "u"}, ":p1": {"S": "x"}}), "keys: {:p1}")
 
 
+class ItemConstruction(unittest.TestCase):
+    """`limits.install()` builds a new item with its size counted once per attribute; moto's own
+    construction sizes the whole item again at every attribute. Both keep the same attributes and
+    refuse the same items."""
+
+    @classmethod
+    def setUpClass(cls):
+        limits.install()
+        from moto.dynamodb.exceptions import ItemSizeTooLarge
+        from moto.dynamodb.models.dynamo_type import DynamoType, Item
+
+        cls.too_large, cls.dynamo_type, cls.item = ItemSizeTooLarge, DynamoType, Item
+
+    def built(self, init, attrs):
+        """The attributes `init` leaves on a new item (as JSON), or the error it raises."""
+        item = self.item.__new__(self.item)
+        try:
+            init(item, self.dynamo_type({"S": "p"}), self.dynamo_type({"S": "s"}), attrs)
+        except self.too_large:
+            return "ItemSizeTooLarge"
+        return [(key, value.to_json()) for key, value in item.attrs.items()]
+
+    def test_the_linear_construction_keeps_and_refuses_what_moto_s_does(self):
+        base = {"PK": {"S": "p"}, "SK": {"S": "s"}}
+        # PK, p, SK, s and v: 7 bytes beside the value.
+        limit = limits.MAX_ITEM_BYTES
+        cases = {
+            "small": {**base, "n": {"N": "110"}, "l": {"L": [{"S": "x"}, {"N": "-0.5"}]}},
+            "many": {**base, **{f"a{i}": {"S": "v" * i} for i in range(200)}},
+            "nested": {**base, "m": {"M": {"k": {"L": [{"M": {"x": {"NS": ["1", "12000"]}}}]}}}},
+            "at the limit": {**base, "v": {"S": "x" * (limit - 7)}},
+            "one byte over": {**base, "v": {"S": "x" * (limit - 6)}},
+            "over in the middle": {**base, "v": {"S": "x" * limit}, "after": {"S": "y"}},
+            "over at the last": {**base, "a": {"S": "x" * (limit - 20)}, "b": {"S": "y" * 30}},
+        }
+        refused = 0
+        for name, attrs in cases.items():
+            with self.subTest(name):
+                ours = self.built(self.item.__init__, attrs)
+                self.assertEqual(ours, self.built(limits.MOTO_ITEM_INIT, attrs))
+                refused += ours == "ItemSizeTooLarge"
+        self.assertEqual(refused, 3)
+
+    def test_a_new_item_is_sized_once_per_attribute(self):
+        attrs = {f"a{i}": {"S": "v"} for i in range(300)}
+        sized = []
+        original = self.dynamo_type.size
+
+        def counting(value):
+            sized.append(1)
+            return original(value)
+
+        self.dynamo_type.size = counting
+        try:
+            self.built(self.item.__init__, attrs)
+            linear = len(sized)
+            sized.clear()
+            self.built(limits.MOTO_ITEM_INIT, attrs)
+            quadratic = len(sized)
+        finally:
+            self.dynamo_type.size = original
+        self.assertEqual(linear, 300)
+        self.assertGreater(quadratic, 300 * 299 // 2)
+
+
 if __name__ == "__main__":
     unittest.main()

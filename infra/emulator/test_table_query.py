@@ -3,7 +3,7 @@ with the shortcut off (moto's own `Table.query`) and on, and the two answers mus
 bytes (items, their order, `Count`, `ScannedCount`, `LastEvaluatedKey`), over sort key
 conditions of every kind, both directions, `Limit`, `ExclusiveStartKey`, filters, projections,
 the 1 MB page cut, a missing partition, a numeric sort key, and the queries it leaves to moto
-(indexes).
+(indexes), whose sorts, and a scan's, give the same order by values as moto's by `DynamoType`.
 
 Run: .venv/bin/python -m unittest discover -s infra/emulator -p 'test_*.py'
 (test.sh runs it). Serves the wrapper on a free loopback port in a thread of its own.
@@ -19,6 +19,8 @@ import table_query  # noqa: E402
 
 TABLE = "queries"
 NUMBERED = "numbered"
+SORTED = "sorted"
+SORTED_NUMBERED = "sorted-numbered"
 
 
 class SameQueryAnswers(unittest.TestCase):
@@ -205,6 +207,130 @@ class SameQueryAnswers(unittest.TestCase):
                 break
             low = items[-1]["SK"]["S"]
         self.assertEqual(seen, [f"DISPATCH#{n:03d}" for n in range(50)])
+
+
+class SameSortOrders(unittest.TestCase):
+    """The sorts of an index `Query` and of a `Scan` by key values computed once per item
+    (`table_query.sort_by_values`) answer the same bytes as moto's, which compares `DynamoType`s
+    (`cast_value` on both sides of every comparison)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server, cls.db = emulator_testing.serve()
+        cls.raw = emulator_testing.record_raw_answers(cls.db)
+        emulator_testing.create_single_table(cls.db, SORTED)
+        for n in [7, 3, 41, 0, 19, 25, 12, 33, 48, 5, 100, 9]:
+            for pk in ("a", "b"):
+                item = {"PK": {"S": pk}, "SK": {"S": f"S#{n}"}, "n": {"N": str(n)}}
+                if n % 5:
+                    item.update(GSI1PK={"S": f"g{n % 2}"}, GSI1SK={"S": f"{n % 3}#{pk}"})
+                cls.db.put_item(TableName=SORTED, Item=item)
+        cls.db.create_table(
+            TableName=SORTED_NUMBERED,
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "n", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "PK", "AttributeType": "S"},
+                {"AttributeName": "n", "AttributeType": "N"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for n in ["-3", "10", "9", "0.5", "1e2", "-20", "7", "100.0"]:
+            for pk in ("q", "p"):
+                cls.db.put_item(TableName=SORTED_NUMBERED, Item={"PK": {"S": pk}, "n": {"N": n}})
+
+    @classmethod
+    def tearDownClass(cls):
+        table_query.sort_by_values = True
+        cls.server.shutdown()
+
+    def answers(self, call, by_values):
+        table_query.sort_by_values = by_values
+        self.raw.clear()
+        try:
+            call()
+        finally:
+            table_query.sort_by_values = True
+        self.assertEqual(len(self.raw), 1)
+        return self.raw[0]
+
+    def test_index_queries_and_scans_answer_the_same_bytes(self):
+        index = {"TableName": SORTED, "IndexName": "GSI1"}
+        cases = {
+            "an index partition": dict(
+                index,
+                KeyConditionExpression="GSI1PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": "g1"}},
+            ),
+            "an index range, newest first, pages of 3": dict(
+                index,
+                KeyConditionExpression="GSI1PK = :pk AND begins_with(GSI1SK, :p)",
+                ExpressionAttributeValues={":pk": {"S": "g1"}, ":p": {"S": "1#"}},
+                ScanIndexForward=False,
+                Limit=3,
+            ),
+            "an index page after an ExclusiveStartKey": dict(
+                index,
+                KeyConditionExpression="GSI1PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": "g0"}},
+                ExclusiveStartKey={
+                    "PK": {"S": "a"},
+                    "SK": {"S": "S#12"},
+                    "GSI1PK": {"S": "g0"},
+                    "GSI1SK": {"S": "0#a"},
+                },
+                Limit=4,
+            ),
+        }
+        for name, request in cases.items():
+            with self.subTest(name):
+                query = lambda: self.db.query(**request)  # noqa: E731
+                self.assertEqual(self.answers(query, False), self.answers(query, True))
+        for table in (SORTED, SORTED_NUMBERED):
+            with self.subTest(f"a scan of {table}"):
+                scan = lambda: self.db.scan(TableName=table)  # noqa: E731
+                self.assertEqual(self.answers(scan, False), self.answers(scan, True))
+
+    def test_keys_of_mixed_or_unsortable_types_are_left_to_moto(self):
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        numbers = [DynamoType({"N": n}) for n in ["10", "9", "-1.5", "1e1"]]
+        ordered = table_query.values_order(numbers, lambda v: v)
+        self.assertEqual([v.value for v in ordered], ["-1.5", "9", "10", "1e1"])
+        self.assertEqual(ordered, sorted(numbers))
+        mixed = numbers + [DynamoType({"S": "x"})]
+        self.assertIsNone(table_query.values_order(mixed, lambda v: v))
+        self.assertIsNone(table_query.values_order([DynamoType({"BOOL": True})], lambda v: v))
+
+    def test_an_index_query_compares_no_dynamo_values_in_its_sorts(self):
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        compared = []
+        original = DynamoType.__lt__
+
+        def counting(self, other):
+            compared.append(1)
+            return original(self, other)
+
+        request = {
+            "TableName": SORTED,
+            "IndexName": "GSI1",
+            "KeyConditionExpression": "GSI1PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": "g1"}},
+        }
+        DynamoType.__lt__ = counting
+        try:
+            self.answers(lambda: self.db.query(**request), True)
+            by_values = len(compared)
+            compared.clear()
+            self.answers(lambda: self.db.query(**request), False)
+            by_moto = len(compared)
+        finally:
+            DynamoType.__lt__ = original
+        self.assertEqual(by_values, 0)
+        self.assertGreater(by_moto, 24)
 
 
 if __name__ == "__main__":

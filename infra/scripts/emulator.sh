@@ -30,9 +30,9 @@ emulator_install() {
     fi
     echo "==> installing moto[server] into .venv (first run only)" >&2
     # Pinned (infra/scripts/tools-venv.sh): infra/emulator/attribute_values.py, table_query.py,
-    # request_id.py, host_dispatch.py, transaction_backup.py and update_validation.py replace
-    # parts of moto's internals (with tests comparing answers against moto's own code); a new
-    # moto is taken on purpose.
+    # request_id.py, host_dispatch.py, transaction_backup.py, update_validation.py,
+    # expression_cache.py and limits.py replace parts of moto's internals (with tests comparing
+    # answers against moto's own code); a new moto is taken on purpose.
     # shellcheck source=infra/scripts/tools-venv.sh
     VENV="$venv" source "$_emulator_root/infra/scripts/tools-venv.sh"
     VENV="$venv" tools_venv_install "moto[server]==$(tools_pin moto)" >&2
