@@ -489,8 +489,8 @@ def install():
     def item_init(self, hash_key, range_key, attrs):
         """`Item.__init__` with the item's size counted once, attribute by attribute: moto sets
         each attribute through the check above, which sizes the whole item again every time
-        (quadratic in the attributes; an eighth of the emulator's time in the test command was
-        spent there). The running total refuses at the same attribute with the same error."""
+        (quadratic in the attributes; 13 % of the emulator's time in the test command, profiled,
+        was spent there). The running total refuses at the same attribute with the same error."""
         self.hash_key = hash_key
         self.range_key = range_key
         self.attrs = dynamo_type.LimitedSizeDict()
