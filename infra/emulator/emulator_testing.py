@@ -1,6 +1,6 @@
 """What the emulator's own tests (`test_*.py`) share: the wrapper served on a free loopback port in
 a thread of its own, a boto3 client of it, the raw answers it gave, and the project's table shape
-(string `PK`/`SK`, index `GSI1` on `GSI1PK`/`GSI1SK`).
+(string `PK`/`SK`, index `GSI1` on `GSI1PK`/`GSI1SK`) and a table with a numeric sort key.
 """
 
 import threading
@@ -95,3 +95,19 @@ def answer_with_shortcut(module, gate, raw, call, shortcut):
         module.enabled = True
         setattr(module, gate, applies)
     return list(raw), any(taken)
+
+
+def create_numbered_table(client, name):
+    """Creates table `name` keyed by a string `PK` and a numeric sort key `n`."""
+    client.create_table(
+        TableName=name,
+        KeySchema=[
+            {"AttributeName": "PK", "KeyType": "HASH"},
+            {"AttributeName": "n", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "n", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )

@@ -23,29 +23,13 @@ SORTED = "sorted"
 SORTED_NUMBERED = "sorted-numbered"
 
 
-def create_numbered_table(db, name):
-    """Creates table `name` keyed by a string `PK` and a numeric sort key `n`."""
-    db.create_table(
-        TableName=name,
-        KeySchema=[
-            {"AttributeName": "PK", "KeyType": "HASH"},
-            {"AttributeName": "n", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "PK", "AttributeType": "S"},
-            {"AttributeName": "n", "AttributeType": "N"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
-
-
 class SameQueryAnswers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.server, cls.db = emulator_testing.serve()
         cls.raw = emulator_testing.record_raw_answers(cls.db)
         emulator_testing.create_single_table(cls.db, TABLE)
-        create_numbered_table(cls.db, NUMBERED)
+        emulator_testing.create_numbered_table(cls.db, NUMBERED)
         put = cls.db.put_item
         # Three partitions, written interleaved and out of order (moto keeps insertion order).
         for n in [7, 3, 41, 0, 19, 25, 12, 33, 48, 5] + list(range(50)):
@@ -230,7 +214,7 @@ class SameSortOrders(unittest.TestCase):
                 if n % 5:
                     item.update(GSI1PK={"S": f"g{n % 2}"}, GSI1SK={"S": f"{n % 3}#{pk}"})
                 cls.db.put_item(TableName=SORTED, Item=item)
-        create_numbered_table(cls.db, SORTED_NUMBERED)
+        emulator_testing.create_numbered_table(cls.db, SORTED_NUMBERED)
         for n in ["-3", "10", "9", "0.5", "1e2", "-20", "7", "100.0"]:
             for pk in ("q", "p"):
                 cls.db.put_item(TableName=SORTED_NUMBERED, Item={"PK": {"S": pk}, "n": {"N": n}})
