@@ -6,6 +6,8 @@
 #   bash infra/scripts/schemathesis.sh            # from the repository root
 #   ST_MAX_TIME=600 bash infra/scripts/schemathesis.sh   # a longer run: fuzzing and stateful
 #                                                        # testing repeat until 600 s are spent
+#   ST_TARGETING=1 bash infra/scripts/schemathesis.sh    # with Hypothesis' targeting (off by
+#                                                        # default: infra/schemathesis/hooks.py)
 #
 # Needs python3 and PyPI on the first run (schemathesis goes into .venv/), and cargo.
 set -euo pipefail
