@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // a test crate: a failed unwrap is a failed test
 
 use shared::deps::Deps;
+use shared::store::dynamodb::scripted::{error_body, ScriptedDynamoDb};
 
 #[tokio::test]
 async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
@@ -37,7 +38,15 @@ async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
     assert!(deps.verifier.is_none());
     // The builds below read other variables; an endpoint that answers at once ends each one's
     // warm-up request at once, where the dead one above is retried until its bound (2 s each).
-    std::env::set_var("AWS_ENDPOINT_URL", table_not_found_endpoint().await);
+    let missing_table = ScriptedDynamoDb::start(Box::new(|_, _| {
+        (
+            400,
+            error_body("ResourceNotFoundException", "Requested resource not found"),
+        )
+    }))
+    .await
+    .unwrap();
+    std::env::set_var("AWS_ENDPOINT_URL", missing_table.endpoint());
 
     // A JWKS, when set, must be valid; the verifier is built from it.
     std::env::set_var("JWT_PUBLIC_JWKS", "{\"keys\": []}");
@@ -105,39 +114,4 @@ async fn the_store_backend_defaults_to_dynamodb_and_needs_a_table_name() {
     std::env::remove_var("SEED_PATH");
     let err = Deps::from_env().await.expect_err("no seed").to_string();
     assert!(err.contains("SEED_PATH is not set"), "{err}");
-}
-
-/// A DynamoDB endpoint on a loopback port that answers every request at once with
-/// `ResourceNotFoundException` (HTTP 400, which the SDK does not retry); returns its URL.
-async fn table_not_found_endpoint() -> String {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut socket = BufReader::new(socket);
-                let mut length = 0;
-                let mut line = String::new();
-                while socket.read_line(&mut line).await.unwrap_or(0) > 2 {
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(value) = lower.strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    line.clear();
-                }
-                let mut body = vec![0; length];
-                if socket.read_exact(&mut body).await.is_err() {
-                    return;
-                }
-                let answer = r#"{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found"}"#;
-                let response = format!(
-                    "HTTP/1.1 400 Bad Request\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-                    answer.len()
-                );
-                let _ = socket.get_mut().write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    url
 }

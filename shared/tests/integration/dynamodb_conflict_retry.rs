@@ -1,7 +1,8 @@
 //! The DynamoDB adapter's retry of writes refused for a transaction in flight
-//! (`shared::store::retry`; BEHAVIOR 12's last bullet), against a scripted DynamoDB: a loopback
-//! HTTP server that answers each request as a test says (no emulator needed), so the refusals are
-//! exactly those DynamoDB documents and their number is known.
+//! (`shared::store::retry`; BEHAVIOR 12's last bullet), against a scripted DynamoDB
+//! (`shared::store::dynamodb::scripted`: a loopback HTTP server that answers each request as a
+//! test says, no emulator needed), so the refusals are exactly those DynamoDB documents and their
+//! number is known.
 //!
 //! - a `TransactWriteItems` cancelled only by `TransactionConflict` is sent again, unchanged,
 //!   until it is written; one cancelled that way until the deadline gives up as
@@ -19,15 +20,13 @@ use shared::model::holiday_calendar::CalendarRefs;
 use shared::model::{HolidayCalendar, Member};
 use shared::schedule::holidays::Holidays;
 use shared::schedule::IanaTimeZone;
+use shared::store::dynamodb::scripted::{error_body, ScriptedDynamoDb};
 use shared::store::dynamodb::DynamoStore;
 use shared::store::prelude::*;
 use shared::store::StoreError;
 use shared::types::{Email, NotificationPreferences};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use uuid::Uuid;
 
 const PREFIX: &str = "com.amazonaws.dynamodb.v20120810#";
@@ -35,104 +34,20 @@ const ONGOING: &str = "Transaction is ongoing for the item";
 /// The deadline the adapter is given here.
 const DEADLINE: Duration = Duration::from_millis(400);
 
-/// What the scripted DynamoDB answers to the `n`th request (from 0) of operation `target`.
-type Script = dyn Fn(&str, usize) -> (u16, String) + Send + Sync;
-
-/// A scripted DynamoDB on a loopback port: every request's operation is recorded.
-struct Scripted {
-    endpoint: String,
-    seen: Arc<Mutex<Vec<String>>>,
-}
-
-impl Scripted {
-    async fn start(script: Box<Script>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let script: Arc<Script> = Arc::from(script);
-        let log = seen.clone();
-        tokio::spawn(async move {
-            loop {
-                let (mut socket, _) = listener.accept().await.unwrap();
-                let (script, log) = (script.clone(), log.clone());
-                tokio::spawn(async move {
-                    // One connection serves requests until the client closes it.
-                    while let Some(target) = read_request(&mut socket).await {
-                        let n = {
-                            let mut log = log.lock().unwrap();
-                            log.push(target.clone());
-                            log.iter().filter(|t| **t == target).count() - 1
-                        };
-                        let (status, body) = script(&target, n);
-                        let reason = if status == 200 { "OK" } else { "Bad Request" };
-                        let answer = format!(
-                            "HTTP/1.1 {status} {reason}\r\ncontent-type: application/x-amz-json-1.0\r\nx-amzn-requestid: test\r\ncontent-length: {}\r\n\r\n{body}",
-                            body.len()
-                        );
-                        if socket.write_all(answer.as_bytes()).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        Self { endpoint, seen }
-    }
-
-    /// The adapter over this server, retrying transaction conflicts for [`DEADLINE`] (the
-    /// SDK's own retries off, so every request is the adapter's).
-    fn store(&self) -> DynamoStore {
-        let conf = aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .endpoint_url(&self.endpoint)
-            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                "test", "test", None, None, "test",
-            ))
-            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
-            .build();
-        DynamoStore::new(aws_sdk_dynamodb::Client::from_conf(conf), "table")
-            .with_conflict_deadline(DEADLINE)
-    }
-
-    /// The operations received, in order.
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-/// Reads one HTTP request; its `X-Amz-Target` operation (`None` when the client closed).
-async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<String> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let header_end = loop {
-        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-        match socket.read(&mut chunk).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buffer[..header_end]).to_string();
-    let header = |name: &str| {
-        head.lines().find_map(|l| {
-            let (key, value) = l.split_once(':')?;
-            key.eq_ignore_ascii_case(name)
-                .then(|| value.trim().to_string())
-        })
-    };
-    let length: usize = header("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    while buffer.len() < header_end + length {
-        match socket.read(&mut chunk).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let target = header("x-amz-target")?;
-    Some(target.rsplit('.').next()?.to_string())
+/// The adapter over `server`, retrying transaction conflicts for [`DEADLINE`] (the SDK's own
+/// retries off, so every request is the adapter's).
+fn adapter_over(server: &ScriptedDynamoDb) -> DynamoStore {
+    let conf = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .endpoint_url(server.endpoint())
+        .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "test", "test", None, None, "test",
+        ))
+        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+        .build();
+    DynamoStore::new(aws_sdk_dynamodb::Client::from_conf(conf), "table")
+        .with_conflict_deadline(DEADLINE)
 }
 
 /// `TransactionCanceledException` with `codes`, one per item.
@@ -155,11 +70,7 @@ fn cancelled(codes: &[&str]) -> (u16, String) {
 /// `TransactionConflictException`, DynamoDB's answer to a single-item write of an item that a
 /// transaction in flight holds.
 fn in_transaction() -> (u16, String) {
-    let body = serde_json::json!({
-        "__type": format!("{PREFIX}TransactionConflictException"),
-        "message": ONGOING,
-    });
-    (400, body.to_string())
+    (400, error_body("TransactionConflictException", ONGOING))
 }
 
 fn written() -> (u16, String) {
@@ -208,13 +119,16 @@ async fn patch_naming_a_calendar(store: &DynamoStore) -> Result<(), StoreError> 
 
 #[tokio::test]
 async fn a_transaction_cancelled_by_a_transaction_conflict_is_sent_again_until_written() {
-    let server = Scripted::start(Box::new(|_, n| match n {
+    let server = ScriptedDynamoDb::start(Box::new(|_, n| match n {
         0..=2 => cancelled(&["None", "TransactionConflict"]),
         _ => written(),
     }))
-    .await;
+    .await
+    .unwrap();
     let started = Instant::now();
-    patch_naming_a_calendar(&server.store()).await.unwrap();
+    patch_naming_a_calendar(&adapter_over(&server))
+        .await
+        .unwrap();
     assert!(started.elapsed() < DEADLINE, "{:?}", started.elapsed());
     assert_eq!(server.seen(), vec!["TransactWriteItems"; 4]);
 }
@@ -222,9 +136,11 @@ async fn a_transaction_cancelled_by_a_transaction_conflict_is_sent_again_until_w
 #[tokio::test]
 async fn a_transaction_that_keeps_meeting_others_gives_up_as_a_conflict_after_the_deadline() {
     let server =
-        Scripted::start(Box::new(|_, _| cancelled(&["TransactionConflict", "None"]))).await;
+        ScriptedDynamoDb::start(Box::new(|_, _| cancelled(&["TransactionConflict", "None"])))
+            .await
+            .unwrap();
     let started = Instant::now();
-    let out = patch_naming_a_calendar(&server.store()).await;
+    let out = patch_naming_a_calendar(&adapter_over(&server)).await;
     let took = started.elapsed();
     assert!(matches!(out, Err(StoreError::Conflict)), "{out:?}");
     assert!(took >= DEADLINE, "gave up before the deadline: {took:?}");
@@ -238,11 +154,12 @@ async fn a_transaction_that_keeps_meeting_others_gives_up_as_a_conflict_after_th
 
 #[tokio::test]
 async fn a_failed_condition_is_answered_at_once_and_never_sent_again() {
-    let server = Scripted::start(Box::new(|_, _| {
+    let server = ScriptedDynamoDb::start(Box::new(|_, _| {
         cancelled(&["ConditionalCheckFailed", "None"])
     }))
-    .await;
-    let out = patch_naming_a_calendar(&server.store()).await;
+    .await
+    .unwrap();
+    let out = patch_naming_a_calendar(&adapter_over(&server)).await;
     assert!(matches!(out, Err(StoreError::Conflict)), "{out:?}");
     assert_eq!(server.seen(), vec!["TransactWriteItems"]);
 }
@@ -250,12 +167,13 @@ async fn a_failed_condition_is_answered_at_once_and_never_sent_again() {
 #[tokio::test]
 async fn a_single_item_write_refused_for_a_transaction_in_flight_is_sent_again() {
     // A member PATCH without a calendar: one conditional `PutItem`.
-    let server = Scripted::start(Box::new(|_, n| match n {
+    let server = ScriptedDynamoDb::start(Box::new(|_, n| match n {
         0 | 1 => in_transaction(),
         _ => written(),
     }))
-    .await;
-    let store = server.store();
+    .await
+    .unwrap();
+    let store = adapter_over(&server);
     store
         .update_member(&member(), 1, &CalendarRefs::none(), None)
         .await
@@ -263,10 +181,11 @@ async fn a_single_item_write_refused_for_a_transaction_in_flight_is_sent_again()
     assert_eq!(server.seen(), vec!["PutItem"; 3]);
 
     // Refused until the deadline: a conflict.
-    let server = Scripted::start(Box::new(|_, _| in_transaction())).await;
+    let server = ScriptedDynamoDb::start(Box::new(|_, _| in_transaction()))
+        .await
+        .unwrap();
     let started = Instant::now();
-    let out = server
-        .store()
+    let out = adapter_over(&server)
         .update_member(&member(), 1, &CalendarRefs::none(), None)
         .await;
     assert!(matches!(out, Err(StoreError::Conflict)), "{out:?}");
@@ -277,11 +196,12 @@ async fn a_single_item_write_refused_for_a_transaction_in_flight_is_sent_again()
 #[tokio::test]
 async fn a_one_item_transaction_is_sent_as_its_single_write_and_retried_the_same_way() {
     // A calendar's PUT: one conditional update, sent as `UpdateItem`.
-    let server = Scripted::start(Box::new(|_, n| match n {
+    let server = ScriptedDynamoDb::start(Box::new(|_, n| match n {
         0 => in_transaction(),
         _ => written(),
     }))
-    .await;
+    .await
+    .unwrap();
     let at = Utc.with_ymd_and_hms(2026, 3, 10, 9, 0, 0).unwrap();
     let calendar = HolidayCalendar {
         id: Uuid::new_v4().into(),
@@ -293,8 +213,7 @@ async fn a_one_item_transaction_is_sent_as_its_single_write_and_retried_the_same
         updated_at: at,
         version: 2,
     };
-    server
-        .store()
+    adapter_over(&server)
         .update_holiday_calendar(&calendar, 1, None)
         .await
         .unwrap();
@@ -303,7 +222,7 @@ async fn a_one_item_transaction_is_sent_as_its_single_write_and_retried_the_same
 
 #[tokio::test]
 async fn a_batch_read_left_unprocessed_is_sent_again_until_the_deadline_then_is_unavailable() {
-    let server = Scripted::start(Box::new(|target, _| match target {
+    let server = ScriptedDynamoDb::start(Box::new(|target, _| match target {
         "BatchGetItem" => {
             let key = serde_json::json!({"PK": {"S": "MEMBER#x"}, "SK": {"S": "MEMBER"}});
             let body = serde_json::json!({
@@ -314,8 +233,9 @@ async fn a_batch_read_left_unprocessed_is_sent_again_until_the_deadline_then_is_
         }
         _ => written(),
     }))
-    .await;
-    let store = server.store();
+    .await
+    .unwrap();
+    let store = adapter_over(&server);
     let started = Instant::now();
     let read = tokio::time::timeout(
         Duration::from_secs(20),
@@ -334,7 +254,7 @@ async fn a_batch_read_left_unprocessed_is_sent_again_until_the_deadline_then_is_
 /// as many times as it takes, without spending the deadline's backoff.
 #[tokio::test]
 async fn a_batch_read_cut_by_the_answer_limit_goes_on_until_every_key_is_read() {
-    let server = Scripted::start(Box::new(|target, n| match target {
+    let server = ScriptedDynamoDb::start(Box::new(|target, n| match target {
         "BatchGetItem" => {
             let item = |i: usize| {
                 serde_json::json!({"PK": {"S": format!("MEMBER#{i}")}, "SK": {"S": "MEMBER"}})
@@ -352,8 +272,8 @@ async fn a_batch_read_cut_by_the_answer_limit_goes_on_until_every_key_is_read() 
         }
         _ => written(),
     }))
-    .await;
-    let store = server.store();
+    .await.unwrap();
+    let store = adapter_over(&server);
     // Items that are not members of the account are left out; what matters is that the read
     // ends without an error after 31 answers.
     let read = store

@@ -40,6 +40,8 @@ pub mod recording;
 mod records;
 mod request;
 mod routers;
+#[cfg(any(test, feature = "test-util"))]
+pub mod scripted;
 pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_table;
