@@ -51,7 +51,10 @@ impl ScriptedDynamoDb {
                             log.iter().filter(|seen| **seen == operation).count() - 1
                         };
                         let (status, body) = script(&operation, n);
-                        let reason = if status == 200 { "OK" } else { "Bad Request" };
+                        let reason = http::StatusCode::from_u16(status)
+                            .ok()
+                            .and_then(|code| code.canonical_reason())
+                            .unwrap_or("");
                         let answer = format!(
                             "HTTP/1.1 {status} {reason}\r\ncontent-type: application/x-amz-json-1.0\r\nx-amzn-requestid: test\r\ncontent-length: {}\r\n\r\n{body}",
                             body.len()
